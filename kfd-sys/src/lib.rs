@@ -1,0 +1,36 @@
+//! Raw ABI of the AMD KFD (amdkfd) driver and of the hsakmt C library.
+//!
+//! This crate holds types and numbers only, no logic:
+//!
+//! - [`kfd`]: the `kfd_ioctl.h` uapi — argument structs, typed request
+//!   constants ([`ioctl::Ioctl`]), flags, enums and mmap offset encodings;
+//! - [`hsakmt`]: the C types of `hsakmttypes.h` in two ABI generations
+//!   (`rocm_5_2` and `current`) plus `HSAKMT_STATUS`;
+//! - [`drm`]: the amdgpu DRM uapi subset used on render nodes;
+//! - [`sysfs`]: property names of the KFD topology tree;
+//! - the [`Driver`] boundary (open `/dev/kfd` and render nodes, issue
+//!   ioctls, read sysfs below a root), with [`NixDriver`] for the real
+//!   kernel; `kfd-sim` implements the same trait.
+//!
+//! # Example
+//!
+//! ```no_run
+//! use kfd_sys::{ioctl::ioctl_plain, kfd, Driver, NixDriver};
+//! use std::os::fd::AsFd;
+//!
+//! let driver = NixDriver::new();
+//! let fd = driver.open_kfd()?;
+//! let mut v = kfd::kfd_ioctl_get_version_args::default();
+//! ioctl_plain(&driver, fd.as_fd(), kfd::AMDKFD_IOC_GET_VERSION, &mut v)?;
+//! println!("KFD ioctl interface {}.{}", v.major_version, v.minor_version);
+//! # Ok::<(), kfd_sys::Errno>(())
+//! ```
+
+pub mod driver;
+pub mod errno;
+pub mod ioctl;
+pub mod kfd;
+pub mod mman;
+
+pub use driver::{Driver, NixDriver};
+pub use errno::Errno;

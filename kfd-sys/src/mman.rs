@@ -1,0 +1,144 @@
+//! Memory mapping of device descriptors (KFD and render nodes).
+//!
+//! Buffer objects, doorbell pages, the event page and the MMIO remap page
+//! are reached by `mmap` of a device descriptor at an offset the driver
+//! returned. These are the only mapping primitives the crates above use.
+
+use std::os::fd::{AsRawFd, BorrowedFd};
+
+use crate::Errno;
+
+bitflags::bitflags! {
+    /// Page protection for [`mmap`].
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct Prot: i32 {
+        /// Readable.
+        const READ = libc::PROT_READ;
+        /// Writable.
+        const WRITE = libc::PROT_WRITE;
+        /// Executable.
+        const EXEC = libc::PROT_EXEC;
+    }
+}
+
+bitflags::bitflags! {
+    /// Mapping flags for [`mmap`].
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct MapFlags: i32 {
+        /// `MAP_SHARED`.
+        const SHARED = libc::MAP_SHARED;
+        /// `MAP_PRIVATE`.
+        const PRIVATE = libc::MAP_PRIVATE;
+        /// `MAP_FIXED`: place the mapping exactly at the given address.
+        const FIXED = libc::MAP_FIXED;
+        /// `MAP_ANONYMOUS`.
+        const ANONYMOUS = libc::MAP_ANONYMOUS;
+        /// `MAP_NORESERVE`.
+        const NORESERVE = libc::MAP_NORESERVE;
+    }
+}
+
+/// Maps `len` bytes of `fd` (or anonymous memory when `fd` is `None`) at
+/// `offset`, returning the address.
+///
+/// # Safety
+///
+/// With [`MapFlags::FIXED`], any existing mapping in `[addr, addr+len)` is
+/// replaced: the caller must own that range (typically a reservation it
+/// made itself) and no Rust reference may point into it.
+pub unsafe fn mmap(
+    addr: usize,
+    len: usize,
+    prot: Prot,
+    flags: MapFlags,
+    fd: Option<BorrowedFd<'_>>,
+    offset: u64,
+) -> Result<usize, Errno> {
+    let raw_fd = fd.map_or(-1, |f| f.as_raw_fd());
+    // SAFETY: the caller upholds the MAP_FIXED contract; otherwise the
+    // kernel picks a free range and no existing memory is affected.
+    let p = unsafe {
+        libc::mmap(
+            addr as *mut libc::c_void,
+            len,
+            prot.bits(),
+            flags.bits(),
+            raw_fd,
+            offset as libc::off_t,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        Err(Errno::last())
+    } else {
+        Ok(p as usize)
+    }
+}
+
+/// Unmaps `[addr, addr+len)`.
+///
+/// # Safety
+///
+/// The caller must own the range and no Rust reference may point into it.
+pub unsafe fn munmap(addr: usize, len: usize) -> Result<(), Errno> {
+    // SAFETY: the caller owns the range.
+    let r = unsafe { libc::munmap(addr as *mut libc::c_void, len) };
+    if r < 0 {
+        Err(Errno::last())
+    } else {
+        Ok(())
+    }
+}
+
+/// Reserves `len` bytes of address space with no access (PROT_NONE,
+/// private, anonymous, no swap reservation) at a kernel-chosen address.
+pub fn reserve(len: usize) -> Result<usize, Errno> {
+    // SAFETY: no MAP_FIXED: the kernel picks an unused range.
+    unsafe {
+        mmap(
+            0,
+            len,
+            Prot::empty(),
+            MapFlags::PRIVATE | MapFlags::ANONYMOUS | MapFlags::NORESERVE,
+            None,
+            0,
+        )
+    }
+}
+
+/// The system page size.
+pub fn page_size() -> usize {
+    // SAFETY: sysconf has no memory effects.
+    let r = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if r <= 0 {
+        4096
+    } else {
+        r as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reserve_and_replace() {
+        let len = 4 * page_size();
+        let base = reserve(len).unwrap();
+        assert_eq!(base % page_size(), 0);
+        // SAFETY: we own the reservation we just made.
+        let p = unsafe {
+            mmap(
+                base,
+                page_size(),
+                Prot::READ | Prot::WRITE,
+                MapFlags::PRIVATE | MapFlags::ANONYMOUS | MapFlags::FIXED,
+                None,
+                0,
+            )
+        }
+        .unwrap();
+        assert_eq!(p, base);
+        // SAFETY: we own the whole reservation.
+        unsafe { munmap(base, len) }.unwrap();
+    }
+}

@@ -1,0 +1,1 @@
+//! kfd-topology: typed snapshots of the KFD sysfs topology.
