@@ -6,4 +6,12 @@
 //! libc entry points for `/dev/kfd`, the render nodes and the KFD sysfs
 //! paths so unmodified C libhsakmt, ROCr and rocminfo run on it.
 
+pub mod drm;
+pub mod kernel;
+mod preload;
+pub mod presets;
+mod sim;
+pub mod sysfs;
 pub mod topology;
+
+pub use sim::Sim;

@@ -27,10 +27,13 @@
 //! ```
 
 pub mod driver;
+pub mod drm;
 pub mod errno;
+pub mod hsakmt;
 pub mod ioctl;
 pub mod kfd;
 pub mod mman;
+pub mod sysfs;
 
 pub use driver::{Driver, NixDriver};
 pub use errno::Errno;

@@ -1,0 +1,1 @@
+//! Placeholder: the kernel process model.
