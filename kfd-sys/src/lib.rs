@@ -29,6 +29,7 @@
 pub mod driver;
 pub mod drm;
 pub mod errno;
+pub mod file;
 pub mod hsakmt;
 pub mod ioctl;
 pub mod kfd;
@@ -37,3 +38,4 @@ pub mod sysfs;
 
 pub use driver::{Driver, NixDriver};
 pub use errno::Errno;
+pub use file::{DeviceFile, DeviceKind};
