@@ -81,7 +81,9 @@ impl Probe {
 
     fn program(&self) -> String {
         let mut c = String::new();
-        c.push_str("#include <stdio.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <stdbool.h>\n");
+        c.push_str(
+            "#include <stdio.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <stdbool.h>\n",
+        );
         for i in &self.includes {
             let _ = writeln!(c, "#include <{i}>");
         }
@@ -90,9 +92,9 @@ impl Probe {
         for (idx, check) in self.checks.iter().enumerate() {
             match check {
                 Check::Layout { ctype, fields, .. } => {
-                    let _ = write!(
+                    let _ = writeln!(
                         c,
-                        "  printf(\"{idx} %zu %zu\", sizeof({ctype}), _Alignof({ctype}));\n"
+                        "  printf(\"{idx} %zu %zu\", sizeof({ctype}), _Alignof({ctype}));"
                     );
                     for (f, _) in fields {
                         let _ = writeln!(c, "  printf(\" %zu\", offsetof({ctype}, {f}));");
@@ -181,7 +183,12 @@ impl Probe {
             }
         }
         assert_eq!(seen, self.checks.len(), "probe printed too few lines");
-        assert!(errors.is_empty(), "{} mismatches:\n{}", errors.len(), errors.join("\n"));
+        assert!(
+            errors.is_empty(),
+            "{} mismatches:\n{}",
+            errors.len(),
+            errors.join("\n")
+        );
     }
 }
 
