@@ -2,7 +2,10 @@
 //!
 //! - `cargo xtask ci`: fmt --check, clippy -D warnings on all targets, and
 //!   the workspace tests (the README's test command).
+//! - `cargo xtask dist`: builds the drop-in `libhsakmt.so.1` for both ABI
+//!   generations into `target/dist/{current,rocm-5.2}/lib`.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use xshell::{cmd, Shell};
@@ -11,11 +14,14 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
+        Some("dist") => dist().map(|_| ()),
         Some("help") | Some("--help") | Some("-h") | None => {
             print_help();
             Ok(())
         }
-        Some(other) => Err(format!("unknown xtask command `{other}`; try `cargo xtask help`")),
+        Some(other) => Err(format!(
+            "unknown xtask command `{other}`; try `cargo xtask help`"
+        )),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -30,22 +36,111 @@ fn print_help() {
     println!(
         "cargo xtask <command>\n\n\
          commands:\n  \
-         ci           fmt --check, clippy -D warnings (all targets), workspace tests\n"
+         ci           fmt --check, clippy -D warnings (all targets), workspace tests\n  \
+         dist         build libhsakmt.so.1 for both ABIs into target/dist/<abi>/lib\n"
     );
 }
 
-fn ci() -> Result<(), String> {
+fn shell() -> Result<Shell, String> {
     let sh = Shell::new().map_err(|e| e.to_string())?;
-    let root = project_root();
-    sh.change_dir(&root);
+    sh.change_dir(project_root());
+    Ok(sh)
+}
+
+fn ci() -> Result<(), String> {
+    let sh = shell()?;
     let run = |c: xshell::Cmd<'_>| c.run().map_err(|e| e.to_string());
     run(cmd!(sh, "cargo fmt --all -- --check"))?;
-    run(cmd!(sh, "cargo clippy --workspace --all-targets -- -D warnings"))?;
+    run(cmd!(
+        sh,
+        "cargo clippy --workspace --all-targets -- -D warnings"
+    ))?;
     run(cmd!(sh, "cargo test --workspace"))?;
     Ok(())
 }
 
-fn project_root() -> std::path::PathBuf {
-    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+/// One ABI generation of the drop-in library.
+struct Abi {
+    /// Directory name under target/dist.
+    dir: &'static str,
+    /// Cargo feature selecting it.
+    feature: &'static str,
+    /// Version reported in the pkg-config file.
+    version: &'static str,
+}
+
+const ABIS: &[Abi] = &[
+    Abi {
+        dir: "current",
+        feature: "abi-current",
+        version: "1.0.6",
+    },
+    Abi {
+        dir: "rocm-5.2",
+        feature: "abi-rocm-5-2",
+        version: "1.0.6",
+    },
+];
+
+/// Builds both ABI generations; returns the dist directory.
+fn dist() -> Result<PathBuf, String> {
+    let sh = shell()?;
+    let target = target_dir();
+    let dist = target.join("dist");
+    for abi in ABIS {
+        let feature = abi.feature;
+        cmd!(
+            sh,
+            "cargo build --release -p hsakmt --no-default-features --features {feature}"
+        )
+        .run()
+        .map_err(|e| e.to_string())?;
+        let lib = dist.join(abi.dir).join("lib");
+        std::fs::create_dir_all(lib.join("pkgconfig")).map_err(|e| e.to_string())?;
+        let built = target.join("release").join("libhsakmt.so");
+        let so1 = lib.join("libhsakmt.so.1");
+        std::fs::copy(&built, &so1)
+            .map_err(|e| format!("copy {} -> {}: {e}", built.display(), so1.display()))?;
+        let link = lib.join("libhsakmt.so");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink("libhsakmt.so.1", &link).map_err(|e| e.to_string())?;
+        let prefix = dist.join(abi.dir);
+        std::fs::write(
+            lib.join("pkgconfig").join("libhsakmt.pc"),
+            pkg_config(&prefix, abi),
+        )
+        .map_err(|e| e.to_string())?;
+        println!("dist: {}", so1.display());
+    }
+    Ok(dist)
+}
+
+fn pkg_config(prefix: &Path, abi: &Abi) -> String {
+    format!(
+        "prefix={prefix}\nlibdir=${{prefix}}/lib\nincludedir=${{prefix}}/include\n\n\
+         Name: libhsakmt\nDescription: HSA Kernel Mode Thunk library for AMD KFD (kfd-rs, {dir} ABI)\n\
+         Version: {version}\nLibs: -L${{libdir}} -lhsakmt\nCflags: -I${{includedir}}\n",
+        prefix = prefix.display(),
+        dir = abi.dir,
+        version = abi.version,
+    )
+}
+
+fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(d) => {
+            let d = PathBuf::from(d);
+            if d.is_absolute() {
+                d
+            } else {
+                project_root().join(d)
+            }
+        }
+        None => project_root().join("target"),
+    }
+}
+
+fn project_root() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     dir.parent().map(|p| p.to_path_buf()).unwrap_or(dir)
 }

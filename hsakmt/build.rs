@@ -1,0 +1,29 @@
+//! Link settings for the drop-in libhsakmt.so.1 (cdylib only).
+//!
+//! - SONAME `libhsakmt.so.1`, like the C library.
+//! - A version script with the single node `HSAKMT_1` (ROCr 5.2.3 requires
+//!   every import at that version). rustc's own export list would leave the
+//!   exports at `Base`; each exported function therefore also carries a
+//!   `.symver NAME, NAME@@HSAKMT_1` directive (see `src/export.rs`).
+//! - `-z nodelete`, as the C library is linked.
+
+use std::path::PathBuf;
+
+fn main() {
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
+    let script = out.join("hsakmt.ver");
+    std::fs::write(&script, "HSAKMT_1 {\n  global: hsaKmt*;\n  local: *;\n};\n")
+        .expect("write version script");
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libhsakmt.so.1");
+    println!(
+        "cargo:rustc-cdylib-link-arg=-Wl,--version-script={}",
+        script.display()
+    );
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-z,nodelete");
+    println!("cargo:rerun-if-changed=build.rs");
+    let current = std::env::var_os("CARGO_FEATURE_ABI_CURRENT").is_some();
+    let rocm52 = std::env::var_os("CARGO_FEATURE_ABI_ROCM_5_2").is_some();
+    if current == rocm52 {
+        panic!("hsakmt: enable exactly one of the features `abi-current` and `abi-rocm-5-2` (use --no-default-features --features abi-rocm-5-2 for the 5.2 build)");
+    }
+}
