@@ -1,0 +1,391 @@
+//! Every kfd-debug operation against a fake KFD (tests/mock): success
+//! paths, refusal on secondary contexts, unknown nodes, bad arguments and
+//! kernel errors, each with the HSAKMT_STATUS the C library gives.
+
+mod mock;
+
+use kfd_debug::{AddressWatchPoint, Debug, DebugNode, Error, MAX_ALLOWED_NUM_POINTS};
+use kfd_sys::hsakmt::current::{
+    HSA_DBG_WATCH_ALL, HSA_DBG_WAVEMODE_BROADCAST_PROCESS, HSA_DBG_WAVEOP_HALT,
+};
+use kfd_sys::kfd;
+use kfd_sys::Errno;
+use mock::{MockKfd, ANY_OP};
+
+const GPU: u32 = 0x1234;
+
+fn nodes() -> Vec<DebugNode> {
+    vec![DebugNode::cpu(8), DebugNode::gpu(GPU, 416, true)]
+}
+
+fn primary(minor: u32) -> (std::sync::Arc<MockKfd>, Debug) {
+    let m = MockKfd::new(1, minor);
+    let d = Debug::new(m.open(), true, nodes());
+    (m, d)
+}
+
+fn status(e: &Error) -> u32 {
+    e.status().0
+}
+
+#[test]
+fn runtime_enable_disable_round_trip() {
+    let (m, d) = primary(17);
+    d.check_runtime_debug_support().unwrap();
+    let caps = d.runtime_enable(0xdead_0000, true).unwrap();
+    assert!(caps.supports_core_dump());
+    assert_eq!(d.runtime_capabilities().unwrap(), caps);
+    let info = d.core_runtime_info().unwrap();
+    assert_eq!(info.r_debug, 0xdead_0000);
+    assert_eq!(info.ttmp_setup, 1);
+    assert_eq!(info.runtime_state, kfd::DEBUG_RUNTIME_STATE_ENABLED);
+    assert_eq!(
+        m.state.lock().unwrap().runtime,
+        Some((
+            0xdead_0000,
+            kfd::KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK | kfd::KFD_RUNTIME_ENABLE_MODE_TTMP_SAVE_MASK
+        ))
+    );
+    // A second enable: the kernel says EBUSY -> UNAVAILABLE (12).
+    let e = d.runtime_enable(0xdead_0000, false).unwrap_err();
+    assert_eq!(e, Error::RuntimeBusy);
+    assert_eq!(status(&e), 12);
+    assert_eq!(
+        d.core_runtime_info().unwrap().runtime_state,
+        kfd::DEBUG_RUNTIME_STATE_ENABLED_BUSY
+    );
+    d.runtime_disable().unwrap();
+    assert_eq!(m.state.lock().unwrap().runtime, None);
+    assert_eq!(
+        d.core_runtime_info().unwrap().runtime_state,
+        kfd::DEBUG_RUNTIME_STATE_DISABLED
+    );
+    // GET_VERSION was asked once and cached.
+    assert_eq!(m.calls().iter().filter(|c| c.0 == 0x01).count(), 1);
+}
+
+#[test]
+fn runtime_enable_checks_in_c_order() {
+    // Secondary first: no ioctl at all.
+    let m = MockKfd::new(1, 17);
+    let d = Debug::new(m.open(), false, nodes());
+    assert_eq!(
+        d.runtime_enable(0, false).unwrap_err(),
+        Error::SecondaryContext
+    );
+    assert_eq!(status(&d.runtime_disable().unwrap_err()), 11);
+    assert!(m.calls().is_empty());
+
+    // A GPU node without debugger firmware (CPU nodes are skipped, APUs
+    // are checked).
+    let m = MockKfd::new(1, 17);
+    let mut n = nodes();
+    n[1].debug_supported_firmware = false;
+    let d = Debug::new(m.open(), true, n);
+    assert_eq!(
+        d.runtime_enable(0, false).unwrap_err(),
+        Error::FirmwareUnsupported { node: 1 }
+    );
+    let apu = DebugNode {
+        gpu_id: 7,
+        cpu_cores: 4,
+        simd_count: 32,
+        debug_supported_firmware: false,
+    };
+    assert!(!apu.is_cpu_only());
+    let d = Debug::new(m.open(), true, vec![apu]);
+    assert_eq!(status(&d.check_runtime_debug_support().unwrap_err()), 11);
+
+    // KFD 1.12: NOT_SUPPORTED, no RUNTIME_ENABLE issued.
+    let (m, d) = primary(12);
+    let e = d.runtime_enable(0, false).unwrap_err();
+    assert_eq!(
+        e,
+        Error::KfdTooOld {
+            major: 1,
+            minor: 12,
+            required_minor: 13
+        }
+    );
+    assert_eq!(status(&e), 11);
+    assert!(!m.calls().iter().any(|c| c.0 == 0x25));
+
+    // Any other kernel error: ERROR.
+    let (m, d) = primary(17);
+    m.fail(0x25, ANY_OP, Errno::EINVAL);
+    let e = d.runtime_enable(0, false).unwrap_err();
+    assert_eq!(status(&e), 1);
+    assert_eq!(e.errno(), Some(Errno::EINVAL));
+    assert_eq!(d.runtime_capabilities().unwrap().0, 0);
+}
+
+#[test]
+fn version_query_failure_is_not_supported() {
+    let (m, d) = primary(17);
+    m.fail(0x01, ANY_OP, Errno::EIO);
+    assert_eq!(status(&d.check_runtime_debug_support().unwrap_err()), 11);
+}
+
+#[test]
+fn known_version_skips_the_query() {
+    let m = MockKfd::new(1, 17);
+    let d = Debug::with_kfd_version(m.open(), true, nodes(), 1, 17);
+    d.check_runtime_debug_support().unwrap();
+    assert!(m.calls().is_empty());
+}
+
+#[test]
+fn every_debug_entry_point_refuses_a_secondary_context() {
+    let m = MockKfd::new(1, 17);
+    let d = Debug::new(m.open(), false, nodes());
+    assert!(!d.is_primary());
+    let results: Vec<Error> = vec![
+        d.check_runtime_debug_support().unwrap_err(),
+        d.runtime_enable(0, true).map(drop).unwrap_err(),
+        d.runtime_disable().unwrap_err(),
+        d.runtime_capabilities().map(drop).unwrap_err(),
+        d.core_runtime_info().map(drop).unwrap_err(),
+        d.enable(0).map(drop).unwrap_err(),
+        d.disable().unwrap_err(),
+        d.send_runtime_event(0, 1, 0).unwrap_err(),
+        d.set_exceptions_enabled(0).unwrap_err(),
+        d.set_wave_launch_override(0, 0, 0).map(drop).unwrap_err(),
+        d.set_wave_launch_mode(0).unwrap_err(),
+        d.suspend_queues(&[1], 0, 0).map(drop).unwrap_err(),
+        d.resume_queues(&[1]).map(drop).unwrap_err(),
+        d.set_node_address_watch(1, 0x1000, 0, 0)
+            .map(drop)
+            .unwrap_err(),
+        d.clear_node_address_watch(1, 0).unwrap_err(),
+        d.set_flags(0).map(drop).unwrap_err(),
+        d.query_debug_event(0).map(drop).unwrap_err(),
+        d.query_exception_info(GPU, kfd::EC_DEVICE_NEW, false, &mut [0; 8])
+            .map(drop)
+            .unwrap_err(),
+        d.queue_snapshot(0).map(drop).unwrap_err(),
+        d.device_snapshot(0).map(drop).unwrap_err(),
+        d.get_device_data().map(drop).unwrap_err(),
+        d.get_queue_data(true).map(drop).unwrap_err(),
+        // SAFETY: never reaches the kernel (refused first).
+        unsafe { d.debug_trap_ioctl(&mut Default::default()) }
+            .map(drop)
+            .unwrap_err(),
+        d.dbg_register(1).unwrap_err(),
+        d.dbg_unregister(1).unwrap_err(),
+        d.dbg_wavefront_control(
+            1,
+            HSA_DBG_WAVEOP_HALT,
+            HSA_DBG_WAVEMODE_BROADCAST_PROCESS,
+            0,
+            0,
+            0,
+        )
+        .unwrap_err(),
+        d.dbg_address_watch(1, &[]).unwrap_err(),
+        d.kernel_debug_trap_version().map(drop).unwrap_err(),
+    ];
+    for e in results {
+        assert_eq!(e, Error::SecondaryContext);
+        assert_eq!(status(&e), 11);
+    }
+    assert!(m.calls().is_empty(), "no request may reach the kernel");
+}
+
+#[test]
+fn debugger_operations() {
+    let (m, d) = primary(17);
+    m.state.lock().unwrap().queues = vec![3, 5];
+    d.runtime_enable(0x4000, false).unwrap();
+    let info = d.enable(kfd::KFD_EC_MASK_QUEUE).unwrap();
+    assert_eq!(info.r_debug, 0x4000);
+    assert_eq!(info.runtime_state, 1);
+    assert_eq!(m.state.lock().unwrap().exceptions, kfd::KFD_EC_MASK_QUEUE);
+
+    d.set_exceptions_enabled(kfd::KFD_EC_MASK_DEVICE).unwrap();
+    assert_eq!(m.state.lock().unwrap().exceptions, kfd::KFD_EC_MASK_DEVICE);
+    d.send_runtime_event(kfd::kfd_ec_mask(kfd::EC_PROCESS_RUNTIME), 1, 3)
+        .unwrap();
+
+    let o = d
+        .set_wave_launch_override(kfd::KFD_DBG_TRAP_OVERRIDE_OR, 1, 0xffff)
+        .unwrap();
+    assert_eq!(o.supported_mask, 0x1ff);
+    d.set_wave_launch_mode(kfd::KFD_DBG_TRAP_WAVE_LAUNCH_MODE_HALT)
+        .unwrap();
+    assert_eq!(status(&d.set_wave_launch_mode(9).unwrap_err()), 1);
+
+    let s = d.suspend_queues(&[3, 5, 9], 0, 0).unwrap();
+    assert_eq!(s.processed, 2);
+    assert_eq!(
+        s.failed().collect::<Vec<_>>(),
+        vec![9 | kfd::KFD_DBG_QUEUE_INVALID_MASK]
+    );
+    let r = d.resume_queues(&[3, 5]).unwrap();
+    assert_eq!(r.processed, 2);
+    assert!(m.state.lock().unwrap().suspended.is_empty());
+
+    let id = d
+        .set_node_address_watch(1, 0x7000, kfd::KFD_DBG_TRAP_ADDRESS_WATCH_MODE_ALL, 0xfff)
+        .unwrap();
+    d.clear_node_address_watch(1, id).unwrap();
+    assert_eq!(status(&d.clear_node_address_watch(1, id).unwrap_err()), 1);
+
+    assert_eq!(
+        d.set_flags(kfd::KFD_DBG_TRAP_FLAG_SINGLE_MEM_OP).unwrap(),
+        0
+    );
+    assert_eq!(
+        d.set_flags(0).unwrap(),
+        kfd::KFD_DBG_TRAP_FLAG_SINGLE_MEM_OP
+    );
+
+    let ev = d.query_debug_event(0).unwrap();
+    assert_eq!(ev.gpu_id, kfd::rocm::KFD_INVALID_GPUID);
+
+    let mut small = [0u8; 4];
+    assert_eq!(
+        d.query_exception_info(GPU, kfd::EC_DEVICE_NEW, true, &mut small)
+            .unwrap(),
+        16
+    );
+    assert_eq!(small, [0xab; 4]);
+
+    let q = d.queue_snapshot(0).unwrap();
+    assert_eq!(q.iter().map(|e| e.queue_id).collect::<Vec<_>>(), vec![3, 5]);
+    let dev = d.device_snapshot(0).unwrap();
+    assert_eq!(dev.len(), 1);
+    assert_eq!(dev[0].gpu_id, GPU);
+    assert_eq!(d.get_device_data().unwrap(), dev);
+
+    // DbgGetQueueData with suspend: everything suspended, snapshot after.
+    let q = d.get_queue_data(true).unwrap();
+    assert_eq!(q.len(), 2);
+    assert_eq!(m.state.lock().unwrap().suspended, vec![3, 5]);
+    assert_eq!(d.get_queue_data(false).unwrap().len(), 2);
+
+    d.disable().unwrap();
+    assert!(!m.state.lock().unwrap().debugger_attached);
+    // Operations need an attached debugger: the kernel's EINVAL is ERROR.
+    assert_eq!(status(&d.set_flags(0).unwrap_err()), 1);
+}
+
+#[test]
+fn raw_debug_trap_ioctl_success_rule() {
+    let (m, d) = primary(17);
+    m.state.lock().unwrap().queues = vec![1];
+    d.enable(0).unwrap();
+    let mut ids = [1u32, 2];
+    let mut args = kfd::kfd_ioctl_dbg_trap_args {
+        pid: std::process::id(),
+        op: kfd::KFD_IOC_DBG_TRAP_SUSPEND_QUEUES,
+        u: kfd::kfd_ioctl_dbg_trap_args_union {
+            suspend_queues: kfd::kfd_ioctl_dbg_trap_suspend_queues_args {
+                exception_mask: 0,
+                queue_array_ptr: ids.as_mut_ptr() as u64,
+                num_queues: 2,
+                grace_period: 0,
+            },
+        },
+    };
+    // SAFETY: `queue_array_ptr` points at `ids`, live for the call.
+    assert_eq!(unsafe { d.debug_trap_ioctl(&mut args) }.unwrap(), 1);
+    assert_eq!(ids[1], 2 | kfd::KFD_DBG_QUEUE_INVALID_MASK);
+}
+
+#[test]
+fn unknown_nodes_and_cpu_nodes() {
+    let (m, d) = primary(17);
+    d.enable(0).unwrap();
+    for e in [
+        d.send_runtime_event(0, 7, 0).unwrap_err(),
+        d.set_node_address_watch(7, 0, 0, 0).map(drop).unwrap_err(),
+        d.clear_node_address_watch(7, 0).unwrap_err(),
+        d.dbg_register(7).unwrap_err(),
+        d.dbg_unregister(7).unwrap_err(),
+        d.dbg_wavefront_control(
+            7,
+            HSA_DBG_WAVEOP_HALT,
+            HSA_DBG_WAVEMODE_BROADCAST_PROCESS,
+            0,
+            0,
+            0,
+        )
+        .unwrap_err(),
+        d.dbg_address_watch(7, &[]).unwrap_err(),
+    ] {
+        assert_eq!(e, Error::InvalidNode(7));
+        assert_eq!(status(&e), 5);
+    }
+    // The node-scoped DBG_TRAP operations need a GPU.
+    let e = d.set_node_address_watch(0, 0, 0, 0).unwrap_err();
+    assert_eq!(e, Error::NotAGpu(0));
+    assert_eq!(status(&e), 5);
+    assert!(!m
+        .calls()
+        .iter()
+        .any(|c| c.1 == kfd::KFD_IOC_DBG_TRAP_SET_NODE_ADDRESS_WATCH));
+}
+
+#[test]
+fn v1_debugger_is_refused_by_current_kernels() {
+    let (m, d) = primary(17);
+    // DbgRegister/Unregister/WavefrontControl/AddressWatch: EPERM -> ERROR.
+    for e in [
+        d.dbg_register(1).unwrap_err(),
+        d.dbg_unregister(1).unwrap_err(),
+        d.dbg_wavefront_control(
+            1,
+            HSA_DBG_WAVEOP_HALT,
+            HSA_DBG_WAVEMODE_BROADCAST_PROCESS,
+            0,
+            0,
+            0,
+        )
+        .unwrap_err(),
+        d.dbg_address_watch(
+            1,
+            &[AddressWatchPoint {
+                mode: HSA_DBG_WATCH_ALL,
+                address: 0x1000,
+                mask: 0,
+            }],
+        )
+        .unwrap_err(),
+    ] {
+        assert_eq!(e.errno(), Some(Errno::EPERM));
+        assert_eq!(status(&e), 1);
+    }
+    // CPU nodes pass node validation (gpu_id 0) and reach the kernel.
+    assert_eq!(status(&d.dbg_register(0).unwrap_err()), 1);
+    // Too many watch points: INVALID_PARAMETER, checked before the ioctl.
+    let many = vec![
+        AddressWatchPoint {
+            mode: HSA_DBG_WATCH_ALL,
+            address: 0,
+            mask: 0
+        };
+        MAX_ALLOWED_NUM_POINTS + 1
+    ];
+    let before = m.calls().len();
+    assert_eq!(status(&d.dbg_address_watch(1, &many).unwrap_err()), 3);
+    assert_eq!(m.calls().len(), before);
+    // 5.2.3's GetKernelDebugTrapVersionInfo: nr 0x82 does not exist.
+    let e = d.kernel_debug_trap_version().unwrap_err();
+    assert_eq!(e.errno(), Some(Errno::ENOTTY));
+    assert_eq!(status(&e), 1);
+}
+
+#[test]
+fn debugger_ops_need_kfd_1_13() {
+    let (m, d) = primary(12);
+    for e in [
+        d.enable(0).map(drop).unwrap_err(),
+        d.disable().unwrap_err(),
+        d.get_device_data().map(drop).unwrap_err(),
+        d.get_queue_data(false).map(drop).unwrap_err(),
+        d.set_flags(0).map(drop).unwrap_err(),
+    ] {
+        assert_eq!(status(&e), 11);
+    }
+    assert!(!m.calls().iter().any(|c| c.0 == 0x26));
+}
