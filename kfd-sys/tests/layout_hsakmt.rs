@@ -147,11 +147,24 @@ fn uuid(p: &mut Probe, seen: &mut Seen, name: &str, u: r::HSA_UUID) {
     seen.add(name);
 }
 
-/// `lay!(p, seen, Type, [fields...])`: layout check of `r::Type` against
-/// the C typedef of the same name.
+/// Size of a struct field's type, from a by-value read of the field.
+fn size_of_field<T, F>(_read: impl Fn(&T) -> F) -> usize {
+    size_of::<F>()
+}
+
+/// `lay!(p, seen, Type, [field, ...] $(, ["c.designator" => rust_field, ...])?)`:
+/// layout check of `r::Type` against the C typedef of the same name: size,
+/// alignment, the offset of every field and of every extra designator, and
+/// the size of every listed field's type.
 macro_rules! lay {
-    ($p:ident, $seen:ident, $t:ident, [$($f:tt)*]) => {{
-        layout!($p, r::$t, stringify!($t), [$($f)*]);
+    ($p:ident, $seen:ident, $t:ident, [$($f:ident),* $(,)?] $(, [$($c:literal => $rf:ident),* $(,)?])?) => {{
+        layout!($p, r::$t, stringify!($t), [$($f,)* $($($c => $rf,)*)?]);
+        $(
+            $p.constant(
+                concat!("sizeof(((", stringify!($t), " *)0)->", stringify!($f), ")"),
+                size_of_field(|s: &r::$t| s.$f) as i128,
+            );
+        )*
         $seen.add(stringify!($t));
     }};
 }
@@ -477,8 +490,8 @@ fn rocm_5_2_matches_system_header() {
             Reserved
         ]
     );
-    lay!(p, seen, HsaMemoryProperties, [HeapType, SizeInBytes, "ui32.SizeInBytesLow" => SizeInBytes,
-        Flags, Width, MemoryClockMax, VirtualBaseAddress]);
+    lay!(p, seen, HsaMemoryProperties, [HeapType, SizeInBytes, Flags, Width,
+        MemoryClockMax, VirtualBaseAddress], ["ui32.SizeInBytesLow" => SizeInBytes]);
     p.layout::<r::HsaMemoryProperties>(
         "HsaMemoryProperties",
         &[(
@@ -501,6 +514,11 @@ fn rocm_5_2_matches_system_header() {
             CacheType,
             SiblingMap
         ]
+    );
+    // The only signed scalar member of the header.
+    p.constant(
+        "(__typeof__(((HsaNodeProperties *)0)->DrmRenderMinor))-1",
+        -1,
     );
     lay!(p, seen, HsaCComputeProperties, [SiblingMap]);
     lay!(
@@ -567,13 +585,20 @@ fn rocm_5_2_matches_system_header() {
             Reserved2
         ]
     );
-    lay!(p, seen, HsaQueueResource, [QueueId, QueueDoorBell, "Queue_DoorBell" => QueueDoorBell,
-        "Queue_DoorBell_aql" => QueueDoorBell, QueueWptrValue, "Queue_write_ptr" => QueueWptrValue,
-        "Queue_write_ptr_aql" => QueueWptrValue, QueueRptrValue, "Queue_read_ptr" => QueueRptrValue,
-        "Queue_read_ptr_aql" => QueueRptrValue, ErrorReason]);
+    lay!(p, seen, HsaQueueResource, [QueueId, QueueDoorBell, QueueWptrValue,
+        QueueRptrValue, ErrorReason], ["Queue_DoorBell" => QueueDoorBell,
+        "Queue_DoorBell_aql" => QueueDoorBell, "Queue_write_ptr" => QueueWptrValue,
+        "Queue_write_ptr_aql" => QueueWptrValue, "Queue_read_ptr" => QueueRptrValue,
+        "Queue_read_ptr_aql" => QueueRptrValue]);
     lay!(p, seen, HsaQueueReport, [VMID, QueueAddress, QueueSize]);
     lay!(p, seen, HsaDbgWaveMsgAMDGen2, [Value, Reserved2]);
-    lay!(p, seen, HsaDbgWaveMessageAMD, [WaveMsgInfoGen2]);
+    layout!(
+        p,
+        r::HsaDbgWaveMessageAMD,
+        "HsaDbgWaveMessageAMD",
+        [WaveMsgInfoGen2]
+    );
+    seen.add("HsaDbgWaveMessageAMD");
     lay!(p, seen, HsaDbgWaveMessage, [MemoryVA, DbgWaveMsg]);
     p.layout::<r::HsaDbgWaveMessage>(
         "HsaDbgWaveMessage",
@@ -588,8 +613,8 @@ fn rocm_5_2_matches_system_header() {
         "__typeof__(((HsaSyncVar *)0)->SyncVar)",
         [UserData, UserDataPtrValue]
     );
-    lay!(p, seen, HsaSyncVar, [SyncVar, "SyncVar.UserData" => SyncVar,
-        "SyncVar.UserDataPtrValue" => SyncVar, SyncVarSize]);
+    lay!(p, seen, HsaSyncVar, [SyncVar, SyncVarSize], ["SyncVar.UserData" => SyncVar,
+        "SyncVar.UserDataPtrValue" => SyncVar]);
     lay!(p, seen, HsaNodeChange, [Flags]);
     lay!(p, seen, HsaDeviceStateChange, [NodeId, Device, Flags]);
     lay!(
@@ -701,7 +726,7 @@ fn rocm_5_2_matches_system_header() {
         ]
     );
     lay!(p, seen, HsaMemoryRange, [MemoryAddress, SizeInBytes]);
-    lay!(p, seen, HSA_SVM_ATTRIBUTE, ["type" => r#type, value]);
+    lay!(p, seen, HSA_SVM_ATTRIBUTE, [value], ["type" => r#type]);
 
     // Profiling block UUIDs.
     for (name, u) in [
