@@ -1,0 +1,88 @@
+//! What a snapshot needs from the devices: whether a render node opens,
+//! and the DRM identity libdrm reads for the marketing name.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use kfd_sys::{Driver, Errno};
+
+/// The DRM device information libdrm's `amdgpu_device_initialize` reads
+/// (`AMDGPU_INFO_DEV_INFO`), as far as the topology uses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DrmDeviceInfo {
+    /// PCI device id.
+    pub device_id: u32,
+    /// PCI revision (the second key of `amdgpu.ids`).
+    pub pci_rev: u32,
+    /// amdgpu family id, if known.
+    pub family: Option<u32>,
+    /// The `AMDGPU_IDS_FLAGS_FUSION` flag (an APU), if known.
+    pub fusion: Option<bool>,
+}
+
+/// Access to the render nodes during a snapshot.
+pub trait Devices: fmt::Debug {
+    /// Opens (and closes again) render node `minor`. The C library keeps
+    /// a GPU node when this succeeds, drops it on ENOENT or EPERM, and
+    /// fails on any other errno.
+    fn probe_render_node(&self, minor: u32) -> Result<(), Errno>;
+
+    /// The DRM device information behind render node `minor`, or `None`
+    /// when it cannot be queried (the snapshot then falls back to the PCI
+    /// `revision` file in sysfs).
+    fn drm_device_info(&self, minor: u32) -> Option<DrmDeviceInfo> {
+        let _ = minor;
+        None
+    }
+}
+
+/// [`Devices`] through a kfd-sys [`Driver`].
+///
+/// DRM device information is not queried yet (kfd-sys has no safe
+/// `AMDGPU_INFO_DEV_INFO` wrapper); the PCI revision comes from sysfs.
+#[derive(Debug, Clone, Copy)]
+pub struct DriverDevices<'a>(pub &'a dyn Driver);
+
+impl Devices for DriverDevices<'_> {
+    fn probe_render_node(&self, minor: u32) -> Result<(), Errno> {
+        let fd = self.0.open_render_node(minor)?;
+        self.0.close(fd);
+        Ok(())
+    }
+}
+
+/// [`Devices`] for fixture trees: every render node opens unless listed in
+/// `failures`; DRM information comes from `drm_info`.
+#[derive(Debug, Clone, Default)]
+pub struct FixtureDevices {
+    /// Minors whose open fails, with the errno.
+    pub failures: BTreeMap<u32, Errno>,
+    /// DRM information per minor.
+    pub drm_info: BTreeMap<u32, DrmDeviceInfo>,
+}
+
+impl FixtureDevices {
+    /// All render nodes open; no DRM information.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Makes opening `minor` fail with `errno`.
+    pub fn fail(mut self, minor: u32, errno: Errno) -> Self {
+        self.failures.insert(minor, errno);
+        self
+    }
+}
+
+impl Devices for FixtureDevices {
+    fn probe_render_node(&self, minor: u32) -> Result<(), Errno> {
+        match self.failures.get(&minor) {
+            Some(&e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    fn drm_device_info(&self, minor: u32) -> Option<DrmDeviceInfo> {
+        self.drm_info.get(&minor).copied()
+    }
+}
