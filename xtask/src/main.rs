@@ -77,7 +77,7 @@ fn lint_workflows() -> Result<(), String> {
         }
     }
     sh.change_dir(project_root().join(".github/lint"));
-    cmd!(sh, "npm ci --no-audit --no-fund --silent")
+    cmd!(sh, "npm install --no-package-lock --no-audit --no-fund --silent")
         .run()
         .map_err(|e| e.to_string())?;
     let workflows: Vec<String> = std::fs::read_dir(project_root().join(".github/workflows"))
