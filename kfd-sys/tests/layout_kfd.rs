@@ -1053,3 +1053,85 @@ fn newer_constants_are_pinned() {
         0xbeef
     );
 }
+
+#[test]
+fn kfd_sysfs_constants_match_system_header() {
+    use kfd_sys::sysfs::*;
+    let mut p = Probe::new(&["linux/kfd_sysfs.h"]);
+    let mut seen = BTreeSet::new();
+    consts!(p, seen;
+        HSA_CAP_HOT_PLUGGABLE, HSA_CAP_ATS_PRESENT, HSA_CAP_SHARED_WITH_GRAPHICS,
+        HSA_CAP_QUEUE_SIZE_POW2, HSA_CAP_QUEUE_SIZE_32BIT, HSA_CAP_QUEUE_IDLE_EVENT,
+        HSA_CAP_VA_LIMIT, HSA_CAP_WATCH_POINTS_SUPPORTED, HSA_CAP_WATCH_POINTS_TOTALBITS_MASK,
+        HSA_CAP_WATCH_POINTS_TOTALBITS_SHIFT, HSA_CAP_DOORBELL_TYPE_TOTALBITS_MASK,
+        HSA_CAP_DOORBELL_TYPE_TOTALBITS_SHIFT, HSA_CAP_DOORBELL_TYPE_PRE_1_0,
+        HSA_CAP_DOORBELL_TYPE_1_0, HSA_CAP_DOORBELL_TYPE_2_0, HSA_CAP_AQL_QUEUE_DOUBLE_MAP,
+        HSA_CAP_RESERVED_WAS_SRAM_EDCSUPPORTED, HSA_CAP_MEM_EDCSUPPORTED, HSA_CAP_RASEVENTNOTIFY,
+        HSA_CAP_ASIC_REVISION_MASK, HSA_CAP_ASIC_REVISION_SHIFT, HSA_CAP_SRAM_EDCSUPPORTED,
+        HSA_CAP_SVMAPI_SUPPORTED, HSA_CAP_FLAGS_COHERENTHOSTACCESS,
+        HSA_MEM_HEAP_TYPE_SYSTEM, HSA_MEM_HEAP_TYPE_FB_PUBLIC, HSA_MEM_HEAP_TYPE_FB_PRIVATE,
+        HSA_MEM_HEAP_TYPE_GPU_GDS, HSA_MEM_HEAP_TYPE_GPU_LDS, HSA_MEM_HEAP_TYPE_GPU_SCRATCH,
+        HSA_MEM_FLAGS_HOT_PLUGGABLE, HSA_MEM_FLAGS_NON_VOLATILE, HSA_MEM_FLAGS_RESERVED,
+        HSA_CACHE_TYPE_DATA, HSA_CACHE_TYPE_INSTRUCTION, HSA_CACHE_TYPE_CPU,
+        HSA_CACHE_TYPE_HSACU, HSA_CACHE_TYPE_RESERVED,
+        HSA_IOLINK_TYPE_UNDEFINED, HSA_IOLINK_TYPE_HYPERTRANSPORT, HSA_IOLINK_TYPE_PCIEXPRESS,
+        HSA_IOLINK_TYPE_AMBA, HSA_IOLINK_TYPE_MIPI, HSA_IOLINK_TYPE_QPI_1_1,
+        HSA_IOLINK_TYPE_RESERVED1, HSA_IOLINK_TYPE_RESERVED2, HSA_IOLINK_TYPE_RAPID_IO,
+        HSA_IOLINK_TYPE_INFINIBAND, HSA_IOLINK_TYPE_RESERVED3, HSA_IOLINK_TYPE_XGMI,
+        HSA_IOLINK_TYPE_XGOP, HSA_IOLINK_TYPE_GZ, HSA_IOLINK_TYPE_ETHERNET_RDMA,
+        HSA_IOLINK_TYPE_RDMA_OTHER, HSA_IOLINK_TYPE_OTHER,
+        HSA_IOLINK_FLAGS_ENABLED, HSA_IOLINK_FLAGS_NON_COHERENT,
+        HSA_IOLINK_FLAGS_NO_ATOMICS_32_BIT, HSA_IOLINK_FLAGS_NO_ATOMICS_64_BIT,
+        HSA_IOLINK_FLAGS_NO_PEER_TO_PEER_DMA, HSA_IOLINK_FLAGS_RESERVED,
+    );
+    // Changed since the 6.1 header: its value is pinned here.
+    p.constant("HSA_CAP_RESERVED", 0xe00f_8000u32);
+    seen.insert("HSA_CAP_RESERVED".into());
+    let header = "/usr/include/linux/kfd_sysfs.h";
+    let names = header_names(header);
+    assert!(
+        names.len() > 50,
+        "parsed only {} names from {header}",
+        names.len()
+    );
+    let missing: Vec<_> = names
+        .into_iter()
+        .filter(|n| n != "KFD_SYSFS_H_INCLUDED" && !seen.contains(n))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "constants of {header} not checked: {missing:?}"
+    );
+    p.run();
+}
+
+/// kfd_sysfs.h bits newer than the 6.1 header (upstream 6.5 debugger API
+/// through KFD 1.21), pinned.
+#[test]
+fn newer_sysfs_constants_are_pinned() {
+    use kfd_sys::sysfs::*;
+    assert_eq!(HSA_CAP_TRAP_DEBUG_SUPPORT, 0x8000);
+    assert_eq!(
+        HSA_CAP_TRAP_DEBUG_WAVE_LAUNCH_TRAP_OVERRIDE_SUPPORTED,
+        0x1_0000
+    );
+    assert_eq!(HSA_CAP_TRAP_DEBUG_WAVE_LAUNCH_MODE_SUPPORTED, 0x2_0000);
+    assert_eq!(
+        HSA_CAP_TRAP_DEBUG_PRECISE_MEMORY_OPERATIONS_SUPPORTED,
+        0x4_0000
+    );
+    assert_eq!(HSA_CAP_TRAP_DEBUG_FIRMWARE_SUPPORTED, 0x2000_0000);
+    assert_eq!(
+        HSA_CAP_TRAP_DEBUG_PRECISE_ALU_OPERATIONS_SUPPORTED,
+        0x4000_0000
+    );
+    assert_eq!(HSA_CAP_PER_QUEUE_RESET_SUPPORTED, 0x8000_0000);
+    assert_eq!(HSA_CAP_RESERVED, 0x000f_8000);
+    assert_eq!(HSA_CAP2_PER_SDMA_QUEUE_RESET_SUPPORTED, 1);
+    assert_eq!(HSA_CAP2_TRAP_DEBUG_LDS_OUT_OF_ADDR_RANGE_SUPPORTED, 2);
+    assert_eq!(HSA_CAP2_RESERVED, 0xffff_fffc);
+    assert_eq!(HSA_DBG_WATCH_ADDR_MASK_HI_BIT_MASK, 0x3f0);
+    assert_eq!(HSA_DBG_WATCHPOINTS_EXCLUSIVE, 0x800);
+    assert_eq!(HSA_DBG_RESERVED, 0xffff_ffff_ffff_f000);
+    assert_eq!(node::ALL.len(), 40);
+}

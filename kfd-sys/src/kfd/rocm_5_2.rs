@@ -47,7 +47,7 @@ pub struct kfd_ioctl_dbg_trap_args {
     pub data4: u32,
 }
 
-/// `struct kfd_queue_snapshot_entry` of the 1.8 header (reserved[17]).
+/// `struct kfd_queue_snapshot_entry` of the 1.8 header (`reserved[17]`).
 #[repr(C)]
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct kfd_queue_snapshot_entry {
