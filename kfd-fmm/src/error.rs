@@ -1,0 +1,204 @@
+//! The memory manager's error type and its mapping to `HSAKMT_STATUS`.
+
+use kfd_sys::hsakmt::HSAKMT_STATUS;
+use kfd_sys::Errno;
+
+/// Why a memory-manager operation failed.
+///
+/// Each variant names a cause; [`FmmError::status`] gives the
+/// `HSAKMT_STATUS` the C library returns for that cause in the API that
+/// produces it. Where the same cause yields different statuses in
+/// different C functions (an unknown address is 36 for FreeMemory, 3 for
+/// MapMemoryToGPU and 1 for QueryPointerInfo), there is one variant per
+/// status, named after the situation.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FmmError {
+    /// The node id is not a node of this context's topology.
+    #[error("node {0} does not exist")]
+    InvalidNode(u32),
+    /// The node exists but the operation needs a GPU node (or a GPU-backed id).
+    #[error("node {0} is not a GPU node")]
+    NotAGpuNode(u32),
+    /// An argument is out of range or malformed.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(&'static str),
+    /// The size is zero or not a multiple of the page size in use.
+    #[error("size {size:#x} is zero or not a multiple of the page size {page:#x}")]
+    BadSize {
+        /// The size passed.
+        size: u64,
+        /// The page size it must be a multiple of.
+        page: u64,
+    },
+    /// The alignment is below the page size or not a power of two.
+    #[error("alignment {0:#x} is below the page size or not a power of two")]
+    BadAlignment(u64),
+    /// An address that must be page aligned is not.
+    #[error("address {0:#x} is not page aligned")]
+    UnalignedAddress(u64),
+    /// Two flags that cannot be combined were both set.
+    #[error("contradicting flags: {0}")]
+    ConflictingFlags(&'static str),
+    /// Free or deregister of an address this context did not allocate or
+    /// register, including a second free of the same address.
+    #[error("address {0:#x} is not allocated or registered in this context")]
+    NotRegistered(u64),
+    /// Map, share or export of an address that is not (inside) an object
+    /// of this context.
+    #[error("no memory object of this context at {0:#x}")]
+    NoSuchObject(u64),
+    /// Pointer query, user data, or a node-list map on an address this
+    /// context does not know.
+    #[error("unknown pointer {0:#x}")]
+    UnknownPointer(u64),
+    /// The object is an address-only reservation or a handle-only
+    /// allocation and cannot be mapped.
+    #[error("object at {0:#x} has no memory or no address to map")]
+    NotMappable(u64),
+    /// A node to map to is not among the nodes the memory was registered to.
+    #[error("node with gpu_id {0:#x} is not registered for this memory")]
+    NodeNotRegistered(u32),
+    /// The memory is already registered to a different set of nodes.
+    #[error("memory at {0:#x} is already registered to other nodes")]
+    AlreadyRegistered(u64),
+    /// The range runs past the end of the object it starts in.
+    #[error("range {addr:#x}+{size:#x} runs past the end of its object")]
+    RangeOutsideObject {
+        /// Start of the range.
+        addr: u64,
+        /// Size of the range.
+        size: u64,
+    },
+    /// The context, device or kernel does not support the operation.
+    #[error("not supported: {0}")]
+    NotSupported(&'static str),
+    /// The operation needs a newer KFD ioctl interface.
+    #[error("needs KFD ioctl interface 1.{need}, kernel has 1.{have}")]
+    KfdTooOld {
+        /// Minimum minor version.
+        need: u32,
+        /// The kernel's minor version.
+        have: u32,
+    },
+    /// The C library does not implement this either.
+    #[error("not implemented: {0}")]
+    NotImplemented(&'static str),
+    /// No virtual address space (or device memory) left for the request.
+    #[error("out of memory: {0}")]
+    OutOfMemory(&'static str),
+    /// A system-memory allocation failed (the C library reports these as
+    /// a plain error, not as NO_MEMORY).
+    #[error("system memory allocation failed: {0}")]
+    HostAllocFailed(&'static str),
+    /// A share handle is malformed or from a stale exporter.
+    #[error("invalid share handle: {0}")]
+    BadShareHandle(&'static str),
+    /// A null address where the C library reports a plain error
+    /// (FreeMemory, MapMemoryToGPU*).
+    #[error("null address")]
+    NullAddress,
+    /// The operation cannot be done on this object or in this state (the
+    /// C library's generic failure).
+    #[error("failed: {0}")]
+    Failed(&'static str),
+    /// The kernel refused to create a buffer (device memory: NO_MEMORY;
+    /// system memory: ERROR, as the C library reports them).
+    #[error("{} allocation failed: {errno}", if *.device { "device memory" } else { "system memory" })]
+    AllocFailed {
+        /// True for VRAM (status NO_MEMORY), false for system memory (ERROR).
+        device: bool,
+        /// What the kernel (or mmap) said.
+        errno: Errno,
+    },
+    /// A GPU's render node could not be opened.
+    #[error("opening render node {minor} failed: {errno}")]
+    RenderNode {
+        /// The render minor.
+        minor: u32,
+        /// The errno.
+        errno: Errno,
+    },
+    /// An ioctl failed.
+    #[error("{name} failed: {errno}")]
+    Ioctl {
+        /// The request name.
+        name: &'static str,
+        /// What the kernel said.
+        errno: Errno,
+    },
+    /// An mmap/munmap of device memory failed.
+    #[error("{what} failed: {errno}")]
+    Mmap {
+        /// What was being mapped.
+        what: &'static str,
+        /// The errno.
+        errno: Errno,
+    },
+}
+
+impl FmmError {
+    /// The `HSAKMT_STATUS` value the C library returns for this cause.
+    pub fn status(&self) -> HSAKMT_STATUS {
+        use FmmError::*;
+        match self {
+            InvalidNode(_) | NotAGpuNode(_) => HSAKMT_STATUS::HSAKMT_STATUS_INVALID_NODE_UNIT,
+            InvalidArgument(_)
+            | BadSize { .. }
+            | BadAlignment(_)
+            | UnalignedAddress(_)
+            | ConflictingFlags(_)
+            | NoSuchObject(_)
+            | NotMappable(_)
+            | RangeOutsideObject { .. } => HSAKMT_STATUS::HSAKMT_STATUS_INVALID_PARAMETER,
+            NotRegistered(_) => HSAKMT_STATUS::HSAKMT_STATUS_MEMORY_NOT_REGISTERED,
+            AlreadyRegistered(_) => HSAKMT_STATUS::HSAKMT_STATUS_MEMORY_ALREADY_REGISTERED,
+            NotSupported(_) | KfdTooOld { .. } => HSAKMT_STATUS::HSAKMT_STATUS_NOT_SUPPORTED,
+            NotImplemented(_) => HSAKMT_STATUS::HSAKMT_STATUS_NOT_IMPLEMENTED,
+            OutOfMemory(_) | AllocFailed { device: true, .. } => {
+                HSAKMT_STATUS::HSAKMT_STATUS_NO_MEMORY
+            }
+            UnknownPointer(_)
+            | NodeNotRegistered(_)
+            | HostAllocFailed(_)
+            | BadShareHandle(_)
+            | NullAddress
+            | Failed(_)
+            | AllocFailed { device: false, .. }
+            | RenderNode { .. }
+            | Ioctl { .. }
+            | Mmap { .. } => HSAKMT_STATUS::HSAKMT_STATUS_ERROR,
+        }
+    }
+
+    pub(crate) fn ioctl(name: &'static str) -> impl FnOnce(Errno) -> FmmError {
+        move |errno| FmmError::Ioctl { name, errno }
+    }
+}
+
+/// Shorthand for results of this crate.
+pub type Result<T, E = FmmError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses() {
+        assert_eq!(FmmError::InvalidNode(9).status().0, 5);
+        assert_eq!(FmmError::NotRegistered(0x1000).status().0, 36);
+        assert_eq!(FmmError::NoSuchObject(0x1000).status().0, 3);
+        assert_eq!(FmmError::UnknownPointer(0x1000).status().0, 1);
+        assert_eq!(FmmError::KfdTooOld { need: 12, have: 8 }.status().0, 11);
+        assert_eq!(FmmError::OutOfMemory("x").status().0, 6);
+        assert_eq!(FmmError::AlreadyRegistered(1).status().0, 35);
+        assert_eq!(
+            FmmError::Ioctl {
+                name: "X",
+                errno: Errno::EINVAL
+            }
+            .to_string(),
+            "X failed: Invalid argument"
+        );
+    }
+}

@@ -1,0 +1,2388 @@
+//! The per-context memory manager.
+
+use std::collections::BTreeMap;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use kfd_sys::kfd;
+use kfd_sys::mman::{self, MapFlags, Prot};
+use kfd_sys::{DeviceFile, Errno};
+
+use crate::aperture::{reserve_svm_range, reset_to_reserved, Aperture, GPU_HUGE_PAGE_SIZE};
+use crate::error::{FmmError, Result};
+use crate::flags::{hsa_to_ioc, ioc_to_hsa, AllocMemFlags, MemFlags, MemMapFlags};
+use crate::objects::{ApId, CpuView, Kind, Lookup, Shard, VmObject};
+use crate::share::ShareHandle;
+use crate::va::align_up;
+use crate::PAGE_SIZE;
+
+/// A GFX IP version (`major.minor.stepping`, e.g. 9.0.10 for gfx90a).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct GfxVersion {
+    /// Major version.
+    pub major: u32,
+    /// Minor version.
+    pub minor: u32,
+    /// Stepping.
+    pub stepping: u32,
+}
+
+/// What the memory manager needs to know about one topology node.
+///
+/// Node ids are positions in the slice given to [`Fmm::new`], as in the
+/// hsakmt API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct NodeDesc {
+    /// The KFD gpu_id (0 for CPU-only nodes).
+    pub gpu_id: u32,
+    /// `cpu_cores_count` (0 on dGPU nodes).
+    pub cpu_cores: u32,
+    /// `simd_count` (0 on CPU nodes).
+    pub simd_count: u32,
+    /// The GFX IP version (0.0.0 for CPU nodes).
+    pub gfx: GfxVersion,
+    /// The PCI device id.
+    pub device_id: u32,
+    /// The DRM render minor (128..=255) of GPU nodes.
+    pub drm_render_minor: u32,
+}
+
+impl NodeDesc {
+    /// True for nodes with a GPU.
+    pub fn is_gpu(&self) -> bool {
+        self.gpu_id != 0
+    }
+}
+
+/// Where the per-GPU render-node files come from.
+#[derive(Debug, Clone, Default)]
+pub enum RenderNodes {
+    /// Open each GPU's render node through the kfd file's driver; this
+    /// memory manager owns them (required for secondary contexts, whose GPU
+    /// VMs must not be shared with any other context).
+    #[default]
+    Open,
+    /// Use these already open render nodes, keyed by minor (the primary
+    /// context may share its files with other users in the process);
+    /// minors missing from the list are opened as with `Open`.
+    Shared(Vec<(u32, Arc<DeviceFile>)>),
+}
+
+/// Per-context options: the environment knobs of the C library, passed in
+/// as values (this crate never reads the environment).
+#[derive(Debug, Clone)]
+pub struct FmmOptions {
+    /// The SVM API is usable in this context (`HSA_USE_SVM`, and off for
+    /// secondary contexts): unknown addresses in FreeMemory /
+    /// DeregisterMemory / MapMemoryToGPU fall back to SVM semantics.
+    pub svm_api_enabled: bool,
+    /// Paged system memory is allocated as userptr BOs
+    /// (`HSA_USERPTR_FOR_PAGED_MEM`; false for secondary contexts, whose
+    /// paged allocations become GTT BOs).
+    pub userptr_for_paged_mem: bool,
+    /// Force coherent, uncached mappings everywhere (`HSA_DISABLE_CACHE`).
+    pub disable_cache: bool,
+    /// Check that user memory is mapped when it is registered
+    /// (`HSA_CHECK_USERPTR`).
+    pub check_userptr: bool,
+    /// Always reserve the SVM range instead of letting mmap manage it
+    /// (`HSA_RESERVE_SVM`).
+    pub reserve_svm: bool,
+    /// Guard pages after each allocation (`HSA_SVM_GUARD_PAGES`, default 1).
+    pub guard_pages: u32,
+    /// Largest VA alignment order, in pages, for big buffers
+    /// (`HSA_MAX_VA_ALIGN`, default 9 = 2 MiB).
+    pub max_va_align_order: u32,
+    /// Zero frame buffer: VRAM requests become system memory (`HSA_ZFB`).
+    pub zero_fb: bool,
+    /// Render-node policy.
+    pub render_nodes: RenderNodes,
+}
+
+impl FmmOptions {
+    /// Defaults of the primary context with no environment set.
+    pub fn primary() -> Self {
+        FmmOptions {
+            svm_api_enabled: true,
+            userptr_for_paged_mem: true,
+            disable_cache: false,
+            check_userptr: false,
+            reserve_svm: false,
+            guard_pages: 1,
+            max_va_align_order: 9,
+            zero_fb: false,
+            render_nodes: RenderNodes::Open,
+        }
+    }
+
+    /// Defaults of a secondary context: no SVM API, no userptr for paged
+    /// memory, its own render nodes.
+    pub fn secondary() -> Self {
+        FmmOptions {
+            svm_api_enabled: false,
+            userptr_for_paged_mem: false,
+            ..FmmOptions::primary()
+        }
+    }
+}
+
+impl Default for FmmOptions {
+    fn default() -> Self {
+        FmmOptions::primary()
+    }
+}
+
+/// `HSA_POINTER_TYPE`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum PointerType {
+    /// `HSA_POINTER_UNKNOWN`.
+    Unknown = 0,
+    /// `HSA_POINTER_ALLOCATED`: allocated by this context.
+    Allocated = 1,
+    /// `HSA_POINTER_REGISTERED_USER`: registered user memory.
+    RegisteredUser = 2,
+    /// `HSA_POINTER_REGISTERED_GRAPHICS`: an imported graphics buffer.
+    RegisteredGraphics = 3,
+    /// `HSA_POINTER_REGISTERED_SHARED`: imported through a share handle.
+    RegisteredShared = 4,
+    /// `HSA_POINTER_RESERVED_ADDR`: an address reservation without memory.
+    ReservedAddr = 5,
+}
+
+/// What [`Fmm::pointer_info`] reports (the fields of `HsaPointerInfo`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PointerInfo {
+    /// What the pointer points into.
+    pub kind: PointerType,
+    /// The node the memory belongs to.
+    pub node: u32,
+    /// The allocation flags.
+    pub mem_flags: MemFlags,
+    /// The CPU address (start of the allocation or registered range).
+    pub cpu_address: u64,
+    /// The GPU virtual address.
+    pub gpu_address: u64,
+    /// Size in bytes (of the registered range for user memory).
+    pub size: u64,
+    /// Nodes the memory is registered to.
+    pub registered_nodes: Vec<u32>,
+    /// Nodes the memory is mapped on.
+    pub mapped_nodes: Vec<u32>,
+    /// The value last given to [`Fmm::set_user_data`].
+    pub user_data: u64,
+}
+
+/// What [`Fmm::register_graphics_handle`] returns (`HsaGraphicsResourceInfo`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GraphicsResource {
+    /// Where the buffer is mapped in the GPU address space.
+    pub address: u64,
+    /// Its size.
+    pub size: u64,
+    /// The driver metadata of the buffer.
+    pub metadata: Vec<u8>,
+    /// The node of the GPU that owns the buffer.
+    pub node: u32,
+}
+
+/// An address range, inclusive limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Range {
+    /// First address.
+    pub base: u64,
+    /// Last address.
+    pub limit: u64,
+}
+
+/// The apertures of one GPU node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeApertures {
+    /// The gpu_id.
+    pub gpu_id: u32,
+    /// LDS aperture.
+    pub lds: Range,
+    /// Scratch aperture.
+    pub scratch: Range,
+    /// The GPU's own GPUVM aperture (only GPUs whose VM does not cover the
+    /// canonical address space).
+    pub gpuvm: Option<Range>,
+    /// The MMIO remap page, if it was mapped.
+    pub mmio: Option<Range>,
+}
+
+#[derive(Debug)]
+struct Scratch {
+    base: u64,
+    size: u64,
+    objs: BTreeMap<u64, VmObject>,
+}
+
+#[derive(Debug)]
+struct Gpu {
+    gpu_id: u32,
+    node_id: u32,
+    device_id: u32,
+    render: Arc<DeviceFile>,
+    lds: Range,
+    scratch_ap: Range,
+    gpuvm: Option<Aperture>,
+    svm_needed: bool,
+    scratch: Mutex<Option<Scratch>>,
+    mmio: Mutex<Option<u64>>,
+}
+
+/// The GPU memory manager of one KFD context.
+///
+/// It owns everything it creates: kernel buffer objects, CPU mappings,
+/// address reservations and (unless shared in) the render-node files. On
+/// drop it unmaps and frees all of it.
+///
+/// Thread safety: the object index is sharded per GPU (plus one shard for
+/// host-only memory), each shard behind its own mutex; reserved apertures
+/// have one mutex each for their VA allocator. No lock spans GPUs, and no
+/// lock is held across an `mmap` or an allocation ioctl.
+#[derive(Debug)]
+pub struct Fmm {
+    kfd: Arc<DeviceFile>,
+    opts: FmmOptions,
+    version: (u32, u32),
+    nodes: Vec<NodeDesc>,
+    gpus: Vec<Gpu>,
+    all_gpu_ids: Vec<u32>,
+    is_dgpu: bool,
+    svm: Option<Aperture>,
+    svm_alt: Option<Aperture>,
+    svm_reservation: Option<Range>,
+    mem_handle: Aperture,
+    shards: Vec<Mutex<Shard>>,
+    warnings: Mutex<Vec<String>>,
+}
+
+/// Start of the handle aperture for address-less allocations: a
+/// non-canonical range no CPU or GPU address can fall into.
+const MEM_HANDLE_BASE: u64 = 1 << 56;
+/// Alignment of scratch backing memory.
+const SCRATCH_ALIGN: u64 = 0x10000;
+/// Alignment of imported graphics buffers.
+const IMAGE_ALIGN: u64 = 256 * 1024;
+/// First guess for the size of graphics metadata.
+const GRAPHICS_METADATA_DEFAULT_SIZE: u32 = 64;
+/// `KFD_IOC_ALLOC_MEM_FLAGS_*` bits the kernel reports in dma-buf info.
+const KAVERI: GfxVersion = GfxVersion {
+    major: 7,
+    minor: 0,
+    stepping: 0,
+};
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The page-granular VM alignment of old GPUs (Tonga, Carrizo need 32 KiB).
+fn vm_alignment(device_id: u32) -> u64 {
+    const TONGA_PAGE_SIZE: u64 = 0x8000;
+    if (0x6920..=0x6939).contains(&device_id) || (0x9870..=0x9877).contains(&device_id) {
+        TONGA_PAGE_SIZE
+    } else {
+        PAGE_SIZE
+    }
+}
+
+fn page_align_up(v: u64) -> u64 {
+    align_up(v, PAGE_SIZE)
+}
+
+impl Fmm {
+    /// Sets up the memory manager of a context: opens (or adopts) each
+    /// GPU's render node, reads the process apertures, acquires each GPU's
+    /// VM, reserves the SVM range, sets the memory policy and maps the MMIO
+    /// remap page of each gfx9+ GPU (a failure there only records a
+    /// warning), as libhsakmt's `fmm_init_process_apertures` does.
+    pub fn new(kfd: Arc<DeviceFile>, nodes: Vec<NodeDesc>, opts: FmmOptions) -> Result<Fmm> {
+        let mut v = kfd::kfd_ioctl_get_version_args::default();
+        kfd.ioctl_plain(kfd::AMDKFD_IOC_GET_VERSION, &mut v)
+            .map_err(FmmError::ioctl("AMDKFD_IOC_GET_VERSION"))?;
+        let is_dgpu = nodes
+            .iter()
+            .any(|n| n.is_gpu() && n.cpu_cores == 0 && n.simd_count > 0);
+
+        let mut gpus = Vec::new();
+        for (node_id, n) in nodes.iter().enumerate() {
+            if !n.is_gpu() {
+                continue;
+            }
+            let shared = match &opts.render_nodes {
+                RenderNodes::Shared(list) => list
+                    .iter()
+                    .find(|(m, _)| *m == n.drm_render_minor)
+                    .map(|(_, f)| f.clone()),
+                RenderNodes::Open => None,
+            };
+            let render = match shared {
+                Some(f) => f,
+                None => Arc::new(
+                    DeviceFile::open_render_node(kfd.driver().clone(), n.drm_render_minor)
+                        .map_err(|errno| FmmError::RenderNode {
+                            minor: n.drm_render_minor,
+                            errno,
+                        })?,
+                ),
+            };
+            gpus.push(Gpu {
+                gpu_id: n.gpu_id,
+                node_id: node_id as u32,
+                device_id: n.device_id,
+                render,
+                lds: Range { base: 0, limit: 0 },
+                scratch_ap: Range { base: 0, limit: 0 },
+                gpuvm: None,
+                svm_needed: is_dgpu || n.gfx.major >= 9,
+                scratch: Mutex::new(None),
+                mmio: Mutex::new(None),
+            });
+        }
+        let shards = (0..=gpus.len())
+            .map(|_| Mutex::new(Shard::default()))
+            .collect();
+        let mem_handle = Aperture::reserved(
+            MEM_HANDLE_BASE,
+            MEM_HANDLE_BASE + (1 << 47) - 1,
+            PAGE_SIZE,
+            opts.guard_pages,
+            false,
+        );
+        let mut fmm = Fmm {
+            kfd,
+            opts,
+            version: (v.major_version, v.minor_version),
+            nodes,
+            gpus,
+            all_gpu_ids: Vec::new(),
+            is_dgpu,
+            svm: None,
+            svm_alt: None,
+            svm_reservation: None,
+            mem_handle,
+            shards,
+            warnings: Mutex::new(Vec::new()),
+        };
+        // On failure `fmm` is dropped, which undoes whatever was set up.
+        fmm.init_apertures()?;
+        fmm.map_mmio_pages();
+        Ok(fmm)
+    }
+
+    fn init_apertures(&mut self) -> Result<()> {
+        let n = self.nodes.len().max(1);
+        let mut aps = vec![kfd::kfd_process_device_apertures::default(); n];
+        let mut args = kfd::kfd_ioctl_get_process_apertures_new_args {
+            kfd_process_device_apertures_ptr: aps.as_mut_ptr() as u64,
+            num_of_nodes: n as u32,
+            pad: 0,
+        };
+        // SAFETY: the pointer addresses `aps`, valid for `num_of_nodes`
+        // entries, which the kernel fills.
+        let count = match unsafe {
+            self.kfd
+                .ioctl(kfd::AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, &mut args)
+        } {
+            Ok(_) => (args.num_of_nodes as usize).min(n),
+            Err(_) => {
+                // A really old kernel: the inline form, at most 7 GPUs.
+                let mut old = kfd::kfd_ioctl_get_process_apertures_args::default();
+                self.kfd
+                    .ioctl_plain(kfd::AMDKFD_IOC_GET_PROCESS_APERTURES, &mut old)
+                    .map_err(FmmError::ioctl("AMDKFD_IOC_GET_PROCESS_APERTURES"))?;
+                let c = (old.num_of_nodes as usize)
+                    .min(n)
+                    .min(old.process_apertures.len());
+                aps[..c].copy_from_slice(&old.process_apertures[..c]);
+                c
+            }
+        };
+
+        let (mut svm_base, mut svm_limit, mut svm_align) = (0u64, 0u64, 0u64);
+        let mut canonical = Vec::new();
+        for ap in &aps[..count] {
+            let Some(gi) = self.gpu_index(ap.gpu_id) else {
+                continue;
+            };
+            if self.all_gpu_ids.contains(&ap.gpu_id) {
+                return Err(FmmError::Failed(
+                    "duplicate gpu_id in the process apertures",
+                ));
+            }
+            self.all_gpu_ids.push(ap.gpu_id);
+            let guard = self.opts.guard_pages;
+            let gpu = &mut self.gpus[gi];
+            gpu.lds = Range {
+                base: ap.lds_base,
+                limit: ap.lds_limit,
+            };
+            gpu.scratch_ap = Range {
+                base: ap.scratch_base,
+                limit: ap.scratch_limit,
+            };
+            let align = vm_alignment(gpu.device_id);
+            if ap.gpuvm_limit < (1 << 47) {
+                // The GPU VM covers (part of) the canonical range: it joins
+                // the SVM apertures shared by all such GPUs.
+                svm_base = svm_base.max(ap.gpuvm_base);
+                svm_limit = if svm_limit == 0 {
+                    ap.gpuvm_limit
+                } else {
+                    svm_limit.min(ap.gpuvm_limit)
+                };
+                svm_align = svm_align.max(align);
+                canonical.push(ap.gpu_id);
+            } else {
+                let a = Aperture::reserved(ap.gpuvm_base, ap.gpuvm_limit, align, guard, false);
+                // Keep the first page of the aperture unused, so an offset
+                // from the base is never 0.
+                let _ = a.allocate(None, align, align);
+                gpu.gpuvm = Some(a);
+            }
+            let mut acq = kfd::kfd_ioctl_acquire_vm_args {
+                drm_fd: gpu.render.as_fd().as_raw_fd() as u32,
+                gpu_id: ap.gpu_id,
+            };
+            self.kfd
+                .ioctl_plain(kfd::AMDKFD_IOC_ACQUIRE_VM, &mut acq)
+                .map_err(FmmError::ioctl("AMDKFD_IOC_ACQUIRE_VM"))?;
+        }
+
+        if svm_limit != 0 {
+            self.init_svm(svm_base, svm_limit, svm_align)?;
+            let alt = self.svm_alt_aperture().expect("SVM initialised");
+            let (alt_base, alt_size) = (alt.base, alt.limit - alt.base + 1);
+            for gpu_id in canonical {
+                let mut p = kfd::kfd_ioctl_set_memory_policy_args {
+                    alternate_aperture_base: alt_base,
+                    alternate_aperture_size: alt_size,
+                    gpu_id,
+                    default_policy: if self.opts.disable_cache {
+                        kfd::KFD_IOC_CACHE_POLICY_COHERENT
+                    } else {
+                        kfd::KFD_IOC_CACHE_POLICY_NONCOHERENT
+                    },
+                    alternate_policy: kfd::KFD_IOC_CACHE_POLICY_COHERENT,
+                    misc_process_flag: 0,
+                };
+                self.kfd
+                    .ioctl_plain(kfd::AMDKFD_IOC_SET_MEMORY_POLICY, &mut p)
+                    .map_err(FmmError::ioctl("AMDKFD_IOC_SET_MEMORY_POLICY"))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn init_svm(&mut self, base: u64, limit: u64, align: u64) -> Result<()> {
+        let base = align_up(base, GPU_HUGE_PAGE_SIZE);
+        let limit = ((limit + 1) & !(GPU_HUGE_PAGE_SIZE - 1)).wrapping_sub(1);
+        let guard = self.opts.guard_pages;
+        if limit >= (1 << 47) - 1 && !self.opts.reserve_svm && align <= PAGE_SIZE {
+            // The GPUs address the whole canonical range: let mmap place
+            // allocations. Probe once; fall back to a reservation if mmap
+            // cannot give us an address in range.
+            let ap = Aperture::mmap(base, limit, align, guard, self.opts.max_va_align_order);
+            if let Ok(probe) = ap.allocate(None, PAGE_SIZE, 0) {
+                // SAFETY: the probe range was just allocated and is unused.
+                unsafe { ap.release(probe, PAGE_SIZE) };
+                self.svm = Some(ap);
+                return Ok(());
+            }
+        }
+        let (b, l) = reserve_svm_range(base, limit)?;
+        self.svm_reservation = Some(Range { base: b, limit: l });
+        // The first quarter (64 KiB aligned) is the coherent alternate
+        // aperture, the rest the default (non-coherent) one.
+        let alt_base = align_up(b, 0x10000);
+        let alt_size = align_up((l - b + 1) >> 2, 0x10000);
+        self.svm_alt = Some(Aperture::reserved(
+            alt_base,
+            alt_base + alt_size - 1,
+            align,
+            guard,
+            true,
+        ));
+        self.svm = Some(Aperture::reserved(
+            alt_base + alt_size,
+            l,
+            align,
+            guard,
+            true,
+        ));
+        Ok(())
+    }
+
+    fn map_mmio_pages(&self) {
+        for gi in 0..self.gpus.len() {
+            if !self.gpus[gi].svm_needed || !self.all_gpu_ids.contains(&self.gpus[gi].gpu_id) {
+                continue;
+            }
+            match self.map_mmio(gi) {
+                Ok(addr) => *lock(&self.gpus[gi].mmio) = Some(addr),
+                Err(e) => self.warn(format!(
+                    "failed to map the MMIO remap page of gpu {:#x}: {e}",
+                    self.gpus[gi].gpu_id
+                )),
+            }
+        }
+    }
+
+    fn map_mmio(&self, gi: usize) -> Result<u64> {
+        let ioc = AllocMemFlags::MMIO_REMAP | AllocMemFlags::WRITABLE | AllocMemFlags::COHERENT;
+        let (addr, handle, offset) =
+            self.alloc_bo(gi, ApId::SvmCoherent, None, PAGE_SIZE, 0, ioc, None)?;
+        let mut obj = VmObject::new(
+            addr,
+            PAGE_SIZE,
+            Some(handle),
+            self.gpus[gi].gpu_id,
+            ApId::SvmCoherent,
+        );
+        obj.mflags = MemFlags::NON_PAGED | MemFlags::HOST_ACCESS;
+        obj.node_id = self.gpus[gi].node_id;
+        let r = self
+            .map_cpu(
+                addr,
+                PAGE_SIZE,
+                true,
+                self.kfd.as_fd(),
+                offset,
+                "MMIO remap page",
+            )
+            .and_then(|()| {
+                obj.cpu = CpuView::Mapped { len: PAGE_SIZE };
+                self.map_ioctl(&mut obj, &[self.gpus[gi].gpu_id])
+            });
+        if let Err(e) = r {
+            self.destroy(obj);
+            return Err(e);
+        }
+        obj.mapping_count = 1;
+        lock(&self.shards[gi + 1]).insert(obj);
+        Ok(addr)
+    }
+
+    fn warn(&self, msg: String) {
+        lock(&self.warnings).push(msg);
+    }
+
+    // ------------------------------------------------------------------
+    // Queries
+    // ------------------------------------------------------------------
+
+    /// The kfd file this memory manager issues its ioctls on.
+    pub fn kfd(&self) -> &Arc<DeviceFile> {
+        &self.kfd
+    }
+
+    /// The KFD ioctl interface version `(major, minor)`.
+    pub fn kfd_version(&self) -> (u32, u32) {
+        self.version
+    }
+
+    /// The nodes this memory manager was created with.
+    pub fn nodes(&self) -> &[NodeDesc] {
+        &self.nodes
+    }
+
+    /// The gpu_ids of all GPUs with apertures, in kernel order (the default
+    /// mapping set).
+    pub fn gpu_ids(&self) -> &[u32] {
+        &self.all_gpu_ids
+    }
+
+    /// True when the system has a discrete GPU (then everything is
+    /// GPUVM-managed; APUs use plain CPU memory for system allocations).
+    pub fn is_dgpu(&self) -> bool {
+        self.is_dgpu
+    }
+
+    /// The options in use.
+    pub fn options(&self) -> &FmmOptions {
+        &self.opts
+    }
+
+    /// Non-fatal problems met so far (e.g. the MMIO page could not be mapped).
+    pub fn warnings(&self) -> Vec<String> {
+        lock(&self.warnings).clone()
+    }
+
+    /// The render-node file of the GPU with `gpu_id`.
+    pub fn render_node(&self, gpu_id: u32) -> Option<&Arc<DeviceFile>> {
+        self.gpu_index(gpu_id).map(|gi| &self.gpus[gi].render)
+    }
+
+    /// The SVM range (start of the coherent aperture to the end of the
+    /// default one), if any GPU uses canonical addresses.
+    pub fn svm_aperture(&self) -> Option<Range> {
+        let d = self.svm.as_ref()?;
+        let a = self.svm_alt_aperture()?;
+        Some(Range {
+            base: a.base.min(d.base),
+            limit: d.limit.max(a.limit),
+        })
+    }
+
+    /// The apertures of a GPU node.
+    pub fn node_apertures(&self, node: u32) -> Result<NodeApertures> {
+        let gpu_id = self.validate_node(node)?;
+        let gi = self.gpu_index(gpu_id).ok_or(FmmError::NotAGpuNode(node))?;
+        let g = &self.gpus[gi];
+        Ok(NodeApertures {
+            gpu_id,
+            lds: g.lds,
+            scratch: g.scratch_ap,
+            gpuvm: g.gpuvm.as_ref().map(|a| Range {
+                base: a.base,
+                limit: a.limit,
+            }),
+            mmio: lock(&g.mmio).map(|b| Range {
+                base: b,
+                limit: b + PAGE_SIZE - 1,
+            }),
+        })
+    }
+
+    /// Number of live memory objects (for tests and diagnostics).
+    pub fn object_count(&self) -> usize {
+        self.shards.iter().map(|s| lock(s).len()).sum::<usize>()
+            + self
+                .gpus
+                .iter()
+                .map(|g| lock(&g.scratch).as_ref().map_or(0, |s| s.objs.len()))
+                .sum::<usize>()
+    }
+
+    // ------------------------------------------------------------------
+    // Helpers
+    // ------------------------------------------------------------------
+
+    fn gpu_index(&self, gpu_id: u32) -> Option<usize> {
+        if gpu_id == 0 {
+            return None;
+        }
+        self.gpus.iter().position(|g| g.gpu_id == gpu_id)
+    }
+
+    /// The gpu_id of `node` (0 for a CPU node), or InvalidNode.
+    pub fn validate_node(&self, node: u32) -> Result<u32> {
+        self.nodes
+            .get(node as usize)
+            .map(|n| n.gpu_id)
+            .ok_or(FmmError::InvalidNode(node))
+    }
+
+    /// The gpu_ids of a node list, as `validate_nodeid_array`: an empty
+    /// list is an invalid argument, a bad node an invalid node.
+    pub fn gpu_ids_for_nodes(&self, nodes: &[u32]) -> Result<Vec<u32>> {
+        if nodes.is_empty() {
+            return Err(FmmError::InvalidArgument("empty node list"));
+        }
+        nodes.iter().map(|&n| self.validate_node(n)).collect()
+    }
+
+    fn node_of_gpu(&self, gpu_id: u32) -> u32 {
+        self.gpu_index(gpu_id).map_or(0, |gi| self.gpus[gi].node_id)
+    }
+
+    fn svm_alt_aperture(&self) -> Option<&Aperture> {
+        self.svm_alt.as_ref().or(self.svm.as_ref())
+    }
+
+    fn aperture(&self, id: ApId) -> Option<&Aperture> {
+        match id {
+            ApId::SvmDefault => self.svm.as_ref(),
+            ApId::SvmCoherent => self.svm_alt_aperture(),
+            ApId::Gpuvm(gi) => self.gpus.get(gi)?.gpuvm.as_ref(),
+            ApId::MemHandle => Some(&self.mem_handle),
+            ApId::CpuVm => None,
+        }
+    }
+
+    fn check_minor(&self, need: u32) -> Result<()> {
+        if self.version.1 < need {
+            return Err(FmmError::KfdTooOld {
+                need,
+                have: self.version.1,
+            });
+        }
+        Ok(())
+    }
+
+    /// Runs `f` on the shard holding the object `addr` resolves to.
+    fn with_shard<R>(
+        &self,
+        addr: u64,
+        how: Lookup,
+        f: impl FnOnce(&mut Shard, u64) -> R,
+    ) -> Option<R> {
+        for s in &self.shards {
+            let mut g = lock(s);
+            if let Some(start) = g.find(addr, how) {
+                return Some(f(&mut g, start));
+            }
+        }
+        None
+    }
+
+    fn with_object<R>(
+        &self,
+        addr: u64,
+        how: Lookup,
+        f: impl FnOnce(&mut VmObject) -> R,
+    ) -> Option<R> {
+        self.with_shard(addr, how, |s, start| f(s.get_mut(start).expect("found")))
+    }
+
+    fn shard_of(&self, gpu_id: u32) -> usize {
+        self.gpu_index(gpu_id).map_or(0, |gi| gi + 1)
+    }
+
+    fn insert(&self, obj: VmObject) {
+        lock(&self.shards[self.shard_of(obj.gpu_id)]).insert(obj);
+    }
+
+    /// Reserves address space in `ap` and creates a kernel BO there.
+    /// Returns `(address, handle, mmap_offset)`.
+    #[allow(clippy::too_many_arguments)]
+    fn alloc_bo(
+        &self,
+        gi: usize,
+        ap: ApId,
+        fixed: Option<u64>,
+        size: u64,
+        align: u64,
+        ioc: AllocMemFlags,
+        userptr: Option<u64>,
+    ) -> Result<(u64, u64, u64)> {
+        let aperture = self
+            .aperture(ap)
+            .ok_or(FmmError::NotSupported("aperture not available"))?;
+        let addr = aperture.allocate(fixed, size, align)?;
+        match self.create_bo(gi, ap, aperture, addr, size, ioc, userptr) {
+            Ok((handle, offset)) => Ok((addr, handle, offset)),
+            Err(e) => {
+                // SAFETY: the range was allocated above and nothing uses it.
+                unsafe { aperture.release(addr, size) };
+                Err(e)
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn create_bo(
+        &self,
+        gi: usize,
+        ap: ApId,
+        aperture: &Aperture,
+        addr: u64,
+        size: u64,
+        ioc: AllocMemFlags,
+        userptr: Option<u64>,
+    ) -> Result<(u64, u64)> {
+        let va_addr =
+            if !self.is_dgpu && matches!(ap, ApId::Gpuvm(_)) && ioc.contains(AllocMemFlags::VRAM) {
+                addr - aperture.base
+            } else {
+                addr
+            };
+        let mut args = kfd::kfd_ioctl_alloc_memory_of_gpu_args {
+            va_addr,
+            size,
+            handle: 0,
+            mmap_offset: userptr.unwrap_or(0),
+            gpu_id: self.gpus[gi].gpu_id,
+            flags: (ioc | AllocMemFlags::NO_SUBSTITUTE).bits(),
+        };
+        // SAFETY: the only user address in the arguments is the userptr
+        // range, which the caller mapped (allocation) or the API caller
+        // registered; the kernel pins those pages and reads nothing else.
+        unsafe {
+            self.kfd
+                .ioctl(kfd::AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut args)
+        }
+        .map_err(FmmError::ioctl("AMDKFD_IOC_ALLOC_MEMORY_OF_GPU"))?;
+        Ok((args.handle, args.mmap_offset))
+    }
+
+    fn free_bo(&self, handle: u64) -> Result<()> {
+        let mut f = kfd::kfd_ioctl_free_memory_of_gpu_args { handle };
+        self.kfd
+            .ioctl_plain(kfd::AMDKFD_IOC_FREE_MEMORY_OF_GPU, &mut f)
+            .map(|_| ())
+            .map_err(FmmError::ioctl("AMDKFD_IOC_FREE_MEMORY_OF_GPU"))
+    }
+
+    /// Maps a device file over `[addr, addr+len)` (which this manager
+    /// reserved for the object being created).
+    fn map_cpu(
+        &self,
+        addr: u64,
+        len: u64,
+        host_access: bool,
+        fd: BorrowedFd<'_>,
+        offset: u64,
+        what: &'static str,
+    ) -> Result<()> {
+        let prot = if host_access {
+            Prot::READ | Prot::WRITE
+        } else {
+            Prot::empty()
+        };
+        // SAFETY: the range lies in an address reservation this manager
+        // made for the object being created; no Rust reference points
+        // into it.
+        unsafe {
+            mman::mmap(
+                addr as usize,
+                len as usize,
+                prot,
+                MapFlags::SHARED | MapFlags::FIXED,
+                Some(fd),
+                offset,
+            )
+        }
+        .map_err(|errno| FmmError::Mmap { what, errno })?;
+        dont_fork(addr, len);
+        Ok(())
+    }
+
+    /// Undoes an object that is in no shard: unmaps it from GPUs, frees
+    /// the BO and gives back its address range. Errors are ignored
+    /// (teardown and failure paths).
+    fn destroy(&self, mut obj: VmObject) {
+        if obj.handle.is_some() && !obj.mapped.is_empty() {
+            let ids = obj.mapped.clone();
+            let _ = self.unmap_ioctl(&mut obj, &ids);
+        }
+        if let Some(h) = obj.handle {
+            let _ = self.free_bo(h);
+        }
+        self.release_range(&obj);
+    }
+
+    fn release_range(&self, obj: &VmObject) {
+        match self.aperture(obj.aperture) {
+            // SAFETY: the object is gone from every index, so its range is
+            // no longer handed out or referenced by us.
+            Some(ap) => unsafe { ap.release(obj.start, obj.size) },
+            None => {
+                if let ApId::CpuVm = obj.aperture {
+                    // SAFETY: APU host memory this manager mapped; the
+                    // object is gone, so nothing refers to it any more.
+                    let _ = unsafe { mman::munmap(obj.start as usize, obj.size as usize) };
+                }
+            }
+        }
+    }
+
+    /// MAP_MEMORY_TO_GPU on `targets`, resuming after the devices the
+    /// object is already mapped on (passed first, counted in `n_success`).
+    fn map_ioctl(&self, obj: &mut VmObject, targets: &[u32]) -> Result<()> {
+        let handle = obj.handle.ok_or(FmmError::NotMappable(obj.start))?;
+        let mut ids: Vec<u32> = targets
+            .iter()
+            .copied()
+            .filter(|t| obj.mapped.contains(t))
+            .collect();
+        let done = ids.len();
+        ids.extend(targets.iter().copied().filter(|t| !obj.mapped.contains(t)));
+        ids.dedup();
+        let mut args = kfd::kfd_ioctl_map_memory_to_gpu_args {
+            handle,
+            device_ids_array_ptr: ids.as_ptr() as u64,
+            n_devices: ids.len() as u32,
+            n_success: done as u32,
+        };
+        // SAFETY: `device_ids_array_ptr` points to `ids`, `n_devices` u32s
+        // that stay alive across the call; the kernel only reads them.
+        let r = unsafe { self.kfd.ioctl(kfd::AMDKFD_IOC_MAP_MEMORY_TO_GPU, &mut args) };
+        let n = (args.n_success as usize).min(ids.len());
+        for id in &ids[..n] {
+            if !obj.mapped.contains(id) {
+                obj.mapped.push(*id);
+            }
+        }
+        r.map(|_| ())
+            .map_err(FmmError::ioctl("AMDKFD_IOC_MAP_MEMORY_TO_GPU"))
+    }
+
+    fn unmap_ioctl(&self, obj: &mut VmObject, ids: &[u32]) -> Result<()> {
+        let handle = obj.handle.ok_or(FmmError::NotMappable(obj.start))?;
+        let mut args = kfd::kfd_ioctl_unmap_memory_from_gpu_args {
+            handle,
+            device_ids_array_ptr: ids.as_ptr() as u64,
+            n_devices: ids.len() as u32,
+            n_success: 0,
+        };
+        // SAFETY: as for map: the id array outlives the call and is only read.
+        let r = unsafe {
+            self.kfd
+                .ioctl(kfd::AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, &mut args)
+        };
+        let n = (args.n_success as usize).min(ids.len());
+        obj.mapped.retain(|m| !ids[..n].contains(m));
+        r.map(|_| ())
+            .map_err(FmmError::ioctl("AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU"))
+    }
+
+    // ------------------------------------------------------------------
+    // Allocation
+    // ------------------------------------------------------------------
+
+    /// `hsaKmtAllocMemory`: allocates `size` bytes on `node` with `flags`.
+    /// `address` is used only with [`MemFlags::FIXED_ADDRESS`].
+    pub fn alloc_memory(
+        &self,
+        node: u32,
+        size: u64,
+        flags: MemFlags,
+        address: Option<u64>,
+    ) -> Result<u64> {
+        self.alloc_memory_align(node, size, 0, flags, address)
+    }
+
+    /// `hsaKmtAllocMemoryAlign`: as [`Fmm::alloc_memory`] with an explicit
+    /// alignment (0: default; else a power of two of at least the page size).
+    pub fn alloc_memory_align(
+        &self,
+        node: u32,
+        size: u64,
+        align: u64,
+        mut flags: MemFlags,
+        address: Option<u64>,
+    ) -> Result<u64> {
+        if flags.contains(MemFlags::CONTIGUOUS) {
+            self.check_minor(16)?;
+        }
+        let gpu_id = self.validate_node(node)?;
+        let page = flags.page_size();
+        if align != 0 && (align < page || !align.is_power_of_two()) {
+            return Err(FmmError::BadAlignment(align));
+        }
+        if size == 0 || size % page != 0 {
+            return Err(FmmError::BadSize { size, page });
+        }
+        let fixed = if flags.contains(MemFlags::FIXED_ADDRESS) {
+            match address {
+                Some(a) if a != 0 => Some(a),
+                _ => return Err(FmmError::InvalidArgument("FixedAddress without an address")),
+            }
+        } else {
+            None
+        };
+        let coarse = flags.contains(MemFlags::COARSE_GRAIN);
+        let ext = flags.contains(MemFlags::EXTENDED_COHERENT);
+        let unc = flags.contains(MemFlags::UNCACHED);
+        if [coarse, ext, unc].iter().filter(|&&b| b).count() > 1 {
+            return Err(FmmError::ConflictingFlags(
+                "CoarseGrain, ExtendedCoherent and Uncached exclude each other",
+            ));
+        }
+        if flags.contains(MemFlags::SCRATCH) {
+            if align != 0 {
+                return Err(FmmError::NotImplemented("alignment for scratch memory"));
+            }
+            let gi = self
+                .gpu_index(gpu_id)
+                .ok_or(FmmError::OutOfMemory("scratch needs a GPU node"))?;
+            return self.alloc_scratch(gi, fixed, size);
+        }
+        let non_paged = flags.contains(MemFlags::NON_PAGED);
+        if gpu_id == 0 || !non_paged || self.opts.zero_fb || flags.contains(MemFlags::GTT_ACCESS) {
+            if self.opts.zero_fb && gpu_id != 0 && non_paged {
+                flags |= MemFlags::COARSE_GRAIN;
+            }
+            return self
+                .alloc_host(node, gpu_id, fixed, size, align, flags)
+                .map_err(|e| match e {
+                    FmmError::Ioctl { errno, .. } | FmmError::Mmap { errno, .. } => {
+                        FmmError::AllocFailed {
+                            device: false,
+                            errno,
+                        }
+                    }
+                    FmmError::OutOfMemory(what) => FmmError::HostAllocFailed(what),
+                    e => e,
+                });
+        }
+        if flags.contains(MemFlags::ONLY_ADDRESS) && flags.contains(MemFlags::NO_ADDRESS) {
+            return Err(FmmError::ConflictingFlags("OnlyAddress and NoAddress"));
+        }
+        let gi = self.gpu_index(gpu_id).ok_or(FmmError::NotAGpuNode(node))?;
+        self.alloc_device(gi, fixed, size, align, flags)
+            .map_err(|e| match e {
+                FmmError::Ioctl { errno, .. } | FmmError::Mmap { errno, .. } => {
+                    FmmError::AllocFailed {
+                        device: true,
+                        errno,
+                    }
+                }
+                e => e,
+            })
+    }
+
+    fn alloc_device(
+        &self,
+        gi: usize,
+        fixed: Option<u64>,
+        size: u64,
+        align: u64,
+        flags: MemFlags,
+    ) -> Result<u64> {
+        let gpu = &self.gpus[gi];
+        let mut ioc = AllocMemFlags::VRAM | hsa_to_ioc(flags);
+        if flags.contains(MemFlags::HOST_ACCESS) {
+            ioc |= AllocMemFlags::PUBLIC;
+        }
+        let aql = flags.contains(MemFlags::AQL_QUEUE_MEMORY);
+        let (mut ap, va_size) = if gpu.svm_needed {
+            (ApId::SvmDefault, if aql { size * 2 } else { size })
+        } else {
+            (ApId::Gpuvm(gi), size)
+        };
+        if flags.contains(MemFlags::ONLY_ADDRESS) {
+            return self.alloc_va_only(gi, ap, fixed, va_size, align, flags);
+        }
+        if flags.contains(MemFlags::NO_ADDRESS) {
+            ap = ApId::MemHandle;
+        }
+        if !flags.contains(MemFlags::COARSE_GRAIN) || self.opts.disable_cache {
+            ioc |= AllocMemFlags::COHERENT;
+        }
+        if flags.contains(MemFlags::UNCACHED) || self.opts.disable_cache {
+            ioc |= AllocMemFlags::UNCACHED;
+        }
+        if flags.contains(MemFlags::EXTENDED_COHERENT) {
+            ioc |= AllocMemFlags::EXT_COHERENT;
+        }
+        if flags.contains(MemFlags::CONTIGUOUS) {
+            ioc |= AllocMemFlags::CONTIGUOUS;
+        }
+        let (addr, handle, offset) = self.alloc_bo(gi, ap, fixed, va_size, align, ioc, None)?;
+        let mut obj = VmObject::new(addr, va_size, Some(handle), gpu.gpu_id, ap);
+        obj.mflags = flags;
+        obj.node_id = gpu.node_id;
+        if ap != ApId::MemHandle {
+            let host = flags.contains(MemFlags::HOST_ACCESS);
+            let r = self
+                .map_cpu(addr, size, host, gpu.render.as_fd(), offset, "VRAM")
+                .and_then(|()| {
+                    obj.cpu = CpuView::Mapped { len: va_size };
+                    if host && aql && va_size > size {
+                        // The ring mirror: the same pages once more right behind.
+                        self.map_cpu(
+                            addr + size,
+                            size,
+                            true,
+                            gpu.render.as_fd(),
+                            offset,
+                            "AQL mirror",
+                        )
+                    } else {
+                        Ok(())
+                    }
+                });
+            if let Err(e) = r {
+                self.destroy(obj);
+                return Err(e);
+            }
+        }
+        self.insert(obj);
+        Ok(addr)
+    }
+
+    fn alloc_va_only(
+        &self,
+        gi: usize,
+        ap: ApId,
+        fixed: Option<u64>,
+        size: u64,
+        align: u64,
+        flags: MemFlags,
+    ) -> Result<u64> {
+        let aperture = self
+            .aperture(ap)
+            .ok_or(FmmError::NotSupported("aperture not available"))?;
+        let addr = aperture.allocate(fixed, size, align)?;
+        let mut obj = VmObject::new(addr, size, None, self.gpus[gi].gpu_id, ap);
+        obj.mflags = flags;
+        obj.node_id = self.gpus[gi].node_id;
+        obj.kind = Kind::ReservedAddr;
+        self.insert(obj);
+        Ok(addr)
+    }
+
+    fn alloc_host(
+        &self,
+        node: u32,
+        gpu_id: u32,
+        fixed: Option<u64>,
+        size: u64,
+        align: u64,
+        flags: MemFlags,
+    ) -> Result<u64> {
+        if !self.is_dgpu {
+            return self.alloc_host_cpu(fixed, size, flags);
+        }
+        let gi = if gpu_id != 0 {
+            self.gpu_index(gpu_id)
+        } else {
+            None
+        };
+        let gi = match gi {
+            Some(gi) => gi,
+            None if !self.gpus.is_empty() => 0,
+            None => {
+                return Err(FmmError::HostAllocFailed(
+                    "no GPU to allocate system memory through",
+                ))
+            }
+        };
+        let coarse = flags.contains(MemFlags::COARSE_GRAIN);
+        let ap = if coarse {
+            ApId::SvmDefault
+        } else {
+            ApId::SvmCoherent
+        };
+        let mut ioc = hsa_to_ioc(flags);
+        if !coarse || self.opts.disable_cache {
+            ioc |= AllocMemFlags::COHERENT;
+        }
+        if flags.contains(MemFlags::UNCACHED) || self.opts.disable_cache {
+            ioc |= AllocMemFlags::UNCACHED;
+        }
+        let aql = flags.contains(MemFlags::AQL_QUEUE_MEMORY);
+        let va_size = if aql { size * 2 } else { size };
+        let gpu = &self.gpus[gi];
+        let mut obj;
+        if !flags.contains(MemFlags::NON_PAGED) && self.opts.userptr_for_paged_mem {
+            // Paged memory: anonymous pages, registered as a userptr BO at
+            // the same address.
+            let aperture = self
+                .aperture(ap)
+                .ok_or(FmmError::NotSupported("no SVM aperture"))?;
+            let addr = aperture.allocate(fixed, va_size, align)?;
+            let flags_map = MapFlags::PRIVATE | MapFlags::ANONYMOUS | MapFlags::FIXED;
+            // SAFETY: the range was just reserved for this object; nothing
+            // references it.
+            let mapped = unsafe {
+                mman::mmap(
+                    addr as usize,
+                    va_size as usize,
+                    Prot::READ | Prot::WRITE,
+                    flags_map,
+                    None,
+                    0,
+                )
+            };
+            if let Err(errno) = mapped {
+                // SAFETY: our fresh, unused range.
+                unsafe { aperture.release(addr, va_size) };
+                return Err(FmmError::Mmap {
+                    what: "system memory",
+                    errno,
+                });
+            }
+            dont_fork(addr, va_size);
+            let handle = match self.create_bo(
+                gi,
+                ap,
+                aperture,
+                addr,
+                va_size,
+                ioc | AllocMemFlags::USERPTR,
+                Some(addr),
+            ) {
+                Ok((h, _)) => h,
+                Err(e) => {
+                    // SAFETY: as above.
+                    unsafe { aperture.release(addr, va_size) };
+                    return Err(e);
+                }
+            };
+            obj = VmObject::new(addr, va_size, Some(handle), gpu.gpu_id, ap);
+            obj.cpu = CpuView::Mapped { len: va_size };
+        } else {
+            let ioc = ioc | AllocMemFlags::GTT;
+            let (addr, handle, offset) = self.alloc_bo(gi, ap, fixed, va_size, align, ioc, None)?;
+            obj = VmObject::new(addr, va_size, Some(handle), gpu.gpu_id, ap);
+            if flags.contains(MemFlags::HOST_ACCESS) {
+                let r = self
+                    .map_cpu(addr, size, true, gpu.render.as_fd(), offset, "GTT")
+                    .and_then(|()| {
+                        obj.cpu = CpuView::Mapped { len: va_size };
+                        if aql {
+                            self.map_cpu(
+                                addr + size,
+                                size,
+                                true,
+                                gpu.render.as_fd(),
+                                offset,
+                                "AQL mirror",
+                            )
+                        } else {
+                            Ok(())
+                        }
+                    });
+                if let Err(e) = r {
+                    self.destroy(obj);
+                    return Err(e);
+                }
+            }
+        }
+        obj.mflags = flags;
+        obj.node_id = node;
+        let addr = obj.start;
+        self.insert(obj);
+        Ok(addr)
+    }
+
+    /// System memory on an APU: plain anonymous memory, no GPU object.
+    fn alloc_host_cpu(&self, fixed: Option<u64>, size: u64, flags: MemFlags) -> Result<u64> {
+        if fixed.is_some() {
+            return Err(FmmError::HostAllocFailed(
+                "fixed addresses are not supported for APU system memory",
+            ));
+        }
+        let mut prot = Prot::READ;
+        if flags.contains(MemFlags::EXECUTE_ACCESS) {
+            prot |= Prot::EXEC;
+        }
+        if !flags.contains(MemFlags::READ_ONLY) {
+            prot |= Prot::WRITE;
+        }
+        // SAFETY: no MAP_FIXED: the kernel picks a fresh range.
+        let addr = unsafe {
+            mman::mmap(
+                0,
+                size as usize,
+                prot,
+                MapFlags::PRIVATE | MapFlags::ANONYMOUS,
+                None,
+                0,
+            )
+        }
+        .map_err(|errno| FmmError::Mmap {
+            what: "APU system memory",
+            errno,
+        })? as u64;
+        let mut obj = VmObject::new(addr, size, None, 0, ApId::CpuVm);
+        obj.mflags = flags;
+        obj.cpu = CpuView::Mapped { len: size };
+        self.insert(obj);
+        Ok(addr)
+    }
+
+    /// Scratch backing memory: reserves 64 KiB-aligned address space and
+    /// programs it as the GPU's scratch backing VA. Memory is created when
+    /// (parts of) it are mapped.
+    fn alloc_scratch(&self, gi: usize, fixed: Option<u64>, size: u64) -> Result<u64> {
+        let gpu = &self.gpus[gi];
+        let mut st = lock(&gpu.scratch);
+        if st.is_some() {
+            return Err(FmmError::OutOfMemory(
+                "scratch is already allocated for this GPU",
+            ));
+        }
+        let aligned = align_up(size, SCRATCH_ALIGN);
+        let addr = if self.is_dgpu {
+            let ap = self
+                .svm
+                .as_ref()
+                .ok_or(FmmError::OutOfMemory("no SVM aperture"))?;
+            ap.allocate(fixed, aligned, SCRATCH_ALIGN)?
+        } else {
+            if fixed.is_some() {
+                return Err(FmmError::OutOfMemory("fixed scratch address on an APU"));
+            }
+            let r = mman::reserve((aligned + SCRATCH_ALIGN) as usize)
+                .map_err(|_| FmmError::OutOfMemory("scratch address space"))?
+                as u64;
+            let a = align_up(r, SCRATCH_ALIGN);
+            // SAFETY: trimming our own fresh reservation to the aligned part.
+            unsafe {
+                if a > r {
+                    let _ = mman::munmap(r as usize, (a - r) as usize);
+                }
+                let end = r + aligned + SCRATCH_ALIGN;
+                if a + aligned < end {
+                    let _ = mman::munmap((a + aligned) as usize, (end - a - aligned) as usize);
+                }
+            }
+            a
+        };
+        let mut args = kfd::kfd_ioctl_set_scratch_backing_va_args {
+            va_addr: addr >> 16,
+            gpu_id: gpu.gpu_id,
+            pad: 0,
+        };
+        if let Err(errno) = self
+            .kfd
+            .ioctl_plain(kfd::AMDKFD_IOC_SET_SCRATCH_BACKING_VA, &mut args)
+        {
+            self.release_scratch_range(addr, aligned);
+            let _ = errno;
+            return Err(FmmError::OutOfMemory(
+                "AMDKFD_IOC_SET_SCRATCH_BACKING_VA failed",
+            ));
+        }
+        *st = Some(Scratch {
+            base: addr,
+            size: aligned,
+            objs: BTreeMap::new(),
+        });
+        Ok(addr)
+    }
+
+    fn release_scratch_range(&self, addr: u64, size: u64) {
+        if self.is_dgpu {
+            if let Some(ap) = self.svm.as_ref() {
+                // SAFETY: the scratch range is ours and no longer used.
+                unsafe { ap.release(addr, size) };
+            }
+        } else {
+            // SAFETY: as above, an APU scratch mapping we made.
+            let _ = unsafe { mman::munmap(addr as usize, size as usize) };
+        }
+    }
+
+    fn scratch_gpu(&self, addr: u64) -> Option<usize> {
+        self.gpus.iter().position(|g| {
+            lock(&g.scratch)
+                .as_ref()
+                .is_some_and(|s| addr >= s.base && addr < s.base + s.size)
+        })
+    }
+
+    fn free_scratch(&self, gi: usize) {
+        let Some(st) = lock(&self.gpus[gi].scratch).take() else {
+            return;
+        };
+        for (_, obj) in st.objs {
+            self.destroy_scratch_object(obj);
+        }
+        self.release_scratch_range(st.base, st.size);
+    }
+
+    fn destroy_scratch_object(&self, mut obj: VmObject) {
+        if !obj.mapped.is_empty() {
+            let ids = obj.mapped.clone();
+            let _ = self.unmap_ioctl(&mut obj, &ids);
+        }
+        // SAFETY: the object's range is part of our scratch reservation;
+        // its device mapping goes away, the reservation stays.
+        unsafe { reset_to_reserved(obj.start, obj.size) };
+        if let Some(h) = obj.handle {
+            let _ = self.free_bo(h);
+        }
+    }
+
+    fn map_scratch(&self, gi: usize, addr: u64, size: u64) -> Result<u64> {
+        let gpu = &self.gpus[gi];
+        if !self.is_dgpu {
+            return Ok(0);
+        }
+        let mut st = lock(&gpu.scratch);
+        let st = st.as_mut().ok_or(FmmError::NoSuchObject(addr))?;
+        if size == 0 || addr + size > st.base + st.size {
+            return Err(FmmError::RangeOutsideObject { addr, size });
+        }
+        let ap = self
+            .svm
+            .as_ref()
+            .ok_or(FmmError::NotSupported("no SVM aperture"))?;
+        let ioc = AllocMemFlags::VRAM | AllocMemFlags::WRITABLE;
+        let (handle, offset) = self.create_bo(gi, ApId::SvmDefault, ap, addr, size, ioc, None)?;
+        let mut obj = VmObject::new(addr, size, Some(handle), gpu.gpu_id, ApId::SvmDefault);
+        obj.node_id = gpu.node_id;
+        obj.mflags = MemFlags::SCRATCH | MemFlags::NON_PAGED;
+        if let Err(e) = self.map_cpu(addr, size, false, gpu.render.as_fd(), offset, "scratch") {
+            let _ = self.free_bo(handle);
+            return Err(e);
+        }
+        obj.cpu = CpuView::Mapped { len: size };
+        if let Err(e) = self.map_ioctl(&mut obj, &[gpu.gpu_id]) {
+            self.destroy_scratch_object(obj);
+            return Err(e);
+        }
+        obj.mapping_count = 1;
+        st.objs.insert(addr, obj);
+        Ok(0)
+    }
+
+    fn unmap_scratch(&self, gi: usize, addr: u64) -> Result<()> {
+        if !self.is_dgpu {
+            return Ok(());
+        }
+        let obj = {
+            let mut st = lock(&self.gpus[gi].scratch);
+            let st = st
+                .as_mut()
+                .ok_or(FmmError::Failed("no scratch on this GPU"))?;
+            st.objs
+                .remove(&addr)
+                .ok_or(FmmError::Failed("no scratch mapping at this address"))?
+        };
+        self.destroy_scratch_object(obj);
+        Ok(())
+    }
+
+    /// Allocates the doorbell page(s) of a GPU at a GPU-visible address and
+    /// maps them for the CPU from the kfd file at `mmap_offset` (what
+    /// CREATE_QUEUE returned, aligned down to the doorbell page).
+    pub fn alloc_doorbell(&self, node: u32, size: u64, mmap_offset: u64) -> Result<u64> {
+        let gpu_id = self.validate_node(node)?;
+        let gi = self.gpu_index(gpu_id).ok_or(FmmError::NotAGpuNode(node))?;
+        if size == 0 || size % PAGE_SIZE != 0 {
+            return Err(FmmError::BadSize {
+                size,
+                page: PAGE_SIZE,
+            });
+        }
+        let ioc = AllocMemFlags::DOORBELL | AllocMemFlags::WRITABLE | AllocMemFlags::COHERENT;
+        let (addr, handle, _) = self.alloc_bo(gi, ApId::SvmCoherent, None, size, 0, ioc, None)?;
+        let mut obj = VmObject::new(addr, size, Some(handle), gpu_id, ApId::SvmCoherent);
+        obj.mflags = MemFlags::NON_PAGED | MemFlags::HOST_ACCESS;
+        obj.node_id = self.gpus[gi].node_id;
+        if let Err(e) = self.map_cpu(addr, size, true, self.kfd.as_fd(), mmap_offset, "doorbell") {
+            self.destroy(obj);
+            return Err(e);
+        }
+        obj.cpu = CpuView::Mapped { len: size };
+        self.insert(obj);
+        Ok(addr)
+    }
+
+    /// The CPU address of a GPU's MMIO remap (HDP flush) page, if mapped.
+    pub fn mmio_address(&self, node: u32) -> Option<u64> {
+        let gi = self.gpu_index(self.validate_node(node).ok()?)?;
+        *lock(&self.gpus[gi].mmio)
+    }
+
+    /// `hsaKmtFreeMemory`: frees what an allocation at `addr` created.
+    ///
+    /// Like the C library this does not unmap the memory from GPUs first;
+    /// a kernel refuses to free a mapped buffer.
+    pub fn free_memory(&self, addr: u64) -> Result<()> {
+        if addr == 0 {
+            return Err(FmmError::NullAddress);
+        }
+        if let Some(gi) = self.scratch_gpu(addr) {
+            self.free_scratch(gi);
+            return Ok(());
+        }
+        let taken = self.with_shard(addr, Lookup::Exact { size: 0 }, |s, start| {
+            let o = s.get_mut(start).expect("found");
+            if let Kind::Userptr { count, .. } = &mut o.kind {
+                if *count > 1 {
+                    *count -= 1;
+                    return None;
+                }
+            }
+            s.remove(start)
+        });
+        match taken {
+            None if self.opts.svm_api_enabled => Ok(()),
+            None => Err(FmmError::NotRegistered(addr)),
+            Some(None) => Ok(()),
+            Some(Some(obj)) => self.release_object(obj),
+        }
+    }
+
+    /// Frees the BO of an object already removed from its shard; on
+    /// failure the object goes back.
+    fn release_object(&self, obj: VmObject) -> Result<()> {
+        if let Some(h) = obj.handle {
+            if let Err(e) = self.free_bo(h) {
+                self.insert(obj);
+                return Err(e);
+            }
+        }
+        self.release_range(&obj);
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------
+    // GPU mapping
+    // ------------------------------------------------------------------
+
+    /// `hsaKmtMapMemoryToGPU`: maps the object at `addr` to every GPU it is
+    /// registered to (all GPUs if not registered). Returns the alternate
+    /// GPU VA the C API reports (0 when the GPU uses the CPU address; the
+    /// GPU address of a userptr otherwise).
+    pub fn map_to_gpu(&self, addr: u64, size: u64) -> Result<u64> {
+        if addr == 0 {
+            return Err(FmmError::NullAddress);
+        }
+        if let Some(gi) = self.scratch_gpu(addr) {
+            return self.map_scratch(gi, addr, size);
+        }
+        let r = self.with_object(addr, Lookup::Exact { size }, |o| self.map_object(o, addr));
+        match r {
+            Some(r) => r,
+            None if self.opts.svm_api_enabled && self.is_dgpu => {
+                let start = addr & !(PAGE_SIZE - 1);
+                let len = page_align_up(addr + size.max(1)) - start;
+                let attrs: Vec<(u32, u32)> = self
+                    .all_gpu_ids
+                    .iter()
+                    .map(|&g| (crate::flags::svm_attr::ACCESS_IN_PLACE, g))
+                    .collect();
+                self.svm_ioctl(
+                    kfd::KFD_IOCTL_SVM_OP_SET_ATTR,
+                    start,
+                    len,
+                    &mut attrs.clone(),
+                )?;
+                Ok(0)
+            }
+            None if !self.is_dgpu => Ok(0),
+            None => Err(FmmError::NoSuchObject(addr)),
+        }
+    }
+
+    fn map_object(&self, o: &mut VmObject, addr: u64) -> Result<u64> {
+        if o.aperture == ApId::CpuVm {
+            return Ok(0);
+        }
+        if o.handle.is_none() || o.aperture == ApId::MemHandle {
+            return Err(FmmError::NotMappable(addr));
+        }
+        if let Some((ua, _)) = o.userptr() {
+            let gpu_va = o.start + (ua & (PAGE_SIZE - 1));
+            if o.mapping_count > 0 {
+                o.mapping_count += 1;
+                return Ok(gpu_va);
+            }
+            let targets = if o.registered.is_empty() {
+                self.all_gpu_ids.clone()
+            } else {
+                o.registered.clone()
+            };
+            self.map_ioctl(o, &targets)?;
+            o.mapping_count = 1;
+            return Ok(gpu_va);
+        }
+        let targets = if o.registered.is_empty() {
+            self.all_gpu_ids.clone()
+        } else {
+            o.registered.clone()
+        };
+        self.map_ioctl(o, &targets)?;
+        o.mapping_count = 1;
+        let ap = self.aperture(o.aperture).expect("object aperture");
+        Ok(if ap.cpu_accessible {
+            0
+        } else {
+            o.start - ap.base
+        })
+    }
+
+    /// `hsaKmtMapMemoryToGPUNodes`: maps the object at `addr` to exactly
+    /// the GPUs of `nodes` (unmapping it from others). The map flags are
+    /// accepted and, as in the C library, ignored.
+    pub fn map_to_gpu_nodes(
+        &self,
+        addr: u64,
+        size: u64,
+        nodes: &[u32],
+        _flags: MemMapFlags,
+    ) -> Result<u64> {
+        if addr == 0 {
+            return Err(FmmError::NullAddress);
+        }
+        if !self.is_dgpu && nodes.len() == 1 {
+            return self.map_to_gpu(addr, size);
+        }
+        let ids = self.gpu_ids_for_nodes(nodes)?;
+        self.with_object(addr, Lookup::Exact { size }, |o| {
+            let cpu_accessible = self.aperture(o.aperture).is_some_and(|a| a.cpu_accessible);
+            if o.aperture == ApId::CpuVm || !cpu_accessible {
+                return Err(FmmError::Failed(
+                    "memory in this aperture cannot be mapped to a node list",
+                ));
+            }
+            if o.userptr().is_some() {
+                // As upstream: userptrs map to all their registered nodes.
+                return self.map_object(o, addr);
+            }
+            if o.handle.is_none() {
+                return Err(FmmError::NotMappable(addr));
+            }
+            let allowed = if o.registered.is_empty() {
+                &self.all_gpu_ids
+            } else {
+                &o.registered
+            };
+            if let Some(bad) = ids.iter().find(|id| !allowed.contains(id)) {
+                return Err(FmmError::NodeNotRegistered(*bad));
+            }
+            let stale: Vec<u32> = o
+                .mapped
+                .iter()
+                .copied()
+                .filter(|m| !ids.contains(m))
+                .collect();
+            if !stale.is_empty() {
+                self.unmap_ioctl(o, &stale)?;
+            }
+            if ids.iter().any(|id| !o.mapped.contains(id)) {
+                self.map_ioctl(o, &ids)?;
+                o.mapping_count = 1;
+            }
+            Ok(0)
+        })
+        .unwrap_or(Err(FmmError::UnknownPointer(addr)))
+    }
+
+    /// `hsaKmtUnmapMemoryToGPU`: unmaps the object at `addr` from all GPUs
+    /// it is mapped on. A null address, and memory that is not mapped,
+    /// succeed without doing anything (as in the C library).
+    pub fn unmap_from_gpu(&self, addr: u64) -> Result<()> {
+        if addr == 0 {
+            return Ok(());
+        }
+        if let Some(gi) = self.scratch_gpu(addr) {
+            return self.unmap_scratch(gi, addr);
+        }
+        self.with_object(addr, Lookup::Exact { size: 0 }, |o| {
+            if o.aperture == ApId::CpuVm {
+                return Ok(());
+            }
+            if o.userptr().is_some() && o.mapping_count > 1 {
+                o.mapping_count -= 1;
+                return Ok(());
+            }
+            if o.mapped.is_empty() {
+                return Ok(());
+            }
+            let ids = o.mapped.clone();
+            let r = self.unmap_ioctl(o, &ids);
+            o.mapping_count = 0;
+            r
+        })
+        .unwrap_or(if self.is_dgpu {
+            Err(FmmError::UnknownPointer(addr))
+        } else {
+            Ok(())
+        })
+    }
+
+    // ------------------------------------------------------------------
+    // Registration
+    // ------------------------------------------------------------------
+
+    /// `hsaKmtRegisterMemory`: makes user memory GPU-accessible (a userptr
+    /// BO); a no-op on APUs.
+    pub fn register_memory(&self, addr: u64, size: u64) -> Result<()> {
+        if !self.is_dgpu {
+            return Ok(());
+        }
+        self.register(addr, size, Vec::new(), true)
+    }
+
+    /// `hsaKmtRegisterMemoryToNodes`: as [`Fmm::register_memory`], limited
+    /// to the GPUs of `nodes` (the default mapping set of the memory).
+    pub fn register_memory_to_nodes(&self, addr: u64, size: u64, nodes: &[u32]) -> Result<()> {
+        if !self.is_dgpu {
+            return Err(FmmError::NotSupported("RegisterMemoryToNodes on an APU"));
+        }
+        let ids = self.gpu_ids_for_nodes(nodes)?;
+        self.register(addr, size, ids, true)
+    }
+
+    /// `hsaKmtRegisterMemoryWithFlags`: registers ordinary paged host
+    /// memory (HostAccess set, NonPaged clear); CoarseGrain selects a
+    /// non-coherent userptr.
+    pub fn register_memory_with_flags(&self, addr: u64, size: u64, flags: MemFlags) -> Result<()> {
+        if flags.contains(MemFlags::EXTENDED_COHERENT) && flags.contains(MemFlags::COARSE_GRAIN) {
+            return Err(FmmError::ConflictingFlags(
+                "ExtendedCoherent and CoarseGrain",
+            ));
+        }
+        if !flags.contains(MemFlags::HOST_ACCESS) || flags.contains(MemFlags::NON_PAGED) {
+            return Err(FmmError::NotSupported(
+                "registered memory must be paged host memory",
+            ));
+        }
+        if !self.is_dgpu {
+            return Err(FmmError::NotSupported("RegisterMemoryWithFlags on an APU"));
+        }
+        self.register(
+            addr,
+            size,
+            Vec::new(),
+            flags.contains(MemFlags::COARSE_GRAIN),
+        )
+    }
+
+    fn register(&self, addr: u64, size: u64, ids: Vec<u32>, coarse: bool) -> Result<()> {
+        let existing = self.with_object(addr, Lookup::Exact { size }, |o| {
+            if !o.registered.is_empty() {
+                return if o.registered == ids {
+                    if let Kind::Userptr { count, .. } = &mut o.kind {
+                        *count += 1;
+                    }
+                    Ok(())
+                } else {
+                    Err(FmmError::AlreadyRegistered(addr))
+                };
+            }
+            if let Kind::Userptr { count, .. } = &mut o.kind {
+                *count += 1;
+            }
+            if !ids.is_empty() {
+                o.registered = ids.clone();
+            }
+            Ok(())
+        });
+        if let Some(r) = existing {
+            return r;
+        }
+        let obj = self.create_userptr(addr, size, coarse)?;
+        let shard = self.shard_of(obj.gpu_id);
+        let mut s = lock(&self.shards[shard]);
+        if let Some(start) = s.find(addr, Lookup::Exact { size }) {
+            // Another thread registered the same range meanwhile.
+            if let Some(Kind::Userptr { count, .. }) = s.get_mut(start).map(|o| &mut o.kind) {
+                *count += 1;
+            }
+            drop(s);
+            self.destroy(obj);
+            return Ok(());
+        }
+        let mut obj = obj;
+        obj.registered = ids;
+        s.insert(obj);
+        Ok(())
+    }
+
+    fn create_userptr(&self, addr: u64, size: u64, coarse: bool) -> Result<VmObject> {
+        if self.gpus.is_empty() {
+            return Err(FmmError::Failed("no GPU to register memory with"));
+        }
+        if addr == 0 || size == 0 {
+            return Err(FmmError::Failed("empty user memory range"));
+        }
+        let off = addr & (PAGE_SIZE - 1);
+        let aligned = addr - off;
+        let aligned_size = page_align_up(off + size);
+        if self.opts.check_userptr && !user_range_mapped(aligned, aligned_size) {
+            return Err(FmmError::Failed("user memory range is not mapped"));
+        }
+        let mut ioc = AllocMemFlags::USERPTR | AllocMemFlags::WRITABLE | AllocMemFlags::EXECUTABLE;
+        if !coarse {
+            ioc |= AllocMemFlags::COHERENT;
+        }
+        let (svm_addr, handle, _) = self.alloc_bo(
+            0,
+            ApId::SvmDefault,
+            None,
+            aligned_size,
+            0,
+            ioc,
+            Some(aligned),
+        )?;
+        let mut obj = VmObject::new(
+            svm_addr,
+            aligned_size,
+            Some(handle),
+            self.gpus[0].gpu_id,
+            ApId::SvmDefault,
+        );
+        obj.kind = Kind::Userptr {
+            addr,
+            size,
+            count: 1,
+        };
+        obj.node_id = self.gpus[0].node_id;
+        obj.mflags = ioc_to_hsa(ioc);
+        Ok(obj)
+    }
+
+    /// `hsaKmtDeregisterMemory`: drops a registration. Userptrs, imported
+    /// graphics and shared buffers are released (when their last
+    /// registration goes); allocated memory loses its node list.
+    pub fn deregister_memory(&self, addr: u64) -> Result<()> {
+        let r = self.with_shard(addr, Lookup::Exact { size: 0 }, |s, start| {
+            let o = s.get_mut(start).expect("found");
+            if o.aperture == ApId::CpuVm {
+                return Ok(None);
+            }
+            match &mut o.kind {
+                Kind::Userptr { count, .. } if *count > 1 => {
+                    *count -= 1;
+                    Ok(None)
+                }
+                Kind::Userptr { .. } | Kind::Graphics { .. } | Kind::Shared => Ok(s.remove(start)),
+                _ if o.registered.is_empty() => Err(FmmError::NotRegistered(addr)),
+                _ => {
+                    o.registered.clear();
+                    Ok(None)
+                }
+            }
+        });
+        match r {
+            None if !self.is_dgpu || self.opts.svm_api_enabled => Ok(()),
+            None => Err(FmmError::NotRegistered(addr)),
+            Some(Err(e)) => Err(e),
+            Some(Ok(None)) => Ok(()),
+            Some(Ok(Some(obj))) => {
+                self.destroy(obj);
+                Ok(())
+            }
+        }
+    }
+
+    /// `hsaKmtRegisterGraphicsHandleToNodes`: imports a dma-buf exported by
+    /// a graphics driver into this context's GPU address space.
+    pub fn register_graphics_handle(
+        &self,
+        dmabuf: BorrowedFd<'_>,
+        nodes: &[u32],
+    ) -> Result<GraphicsResource> {
+        let ids = if nodes.is_empty() {
+            Vec::new()
+        } else {
+            self.gpu_ids_for_nodes(nodes)?
+        };
+        let mut metadata = vec![0u8; GRAPHICS_METADATA_DEFAULT_SIZE as usize];
+        let mut info = kfd::kfd_ioctl_get_dmabuf_info_args {
+            metadata_ptr: metadata.as_mut_ptr() as u64,
+            metadata_size: GRAPHICS_METADATA_DEFAULT_SIZE,
+            dmabuf_fd: dmabuf.as_raw_fd() as u32,
+            ..Default::default()
+        };
+        // SAFETY: `metadata_ptr` addresses `metadata`, writable for
+        // `metadata_size` bytes, alive across the call.
+        let mut r = unsafe { self.kfd.ioctl(kfd::AMDKFD_IOC_GET_DMABUF_INFO, &mut info) };
+        if r.is_err() && info.metadata_size > GRAPHICS_METADATA_DEFAULT_SIZE {
+            metadata = vec![0u8; info.metadata_size as usize];
+            info.metadata_ptr = metadata.as_mut_ptr() as u64;
+            // SAFETY: as above, with the bigger buffer.
+            r = unsafe { self.kfd.ioctl(kfd::AMDKFD_IOC_GET_DMABUF_INFO, &mut info) };
+        }
+        r.map_err(FmmError::ioctl("AMDKFD_IOC_GET_DMABUF_INFO"))?;
+        metadata.truncate(info.metadata_size as usize);
+        let gi = self
+            .gpu_index(info.gpu_id)
+            .ok_or(FmmError::Failed("dma-buf belongs to an unknown GPU"))?;
+        let ap = if self.gpus[gi].svm_needed {
+            ApId::SvmDefault
+        } else {
+            ApId::Gpuvm(gi)
+        };
+        let aperture = self
+            .aperture(ap)
+            .ok_or(FmmError::Failed("no aperture for the buffer"))?;
+        let size = page_align_up(info.size);
+        let addr = aperture.allocate(None, size, IMAGE_ALIGN)?;
+        let va = if matches!(ap, ApId::Gpuvm(_)) {
+            addr - aperture.base
+        } else {
+            addr
+        };
+        let handle = match self.import_dmabuf_at(info.gpu_id, va, dmabuf) {
+            Ok(h) => h,
+            Err(e) => {
+                // SAFETY: our fresh, unused range.
+                unsafe { aperture.release(addr, size) };
+                return Err(e);
+            }
+        };
+        let mut obj = VmObject::new(addr, size, Some(handle), info.gpu_id, ap);
+        obj.mflags =
+            ioc_to_hsa(AllocMemFlags::from_bits_retain(info.flags)) | MemFlags::COARSE_GRAIN;
+        obj.node_id = self.gpus[gi].node_id;
+        obj.kind = Kind::Graphics {
+            metadata: metadata.clone(),
+        };
+        obj.registered = ids;
+        let node = obj.node_id;
+        self.insert(obj);
+        Ok(GraphicsResource {
+            address: addr,
+            size: info.size,
+            metadata,
+            node,
+        })
+    }
+
+    fn import_dmabuf_at(&self, gpu_id: u32, va: u64, fd: BorrowedFd<'_>) -> Result<u64> {
+        let mut args = kfd::kfd_ioctl_import_dmabuf_args {
+            va_addr: va,
+            handle: 0,
+            gpu_id,
+            dmabuf_fd: fd.as_raw_fd() as u32,
+        };
+        self.kfd
+            .ioctl_plain(kfd::AMDKFD_IOC_IMPORT_DMABUF, &mut args)
+            .map_err(FmmError::ioctl("AMDKFD_IOC_IMPORT_DMABUF"))?;
+        Ok(args.handle)
+    }
+
+    // ------------------------------------------------------------------
+    // Sharing
+    // ------------------------------------------------------------------
+
+    /// `hsaKmtExportDMABufHandle`: exports `[addr, addr+size)` (inside one
+    /// object) as a dma-buf. Returns the descriptor and the offset of
+    /// `addr` in the exported buffer.
+    pub fn export_dmabuf(&self, addr: u64, size: u64) -> Result<(OwnedFd, u64)> {
+        self.check_minor(12)?;
+        let (handle, offset) = self
+            .with_object(addr, Lookup::Containing, |o| {
+                let offset = addr - o.start;
+                if offset.saturating_add(size) > o.size {
+                    return Err(FmmError::RangeOutsideObject { addr, size });
+                }
+                o.handle
+                    .map(|h| (h, offset))
+                    .ok_or(FmmError::NoSuchObject(addr))
+            })
+            .unwrap_or(Err(FmmError::NoSuchObject(addr)))?;
+        let fd = self.export_handle(handle, libc::O_CLOEXEC as u32)?;
+        Ok((fd, offset))
+    }
+
+    fn export_handle(&self, handle: u64, flags: u32) -> Result<OwnedFd> {
+        let mut args = kfd::kfd_ioctl_export_dmabuf_args {
+            handle,
+            flags,
+            dmabuf_fd: 0,
+        };
+        self.kfd
+            .ioctl_plain(kfd::AMDKFD_IOC_EXPORT_DMABUF, &mut args)
+            .map_err(FmmError::ioctl("AMDKFD_IOC_EXPORT_DMABUF"))?;
+        // SAFETY: the kernel just installed this descriptor for us; nothing
+        // else owns it.
+        Ok(unsafe { OwnedFd::from_raw_fd(args.dmabuf_fd as i32) })
+    }
+
+    /// `hsaKmtShareMemory`: creates a handle another context or process
+    /// can pass to [`Fmm::register_shared_handle`]. See [`ShareHandle`]
+    /// for the format (a dma-buf kept open by this context while the
+    /// memory lives).
+    pub fn share_memory(&self, addr: u64, size: u64) -> Result<ShareHandle> {
+        if size >= 1u64 << (32 + 12) {
+            return Err(FmmError::InvalidArgument("size too large to share"));
+        }
+        self.check_minor(12)?;
+        self.with_object(addr, Lookup::Exact { size: 0 }, |o| {
+            let handle = o.handle.ok_or(FmmError::NoSuchObject(addr))?;
+            if o.share_fd.is_none() {
+                o.share_fd =
+                    Some(self.export_handle(handle, (libc::O_CLOEXEC | libc::O_RDWR) as u32)?);
+            }
+            let fd = o.share_fd.as_ref().expect("exported");
+            Ok(ShareHandle::new(
+                fd.as_fd(),
+                (size.min(o.size) / PAGE_SIZE) as u32,
+                o.mflags,
+                if o.gpu_id != 0 {
+                    o.gpu_id
+                } else {
+                    self.gpus.first().map_or(0, |g| g.gpu_id)
+                },
+            ))
+        })
+        .unwrap_or(Err(FmmError::NoSuchObject(addr)))
+    }
+
+    /// `hsaKmtRegisterSharedHandle(ToNodes)`: imports memory shared with
+    /// [`Fmm::share_memory`] (by this or another context, in this or
+    /// another process). Returns `(address, size)`.
+    pub fn register_shared_handle(
+        &self,
+        handle: &ShareHandle,
+        nodes: &[u32],
+    ) -> Result<(u64, u64)> {
+        let ids = if nodes.is_empty() {
+            Vec::new()
+        } else {
+            self.gpu_ids_for_nodes(nodes)?
+        };
+        let fd = handle.open()?;
+        let size = handle.size_in_pages() as u64 * PAGE_SIZE;
+        if size == 0 {
+            return Err(FmmError::BadShareHandle("empty range"));
+        }
+        let mflags = handle.mem_flags();
+        let gpu_id = if self.gpu_index(handle.gpu_id()).is_some() {
+            handle.gpu_id()
+        } else {
+            self.gpus
+                .first()
+                .map(|g| g.gpu_id)
+                .ok_or(FmmError::Failed("no GPU"))?
+        };
+        let gi = self.gpu_index(gpu_id).expect("known gpu");
+        let ap = if mflags.contains(MemFlags::COARSE_GRAIN) || !self.gpus[gi].svm_needed {
+            if self.gpus[gi].svm_needed {
+                ApId::SvmDefault
+            } else {
+                ApId::Gpuvm(gi)
+            }
+        } else {
+            ApId::SvmCoherent
+        };
+        let aperture = self.aperture(ap).ok_or(FmmError::Failed("no aperture"))?;
+        let addr = aperture
+            .allocate(None, size, 0)
+            .map_err(|_| FmmError::OutOfMemory("share import"))?;
+        let bo = match self.import_dmabuf_at(gpu_id, addr, fd.as_fd()) {
+            Ok(h) => h,
+            Err(e) => {
+                // SAFETY: our fresh, unused range.
+                unsafe { aperture.release(addr, size) };
+                return Err(e);
+            }
+        };
+        let mut obj = VmObject::new(addr, size, Some(bo), gpu_id, ap);
+        obj.kind = Kind::Shared;
+        obj.mflags = mflags;
+        obj.node_id = self.gpus[gi].node_id;
+        obj.registered = ids;
+        if mflags.contains(MemFlags::HOST_ACCESS) && aperture.cpu_accessible {
+            match self.map_cpu(addr, size, true, fd.as_fd(), 0, "shared memory") {
+                Ok(()) => obj.cpu = CpuView::Mapped { len: size },
+                Err(e) => self.warn(format!("shared memory at {addr:#x} has no CPU view: {e}")),
+            }
+        }
+        self.insert(obj);
+        Ok((addr, size))
+    }
+
+    // ------------------------------------------------------------------
+    // Pointer info
+    // ------------------------------------------------------------------
+
+    /// `hsaKmtQueryPointerInfo`: what `addr` (anywhere inside an object)
+    /// points into.
+    pub fn pointer_info(&self, addr: u64) -> Result<PointerInfo> {
+        self.with_object(addr, Lookup::Containing, |o| {
+            let kind = match o.kind {
+                Kind::Shared => PointerType::RegisteredShared,
+                Kind::Graphics { .. } => PointerType::RegisteredGraphics,
+                Kind::Userptr { .. } => PointerType::RegisteredUser,
+                Kind::ReservedAddr => PointerType::ReservedAddr,
+                Kind::Allocated => PointerType::Allocated,
+            };
+            let mut info = PointerInfo {
+                kind,
+                node: o.node_id,
+                mem_flags: o.mflags,
+                cpu_address: 0,
+                gpu_address: o.start,
+                size: o.size,
+                registered_nodes: o.registered.iter().map(|&g| self.node_of_gpu(g)).collect(),
+                mapped_nodes: o.mapped.iter().map(|&g| self.node_of_gpu(g)).collect(),
+                user_data: o.user_data,
+            };
+            match o.kind {
+                Kind::Userptr { addr: ua, size, .. } => {
+                    info.cpu_address = ua;
+                    info.size = size;
+                    info.gpu_address += ua & (PAGE_SIZE - 1);
+                }
+                Kind::Allocated => info.cpu_address = o.start,
+                _ => {}
+            }
+            info
+        })
+        .ok_or(FmmError::UnknownPointer(addr))
+    }
+
+    /// `hsaKmtSetMemoryUserData`: attaches a value to the object at `addr`.
+    pub fn set_user_data(&self, addr: u64, user_data: u64) -> Result<()> {
+        self.with_object(addr, Lookup::Exact { size: 0 }, |o| o.user_data = user_data)
+            .ok_or(FmmError::UnknownPointer(addr))
+    }
+
+    // ------------------------------------------------------------------
+    // Device queries and policy
+    // ------------------------------------------------------------------
+
+    /// `hsaKmtAvailableMemory`: VRAM still available to this process on `node`.
+    pub fn available_memory(&self, node: u32) -> Result<u64> {
+        self.check_minor(9)?;
+        let gpu_id = self.validate_node(node)?;
+        let mut args = kfd::kfd_ioctl_get_available_memory_args {
+            available: 0,
+            gpu_id,
+            pad: 0,
+        };
+        self.kfd
+            .ioctl_plain(kfd::AMDKFD_IOC_AVAILABLE_MEMORY, &mut args)
+            .map_err(FmmError::ioctl("AMDKFD_IOC_AVAILABLE_MEMORY"))?;
+        Ok(args.available)
+    }
+
+    /// `hsaKmtSetMemoryPolicy`: only meaningful on Kaveri (gfx 7.0.0); other
+    /// devices report NotImplemented, as in the C library.
+    pub fn set_memory_policy(
+        &self,
+        node: u32,
+        default_policy: u32,
+        alternate_policy: u32,
+        alternate_base: u64,
+        alternate_size: u64,
+    ) -> Result<()> {
+        let gpu_id = self.validate_node(node)?;
+        let gfx = self.nodes[node as usize].gfx;
+        if gpu_id == 0 || gfx != KAVERI {
+            return Err(FmmError::NotImplemented(
+                "memory policy is a Kaveri-only API",
+            ));
+        }
+        const CACHED: u32 = 0;
+        const NONCACHED: u32 = 1;
+        if ![CACHED, NONCACHED].contains(&default_policy)
+            || ![CACHED, NONCACHED].contains(&alternate_policy)
+        {
+            return Err(FmmError::InvalidArgument(
+                "cache policy must be cached or noncached",
+            ));
+        }
+        if alternate_base % PAGE_SIZE != 0 {
+            return Err(FmmError::UnalignedAddress(alternate_base));
+        }
+        if alternate_size % PAGE_SIZE != 0 {
+            return Err(FmmError::BadSize {
+                size: alternate_size,
+                page: PAGE_SIZE,
+            });
+        }
+        let pol = |p| {
+            if p == CACHED {
+                kfd::KFD_IOC_CACHE_POLICY_COHERENT
+            } else {
+                kfd::KFD_IOC_CACHE_POLICY_NONCOHERENT
+            }
+        };
+        let mut args = kfd::kfd_ioctl_set_memory_policy_args {
+            alternate_aperture_base: alternate_base,
+            alternate_aperture_size: alternate_size,
+            gpu_id,
+            default_policy: pol(default_policy),
+            alternate_policy: pol(alternate_policy),
+            misc_process_flag: 0,
+        };
+        self.kfd
+            .ioctl_plain(kfd::AMDKFD_IOC_SET_MEMORY_POLICY, &mut args)
+            .map(|_| ())
+            .map_err(FmmError::ioctl("AMDKFD_IOC_SET_MEMORY_POLICY"))
+    }
+
+    // ------------------------------------------------------------------
+    // SVM and XNACK
+    // ------------------------------------------------------------------
+
+    fn check_svm_range(&self, addr: u64, size: u64) -> Result<()> {
+        self.check_minor(5)?;
+        if addr == 0 || size == 0 {
+            return Err(FmmError::InvalidArgument("SVM range is empty"));
+        }
+        if addr % PAGE_SIZE != 0 {
+            return Err(FmmError::UnalignedAddress(addr));
+        }
+        if size % PAGE_SIZE != 0 {
+            return Err(FmmError::BadSize {
+                size,
+                page: PAGE_SIZE,
+            });
+        }
+        Ok(())
+    }
+
+    /// `hsaKmtSVMSetAttr`: sets attributes of an SVM range. Location and
+    /// access attributes take node ids, translated to gpu_ids.
+    pub fn svm_set_attr(&self, addr: u64, size: u64, attrs: &[crate::SvmAttr]) -> Result<()> {
+        use crate::flags::svm_attr::*;
+        self.check_svm_range(addr, size)?;
+        let mut raw = Vec::with_capacity(attrs.len());
+        for a in attrs {
+            let (t, v) = a.to_raw();
+            let v = match t {
+                PREFERRED_LOC if v == crate::INVALID_NODEID => {
+                    kfd::KFD_IOCTL_SVM_LOCATION_UNDEFINED
+                }
+                PREFERRED_LOC | PREFETCH_LOC | ACCESS | ACCESS_IN_PLACE | NO_ACCESS => {
+                    let g = self.validate_node(v)?;
+                    if g == 0 && t != PREFERRED_LOC && t != PREFETCH_LOC {
+                        return Err(FmmError::NotAGpuNode(v));
+                    }
+                    g
+                }
+                _ => v,
+            };
+            raw.push((t, v));
+        }
+        self.svm_ioctl(kfd::KFD_IOCTL_SVM_OP_SET_ATTR, addr, size, &mut raw)
+    }
+
+    /// `hsaKmtSVMGetAttr`: reads attributes of an SVM range into `attrs`
+    /// (whose types say what to read; access attributes name the node to
+    /// query). Locations come back as node ids (`None`/`INVALID_NODEID`
+    /// for undefined, 0 for system memory).
+    pub fn svm_get_attr(&self, addr: u64, size: u64, attrs: &mut [crate::SvmAttr]) -> Result<()> {
+        use crate::flags::svm_attr::*;
+        self.check_svm_range(addr, size)?;
+        let mut raw = Vec::with_capacity(attrs.len());
+        for a in attrs.iter() {
+            let (t, v) = a.to_raw();
+            let v = match t {
+                ACCESS | ACCESS_IN_PLACE | NO_ACCESS => {
+                    let g = self.validate_node(v)?;
+                    if g == 0 {
+                        return Err(FmmError::NotAGpuNode(v));
+                    }
+                    g
+                }
+                _ => v,
+            };
+            raw.push((t, v));
+        }
+        self.svm_ioctl(kfd::KFD_IOCTL_SVM_OP_GET_ATTR, addr, size, &mut raw)?;
+        for (a, &(t, v)) in attrs.iter_mut().zip(&raw) {
+            let v = match t {
+                PREFERRED_LOC | PREFETCH_LOC | ACCESS | ACCESS_IN_PLACE | NO_ACCESS => match v {
+                    kfd::KFD_IOCTL_SVM_LOCATION_SYSMEM => 0,
+                    kfd::KFD_IOCTL_SVM_LOCATION_UNDEFINED => crate::INVALID_NODEID,
+                    g => self
+                        .nodes
+                        .iter()
+                        .position(|n| n.gpu_id == g)
+                        .ok_or(FmmError::Failed("kernel returned an unknown gpu_id"))?
+                        as u32,
+                },
+                _ => v,
+            };
+            // The kernel reports access per GPU with the type telling which
+            // of the three applies.
+            *a = crate::SvmAttr::from_raw(t, v);
+        }
+        Ok(())
+    }
+
+    fn svm_ioctl(&self, op: u32, addr: u64, size: u64, attrs: &mut [(u32, u32)]) -> Result<()> {
+        // struct kfd_ioctl_svm_args followed by its attributes, built in a
+        // u64 buffer (8-byte aligned; every field pair packs into one u64,
+        // low half first, as the structs lie in memory on little-endian).
+        let mut buf = Vec::with_capacity(3 + attrs.len());
+        buf.push(addr);
+        buf.push(size);
+        buf.push(op as u64 | (attrs.len() as u64) << 32);
+        buf.extend(attrs.iter().map(|&(t, v)| t as u64 | (v as u64) << 32));
+        let request = kfd::svm_request(attrs.len());
+        loop {
+            // SAFETY: `buf` holds the header and `attrs.len()` attributes,
+            // exactly the size encoded in `request`; the range is only
+            // recorded by the kernel.
+            let r = unsafe {
+                self.kfd.driver().ioctl(
+                    self.kfd.as_fd(),
+                    request as libc::c_ulong,
+                    buf.as_mut_ptr().cast(),
+                )
+            };
+            match r {
+                Err(Errno::EINTR) | Err(Errno::EAGAIN) => continue,
+                Err(errno) => {
+                    return Err(FmmError::Ioctl {
+                        name: "AMDKFD_IOC_SVM",
+                        errno,
+                    })
+                }
+                Ok(_) => break,
+            }
+        }
+        for (a, w) in attrs.iter_mut().zip(&buf[3..]) {
+            *a = (*w as u32, (*w >> 32) as u32);
+        }
+        Ok(())
+    }
+
+    fn xnack_ioctl(&self, value: i32) -> Result<bool> {
+        self.check_minor(5)?;
+        let mut args = kfd::kfd_ioctl_set_xnack_mode_args {
+            xnack_enabled: value,
+        };
+        match self
+            .kfd
+            .ioctl_plain(kfd::AMDKFD_IOC_SET_XNACK_MODE, &mut args)
+        {
+            Ok(_) => Ok(args.xnack_enabled > 0),
+            Err(Errno::EPERM) => Err(FmmError::NotSupported("XNACK mode cannot be changed")),
+            Err(errno) => Err(FmmError::Ioctl {
+                name: "AMDKFD_IOC_SET_XNACK_MODE",
+                errno,
+            }),
+        }
+    }
+
+    /// `hsaKmtGetXNACKMode`: whether retry (XNACK) is enabled for this process.
+    pub fn xnack_mode(&self) -> Result<bool> {
+        self.xnack_ioctl(-1)
+    }
+
+    /// `hsaKmtSetXNACKMode`: enables or disables XNACK (fails while queues exist).
+    pub fn set_xnack_mode(&self, enable: bool) -> Result<()> {
+        self.xnack_ioctl(enable as i32).map(|_| ())
+    }
+
+    /// The CPU address of an object is readable and writable (used by
+    /// [`crate::Buffer`]).
+    pub(crate) fn cpu_accessible(&self, addr: u64) -> bool {
+        self.with_object(addr, Lookup::Exact { size: 0 }, |o| {
+            o.cpu != CpuView::None
+                && (o.mflags.contains(MemFlags::HOST_ACCESS)
+                    || o.aperture == ApId::CpuVm
+                    || (o.userptr().is_none() && !o.mflags.contains(MemFlags::NON_PAGED)))
+        })
+        .unwrap_or(false)
+    }
+}
+
+/// Keeps a child process from inheriting device mappings (they would pin
+/// the buffers after the parent frees them).
+fn dont_fork(addr: u64, len: u64) {
+    // SAFETY: madvise only changes fork behaviour of our own mapping.
+    unsafe {
+        libc::madvise(addr as *mut libc::c_void, len as usize, libc::MADV_DONTFORK);
+    }
+}
+
+/// True if every page of the range is mapped (mincore fails with ENOMEM
+/// on holes), so registering it cannot fault.
+fn user_range_mapped(addr: u64, len: u64) -> bool {
+    let pages = len.div_ceil(PAGE_SIZE) as usize;
+    let mut vec = vec![0u8; pages];
+    // SAFETY: mincore only reads the page tables of the range and writes
+    // one byte per page into `vec`, which has room for all of them.
+    unsafe { libc::mincore(addr as *mut libc::c_void, len as usize, vec.as_mut_ptr()) == 0 }
+}
+
+impl Drop for Fmm {
+    fn drop(&mut self) {
+        for gi in 0..self.gpus.len() {
+            self.free_scratch(gi);
+        }
+        for s in &self.shards {
+            let objs = lock(s).drain();
+            for obj in objs {
+                self.destroy(obj);
+            }
+        }
+        if let Some(r) = self.svm_reservation {
+            // SAFETY: every object in the range was destroyed above; the
+            // reservation is ours and unused now.
+            let _ = unsafe { mman::munmap(r.base as usize, (r.limit - r.base + 1) as usize) };
+        }
+    }
+}

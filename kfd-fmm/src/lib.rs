@@ -1,0 +1,77 @@
+//! kfd-fmm: the GPU memory manager of one KFD context.
+//!
+//! This is the Rust counterpart of libhsakmt's `fmm.c` / `memory.c` /
+//! `svm.c`, built around the context model of the design: an [`Fmm`] is
+//! created per context from that context's `/dev/kfd` file and topology,
+//! owns its render nodes, apertures and buffers, and frees all of it when
+//! dropped. Nothing is global; two `Fmm`s in one process (say a primary
+//! and a secondary context) never see each other's memory.
+//!
+//! - [`Fmm::new`] does what the C thunk's `fmm_init_process_apertures`
+//!   does: GET_PROCESS_APERTURES(_NEW), ACQUIRE_VM per GPU, the SVM range
+//!   (mmap-managed on GPUs that address the whole canonical range, else a
+//!   `PROT_NONE` reservation split into a coherent and a non-coherent
+//!   aperture), SET_MEMORY_POLICY, and the MMIO remap page of each gfx9+
+//!   GPU.
+//! - Address-based calls mirror the C API one to one (`alloc_memory`,
+//!   `free_memory`, `map_to_gpu`, ...) for the `hsakmt` ABI layer;
+//!   [`Buffer`] wraps an allocation in RAII for Rust users.
+//! - Every error is an [`FmmError`] whose [`FmmError::status`] is the
+//!   `HSAKMT_STATUS` the C library returns for the same cause.
+//!
+//! # Example
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use kfd_fmm::{Fmm, FmmOptions, MemFlags, NodeDesc, GfxVersion};
+//! use kfd_sys::{DeviceFile, NixDriver};
+//!
+//! let kfd = Arc::new(DeviceFile::open_kfd(Arc::new(NixDriver::new()))?);
+//! let nodes = vec![
+//!     NodeDesc { cpu_cores: 16, ..Default::default() },
+//!     NodeDesc {
+//!         gpu_id: 0xd024,
+//!         simd_count: 416,
+//!         gfx: GfxVersion { major: 9, minor: 0, stepping: 10 },
+//!         device_id: 0x740f,
+//!         drm_render_minor: 128,
+//!         ..Default::default()
+//!     },
+//! ];
+//! let fmm = Arc::new(Fmm::new(kfd, nodes, FmmOptions::primary())?);
+//! // 1 MiB of host-accessible VRAM on node 1, mapped to every GPU.
+//! let buf = fmm.alloc_buffer(1, 1 << 20, 0, MemFlags::NON_PAGED | MemFlags::HOST_ACCESS)?;
+//! buf.map()?;
+//! buf.write(0, b"hello")?;
+//! let info = fmm.pointer_info(buf.addr() + 3)?;
+//! assert_eq!(info.gpu_address, buf.addr());
+//! drop(buf); // unmapped and freed
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod aperture;
+mod buffer;
+mod error;
+mod flags;
+mod fmm;
+mod objects;
+mod share;
+mod va;
+
+pub use buffer::Buffer;
+pub use error::{FmmError, Result};
+pub use flags::{
+    AllocMemFlags, CachePolicy, MemFlags, MemMapFlags, SvmAttr, SvmFlags, INVALID_NODEID,
+};
+pub use fmm::{
+    Fmm, FmmOptions, GfxVersion, GraphicsResource, NodeApertures, NodeDesc, PointerInfo,
+    PointerType, Range, RenderNodes,
+};
+pub use share::ShareHandle;
+pub use va::VaAllocator;
+
+/// The page size the memory manager works in (x86-64 and the GPUs: 4 KiB).
+pub const PAGE_SIZE: u64 = 4096;
+
+#[cfg(target_endian = "big")]
+compile_error!("kfd-fmm lays out the SVM ioctl for little-endian targets only");

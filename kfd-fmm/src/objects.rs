@@ -1,0 +1,256 @@
+//! Memory objects and the address -> object index.
+//!
+//! Objects are kept in shards, one per GPU plus one for host-only memory,
+//! each behind its own lock. Inside a shard a `BTreeMap` keyed by start
+//! address answers "which object contains this address" with one
+//! `range(..=addr).next_back()` (O(log n)); userptr objects are indexed a
+//! second time by their CPU address.
+
+use std::collections::BTreeMap;
+use std::os::fd::OwnedFd;
+
+use crate::flags::MemFlags;
+use crate::PAGE_SIZE;
+
+/// Which aperture an object's address came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ApId {
+    /// The SVM aperture for coarse-grained memory.
+    SvmDefault,
+    /// The SVM aperture for fine-grained (coherent) memory; the same range
+    /// as `SvmDefault` when the apertures are mmap-managed.
+    SvmCoherent,
+    /// A GPU's own non-canonical GPUVM aperture (old APUs).
+    Gpuvm(usize),
+    /// The handle aperture of address-less allocations.
+    MemHandle,
+    /// Plain CPU memory on APUs (no GPU address management).
+    CpuVm,
+}
+
+/// What an object is.
+#[derive(Debug)]
+pub(crate) enum Kind {
+    /// Allocated by this context (VRAM, GTT, userptr-backed paged memory).
+    Allocated,
+    /// A virtual address reservation without memory (`OnlyAddress`).
+    ReservedAddr,
+    /// User memory registered through RegisterMemory*.
+    Userptr {
+        /// The (unaligned) CPU address registered.
+        addr: u64,
+        /// The size registered.
+        size: u64,
+        /// How many registrations share the BO.
+        count: u32,
+    },
+    /// A graphics buffer imported from a dma-buf.
+    Graphics {
+        /// The metadata GET_DMABUF_INFO returned (owned by the object, as
+        /// the C library keeps it with the VM object).
+        #[allow(dead_code)]
+        metadata: Vec<u8>,
+    },
+    /// Imported from another context or process through a share handle.
+    Shared,
+}
+
+/// How the object's CPU view was created, so teardown can undo it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CpuView {
+    /// Nothing beyond the aperture's own reservation.
+    None,
+    /// Anonymous memory or a device mapping over `[start, start+len)`.
+    Mapped { len: u64 },
+}
+
+/// One memory object.
+#[derive(Debug)]
+pub(crate) struct VmObject {
+    pub start: u64,
+    pub size: u64,
+    /// Kernel BO handle; `None` for address-only objects and APU host memory.
+    pub handle: Option<u64>,
+    /// The gpu_id the BO was created on (0 for none).
+    pub gpu_id: u32,
+    pub aperture: ApId,
+    pub mflags: MemFlags,
+    pub node_id: u32,
+    pub kind: Kind,
+    /// gpu_ids the memory is registered to (empty: all GPUs).
+    pub registered: Vec<u32>,
+    /// gpu_ids the memory is mapped on.
+    pub mapped: Vec<u32>,
+    /// Mapping references (userptrs may be mapped more than once).
+    pub mapping_count: u32,
+    pub user_data: u64,
+    pub cpu: CpuView,
+    /// A dma-buf exported for share handles; kept open while the object lives.
+    pub share_fd: Option<OwnedFd>,
+}
+
+impl VmObject {
+    pub fn new(start: u64, size: u64, handle: Option<u64>, gpu_id: u32, aperture: ApId) -> Self {
+        VmObject {
+            start,
+            size,
+            handle,
+            gpu_id,
+            aperture,
+            mflags: MemFlags::empty(),
+            node_id: 0,
+            kind: Kind::Allocated,
+            registered: Vec::new(),
+            mapped: Vec::new(),
+            mapping_count: 0,
+            user_data: 0,
+            cpu: CpuView::None,
+            share_fd: None,
+        }
+    }
+
+    pub fn userptr(&self) -> Option<(u64, u64)> {
+        match self.kind {
+            Kind::Userptr { addr, size, .. } => Some((addr, size)),
+            _ => None,
+        }
+    }
+}
+
+/// How an address is looked up.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Lookup {
+    /// The object starting at the address's page (userptrs: registered at
+    /// exactly this address, with this size unless 0), as the C thunk's
+    /// `vm_find_object(addr, size)`.
+    Exact { size: u64 },
+    /// Any object containing the address.
+    Containing,
+}
+
+/// One shard: the objects of one GPU (or of the host).
+#[derive(Debug, Default)]
+pub(crate) struct Shard {
+    objs: BTreeMap<u64, VmObject>,
+    /// CPU address -> start of the userptr object registered there.
+    userptrs: BTreeMap<u64, u64>,
+}
+
+impl Shard {
+    pub fn len(&self) -> usize {
+        self.objs.len()
+    }
+
+    pub fn insert(&mut self, obj: VmObject) {
+        if let Some((addr, _)) = obj.userptr() {
+            self.userptrs.insert(addr, obj.start);
+        }
+        self.objs.insert(obj.start, obj);
+    }
+
+    /// The start key of the object `addr` resolves to.
+    pub fn find(&self, addr: u64, how: Lookup) -> Option<u64> {
+        match how {
+            Lookup::Exact { size } => {
+                if let Some(&start) = self.userptrs.get(&addr) {
+                    let o = &self.objs[&start];
+                    if size == 0 || o.userptr().is_some_and(|(_, s)| s == size) {
+                        return Some(start);
+                    }
+                }
+                let page_off = addr & (PAGE_SIZE - 1);
+                let o = self.objs.get(&(addr - page_off))?;
+                if let Some((ua, us)) = o.userptr() {
+                    // A userptr found by GPU address must match the page
+                    // offset (and the size, if given) of the registration.
+                    if ua & (PAGE_SIZE - 1) != page_off || (size != 0 && size != us) {
+                        return None;
+                    }
+                }
+                Some(o.start)
+            }
+            Lookup::Containing => {
+                if let Some((_, &start)) = self.userptrs.range(..=addr).next_back() {
+                    let (ua, us) = self.objs[&start].userptr().expect("indexed userptr");
+                    if addr < ua + us.max(1) {
+                        return Some(start);
+                    }
+                }
+                let (_, o) = self.objs.range(..=addr).next_back()?;
+                (addr < o.start + o.size).then_some(o.start)
+            }
+        }
+    }
+
+    pub fn get_mut(&mut self, start: u64) -> Option<&mut VmObject> {
+        self.objs.get_mut(&start)
+    }
+
+    pub fn remove(&mut self, start: u64) -> Option<VmObject> {
+        let o = self.objs.remove(&start)?;
+        if let Some((addr, _)) = o.userptr() {
+            self.userptrs.remove(&addr);
+        }
+        Some(o)
+    }
+
+    /// Removes and returns every object.
+    pub fn drain(&mut self) -> Vec<VmObject> {
+        self.userptrs.clear();
+        std::mem::take(&mut self.objs).into_values().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj(start: u64, size: u64) -> VmObject {
+        VmObject::new(start, size, Some(start), 1, ApId::SvmDefault)
+    }
+
+    #[test]
+    fn containing_and_exact() {
+        let mut s = Shard::default();
+        s.insert(obj(0x10000, 0x2000));
+        s.insert(obj(0x20000, 0x1000));
+        assert_eq!(s.find(0x10000, Lookup::Containing), Some(0x10000));
+        assert_eq!(s.find(0x11fff, Lookup::Containing), Some(0x10000));
+        assert_eq!(s.find(0x12000, Lookup::Containing), None);
+        assert_eq!(s.find(0xffff, Lookup::Containing), None);
+        assert_eq!(s.find(0x10000, Lookup::Exact { size: 0 }), Some(0x10000));
+        assert_eq!(s.find(0x11000, Lookup::Exact { size: 0 }), None);
+        assert!(s.remove(0x10000).is_some());
+        assert_eq!(s.find(0x10000, Lookup::Containing), None);
+    }
+
+    #[test]
+    fn userptr_lookup() {
+        let mut s = Shard::default();
+        let mut o = obj(0x7000_0000, 0x2000);
+        o.kind = Kind::Userptr {
+            addr: 0x5555_0010,
+            size: 0x1000,
+            count: 1,
+        };
+        s.insert(o);
+        assert_eq!(
+            s.find(0x5555_0010, Lookup::Exact { size: 0 }),
+            Some(0x7000_0000)
+        );
+        assert_eq!(
+            s.find(0x5555_0010, Lookup::Exact { size: 0x1000 }),
+            Some(0x7000_0000)
+        );
+        assert_eq!(s.find(0x5555_0010, Lookup::Exact { size: 0x2000 }), None);
+        assert_eq!(s.find(0x5555_0500, Lookup::Containing), Some(0x7000_0000));
+        // GPU address with the right page offset also resolves.
+        assert_eq!(
+            s.find(0x7000_0010, Lookup::Exact { size: 0 }),
+            Some(0x7000_0000)
+        );
+        assert_eq!(s.find(0x7000_0020, Lookup::Exact { size: 0 }), None);
+        assert_eq!(s.drain().len(), 1);
+        assert_eq!(s.find(0x5555_0010, Lookup::Containing), None);
+    }
+}
