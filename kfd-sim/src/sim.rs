@@ -1,5 +1,299 @@
-//! The simulated machine.
+//! The simulated machine handle: [`Sim`].
 
-/// A simulated machine (placeholder until the kernel model lands).
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use kfd_sys::{Driver, Errno};
+
+use crate::kernel::fault::{normalize_name, FaultRule};
+use crate::kernel::{FaultPlan, FileEntry, FileKind, Machine, Summary};
+use crate::topology::Topology;
+
+/// A private directory removed on drop.
 #[derive(Debug)]
-pub struct Sim {}
+struct TempRoot(PathBuf);
+
+impl TempRoot {
+    fn create() -> io::Result<TempRoot> {
+        static N: AtomicU64 = AtomicU64::new(0);
+        let base = std::env::var_os("KFD_SIM_TMPDIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(std::env::temp_dir);
+        for _ in 0..100 {
+            let n = N.fetch_add(1, Ordering::Relaxed);
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos());
+            let p = base.join(format!("kfd-sim-{}-{n}-{nanos:x}", std::process::id()));
+            match std::fs::create_dir(&p) {
+                Ok(()) => return Ok(TempRoot(p)),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            "no free temp dir name",
+        ))
+    }
+}
+
+impl Drop for TempRoot {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[derive(Debug)]
+struct Inner {
+    machine: Machine,
+    root: TempRoot,
+}
+
+/// A simulated machine, seen from one simulated OS process.
+///
+/// Cheap to clone (an `Arc` inside); `Send + Sync`. Every handle made by
+/// [`Sim::new`] or [`Sim::preset`] is the machine's first OS process;
+/// [`Sim::new_os_process`] gives a view as another OS process on the same
+/// machine (its own primary kfd process, its own buffers), so tests can show
+/// isolation and pass dma-buf descriptors between processes.
+///
+/// ```
+/// use kfd_sys::{ioctl::ioctl_plain, kfd, Driver};
+/// use std::os::fd::AsFd;
+///
+/// let sim = kfd_sim::Sim::preset("mi210")?;
+/// let fd = sim.open_kfd()?;
+/// let mut v = kfd::kfd_ioctl_get_version_args::default();
+/// ioctl_plain(&sim, fd.as_fd(), kfd::AMDKFD_IOC_GET_VERSION, &mut v)?;
+/// assert_eq!(v.major_version, 1);
+/// sim.close(fd);
+/// assert!(sim.live_objects().is_empty());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Sim {
+    inner: Arc<Inner>,
+    pid: u32,
+}
+
+impl Sim {
+    /// Builds a machine for `topology` and renders its sysfs tree into a
+    /// private temporary directory (removed when the last handle drops).
+    pub fn new(topology: Topology) -> io::Result<Sim> {
+        let root = TempRoot::create()?;
+        crate::sysfs::render(&topology, &root.0)?;
+        let machine = Machine::new(topology);
+        Ok(Sim {
+            inner: Arc::new(Inner { machine, root }),
+            pid: std::process::id(),
+        })
+    }
+
+    /// A machine from a named preset (`mi210`, `mi300x`, `apu`, `navi31`, ...).
+    pub fn preset(name: &str) -> io::Result<Sim> {
+        let t = crate::presets::preset(name).ok_or_else(|| {
+            io::Error::new(io::ErrorKind::NotFound, format!("no preset {name:?}"))
+        })?;
+        Sim::new(t)
+    }
+
+    /// Another simulated OS process on the same machine.
+    pub fn new_os_process(&self) -> Sim {
+        Sim {
+            inner: self.inner.clone(),
+            pid: self
+                .inner
+                .machine
+                .next_os_pid
+                .fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
+    /// The simulated OS process id of this handle (the real pid for the
+    /// first handle).
+    pub fn os_pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// The topology.
+    pub fn topology(&self) -> &Topology {
+        &self.inner.machine.topology
+    }
+
+    /// The directory holding the rendered `sys/...` tree.
+    pub fn root(&self) -> &Path {
+        &self.inner.root.0
+    }
+
+    /// The kernel model.
+    pub fn machine(&self) -> &Machine {
+        &self.inner.machine
+    }
+
+    /// Opens a simulated `/dev/kfd` (a memfd named `kfd-sim:kfd:<n>`).
+    pub fn open_kfd_raw(&self) -> Result<OwnedFd, Errno> {
+        self.inner.machine.open_kfd(self.pid)
+    }
+
+    /// Opens a simulated `/dev/dri/renderD<minor>`.
+    pub fn open_render_raw(&self, minor: u32) -> Result<OwnedFd, Errno> {
+        self.inner.machine.open_render(minor, self.pid)
+    }
+
+    /// Issues an ioctl on `fd` if it is a simulated file; `None` if it is
+    /// not (the caller passes the call through to the real kernel).
+    ///
+    /// # Safety
+    ///
+    /// As for `ioctl(2)`: `arg` and every pointer embedded in it must be
+    /// valid for what the request does. Pointers to unmapped memory are
+    /// detected (EFAULT), but writes to mapped memory the caller does not
+    /// own cannot be.
+    pub unsafe fn ioctl_fd(
+        &self,
+        fd: RawFd,
+        request: libc::c_ulong,
+        arg: *mut libc::c_void,
+    ) -> Option<Result<i32, Errno>> {
+        let m = &self.inner.machine;
+        let entry = m.lookup_fd(fd)?;
+        Some(match entry {
+            FileEntry::Kfd(k) => m.kfd_ioctl(&k, self.pid, request, arg as u64),
+            FileEntry::Render(_) => Err(Errno::EINVAL),
+            FileEntry::DmaBuf(_) | FileEntry::Smi(_) => Err(Errno::ENOTTY),
+        })
+    }
+
+    /// The kind of simulated file behind `fd`.
+    pub fn file_kind(&self, fd: RawFd) -> Option<FileKind> {
+        self.inner.machine.file_kind(fd)
+    }
+
+    /// Must be called before a simulated descriptor is closed: releases the
+    /// file when no other descriptor of this process refers to it.
+    pub fn on_close(&self, fd: RawFd) {
+        self.inner.machine.on_close(fd);
+    }
+
+    /// Live objects per kernel process (after releasing files whose
+    /// descriptors are all gone).
+    pub fn live_objects(&self) -> Summary {
+        self.inner.machine.live_objects()
+    }
+
+    /// Writes one decoded line per ioctl to `w`.
+    pub fn set_trace(&self, w: impl io::Write + Send + 'static) {
+        self.inner.machine.set_trace(Some(Box::new(w)));
+    }
+
+    /// Stops tracing.
+    pub fn clear_trace(&self) {
+        self.inner.machine.set_trace(None);
+    }
+
+    /// Makes the `nth` (1-based) call of ioctl `name` (with or without the
+    /// `AMDKFD_IOC_` prefix) fail with `errno`.
+    pub fn inject_fault(&self, name: &str, nth: u64, errno: Errno) {
+        self.inject_faults(FaultPlan {
+            rules: vec![FaultRule {
+                name: normalize_name(name),
+                nth,
+                errno,
+            }],
+        });
+    }
+
+    /// Adds a whole fault plan (see [`FaultPlan::parse`]).
+    pub fn inject_faults(&self, plan: FaultPlan) {
+        self.inner.machine.faults.add(plan);
+    }
+
+    /// The KFD ioctl minor version GET_VERSION reports (default: the newest
+    /// modelled). Ioctls newer than `minor` then fail like on an old kernel.
+    pub fn set_version_minor(&self, minor: u32) {
+        self.inner
+            .machine
+            .minor_version
+            .store(minor, Ordering::Relaxed);
+    }
+
+    /// Turns on the queue-buffer validation of Linux 6.12+
+    /// (`kfd_queue_acquire_buffers`): ring, read/write pointers, EOP and
+    /// CWSR areas must be GPU-mapped BOs of the exact sizes. Off by default,
+    /// like older kernels.
+    pub fn set_queue_buffer_validation(&self, on: bool) {
+        self.inner
+            .machine
+            .validate_queue_buffers
+            .store(on, Ordering::Relaxed);
+    }
+
+    /// Simulates a GPU VM fault: signals every MEMORY event of every
+    /// process of this OS process with the given exception data.
+    pub fn signal_vm_fault(&self, gpu_id: u32, va: u64) {
+        let procs = self.inner.machine.processes_of(self.pid);
+        for p in procs {
+            let data = kfd_sys::kfd::kfd_hsa_memory_exception_data {
+                failure: kfd_sys::kfd::kfd_memory_exception_failure {
+                    NotPresent: 1,
+                    ReadOnly: 0,
+                    NoExecute: 0,
+                    imprecise: 0,
+                },
+                va,
+                gpu_id,
+                ErrorType: 0,
+            };
+            p.events
+                .signal_type(kfd_sys::kfd::KFD_IOC_EVENT_MEMORY, Some(data));
+        }
+    }
+}
+
+impl Driver for Sim {
+    fn open_kfd(&self) -> Result<OwnedFd, Errno> {
+        self.open_kfd_raw()
+    }
+
+    fn open_render_node(&self, minor: u32) -> Result<OwnedFd, Errno> {
+        if !(128..=255).contains(&minor) {
+            return Err(Errno::EINVAL);
+        }
+        self.open_render_raw(minor)
+    }
+
+    unsafe fn ioctl(
+        &self,
+        fd: BorrowedFd<'_>,
+        request: libc::c_ulong,
+        arg: *mut libc::c_void,
+    ) -> Result<i32, Errno> {
+        // SAFETY: forwarded contract of Driver::ioctl.
+        match unsafe { self.ioctl_fd(fd.as_raw_fd(), request, arg) } {
+            Some(r) => r,
+            None => {
+                // Not a simulated file: what the real kernel does with it.
+                // SAFETY: raw ioctl with the caller's guarantees.
+                let r = unsafe { libc::syscall(libc::SYS_ioctl, fd.as_raw_fd(), request, arg) };
+                if r < 0 {
+                    Err(Errno::last())
+                } else {
+                    Ok(r as i32)
+                }
+            }
+        }
+    }
+
+    fn close(&self, fd: OwnedFd) {
+        self.on_close(fd.as_raw_fd());
+        drop(fd);
+    }
+
+    fn root(&self) -> &Path {
+        self.root()
+    }
+}

@@ -1,0 +1,243 @@
+//! Real descriptors for simulated device files.
+//!
+//! Every simulated `/dev/kfd` or render-node open is a uniquely named
+//! memfd (`kfd-sim:kfd:<n>`, `kfd-sim:renderD128:<n>`), so `mmap` of it
+//! works natively and the model sees CPU writes. Files are identified by
+//! (st_dev, st_ino) from a raw `fstat` syscall (in LD_PRELOAD mode libc's
+//! fstat is interposed), and descriptors referring to a file are counted by
+//! scanning `/proc/self/fd` with raw syscalls.
+
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use kfd_sys::Errno;
+
+/// Identity of an open file: device and inode numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FileId {
+    /// `st_dev`.
+    pub dev: u64,
+    /// `st_ino`.
+    pub ino: u64,
+}
+
+static NEXT_NAME: AtomicU64 = AtomicU64::new(1);
+
+fn last_errno() -> Errno {
+    Errno::last()
+}
+
+/// A memfd the model created, with its unique name.
+#[derive(Debug)]
+pub(crate) struct Memfd {
+    /// The model's own descriptor (kept for pread/pwrite/fallocate).
+    pub fd: OwnedFd,
+    /// The memfd name (without the `memfd:` prefix).
+    pub name: String,
+    /// Identity.
+    pub id: FileId,
+}
+
+impl Memfd {
+    /// Creates a sparse memfd of `size` bytes named `kfd-sim:<tag>:<n>`.
+    pub fn create(tag: &str, size: u64) -> Result<Memfd, Errno> {
+        let n = NEXT_NAME.fetch_add(1, Ordering::Relaxed);
+        let name = format!("kfd-sim:{tag}:{n}");
+        let cname = CString::new(name.clone()).map_err(|_| Errno::EINVAL)?;
+        // SAFETY: raw memfd_create with a valid NUL-terminated name; no
+        // memory is shared with the kernel beyond the name.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_memfd_create,
+                cname.as_ptr(),
+                libc::MFD_CLOEXEC as libc::c_uint,
+            )
+        };
+        if r < 0 {
+            return Err(last_errno());
+        }
+        // SAFETY: `r` is a fresh descriptor we own.
+        let fd = unsafe { OwnedFd::from_raw_fd(r as RawFd) };
+        // SAFETY: ftruncate on our own descriptor has no memory effects.
+        if unsafe { libc::ftruncate(fd.as_raw_fd(), size as libc::off_t) } != 0 {
+            return Err(last_errno());
+        }
+        let id = file_id(fd.as_raw_fd())?;
+        Ok(Memfd { fd, name, id })
+    }
+
+    /// A new descriptor of the same open file (close-on-exec).
+    pub fn dup(&self) -> Result<OwnedFd, Errno> {
+        // SAFETY: F_DUPFD_CLOEXEC on our live descriptor.
+        let r = unsafe { libc::fcntl(self.fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
+        if r < 0 {
+            return Err(last_errno());
+        }
+        // SAFETY: fresh descriptor.
+        Ok(unsafe { OwnedFd::from_raw_fd(r) })
+    }
+
+    /// Writes `data` at `offset`.
+    pub fn pwrite(&self, offset: u64, data: &[u8]) -> Result<(), Errno> {
+        let mut done = 0usize;
+        while done < data.len() {
+            // SAFETY: the source slice is valid for the given length.
+            let r = unsafe {
+                libc::pwrite(
+                    self.fd.as_raw_fd(),
+                    data[done..].as_ptr().cast(),
+                    data.len() - done,
+                    (offset + done as u64) as libc::off_t,
+                )
+            };
+            if r <= 0 {
+                return Err(last_errno());
+            }
+            done += r as usize;
+        }
+        Ok(())
+    }
+
+    /// Reads into `buf` from `offset` (holes read as zeros).
+    #[allow(dead_code)]
+    pub fn pread(&self, offset: u64, buf: &mut [u8]) -> Result<(), Errno> {
+        let mut done = 0usize;
+        while done < buf.len() {
+            // SAFETY: the destination slice is valid and exclusively ours.
+            let r = unsafe {
+                libc::pread(
+                    self.fd.as_raw_fd(),
+                    buf[done..].as_mut_ptr().cast(),
+                    buf.len() - done,
+                    (offset + done as u64) as libc::off_t,
+                )
+            };
+            if r < 0 {
+                return Err(last_errno());
+            }
+            if r == 0 {
+                buf[done..].fill(0);
+                break;
+            }
+            done += r as usize;
+        }
+        Ok(())
+    }
+
+    /// Gives the pages of `[offset, offset+len)` back (reads as zeros after).
+    pub fn punch_hole(&self, offset: u64, len: u64) {
+        if len == 0 {
+            return;
+        }
+        // SAFETY: fallocate on our own descriptor; no memory effects.
+        unsafe {
+            libc::fallocate(
+                self.fd.as_raw_fd(),
+                libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                offset as libc::off_t,
+                len as libc::off_t,
+            );
+        }
+    }
+
+    /// The `readlink` text of `/proc/self/fd/N` for descriptors of this file.
+    pub fn link_text(&self) -> String {
+        format!("/memfd:{} (deleted)", self.name)
+    }
+}
+
+/// (st_dev, st_ino) of `fd` via the raw fstat syscall.
+pub(crate) fn file_id(fd: RawFd) -> Result<FileId, Errno> {
+    // SAFETY: an all-zero `stat` is a valid value to be overwritten.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: raw fstat writes one `struct stat` into `st`, which is valid
+    // and exclusively borrowed; bad descriptors give EBADF.
+    let r = unsafe { libc::syscall(libc::SYS_fstat, fd, &mut st as *mut libc::stat) };
+    if r < 0 {
+        return Err(last_errno());
+    }
+    Ok(FileId {
+        dev: st.st_dev,
+        ino: st.st_ino,
+    })
+}
+
+/// Descriptor numbers of this process whose `/proc/self/fd` link is
+/// `link`, except those in `exclude`.
+pub(crate) fn descriptors_with_link(link: &str, exclude: &[RawFd]) -> Vec<RawFd> {
+    let mut out = Vec::new();
+    let path = b"/proc/self/fd\0";
+    // SAFETY: raw openat with a NUL-terminated path; returns a descriptor
+    // we own or a negative error.
+    let dir = unsafe {
+        libc::syscall(
+            libc::SYS_openat,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
+    if dir < 0 {
+        return out;
+    }
+    // SAFETY: fresh descriptor we own; closed on drop.
+    let dir = unsafe { OwnedFd::from_raw_fd(dir as RawFd) };
+    let mut buf = vec![0u8; 16384];
+    loop {
+        // SAFETY: getdents64 writes at most buf.len() bytes into buf.
+        let n = unsafe {
+            libc::syscall(
+                libc::SYS_getdents64,
+                dir.as_raw_fd(),
+                buf.as_mut_ptr(),
+                buf.len(),
+            )
+        };
+        if n <= 0 {
+            break;
+        }
+        let n = n as usize;
+        let mut off = 0usize;
+        while off + 19 <= n {
+            let reclen = u16::from_ne_bytes([buf[off + 16], buf[off + 17]]) as usize;
+            if reclen == 0 || off + reclen > n {
+                break;
+            }
+            let name_bytes = &buf[off + 19..off + reclen];
+            let end = name_bytes
+                .iter()
+                .position(|&b| b == 0)
+                .unwrap_or(name_bytes.len());
+            let name = &name_bytes[..end];
+            off += reclen;
+            let Some(num) = std::str::from_utf8(name)
+                .ok()
+                .and_then(|s| s.parse::<RawFd>().ok())
+            else {
+                continue;
+            };
+            if num == dir.as_raw_fd() || exclude.contains(&num) {
+                continue;
+            }
+            let mut cname = name.to_vec();
+            cname.push(0);
+            let mut target = [0u8; 256];
+            // SAFETY: readlinkat writes at most target.len() bytes into
+            // `target`; the name is NUL-terminated.
+            let len = unsafe {
+                libc::syscall(
+                    libc::SYS_readlinkat,
+                    dir.as_raw_fd(),
+                    cname.as_ptr(),
+                    target.as_mut_ptr(),
+                    target.len(),
+                )
+            };
+            if len > 0 && &target[..len as usize] == link.as_bytes() {
+                out.push(num);
+            }
+        }
+    }
+    out
+}

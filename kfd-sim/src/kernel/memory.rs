@@ -1,0 +1,561 @@
+//! Buffer objects: ACQUIRE_VM, ALLOC/FREE/MAP/UNMAP, available memory and
+//! dma-buf export/import.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+
+use kfd_sys::kfd::*;
+use kfd_sys::Errno;
+
+use super::dispatch::{Ctx, R};
+use super::memfd::Memfd;
+use super::process::{Pdd, ProcState, RenderFile};
+use super::usermem::{self, Pod};
+use super::{align_up, layout, lock, FileEntry, Machine, PAGE};
+
+/// 2 MiB: the granularity of amdgpu's VRAM availability accounting.
+const VRAM_AVAILABILITY_ALIGN: u64 = 1 << 21;
+
+/// `MAKE_HANDLE(gpu_id, idr_handle)`.
+pub(crate) fn make_handle(gpu_id: u32, idr: u32) -> u64 {
+    ((gpu_id as u64) << 32) | idr as u64
+}
+
+/// `GET_GPU_ID(handle)`.
+pub(crate) fn handle_gpu_id(h: u64) -> u32 {
+    (h >> 32) as u32
+}
+
+/// `GET_IDR_HANDLE(handle)`.
+pub(crate) fn handle_idr(h: u64) -> u32 {
+    h as u32
+}
+
+/// A first-fit allocator of mmap offsets in a render memfd.
+#[derive(Debug)]
+pub(crate) struct Extents {
+    free: BTreeMap<u64, u64>,
+}
+
+impl Extents {
+    pub fn new(size: u64) -> Extents {
+        let mut free = BTreeMap::new();
+        free.insert(0, size);
+        Extents { free }
+    }
+
+    pub fn alloc(&mut self, size: u64) -> Option<u64> {
+        let size = align_up(size, PAGE);
+        let (&start, &len) = self.free.iter().find(|(_, &len)| len >= size)?;
+        self.free.remove(&start);
+        if len > size {
+            self.free.insert(start + size, len - size);
+        }
+        Some(start)
+    }
+
+    pub fn free(&mut self, start: u64, size: u64) {
+        let size = align_up(size, PAGE);
+        let mut start = start;
+        let mut len = size;
+        if let Some((&ps, &pl)) = self.free.range(..start).next_back() {
+            if ps + pl == start {
+                self.free.remove(&ps);
+                start = ps;
+                len += pl;
+            }
+        }
+        if let Some(&nl) = self.free.get(&(start + len)) {
+            self.free.remove(&(start + len));
+            len += nl;
+        }
+        self.free.insert(start, len);
+    }
+}
+
+/// The pages of a VRAM/GTT buffer: a region of a render memfd. Shared by
+/// the allocating BO, dma-bufs exported from it and BOs imported from
+/// those; freed when the last one goes away.
+#[derive(Debug)]
+pub(crate) struct BoStorage {
+    pub render: Arc<RenderFile>,
+    pub offset: u64,
+    pub size: u64,
+    pub gpu_id: u32,
+    pub flags: u32,
+    vram_charge: u64,
+    vram_used: Option<Arc<Mutex<u64>>>,
+}
+
+impl Drop for BoStorage {
+    fn drop(&mut self) {
+        self.render
+            .memfd
+            .punch_hole(self.offset, align_up(self.size, PAGE));
+        lock(&self.render.extents).free(self.offset, self.size);
+        if let Some(v) = &self.vram_used {
+            let mut u = lock(v);
+            *u = u.saturating_sub(self.vram_charge);
+        }
+    }
+}
+
+impl BoStorage {
+    /// Reads bytes of the buffer.
+    #[allow(dead_code)]
+    pub fn read(&self, off: u64, buf: &mut [u8]) -> Result<(), Errno> {
+        self.render.memfd.pread(self.offset + off, buf)
+    }
+
+    /// Writes bytes of the buffer.
+    pub fn write(&self, off: u64, data: &[u8]) -> Result<(), Errno> {
+        self.render.memfd.pwrite(self.offset + off, data)
+    }
+}
+
+/// A buffer object (`kgd_mem` + its idr entry).
+#[derive(Debug)]
+pub(crate) struct Bo {
+    pub va: u64,
+    pub size: u64,
+    pub flags: u32,
+    pub storage: Option<Arc<BoStorage>>,
+    pub mmap_offset: u64,
+    /// Devices whose VM the BO is attached to (mapped at least once).
+    pub attached: BTreeSet<usize>,
+    /// Devices it is currently mapped on.
+    pub mapped: BTreeSet<usize>,
+    pub userptr: u64,
+    pub vram_charge: u64,
+}
+
+impl Bo {
+    /// Frees the BO (its storage goes when the last sharer drops it).
+    pub fn release(self, _m: &Machine) {
+        drop(self.storage);
+    }
+}
+
+/// A dma-buf file exported from a BO.
+#[derive(Debug)]
+pub(crate) struct DmaBufFile {
+    pub memfd: Memfd,
+    pub storage: Arc<BoStorage>,
+}
+
+fn find_pdd(st: &mut ProcState, gpu_id: u32) -> Option<&mut Pdd> {
+    st.pdds.iter_mut().find(|p| p.gpu_id == gpu_id)
+}
+
+fn lowest_free_handle(pdd: &Pdd) -> u32 {
+    let mut h = 0u32;
+    for k in pdd.bos.keys() {
+        if *k == h {
+            h += 1;
+        } else if *k > h {
+            break;
+        }
+    }
+    h
+}
+
+/// Doorbell page offset of device `dev` in a kfd memfd.
+pub(crate) fn doorbell_offset(dev: usize) -> u64 {
+    dev as u64 * layout::KFD_DEV_STRIDE
+}
+
+/// MMIO remap page offset of device `dev` in a kfd memfd.
+pub(crate) fn mmio_offset(dev: usize) -> u64 {
+    dev as u64 * layout::KFD_DEV_STRIDE + layout::KFD_MMIO_OFF
+}
+
+pub(crate) fn acquire_vm(c: &Ctx, buf: &mut [u8]) -> R {
+    let a = kfd_ioctl_acquire_vm_args::from_buf(buf);
+    let Some(render) = c.m.render_by_fd(a.drm_fd) else {
+        return Err(Errno::EINVAL);
+    };
+    let mut st = c.lock_state();
+    let Some(pdd) = find_pdd(&mut st, a.gpu_id) else {
+        return Err(Errno::EINVAL);
+    };
+    if let Some(vm) = &pdd.vm {
+        return if Arc::ptr_eq(vm, &render) {
+            Ok(0)
+        } else {
+            Err(Errno::EBUSY)
+        };
+    }
+    if render.dev != Some(pdd.dev) || render.vm_owner().is_some() {
+        return Err(Errno::EINVAL);
+    }
+    render.set_vm_owner(Some(c.proc.id));
+    pdd.vm = Some(render);
+    Ok(0)
+}
+
+fn svm_overlaps(st: &ProcState, start: u64, size: u64) -> bool {
+    size != 0 && st.svm.overlaps(start / PAGE, (start + size - 1) / PAGE)
+}
+
+pub(crate) fn alloc(c: &Ctx, buf: &mut [u8]) -> R {
+    let mut a = kfd_ioctl_alloc_memory_of_gpu_args::from_buf(buf);
+    if a.size == 0 {
+        return Err(Errno::EINVAL);
+    }
+    let flags = a.flags;
+    let mut st = c.lock_state();
+    let end = a.va_addr.checked_add(a.size).ok_or(Errno::EINVAL)?;
+    let _ = end;
+    if svm_overlaps(&st, a.va_addr, a.size)
+        || (flags & KFD_IOC_ALLOC_MEM_FLAGS_USERPTR != 0
+            && svm_overlaps(&st, a.mmap_offset, a.size))
+    {
+        return Err(Errno(libc::EADDRINUSE));
+    }
+    let Some(pdd) = find_pdd(&mut st, a.gpu_id) else {
+        return Err(Errno::EINVAL);
+    };
+    let dev = &c.m.devices[pdd.dev];
+    if flags & KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC != 0
+        && flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM != 0
+        && !dev.large_bar
+        && !dev.is_apu
+    {
+        return Err(Errno::EINVAL);
+    }
+    let Some(render) = pdd.vm.clone() else {
+        return Err(Errno::ENODEV);
+    };
+    let mut bo = Bo {
+        va: a.va_addr,
+        size: a.size,
+        flags,
+        storage: None,
+        mmap_offset: 0,
+        attached: BTreeSet::new(),
+        mapped: BTreeSet::new(),
+        userptr: 0,
+        vram_charge: 0,
+    };
+    if flags & (KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_GTT) != 0 {
+        // VRAM on a GPU without dedicated memory falls back to GTT, as on
+        // APUs that prefer GTT.
+        let vram = flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM != 0 && dev.vram_size > 0;
+        let mut charge = 0;
+        let mut vram_used = None;
+        if vram {
+            let needed = align_up(a.size, VRAM_AVAILABILITY_ALIGN);
+            let mut used = lock(&dev.vram_used);
+            if used.saturating_add(needed) > dev.vram_size {
+                return Err(Errno::ENOMEM);
+            }
+            *used += needed;
+            charge = needed;
+            vram_used = Some(dev.vram_used.clone());
+        } else if flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM != 0 && dev.vram_size == 0 && !dev.is_apu {
+            return Err(Errno::ENOMEM);
+        }
+        let offset = lock(&render.extents).alloc(a.size);
+        let Some(offset) = offset else {
+            if let Some(v) = &vram_used {
+                let mut u = lock(v);
+                *u = u.saturating_sub(charge);
+            }
+            return Err(Errno::ENOMEM);
+        };
+        bo.storage = Some(Arc::new(BoStorage {
+            render,
+            offset,
+            size: a.size,
+            gpu_id: dev.gpu_id,
+            flags,
+            vram_charge: charge,
+            vram_used,
+        }));
+        bo.mmap_offset = offset;
+        if vram {
+            let mut usage = align_up(a.size, PAGE);
+            if flags & KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM != 0 {
+                usage = align_up(a.size >> 1, PAGE);
+            }
+            bo.vram_charge = usage;
+        }
+    } else if flags & KFD_IOC_ALLOC_MEM_FLAGS_USERPTR != 0 {
+        if a.mmap_offset & (PAGE - 1) != 0 {
+            return Err(Errno::EINVAL);
+        }
+        if !usermem::is_mapped(a.mmap_offset, a.size) {
+            return Err(Errno::EFAULT);
+        }
+        bo.userptr = a.mmap_offset;
+        bo.mmap_offset = a.mmap_offset;
+    } else if flags & KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL != 0 {
+        if a.size != layout::DOORBELL_SLICE {
+            return Err(Errno::EINVAL);
+        }
+        pdd.doorbells_allocated = true;
+        bo.mmap_offset = doorbell_offset(dev.index);
+    } else if flags & KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP != 0 {
+        if a.size != PAGE {
+            return Err(Errno::EINVAL);
+        }
+        bo.mmap_offset = mmio_offset(dev.index);
+    } else {
+        return Err(Errno::EINVAL);
+    }
+    pdd.vram_usage += bo.vram_charge;
+    let idr = lowest_free_handle(pdd);
+    a.mmap_offset = bo.mmap_offset;
+    pdd.bos.insert(idr, bo);
+    a.handle = make_handle(a.gpu_id, idr);
+    a.to_buf(buf);
+    Ok(0)
+}
+
+pub(crate) fn free(c: &Ctx, buf: &mut [u8]) -> R {
+    let a = kfd_ioctl_free_memory_of_gpu_args::from_buf(buf);
+    if c.proc.events.signal_handle() == Some(a.handle) {
+        return Err(Errno::EPERM);
+    }
+    let mut st = c.lock_state();
+    let Some(pdd) = find_pdd(&mut st, handle_gpu_id(a.handle)) else {
+        return Err(Errno::EINVAL);
+    };
+    let idr = handle_idr(a.handle);
+    let Some(bo) = pdd.bos.get(&idr) else {
+        return Err(Errno::EINVAL);
+    };
+    if !bo.mapped.is_empty() {
+        return Err(Errno::EBUSY);
+    }
+    if let Some(bo) = pdd.bos.remove(&idr) {
+        pdd.vram_usage = pdd.vram_usage.saturating_sub(bo.vram_charge);
+        bo.release(c.m);
+    }
+    Ok(0)
+}
+
+fn read_device_ids(ptr: u64, n: u32) -> Result<Vec<u32>, Errno> {
+    usermem::read_array::<u32>(ptr, n as usize)
+}
+
+pub(crate) fn map(c: &Ctx, buf: &mut [u8]) -> R {
+    let mut a = kfd_ioctl_map_memory_to_gpu_args::from_buf(buf);
+    if a.n_devices == 0 || a.n_success > a.n_devices {
+        return Err(Errno::EINVAL);
+    }
+    let ids = read_device_ids(a.device_ids_array_ptr, a.n_devices)?;
+    let mut st = c.lock_state();
+    let gpu = handle_gpu_id(a.handle);
+    let Some(pdd) = st.pdds.iter().find(|p| p.gpu_id == gpu) else {
+        return Err(Errno::EINVAL);
+    };
+    if pdd.vm.is_none() {
+        return Err(Errno::ENODEV);
+    }
+    let owner = pdd.dev;
+    let idr = handle_idr(a.handle);
+    let Some((va, size)) = st.pdds[owner].bos.get(&idr).map(|b| (b.va, b.size)) else {
+        return Err(Errno::ENOMEM);
+    };
+    let mut result = Ok(0);
+    for i in a.n_success..a.n_devices {
+        let peer = ids[i as usize];
+        let Some(pi) = st.pdds.iter().position(|p| p.gpu_id == peer) else {
+            result = Err(Errno::EINVAL);
+            break;
+        };
+        if st.pdds[pi].vm.is_none() {
+            result = Err(Errno::ENODEV);
+            break;
+        }
+        let end = va.checked_add(size);
+        if va < PAGE || end.map_or(true, |e| e > layout::VM_LIMIT) {
+            result = Err(Errno::EINVAL);
+            break;
+        }
+        // A GPU VM cannot map two BOs over the same range.
+        let clash = st.pdds.iter().any(|p| {
+            p.bos.iter().any(|(h, b)| {
+                !(p.dev == owner && *h == idr)
+                    && b.mapped.contains(&pi)
+                    && b.va < va + size
+                    && va < b.va + b.size
+            })
+        });
+        if clash {
+            result = Err(Errno::EINVAL);
+            break;
+        }
+        if let Some(b) = st.pdds[owner].bos.get_mut(&idr) {
+            b.attached.insert(pi);
+            b.mapped.insert(pi);
+        }
+        a.n_success = i + 1;
+    }
+    a.to_buf(buf);
+    result
+}
+
+pub(crate) fn unmap(c: &Ctx, buf: &mut [u8]) -> R {
+    let mut a = kfd_ioctl_unmap_memory_from_gpu_args::from_buf(buf);
+    if a.n_devices == 0 || a.n_success > a.n_devices {
+        return Err(Errno::EINVAL);
+    }
+    let ids = read_device_ids(a.device_ids_array_ptr, a.n_devices)?;
+    let mut st = c.lock_state();
+    let gpu = handle_gpu_id(a.handle);
+    let Some(owner) = st.pdds.iter().position(|p| p.gpu_id == gpu) else {
+        return Err(Errno::EINVAL);
+    };
+    let idr = handle_idr(a.handle);
+    if !st.pdds[owner].bos.contains_key(&idr) {
+        return Err(Errno::ENOMEM);
+    }
+    let mut result = Ok(0);
+    for i in a.n_success..a.n_devices {
+        let peer = ids[i as usize];
+        let Some(pi) = st.pdds.iter().position(|p| p.gpu_id == peer) else {
+            result = Err(Errno::EINVAL);
+            break;
+        };
+        let Some(b) = st.pdds[owner].bos.get_mut(&idr) else {
+            result = Err(Errno::ENOMEM);
+            break;
+        };
+        if !b.attached.contains(&pi) {
+            result = Err(Errno::EINVAL);
+            break;
+        }
+        b.mapped.remove(&pi);
+        a.n_success = i + 1;
+    }
+    a.to_buf(buf);
+    result
+}
+
+pub(crate) fn available_memory(c: &Ctx, buf: &mut [u8]) -> R {
+    let mut a = kfd_ioctl_get_available_memory_args::from_buf(buf);
+    let st = c.lock_state();
+    let Some(pdd) = st.pdds.iter().find(|p| p.gpu_id == a.gpu_id) else {
+        return Err(Errno::EINVAL);
+    };
+    let dev = &c.m.devices[pdd.dev];
+    let used = *lock(&dev.vram_used);
+    let avail = dev.vram_size.saturating_sub(used);
+    a.available = avail & !(VRAM_AVAILABILITY_ALIGN - 1);
+    a.to_buf(buf);
+    Ok(0)
+}
+
+pub(crate) fn export_dmabuf(c: &Ctx, buf: &mut [u8]) -> R {
+    let mut a = kfd_ioctl_export_dmabuf_args::from_buf(buf);
+    if c.m.device_by_id(handle_gpu_id(a.handle)).is_none() {
+        return Err(Errno::EINVAL);
+    }
+    let storage = {
+        let st = c.lock_state();
+        let Some(pdd) = st.pdds.iter().find(|p| p.gpu_id == handle_gpu_id(a.handle)) else {
+            return Err(Errno::EINVAL);
+        };
+        let Some(bo) = pdd.bos.get(&handle_idr(a.handle)) else {
+            return Err(Errno::EINVAL);
+        };
+        if bo.flags & KFD_IOC_ALLOC_MEM_FLAGS_USERPTR != 0 {
+            return Err(Errno::EPERM);
+        }
+        match &bo.storage {
+            Some(s) => s.clone(),
+            None => return Err(Errno::EINVAL),
+        }
+    };
+    if a.flags & !((libc::O_CLOEXEC | libc::O_RDWR | libc::O_ACCMODE) as u32) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let memfd = Memfd::create("dmabuf", storage.size)?;
+    let user = memfd.dup()?;
+    let entry = Arc::new(DmaBufFile { memfd, storage });
+    c.m.insert_file(FileEntry::DmaBuf(entry));
+    a.dmabuf_fd = std::os::fd::IntoRawFd::into_raw_fd(user) as u32;
+    a.to_buf(buf);
+    Ok(0)
+}
+
+fn dmabuf_by_fd(m: &Machine, fd: u32) -> Option<Arc<DmaBufFile>> {
+    match m.lookup_fd(fd as i32)? {
+        FileEntry::DmaBuf(d) => Some(d),
+        _ => None,
+    }
+}
+
+pub(crate) fn get_dmabuf_info(c: &Ctx, buf: &mut [u8]) -> R {
+    let mut a = kfd_ioctl_get_dmabuf_info_args::from_buf(buf);
+    if c.m.devices.is_empty() {
+        return Err(Errno::EINVAL);
+    }
+    let Some(d) = dmabuf_by_fd(c.m, a.dmabuf_fd) else {
+        return Err(Errno::EINVAL);
+    };
+    a.size = d.storage.size;
+    a.gpu_id = d.storage.gpu_id;
+    let mut flags = if d.storage.flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM != 0 {
+        KFD_IOC_ALLOC_MEM_FLAGS_VRAM
+    } else {
+        KFD_IOC_ALLOC_MEM_FLAGS_GTT
+    };
+    flags |= d.storage.flags & KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC;
+    a.flags = flags;
+    a.metadata_size = 0;
+    a.to_buf(buf);
+    Ok(0)
+}
+
+pub(crate) fn import_dmabuf(c: &Ctx, buf: &mut [u8]) -> R {
+    let mut a = kfd_ioctl_import_dmabuf_args::from_buf(buf);
+    let mut st = c.lock_state();
+    let Some(pdd) = find_pdd(&mut st, a.gpu_id) else {
+        return Err(Errno::EINVAL);
+    };
+    if pdd.vm.is_none() {
+        return Err(Errno::ENODEV);
+    }
+    let Some(d) = dmabuf_by_fd(c.m, a.dmabuf_fd) else {
+        return Err(Errno::EINVAL);
+    };
+    let bo = Bo {
+        va: a.va_addr,
+        size: d.storage.size,
+        flags: d.storage.flags & (KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_GTT),
+        storage: Some(d.storage.clone()),
+        mmap_offset: 0,
+        attached: BTreeSet::new(),
+        mapped: BTreeSet::new(),
+        userptr: 0,
+        vram_charge: 0,
+    };
+    let idr = lowest_free_handle(pdd);
+    pdd.bos.insert(idr, bo);
+    a.handle = make_handle(a.gpu_id, idr);
+    a.to_buf(buf);
+    Ok(0)
+}
+
+/// Finds a GTT BO by handle for the event page.
+pub(crate) fn event_page_storage(
+    st: &ProcState,
+    handle: u64,
+) -> Result<(Arc<BoStorage>, u64), Errno> {
+    let Some(pdd) = st.pdds.iter().find(|p| p.gpu_id == handle_gpu_id(handle)) else {
+        return Err(Errno::EINVAL);
+    };
+    if pdd.vm.is_none() {
+        return Err(Errno::ENODEV);
+    }
+    let Some(bo) = pdd.bos.get(&handle_idr(handle)) else {
+        return Err(Errno::EINVAL);
+    };
+    match &bo.storage {
+        Some(s) if bo.flags & KFD_IOC_ALLOC_MEM_FLAGS_GTT != 0 => Ok((s.clone(), bo.size)),
+        _ => Err(Errno::EINVAL),
+    }
+}

@@ -1,0 +1,280 @@
+//! Kernel processes (`kfd_process`), per-device data (`kfd_process_device`)
+//! and the simulated files.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use kfd_sys::Errno;
+
+use super::debug::DebugState;
+use super::events::EventTable;
+use super::memfd::Memfd;
+use super::memory::{Bo, Extents};
+use super::queues::Queue;
+use super::svm::SvmMap;
+use super::{layout, lock, FileEntry, Machine, ProcessSummary};
+
+/// An open `/dev/kfd` file.
+#[derive(Debug)]
+pub(crate) struct KfdFile {
+    /// Backing memfd (doorbell pages, MMIO pages, event page).
+    pub memfd: Arc<Memfd>,
+    /// Simulated OS process that opened it.
+    pub os_pid: u32,
+    /// The kernel process (`filep->private_data`), replaced by
+    /// CREATE_PROCESS.
+    process: Mutex<Arc<Process>>,
+}
+
+impl KfdFile {
+    pub fn new(memfd: Arc<Memfd>, os_pid: u32, process: Arc<Process>) -> KfdFile {
+        KfdFile {
+            memfd,
+            os_pid,
+            process: Mutex::new(process),
+        }
+    }
+
+    /// The file's kernel process.
+    pub fn process(&self) -> Arc<Process> {
+        lock(&self.process).clone()
+    }
+
+    /// Replaces the kernel process (CREATE_PROCESS); returns the old one.
+    pub fn replace_process(&self, p: Arc<Process>) -> Arc<Process> {
+        std::mem::replace(&mut *lock(&self.process), p)
+    }
+}
+
+/// An open render node file (`drm_file`), which carries a GPU VM.
+#[derive(Debug)]
+pub(crate) struct RenderFile {
+    /// Backing memfd: VRAM/GTT buffer pages at their mmap offsets.
+    pub memfd: Arc<Memfd>,
+    /// DRM minor.
+    pub minor: u32,
+    /// Device index (None if the minor has no GPU).
+    pub dev: Option<usize>,
+    /// Allocator of mmap offsets.
+    pub extents: Mutex<Extents>,
+    /// Kernel process id whose VM this file carries (`vm->process_info`).
+    vm_owner: Mutex<Option<u64>>,
+    /// All user descriptors were closed.
+    pub user_closed: AtomicBool,
+}
+
+impl RenderFile {
+    pub fn new(memfd: Memfd, minor: u32, dev: Option<usize>) -> RenderFile {
+        RenderFile {
+            memfd: Arc::new(memfd),
+            minor,
+            dev,
+            extents: Mutex::new(Extents::new(layout::RENDER_FILE_SIZE)),
+            vm_owner: Mutex::new(None),
+            user_closed: AtomicBool::new(false),
+        }
+    }
+
+    pub fn vm_owner(&self) -> Option<u64> {
+        *lock(&self.vm_owner)
+    }
+
+    pub fn set_vm_owner(&self, owner: Option<u64>) {
+        *lock(&self.vm_owner) = owner;
+    }
+}
+
+/// Per-process per-device data.
+#[derive(Debug)]
+pub(crate) struct Pdd {
+    /// Device index.
+    pub dev: usize,
+    /// gpu_id.
+    pub gpu_id: u32,
+    /// The render file whose VM was acquired (`pdd->drm_file`).
+    pub vm: Option<Arc<RenderFile>>,
+    /// Buffer objects by idr handle.
+    pub bos: BTreeMap<u32, Bo>,
+    /// Doorbell indices in use.
+    pub doorbells: BTreeSet<u32>,
+    /// The process doorbell slice was allocated.
+    pub doorbells_allocated: bool,
+    /// VRAM usage of this process on this device.
+    pub vram_usage: u64,
+    /// Cache policies (SET_MEMORY_POLICY).
+    pub policy: Option<(u32, u32, u64, u64, u32)>,
+    /// Trap handler (tba, tma).
+    pub trap_handler: Option<(u64, u64)>,
+    /// Scratch backing VA.
+    pub scratch_va: u64,
+    /// Address watch points (id → (address, mask, mode)).
+    pub watch_points: BTreeMap<u32, (u64, u32, u32)>,
+}
+
+/// Mutable state of a kernel process, under one lock (`p->mutex`).
+#[derive(Debug)]
+pub(crate) struct ProcState {
+    pub pdds: Vec<Pdd>,
+    pub xnack: bool,
+    pub queues: BTreeMap<u32, Queue>,
+    pub svm: SvmMap,
+    pub debug: DebugState,
+    pub dead: bool,
+}
+
+/// A kernel process.
+#[derive(Debug)]
+pub(crate) struct Process {
+    /// Unique id.
+    pub id: u64,
+    /// Simulated OS process.
+    pub os_pid: u32,
+    /// Made by CREATE_PROCESS.
+    pub secondary: bool,
+    /// The kfd memfd of the file that created it (home of the
+    /// kernel-allocated event page).
+    pub home: Arc<Memfd>,
+    /// `p->mutex`.
+    pub state: Mutex<ProcState>,
+    /// Events (own lock; waits do not hold `state`).
+    pub events: Arc<EventTable>,
+    /// kfd files referring to it.
+    pub file_refs: AtomicUsize,
+}
+
+impl Process {
+    fn new(m: &Machine, os_pid: u32, secondary: bool, home: Arc<Memfd>) -> Process {
+        let pdds = m
+            .devices
+            .iter()
+            .map(|d| Pdd {
+                dev: d.index,
+                gpu_id: d.gpu_id,
+                vm: None,
+                bos: BTreeMap::new(),
+                doorbells: BTreeSet::new(),
+                doorbells_allocated: false,
+                vram_usage: 0,
+                policy: None,
+                trap_handler: None,
+                scratch_va: 0,
+                watch_points: BTreeMap::new(),
+            })
+            .collect();
+        // XNACK default: on only where the hardware and the kernel default
+        // enable it (gfx90a/gfx942 with noretry=0 is off by default).
+        Process {
+            id: m.next_process.fetch_add(1, Ordering::Relaxed),
+            os_pid,
+            secondary,
+            home,
+            state: Mutex::new(ProcState {
+                pdds,
+                xnack: false,
+                queues: BTreeMap::new(),
+                svm: SvmMap::default(),
+                debug: DebugState::default(),
+                dead: false,
+            }),
+            events: Arc::new(EventTable::new()),
+            file_refs: AtomicUsize::new(1),
+        }
+    }
+
+    /// Object counts.
+    pub fn summary(&self) -> ProcessSummary {
+        let st = lock(&self.state);
+        ProcessSummary {
+            os_pid: self.os_pid,
+            secondary: self.secondary,
+            bos: st.pdds.iter().map(|p| p.bos.len()).sum(),
+            queues: st.queues.len(),
+            events: self.events.count(),
+            svm_ranges: st.svm.len(),
+        }
+    }
+
+    /// One kfd file stopped referring to this process.
+    pub fn unref_file(self: &Arc<Self>, m: &Machine) {
+        let procs = lock(&m.processes);
+        let prev = self.file_refs.fetch_sub(1, Ordering::SeqCst);
+        drop(procs);
+        if prev == 1 {
+            self.destroy(m);
+        }
+    }
+
+    /// `kfd_process_destroy`: tears everything down.
+    pub fn destroy(self: &Arc<Self>, m: &Machine) {
+        lock(&m.processes).retain(|p| !Arc::ptr_eq(p, self));
+        self.events.destroy_all();
+        let mut renders = Vec::new();
+        {
+            let mut st = lock(&self.state);
+            st.dead = true;
+            st.queues.clear();
+            st.svm = SvmMap::default();
+            st.debug = DebugState::default();
+            for pdd in st.pdds.iter_mut() {
+                let bos = std::mem::take(&mut pdd.bos);
+                for (_, bo) in bos {
+                    bo.release(m);
+                }
+                pdd.vram_usage = 0;
+                if let Some(r) = pdd.vm.take() {
+                    r.set_vm_owner(None);
+                    renders.push(r);
+                }
+            }
+        }
+        for r in renders {
+            m.release_render_if_closed(&r);
+        }
+    }
+}
+
+impl Machine {
+    /// `kfd_create_process`: the primary process of `os_pid`, created on
+    /// first open.
+    pub(crate) fn primary_process(
+        &self,
+        os_pid: u32,
+        home: &Arc<Memfd>,
+    ) -> Result<Arc<Process>, Errno> {
+        let mut procs = lock(&self.processes);
+        if let Some(p) = procs.iter().find(|p| p.os_pid == os_pid && !p.secondary) {
+            p.file_refs.fetch_add(1, Ordering::SeqCst);
+            return Ok(p.clone());
+        }
+        let p = Arc::new(Process::new(self, os_pid, false, home.clone()));
+        procs.push(p.clone());
+        Ok(p)
+    }
+
+    /// A new secondary process for CREATE_PROCESS.
+    pub(crate) fn secondary_process(&self, os_pid: u32, home: Arc<Memfd>) -> Arc<Process> {
+        let p = Arc::new(Process::new(self, os_pid, true, home));
+        lock(&self.processes).push(p.clone());
+        p
+    }
+
+    /// The render file behind a descriptor number.
+    pub(crate) fn render_by_fd(&self, fd: u32) -> Option<Arc<RenderFile>> {
+        match self.lookup_fd(fd as i32)? {
+            FileEntry::Render(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+impl Machine {
+    /// Live kernel processes of a simulated OS process.
+    pub(crate) fn processes_of(&self, os_pid: u32) -> Vec<Arc<Process>> {
+        lock(&self.processes)
+            .iter()
+            .filter(|p| p.os_pid == os_pid)
+            .cloned()
+            .collect()
+    }
+}
