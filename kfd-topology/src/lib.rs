@@ -12,7 +12,7 @@
 //! There is no global state: each snapshot is taken through a
 //! [`kfd_sys::Driver`] (or a root path, for fixtures) and owned by its
 //! caller. [`hsakmt`] converts a snapshot into the hsakmt C structs of both
-//! ABI generations.
+//! ABI generations ([`hsakmt::ffi`]).
 //!
 //! # Example
 //!

@@ -374,3 +374,83 @@ fn thunk_memory_banks() {
     assert_eq!(hsakmt::reported_num_memory_banks(cpu, &mmio), 1);
     assert_eq!(hsakmt::memory_properties(&topo, cpu, &mmio, 8).len(), 1);
 }
+
+#[test]
+fn hsakmt_structs_of_both_generations() {
+    use kfd_topology::hsakmt::ffi;
+    let t = mi210_tree("ffi");
+    let topo = read(&t).unwrap();
+    let gpu = topo.node(1).unwrap();
+    let ap = GpuApertures {
+        lds: Some(Aperture {
+            base: 1 << 48,
+            limit: (1 << 48) + 0xFFFF_FFFF,
+        }),
+        scratch: Some(Aperture {
+            base: 2 << 48,
+            limit: (2 << 48) + 0xFFFF_FFFF,
+        }),
+        svm: Some(Aperture {
+            base: 0x20_0000,
+            limit: (1 << 47) - 1,
+        }),
+        mmio: Some(Aperture {
+            base: 0x7000_0000_0000,
+            limit: 0x7000_0000_0fff,
+        }),
+        gpuvm: None,
+    };
+    let n = ffi::node_properties_rocm_5_2(gpu, &ap);
+    assert_eq!({ n.NumFComputeCores }, 416);
+    assert_eq!({ n.NumMemoryBanks }, 5);
+    assert_eq!({ n.NumCaches }, 2);
+    assert_eq!({ n.NumIOLinks }, 1);
+    let e = { n.EngineId };
+    assert_eq!(
+        (e.uCode(), e.Major(), e.Minor(), e.Stepping()),
+        (78, 9, 0, 10)
+    );
+    assert_eq!({ n.DeviceId }, 0x740F);
+    assert_eq!({ n.DrmRenderMinor }, 128);
+    assert_eq!(&n.AMDName[..10], b"Aldebaran\0");
+    let name: String = n
+        .MarketingName
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8 as char)
+        .collect();
+    assert_eq!(name, "AMD Instinct MI210");
+    assert_eq!({ n.NumShaderBanks }, 8);
+    assert_eq!({ n.VGPRSizePerCU }, 0x80000);
+    assert_eq!({ n.uCodeEngineVersions }.0, 8);
+    assert_eq!({ n.NumCpQueues }, 24);
+    assert_eq!({ n.UniqueID }, 12345678901234567);
+
+    let sys = ffi::system_properties(&topo);
+    assert_eq!(sys.NumNodes, 2);
+    let banks = ffi::memory_properties_c(&topo, gpu, &ap, n.NumMemoryBanks);
+    assert_eq!(banks.len(), 5);
+    assert_eq!({ banks[4].HeapType }.0, 7);
+    assert_eq!(ffi::cache_properties_rocm_5_2(gpu)[1].CacheSize, 8192);
+    assert_eq!(ffi::io_link_properties_current(gpu)[0].NodeTo, 0);
+    assert_eq!(
+        ffi::io_link_properties_rocm_5_2(topo.node(0).unwrap())[0].NodeTo,
+        1
+    );
+
+    let o = SnapshotOptions {
+        gfx_override: Some("9.4.2".into()),
+        ..opts(&t, Rules::Current)
+    };
+    let topo = Topology::read(t.root(), &FixtureDevices::new(), &o).unwrap();
+    let c = ffi::node_properties_current(topo.node(1).unwrap(), &ap);
+    assert_eq!({ c.KFDGpuID }, 53284);
+    assert_eq!({ c.NumXcc }, 1);
+    let (e, ov) = ({ c.EngineId }, { c.OverrideEngineId });
+    assert_eq!((e.Major(), e.Minor(), e.Stepping()), (9, 0, 10));
+    assert_eq!((ov.Major(), ov.Minor(), ov.Stepping()), (9, 4, 2));
+    let cpu = ffi::node_properties_current(topo.node(0).unwrap(), &ap);
+    assert_eq!({ cpu.NumMemoryBanks }, 1);
+    assert_eq!({ cpu.NumCaches }, 3);
+    assert_eq!({ cpu.KFDGpuID }, 0);
+}
