@@ -1,1 +1,232 @@
-//! kfd-perf (in progress).
+//! kfd-perf: the profiling side of the KFD thunk, as a per-context
+//! sub-context.
+//!
+//! A [`Perf`] belongs to one KFD context (one `/dev/kfd` descriptor) and
+//! offers:
+//!
+//! - **Performance counters** ([`Perf::counter_properties`] and the trace
+//!   calls): the C library's per-ASIC counter tables ([`pmc`]) and its
+//!   trace bookkeeping, with its status codes (trace id 0 →
+//!   `INVALID_PARAMETER`, unknown trace → `INVALID_HANDLE`, more than 512
+//!   counters → `NO_MEMORY`, over a block's concurrency →
+//!   `INVALID_PARAMETER`, ...). The thunk only ever programmed
+//!   *privileged* counters itself (IOMMUv2, through `perf_event_open` as
+//!   root); the ordinary GPU blocks are programmed by profilers with PM4
+//!   packets on their own queues. See [`Perf::acquire_trace_access`].
+//! - **SPM** (streaming performance monitor): ROCm's non-upstream
+//!   `AMDKFD_IOC_RLC_SPM`; on kernels without it,
+//!   [`Error::NotImplementedByKernel`] (`NOT_SUPPORTED`).
+//! - **PC sampling** (ROCm's `AMDKFD_IOC_PC_SAMPLE`, KFD 1.16+): query
+//!   capabilities, create/destroy/start/stop, with the C library's errno
+//!   tables ([`KernelOp::status_for`]).
+//! - **Clocks**: [`Perf::clock_counters`] (`AMDKFD_IOC_GET_CLOCK_COUNTERS`),
+//!   [`Perf::clock_counters_precise`] (best of several samples, as the
+//!   newest C library does) and [`Perf::wallclock_frequency`]
+//!   (`hsaKmtGetNodeWallclockFrequency`).
+//!
+//! Performance counters, SPM and PC sampling are also available on
+//! secondary contexts: only debugging is reserved to the primary context.
+//!
+//! # Example
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use kfd_perf::{pmc::{BlockId, GfxVersion}, Perf, PerfNode};
+//! use kfd_sys::{DeviceFile, NixDriver};
+//!
+//! let file = Arc::new(DeviceFile::open_kfd(Arc::new(NixDriver::new()))?);
+//! let nodes = vec![
+//!     PerfNode::cpu(),
+//!     PerfNode::gpu(0x1234, GfxVersion::new(9, 0, 10), 0x740f, 100_000),
+//! ];
+//! let perf = Perf::new(file, nodes);
+//! let props = perf.counter_properties(1)?;
+//! let sq = props.block(BlockId::Sq).expect("gfx90a has SQ counters");
+//! println!("SQ: {} counters, {} at once", sq.counters.len(), sq.num_concurrent);
+//! let clocks = perf.clock_counters(1)?;
+//! println!("GPU clock {} at system clock {} Hz", clocks.gpu, clocks.system_frequency_hz);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod clock;
+mod error;
+pub mod pmc;
+mod sampling;
+mod trace;
+
+pub use clock::ClockCounters;
+pub use error::{Error, KernelOp, Result};
+pub use sampling::{PcSamplingInfo, PcSamplingTraceId, SpmBufferStatus};
+pub use trace::{TraceId, TraceRoot, MAX_COUNTERS_PER_TRACE};
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use kfd_sys::{kfd, DeviceFile};
+
+use pmc::{Asic, CounterProperties, GfxVersion};
+
+/// What the perf sub-context needs to know about one topology node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PerfNode {
+    /// KFD gpu_id; 0 for a node without a GPU.
+    pub gpu_id: u32,
+    /// The node's GFX version (`EngineId`), all zero for CPU nodes.
+    pub gfx_version: GfxVersion,
+    /// PCI device id (the counter tables tell Fiji from Polaris by it).
+    pub device_id: u16,
+    /// Frequency of the GPU's wall clock (`s_memrealtime`) in kHz, as the
+    /// topology reports it (`WallClockKHz`); 0 if unknown.
+    pub wall_clock_khz: u64,
+}
+
+impl PerfNode {
+    /// A CPU-only node.
+    pub const fn cpu() -> PerfNode {
+        PerfNode {
+            gpu_id: 0,
+            gfx_version: GfxVersion::new(0, 0, 0),
+            device_id: 0,
+            wall_clock_khz: 0,
+        }
+    }
+
+    /// A GPU node.
+    pub const fn gpu(
+        gpu_id: u32,
+        gfx_version: GfxVersion,
+        device_id: u16,
+        wall_clock_khz: u64,
+    ) -> PerfNode {
+        PerfNode {
+            gpu_id,
+            gfx_version,
+            device_id,
+            wall_clock_khz,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct State {
+    kfd_version: Option<(u32, u32)>,
+    counter_props: HashMap<u32, Arc<CounterProperties>>,
+    traces: HashMap<u64, trace::Trace>,
+    next_trace: u64,
+}
+
+/// The perf sub-context of one KFD context.
+pub struct Perf {
+    file: Arc<DeviceFile>,
+    nodes: Vec<PerfNode>,
+    state: Mutex<State>,
+}
+
+impl fmt::Debug for Perf {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = self.lock();
+        f.debug_struct("Perf")
+            .field("file", &self.file)
+            .field("nodes", &self.nodes)
+            .field("kfd_version", &s.kfd_version)
+            .field("traces", &s.traces.len())
+            .finish()
+    }
+}
+
+impl Perf {
+    /// Creates the perf sub-context of a context whose descriptor is
+    /// `file`; `nodes` lists the topology snapshot's nodes by user node id.
+    pub fn new(file: Arc<DeviceFile>, nodes: Vec<PerfNode>) -> Perf {
+        Perf {
+            file,
+            nodes,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    /// Like [`Perf::new`], with the KFD ioctl interface version already
+    /// known.
+    pub fn with_kfd_version(
+        file: Arc<DeviceFile>,
+        nodes: Vec<PerfNode>,
+        major: u32,
+        minor: u32,
+    ) -> Perf {
+        let perf = Perf::new(file, nodes);
+        perf.lock().kfd_version = Some((major, minor));
+        perf
+    }
+
+    /// The nodes this sub-context was created with.
+    pub fn nodes(&self) -> &[PerfNode] {
+        &self.nodes
+    }
+
+    /// The context's KFD descriptor.
+    pub fn file(&self) -> &Arc<DeviceFile> {
+        &self.file
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // Plain bookkeeping data; recover from a poisoned lock.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn node(&self, node: u32) -> Result<&PerfNode> {
+        self.nodes
+            .get(node as usize)
+            .ok_or(Error::InvalidNode(node))
+    }
+
+    /// The KFD ioctl interface version `(major, minor)`, queried once and
+    /// cached.
+    pub fn kfd_version(&self) -> Result<(u32, u32)> {
+        if let Some(v) = self.lock().kfd_version {
+            return Ok(v);
+        }
+        let mut args = kfd::kfd_ioctl_get_version_args::default();
+        self.file
+            .ioctl_plain(kfd::AMDKFD_IOC_GET_VERSION, &mut args)
+            .map_err(|errno| Error::Kernel {
+                op: KernelOp::GetVersion,
+                errno,
+            })?;
+        let v = (args.major_version, args.minor_version);
+        self.lock().kfd_version = Some(v);
+        Ok(v)
+    }
+
+    fn require_kfd_minor(&self, required_minor: u32) -> Result<()> {
+        let (major, minor) = self.kfd_version()?;
+        if major < 1 || (major == 1 && minor < required_minor) {
+            return Err(Error::KfdTooOld {
+                major,
+                minor,
+                required_minor,
+            });
+        }
+        Ok(())
+    }
+
+    /// The counter properties of `node` (`hsaKmtPmcGetCounterProperties`),
+    /// built once per node and shared afterwards.
+    ///
+    /// Unknown node → [`Error::InvalidNode`]; a node the C library has no
+    /// table for (CPU, Tonga, gfx11+) → [`Error::NoCounterTable`]
+    /// (`INVALID_PARAMETER`, as the C library returns).
+    pub fn counter_properties(&self, node: u32) -> Result<Arc<CounterProperties>> {
+        let n = *self.node(node)?;
+        if let Some(p) = self.lock().counter_props.get(&node) {
+            return Ok(p.clone());
+        }
+        let asic = Asic::for_node(n.gfx_version, n.device_id).ok_or(Error::NoCounterTable {
+            node,
+            gfx: n.gfx_version,
+        })?;
+        let props = Arc::new(asic.counter_properties());
+        self.lock().counter_props.insert(node, props.clone());
+        Ok(props)
+    }
+}
