@@ -1,0 +1,235 @@
+//! Kernel model: events and WAIT_EVENTS.
+
+mod kernel_util;
+
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use kernel_util::*;
+use kfd_sim::Sim;
+use kfd_sys::kfd::*;
+use kfd_sys::Errno;
+
+const SIGNAL: u32 = KFD_IOC_EVENT_SIGNAL;
+
+#[test]
+fn cross_thread_set_wakes_waiter() {
+    let sim = Sim::preset("mi210").unwrap();
+    let p = Arc::new(Proc::open(&sim));
+    let ev = p.create_event(SIGNAL, true, 0).unwrap();
+    assert!(ev.event_id > 0 && ev.event_id < KFD_SIGNAL_EVENT_LIMIT);
+    assert_eq!(ev.event_slot_index, ev.event_id);
+    assert_eq!(ev.event_trigger_data, ev.event_id);
+    let id = ev.event_id;
+    let q = p.clone();
+    let t0 = Instant::now();
+    let waiter = thread::spawn(move || q.wait(&[id], false, u32::MAX));
+    thread::sleep(Duration::from_millis(100));
+    p.set_event(id).unwrap();
+    let (r, res) = waiter.join().unwrap();
+    assert_eq!((r, res), (Ok(0), KFD_IOC_WAIT_RESULT_COMPLETE));
+    assert!(t0.elapsed() >= Duration::from_millis(90));
+    // The waiter consumed the auto-reset signal: a new wait times out.
+    assert_eq!(
+        p.wait(&[id], false, 0),
+        (Ok(0), KFD_IOC_WAIT_RESULT_TIMEOUT)
+    );
+    p.destroy_event(id).unwrap();
+    Arc::try_unwrap(p).ok().unwrap().close();
+    assert!(sim.live_objects().is_empty());
+}
+
+#[test]
+fn timeout_expires() {
+    let sim = Sim::preset("mi210").unwrap();
+    let p = Proc::open(&sim);
+    let id = p.create_event(SIGNAL, true, 0).unwrap().event_id;
+    let t0 = Instant::now();
+    assert_eq!(
+        p.wait(&[id], false, 150),
+        (Ok(0), KFD_IOC_WAIT_RESULT_TIMEOUT)
+    );
+    let dt = t0.elapsed();
+    assert!(
+        dt >= Duration::from_millis(140) && dt < Duration::from_secs(5),
+        "{dt:?}"
+    );
+    // Immediate timeout.
+    assert_eq!(
+        p.wait(&[id], false, 0),
+        (Ok(0), KFD_IOC_WAIT_RESULT_TIMEOUT)
+    );
+    // Zero events: trivially complete.
+    assert_eq!(p.wait(&[], false, 0), (Ok(0), KFD_IOC_WAIT_RESULT_COMPLETE));
+    // Unknown id.
+    assert_eq!(
+        p.wait(&[id + 77], false, 0),
+        (Err(Errno::EINVAL), KFD_IOC_WAIT_RESULT_FAIL)
+    );
+    p.close();
+}
+
+#[test]
+fn auto_and_manual_reset_semantics() {
+    let sim = Sim::preset("mi210").unwrap();
+    let p = Proc::open(&sim);
+    let auto = p.create_event(SIGNAL, true, 0).unwrap().event_id;
+    let manual = p.create_event(SIGNAL, false, 0).unwrap().event_id;
+    // Set with nobody waiting: stays signaled until a wait consumes it.
+    p.set_event(auto).unwrap();
+    assert_eq!(p.wait(&[auto], false, 0).1, KFD_IOC_WAIT_RESULT_COMPLETE);
+    assert_eq!(p.wait(&[auto], false, 0).1, KFD_IOC_WAIT_RESULT_TIMEOUT);
+    // Manual reset stays signaled until RESET.
+    p.set_event(manual).unwrap();
+    assert_eq!(p.wait(&[manual], false, 0).1, KFD_IOC_WAIT_RESULT_COMPLETE);
+    assert_eq!(p.wait(&[manual], false, 0).1, KFD_IOC_WAIT_RESULT_COMPLETE);
+    p.reset_event(manual).unwrap();
+    assert_eq!(p.wait(&[manual], false, 0).1, KFD_IOC_WAIT_RESULT_TIMEOUT);
+    // Pitfall 3: SET wakes every current waiter, and because somebody
+    // was waiting the auto-reset event is left unsignaled.
+    let p = Arc::new(p);
+    let mut hs = Vec::new();
+    for _ in 0..3 {
+        let q = p.clone();
+        hs.push(thread::spawn(move || q.wait(&[auto], false, 10_000)));
+    }
+    thread::sleep(Duration::from_millis(150));
+    p.set_event(auto).unwrap();
+    for h in hs {
+        assert_eq!(h.join().unwrap(), (Ok(0), KFD_IOC_WAIT_RESULT_COMPLETE));
+    }
+    assert_eq!(p.wait(&[auto], false, 0).1, KFD_IOC_WAIT_RESULT_TIMEOUT);
+    // SET/RESET only for signal events.
+    let hw = p
+        .create_event(KFD_IOC_EVENT_HW_EXCEPTION, false, 0)
+        .unwrap()
+        .event_id;
+    assert!(hw >= KFD_SIGNAL_EVENT_LIMIT);
+    assert_eq!(p.set_event(hw), Err(Errno::EINVAL));
+    assert_eq!(p.reset_event(hw), Err(Errno::EINVAL));
+    assert_eq!(p.set_event(9999), Err(Errno::EINVAL));
+    assert_eq!(p.destroy_event(9999), Err(Errno::EINVAL));
+    Arc::try_unwrap(p).ok().unwrap().close();
+    assert!(sim.live_objects().is_empty());
+}
+
+#[test]
+fn wait_all_and_any() {
+    let sim = Sim::preset("mi210").unwrap();
+    let p = Arc::new(Proc::open(&sim));
+    let a = p.create_event(SIGNAL, false, 0).unwrap().event_id;
+    let b = p.create_event(SIGNAL, false, 0).unwrap().event_id;
+    p.set_event(a).unwrap();
+    assert_eq!(p.wait(&[a, b], false, 0).1, KFD_IOC_WAIT_RESULT_COMPLETE);
+    assert_eq!(p.wait(&[a, b], true, 0).1, KFD_IOC_WAIT_RESULT_TIMEOUT);
+    let q = p.clone();
+    let h = thread::spawn(move || q.wait(&[a, b], true, 10_000));
+    thread::sleep(Duration::from_millis(100));
+    p.set_event(b).unwrap();
+    assert_eq!(h.join().unwrap(), (Ok(0), KFD_IOC_WAIT_RESULT_COMPLETE));
+    Arc::try_unwrap(p).ok().unwrap().close();
+}
+
+#[test]
+fn destroy_while_waiting_fails_the_wait() {
+    let sim = Sim::preset("mi210").unwrap();
+    let p = Arc::new(Proc::open(&sim));
+    let id = p.create_event(SIGNAL, true, 0).unwrap().event_id;
+    let q = p.clone();
+    let h = thread::spawn(move || q.wait(&[id], false, u32::MAX));
+    thread::sleep(Duration::from_millis(100));
+    p.destroy_event(id).unwrap();
+    assert_eq!(
+        h.join().unwrap(),
+        (Err(Errno::EIO), KFD_IOC_WAIT_RESULT_FAIL)
+    );
+    Arc::try_unwrap(p).ok().unwrap().close();
+}
+
+#[test]
+fn event_age_and_memory_exception_data() {
+    let sim = Sim::preset("mi210").unwrap();
+    let p = Proc::open(&sim);
+    let id = p.create_event(SIGNAL, true, 0).unwrap().event_id;
+    // last_event_age != current age: complete at once, age reported.
+    let mut d = [kfd_event_data {
+        u: kfd_event_data_union {
+            signal_event_data: kfd_hsa_signal_event_data { last_event_age: 1 },
+        },
+        kfd_event_data_ext: 0,
+        event_id: id,
+        pad: 0,
+    }];
+    assert_eq!(p.wait_data(&mut d, false, 0).1, KFD_IOC_WAIT_RESULT_TIMEOUT);
+    p.set_event(id).unwrap();
+    assert_eq!(
+        p.wait_data(&mut d, false, 0).1,
+        KFD_IOC_WAIT_RESULT_COMPLETE
+    );
+    // SAFETY: the signal member was written by the simulator.
+    let age = unsafe { d[0].u.signal_event_data.last_event_age };
+    assert_eq!(age, 2);
+
+    let mem = p
+        .create_event(KFD_IOC_EVENT_MEMORY, false, 0)
+        .unwrap()
+        .event_id;
+    sim.signal_vm_fault(p.gpu(), 0xdead_b000);
+    let mut d = [kfd_event_data {
+        event_id: mem,
+        ..Default::default()
+    }];
+    assert_eq!(
+        p.wait_data(&mut d, false, 0).1,
+        KFD_IOC_WAIT_RESULT_COMPLETE
+    );
+    // SAFETY: the memory member was written by the simulator.
+    let m = unsafe { d[0].u.memory_exception_data };
+    assert_eq!(
+        (m.va, m.gpu_id, m.failure.NotPresent),
+        (0xdead_b000, p.gpu(), 1)
+    );
+    p.close();
+    assert!(sim.live_objects().is_empty());
+}
+
+#[test]
+fn event_page_from_a_gtt_bo() {
+    let sim = Sim::preset("mi210").unwrap();
+    let p = Proc::open(&sim);
+    let g = p.gpu();
+    let size = 8 * 4096;
+    let (h, off) = p.alloc(g, 0x7000_0000, size, GTT).unwrap();
+    // A VRAM BO cannot be the event page.
+    let (hv, _) = p.alloc(g, 0x7100_0000, size, VRAM).unwrap();
+    assert_eq!(p.create_event(SIGNAL, true, hv).err(), Some(Errno::EINVAL));
+    let ev = p.create_event(SIGNAL, true, h).unwrap();
+    // A second page is refused.
+    assert_eq!(p.create_event(SIGNAL, true, h).err(), Some(Errno::EINVAL));
+    // The slots are initialised to "unsignaled" (all ones).
+    let page = map_fd(&p.renders[0], off, size as usize);
+    // SAFETY: the mapping covers the 32 KiB event page.
+    let slot = unsafe { *(page as *const u64).add(ev.event_slot_index as usize) };
+    assert_eq!(slot, u64::MAX);
+    unmap_fd(page, size as usize);
+    // The signal BO cannot be freed while it is the event page.
+    assert_eq!(p.free(h), Err(Errno::EPERM));
+    p.free(hv).unwrap();
+    p.close();
+    assert!(sim.live_objects().is_empty());
+}
+
+#[test]
+fn kernel_allocated_event_page_is_mappable() {
+    let sim = Sim::preset("apu").unwrap();
+    let p = Proc::open(&sim);
+    let ev = p.create_event(SIGNAL, false, 0).unwrap();
+    assert_ne!(ev.event_page_offset, 0);
+    let page = map_fd(&p.kfd, ev.event_page_offset, 8 * 4096);
+    // SAFETY: the mapping covers the event page.
+    let slot = unsafe { *(page as *const u64).add(ev.event_slot_index as usize) };
+    assert_eq!(slot, u64::MAX);
+    unmap_fd(page, 8 * 4096);
+    p.close();
+}
