@@ -1,0 +1,698 @@
+//! The `Events` sub-context: event page, registry, create/destroy,
+//! set/reset/query and waits.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::os::fd::AsFd;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use kfd_sys::hsakmt::common::{HsaAccessAttributeFailure, HSA_EVENTID_MEMORYFLAGS};
+use kfd_sys::hsakmt::{current, HSAKMT_STATUS};
+use kfd_sys::kfd::{
+    kfd_event_data, kfd_ioctl_create_event_args, kfd_ioctl_destroy_event_args,
+    kfd_ioctl_reset_event_args, kfd_ioctl_set_event_args, kfd_ioctl_wait_events_args,
+    AMDKFD_IOC_CREATE_EVENT, AMDKFD_IOC_DESTROY_EVENT, AMDKFD_IOC_RESET_EVENT,
+    AMDKFD_IOC_SET_EVENT, AMDKFD_IOC_WAIT_EVENTS, KFD_IOC_WAIT_RESULT_COMPLETE,
+    KFD_IOC_WAIT_RESULT_TIMEOUT, KFD_SIGNAL_EVENT_LIMIT,
+};
+use kfd_sys::mman::{self, MapFlags, Prot};
+use kfd_sys::{DeviceFile, Errno};
+use kfd_topology::Topology;
+
+use crate::error::EventError;
+use crate::event::{Event, EventDescriptor, EventObj, EventType, HwException, MemoryFault};
+use crate::memory::{DeviceMemory, ExecAlloc};
+
+/// Wait forever (`HSA_EVENTTIMEOUT_INFINITE`).
+pub const TIMEOUT_INFINITE: u32 = 0xFFFF_FFFF;
+/// Do not block (`HSA_EVENTTIMEOUT_IMMEDIATE`).
+pub const TIMEOUT_IMMEDIATE: u32 = 0;
+
+/// Slots of the fallback event page old kernels offer (one 4 KiB page).
+const OLD_KERNEL_SLOTS: u32 = 256;
+/// `KFD_HW_EXCEPTION_*`-free constant: the only fault severity C reports.
+const FATAL_PROCESS: HSA_EVENTID_MEMORYFLAGS =
+    HSA_EVENTID_MEMORYFLAGS::HSA_EVENTID_MEMORY_FATAL_PROCESS;
+
+// The members of `kfd_event_data`'s union are plain integer structs that
+// start at offset 0, so every bit pattern is valid for each of them.
+
+fn signal_age(d: &kfd_event_data) -> u64 {
+    // SAFETY: plain-integer union member (see above).
+    unsafe { d.u.signal_event_data.last_event_age }
+}
+
+fn memory_exception(d: &kfd_event_data) -> kfd_sys::kfd::kfd_hsa_memory_exception_data {
+    // SAFETY: plain-integer union member (see above).
+    unsafe { d.u.memory_exception_data }
+}
+
+fn hw_exception(d: &kfd_event_data) -> kfd_sys::kfd::kfd_hsa_hw_exception_data {
+    // SAFETY: plain-integer union member (see above).
+    unsafe { d.u.hw_exception_data }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Whether a wait needs every event or any one of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitMode {
+    /// Complete when any event is signaled.
+    Any,
+    /// Complete when all events are signaled.
+    All,
+}
+
+/// How a wait ended (when it did not fail).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitOutcome {
+    /// The wait condition was met.
+    Signaled,
+    /// The timeout expired first.
+    TimedOut,
+}
+
+impl WaitOutcome {
+    /// `SUCCESS` or `WAIT_TIMEOUT`, as the C library returns.
+    pub fn status(self) -> HSAKMT_STATUS {
+        match self {
+            WaitOutcome::Signaled => HSAKMT_STATUS::HSAKMT_STATUS_SUCCESS,
+            WaitOutcome::TimedOut => HSAKMT_STATUS::HSAKMT_STATUS_WAIT_TIMEOUT,
+        }
+    }
+}
+
+/// A CPU mapping of the kernel's event page on the KFD descriptor.
+struct PageMapping {
+    addr: usize,
+    len: usize,
+}
+
+impl Drop for PageMapping {
+    fn drop(&mut self) {
+        // SAFETY: this mapping was created by `mmap` in `map_kernel_page`
+        // and is owned by this value; nothing keeps a Rust reference into
+        // it (slots are only read through raw volatile loads while the
+        // owning `Shared` is alive, and `Shared` is being dropped).
+        let _ = unsafe { mman::munmap(self.addr, self.len) };
+    }
+}
+
+/// The per-context signal event page.
+enum EventPage {
+    /// A GTT buffer the library allocated and handed to the kernel (dGPU).
+    Buffer { addr: u64, slots: u32 },
+    /// The kernel's own page, mapped from the KFD descriptor.
+    Kernel { map: PageMapping, slots: u32 },
+}
+
+impl EventPage {
+    fn base(&self) -> u64 {
+        match self {
+            EventPage::Buffer { addr, .. } => *addr,
+            EventPage::Kernel { map, .. } => map.addr as u64,
+        }
+    }
+
+    fn slots(&self) -> u32 {
+        match self {
+            EventPage::Buffer { slots, .. } | EventPage::Kernel { slots, .. } => *slots,
+        }
+    }
+}
+
+#[derive(Default)]
+struct PageState {
+    page: Option<EventPage>,
+    /// A buffer allocated for the page that the kernel has not accepted
+    /// yet (its CREATE_EVENT failed): offered again on the next create.
+    pending: Option<(u64, u64)>,
+}
+
+/// State shared by an [`Events`] and the weak owner links of its events.
+pub(crate) struct Shared {
+    file: Arc<DeviceFile>,
+    topology: Option<Arc<Topology>>,
+    memory: Arc<dyn DeviceMemory>,
+    /// The event page; its lock also serialises CREATE_EVENT, as the C
+    /// library's global mutex does.
+    page: Mutex<PageState>,
+    /// Every live event, keyed by the address of its C view.
+    registry: Mutex<HashMap<usize, Event>>,
+}
+
+impl Shared {
+    fn destroy_all(&self) {
+        let events: Vec<Event> = lock(&self.registry).drain().map(|(_, e)| e).collect();
+        for e in events {
+            let mut a = kfd_ioctl_destroy_event_args {
+                event_id: e.id(),
+                pad: 0,
+            };
+            let _ = self.file.ioctl_plain(AMDKFD_IOC_DESTROY_EVENT, &mut a);
+        }
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        self.destroy_all();
+    }
+}
+
+/// The events of one KFD context.
+///
+/// Owns the context's event page (set up on the first event creation) and
+/// a registry of every live event. All methods take `&self` and may be
+/// called from any thread; waits block in the kernel's `WAIT_EVENTS` and
+/// hold no lock while blocked, so other threads can set, reset, create or
+/// destroy events (and wait on the same events) meanwhile.
+///
+/// Dropping the `Events` (or calling [`Events::teardown`]) destroys every
+/// remaining event.
+pub struct Events {
+    shared: Arc<Shared>,
+}
+
+impl fmt::Debug for Events {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Events")
+            .field("file", &self.shared.file)
+            .field("live", &self.live_count())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Events {
+    /// The events sub-context of the context whose KFD descriptor is
+    /// `file`.
+    ///
+    /// `topology` decides whether the event page is a library-allocated
+    /// buffer (any dGPU in the snapshot) or the kernel's page, and maps
+    /// exception `gpu_id`s to node ids; without it, the kernel's page is
+    /// used and exception data cannot be translated. `memory` allocates
+    /// the page on dGPUs.
+    pub fn new(
+        file: Arc<DeviceFile>,
+        topology: Option<Arc<Topology>>,
+        memory: Arc<dyn DeviceMemory>,
+    ) -> Events {
+        Events {
+            shared: Arc::new(Shared {
+                file,
+                topology,
+                memory,
+                page: Mutex::new(PageState::default()),
+                registry: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// The KFD descriptor the events live on.
+    pub fn file(&self) -> &Arc<DeviceFile> {
+        &self.shared.file
+    }
+
+    /// Number of live events.
+    pub fn live_count(&self) -> usize {
+        lock(&self.shared.registry).len()
+    }
+
+    /// The address of the event page and its number of slots, once it has
+    /// been set up.
+    pub fn event_page(&self) -> Option<(u64, u32)> {
+        lock(&self.shared.page)
+            .page
+            .as_ref()
+            .map(|p| (p.base(), p.slots()))
+    }
+
+    fn is_dgpu(&self) -> bool {
+        self.shared.topology.as_ref().is_some_and(|t| t.is_dgpu())
+    }
+
+    /// Creates an event (`hsaKmtCreateEvent`).
+    ///
+    /// `manual_reset == false` makes an auto-reset event. `signaled`
+    /// creates it signaled (ignored for system event types, as in C).
+    pub fn create(
+        &self,
+        desc: &EventDescriptor,
+        manual_reset: bool,
+        signaled: bool,
+    ) -> Result<Event, EventError> {
+        let sh = &self.shared;
+        let mut args = kfd_ioctl_create_event_args {
+            event_type: desc.event_type.raw(),
+            node_id: desc.node_id,
+            auto_reset: (!manual_reset) as u32,
+            ..Default::default()
+        };
+        let mut page = lock(&sh.page);
+        let mut offered = None;
+        if self.is_dgpu() && page.page.is_none() {
+            let (addr, handle) = match page.pending {
+                Some(p) => p,
+                None => {
+                    let p = self.alloc_page_buffer()?;
+                    page.pending = Some(p);
+                    p
+                }
+            };
+            args.event_page_offset = handle;
+            offered = Some(addr);
+        }
+        if let Err(errno) = sh.file.ioctl_plain(AMDKFD_IOC_CREATE_EVENT, &mut args) {
+            return Err(if errno == Errno::ENOSPC {
+                EventError::TooManyEvents
+            } else {
+                EventError::Kernel {
+                    op: "AMDKFD_IOC_CREATE_EVENT",
+                    errno,
+                }
+            });
+        }
+        if let Some(addr) = offered {
+            page.pending = None;
+            page.page = Some(EventPage::Buffer {
+                addr,
+                slots: KFD_SIGNAL_EVENT_LIMIT,
+            });
+        }
+        if page.page.is_none() && args.event_page_offset > 0 {
+            match self.map_kernel_page(args.event_page_offset) {
+                Ok(p) => page.page = Some(p),
+                Err(e) => {
+                    drop(page);
+                    self.destroy_id(args.event_id);
+                    return Err(e);
+                }
+            }
+        }
+        let mut slot_addr = 0;
+        if let Some(p) = &page.page {
+            if args.event_page_offset > 0 && args.event_slot_index < p.slots() {
+                slot_addr = p.base() + args.event_slot_index as u64 * 8;
+            }
+        }
+        drop(page);
+
+        let slot = (!desc.event_type.is_system()).then_some(args.event_slot_index);
+        let obj = EventObj::new(
+            Arc::downgrade(sh),
+            desc,
+            args.event_id,
+            !manual_reset,
+            slot,
+            slot_addr,
+            args.event_trigger_data,
+        );
+        let event = Event { obj: Arc::new(obj) };
+        if signaled && !desc.event_type.is_system() {
+            let mut s = kfd_ioctl_set_event_args {
+                event_id: args.event_id,
+                pad: 0,
+            };
+            if let Err(errno) = sh.file.ioctl_plain(AMDKFD_IOC_SET_EVENT, &mut s) {
+                self.destroy_id(args.event_id);
+                return Err(EventError::Kernel {
+                    op: "AMDKFD_IOC_SET_EVENT",
+                    errno,
+                });
+            }
+        }
+        lock(&sh.registry).insert(event.obj.c.addr(), event.clone());
+        Ok(event)
+    }
+
+    /// Allocates the dGPU event page: uncached, pinned system memory for
+    /// every slot, mapped to all GPUs; returns (address, BO handle).
+    fn alloc_page_buffer(&self) -> Result<(u64, u64), EventError> {
+        let sh = &self.shared;
+        let size = KFD_SIGNAL_EVENT_LIMIT as u64 * 8;
+        let req = ExecAlloc {
+            size,
+            gpu_id: 0,
+            node_id: 0,
+            non_paged: true,
+            device_local: false,
+            uncached: true,
+        };
+        let addr = sh.memory.alloc_exec(&req).map_err(EventError::Memory)?;
+        match sh.memory.handle(addr) {
+            Some(h) => Ok((addr, h)),
+            None => {
+                let _ = sh.memory.free_exec(addr, size);
+                Err(EventError::EventPage(
+                    "event page buffer has no handle".into(),
+                ))
+            }
+        }
+    }
+
+    /// Maps the kernel's event page at `offset` on the KFD descriptor:
+    /// every slot, or one page (256 slots) for old kernels.
+    fn map_kernel_page(&self, offset: u64) -> Result<EventPage, EventError> {
+        let fd = self.shared.file.as_fd();
+        let full = KFD_SIGNAL_EVENT_LIMIT as usize * 8;
+        let page = mman::page_size();
+        let mut last = Errno::EINVAL;
+        for (len, slots) in [(full, KFD_SIGNAL_EVENT_LIMIT), (page, OLD_KERNEL_SLOTS)] {
+            // SAFETY: no MAP_FIXED, so the kernel picks an unused range and
+            // no existing mapping is touched; the result is owned by the
+            // returned `PageMapping`.
+            let r = unsafe {
+                mman::mmap(
+                    0,
+                    len,
+                    Prot::READ | Prot::WRITE,
+                    MapFlags::SHARED,
+                    Some(fd),
+                    offset,
+                )
+            };
+            match r {
+                Ok(addr) => {
+                    return Ok(EventPage::Kernel {
+                        map: PageMapping { addr, len },
+                        slots,
+                    })
+                }
+                Err(e) => last = e,
+            }
+        }
+        Err(EventError::EventPage(format!(
+            "mmap of the event page failed: {last}"
+        )))
+    }
+
+    fn destroy_id(&self, id: u32) {
+        let mut a = kfd_ioctl_destroy_event_args {
+            event_id: id,
+            pad: 0,
+        };
+        let _ = self
+            .shared
+            .file
+            .ioctl_plain(AMDKFD_IOC_DESTROY_EVENT, &mut a);
+    }
+
+    /// Checks that `e` is a live event of this context.
+    pub fn check(&self, e: &Event) -> Result<(), EventError> {
+        if !std::ptr::eq(e.obj.owner.as_ptr(), Arc::as_ptr(&self.shared)) {
+            return Err(EventError::ForeignEvent);
+        }
+        match lock(&self.shared.registry).get(&e.obj.c.addr()) {
+            Some(live) if live.same(e) => Ok(()),
+            _ => Err(EventError::UnknownEvent),
+        }
+    }
+
+    /// Maps an `HsaEvent *` a C caller passed back to its event: NULL is
+    /// [`EventError::NullEvent`]; a pointer that is not a live event of
+    /// this context (destroyed, another context's, or garbage) is
+    /// [`EventError::UnknownEvent`]. The pointer is never dereferenced.
+    pub fn lookup(&self, ptr: *const current::HsaEvent) -> Result<Event, EventError> {
+        if ptr.is_null() {
+            return Err(EventError::NullEvent);
+        }
+        lock(&self.shared.registry)
+            .get(&(ptr as usize))
+            .cloned()
+            .ok_or(EventError::UnknownEvent)
+    }
+
+    /// Destroys an event (`hsaKmtDestroyEvent`). Threads waiting on it
+    /// return with an error.
+    pub fn destroy(&self, e: &Event) -> Result<(), EventError> {
+        self.check(e)?;
+        let mut reg = lock(&self.shared.registry);
+        if !reg.get(&e.obj.c.addr()).is_some_and(|x| x.same(e)) {
+            return Err(EventError::UnknownEvent);
+        }
+        let mut a = kfd_ioctl_destroy_event_args {
+            event_id: e.id(),
+            pad: 0,
+        };
+        self.shared
+            .file
+            .ioctl_plain(AMDKFD_IOC_DESTROY_EVENT, &mut a)
+            .map_err(EventError::kernel("AMDKFD_IOC_DESTROY_EVENT"))?;
+        reg.remove(&e.obj.c.addr());
+        Ok(())
+    }
+
+    /// Signals an event (`hsaKmtSetEvent`): wakes every thread waiting on
+    /// it. System event types cannot be set ([`EventError::SystemEvent`]).
+    pub fn set(&self, e: &Event) -> Result<(), EventError> {
+        self.check(e)?;
+        if e.event_type().is_system() {
+            return Err(EventError::SystemEvent);
+        }
+        let mut a = kfd_ioctl_set_event_args {
+            event_id: e.id(),
+            pad: 0,
+        };
+        self.shared
+            .file
+            .ioctl_plain(AMDKFD_IOC_SET_EVENT, &mut a)
+            .map_err(EventError::kernel("AMDKFD_IOC_SET_EVENT"))?;
+        Ok(())
+    }
+
+    /// Resets an event to unsignaled (`hsaKmtResetEvent`). System event
+    /// types cannot be reset ([`EventError::SystemEvent`]).
+    pub fn reset(&self, e: &Event) -> Result<(), EventError> {
+        self.check(e)?;
+        if e.event_type().is_system() {
+            return Err(EventError::SystemEvent);
+        }
+        let mut a = kfd_ioctl_reset_event_args {
+            event_id: e.id(),
+            pad: 0,
+        };
+        self.shared
+            .file
+            .ioctl_plain(AMDKFD_IOC_RESET_EVENT, &mut a)
+            .map_err(EventError::kernel("AMDKFD_IOC_RESET_EVENT"))?;
+        Ok(())
+    }
+
+    /// `hsaKmtQueryEventState`: succeeds for any live event of this
+    /// context. (The C library checks only for NULL and queries nothing;
+    /// use a zero-timeout wait to test the state.)
+    pub fn query(&self, e: &Event) -> Result<(), EventError> {
+        self.check(e)
+    }
+
+    /// The 64-bit value in the event's slot of the event page (written by
+    /// GPU signals; the kernel initialises it to all ones), or `None` if
+    /// the event has no slot.
+    pub fn slot_value(&self, e: &Event) -> Result<Option<u64>, EventError> {
+        self.check(e)?;
+        let page = lock(&self.shared.page);
+        let (Some(p), Some(slot)) = (page.page.as_ref(), e.slot()) else {
+            return Ok(None);
+        };
+        if slot >= p.slots() {
+            return Ok(None);
+        }
+        let addr = p.base() + slot as u64 * 8;
+        // SAFETY: `addr` is an 8-byte aligned slot inside the event page,
+        // which stays mapped while `self.shared` (and so the page state we
+        // hold locked) is alive: the kernel page is unmapped only when
+        // `Shared` drops, and the dGPU buffer is never freed by this
+        // crate. The memory is shared with the GPU/kernel, hence the
+        // volatile load and no reference.
+        let v = unsafe { std::ptr::read_volatile(addr as *const u64) };
+        Ok(Some(v))
+    }
+
+    /// Waits for one event (`hsaKmtWaitOnEvent`).
+    pub fn wait_one(&self, e: &Event, timeout_ms: u32) -> Result<WaitOutcome, EventError> {
+        self.wait_inner(std::slice::from_ref(e), WaitMode::All, timeout_ms, None)
+    }
+
+    /// Waits for one event with its event age (`hsaKmtWaitOnEvent_Ext`):
+    /// see [`Events::wait_with_age`].
+    pub fn wait_one_with_age(
+        &self,
+        e: &Event,
+        timeout_ms: u32,
+        age: &mut u64,
+    ) -> Result<WaitOutcome, EventError> {
+        self.wait_inner(
+            std::slice::from_ref(e),
+            WaitMode::All,
+            timeout_ms,
+            Some(std::slice::from_mut(age)),
+        )
+    }
+
+    /// Waits for any or all of `events` (`hsaKmtWaitOnMultipleEvents`).
+    ///
+    /// Blocks in the kernel for at most `timeout_ms` milliseconds
+    /// ([`TIMEOUT_INFINITE`]: forever). An empty list completes at once,
+    /// as the kernel does. For memory and hardware exception events that
+    /// the wait reports, the exception data is stored in the event (see
+    /// [`Event::memory_fault`], [`Event::hw_exception`]).
+    pub fn wait(
+        &self,
+        events: &[Event],
+        mode: WaitMode,
+        timeout_ms: u32,
+    ) -> Result<WaitOutcome, EventError> {
+        self.wait_inner(events, mode, timeout_ms, None)
+    }
+
+    /// Waits with event ages (`hsaKmtWaitOnMultipleEvents_Ext`).
+    ///
+    /// `ages[i]` is the age of `events[i]` the caller last saw (0: none);
+    /// for signal events whose age differs, the wait completes at once
+    /// even if the event was reset since, so a set that happened before
+    /// the wait is never lost. On return each signal event's entry holds
+    /// the age the kernel reported. `ages` must be as long as `events`.
+    pub fn wait_with_age(
+        &self,
+        events: &[Event],
+        mode: WaitMode,
+        timeout_ms: u32,
+        ages: &mut [u64],
+    ) -> Result<WaitOutcome, EventError> {
+        if ages.len() < events.len() {
+            return Err(EventError::AgeLengthMismatch {
+                ages: ages.len(),
+                events: events.len(),
+            });
+        }
+        self.wait_inner(events, mode, timeout_ms, Some(ages))
+    }
+
+    fn wait_inner(
+        &self,
+        events: &[Event],
+        mode: WaitMode,
+        timeout_ms: u32,
+        ages: Option<&mut [u64]>,
+    ) -> Result<WaitOutcome, EventError> {
+        for e in events {
+            self.check(e)?;
+        }
+        let mut data: Vec<kfd_event_data> = events
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let mut d = kfd_event_data {
+                    event_id: e.id(),
+                    ..Default::default()
+                };
+                if let Some(a) = ages.as_deref() {
+                    if e.event_type() == EventType::Signal {
+                        d.u.signal_event_data.last_event_age = a[i];
+                    }
+                }
+                d
+            })
+            .collect();
+        let mut args = kfd_ioctl_wait_events_args {
+            events_ptr: data.as_mut_ptr() as u64,
+            num_events: data.len() as u32,
+            wait_for_all: (mode == WaitMode::All) as u32,
+            timeout: timeout_ms,
+            wait_result: 0,
+        };
+        // SAFETY: `events_ptr` points to `num_events` initialised
+        // `kfd_event_data` elements owned by `data`, which outlives the
+        // call and is not otherwise accessed during it; the kernel reads
+        // and writes exactly those elements.
+        let r = unsafe { self.shared.file.ioctl(AMDKFD_IOC_WAIT_EVENTS, &mut args) };
+
+        let result = match r {
+            Err(errno) => Err(EventError::Kernel {
+                op: "AMDKFD_IOC_WAIT_EVENTS",
+                errno,
+            }),
+            Ok(_) if args.wait_result == KFD_IOC_WAIT_RESULT_TIMEOUT => Ok(WaitOutcome::TimedOut),
+            Ok(_) if args.wait_result == KFD_IOC_WAIT_RESULT_COMPLETE => self
+                .store_exceptions(events, &data)
+                .map(|_| WaitOutcome::Signaled),
+            Ok(_) => Err(EventError::Kernel {
+                op: "AMDKFD_IOC_WAIT_EVENTS",
+                errno: Errno::EIO,
+            }),
+        };
+        if let Some(a) = ages {
+            for (i, e) in events.iter().enumerate() {
+                if e.event_type() == EventType::Signal {
+                    a[i] = signal_age(&data[i]);
+                }
+            }
+        }
+        result
+    }
+
+    fn node_of(&self, gpu_id: u32) -> Result<u32, EventError> {
+        self.shared
+            .topology
+            .as_ref()
+            .and_then(|t| t.node_by_gpu_id(gpu_id))
+            .map(|n| n.id)
+            .ok_or(EventError::UnknownGpu(gpu_id))
+    }
+
+    fn store_exceptions(
+        &self,
+        events: &[Event],
+        data: &[kfd_event_data],
+    ) -> Result<(), EventError> {
+        for (e, d) in events.iter().zip(data) {
+            match e.event_type() {
+                EventType::Memory => {
+                    let m = memory_exception(d);
+                    if m.gpu_id == 0 {
+                        continue;
+                    }
+                    let mut failure = HsaAccessAttributeFailure::default();
+                    failure.set_NotPresent(m.failure.NotPresent);
+                    failure.set_ReadOnly(m.failure.ReadOnly);
+                    failure.set_NoExecute(m.failure.NoExecute);
+                    failure.set_Imprecise(m.failure.imprecise);
+                    failure.set_ErrorType(m.ErrorType);
+                    failure.set_ECC((m.ErrorType == 1 || m.ErrorType == 2) as u32);
+                    let fault = MemoryFault {
+                        node_id: self.node_of(m.gpu_id)?,
+                        virtual_address: m.va,
+                        failure,
+                        flags: FATAL_PROCESS,
+                    };
+                    e.obj.c.write_memory_fault(&fault);
+                }
+                EventType::HwException => {
+                    let h = hw_exception(d);
+                    if h.gpu_id == 0 {
+                        continue;
+                    }
+                    let hw = HwException {
+                        node_id: self.node_of(h.gpu_id)?,
+                        reset_type: h.reset_type,
+                        memory_lost: h.memory_lost,
+                        reset_cause: h.reset_cause,
+                    };
+                    e.obj.c.write_hw_exception(&hw);
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Destroys every remaining event (context teardown). The kernel's
+    /// page mapping is released when the `Events` drops; a dGPU page
+    /// buffer stays allocated because the kernel refuses to free the
+    /// signal buffer while its process lives (it goes with the process).
+    pub fn teardown(&self) {
+        self.shared.destroy_all();
+    }
+}

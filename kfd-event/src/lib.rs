@@ -1,0 +1,55 @@
+//! kfd-event: the events of one KFD context.
+//!
+//! An [`Events`] is the event sub-context of a KFD context: it owns the
+//! context's signal event page and a registry of its live events, and
+//! implements the hsakmt event API on top of the KFD ioctls:
+//!
+//! - creation of every event type ([`EventType`]), manual or auto reset,
+//!   optionally signaled; the event page is set up on the first creation
+//!   (a library-allocated GTT buffer handed to the kernel on dGPUs, the
+//!   kernel's own page mapped from the KFD descriptor otherwise);
+//! - set / reset / query / destroy;
+//! - waits on one or many events (any or all) with timeouts, blocking in
+//!   the kernel, and the event-age form that cannot lose a set that
+//!   happened before the wait;
+//! - memory-fault and hardware-exception data returned by waits.
+//!
+//! Every failure is an [`EventError`] whose [`EventError::status`] is the
+//! `HSAKMT_STATUS` the C library returns for the same input. Events are
+//! [`Event`] handles tied to their context: using one with another
+//! context, or after it was destroyed, is an error, never undefined
+//! behaviour. The `hsakmt` C border hands out [`Event::as_hsa_ptr`] and
+//! maps pointers back with [`Events::lookup`], which never dereferences
+//! them.
+//!
+//! Buffers come from the context's memory manager through the
+//! [`DeviceMemory`] trait; [`NoDeviceMemory`] makes the crate use only
+//! kernel-allocated memory.
+//!
+//! # Example
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use kfd_event::{EventDescriptor, EventType, Events, NoDeviceMemory, WaitMode};
+//! use kfd_sys::{DeviceFile, NixDriver};
+//!
+//! let file = Arc::new(DeviceFile::open_kfd(Arc::new(NixDriver::new()))?);
+//! let events = Events::new(file, None, Arc::new(NoDeviceMemory));
+//! let e = events.create(&EventDescriptor::new(EventType::Signal), false, false)?;
+//! std::thread::scope(|s| {
+//!     s.spawn(|| events.set(&e));
+//!     events.wait(&[e.clone()], WaitMode::Any, kfd_event::TIMEOUT_INFINITE)
+//! })?;
+//! events.destroy(&e)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod error;
+mod event;
+mod events;
+mod memory;
+
+pub use error::EventError;
+pub use event::{Event, EventDescriptor, EventType, HwException, MemoryFault, HSA_EVENT_SIZE};
+pub use events::{Events, WaitMode, WaitOutcome, TIMEOUT_IMMEDIATE, TIMEOUT_INFINITE};
+pub use memory::{DeviceMemory, ExecAlloc, MemoryError, NoDeviceMemory};

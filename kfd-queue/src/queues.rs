@@ -1,0 +1,696 @@
+//! The `Queues` sub-context: doorbells, queue registry and operations.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::os::fd::AsFd;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use kfd_event::{DeviceMemory, ExecAlloc};
+use kfd_sys::kfd::{
+    kfd_ioctl_alloc_queue_gws_args, kfd_ioctl_create_queue_args, kfd_ioctl_destroy_queue_args,
+    kfd_ioctl_get_queue_wave_state_args, kfd_ioctl_get_version_args, kfd_ioctl_set_cu_mask_args,
+    kfd_ioctl_set_trap_handler_args, kfd_ioctl_update_queue_args, AMDKFD_IOC_ALLOC_QUEUE_GWS,
+    AMDKFD_IOC_CREATE_QUEUE, AMDKFD_IOC_DESTROY_QUEUE, AMDKFD_IOC_GET_QUEUE_WAVE_STATE,
+    AMDKFD_IOC_GET_VERSION, AMDKFD_IOC_SET_CU_MASK, AMDKFD_IOC_SET_TRAP_HANDLER,
+    AMDKFD_IOC_UPDATE_QUEUE,
+};
+use kfd_sys::mman::{self, MapFlags, Prot};
+use kfd_sys::{DeviceFile, Errno};
+use kfd_topology::{Node, Topology};
+
+use crate::error::QueueError;
+use crate::queue::{
+    kfd_priority, page, Buffer, Queue, QueueId, QueueInfo, QueueObj, QueueRequest, QueueResource,
+};
+use crate::sizes::{self, gfx, CwsrSizes, SAVE_AREA_HEADER_SIZE};
+
+/// KFD minor version that added the metadata ring of `CreateQueueV2`.
+const METADATA_MIN_MINOR: u32 = 19;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A node's doorbell page, mapped once per context.
+enum DoorbellPage {
+    /// A doorbell buffer from the memory manager, GPU mapped (dGPU).
+    Gpuvm { addr: u64 },
+    /// A plain mapping of the KFD descriptor.
+    Mapped { addr: usize, len: usize },
+}
+
+impl DoorbellPage {
+    fn addr(&self) -> u64 {
+        match self {
+            DoorbellPage::Gpuvm { addr } => *addr,
+            DoorbellPage::Mapped { addr, .. } => *addr as u64,
+        }
+    }
+}
+
+/// State shared by a [`Queues`] and the weak owner links of its queues.
+pub(crate) struct Shared {
+    file: Arc<DeviceFile>,
+    topology: Arc<Topology>,
+    memory: Arc<dyn DeviceMemory>,
+    minor: OnceLock<u32>,
+    /// Doorbell pages per node id; each node's page is mapped under this
+    /// lock on the first queue of that node.
+    doorbells: Mutex<HashMap<u32, DoorbellPage>>,
+    /// Live queues by `HSA_QUEUEID`.
+    queues: Mutex<HashMap<u64, Queue>>,
+}
+
+impl fmt::Debug for Shared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Queues")
+            .field("file", &self.file)
+            .field("queues", &lock(&self.queues).len())
+            .field("doorbell_pages", &lock(&self.doorbells).len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Shared {
+    fn free_buffers(&self, eop: Option<Buffer>, cwsr: Option<Buffer>, page: Option<Buffer>) {
+        for b in [eop, cwsr, page].into_iter().flatten() {
+            let _ = self.memory.free_exec(b.addr, b.size);
+        }
+    }
+
+    fn destroy_all(&self) {
+        let queues: Vec<Queue> = lock(&self.queues).drain().map(|(_, q)| q).collect();
+        for q in queues {
+            let mut a = kfd_ioctl_destroy_queue_args {
+                queue_id: q.obj.kfd_queue_id,
+                pad: 0,
+            };
+            let _ = self.file.ioctl_plain(AMDKFD_IOC_DESTROY_QUEUE, &mut a);
+            self.free_buffers(q.obj.eop, q.obj.cwsr.map(|c| c.0), Some(q.obj.page));
+        }
+    }
+
+    fn release_doorbells(&self) {
+        let pages: Vec<DoorbellPage> = lock(&self.doorbells).drain().map(|(_, p)| p).collect();
+        for p in pages {
+            match p {
+                DoorbellPage::Gpuvm { addr } => {
+                    let _ = self.memory.free_doorbell(addr);
+                }
+                DoorbellPage::Mapped { addr, len } => {
+                    // SAFETY: the mapping was made by `map_doorbell` and is
+                    // owned by the doorbell table it was just removed from;
+                    // its queues are gone (destroyed before the doorbells
+                    // are released) and no reference into it exists.
+                    let _ = unsafe { mman::munmap(addr, len) };
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        self.destroy_all();
+        self.release_doorbells();
+    }
+}
+
+/// The user-mode queues of one KFD context.
+///
+/// Creating a queue allocates its buffers through the context's memory
+/// manager ([`DeviceMemory`]): a pinned page holding the read/write
+/// pointers of non-AQL queues and the CU mask, an EOP buffer in VRAM and
+/// a context save/restore area sized for the GPU generation. The node's
+/// doorbell page is mapped on the first queue of that node and kept until
+/// teardown. All methods take `&self` and may be called from any thread.
+///
+/// Dropping the `Queues` (or [`Queues::teardown`]) destroys every
+/// remaining queue, frees its buffers and releases the doorbell pages.
+/// A context must tear its queues down before its events (queues may
+/// reference events) and before its memory manager.
+pub struct Queues {
+    shared: Arc<Shared>,
+}
+
+impl fmt::Debug for Queues {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.shared.fmt(f)
+    }
+}
+
+impl Queues {
+    /// The queue sub-context of the context whose KFD descriptor is
+    /// `file`, with its topology snapshot and memory manager.
+    pub fn new(
+        file: Arc<DeviceFile>,
+        topology: Arc<Topology>,
+        memory: Arc<dyn DeviceMemory>,
+    ) -> Queues {
+        Queues {
+            shared: Arc::new(Shared {
+                file,
+                topology,
+                memory,
+                minor: OnceLock::new(),
+                doorbells: Mutex::new(HashMap::new()),
+                queues: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// Number of live queues.
+    pub fn live_count(&self) -> usize {
+        lock(&self.shared.queues).len()
+    }
+
+    /// The address of a node's doorbell page, once mapped.
+    pub fn doorbell_page(&self, node_id: u32) -> Option<u64> {
+        lock(&self.shared.doorbells).get(&node_id).map(|p| p.addr())
+    }
+
+    fn kfd_minor(&self) -> u32 {
+        *self.shared.minor.get_or_init(|| {
+            let mut v = kfd_ioctl_get_version_args::default();
+            match self.shared.file.ioctl_plain(AMDKFD_IOC_GET_VERSION, &mut v) {
+                Ok(_) => v.minor_version,
+                Err(_) => 0,
+            }
+        })
+    }
+
+    fn gpu_node(&self, node_id: u32) -> Result<&Node, QueueError> {
+        match self.shared.topology.node(node_id) {
+            Some(n) if n.is_gpu() => Ok(n),
+            _ => Err(QueueError::InvalidNode(node_id)),
+        }
+    }
+
+    /// Creates a queue (`hsaKmtCreateQueueV2`; `CreateQueue` and
+    /// `CreateQueueExt` are this with no metadata ring).
+    ///
+    /// Checks, in the C library's order: the metadata ring (KFD minor 19,
+    /// page aligned), the priority, the node, the kind.
+    pub fn create(&self, req: &QueueRequest) -> Result<Queue, QueueError> {
+        let sh = &self.shared;
+        if req.metadata_size != 0 {
+            let have = self.kfd_minor();
+            if have < METADATA_MIN_MINOR {
+                return Err(QueueError::KfdTooOld {
+                    needed: METADATA_MIN_MINOR,
+                    have,
+                });
+            }
+            if req.metadata_size % mman::page_size() as u64 != 0 {
+                return Err(QueueError::MetadataUnaligned(req.metadata_size));
+            }
+        }
+        let priority =
+            kfd_priority(req.priority).ok_or(QueueError::InvalidPriority(req.priority))?;
+        let node = self.gpu_node(req.node_id)?;
+        let gpu_id = node.gpu_id;
+        let gfxv = sizes::gfx_of(node);
+
+        // The per-queue page: pointers of non-AQL queues and the CU mask.
+        let page = self.alloc(&ExecAlloc {
+            size: sizes::PAGE as u64,
+            gpu_id,
+            node_id: req.node_id,
+            non_paged: true,
+            device_local: false,
+            uncached: true,
+        })?;
+        let (cu_count, cu_words) = default_cu_mask(node);
+        let mut init = vec![0u8; page::CU_MASK as usize];
+        init.extend(cu_words.iter().flat_map(|w| w.to_ne_bytes()));
+        if let Err(e) = sh.memory.write(page.addr, &init) {
+            sh.free_buffers(None, None, Some(page));
+            return Err(QueueError::Memory(e));
+        }
+
+        let (read_ptr, write_ptr) = if req.kind == crate::QueueKind::ComputeAql {
+            (req.read_ptr, req.write_ptr)
+        } else {
+            (page.addr + page::RPTR, page.addr + page::WPTR)
+        };
+
+        let mut args = kfd_ioctl_create_queue_args {
+            gpu_id,
+            queue_type: req.kind.kfd_type(),
+            ..Default::default()
+        };
+
+        // EOP buffer and context save/restore area.
+        let mut eop = None;
+        let mut cwsr = None;
+        if req.kind.needs_queue_buffers() {
+            let eop_size = sizes::eop_buffer_size(gfxv, req.kind.hsa_type());
+            if eop_size > 0 {
+                match self.alloc(&ExecAlloc {
+                    size: eop_size as u64,
+                    gpu_id,
+                    node_id: req.node_id,
+                    non_paged: true,
+                    device_local: true,
+                    uncached: false,
+                }) {
+                    Ok(b) => {
+                        args.eop_buffer_address = b.addr;
+                        args.eop_buffer_size = eop_size as u64;
+                        eop = Some(b);
+                    }
+                    Err(e) => {
+                        sh.free_buffers(None, None, Some(page));
+                        return Err(e);
+                    }
+                }
+            }
+            if let Some(sz) = sizes::cwsr_sizes(node) {
+                match self.alloc_cwsr(req, gpu_id, &sz) {
+                    Ok(b) => {
+                        args.ctx_save_restore_address = b.addr;
+                        args.ctx_save_restore_size = sz.ctx_save_restore_size;
+                        args.ctl_stack_size = sz.ctl_stack_size;
+                        cwsr = Some((b, sz));
+                    }
+                    Err(e) => {
+                        sh.free_buffers(eop, None, Some(page));
+                        return Err(e);
+                    }
+                }
+            }
+        }
+
+        args.read_pointer_address = read_ptr;
+        args.write_pointer_address = write_ptr;
+        args.ring_base_address = req.ring_address;
+        args.ring_size = req.ring_size as u32;
+        args.queue_percentage = req.percentage;
+        args.queue_priority = priority;
+        args.sdma_engine_id = req.kind.sdma_engine_id();
+        args.metadata_ring_size = req.metadata_size as u32;
+
+        // SAFETY: the addresses in `args` are GPU virtual addresses of
+        // buffers this context owns (or the caller's ring and AQL
+        // pointers, which the kernel only hands to the GPU); the kernel
+        // does not dereference them as CPU pointers during the call.
+        let r = unsafe { sh.file.ioctl(AMDKFD_IOC_CREATE_QUEUE, &mut args) };
+        if let Err(errno) = r {
+            sh.free_buffers(eop, cwsr.map(|c| c.0), Some(page));
+            return Err(QueueError::Kernel {
+                op: "AMDKFD_IOC_CREATE_QUEUE",
+                errno,
+            });
+        }
+
+        // Doorbell: SOC15 returns the doorbell's byte offset inside the
+        // page together with the page's mmap offset.
+        let db_page_size = sizes::doorbell_page_size(gfxv) as u64;
+        let (mmap_offset, in_page) = if gfxv >= gfx::VEGA10 {
+            let mask = sizes::doorbell_page_size(gfxv) as u64 - 1;
+            (args.doorbell_offset & !mask, args.doorbell_offset & mask)
+        } else {
+            (
+                args.doorbell_offset,
+                args.queue_id as u64 * sizes::doorbell_size(gfxv) as u64,
+            )
+        };
+        let db_base = match self.map_doorbell(node, mmap_offset, db_page_size) {
+            Ok(a) => a,
+            Err(e) => {
+                let mut d = kfd_ioctl_destroy_queue_args {
+                    queue_id: args.queue_id,
+                    pad: 0,
+                };
+                let _ = sh.file.ioctl_plain(AMDKFD_IOC_DESTROY_QUEUE, &mut d);
+                sh.free_buffers(eop, cwsr.map(|c| c.0), Some(page));
+                return Err(e);
+            }
+        };
+
+        let id = QueueId(page.addr);
+        let resource = QueueResource {
+            queue_id: id,
+            doorbell: db_base + in_page,
+            write_ptr,
+            read_ptr,
+        };
+        let obj = QueueObj {
+            owner: Arc::downgrade(sh),
+            id,
+            kfd_queue_id: args.queue_id,
+            node_id: req.node_id,
+            gpu_id,
+            kind: req.kind,
+            page,
+            eop,
+            cwsr,
+            doorbell: resource.doorbell,
+            doorbell_size: sizes::doorbell_size(gfxv),
+            resource,
+            cu_mask: Mutex::new((cu_count, cu_words)),
+        };
+        let q = Queue { obj: Arc::new(obj) };
+        lock(&sh.queues).insert(id.0, q.clone());
+        Ok(q)
+    }
+
+    fn alloc(&self, req: &ExecAlloc) -> Result<Buffer, QueueError> {
+        let size = req.size.div_ceil(sizes::PAGE as u64) * sizes::PAGE as u64;
+        let addr = self
+            .shared
+            .memory
+            .alloc_exec(&ExecAlloc { size, ..*req })
+            .map_err(QueueError::Memory)?;
+        Ok(Buffer { addr, size })
+    }
+
+    /// Allocates the CWSR area (system memory, GPU mapped) and writes one
+    /// save-area header per XCC.
+    fn alloc_cwsr(
+        &self,
+        req: &QueueRequest,
+        gpu_id: u32,
+        sz: &CwsrSizes,
+    ) -> Result<Buffer, QueueError> {
+        let b = self.alloc(&ExecAlloc {
+            size: sz.total_size as u64,
+            gpu_id,
+            node_id: req.node_id,
+            non_paged: true,
+            device_local: false,
+            uncached: false,
+        })?;
+        for i in 0..sz.num_xcc {
+            let header = save_area_header(sz, i, req.error_event_id, req.error_reason);
+            let at = b.addr + i as u64 * sz.ctx_save_restore_size as u64;
+            if let Err(e) = self.shared.memory.write(at, &header) {
+                self.shared.free_buffers(None, Some(b), None);
+                return Err(QueueError::Memory(e));
+            }
+        }
+        Ok(b)
+    }
+
+    /// Maps `node`'s doorbell page once: through the memory manager on
+    /// dGPUs (falling back to a plain mapping), else by `mmap` of the KFD
+    /// descriptor. Returns the page address.
+    fn map_doorbell(&self, node: &Node, mmap_offset: u64, size: u64) -> Result<u64, QueueError> {
+        let sh = &self.shared;
+        let mut pages = lock(&sh.doorbells);
+        if let Some(p) = pages.get(&node.id) {
+            return Ok(p.addr());
+        }
+        let gfxv = sizes::gfx_of(node);
+        let use_gpuvm = sh.topology.is_dgpu() && gfxv != gfx::TONGA;
+        let mut page = None;
+        if use_gpuvm {
+            if let Ok(addr) = sh.memory.alloc_doorbell(node.gpu_id, size, mmap_offset) {
+                page = Some(DoorbellPage::Gpuvm { addr });
+            }
+        }
+        let page = match page {
+            Some(p) => p,
+            None => {
+                let fd = sh.file.as_fd();
+                // SAFETY: no MAP_FIXED, so the kernel picks an unused
+                // range; the mapping is owned by the doorbell table and
+                // unmapped in `release_doorbells`.
+                let r = unsafe {
+                    mman::mmap(
+                        0,
+                        size as usize,
+                        Prot::READ | Prot::WRITE,
+                        MapFlags::SHARED,
+                        Some(fd),
+                        mmap_offset,
+                    )
+                };
+                let addr = r.map_err(|e: Errno| QueueError::Doorbell(e.to_string()))?;
+                DoorbellPage::Mapped {
+                    addr,
+                    len: size as usize,
+                }
+            }
+        };
+        let addr = page.addr();
+        pages.insert(node.id, page);
+        Ok(addr)
+    }
+
+    /// Checks that `q` is a live queue of this context.
+    pub fn check(&self, q: &Queue) -> Result<(), QueueError> {
+        if !std::ptr::eq(q.obj.owner.as_ptr(), Arc::as_ptr(&self.shared)) {
+            return Err(QueueError::ForeignQueue);
+        }
+        match lock(&self.shared.queues).get(&q.obj.id.0) {
+            Some(live) if live.same(q) => Ok(()),
+            _ => Err(QueueError::UnknownQueue(q.obj.id.0)),
+        }
+    }
+
+    /// Maps an `HSA_QUEUEID` a C caller passed back to its queue: 0 is
+    /// [`QueueError::NullQueue`], anything that is not a live queue of
+    /// this context (destroyed, another context's, garbage) is
+    /// [`QueueError::UnknownQueue`].
+    pub fn lookup(&self, raw: u64) -> Result<Queue, QueueError> {
+        if raw == 0 {
+            return Err(QueueError::NullQueue);
+        }
+        lock(&self.shared.queues)
+            .get(&raw)
+            .cloned()
+            .ok_or(QueueError::UnknownQueue(raw))
+    }
+
+    /// Changes ring, percentage and priority (`hsaKmtUpdateQueue`).
+    pub fn update(
+        &self,
+        q: &Queue,
+        percentage: u32,
+        priority: i64,
+        ring_address: u64,
+        ring_size: u64,
+    ) -> Result<(), QueueError> {
+        let priority = kfd_priority(priority).ok_or(QueueError::InvalidPriority(priority))?;
+        self.check(q)?;
+        let mut a = kfd_ioctl_update_queue_args {
+            ring_base_address: ring_address,
+            queue_id: q.obj.kfd_queue_id,
+            ring_size: ring_size as u32,
+            queue_percentage: percentage,
+            queue_priority: priority,
+        };
+        // SAFETY: the ring address is a GPU virtual address the kernel only
+        // programs into the queue; it is not accessed during the call.
+        unsafe { self.shared.file.ioctl(AMDKFD_IOC_UPDATE_QUEUE, &mut a) }
+            .map_err(QueueError::kernel("AMDKFD_IOC_UPDATE_QUEUE"))?;
+        Ok(())
+    }
+
+    /// Destroys a queue and frees its buffers (`hsaKmtDestroyQueue`).
+    pub fn destroy(&self, q: &Queue) -> Result<(), QueueError> {
+        self.check(q)?;
+        let sh = &self.shared;
+        let mut queues = lock(&sh.queues);
+        if !queues.get(&q.obj.id.0).is_some_and(|x| x.same(q)) {
+            return Err(QueueError::UnknownQueue(q.obj.id.0));
+        }
+        let mut a = kfd_ioctl_destroy_queue_args {
+            queue_id: q.obj.kfd_queue_id,
+            pad: 0,
+        };
+        sh.file
+            .ioctl_plain(AMDKFD_IOC_DESTROY_QUEUE, &mut a)
+            .map_err(QueueError::kernel("AMDKFD_IOC_DESTROY_QUEUE"))?;
+        queues.remove(&q.obj.id.0);
+        drop(queues);
+        sh.free_buffers(q.obj.eop, q.obj.cwsr.map(|c| c.0), Some(q.obj.page));
+        Ok(())
+    }
+
+    /// Restricts the queue to the CUs set in `mask` (`hsaKmtSetQueueCUMask`).
+    ///
+    /// `count` is the number of mask bits: it must be a non-zero multiple
+    /// of 32 and `mask` must hold `count / 32` words.
+    pub fn set_cu_mask(&self, q: &Queue, count: u32, mask: &[u32]) -> Result<(), QueueError> {
+        let words = (count / 32) as usize;
+        if count == 0 || count % 32 != 0 || mask.len() < words {
+            return Err(QueueError::InvalidCuMask {
+                count,
+                words: mask.len(),
+            });
+        }
+        self.check(q)?;
+        let mask = &mask[..words];
+        let mut a = kfd_ioctl_set_cu_mask_args {
+            queue_id: q.obj.kfd_queue_id,
+            num_cu_mask: count,
+            cu_mask_ptr: mask.as_ptr() as u64,
+        };
+        // SAFETY: `cu_mask_ptr` points to `count / 32` initialised u32s
+        // borrowed from `mask` for the duration of the call; the kernel
+        // only reads them.
+        unsafe { self.shared.file.ioctl(AMDKFD_IOC_SET_CU_MASK, &mut a) }
+            .map_err(QueueError::kernel("AMDKFD_IOC_SET_CU_MASK"))?;
+        let keep = words.min(page::CU_MASK_WORDS);
+        let bytes: Vec<u8> = mask[..keep].iter().flat_map(|w| w.to_ne_bytes()).collect();
+        let _ = self
+            .shared
+            .memory
+            .write(q.obj.page.addr + page::CU_MASK, &bytes);
+        *lock(&q.obj.cu_mask) = (count, mask.to_vec());
+        Ok(())
+    }
+
+    /// Queue details and wave state (`hsaKmtGetQueueInfo`). Needs a queue
+    /// with a context save area ([`QueueError::NoCwsrArea`] otherwise).
+    pub fn info(&self, q: &Queue) -> Result<QueueInfo, QueueError> {
+        self.check(q)?;
+        let Some((area, sz)) = q.obj.cwsr else {
+            return Err(QueueError::NoCwsrArea);
+        };
+        let mut a = kfd_ioctl_get_queue_wave_state_args {
+            ctl_stack_address: area.addr,
+            queue_id: q.obj.kfd_queue_id,
+            ..Default::default()
+        };
+        // SAFETY: `ctl_stack_address` is the start of this queue's CWSR
+        // area, a host-accessible allocation of `area.size` bytes (at least
+        // `ctl_stack_size`) that lives as long as the queue, which the
+        // registry keeps alive during the call; the kernel copies at most
+        // the control stack into it.
+        unsafe {
+            self.shared
+                .file
+                .ioctl(AMDKFD_IOC_GET_QUEUE_WAVE_STATE, &mut a)
+        }
+        .map_err(QueueError::kernel("AMDKFD_IOC_GET_QUEUE_WAVE_STATE"))?;
+        let (count, _) = *lock(&q.obj.cu_mask);
+        let ctl = sz.ctl_stack_size as u64;
+        Ok(QueueInfo {
+            control_stack_top: area.addr + ctl - a.ctl_stack_used_size as u64,
+            user_context_save_area: area.addr + ctl,
+            save_area_size: a.save_area_used_size as u64,
+            control_stack_used: a.ctl_stack_used_size as u64,
+            num_cu_assigned: count,
+            cu_mask_info: q.obj.page.addr + page::CU_MASK,
+            save_area_header: area.addr,
+            save_area_alloc_size: sz.ctx_save_restore_size as u64,
+        })
+    }
+
+    /// Allocates `count` global wave syncs for the queue
+    /// (`hsaKmtAllocQueueGWS`); returns the first GWS index.
+    pub fn alloc_gws(&self, q: &Queue, count: u32) -> Result<u32, QueueError> {
+        self.check(q)?;
+        let mut a = kfd_ioctl_alloc_queue_gws_args {
+            queue_id: q.obj.kfd_queue_id,
+            num_gws: count,
+            ..Default::default()
+        };
+        self.shared
+            .file
+            .ioctl_plain(AMDKFD_IOC_ALLOC_QUEUE_GWS, &mut a)
+            .map_err(QueueError::kernel("AMDKFD_IOC_ALLOC_QUEUE_GWS"))?;
+        Ok(a.first_gws)
+    }
+
+    /// Installs a trap handler on a node's GPU (`hsaKmtSetTrapHandler`).
+    pub fn set_trap_handler(&self, node_id: u32, tba: u64, tma: u64) -> Result<(), QueueError> {
+        let gpu_id = self
+            .shared
+            .topology
+            .validate_node(node_id)
+            .map_err(|_| QueueError::InvalidNode(node_id))?;
+        let mut a = kfd_ioctl_set_trap_handler_args {
+            tba_addr: tba,
+            tma_addr: tma,
+            gpu_id,
+            pad: 0,
+        };
+        self.shared
+            .file
+            .ioctl_plain(AMDKFD_IOC_SET_TRAP_HANDLER, &mut a)
+            .map_err(QueueError::kernel("AMDKFD_IOC_SET_TRAP_HANDLER"))?;
+        Ok(())
+    }
+
+    /// Writes `value` to the queue's doorbell (`hsaKmtQueueRingDoorbell`):
+    /// 64 bits on SOC15 GPUs, the low 32 bits before.
+    pub fn ring_doorbell(&self, q: &Queue, value: u64) -> Result<(), QueueError> {
+        self.check(q)?;
+        let doorbells = lock(&self.shared.doorbells);
+        let addr = q.obj.doorbell;
+        if q.obj.doorbell_size == 8 {
+            // SAFETY: `addr` is the queue's 8-byte aligned doorbell inside
+            // its node's doorbell page, which stays mapped while the
+            // doorbell table (locked above) holds it; device memory, hence
+            // a volatile store through a raw pointer.
+            unsafe { std::ptr::write_volatile(addr as *mut u64, value) };
+        } else {
+            // SAFETY: as above, for a 4-byte doorbell.
+            unsafe { std::ptr::write_volatile(addr as *mut u32, value as u32) };
+        }
+        drop(doorbells);
+        Ok(())
+    }
+
+    /// Destroys every remaining queue, frees its buffers and releases the
+    /// doorbell pages (context teardown; also done on drop). Call before
+    /// tearing down the context's events and memory manager.
+    pub fn teardown(&self) {
+        self.shared.destroy_all();
+        self.shared.release_doorbells();
+    }
+}
+
+/// All CUs of the node enabled: (bit count rounded up to 32, words).
+fn default_cu_mask(node: &Node) -> (u32, Vec<u32>) {
+    let cu_num = node.compute_units();
+    let count = cu_num.div_ceil(32) * 32;
+    let mut words = vec![0u32; (count / 32) as usize];
+    for i in 0..cu_num {
+        words[(i / 32) as usize] |= 1 << (i % 32);
+    }
+    (count, words)
+}
+
+/// The 40-byte `HsaUserContextSaveAreaHeader` of XCC `xcc`.
+fn save_area_header(sz: &CwsrSizes, xcc: u32, event_id: u32, error_reason: u64) -> Vec<u8> {
+    let mut h = Vec::with_capacity(SAVE_AREA_HEADER_SIZE as usize);
+    let debug_offset = (sz.num_xcc - xcc) * sz.ctx_save_restore_size;
+    let debug_size = sz.debug_memory_size * sz.num_xcc;
+    // ControlStackOffset, ControlStackSize, WaveStateOffset, WaveStateSize.
+    for v in [0u32, 0, 0, 0, debug_offset, debug_size] {
+        h.extend_from_slice(&v.to_ne_bytes());
+    }
+    h.extend_from_slice(&error_reason.to_ne_bytes());
+    h.extend_from_slice(&event_id.to_ne_bytes());
+    h.extend_from_slice(&0u32.to_ne_bytes());
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_layout() {
+        let sz = CwsrSizes {
+            waves: 1,
+            ctl_stack_size: 0x1000,
+            ctx_save_restore_size: 0x3000,
+            debug_memory_size: 0x40,
+            num_xcc: 2,
+            total_size: 0,
+        };
+        let h = save_area_header(&sz, 1, 9, 0xabcd);
+        assert_eq!(h.len(), 40);
+        let word = |i: usize| u32::from_ne_bytes(h[i * 4..i * 4 + 4].try_into().unwrap());
+        assert_eq!(word(4), 0x3000);
+        assert_eq!(word(5), 0x80);
+        assert_eq!(u64::from_ne_bytes(h[24..32].try_into().unwrap()), 0xabcd);
+        assert_eq!(word(8), 9);
+    }
+}
