@@ -47,13 +47,11 @@ pub fn preset(name: &str) -> Option<Topology> {
     Some(t)
 }
 
-// amdgpu uapi values used below (amdgpu_drm.h).
-const FAMILY_AI: u32 = 141;
-const FAMILY_RV: u32 = 142;
-const FAMILY_GC_11_0_0: u32 = 145;
-const VRAM_TYPE_DDR4: u32 = 8;
-const VRAM_TYPE_GDDR6: u32 = 9;
-const VRAM_TYPE_HBM: u32 = 6;
+use kfd_sys::drm::{
+    AMDGPU_FAMILY_AI as FAMILY_AI, AMDGPU_FAMILY_GC_11_0_0 as FAMILY_GC_11_0_0,
+    AMDGPU_FAMILY_RV as FAMILY_RV, AMDGPU_VRAM_TYPE_DDR4 as VRAM_TYPE_DDR4,
+    AMDGPU_VRAM_TYPE_GDDR6 as VRAM_TYPE_GDDR6, AMDGPU_VRAM_TYPE_HBM as VRAM_TYPE_HBM,
+};
 
 // io_link types (CRAT_IOLINK_TYPE_*).
 const LINK_PCIE: u64 = 2;

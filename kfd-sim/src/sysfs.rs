@@ -224,7 +224,7 @@ fn render_pci(root: &Path, node: &Node, card: usize) -> io::Result<()> {
     )?;
     link("../../../bus/pci", &dev.join("subsystem"))?;
     link(
-        &format!("../../../../{rel}"),
+        &format!("../../../{}", rel.strip_prefix("sys/").unwrap_or(&rel)),
         &root.join(format!("sys/bus/pci/devices/{slot}")),
     )?;
     let render_minor = node.properties.get_or_zero("drm_render_minor");
@@ -240,7 +240,10 @@ fn render_pci(root: &Path, node: &Node, card: usize) -> io::Result<()> {
         )?;
         link(&format!("../../../{slot}"), &d.join("device"))?;
         link(
-            &format!("../../../{rel}/drm/{name}"),
+            &format!(
+                "../../{}/drm/{name}",
+                rel.strip_prefix("sys/").unwrap_or(&rel)
+            ),
             &root.join(format!("sys/dev/char/{DRM_CHAR_MAJOR}:{minor}")),
         )?;
     }

@@ -1,0 +1,947 @@
+//! The interposers. Each `kfd_sim_NAME` becomes libc's `NAME` in the
+//! cdylib (see build.rs); in the rlib they are ordinary prefixed functions.
+//!
+//! ABI note (SysV x86-64): `open`, `openat` and `ioctl` are variadic in C.
+//! They are defined here with their optional argument as a fixed parameter:
+//! variadic arguments are passed in the same registers as fixed ones, and a
+//! non-variadic callee may ignore `%al`, so the definitions are call
+//! compatible. When the caller passed no `mode`, the register holds garbage
+//! that is only forwarded (libc reads it only with `O_CREAT`/`O_TMPFILE`).
+
+use std::ffi::{c_char, c_int, c_uint, c_ulong, c_void, CStr};
+
+use libc::{mode_t, size_t, ssize_t, FILE};
+
+use super::real::real;
+use super::{
+    busy, classify, classify_at, device_stat, device_statx, existing, fd_device, in_sim,
+    is_lsmod_amdgpu, open_device, set_errno, Device, Target, LSMOD_AMDGPU,
+};
+use kfd_sys::Errno;
+
+const _: () = assert!(std::mem::size_of::<libc::stat>() == std::mem::size_of::<libc::stat64>());
+
+/// Every exported libc name (kept equal to interpose.list by a test).
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) const EXPORTED: &[&str] = &[
+    "open",
+    "open64",
+    "__open_2",
+    "__open64_2",
+    "openat",
+    "openat64",
+    "__openat_2",
+    "__openat64_2",
+    "fopen",
+    "fopen64",
+    "opendir",
+    "stat",
+    "stat64",
+    "lstat",
+    "lstat64",
+    "fstat",
+    "fstat64",
+    "fstatat",
+    "fstatat64",
+    "__xstat",
+    "__xstat64",
+    "__lxstat",
+    "__lxstat64",
+    "__fxstat",
+    "__fxstat64",
+    "__fxstatat",
+    "__fxstatat64",
+    "statx",
+    "access",
+    "faccessat",
+    "euidaccess",
+    "eaccess",
+    "readlink",
+    "readlinkat",
+    "realpath",
+    "__realpath_chk",
+    "ioctl",
+    "close",
+    "popen",
+    "pclose",
+];
+
+/// Calls the real function `$f` or fails with ENOSYS (`$err` is the
+/// failure value of its return type).
+macro_rules! real_call {
+    ($f:ident, $err:expr, $($a:expr),* $(,)?) => {
+        match real().$f {
+            // SAFETY: the pointer is libc's definition of this very function
+            // and the arguments are the caller's, forwarded unchanged (or a
+            // rewritten NUL-terminated path).
+            Some(f) => unsafe { f($($a),*) },
+            None => {
+                set_errno(Errno::ENOSYS);
+                $err
+            }
+        }
+    };
+}
+
+// ---- open family ---------------------------------------------------------
+
+/// `open(2)`.
+///
+/// # Safety
+///
+/// C contract of `open`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_open(path: *const c_char, flags: c_int, mode: mode_t) -> c_int {
+    // SAFETY: `path` is a C string per the caller's contract.
+    match unsafe { classify(path) } {
+        Target::Device(st, d) => open_device(st, d, flags),
+        Target::Redirect(p) => real_call!(open, -1, p.as_ptr(), flags, mode),
+        Target::Pass => real_call!(open, -1, path, flags, mode),
+    }
+}
+
+/// `open64`.
+///
+/// # Safety
+///
+/// C contract of `open64`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_open64(path: *const c_char, flags: c_int, mode: mode_t) -> c_int {
+    // SAFETY: as for open.
+    match unsafe { classify(path) } {
+        Target::Device(st, d) => open_device(st, d, flags),
+        Target::Redirect(p) => real_call!(open64, -1, p.as_ptr(), flags, mode),
+        Target::Pass => real_call!(open64, -1, path, flags, mode),
+    }
+}
+
+/// `__open_2` (`_FORTIFY_SOURCE` open without mode).
+///
+/// # Safety
+///
+/// C contract of `__open_2`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim___open_2(path: *const c_char, flags: c_int) -> c_int {
+    // SAFETY: as for open.
+    match unsafe { classify(path) } {
+        Target::Device(st, d) => open_device(st, d, flags),
+        Target::Redirect(p) => real_call!(open_2, -1, p.as_ptr(), flags),
+        Target::Pass => real_call!(open_2, -1, path, flags),
+    }
+}
+
+/// `__open64_2`.
+///
+/// # Safety
+///
+/// C contract of `__open64_2`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim___open64_2(path: *const c_char, flags: c_int) -> c_int {
+    // SAFETY: as for open.
+    match unsafe { classify(path) } {
+        Target::Device(st, d) => open_device(st, d, flags),
+        Target::Redirect(p) => real_call!(open64_2, -1, p.as_ptr(), flags),
+        Target::Pass => real_call!(open64_2, -1, path, flags),
+    }
+}
+
+/// `openat(2)`.
+///
+/// # Safety
+///
+/// C contract of `openat`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_openat(
+    dirfd: c_int,
+    path: *const c_char,
+    flags: c_int,
+    mode: mode_t,
+) -> c_int {
+    // SAFETY: as for open.
+    match unsafe { classify_at(dirfd, path) } {
+        Target::Device(st, d) => open_device(st, d, flags),
+        Target::Redirect(p) => real_call!(openat, -1, dirfd, p.as_ptr(), flags, mode),
+        Target::Pass => real_call!(openat, -1, dirfd, path, flags, mode),
+    }
+}
+
+/// `openat64`.
+///
+/// # Safety
+///
+/// C contract of `openat64`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_openat64(
+    dirfd: c_int,
+    path: *const c_char,
+    flags: c_int,
+    mode: mode_t,
+) -> c_int {
+    // SAFETY: as for open.
+    match unsafe { classify_at(dirfd, path) } {
+        Target::Device(st, d) => open_device(st, d, flags),
+        Target::Redirect(p) => real_call!(openat64, -1, dirfd, p.as_ptr(), flags, mode),
+        Target::Pass => real_call!(openat64, -1, dirfd, path, flags, mode),
+    }
+}
+
+/// `__openat_2`.
+///
+/// # Safety
+///
+/// C contract of `__openat_2`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim___openat_2(
+    dirfd: c_int,
+    path: *const c_char,
+    flags: c_int,
+) -> c_int {
+    // SAFETY: as for open.
+    match unsafe { classify_at(dirfd, path) } {
+        Target::Device(st, d) => open_device(st, d, flags),
+        Target::Redirect(p) => real_call!(openat_2, -1, dirfd, p.as_ptr(), flags),
+        Target::Pass => real_call!(openat_2, -1, dirfd, path, flags),
+    }
+}
+
+/// `__openat64_2`.
+///
+/// # Safety
+///
+/// C contract of `__openat64_2`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim___openat64_2(
+    dirfd: c_int,
+    path: *const c_char,
+    flags: c_int,
+) -> c_int {
+    // SAFETY: as for open.
+    match unsafe { classify_at(dirfd, path) } {
+        Target::Device(st, d) => open_device(st, d, flags),
+        Target::Redirect(p) => real_call!(openat64_2, -1, dirfd, p.as_ptr(), flags),
+        Target::Pass => real_call!(openat64_2, -1, dirfd, path, flags),
+    }
+}
+
+/// A stdio stream on a simulated device (nothing reads devices through
+/// stdio, but it must not escape to the host's /dev).
+fn fopen_device(st: &super::State, d: Device, mode: *const c_char) -> *mut FILE {
+    let m = if mode.is_null() {
+        &b""[..]
+    } else {
+        // SAFETY: a non-null `mode` is the caller's C string.
+        unsafe { CStr::from_ptr(mode) }.to_bytes()
+    };
+    let flags = if m.contains(&b'e') {
+        libc::O_RDWR | libc::O_CLOEXEC
+    } else {
+        libc::O_RDWR
+    };
+    let fd = open_device(st, d, flags);
+    if fd < 0 {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: `fd` is a descriptor we own; `mode` is the caller's string.
+    let f = unsafe { libc::fdopen(fd, mode) };
+    if f.is_null() {
+        // SAFETY: closing the descriptor we just opened.
+        unsafe { libc::close(fd) };
+    }
+    f
+}
+
+/// `fopen(3)`: glibc opens the file internally (not through `open`), so
+/// stdio reads of the KFD sysfs need their own redirect.
+///
+/// # Safety
+///
+/// C contract of `fopen`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_fopen(path: *const c_char, mode: *const c_char) -> *mut FILE {
+    // SAFETY: as for open.
+    match unsafe { classify(path) } {
+        Target::Device(st, d) => fopen_device(st, d, mode),
+        Target::Redirect(p) => real_call!(fopen, std::ptr::null_mut(), p.as_ptr(), mode),
+        Target::Pass => real_call!(fopen, std::ptr::null_mut(), path, mode),
+    }
+}
+
+/// `fopen64`.
+///
+/// # Safety
+///
+/// C contract of `fopen64`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_fopen64(path: *const c_char, mode: *const c_char) -> *mut FILE {
+    // SAFETY: as for open.
+    match unsafe { classify(path) } {
+        Target::Device(st, d) => fopen_device(st, d, mode),
+        Target::Redirect(p) => real_call!(fopen64, std::ptr::null_mut(), p.as_ptr(), mode),
+        Target::Pass => real_call!(fopen64, std::ptr::null_mut(), path, mode),
+    }
+}
+
+/// `opendir(3)` (glibc opens the directory internally).
+///
+/// # Safety
+///
+/// C contract of `opendir`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_opendir(path: *const c_char) -> *mut libc::DIR {
+    // SAFETY: as for open.
+    match unsafe { classify(path) } {
+        Target::Device(..) => {
+            set_errno(Errno(libc::ENOTDIR));
+            std::ptr::null_mut()
+        }
+        Target::Redirect(p) => real_call!(opendir, std::ptr::null_mut(), p.as_ptr()),
+        Target::Pass => real_call!(opendir, std::ptr::null_mut(), path),
+    }
+}
+
+// ---- stat family ---------------------------------------------------------
+
+/// Writes a fake device stat.
+///
+/// # Safety
+///
+/// `buf` must be valid for writing a `struct stat64`.
+unsafe fn put_stat(buf: *mut libc::stat64, d: Device) -> c_int {
+    if buf.is_null() {
+        set_errno(Errno::EFAULT);
+        return -1;
+    }
+    // SAFETY: the caller guarantees `buf` is writable.
+    unsafe { buf.write(device_stat(d)) };
+    0
+}
+
+/// `stat` by path, following links.
+///
+/// # Safety
+///
+/// C contract of `stat64`.
+unsafe fn stat_path(path: *const c_char, buf: *mut libc::stat64, follow: bool) -> c_int {
+    // SAFETY: as for open.
+    match unsafe { classify(path) } {
+        // SAFETY: `buf` per the caller's contract.
+        Target::Device(_, d) => unsafe { put_stat(buf, d) },
+        Target::Redirect(p) if follow => real_call!(stat64, -1, p.as_ptr(), buf),
+        Target::Redirect(p) => real_call!(lstat64, -1, p.as_ptr(), buf),
+        Target::Pass if follow => real_call!(stat64, -1, path, buf),
+        Target::Pass => real_call!(lstat64, -1, path, buf),
+    }
+}
+
+/// `fstat` of a descriptor.
+///
+/// # Safety
+///
+/// C contract of `fstat64`.
+unsafe fn stat_fd(fd: c_int, buf: *mut libc::stat64) -> c_int {
+    match fd_device(fd) {
+        // SAFETY: `buf` per the caller's contract.
+        Some(d) => unsafe { put_stat(buf, d) },
+        None => real_call!(fstat64, -1, fd, buf),
+    }
+}
+
+/// `fstatat` with `AT_EMPTY_PATH` and link-following support.
+///
+/// # Safety
+///
+/// C contract of `fstatat64`.
+unsafe fn stat_at(
+    dirfd: c_int,
+    path: *const c_char,
+    buf: *mut libc::stat64,
+    flags: c_int,
+) -> c_int {
+    // SAFETY: a non-null `path` is a C string per the caller's contract.
+    if flags & libc::AT_EMPTY_PATH != 0 && !path.is_null() && unsafe { *path } == 0 {
+        // SAFETY: forwarded contract.
+        return unsafe { stat_fd(dirfd, buf) };
+    }
+    // SAFETY: as for open.
+    match unsafe { classify_at(dirfd, path) } {
+        // SAFETY: `buf` per the caller's contract.
+        Target::Device(_, d) => unsafe { put_stat(buf, d) },
+        Target::Redirect(p) => real_call!(fstatat64, -1, dirfd, p.as_ptr(), buf, flags),
+        Target::Pass => real_call!(fstatat64, -1, dirfd, path, buf, flags),
+    }
+}
+
+/// `stat(2)` (glibc ≥ 2.33 exports it as a real symbol).
+///
+/// # Safety
+///
+/// C contract of `stat`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_stat(path: *const c_char, buf: *mut libc::stat64) -> c_int {
+    // SAFETY: forwarded contract (struct stat == struct stat64 on x86-64).
+    unsafe { stat_path(path, buf, true) }
+}
+
+/// `stat64`.
+///
+/// # Safety
+///
+/// C contract of `stat64`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_stat64(path: *const c_char, buf: *mut libc::stat64) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { stat_path(path, buf, true) }
+}
+
+/// `lstat`.
+///
+/// # Safety
+///
+/// C contract of `lstat`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_lstat(path: *const c_char, buf: *mut libc::stat64) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { stat_path(path, buf, false) }
+}
+
+/// `lstat64`.
+///
+/// # Safety
+///
+/// C contract of `lstat64`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_lstat64(path: *const c_char, buf: *mut libc::stat64) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { stat_path(path, buf, false) }
+}
+
+/// `fstat`.
+///
+/// # Safety
+///
+/// C contract of `fstat`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_fstat(fd: c_int, buf: *mut libc::stat64) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { stat_fd(fd, buf) }
+}
+
+/// `fstat64`.
+///
+/// # Safety
+///
+/// C contract of `fstat64`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_fstat64(fd: c_int, buf: *mut libc::stat64) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { stat_fd(fd, buf) }
+}
+
+/// `fstatat`.
+///
+/// # Safety
+///
+/// C contract of `fstatat`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_fstatat(
+    dirfd: c_int,
+    path: *const c_char,
+    buf: *mut libc::stat64,
+    flags: c_int,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { stat_at(dirfd, path, buf, flags) }
+}
+
+/// `fstatat64`.
+///
+/// # Safety
+///
+/// C contract of `fstatat64`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_fstatat64(
+    dirfd: c_int,
+    path: *const c_char,
+    buf: *mut libc::stat64,
+    flags: c_int,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { stat_at(dirfd, path, buf, flags) }
+}
+
+/// `__xstat` (binaries linked against glibc < 2.33; the version argument
+/// selects the x86-64 `struct stat`, the only one).
+///
+/// # Safety
+///
+/// C contract of `__xstat`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim___xstat(
+    _ver: c_int,
+    path: *const c_char,
+    buf: *mut libc::stat64,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { stat_path(path, buf, true) }
+}
+
+/// `__xstat64`.
+///
+/// # Safety
+///
+/// C contract of `__xstat64`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim___xstat64(
+    _ver: c_int,
+    path: *const c_char,
+    buf: *mut libc::stat64,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { stat_path(path, buf, true) }
+}
+
+/// `__lxstat`.
+///
+/// # Safety
+///
+/// C contract of `__lxstat`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim___lxstat(
+    _ver: c_int,
+    path: *const c_char,
+    buf: *mut libc::stat64,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { stat_path(path, buf, false) }
+}
+
+/// `__lxstat64`.
+///
+/// # Safety
+///
+/// C contract of `__lxstat64`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim___lxstat64(
+    _ver: c_int,
+    path: *const c_char,
+    buf: *mut libc::stat64,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { stat_path(path, buf, false) }
+}
+
+/// `__fxstat`.
+///
+/// # Safety
+///
+/// C contract of `__fxstat`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim___fxstat(_ver: c_int, fd: c_int, buf: *mut libc::stat64) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { stat_fd(fd, buf) }
+}
+
+/// `__fxstat64`.
+///
+/// # Safety
+///
+/// C contract of `__fxstat64`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim___fxstat64(
+    _ver: c_int,
+    fd: c_int,
+    buf: *mut libc::stat64,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { stat_fd(fd, buf) }
+}
+
+/// `__fxstatat`.
+///
+/// # Safety
+///
+/// C contract of `__fxstatat`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim___fxstatat(
+    _ver: c_int,
+    dirfd: c_int,
+    path: *const c_char,
+    buf: *mut libc::stat64,
+    flags: c_int,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { stat_at(dirfd, path, buf, flags) }
+}
+
+/// `__fxstatat64`.
+///
+/// # Safety
+///
+/// C contract of `__fxstatat64`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim___fxstatat64(
+    _ver: c_int,
+    dirfd: c_int,
+    path: *const c_char,
+    buf: *mut libc::stat64,
+    flags: c_int,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { stat_at(dirfd, path, buf, flags) }
+}
+
+/// `statx(2)`.
+///
+/// # Safety
+///
+/// C contract of `statx`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_statx(
+    dirfd: c_int,
+    path: *const c_char,
+    flags: c_int,
+    mask: c_uint,
+    buf: *mut libc::statx,
+) -> c_int {
+    let put = |d: Device| -> c_int {
+        if buf.is_null() {
+            set_errno(Errno::EFAULT);
+            return -1;
+        }
+        // SAFETY: `buf` is writable per the caller's contract.
+        unsafe { buf.write(device_statx(d)) };
+        0
+    };
+    // SAFETY: a non-null `path` is a C string per the caller's contract.
+    if flags & libc::AT_EMPTY_PATH != 0 && !path.is_null() && unsafe { *path } == 0 {
+        if let Some(d) = fd_device(dirfd) {
+            return put(d);
+        }
+        return real_call!(statx, -1, dirfd, path, flags, mask, buf);
+    }
+    // SAFETY: as for open.
+    match unsafe { classify_at(dirfd, path) } {
+        Target::Device(_, d) => put(d),
+        Target::Redirect(p) => real_call!(statx, -1, dirfd, p.as_ptr(), flags, mask, buf),
+        Target::Pass => real_call!(statx, -1, dirfd, path, flags, mask, buf),
+    }
+}
+
+// ---- access, links, realpath ---------------------------------------------
+
+/// `access(2)`.
+///
+/// # Safety
+///
+/// C contract of `access`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_access(path: *const c_char, mode: c_int) -> c_int {
+    // SAFETY: as for open.
+    match unsafe { classify(path) } {
+        Target::Device(..) => 0,
+        Target::Redirect(p) => real_call!(access, -1, p.as_ptr(), mode),
+        Target::Pass => real_call!(access, -1, path, mode),
+    }
+}
+
+/// `faccessat(2)`.
+///
+/// # Safety
+///
+/// C contract of `faccessat`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_faccessat(
+    dirfd: c_int,
+    path: *const c_char,
+    mode: c_int,
+    flags: c_int,
+) -> c_int {
+    // SAFETY: as for open.
+    match unsafe { classify_at(dirfd, path) } {
+        Target::Device(..) => 0,
+        Target::Redirect(p) => real_call!(faccessat, -1, dirfd, p.as_ptr(), mode, flags),
+        Target::Pass => real_call!(faccessat, -1, dirfd, path, mode, flags),
+    }
+}
+
+/// `euidaccess(3)`.
+///
+/// # Safety
+///
+/// C contract of `euidaccess`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_euidaccess(path: *const c_char, mode: c_int) -> c_int {
+    // SAFETY: as for open.
+    match unsafe { classify(path) } {
+        Target::Device(..) => 0,
+        Target::Redirect(p) => real_call!(euidaccess, -1, p.as_ptr(), mode),
+        Target::Pass => real_call!(euidaccess, -1, path, mode),
+    }
+}
+
+/// `eaccess(3)` (an alias of `euidaccess`).
+///
+/// # Safety
+///
+/// C contract of `eaccess`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_eaccess(path: *const c_char, mode: c_int) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { kfd_sim_euidaccess(path, mode) }
+}
+
+/// `readlink(2)`.
+///
+/// # Safety
+///
+/// C contract of `readlink`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_readlink(
+    path: *const c_char,
+    buf: *mut c_char,
+    size: size_t,
+) -> ssize_t {
+    // SAFETY: as for open.
+    match unsafe { classify(path) } {
+        Target::Device(..) => {
+            set_errno(Errno::EINVAL);
+            -1
+        }
+        Target::Redirect(p) => real_call!(readlink, -1, p.as_ptr(), buf, size),
+        Target::Pass => real_call!(readlink, -1, path, buf, size),
+    }
+}
+
+/// `readlinkat(2)`.
+///
+/// # Safety
+///
+/// C contract of `readlinkat`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_readlinkat(
+    dirfd: c_int,
+    path: *const c_char,
+    buf: *mut c_char,
+    size: size_t,
+) -> ssize_t {
+    // SAFETY: as for open.
+    match unsafe { classify_at(dirfd, path) } {
+        Target::Device(..) => {
+            set_errno(Errno::EINVAL);
+            -1
+        }
+        Target::Redirect(p) => real_call!(readlinkat, -1, dirfd, p.as_ptr(), buf, size),
+        Target::Pass => real_call!(readlinkat, -1, dirfd, path, buf, size),
+    }
+}
+
+/// Removes the render root from the front of a resolved path, so callers
+/// see `/sys/...` (which is redirected again when they use it).
+///
+/// # Safety
+///
+/// `resolved` must be NULL or a writable NUL-terminated string.
+unsafe fn unroot(resolved: *mut c_char) -> *mut c_char {
+    if resolved.is_null() {
+        return resolved;
+    }
+    let Some(st) = existing() else {
+        return resolved;
+    };
+    // SAFETY: NUL-terminated per the caller's contract.
+    let bytes = unsafe { CStr::from_ptr(resolved) }.to_bytes();
+    if let Some(rest) = bytes.strip_prefix(st.root.as_slice()) {
+        if rest.first() == Some(&b'/') {
+            let n = rest.len();
+            // SAFETY: moving the tail (and its NUL) to the front of the same
+            // buffer; the regions may overlap, which `copy` allows.
+            unsafe { std::ptr::copy(resolved.add(st.root.len()), resolved, n + 1) };
+        }
+    }
+    resolved
+}
+
+/// A device path resolves to itself.
+///
+/// # Safety
+///
+/// `path` is a C string; `resolved` is NULL or has room for `PATH_MAX`.
+unsafe fn realpath_device(path: *const c_char, resolved: *mut c_char) -> *mut c_char {
+    if resolved.is_null() {
+        // SAFETY: strdup of a C string.
+        unsafe { libc::strdup(path) }
+    } else {
+        // SAFETY: device paths are short; `resolved` holds PATH_MAX bytes.
+        unsafe { libc::strcpy(resolved, path) }
+    }
+}
+
+/// `realpath(3)` (glibc resolves links internally, so the path is
+/// rewritten first and the render root removed from the result).
+///
+/// # Safety
+///
+/// C contract of `realpath`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_realpath(
+    path: *const c_char,
+    resolved: *mut c_char,
+) -> *mut c_char {
+    // SAFETY: as for open.
+    match unsafe { classify(path) } {
+        // SAFETY: `path` is a C string, `resolved` per the contract.
+        Target::Device(..) => unsafe { realpath_device(path, resolved) },
+        Target::Redirect(p) => {
+            let r = real_call!(realpath, std::ptr::null_mut(), p.as_ptr(), resolved);
+            // SAFETY: `r` is NULL or the C string realpath produced.
+            unsafe { unroot(r) }
+        }
+        Target::Pass => real_call!(realpath, std::ptr::null_mut(), path, resolved),
+    }
+}
+
+/// `__realpath_chk` (`_FORTIFY_SOURCE` realpath).
+///
+/// # Safety
+///
+/// C contract of `__realpath_chk`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim___realpath_chk(
+    path: *const c_char,
+    resolved: *mut c_char,
+    resolved_len: size_t,
+) -> *mut c_char {
+    // SAFETY: as for open.
+    match unsafe { classify(path) } {
+        // SAFETY: `path` is a C string, `resolved` per the contract.
+        Target::Device(..) => unsafe { realpath_device(path, resolved) },
+        Target::Redirect(p) => {
+            let r = real_call!(
+                realpath_chk,
+                std::ptr::null_mut(),
+                p.as_ptr(),
+                resolved,
+                resolved_len
+            );
+            // SAFETY: `r` is NULL or the C string realpath produced.
+            unsafe { unroot(r) }
+        }
+        Target::Pass => real_call!(
+            realpath_chk,
+            std::ptr::null_mut(),
+            path,
+            resolved,
+            resolved_len
+        ),
+    }
+}
+
+// ---- descriptors ---------------------------------------------------------
+
+/// `ioctl(2)`: simulated descriptors go to the kernel model, the rest to
+/// libc.
+///
+/// # Safety
+///
+/// C contract of `ioctl`: `arg` valid for what `request` does.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_ioctl(fd: c_int, request: c_ulong, arg: *mut c_void) -> c_int {
+    if !busy() {
+        if let Some(st) = existing() {
+            // SAFETY: the caller's `arg` is forwarded with its contract.
+            match in_sim(|| Ok(unsafe { st.sim.ioctl(fd, request, arg) })) {
+                Ok(Some(Ok(v))) => return v,
+                Ok(Some(Err(e))) | Err(e) => {
+                    set_errno(e);
+                    return -1;
+                }
+                Ok(None) => {}
+            }
+        }
+    }
+    real_call!(ioctl, -1, fd, request, arg)
+}
+
+/// `close(2)`: the kernel model sees the close first (it releases the
+/// simulated file when its last descriptor goes away).
+///
+/// # Safety
+///
+/// C contract of `close`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_close(fd: c_int) -> c_int {
+    if !busy() {
+        if let Some(st) = existing() {
+            let _ = in_sim(|| {
+                if st.summary.is_some() && st.sim.device_of(fd) == Some(Device::Kfd) {
+                    st.write_summary("close-kfd");
+                }
+                st.sim.on_close(fd);
+                Ok(())
+            });
+        }
+    }
+    real_call!(close, -1, fd)
+}
+
+/// `popen(3)`: rocminfo checks `lsmod | grep amdgpu` before touching
+/// /dev/kfd; that one command reads a canned `amdgpu` line.
+///
+/// # Safety
+///
+/// C contract of `popen`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_popen(cmd: *const c_char, mode: *const c_char) -> *mut FILE {
+    if !busy() && !cmd.is_null() {
+        // SAFETY: C string per the caller's contract.
+        let c = unsafe { CStr::from_ptr(cmd) }.to_bytes();
+        // SAFETY: as above.
+        let reading = !mode.is_null() && unsafe { *mode } == b'r' as c_char;
+        if reading && is_lsmod_amdgpu(c) {
+            // SAFETY: a read-only memory stream over a static buffer.
+            let f = unsafe {
+                libc::fmemopen(
+                    LSMOD_AMDGPU.as_ptr() as *mut c_void,
+                    LSMOD_AMDGPU.len(),
+                    c"r".as_ptr(),
+                )
+            };
+            if !f.is_null() {
+                FAKE_PIPES
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(f as usize);
+            }
+            return f;
+        }
+    }
+    real_call!(popen, std::ptr::null_mut(), cmd, mode)
+}
+
+/// Streams returned by the `popen` shortcut.
+static FAKE_PIPES: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
+
+/// `pclose(3)`: closes the shortcut's streams (exit status 0).
+///
+/// # Safety
+///
+/// C contract of `pclose`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_pclose(stream: *mut FILE) -> c_int {
+    let ours = {
+        let mut v = FAKE_PIPES.lock().unwrap_or_else(|e| e.into_inner());
+        match v.iter().position(|p| *p == stream as usize) {
+            Some(i) => {
+                v.swap_remove(i);
+                true
+            }
+            None => false,
+        }
+    };
+    if ours {
+        // SAFETY: `stream` is the fmemopen stream popen returned.
+        unsafe { libc::fclose(stream) };
+        return 0;
+    }
+    real_call!(pclose, -1, stream)
+}
