@@ -94,7 +94,9 @@ impl Buffer {
         if !self.cpu {
             return Err(FmmError::NotSupported("the CPU cannot access this buffer"));
         }
-        if offset.checked_add(len as u64).map_or(true, |end| end > self.size)
+        if offset
+            .checked_add(len as u64)
+            .map_or(true, |end| end > self.size)
         {
             return Err(FmmError::RangeOutsideObject {
                 addr: self.addr + offset,

@@ -1,0 +1,922 @@
+//! The memory manager on kfd-sim: every public call and its bad inputs.
+
+mod common;
+
+use std::os::fd::AsFd;
+
+use common::*;
+use kfd_fmm::{
+    FmmError, FmmOptions, MemFlags, MemMapFlags, PointerType, SvmAttr, SvmFlags, PAGE_SIZE,
+};
+use kfd_sys::Errno;
+
+const MIB: u64 = 1 << 20;
+/// A preset whose VRAM is host-visible (large BAR).
+const LARGE_BAR: &str = "mi300x";
+
+fn st(e: FmmError) -> u32 {
+    e.status().0
+}
+
+#[test]
+fn init_reports_apertures_and_teardown_leaves_nothing() {
+    let (sim, fmm) = primary("mi210");
+    let g = gpu_node(&fmm);
+    assert_eq!(fmm.gpu_ids().len(), 1);
+    assert_eq!(fmm.options().guard_pages, 1);
+    assert!(fmm.is_dgpu());
+    assert_eq!(fmm.kfd_version().0, 1);
+    let svm = fmm.svm_aperture().expect("SVM aperture");
+    assert!(svm.base < svm.limit);
+    let ap = fmm.node_apertures(g).unwrap();
+    assert_eq!(ap.gpu_id, fmm.gpu_ids()[0]);
+    assert!(ap.lds.base < ap.lds.limit && ap.scratch.base < ap.scratch.limit);
+    assert!(ap.gpuvm.is_none(), "gfx9 GPUVM is the SVM range");
+    let mmio = fmm.mmio_address(g).expect("MMIO page mapped");
+    assert_eq!(ap.mmio.unwrap().base, mmio);
+    assert!(fmm.warnings().is_empty(), "{:?}", fmm.warnings());
+    assert!(fmm.render_node(ap.gpu_id).is_some());
+    // The MMIO page is the only object: a BO mapped on the GPU.
+    assert_eq!(fmm.object_count(), 1);
+    assert_eq!(live_bos(&sim), 1);
+    let info = fmm.pointer_info(mmio).unwrap();
+    assert_eq!(info.mapped_nodes, vec![g]);
+    assert_eq!(st(fmm.node_apertures(0).unwrap_err()), 5, "CPU node");
+    assert_eq!(st(fmm.node_apertures(7).unwrap_err()), 5, "no such node");
+    teardown(sim, fmm);
+}
+
+#[test]
+fn reserved_svm_apertures() {
+    let opts = FmmOptions {
+        reserve_svm: true,
+        ..FmmOptions::primary()
+    };
+    let (sim, fmm) = primary_with(LARGE_BAR, opts);
+    let svm = fmm.svm_aperture().unwrap();
+    assert!(svm.limit < 1 << 40, "reservation is capped at 1 TiB");
+    let g = gpu_node(&fmm);
+    let coherent = fmm
+        .alloc_memory(0, 2 * PAGE_SIZE, MemFlags::HOST_ACCESS, None)
+        .unwrap();
+    let coarse = fmm
+        .alloc_memory(
+            0,
+            2 * PAGE_SIZE,
+            MemFlags::HOST_ACCESS | MemFlags::COARSE_GRAIN,
+            None,
+        )
+        .unwrap();
+    assert!(coherent < coarse, "the coherent aperture comes first");
+    let vram = fmm
+        .alloc_memory(g, MIB, MemFlags::NON_PAGED | MemFlags::HOST_ACCESS, None)
+        .unwrap();
+    fmm.map_to_gpu(vram, MIB).unwrap();
+    fmm.unmap_from_gpu(vram).unwrap();
+    for a in [coherent, coarse, vram] {
+        fmm.free_memory(a).unwrap();
+    }
+    teardown(sim, fmm);
+}
+
+#[test]
+fn vram_with_host_access_round_trip() {
+    let (sim, fmm) = primary(LARGE_BAR);
+    let g = gpu_node(&fmm);
+    let buf = fmm
+        .alloc_buffer(g, 2 * MIB, 0, MemFlags::NON_PAGED | MemFlags::HOST_ACCESS)
+        .unwrap();
+    assert!(buf.is_cpu_accessible());
+    assert_eq!(buf.addr() % (2 * MIB), 0, "big buffers are 2 MiB aligned");
+    buf.write(100, b"vram!").unwrap();
+    let mut out = [0u8; 5];
+    buf.read(100, &mut out).unwrap();
+    assert_eq!(&out, b"vram!");
+    assert!(buf.write(2 * MIB - 2, b"xyz").is_err(), "past the end");
+    assert_eq!(buf.map().unwrap(), 0, "GPU VA = CPU VA");
+    let info = fmm.pointer_info(buf.addr() + 12345).unwrap();
+    assert_eq!(info.kind, PointerType::Allocated);
+    assert_eq!(info.node, g);
+    assert_eq!(info.gpu_address, buf.addr());
+    assert_eq!(info.cpu_address, buf.addr());
+    assert_eq!(info.size, 2 * MIB);
+    let gpus = fmm.gpu_ids().len();
+    assert_eq!(info.mapped_nodes.len(), gpus);
+    assert!(info.mapped_nodes.contains(&g));
+    assert!(info.mem_flags.contains(MemFlags::HOST_ACCESS));
+    fmm.set_user_data(buf.addr(), 0xfeed).unwrap();
+    assert_eq!(fmm.pointer_info(buf.addr()).unwrap().user_data, 0xfeed);
+    buf.unmap().unwrap();
+    assert!(fmm
+        .pointer_info(buf.addr())
+        .unwrap()
+        .mapped_nodes
+        .is_empty());
+    // Unmapping again is a no-op, as in the C library.
+    buf.unmap().unwrap();
+    drop(buf);
+    assert_eq!(
+        live_bos(&sim),
+        fmm.gpu_ids().len(),
+        "only the MMIO pages are left"
+    );
+    teardown(sim, fmm);
+}
+
+#[test]
+fn vram_variants() {
+    let (sim, fmm) = primary("mi210");
+    let g = gpu_node(&fmm);
+    let np = MemFlags::NON_PAGED;
+    for flags in [
+        np,
+        np | MemFlags::NO_SUBSTITUTE,
+        np | MemFlags::CONTIGUOUS,
+        np | MemFlags::UNCACHED,
+        np | MemFlags::COARSE_GRAIN,
+        np | MemFlags::EXTENDED_COHERENT,
+        np | MemFlags::READ_ONLY | MemFlags::EXECUTE_ACCESS,
+    ] {
+        let b = fmm.alloc_buffer(g, 64 * 1024, 0, flags).unwrap();
+        assert!(!b.is_cpu_accessible(), "{flags:?}");
+        assert!(b.write(0, b"x").is_err());
+        b.map().unwrap();
+    }
+    // Alignment variant.
+    let a = fmm
+        .alloc_memory_align(g, PAGE_SIZE, 4 * MIB, np, None)
+        .unwrap();
+    assert_eq!(a % (4 * MIB), 0);
+    fmm.free_memory(a).unwrap();
+    // Fixed address: reuse the address just freed.
+    let f = fmm
+        .alloc_memory(g, PAGE_SIZE, np | MemFlags::FIXED_ADDRESS, Some(a))
+        .unwrap();
+    assert_eq!(f, a);
+    assert!(
+        fmm.alloc_memory(g, PAGE_SIZE, np | MemFlags::FIXED_ADDRESS, Some(a))
+            .is_err(),
+        "taken"
+    );
+    fmm.free_memory(f).unwrap();
+    // Address-less memory: lives in the handle aperture, cannot be mapped.
+    let h = fmm
+        .alloc_memory(g, MIB, np | MemFlags::NO_ADDRESS, None)
+        .unwrap();
+    assert!(h >= 1 << 56);
+    assert_eq!(st(fmm.map_to_gpu(h, MIB).unwrap_err()), 3);
+    assert_eq!(fmm.pointer_info(h).unwrap().kind, PointerType::Allocated);
+    fmm.free_memory(h).unwrap();
+    // Address-only reservation: no BO.
+    let bos = live_bos(&sim);
+    let r = fmm
+        .alloc_memory(g, MIB, np | MemFlags::ONLY_ADDRESS, None)
+        .unwrap();
+    assert_eq!(live_bos(&sim), bos);
+    assert_eq!(
+        fmm.pointer_info(r + 5).unwrap().kind,
+        PointerType::ReservedAddr
+    );
+    assert_eq!(st(fmm.map_to_gpu(r, MIB).unwrap_err()), 3);
+    fmm.free_memory(r).unwrap();
+    teardown(sim, fmm);
+}
+
+#[test]
+fn system_memory_kinds() {
+    let (sim, fmm) = primary("mi210");
+    // Paged (userptr-backed), GTT (non-paged), coarse and uncached GTT.
+    for flags in [
+        MemFlags::HOST_ACCESS,
+        MemFlags::HOST_ACCESS | MemFlags::NON_PAGED,
+        MemFlags::HOST_ACCESS | MemFlags::NON_PAGED | MemFlags::COARSE_GRAIN,
+        MemFlags::HOST_ACCESS | MemFlags::NON_PAGED | MemFlags::UNCACHED,
+    ] {
+        let b = fmm.alloc_buffer(0, 3 * PAGE_SIZE, 0, flags).unwrap();
+        assert!(b.is_cpu_accessible(), "{flags:?}");
+        b.write(PAGE_SIZE, &[7; 16]).unwrap();
+        let mut o = [0; 16];
+        b.read(PAGE_SIZE, &mut o).unwrap();
+        assert_eq!(o, [7; 16]);
+        b.map().unwrap();
+        assert_eq!(fmm.pointer_info(b.addr()).unwrap().node, 0);
+    }
+    // GTT on a GPU node (GTTAccess) and non-paged memory without host access.
+    let g = gpu_node(&fmm);
+    let b = fmm
+        .alloc_buffer(
+            g,
+            PAGE_SIZE,
+            0,
+            MemFlags::NON_PAGED | MemFlags::GTT_ACCESS | MemFlags::HOST_ACCESS,
+        )
+        .unwrap();
+    assert!(b.is_cpu_accessible());
+    let n = fmm
+        .alloc_buffer(0, PAGE_SIZE, 0, MemFlags::NON_PAGED)
+        .unwrap();
+    assert!(!n.is_cpu_accessible());
+    drop((b, n));
+    teardown(sim, fmm);
+}
+
+#[test]
+fn aql_queue_memory_is_mapped_twice() {
+    let (sim, fmm) = primary(LARGE_BAR);
+    let size = 4 * PAGE_SIZE;
+    let flags = MemFlags::HOST_ACCESS | MemFlags::NON_PAGED | MemFlags::AQL_QUEUE_MEMORY;
+    let b = fmm.alloc_buffer(0, size, 0, flags).unwrap();
+    b.write(8, b"ring").unwrap();
+    let info = fmm.pointer_info(b.addr()).unwrap();
+    assert_eq!(info.size, 2 * size, "the VA range covers both copies");
+    // SAFETY: the second copy is a live shared mapping of the same pages.
+    let mirror = unsafe { std::slice::from_raw_parts((b.addr() + size + 8) as *const u8, 4) };
+    assert_eq!(mirror, b"ring");
+    // VRAM with host access gets the mirror too.
+    let g = gpu_node(&fmm);
+    let v = fmm.alloc_buffer(g, size, 0, flags).unwrap();
+    v.write(0, b"vr").unwrap();
+    // SAFETY: as above.
+    let vm = unsafe { std::slice::from_raw_parts((v.addr() + size) as *const u8, 2) };
+    assert_eq!(vm, b"vr");
+    drop((b, v));
+    teardown(sim, fmm);
+}
+
+#[test]
+fn alloc_bad_inputs_give_the_c_status() {
+    let (sim, fmm) = primary("mi210");
+    let g = gpu_node(&fmm);
+    let np = MemFlags::NON_PAGED;
+    let e = |r: kfd_fmm::Result<u64>| st(r.unwrap_err());
+    assert_eq!(e(fmm.alloc_memory(g, 0, np, None)), 3, "zero size");
+    assert_eq!(e(fmm.alloc_memory(g, 100, np, None)), 3, "unaligned size");
+    let p64k = MemFlags::from_bits_retain(np.bits() | (1 << 4));
+    assert_eq!(
+        e(fmm.alloc_memory(g, PAGE_SIZE, p64k, None)),
+        3,
+        "not a multiple of 64 KiB pages"
+    );
+    assert_eq!(
+        e(fmm.alloc_memory(9, PAGE_SIZE, np, None)),
+        5,
+        "unknown node"
+    );
+    assert_eq!(
+        e(fmm.alloc_memory_align(g, PAGE_SIZE, 3 * PAGE_SIZE, np, None)),
+        3,
+        "alignment not a power of two"
+    );
+    assert_eq!(
+        e(fmm.alloc_memory_align(g, PAGE_SIZE, 1024, np, None)),
+        3,
+        "alignment below a page"
+    );
+    assert_eq!(
+        e(fmm.alloc_memory(g, PAGE_SIZE, np | MemFlags::FIXED_ADDRESS, None)),
+        3,
+        "fixed without address"
+    );
+    assert_eq!(
+        e(fmm.alloc_memory(
+            g,
+            PAGE_SIZE,
+            np | MemFlags::COARSE_GRAIN | MemFlags::UNCACHED,
+            None
+        )),
+        3
+    );
+    assert_eq!(
+        e(fmm.alloc_memory(
+            g,
+            PAGE_SIZE,
+            np | MemFlags::COARSE_GRAIN | MemFlags::EXTENDED_COHERENT,
+            None
+        )),
+        3
+    );
+    assert_eq!(
+        e(fmm.alloc_memory(
+            g,
+            PAGE_SIZE,
+            np | MemFlags::UNCACHED | MemFlags::EXTENDED_COHERENT,
+            None
+        )),
+        3
+    );
+    assert_eq!(
+        e(fmm.alloc_memory(
+            g,
+            PAGE_SIZE,
+            np | MemFlags::ONLY_ADDRESS | MemFlags::NO_ADDRESS,
+            None
+        )),
+        3
+    );
+    assert_eq!(
+        e(fmm.alloc_memory_align(g, PAGE_SIZE, 2 * PAGE_SIZE, MemFlags::SCRATCH, None)),
+        10,
+        "aligned scratch"
+    );
+    // More VRAM than the device has: NO_MEMORY; more GTT than possible: ERROR.
+    assert_eq!(e(fmm.alloc_memory(g, 1 << 40, np, None)), 6);
+    // Contiguous needs KFD 1.16.
+    // A second context of the same process without CREATE_PROCESS would
+    // share the kernel process, whose VMs are taken: ACQUIRE_VM says EBUSY.
+    let e2 = kfd_fmm::Fmm::new(open_kfd(&sim), nodes_of(&sim), FmmOptions::primary()).unwrap_err();
+    assert!(
+        matches!(
+            e2,
+            FmmError::Ioctl {
+                errno: Errno::EBUSY,
+                ..
+            }
+        ),
+        "{e2}"
+    );
+    // Contiguous needs KFD 1.16 (checked in another simulated process).
+    let other = sim.new_os_process();
+    other.set_version_minor(15);
+    let old = kfd_fmm::Fmm::new(open_kfd(&other), nodes_of(&other), FmmOptions::primary()).unwrap();
+    assert_eq!(
+        st(old
+            .alloc_memory(g, PAGE_SIZE, np | MemFlags::CONTIGUOUS, None)
+            .unwrap_err()),
+        11
+    );
+    drop(old);
+    other.set_version_minor(u32::MAX);
+    teardown(sim, fmm);
+}
+
+#[test]
+fn free_and_map_bad_inputs() {
+    let sim = kfd_sim::Sim::preset("mi210").unwrap();
+    // A context without the SVM API reports unknown addresses.
+    let fmm = std::sync::Arc::new(
+        kfd_fmm::Fmm::new(
+            open_kfd(&sim),
+            nodes_of(&sim),
+            FmmOptions {
+                svm_api_enabled: false,
+                ..FmmOptions::primary()
+            },
+        )
+        .unwrap(),
+    );
+    let g = gpu_node(&fmm);
+    let a = fmm.alloc_memory(g, MIB, MemFlags::NON_PAGED, None).unwrap();
+    assert_eq!(st(fmm.free_memory(0).unwrap_err()), 1, "NULL");
+    assert_eq!(
+        st(fmm.free_memory(a + MIB).unwrap_err()),
+        36,
+        "not an allocation"
+    );
+    assert_eq!(
+        st(fmm.free_memory(a + 2 * PAGE_SIZE).unwrap_err()),
+        36,
+        "inside, not the start"
+    );
+    assert_eq!(st(fmm.map_to_gpu(0, MIB).unwrap_err()), 1, "NULL");
+    assert_eq!(
+        st(fmm.map_to_gpu(0x1234_5000, MIB).unwrap_err()),
+        3,
+        "unknown address"
+    );
+    assert_eq!(
+        st(fmm.unmap_from_gpu(0x1234_5000).unwrap_err()),
+        1,
+        "unknown address"
+    );
+    fmm.unmap_from_gpu(0).unwrap(); // NULL is a no-op
+    assert_eq!(st(fmm.pointer_info(0x1234_5000).unwrap_err()), 1);
+    assert_eq!(st(fmm.set_user_data(0x1234_5000, 1).unwrap_err()), 1);
+    // A mapped buffer cannot be freed (the kernel says EBUSY) and stays.
+    fmm.map_to_gpu(a, MIB).unwrap();
+    match fmm.free_memory(a).unwrap_err() {
+        FmmError::Ioctl { errno, .. } => assert_eq!(errno, Errno::EBUSY),
+        e => panic!("{e}"),
+    }
+    fmm.unmap_from_gpu(a).unwrap();
+    fmm.free_memory(a).unwrap();
+    assert_eq!(st(fmm.free_memory(a).unwrap_err()), 36, "double free");
+    assert_eq!(st(fmm.map_to_gpu(a, MIB).unwrap_err()), 3, "map after free");
+    teardown(sim, fmm);
+    // With the SVM API, freeing an unknown address succeeds (upstream).
+    let (sim, fmm) = primary("mi210");
+    fmm.free_memory(0x1234_5000).unwrap();
+    teardown(sim, fmm);
+}
+
+#[test]
+fn map_to_node_lists() {
+    let (sim, fmm) = primary("mi300x");
+    let gpus: Vec<u32> = (0..fmm.nodes().len() as u32)
+        .filter(|&n| fmm.nodes()[n as usize].is_gpu())
+        .collect();
+    assert!(gpus.len() >= 4);
+    let b = fmm
+        .alloc_buffer(gpus[0], MIB, 0, MemFlags::NON_PAGED)
+        .unwrap();
+    b.map_to_nodes(&gpus[..3]).unwrap();
+    assert_eq!(
+        fmm.pointer_info(b.addr()).unwrap().mapped_nodes,
+        gpus[..3].to_vec()
+    );
+    // Narrowing the list unmaps the others.
+    b.map_to_nodes(&gpus[1..2]).unwrap();
+    assert_eq!(
+        fmm.pointer_info(b.addr()).unwrap().mapped_nodes,
+        vec![gpus[1]]
+    );
+    // Map to all resumes after the one already mapped.
+    b.map().unwrap();
+    assert_eq!(
+        fmm.pointer_info(b.addr()).unwrap().mapped_nodes.len(),
+        gpus.len()
+    );
+    b.unmap().unwrap();
+    let e = |r: kfd_fmm::Result<u64>| st(r.unwrap_err());
+    assert_eq!(
+        e(fmm.map_to_gpu_nodes(b.addr(), MIB, &[], MemMapFlags::empty())),
+        3,
+        "empty list"
+    );
+    assert_eq!(
+        e(fmm.map_to_gpu_nodes(b.addr(), MIB, &[99], MemMapFlags::empty())),
+        5,
+        "bad node"
+    );
+    assert_eq!(
+        e(fmm.map_to_gpu_nodes(0x5000, MIB, &[gpus[0]], MemMapFlags::empty())),
+        1,
+        "unknown address"
+    );
+    assert_eq!(
+        e(fmm.map_to_gpu_nodes(0, MIB, &[gpus[0]], MemMapFlags::empty())),
+        1,
+        "NULL"
+    );
+    // Registered to two nodes: mapping elsewhere is refused.
+    let host = vec![0u8; 4 * PAGE_SIZE as usize];
+    let addr = host.as_ptr() as u64;
+    fmm.register_memory_to_nodes(addr, host.len() as u64, &gpus[..2])
+        .unwrap();
+    let info = fmm.pointer_info(addr).unwrap();
+    assert_eq!(info.registered_nodes, gpus[..2].to_vec());
+    let gva = fmm.map_to_gpu(addr, host.len() as u64).unwrap();
+    assert_eq!(gva & (PAGE_SIZE - 1), addr & (PAGE_SIZE - 1));
+    assert_eq!(fmm.pointer_info(addr).unwrap().mapped_nodes.len(), 2);
+    fmm.unmap_from_gpu(addr).unwrap();
+    let v = fmm
+        .alloc_memory(gpus[0], MIB, MemFlags::NON_PAGED, None)
+        .unwrap();
+    fmm.register_memory_to_nodes(v, MIB, &gpus[..1]).unwrap();
+    assert_eq!(
+        e(fmm.map_to_gpu_nodes(v, MIB, &gpus[1..2], MemMapFlags::empty())),
+        1,
+        "not registered there"
+    );
+    assert_eq!(
+        st(fmm
+            .register_memory_to_nodes(v, MIB, &gpus[1..2])
+            .unwrap_err()),
+        35,
+        "other nodes"
+    );
+    fmm.register_memory_to_nodes(v, MIB, &gpus[..1]).unwrap(); // same nodes again: fine
+    fmm.deregister_memory(v).unwrap();
+    assert_eq!(
+        st(fmm.deregister_memory(v).unwrap_err()),
+        36,
+        "not registered any more"
+    );
+    fmm.free_memory(v).unwrap();
+    fmm.deregister_memory(addr).unwrap();
+    drop(b);
+    teardown(sim, fmm);
+    drop(host);
+}
+
+#[test]
+fn userptr_registration() {
+    let (sim, fmm) = primary("mi210");
+    let mut host = vec![0u8; 5 * PAGE_SIZE as usize];
+    let addr = host.as_mut_ptr() as u64 + 24; // deliberately unaligned
+    let size = 3 * PAGE_SIZE;
+    let bos = live_bos(&sim);
+    fmm.register_memory(addr, size).unwrap();
+    fmm.register_memory(addr, size).unwrap(); // second registration shares the BO
+    assert_eq!(live_bos(&sim), bos + 1);
+    let info = fmm.pointer_info(addr + 100).unwrap();
+    assert_eq!(info.kind, PointerType::RegisteredUser);
+    assert_eq!(info.cpu_address, addr);
+    assert_eq!(info.size, size);
+    assert_eq!(info.gpu_address & (PAGE_SIZE - 1), addr & (PAGE_SIZE - 1));
+    let g1 = fmm.map_to_gpu(addr, size).unwrap();
+    let g2 = fmm.map_to_gpu(addr, size).unwrap(); // mapping count 2
+    assert_eq!(g1, g2);
+    assert_eq!(g1, info.gpu_address);
+    fmm.unmap_from_gpu(addr).unwrap();
+    assert_eq!(
+        fmm.pointer_info(addr).unwrap().mapped_nodes.len(),
+        1,
+        "still mapped once"
+    );
+    fmm.unmap_from_gpu(addr).unwrap();
+    fmm.deregister_memory(addr).unwrap();
+    assert_eq!(live_bos(&sim), bos + 1, "one registration left");
+    fmm.deregister_memory(addr).unwrap();
+    assert_eq!(live_bos(&sim), bos);
+    // With flags.
+    fmm.register_memory_with_flags(addr, size, MemFlags::HOST_ACCESS | MemFlags::COARSE_GRAIN)
+        .unwrap();
+    fmm.deregister_memory(addr).unwrap();
+    let e = |r: kfd_fmm::Result<()>| st(r.unwrap_err());
+    assert_eq!(
+        e(fmm.register_memory_with_flags(addr, size, MemFlags::empty())),
+        11,
+        "no HostAccess"
+    );
+    assert_eq!(
+        e(fmm.register_memory_with_flags(addr, size, MemFlags::HOST_ACCESS | MemFlags::NON_PAGED)),
+        11
+    );
+    assert_eq!(
+        e(fmm.register_memory_with_flags(
+            addr,
+            size,
+            MemFlags::HOST_ACCESS | MemFlags::COARSE_GRAIN | MemFlags::EXTENDED_COHERENT
+        )),
+        3
+    );
+    assert_eq!(
+        e(fmm.register_memory_to_nodes(addr, size, &[])),
+        3,
+        "empty node list"
+    );
+    assert_eq!(
+        e(fmm.register_memory_to_nodes(addr, size, &[42])),
+        5,
+        "bad node"
+    );
+    // Unmapped user memory: the kernel refuses to pin it.
+    let hole = kfd_sys::mman::reserve(PAGE_SIZE as usize).unwrap() as u64;
+    // SAFETY: our own reservation, given back: the range is now unmapped.
+    unsafe { kfd_sys::mman::munmap(hole as usize, PAGE_SIZE as usize) }.unwrap();
+    assert_eq!(e(fmm.register_memory(hole, PAGE_SIZE)), 1);
+    teardown(sim, fmm);
+    drop(host);
+}
+
+#[test]
+fn scratch_memory() {
+    let (sim, fmm) = primary("mi210");
+    let g = gpu_node(&fmm);
+    let s = fmm
+        .alloc_memory(g, 4 * MIB, MemFlags::SCRATCH, None)
+        .unwrap();
+    assert_eq!(s % 0x10000, 0);
+    assert_eq!(
+        st(fmm
+            .alloc_memory(g, MIB, MemFlags::SCRATCH, None)
+            .unwrap_err()),
+        6,
+        "once per GPU"
+    );
+    let bos = live_bos(&sim);
+    fmm.map_to_gpu(s, MIB).unwrap();
+    fmm.map_to_gpu(s + MIB, MIB).unwrap();
+    assert_eq!(live_bos(&sim), bos + 2);
+    fmm.unmap_from_gpu(s).unwrap();
+    assert_eq!(live_bos(&sim), bos + 1);
+    fmm.free_memory(s).unwrap(); // frees the rest too
+    assert_eq!(live_bos(&sim), bos);
+    assert_eq!(
+        st(fmm
+            .alloc_memory(0, MIB, MemFlags::SCRATCH, None)
+            .unwrap_err()),
+        6,
+        "CPU node"
+    );
+    let s2 = fmm.alloc_memory(g, MIB, MemFlags::SCRATCH, None).unwrap();
+    fmm.map_to_gpu(s2, MIB).unwrap();
+    teardown(sim, fmm); // drop frees mapped scratch
+}
+
+#[test]
+fn doorbell_page() {
+    let (sim, fmm) = primary("mi210");
+    let g = gpu_node(&fmm);
+    let db = fmm.alloc_doorbell(g, 8192, 0).unwrap();
+    fmm.map_to_gpu(db, 8192).unwrap();
+    // SAFETY: the doorbell page is mapped read-write.
+    unsafe { std::ptr::write_volatile(db as *mut u64, 0x42) };
+    let info = fmm.pointer_info(db).unwrap();
+    assert!(info
+        .mem_flags
+        .contains(MemFlags::NON_PAGED | MemFlags::HOST_ACCESS));
+    assert_eq!(
+        st(fmm.alloc_doorbell(0, 8192, 0).unwrap_err()),
+        5,
+        "CPU node"
+    );
+    assert_eq!(st(fmm.alloc_doorbell(g, 100, 0).unwrap_err()), 3);
+    fmm.unmap_from_gpu(db).unwrap();
+    fmm.free_memory(db).unwrap();
+    teardown(sim, fmm);
+}
+
+#[test]
+fn dmabuf_export_import_and_share() {
+    let (sim, fmm) = primary(LARGE_BAR);
+    let g = gpu_node(&fmm);
+    let b = fmm
+        .alloc_buffer(
+            g,
+            4 * PAGE_SIZE,
+            0,
+            MemFlags::NON_PAGED | MemFlags::HOST_ACCESS,
+        )
+        .unwrap();
+    b.write(0, b"shared bytes").unwrap();
+    let (fd, off) = fmm.export_dmabuf(b.addr() + PAGE_SIZE, PAGE_SIZE).unwrap();
+    assert_eq!(off, PAGE_SIZE);
+    let e = |r: kfd_fmm::Result<(std::os::fd::OwnedFd, u64)>| st(r.unwrap_err());
+    assert_eq!(
+        e(fmm.export_dmabuf(b.addr() + PAGE_SIZE, 4 * PAGE_SIZE)),
+        3,
+        "past the end"
+    );
+    assert_eq!(
+        e(fmm.export_dmabuf(0x7000, PAGE_SIZE)),
+        3,
+        "unknown address"
+    );
+    // Import it back as a graphics handle.
+    let gr = fmm.register_graphics_handle(fd.as_fd(), &[g]).unwrap();
+    assert_eq!(gr.size, 4 * PAGE_SIZE);
+    assert_eq!(gr.node, g);
+    assert_eq!(
+        fmm.pointer_info(gr.address).unwrap().kind,
+        PointerType::RegisteredGraphics
+    );
+    assert_eq!(
+        fmm.pointer_info(gr.address).unwrap().registered_nodes,
+        vec![g]
+    );
+    fmm.map_to_gpu(gr.address, gr.size).unwrap();
+    fmm.unmap_from_gpu(gr.address).unwrap();
+    fmm.deregister_memory(gr.address).unwrap();
+    assert_eq!(
+        st(fmm.register_graphics_handle(fd.as_fd(), &[77]).unwrap_err()),
+        5
+    );
+    drop(fd);
+    // Share handle within one context.
+    let h = fmm.share_memory(b.addr(), 4 * PAGE_SIZE).unwrap();
+    let (addr, size) = fmm.register_shared_handle(&h, &[]).unwrap();
+    assert_eq!(size, 4 * PAGE_SIZE);
+    assert_eq!(
+        fmm.pointer_info(addr).unwrap().kind,
+        PointerType::RegisteredShared
+    );
+    // The import has a CPU view (an mmap of the dma-buf). kfd-sim backs
+    // exported dma-bufs with a fresh memfd, so the bytes are not compared.
+    // SAFETY: the shared import is mapped read-write for the CPU.
+    let _ = unsafe { std::ptr::read_volatile(addr as *const u8) };
+    fmm.deregister_memory(addr).unwrap();
+    let mut bad = h;
+    bad.0[3] ^= 1;
+    assert_eq!(st(fmm.register_shared_handle(&bad, &[]).unwrap_err()), 1);
+    assert_eq!(st(fmm.share_memory(0x7000, PAGE_SIZE).unwrap_err()), 3);
+    assert_eq!(st(fmm.share_memory(b.addr(), 1 << 44).unwrap_err()), 3);
+    // dma-buf export needs KFD 1.12.
+    drop(b);
+    teardown(sim, fmm);
+}
+
+#[test]
+fn secondary_context_is_isolated() {
+    let (sim, primary) = primary(LARGE_BAR);
+    let second = secondary(&sim);
+    let g = gpu_node(&primary);
+    // Different render-node files per context.
+    let gpu_id = primary.gpu_ids()[0];
+    let (r1, r2) = (
+        primary.render_node(gpu_id).unwrap(),
+        second.render_node(gpu_id).unwrap(),
+    );
+    assert!(!std::sync::Arc::ptr_eq(r1, r2));
+    let a = primary
+        .alloc_buffer(g, MIB, 0, MemFlags::NON_PAGED | MemFlags::HOST_ACCESS)
+        .unwrap();
+    let b = second
+        .alloc_buffer(g, MIB, 0, MemFlags::NON_PAGED | MemFlags::HOST_ACCESS)
+        .unwrap();
+    a.write(0, b"primary").unwrap();
+    b.write(0, b"second!").unwrap();
+    // Neither sees the other's buffer.
+    assert_eq!(st(second.pointer_info(a.addr()).unwrap_err()), 1);
+    assert_eq!(st(second.map_to_gpu(a.addr(), MIB).unwrap_err()), 3);
+    assert_eq!(st(second.free_memory(a.addr()).unwrap_err()), 36);
+    assert_eq!(st(second.set_user_data(a.addr(), 1).unwrap_err()), 1);
+    assert_eq!(st(primary.pointer_info(b.addr()).unwrap_err()), 1);
+    assert_eq!(st(primary.unmap_from_gpu(b.addr()).unwrap_err()), 1);
+    // Paged system memory is GTT in the secondary context (no userptr).
+    let bos = live_bos(&sim);
+    let p = second
+        .alloc_buffer(0, PAGE_SIZE, 0, MemFlags::HOST_ACCESS)
+        .unwrap();
+    p.write(0, b"gtt").unwrap();
+    assert_eq!(live_bos(&sim), bos + 1);
+    // Explicit sharing works across contexts.
+    let h = primary.share_memory(a.addr(), MIB).unwrap();
+    let (addr, _) = second.register_shared_handle(&h, &[g]).unwrap();
+    assert_eq!(
+        second.pointer_info(addr).unwrap().kind,
+        PointerType::RegisteredShared
+    );
+    second.map_to_gpu(addr, MIB).unwrap();
+    second.unmap_from_gpu(addr).unwrap();
+    second.deregister_memory(addr).unwrap();
+    let summary = sim.live_objects();
+    assert_eq!(summary.processes.len(), 2);
+    assert_eq!(summary.processes.iter().filter(|p| p.secondary).count(), 1);
+    drop((a, b, p));
+    drop(second);
+    teardown(sim, primary);
+}
+
+#[test]
+fn available_memory_policy_xnack() {
+    let (sim, fmm) = primary("mi210");
+    let g = gpu_node(&fmm);
+    let avail = fmm.available_memory(g).unwrap();
+    assert!(avail > 0);
+    let b = fmm
+        .alloc_buffer(g, 64 * MIB, 0, MemFlags::NON_PAGED)
+        .unwrap();
+    assert!(fmm.available_memory(g).unwrap() <= avail - 64 * MIB);
+    drop(b);
+    assert_eq!(st(fmm.available_memory(12).unwrap_err()), 5);
+    // Memory policy is Kaveri-only.
+    assert_eq!(st(fmm.set_memory_policy(g, 0, 1, 0, 0).unwrap_err()), 10);
+    assert_eq!(st(fmm.set_memory_policy(42, 0, 1, 0, 0).unwrap_err()), 5);
+    // XNACK.
+    let on = fmm.xnack_mode().unwrap();
+    fmm.set_xnack_mode(!on).unwrap();
+    assert_eq!(fmm.xnack_mode().unwrap(), !on);
+    fmm.set_xnack_mode(on).unwrap();
+    // The simulator counts calls from the first injected rule on.
+    sim.inject_fault("SET_XNACK_MODE", 1, Errno::EPERM);
+    assert_eq!(st(fmm.set_xnack_mode(true).unwrap_err()), 11);
+    sim.inject_fault("SET_XNACK_MODE", 2, Errno::EBUSY);
+    assert_eq!(st(fmm.set_xnack_mode(true).unwrap_err()), 1);
+    teardown(sim, fmm);
+}
+
+#[test]
+fn old_kernel_minor_versions() {
+    let sim = kfd_sim::Sim::preset("mi210").unwrap();
+    sim.set_version_minor(4);
+    let fmm = std::sync::Arc::new(
+        kfd_fmm::Fmm::new(open_kfd(&sim), nodes_of(&sim), FmmOptions::primary()).unwrap(),
+    );
+    let g = gpu_node(&fmm);
+    assert_eq!(st(fmm.available_memory(g).unwrap_err()), 11);
+    assert_eq!(st(fmm.xnack_mode().unwrap_err()), 11);
+    assert_eq!(
+        st(fmm.svm_set_attr(0x10_0000, PAGE_SIZE, &[]).unwrap_err()),
+        11
+    );
+    let b = fmm
+        .alloc_buffer(g, PAGE_SIZE, 0, MemFlags::NON_PAGED)
+        .unwrap();
+    assert_eq!(st(fmm.export_dmabuf(b.addr(), PAGE_SIZE).unwrap_err()), 11);
+    assert_eq!(st(fmm.share_memory(b.addr(), PAGE_SIZE).unwrap_err()), 11);
+    drop(b);
+    teardown(sim, fmm);
+}
+
+#[test]
+fn svm_attributes() {
+    let (sim, fmm) = primary("mi210");
+    let g = gpu_node(&fmm);
+    let len = 16 * PAGE_SIZE as usize;
+    let mem = kfd_sys::mman::reserve(len).unwrap() as u64;
+    // SAFETY: our own reservation, made accessible.
+    unsafe {
+        libc::mprotect(
+            mem as *mut libc::c_void,
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+        );
+    }
+    let size = len as u64;
+    fmm.svm_set_attr(
+        mem,
+        size,
+        &[
+            SvmAttr::PreferredLoc(Some(g)),
+            SvmAttr::Access(g),
+            SvmAttr::SetFlags(SvmFlags::COHERENT | SvmFlags::HOST_ACCESS),
+            SvmAttr::Granularity(9),
+        ],
+    )
+    .unwrap();
+    let mut q = [
+        SvmAttr::PreferredLoc(None),
+        SvmAttr::Access(g),
+        SvmAttr::Granularity(0),
+    ];
+    fmm.svm_get_attr(mem, size, &mut q).unwrap();
+    assert_eq!(q[0], SvmAttr::PreferredLoc(Some(g)));
+    assert!(
+        matches!(q[1], SvmAttr::Access(n) | SvmAttr::AccessInPlace(n) if n == g),
+        "{:?}",
+        q[1]
+    );
+    assert_eq!(q[2], SvmAttr::Granularity(9));
+    fmm.svm_set_attr(
+        mem,
+        size,
+        &[SvmAttr::PreferredLoc(None), SvmAttr::PrefetchLoc(0)],
+    )
+    .unwrap();
+    let e = |r: kfd_fmm::Result<()>| st(r.unwrap_err());
+    assert_eq!(e(fmm.svm_set_attr(0, size, &[])), 3, "NULL");
+    assert_eq!(e(fmm.svm_set_attr(mem, 0, &[])), 3, "zero size");
+    assert_eq!(
+        e(fmm.svm_set_attr(mem + 8, size, &[])),
+        3,
+        "unaligned start"
+    );
+    assert_eq!(e(fmm.svm_set_attr(mem, 100, &[])), 3, "unaligned size");
+    assert_eq!(
+        e(fmm.svm_set_attr(mem, size, &[SvmAttr::Access(33)])),
+        5,
+        "bad node"
+    );
+    assert_eq!(
+        e(fmm.svm_set_attr(mem, size, &[SvmAttr::Access(0)])),
+        5,
+        "CPU node for access"
+    );
+    let mut bad = [SvmAttr::NoAccess(0)];
+    assert_eq!(st(fmm.svm_get_attr(mem, size, &mut bad).unwrap_err()), 5);
+    // The SVM API maps unknown memory on MapMemoryToGPU in the primary.
+    fmm.map_to_gpu(mem, size).unwrap();
+    // SAFETY: our own reservation.
+    unsafe { kfd_sys::mman::munmap(mem as usize, len) }.unwrap();
+    teardown(sim, fmm);
+}
+
+#[test]
+fn apu_system_memory_is_plain_cpu_memory() {
+    // An APU whose GPU node also has CPU cores: not a dGPU system.
+    let sim = kfd_sim::Sim::preset("apu").unwrap();
+    let mut nodes = nodes_of(&sim);
+    for n in nodes.iter_mut().filter(|n| n.is_gpu()) {
+        n.cpu_cores = 4;
+    }
+    let fmm = std::sync::Arc::new(
+        kfd_fmm::Fmm::new(open_kfd(&sim), nodes, FmmOptions::primary()).unwrap(),
+    );
+    assert!(!fmm.is_dgpu());
+    let bos = live_bos(&sim);
+    let b = fmm
+        .alloc_buffer(0, 2 * PAGE_SIZE, 0, MemFlags::HOST_ACCESS)
+        .unwrap();
+    b.write(0, b"apu").unwrap();
+    assert_eq!(
+        live_bos(&sim),
+        bos,
+        "no kernel object for APU system memory"
+    );
+    b.map().unwrap();
+    let g = gpu_node(&fmm);
+    b.map_to_nodes(&[g]).unwrap();
+    fmm.register_memory(b.addr(), PAGE_SIZE).unwrap(); // no-op on APUs
+    assert_eq!(
+        st(fmm
+            .register_memory_to_nodes(b.addr(), PAGE_SIZE, &[g])
+            .unwrap_err()),
+        11
+    );
+    assert_eq!(
+        st(fmm
+            .register_memory_with_flags(b.addr(), PAGE_SIZE, MemFlags::HOST_ACCESS)
+            .unwrap_err()),
+        11
+    );
+    fmm.deregister_memory(0x5000).unwrap();
+    fmm.unmap_from_gpu(0x5000).unwrap();
+    assert_eq!(fmm.map_to_gpu(0x5000, PAGE_SIZE).unwrap(), 0);
+    let v = fmm
+        .alloc_buffer(g, MIB, 0, MemFlags::NON_PAGED | MemFlags::HOST_ACCESS)
+        .unwrap();
+    v.map().unwrap();
+    drop((b, v));
+    teardown(sim, fmm);
+}
