@@ -101,3 +101,14 @@ fn newest_rules_on_every_preset() {
         }
     }
 }
+
+#[test]
+fn snapshot_through_the_in_process_sim_driver() {
+    for &name in kfd_sim::presets::NAMES {
+        let sim = kfd_sim::Sim::preset(name).unwrap();
+        let via_driver = Topology::snapshot_with(&sim, &SnapshotOptions::default())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let via_root = snapshot_preset(name, Rules::Rocm52);
+        assert_eq!(via_driver.nodes, via_root.nodes, "{name}");
+    }
+}
