@@ -163,7 +163,14 @@ impl Sim {
         let entry = m.lookup_fd(fd)?;
         Some(match entry {
             FileEntry::Kfd(k) => m.kfd_ioctl(&k, self.pid, request, arg as u64),
-            FileEntry::Render(_) => Err(Errno::EINVAL),
+            FileEntry::Render(r) => match &r.drm {
+                Some(d) => {
+                    let gem = crate::kernel::ModelGem { m, dev: r.dev };
+                    // SAFETY: forwarded contract of this function.
+                    unsafe { d.ioctl(&m.topology, &gem, request, arg) }
+                }
+                None => Err(Errno::ENODEV),
+            },
             FileEntry::DmaBuf(_) | FileEntry::Smi(_) => Err(Errno::ENOTTY),
         })
     }

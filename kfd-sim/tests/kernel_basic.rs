@@ -482,3 +482,18 @@ fn misc_device_ioctls() {
     p.close();
     assert!(sim.live_objects().is_empty());
 }
+
+#[test]
+fn render_nodes_answer_drm_ioctls() {
+    let sim = mi210();
+    let p = Proc::open(&sim);
+    // DRM_IOCTL_VERSION, first call with NULL buffers: lengths only.
+    let mut v = [0u64; 8];
+    let r = raw(&sim, &p.renders[0], 0xc040_6400, v.as_mut_ptr().cast());
+    assert_eq!(r, Ok(0));
+    assert_eq!(v[0] as u32, 3, "version_major");
+    // KFD requests on a render node are not KFD requests.
+    let mut g = kfd_ioctl_get_version_args::default();
+    assert!(io(&sim, &p.renders[0], AMDKFD_IOC_GET_VERSION, &mut g).is_err());
+    p.close();
+}

@@ -472,11 +472,7 @@ pub(crate) fn export_dmabuf(c: &Ctx, buf: &mut [u8]) -> R {
     if a.flags & !((libc::O_CLOEXEC | libc::O_RDWR | libc::O_ACCMODE) as u32) != 0 {
         return Err(Errno::EINVAL);
     }
-    let memfd = Memfd::create("dmabuf", storage.size)?;
-    let user = memfd.dup()?;
-    let entry = Arc::new(DmaBufFile { memfd, storage });
-    c.m.insert_file(FileEntry::DmaBuf(entry));
-    a.dmabuf_fd = std::os::fd::IntoRawFd::into_raw_fd(user) as u32;
+    a.dmabuf_fd = new_dmabuf(c.m, storage)? as u32;
     a.to_buf(buf);
     Ok(0)
 }
@@ -557,5 +553,48 @@ pub(crate) fn event_page_storage(
     match &bo.storage {
         Some(s) if bo.flags & KFD_IOC_ALLOC_MEM_FLAGS_GTT != 0 => Ok((s.clone(), bo.size)),
         _ => Err(Errno::EINVAL),
+    }
+}
+
+/// The kernel model's GEM objects as the DRM layer sees them: dma-bufs
+/// exported by `AMDKFD_IOC_EXPORT_DMABUF` can be imported as GEM handles
+/// on a render node and exported again.
+#[derive(Debug)]
+pub(crate) struct ModelGem<'a> {
+    pub m: &'a Machine,
+    pub dev: Option<usize>,
+}
+
+/// Creates a dma-buf file for `storage` and returns the caller's descriptor.
+fn new_dmabuf(m: &Machine, storage: Arc<BoStorage>) -> Result<i32, Errno> {
+    let memfd = Memfd::create("dmabuf", storage.size)?;
+    let user = memfd.dup()?;
+    m.insert_file(FileEntry::DmaBuf(Arc::new(DmaBufFile { memfd, storage })));
+    Ok(std::os::fd::IntoRawFd::into_raw_fd(user))
+}
+
+impl crate::drm::GemObjects for ModelGem<'_> {
+    fn import_dmabuf(&self, fd: i32) -> Result<u64, Errno> {
+        let d = dmabuf_by_fd(self.m, fd as u32).ok_or(Errno::EBADF)?;
+        let id = Arc::as_ptr(&d.storage) as usize as u64;
+        lock(&self.m.gem).insert(id, Arc::downgrade(&d.storage));
+        Ok(id)
+    }
+
+    fn export_dmabuf(&self, object: u64, _flags: u32) -> Result<i32, Errno> {
+        let s = lock(&self.m.gem).get(&object).and_then(|w| w.upgrade());
+        let s = s.ok_or(Errno::ENOENT)?;
+        new_dmabuf(self.m, s)
+    }
+
+    fn release(&self, object: u64) {
+        let mut g = lock(&self.m.gem);
+        if g.get(&object).is_some_and(|w| w.strong_count() == 0) {
+            g.remove(&object);
+        }
+    }
+
+    fn vram_used(&self) -> u64 {
+        self.dev.map_or(0, |d| *lock(&self.m.devices[d].vram_used))
     }
 }

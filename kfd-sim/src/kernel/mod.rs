@@ -29,6 +29,7 @@ use crate::topology::Topology;
 
 pub use fault::{FaultParseError, FaultPlan, FaultRule};
 pub use memfd::FileId;
+pub(crate) use memory::ModelGem;
 pub(crate) use process::{KfdFile, Process, RenderFile};
 
 /// Locks a mutex, ignoring poisoning (a panicking test thread must not
@@ -181,6 +182,8 @@ pub struct Machine {
     pub(crate) validate_queue_buffers: AtomicBool,
     pub(crate) real_pid: i32,
     pub(crate) next_os_pid: AtomicU32,
+    /// GEM objects known to DRM files: object id → buffer pages.
+    pub(crate) gem: Mutex<HashMap<u64, std::sync::Weak<memory::BoStorage>>>,
 }
 
 impl std::fmt::Debug for Machine {
@@ -281,6 +284,7 @@ impl Machine {
             // SAFETY: getpid has no preconditions.
             real_pid: unsafe { libc::getpid() },
             next_os_pid: AtomicU32::new(1000),
+            gem: Mutex::new(HashMap::new()),
         }
     }
 
@@ -419,7 +423,12 @@ impl Machine {
         }
         let memfd = memfd::Memfd::create(&format!("renderD{minor}"), layout::RENDER_FILE_SIZE)?;
         let user_fd = memfd.dup()?;
-        let file = Arc::new(RenderFile::new(memfd, minor, dev));
+        let file = Arc::new(RenderFile::new(
+            memfd,
+            minor,
+            dev,
+            crate::drm::DrmFile::new(&self.topology, minor),
+        ));
         self.insert_file(FileEntry::Render(file));
         Ok(user_fd)
     }

@@ -62,10 +62,17 @@ pub(crate) struct RenderFile {
     vm_owner: Mutex<Option<u64>>,
     /// All user descriptors were closed.
     pub user_closed: AtomicBool,
+    /// DRM state of the file (GEM handles), see [`crate::drm`].
+    pub drm: Option<crate::drm::DrmFile>,
 }
 
 impl RenderFile {
-    pub fn new(memfd: Memfd, minor: u32, dev: Option<usize>) -> RenderFile {
+    pub fn new(
+        memfd: Memfd,
+        minor: u32,
+        dev: Option<usize>,
+        drm: Option<crate::drm::DrmFile>,
+    ) -> RenderFile {
         RenderFile {
             memfd: Arc::new(memfd),
             minor,
@@ -73,6 +80,7 @@ impl RenderFile {
             extents: Mutex::new(Extents::new(layout::RENDER_FILE_SIZE)),
             vm_owner: Mutex::new(None),
             user_closed: AtomicBool::new(false),
+            drm,
         }
     }
 
