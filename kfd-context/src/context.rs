@@ -1,0 +1,255 @@
+//! The [`Context`] aggregate root.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+
+use kfd_sys::kfd::{self, kfd_ioctl_create_process_args, kfd_ioctl_get_version_args};
+use kfd_sys::{DeviceFile, Driver};
+use kfd_topology::Topology;
+
+use crate::ContextError;
+
+/// Whether a context is the process's primary context or a secondary one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContextKind {
+    /// The refcounted, process-wide context: all features (debugger, SVM,
+    /// userptr for paged memory).
+    Primary,
+    /// An isolated context with its own `/dev/kfd` descriptor and kernel
+    /// process (CREATE_PROCESS): no debugger, no SVM API, no userptr for
+    /// paged memory; closing it tears everything down.
+    Secondary,
+}
+
+/// A process-unique context identity; objects remember the id of the
+/// context that created them so that using them elsewhere is an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ContextId(pub u64);
+
+impl fmt::Display for ContextId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// The KFD ioctl interface version (`AMDKFD_IOC_GET_VERSION`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct KfdVersion {
+    /// Major version (always 1 for a supported driver).
+    pub major: u32,
+    /// Minor version: which ioctls and fields exist.
+    pub minor: u32,
+}
+
+/// Options fixed when a context is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContextOptions {
+    /// Use the SVM API (`HSA_USE_SVM` != "0"); always off for secondaries.
+    pub svm_api: bool,
+}
+
+impl Default for ContextOptions {
+    fn default() -> Self {
+        ContextOptions { svm_api: true }
+    }
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+pub(crate) struct Inner {
+    id: ContextId,
+    kind: ContextKind,
+    svm_api: bool,
+    version: KfdVersion,
+    owner_pid: u32,
+    kfd: Arc<DeviceFile>,
+    topology: RwLock<Option<Arc<Topology>>>,
+}
+
+/// A KFD context: one `/dev/kfd` descriptor (hence one kernel process),
+/// its topology snapshot, and its sub-contexts, each created on first use.
+///
+/// `Context` is a cheap handle (`Clone` shares the same context). Two
+/// different contexts never share kernel objects: a buffer, queue or event
+/// carries the [`ContextId`] of the context that made it.
+#[derive(Clone)]
+pub struct Context {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl fmt::Debug for Context {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Context")
+            .field("id", &self.inner.id)
+            .field("kind", &self.inner.kind)
+            .field("version", &self.inner.version)
+            .field("svm_api", &self.inner.svm_api)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Context {
+    /// Opens `/dev/kfd` through `driver` and checks the interface version.
+    /// With [`ContextKind::Secondary`] the descriptor is first turned into
+    /// a new kernel process with `AMDKFD_IOC_CREATE_PROCESS`.
+    pub(crate) fn open(
+        driver: Arc<dyn Driver>,
+        kind: ContextKind,
+        options: ContextOptions,
+    ) -> Result<Context, ContextError> {
+        let kfd = DeviceFile::open_kfd(driver).map_err(ContextError::Open)?;
+        let mut v = kfd_ioctl_get_version_args::default();
+        kfd.ioctl_plain(kfd::AMDKFD_IOC_GET_VERSION, &mut v)
+            .map_err(|errno| ContextError::Ioctl {
+                ioctl: kfd::AMDKFD_IOC_GET_VERSION.name(),
+                errno,
+            })?;
+        let version = KfdVersion {
+            major: v.major_version,
+            minor: v.minor_version,
+        };
+        if version.major != kfd::KFD_IOCTL_MAJOR_VERSION {
+            return Err(ContextError::DriverMismatch {
+                major: version.major,
+                minor: version.minor,
+            });
+        }
+        if kind == ContextKind::Secondary {
+            let mut args = kfd_ioctl_create_process_args::default();
+            kfd.ioctl_plain(kfd::AMDKFD_IOC_CREATE_PROCESS, &mut args)
+                .map_err(|errno| ContextError::Ioctl {
+                    ioctl: kfd::AMDKFD_IOC_CREATE_PROCESS.name(),
+                    errno,
+                })?;
+        }
+        Ok(Context {
+            inner: Arc::new(Inner {
+                id: ContextId(NEXT_ID.fetch_add(1, Ordering::Relaxed)),
+                kind,
+                svm_api: kind == ContextKind::Primary && options.svm_api,
+                version,
+                owner_pid: std::process::id(),
+                kfd: Arc::new(kfd),
+                topology: RwLock::new(None),
+            }),
+        })
+    }
+
+    /// Opens a new secondary context on `driver`: its own descriptor, its
+    /// own kernel process, its own render-node handles. Secondary contexts
+    /// are not reference counted; the context is torn down when the last
+    /// handle to it is dropped (or [`Context::close`] is called).
+    pub fn open_secondary(driver: Arc<dyn Driver>) -> Result<Context, ContextError> {
+        Context::open(driver, ContextKind::Secondary, ContextOptions::default())
+    }
+
+    /// This context's identity.
+    pub fn id(&self) -> ContextId {
+        self.inner.id
+    }
+
+    /// Primary or secondary.
+    pub fn kind(&self) -> ContextKind {
+        self.inner.kind
+    }
+
+    /// True for the primary context.
+    pub fn is_primary(&self) -> bool {
+        self.inner.kind == ContextKind::Primary
+    }
+
+    /// Whether the SVM API is used by this context.
+    pub fn svm_api(&self) -> bool {
+        self.inner.svm_api
+    }
+
+    /// The KFD ioctl interface version.
+    pub fn version(&self) -> KfdVersion {
+        self.inner.version
+    }
+
+    /// The context's `/dev/kfd` descriptor.
+    pub fn kfd(&self) -> &Arc<DeviceFile> {
+        &self.inner.kfd
+    }
+
+    /// The driver the context talks through.
+    pub fn driver(&self) -> &Arc<dyn Driver> {
+        self.inner.kfd.driver()
+    }
+
+    /// True when this handle was created by another process (a `fork()`
+    /// parent): the kernel refuses its descriptor in this process.
+    pub fn is_inherited(&self) -> bool {
+        self.inner.owner_pid != std::process::id()
+    }
+
+    /// Fails with [`ContextError::KernelTooOld`] unless the driver has at
+    /// least interface version 1.`minor`.
+    pub fn require_minor(&self, minor: u32) -> Result<(), ContextError> {
+        if self.inner.version.minor < minor {
+            Err(ContextError::KernelTooOld {
+                needed: minor,
+                have: self.inner.version.minor,
+            })
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Takes a topology snapshot for this context (replacing any earlier
+    /// one) and returns it.
+    pub fn acquire_system_properties(&self) -> Result<Arc<Topology>, ContextError> {
+        let topo = Arc::new(Topology::snapshot(&**self.driver())?);
+        *self
+            .inner
+            .topology
+            .write()
+            .unwrap_or_else(|e| e.into_inner()) = Some(topo.clone());
+        Ok(topo)
+    }
+
+    /// Drops the topology snapshot.
+    pub fn release_system_properties(&self) {
+        *self
+            .inner
+            .topology
+            .write()
+            .unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    /// The current topology snapshot.
+    pub fn topology(&self) -> Result<Arc<Topology>, ContextError> {
+        self.inner
+            .topology
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .ok_or(ContextError::NoSnapshot)
+    }
+
+    /// Checks that an object created by context `owner` may be used here.
+    pub fn check_owner(&self, owner: ContextId) -> Result<(), ContextError> {
+        if owner == self.inner.id {
+            Ok(())
+        } else {
+            Err(ContextError::ForeignObject {
+                owner: owner.0,
+                this: self.inner.id.0,
+            })
+        }
+    }
+
+    /// Closes this handle. For a secondary context, when this was the last
+    /// handle, every kernel object it created is released and its
+    /// descriptor closed.
+    pub fn close(self) {
+        drop(self);
+    }
+
+    /// True when `a` and `b` are handles to the same context.
+    pub fn same(a: &Context, b: &Context) -> bool {
+        Arc::ptr_eq(&a.inner, &b.inner)
+    }
+}

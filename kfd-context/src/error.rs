@@ -1,0 +1,80 @@
+//! Errors of context management.
+
+use kfd_sys::hsakmt::HSAKMT_STATUS;
+use kfd_sys::Errno;
+
+/// Why a context operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ContextError {
+    /// `/dev/kfd` could not be opened.
+    #[error("cannot open the KFD device: {0}")]
+    Open(Errno),
+    /// The KFD reports an ioctl interface major version other than 1.
+    #[error("KFD ioctl interface {major}.{minor} is not supported (major must be 1)")]
+    DriverMismatch {
+        /// Reported major version.
+        major: u32,
+        /// Reported minor version.
+        minor: u32,
+    },
+    /// An ioctl failed.
+    #[error("{ioctl} failed: {errno}")]
+    Ioctl {
+        /// The request name.
+        ioctl: &'static str,
+        /// What the kernel said.
+        errno: Errno,
+    },
+    /// The primary context is not open (or this is a forked child that
+    /// has not reopened it).
+    #[error("the primary KFD context is not open")]
+    NotOpen,
+    /// The operation needs a topology snapshot and none is acquired.
+    #[error("no topology snapshot: call acquire_system_properties first")]
+    NoSnapshot,
+    /// Reading the topology failed.
+    #[error(transparent)]
+    Topology(#[from] kfd_topology::TopologyError),
+    /// The kernel is too old for this operation.
+    #[error("needs KFD ioctl interface 1.{needed}, the driver has 1.{have}")]
+    KernelTooOld {
+        /// Minor version required.
+        needed: u32,
+        /// Minor version present.
+        have: u32,
+    },
+    /// The object belongs to another context.
+    #[error("object belongs to context {owner}, not to context {this}")]
+    ForeignObject {
+        /// The context that created the object.
+        owner: u64,
+        /// The context it was used with.
+        this: u64,
+    },
+    /// The primary context is open, so its driver cannot be changed.
+    #[error("the primary KFD context is already open")]
+    AlreadyOpen,
+    /// A secondary context was asked for something only the primary does.
+    #[error("not supported on a secondary context")]
+    SecondaryContext,
+}
+
+impl ContextError {
+    /// The `HSAKMT_STATUS` the C library returns for this cause.
+    pub fn status(&self) -> HSAKMT_STATUS {
+        match self {
+            ContextError::Open(_) | ContextError::NotOpen => {
+                HSAKMT_STATUS::HSAKMT_STATUS_KERNEL_IO_CHANNEL_NOT_OPENED
+            }
+            ContextError::AlreadyOpen => HSAKMT_STATUS::HSAKMT_STATUS_KERNEL_ALREADY_OPENED,
+            ContextError::DriverMismatch { .. } => HSAKMT_STATUS::HSAKMT_STATUS_DRIVER_MISMATCH,
+            ContextError::Ioctl { .. } => HSAKMT_STATUS::HSAKMT_STATUS_ERROR,
+            ContextError::NoSnapshot => HSAKMT_STATUS::HSAKMT_STATUS_INVALID_NODE_UNIT,
+            ContextError::Topology(e) => HSAKMT_STATUS(e.status_code()),
+            ContextError::KernelTooOld { .. } | ContextError::SecondaryContext => {
+                HSAKMT_STATUS::HSAKMT_STATUS_NOT_SUPPORTED
+            }
+            ContextError::ForeignObject { .. } => HSAKMT_STATUS::HSAKMT_STATUS_INVALID_HANDLE,
+        }
+    }
+}

@@ -1,0 +1,54 @@
+//! Secondary contexts on per-test simulators (no process-wide state).
+
+use std::sync::Arc;
+
+use kfd_context::{Context, ContextError, ContextKind};
+use kfd_sim::Sim;
+
+#[test]
+fn secondary_opens_its_own_kernel_process() {
+    let sim = Sim::preset("mi210").unwrap();
+    let a = Context::open_secondary(Arc::new(sim.clone())).unwrap();
+    let b = Context::open_secondary(Arc::new(sim.clone())).unwrap();
+    assert_eq!(a.kind(), ContextKind::Secondary);
+    assert!(!a.svm_api(), "secondaries never use the SVM API");
+    assert_ne!(a.id(), b.id());
+    assert!(a.version().minor >= 19);
+    // Two kernel processes exist for this simulated OS process.
+    assert_eq!(sim.live_objects().processes.len(), 2);
+    drop(a);
+    assert_eq!(sim.live_objects().processes.len(), 1);
+    b.close();
+    assert!(sim.live_objects().processes.is_empty());
+}
+
+#[test]
+fn topology_needs_a_snapshot() {
+    let sim = Sim::preset("mi300x").unwrap();
+    let ctx = Context::open_secondary(Arc::new(sim)).unwrap();
+    let err = ctx.topology().unwrap_err();
+    assert!(matches!(err, ContextError::NoSnapshot));
+    assert_eq!(err.status().0, 5);
+    let topo = ctx.acquire_system_properties().unwrap();
+    assert_eq!(topo.gpu_nodes().count(), 8);
+    ctx.release_system_properties();
+    assert!(ctx.topology().is_err());
+}
+
+#[test]
+fn old_kernel_cannot_make_secondaries() {
+    let sim = Sim::preset("mi210").unwrap();
+    sim.set_version_minor(18);
+    let err = Context::open_secondary(Arc::new(sim)).unwrap_err();
+    assert!(matches!(err, ContextError::Ioctl { .. }), "{err:?}");
+}
+
+#[test]
+fn foreign_objects_are_refused() {
+    let sim = Arc::new(Sim::preset("mi210").unwrap());
+    let a = Context::open_secondary(sim.clone()).unwrap();
+    let b = Context::open_secondary(sim).unwrap();
+    assert!(a.check_owner(a.id()).is_ok());
+    let err = b.check_owner(a.id()).unwrap_err();
+    assert_eq!(err.status().0, 4);
+}
