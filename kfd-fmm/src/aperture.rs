@@ -168,17 +168,19 @@ impl Aperture {
         Ok(aligned)
     }
 
-    /// Returns `[addr, addr+size)` (as allocated) to the aperture, dropping
-    /// any CPU mapping in it.
+    /// Returns `[addr, addr+size)` (as allocated) to the aperture. With
+    /// `had_cpu_view`, a CPU mapping made in the range is replaced by an
+    /// inaccessible reservation first (reserved kind; the mmap kind always
+    /// unmaps).
     ///
     /// # Safety
     ///
     /// The range must have been returned by [`Aperture::allocate`] with
     /// this size and no longer be used; no Rust reference may point into it.
-    pub unsafe fn release(&self, addr: u64, size: u64) {
+    pub unsafe fn release(&self, addr: u64, size: u64, had_cpu_view: bool) {
         match &self.mode {
             Mode::Reserved { va } => {
-                if self.cpu_accessible {
+                if self.cpu_accessible && had_cpu_view {
                     // SAFETY: the caller hands the range back; replacing it
                     // with PROT_NONE keeps it reserved but inaccessible.
                     unsafe { reset_to_reserved(addr, size) };
@@ -296,8 +298,8 @@ mod tests {
         assert!(a >= ap.base && b >= ap.base && a < ap.limit && b < ap.limit);
         // SAFETY: both ranges came from this aperture and are unused.
         unsafe {
-            ap.release(a, 4 << 20);
-            ap.release(b, PAGE_SIZE);
+            ap.release(a, 4 << 20, true);
+            ap.release(b, PAGE_SIZE, true);
         }
     }
 
@@ -308,10 +310,10 @@ mod tests {
         // The range is taken, so a fixed request on it fails.
         assert!(ap.allocate(Some(a), PAGE_SIZE, 0).is_err());
         // SAFETY: `a` came from this aperture.
-        unsafe { ap.release(a, 4 * PAGE_SIZE) };
+        unsafe { ap.release(a, 4 * PAGE_SIZE, true) };
         assert_eq!(ap.allocate(Some(a), PAGE_SIZE, 0).unwrap(), a);
         // SAFETY: as above.
-        unsafe { ap.release(a, PAGE_SIZE) };
+        unsafe { ap.release(a, PAGE_SIZE, true) };
     }
 
     #[test]
@@ -327,8 +329,8 @@ mod tests {
         assert_eq!(ap.free_bytes(), 60 * PAGE_SIZE);
         // SAFETY: ranges from this aperture, then the whole aperture.
         unsafe {
-            ap.release(a, PAGE_SIZE);
-            ap.release(b, PAGE_SIZE);
+            ap.release(a, PAGE_SIZE, true);
+            ap.release(b, PAGE_SIZE, true);
             assert_eq!(ap.free_bytes(), 64 * PAGE_SIZE);
             mman::munmap(base as usize, (64 * PAGE_SIZE) as usize).unwrap();
         }

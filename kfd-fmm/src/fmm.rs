@@ -48,6 +48,28 @@ pub struct NodeDesc {
 }
 
 impl NodeDesc {
+    /// What the memory manager needs from a topology snapshot node (the
+    /// GFX version is the one the thunk derives: device table, then
+    /// `gfx_target_version`, then the override).
+    pub fn from_topology_node(n: &kfd_topology::Node) -> Self {
+        let gfx = n
+            .derived
+            .gfx_version
+            .map_or(GfxVersion::default(), |v| GfxVersion {
+                major: v.major.into(),
+                minor: v.minor.into(),
+                stepping: v.stepping.into(),
+            });
+        NodeDesc {
+            gpu_id: n.gpu_id,
+            cpu_cores: n.properties.cpu_cores_count,
+            simd_count: n.properties.simd_count,
+            gfx,
+            device_id: n.properties.device_id.into(),
+            drm_render_minor: n.properties.drm_render_minor,
+        }
+    }
+
     /// True for nodes with a GPU.
     pub fn is_gpu(&self) -> bool {
         self.gpu_id != 0
@@ -373,6 +395,21 @@ impl Fmm {
         Ok(fmm)
     }
 
+    /// [`Fmm::new`] for the nodes of a topology snapshot (node ids are the
+    /// snapshot's).
+    pub fn from_topology(
+        kfd: Arc<DeviceFile>,
+        topology: &kfd_topology::Topology,
+        opts: FmmOptions,
+    ) -> Result<Fmm> {
+        let nodes = topology
+            .nodes
+            .iter()
+            .map(NodeDesc::from_topology_node)
+            .collect();
+        Fmm::new(kfd, nodes, opts)
+    }
+
     fn init_apertures(&mut self) -> Result<()> {
         let n = self.nodes.len().max(1);
         let mut aps = vec![kfd::kfd_process_device_apertures::default(); n];
@@ -488,7 +525,7 @@ impl Fmm {
             let ap = Aperture::mmap(base, limit, align, guard, self.opts.max_va_align_order);
             if let Ok(probe) = ap.allocate(None, PAGE_SIZE, 0) {
                 // SAFETY: the probe range was just allocated and is unused.
-                unsafe { ap.release(probe, PAGE_SIZE) };
+                unsafe { ap.release(probe, PAGE_SIZE, true) };
                 self.svm = Some(ap);
                 return Ok(());
             }
@@ -767,7 +804,7 @@ impl Fmm {
             Ok((handle, offset)) => Ok((addr, handle, offset)),
             Err(e) => {
                 // SAFETY: the range was allocated above and nothing uses it.
-                unsafe { aperture.release(addr, size) };
+                unsafe { aperture.release(addr, size, true) };
                 Err(e)
             }
         }
@@ -869,7 +906,7 @@ impl Fmm {
         match self.aperture(obj.aperture) {
             // SAFETY: the object is gone from every index, so its range is
             // no longer handed out or referenced by us.
-            Some(ap) => unsafe { ap.release(obj.start, obj.size) },
+            Some(ap) => unsafe { ap.release(obj.start, obj.size, obj.cpu != CpuView::None) },
             None => {
                 if let ApId::CpuVm = obj.aperture {
                     // SAFETY: APU host memory this manager mapped; the
@@ -1182,7 +1219,7 @@ impl Fmm {
             };
             if let Err(errno) = mapped {
                 // SAFETY: our fresh, unused range.
-                unsafe { aperture.release(addr, va_size) };
+                unsafe { aperture.release(addr, va_size, true) };
                 return Err(FmmError::Mmap {
                     what: "system memory",
                     errno,
@@ -1201,7 +1238,7 @@ impl Fmm {
                 Ok((h, _)) => h,
                 Err(e) => {
                     // SAFETY: as above.
-                    unsafe { aperture.release(addr, va_size) };
+                    unsafe { aperture.release(addr, va_size, true) };
                     return Err(e);
                 }
             };
@@ -1343,7 +1380,7 @@ impl Fmm {
         if self.is_dgpu {
             if let Some(ap) = self.svm.as_ref() {
                 // SAFETY: the scratch range is ours and no longer used.
-                unsafe { ap.release(addr, size) };
+                unsafe { ap.release(addr, size, true) };
             }
         } else {
             // SAFETY: as above, an APU scratch mapping we made.
@@ -1891,7 +1928,7 @@ impl Fmm {
             Ok(h) => h,
             Err(e) => {
                 // SAFETY: our fresh, unused range.
-                unsafe { aperture.release(addr, size) };
+                unsafe { aperture.release(addr, size, true) };
                 return Err(e);
             }
         };
@@ -2039,7 +2076,7 @@ impl Fmm {
             Ok(h) => h,
             Err(e) => {
                 // SAFETY: our fresh, unused range.
-                unsafe { aperture.release(addr, size) };
+                unsafe { aperture.release(addr, size, true) };
                 return Err(e);
             }
         };

@@ -920,3 +920,25 @@ fn apu_system_memory_is_plain_cpu_memory() {
     drop((b, v));
     teardown(sim, fmm);
 }
+
+#[test]
+fn from_a_topology_snapshot() {
+    let sim = kfd_sim::Sim::preset("mi300x").unwrap();
+    let topo = kfd_topology::Topology::snapshot(&sim).unwrap();
+    let fmm = std::sync::Arc::new(
+        kfd_fmm::Fmm::from_topology(open_kfd(&sim), &topo, FmmOptions::primary()).unwrap(),
+    );
+    assert_eq!(fmm.nodes().len(), topo.nodes.len());
+    assert_eq!(
+        fmm.gpu_ids().len(),
+        topo.nodes.iter().filter(|n| n.gpu_id != 0).count()
+    );
+    assert_eq!(fmm.nodes(), &nodes_of(&sim)[..]);
+    let g = gpu_node(&fmm);
+    let b = fmm
+        .alloc_buffer(g, PAGE_SIZE, 0, MemFlags::NON_PAGED | MemFlags::HOST_ACCESS)
+        .unwrap();
+    b.map().unwrap();
+    drop(b);
+    teardown(sim, fmm);
+}
