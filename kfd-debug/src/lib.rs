@@ -815,22 +815,21 @@ impl Debug {
     /// on each.
     pub fn device_snapshot(&self, exception_mask: u64) -> Result<Vec<kfd_dbg_device_info_entry>> {
         self.debugger_checks()?;
-        let mut entries: Vec<kfd_dbg_device_info_entry> = Vec::new();
+        // The kernel refuses a null buffer even with a count of 0, so start
+        // with room for every GPU node and grow if the kernel has more.
+        let gpus = self.nodes.iter().filter(|n| n.gpu_id != 0).count().max(1);
+        let mut entries = vec![kfd_dbg_device_info_entry::default(); gpus];
         loop {
             let u = kfd_ioctl_dbg_trap_args_union {
                 device_snapshot: kfd::kfd_ioctl_dbg_trap_device_snapshot_args {
                     exception_mask,
-                    snapshot_buf_ptr: if entries.is_empty() {
-                        0
-                    } else {
-                        entries.as_mut_ptr() as u64
-                    },
+                    snapshot_buf_ptr: entries.as_mut_ptr() as u64,
                     num_devices: entries.len() as u32,
                     entry_size: std::mem::size_of::<kfd_dbg_device_info_entry>() as u32,
                 },
             };
-            // SAFETY: as in `queue_snapshot_into`: null with a count of 0,
-            // or `entries`, exclusively borrowed, with the stated count.
+            // SAFETY: `snapshot_buf_ptr` points at `entries` (never empty),
+            // exclusively borrowed, `num_devices` entries of `entry_size`.
             let (_, out) = unsafe {
                 self.trap(
                     kfd::KFD_IOC_DBG_TRAP_GET_DEVICE_SNAPSHOT,
@@ -914,3 +913,34 @@ impl Debug {
         }
     }
 }
+
+impl From<&kfd_topology::Node> for DebugNode {
+    fn from(n: &kfd_topology::Node) -> DebugNode {
+        DebugNode {
+            gpu_id: n.gpu_id,
+            cpu_cores: n.properties.cpu_cores_count,
+            simd_count: n.properties.simd_count,
+            debug_supported_firmware: n.derived.capability.debug_supported_firmware() != 0,
+        }
+    }
+}
+
+impl Debug {
+    /// Creates the debug sub-context from a topology snapshot (the node
+    /// ids are the snapshot's).
+    pub fn from_topology(
+        file: Arc<DeviceFile>,
+        primary: bool,
+        topology: &kfd_topology::Topology,
+    ) -> Debug {
+        Debug::new(
+            file,
+            primary,
+            topology.nodes.iter().map(DebugNode::from).collect(),
+        )
+    }
+}
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

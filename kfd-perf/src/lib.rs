@@ -230,3 +230,35 @@ impl Perf {
         Ok(props)
     }
 }
+
+impl From<&kfd_topology::Node> for PerfNode {
+    /// The node's gpu_id, `EngineId` GFX version and device id. The
+    /// snapshot does not carry the GPU wall clock frequency (DRM's
+    /// `gpu_counter_freq`); set [`PerfNode::wall_clock_khz`] separately.
+    fn from(n: &kfd_topology::Node) -> PerfNode {
+        let gfx = n.derived.gfx_version.unwrap_or_default();
+        PerfNode {
+            gpu_id: n.gpu_id,
+            gfx_version: GfxVersion::new(
+                u32::from(gfx.major),
+                u32::from(gfx.minor),
+                u32::from(gfx.stepping),
+            ),
+            device_id: n.properties.device_id,
+            wall_clock_khz: 0,
+        }
+    }
+}
+
+impl Perf {
+    /// Creates the perf sub-context from a topology snapshot (the node ids
+    /// are the snapshot's; wall clock frequencies are 0, see
+    /// [`PerfNode`]'s `From` impl).
+    pub fn from_topology(file: Arc<DeviceFile>, topology: &kfd_topology::Topology) -> Perf {
+        Perf::new(file, topology.nodes.iter().map(PerfNode::from).collect())
+    }
+}
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

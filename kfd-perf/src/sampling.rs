@@ -2,7 +2,10 @@
 //!
 //! Both are ROCm-only kernel interfaces (`AMDKFD_IOC_RLC_SPM`, `0x84`, and
 //! `AMDKFD_IOC_PC_SAMPLE`, `0x85`); upstream Linux has neither and answers
-//! `ENOTTY`.
+//! unknown KFD request numbers with `EINVAL` (`ENOTTY` from other
+//! drivers). SPM acquire reports that as [`Error::NotImplementedByKernel`]
+//! (`NOT_SUPPORTED`); PC sampling keeps the C library's errno tables, so
+//! on upstream kernels its calls end in `INVALID_PARAMETER`.
 
 use kfd_sys::kfd;
 use kfd_sys::Errno;
@@ -40,6 +43,12 @@ impl Perf {
         match r {
             Ok(_) => Ok(()),
             Err(Errno::ENOTTY) => Err(Error::NotImplementedByKernel(op)),
+            // Upstream amdkfd answers request numbers it does not know
+            // with EINVAL; ROCm's SPM acquire of a valid GPU has no other
+            // reason to.
+            Err(Errno::EINVAL) if op == KernelOp::SpmAcquire && args.gpu_id != 0 => {
+                Err(Error::NotImplementedByKernel(op))
+            }
             Err(errno) => Err(Error::Kernel { op, errno }),
         }
     }
