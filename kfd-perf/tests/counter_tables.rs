@@ -9,10 +9,9 @@
 //! `get_block_properties` of the same file, and the byte layout that of
 //! `hsaKmtPmcGetCounterProperties` in `src/perfctr.c`.
 //!
-//! Running the Debian library itself for a diff needs an open KFD
-//! (`hsaKmtPmcGetCounterProperties` returns `NO_MEMORY` until
-//! `hsaKmtOpenKFD` succeeded), i.e. the kfd-sim LD_PRELOAD library; the
-//! conformance harness does that diff once it exists.
+//! The Debian library itself was also run, under the kfd-sim LD_PRELOAD
+//! library: `tests/sim.rs` compares kfd-perf with its output for the mi210,
+//! mi300x and navi31 presets (fixtures in `tests/fixtures/`).
 
 use kfd_perf::pmc::{Asic, BlockId, GfxVersion, COUNTER_FLAG_GLOBAL};
 use kfd_sys::hsakmt::current as hsa;
