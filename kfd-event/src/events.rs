@@ -253,16 +253,13 @@ impl Events {
         let mut page = lock(&sh.page);
         let mut offered = None;
         if self.is_dgpu() && page.page.is_none() {
-            let (addr, handle) = match page.pending {
-                Some(p) => p,
-                None => {
-                    let p = self.alloc_page_buffer()?;
-                    page.pending = Some(p);
-                    p
-                }
-            };
-            args.event_page_offset = handle;
-            offered = Some(addr);
+            if page.pending.is_none() {
+                page.pending = self.alloc_page_buffer()?;
+            }
+            if let Some((addr, handle)) = page.pending {
+                args.event_page_offset = handle;
+                offered = Some(addr);
+            }
         }
         if let Err(errno) = sh.file.ioctl_plain(AMDKFD_IOC_CREATE_EVENT, &mut args) {
             return Err(if errno == Errno::ENOSPC {
@@ -328,8 +325,11 @@ impl Events {
     }
 
     /// Allocates the dGPU event page: uncached, pinned system memory for
-    /// every slot, mapped to all GPUs; returns (address, BO handle).
-    fn alloc_page_buffer(&self) -> Result<(u64, u64), EventError> {
+    /// every slot, mapped to all GPUs; returns (address, BO handle), or
+    /// `None` when the memory manager cannot provide a buffer with a
+    /// handle (the kernel then allocates the page itself, which every KFD
+    /// supports).
+    fn alloc_page_buffer(&self) -> Result<Option<(u64, u64)>, EventError> {
         let sh = &self.shared;
         let size = KFD_SIGNAL_EVENT_LIMIT as u64 * 8;
         let req = ExecAlloc {
@@ -340,14 +340,16 @@ impl Events {
             device_local: false,
             uncached: true,
         };
-        let addr = sh.memory.alloc_exec(&req).map_err(EventError::Memory)?;
+        let addr = match sh.memory.alloc_exec(&req) {
+            Ok(a) => a,
+            Err(e) if e.status == HSAKMT_STATUS::HSAKMT_STATUS_NOT_SUPPORTED => return Ok(None),
+            Err(e) => return Err(EventError::Memory(e)),
+        };
         match sh.memory.handle(addr) {
-            Some(h) => Ok((addr, h)),
+            Some(h) => Ok(Some((addr, h))),
             None => {
                 let _ = sh.memory.free_exec(addr, size);
-                Err(EventError::EventPage(
-                    "event page buffer has no handle".into(),
-                ))
+                Ok(None)
             }
         }
     }

@@ -23,8 +23,8 @@
 //! them.
 //!
 //! Buffers come from the context's memory manager through the
-//! [`DeviceMemory`] trait; [`NoDeviceMemory`] makes the crate use only
-//! kernel-allocated memory.
+//! [`DeviceMemory`] trait: [`FmmMemory`] implements it on `kfd-fmm`;
+//! [`NoDeviceMemory`] makes the crate use only kernel-allocated memory.
 //!
 //! # Example
 //!
@@ -47,9 +47,11 @@
 mod error;
 mod event;
 mod events;
+mod fmm;
 mod memory;
 
 pub use error::EventError;
 pub use event::{Event, EventDescriptor, EventType, HwException, MemoryFault, HSA_EVENT_SIZE};
 pub use events::{Events, WaitMode, WaitOutcome, TIMEOUT_IMMEDIATE, TIMEOUT_INFINITE};
+pub use fmm::FmmMemory;
 pub use memory::{DeviceMemory, ExecAlloc, MemoryError, NoDeviceMemory};

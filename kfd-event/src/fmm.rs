@@ -1,0 +1,154 @@
+//! [`DeviceMemory`] on the context's `kfd-fmm` memory manager.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use kfd_fmm::{Buffer, Fmm, FmmError, MemFlags, MemMapFlags};
+use kfd_sys::hsakmt::HSAKMT_STATUS;
+
+use crate::memory::{DeviceMemory, ExecAlloc, MemoryError};
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn err(what: &str) -> impl FnOnce(FmmError) -> MemoryError + '_ {
+    move |e| MemoryError::new(e.status(), format!("{what}: {e}"))
+}
+
+/// The event and queue buffers of a context, allocated through its
+/// [`Fmm`]. Buffers are held as [`kfd_fmm::Buffer`]s until freed, so CPU
+/// writes go through the memory manager's checked accessors.
+pub struct FmmMemory {
+    fmm: Arc<Fmm>,
+    buffers: Mutex<BTreeMap<u64, Buffer>>,
+}
+
+impl fmt::Debug for FmmMemory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FmmMemory")
+            .field("buffers", &lock(&self.buffers).len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl FmmMemory {
+    /// Allocates through `fmm`.
+    pub fn new(fmm: Arc<Fmm>) -> FmmMemory {
+        FmmMemory {
+            fmm,
+            buffers: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// The memory manager.
+    pub fn fmm(&self) -> &Arc<Fmm> {
+        &self.fmm
+    }
+
+    /// Number of buffers allocated through this provider and not freed.
+    pub fn live_buffers(&self) -> usize {
+        lock(&self.buffers).len()
+    }
+
+    fn node_of_gpu(&self, gpu_id: u32) -> Option<u32> {
+        self.fmm
+            .nodes()
+            .iter()
+            .position(|n| n.gpu_id == gpu_id && gpu_id != 0)
+            .map(|i| i as u32)
+    }
+}
+
+impl DeviceMemory for FmmMemory {
+    fn alloc_exec(&self, req: &ExecAlloc) -> Result<u64, MemoryError> {
+        let mut flags = MemFlags::EXECUTE_ACCESS;
+        if req.non_paged {
+            flags |= MemFlags::NON_PAGED;
+        }
+        if req.device_local {
+            flags |= MemFlags::COARSE_GRAIN;
+        } else {
+            flags |= MemFlags::HOST_ACCESS;
+            if req.uncached {
+                flags |= MemFlags::UNCACHED;
+            }
+            if req.node_id != 0 {
+                // System memory allocated through the queue's GPU.
+                flags |= MemFlags::GTT_ACCESS;
+            }
+        }
+        let buf = self
+            .fmm
+            .alloc_buffer(req.node_id, req.size, 0, flags)
+            .map_err(err("allocation"))?;
+        let mapped = if req.node_id != 0 {
+            self.fmm
+                .map_to_gpu_nodes(buf.addr(), buf.size(), &[req.node_id], MemMapFlags::empty())
+        } else {
+            buf.map()
+        };
+        mapped.map_err(err("GPU mapping"))?;
+        let addr = buf.addr();
+        lock(&self.buffers).insert(addr, buf);
+        Ok(addr)
+    }
+
+    fn free_exec(&self, addr: u64, _size: u64) -> Result<(), MemoryError> {
+        let buf = lock(&self.buffers).remove(&addr).ok_or_else(|| {
+            MemoryError::new(
+                HSAKMT_STATUS::HSAKMT_STATUS_MEMORY_NOT_REGISTERED,
+                format!("no buffer at {addr:#x}"),
+            )
+        })?;
+        buf.unmap().map_err(err("GPU unmapping"))?;
+        drop(buf);
+        Ok(())
+    }
+
+    fn handle(&self, _addr: u64) -> Option<u64> {
+        // kfd-fmm does not expose buffer-object handles (yet); without one
+        // the event page falls back to the kernel-allocated page.
+        None
+    }
+
+    fn alloc_doorbell(&self, gpu_id: u32, size: u64, mmap_offset: u64) -> Result<u64, MemoryError> {
+        let node = self.node_of_gpu(gpu_id).ok_or_else(|| {
+            MemoryError::new(
+                HSAKMT_STATUS::HSAKMT_STATUS_INVALID_NODE_UNIT,
+                format!("no node for gpu_id {gpu_id:#x}"),
+            )
+        })?;
+        let addr = self
+            .fmm
+            .alloc_doorbell(node, size, mmap_offset)
+            .map_err(err("doorbell allocation"))?;
+        if let Err(e) = self
+            .fmm
+            .map_to_gpu_nodes(addr, size, &[node], MemMapFlags::empty())
+        {
+            let _ = self.fmm.free_memory(addr);
+            return Err(err("doorbell GPU mapping")(e));
+        }
+        Ok(addr)
+    }
+
+    fn free_doorbell(&self, addr: u64) -> Result<(), MemoryError> {
+        self.fmm
+            .unmap_from_gpu(addr)
+            .map_err(err("doorbell unmapping"))?;
+        self.fmm.free_memory(addr).map_err(err("doorbell free"))
+    }
+
+    fn write(&self, addr: u64, data: &[u8]) -> Result<(), MemoryError> {
+        let buffers = lock(&self.buffers);
+        let (start, buf) = buffers.range(..=addr).next_back().ok_or_else(|| {
+            MemoryError::new(
+                HSAKMT_STATUS::HSAKMT_STATUS_INVALID_PARAMETER,
+                format!("{addr:#x} is in no buffer"),
+            )
+        })?;
+        buf.write(addr - start, data).map_err(err("CPU write"))
+    }
+}

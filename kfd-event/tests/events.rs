@@ -1,0 +1,489 @@
+//! Events on kfd-sim: every type on every preset, waits across threads,
+//! timeouts, event ages, exception data, bad inputs and teardown.
+
+mod common;
+
+use std::sync::{Arc, Barrier};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::*;
+use kfd_event::{
+    EventDescriptor, EventError, EventType, Events, NoDeviceMemory, WaitMode, WaitOutcome,
+    TIMEOUT_IMMEDIATE, TIMEOUT_INFINITE,
+};
+use kfd_sim::Sim;
+use kfd_sys::hsakmt::common::{HsaEventDescriptor, HSA_EVENTID_MEMORYFLAGS, HSA_EVENTTYPE};
+
+fn signal(events: &Events, manual: bool) -> kfd_event::Event {
+    events
+        .create(&EventDescriptor::new(EventType::Signal), manual, false)
+        .expect("create signal event")
+}
+
+fn st(e: EventError) -> u32 {
+    e.status().0
+}
+
+#[test]
+fn every_event_type_on_every_preset() {
+    for &preset in PRESETS {
+        let sim = Sim::preset(preset).unwrap();
+        let ctx = Ctx::primary(&sim);
+        let events = ctx.events();
+        assert!(
+            events.event_page().is_none(),
+            "{preset}: page is created lazily"
+        );
+        let node = ctx.gpu_node();
+        let mut made = Vec::new();
+        for ty in EventType::ALL {
+            for manual in [false, true] {
+                let desc = EventDescriptor {
+                    event_type: ty,
+                    node_id: node,
+                    sync_var: 0x1000,
+                    sync_var_size: 8,
+                };
+                // The kernel lets the CPU set only SIGNAL events, so a
+                // DEBUG event created signaled fails like in C (the set
+                // after creation fails and the event is destroyed).
+                let signaled = ty != EventType::Debug;
+                if ty == EventType::Debug {
+                    let err = events.create(&desc, manual, true).unwrap_err();
+                    assert_eq!(st(err), 1);
+                }
+                let e = events.create(&desc, manual, signaled).unwrap();
+                assert_eq!(e.event_type(), ty);
+                assert_eq!(e.auto_reset(), !manual);
+                let c = e.hsa_event();
+                assert_eq!({ c.EventId }, e.id(), "{preset} {ty:?}");
+                let d = c.EventData;
+                assert_eq!(d.EventType, HSA_EVENTTYPE(ty.raw()));
+                assert_eq!({ d.HWData1 }, e.id() as u64);
+                assert_eq!(e.sync_var().SyncVar.value(), 0x1000);
+                if ty.is_system() {
+                    assert_eq!(e.slot(), None);
+                    assert_eq!(e.slot_address(), 0);
+                    assert!(e.id() >= 4096, "non-signal ids follow the signal range");
+                } else {
+                    let (base, slots) = events.event_page().expect("page after a signal event");
+                    let slot = e.slot().unwrap();
+                    assert!(slot < slots);
+                    assert_eq!(e.slot_address(), base + slot as u64 * 8);
+                    // Signaled at creation: a zero wait completes.
+                    let want = if signaled {
+                        WaitOutcome::Signaled
+                    } else {
+                        WaitOutcome::TimedOut
+                    };
+                    assert_eq!(
+                        events.wait_one(&e, TIMEOUT_IMMEDIATE).unwrap(),
+                        want,
+                        "{preset} {ty:?} manual={manual}"
+                    );
+                    // The kernel initialises the slot to "unsignaled".
+                    assert_eq!(events.slot_value(&e).unwrap(), Some(u64::MAX));
+                }
+                events.query(&e).unwrap();
+                made.push(e);
+            }
+        }
+        assert_eq!(events.live_count(), made.len());
+        for e in &made {
+            events.destroy(e).unwrap();
+        }
+        assert_eq!(events.live_count(), 0);
+        drop(events);
+        drop(ctx);
+        assert_no_leaks(&sim);
+    }
+}
+
+#[test]
+fn bad_inputs_give_the_c_statuses() {
+    let sim = Sim::preset("mi210").unwrap();
+    let ctx = Ctx::primary(&sim);
+    let events = ctx.events();
+
+    // EventType >= HSA_EVENTTYPE_MAXID.
+    let raw = HsaEventDescriptor {
+        EventType: HSA_EVENTTYPE::HSA_EVENTTYPE_MAXID,
+        ..Default::default()
+    };
+    assert_eq!(st(EventDescriptor::from_hsa(&raw).unwrap_err()), 3);
+
+    // System events cannot be set or reset.
+    let mem = events
+        .create(&EventDescriptor::new(EventType::Memory), true, false)
+        .unwrap();
+    assert_eq!(st(events.set(&mem).unwrap_err()), 1);
+    assert_eq!(st(events.reset(&mem).unwrap_err()), 1);
+
+    // NULL, destroyed and unknown pointers.
+    assert_eq!(st(events.lookup(std::ptr::null()).unwrap_err()), 4);
+    let e = signal(&events, false);
+    let p = e.as_hsa_ptr();
+    assert!(events.lookup(p).unwrap().same(&e));
+    events.destroy(&e).unwrap();
+    assert_eq!(st(events.lookup(p).unwrap_err()), 4);
+    assert_eq!(st(events.set(&e).unwrap_err()), 4);
+    assert_eq!(st(events.reset(&e).unwrap_err()), 4);
+    assert_eq!(st(events.query(&e).unwrap_err()), 4);
+    assert_eq!(st(events.destroy(&e).unwrap_err()), 4);
+    assert_eq!(st(events.wait_one(&e, 0).unwrap_err()), 4);
+    let garbage = 0x1234_5678usize as *const _;
+    assert_eq!(st(events.lookup(garbage).unwrap_err()), 4);
+
+    // A zero-length wait list completes at once, as the kernel does.
+    assert_eq!(
+        events.wait(&[], WaitMode::All, 0).unwrap(),
+        WaitOutcome::Signaled
+    );
+    assert_eq!(
+        events.wait(&[], WaitMode::Any, 0).unwrap(),
+        WaitOutcome::Signaled
+    );
+
+    // An age array shorter than the event list.
+    let e2 = signal(&events, false);
+    let mut ages: [u64; 0] = [];
+    let err = events
+        .wait_with_age(std::slice::from_ref(&e2), WaitMode::Any, 0, &mut ages)
+        .unwrap_err();
+    assert_eq!(st(err), 3);
+
+    events.destroy(&mem).unwrap();
+    events.destroy(&e2).unwrap();
+}
+
+#[test]
+fn events_of_another_context_are_rejected() {
+    let sim = Sim::preset("mi210").unwrap();
+    let a = Ctx::primary(&sim);
+    let b = Ctx::secondary(&sim);
+    let ea = a.events();
+    let eb = b.events();
+    let e = signal(&ea, false);
+    let f = signal(&eb, false);
+    // Same kernel ids in the two processes, but never confused.
+    assert_eq!(e.id(), f.id());
+    assert_eq!(eb.set(&e).unwrap_err(), EventError::ForeignEvent);
+    assert_eq!(st(eb.destroy(&e).unwrap_err()), 4);
+    assert_eq!(
+        st(eb
+            .wait(std::slice::from_ref(&e), WaitMode::Any, 0)
+            .unwrap_err()),
+        4
+    );
+    assert_eq!(st(eb.lookup(e.as_hsa_ptr()).unwrap_err()), 4);
+    // Nothing happened to either event.
+    assert_eq!(ea.wait_one(&e, 0).unwrap(), WaitOutcome::TimedOut);
+    eb.set(&f).unwrap();
+    assert_eq!(ea.wait_one(&e, 0).unwrap(), WaitOutcome::TimedOut);
+    assert_eq!(eb.wait_one(&f, 0).unwrap(), WaitOutcome::Signaled);
+    drop((ea, eb, a, b));
+    assert_no_leaks(&sim);
+}
+
+#[test]
+fn too_many_signal_events() {
+    let sim = Sim::preset("apu").unwrap();
+    let ctx = Ctx::primary(&sim);
+    let events = ctx.events();
+    let mut made = Vec::new();
+    let err = loop {
+        match events.create(&EventDescriptor::new(EventType::Signal), false, false) {
+            Ok(e) => made.push(e),
+            Err(e) => break e,
+        }
+        assert!(made.len() <= 4096, "the event page has 4096 slots");
+    };
+    assert_eq!(err, EventError::TooManyEvents);
+    assert_eq!(st(err), 1);
+    assert!(
+        made.len() >= 255,
+        "at least the old one-page limit: {}",
+        made.len()
+    );
+    // Freeing one makes room again.
+    events.destroy(&made.pop().unwrap()).unwrap();
+    made.push(signal(&events, false));
+    events.teardown();
+    assert_eq!(events.live_count(), 0);
+}
+
+#[test]
+fn many_threads_wait_on_one_event() {
+    let sim = Sim::preset("mi300x").unwrap();
+    let ctx = Ctx::primary(&sim);
+    let events = ctx.events();
+    let e = signal(&events, true);
+    let waiters = 8;
+    let barrier = Barrier::new(waiters + 1);
+    thread::scope(|s| {
+        let hs: Vec<_> = (0..waiters)
+            .map(|_| {
+                s.spawn(|| {
+                    barrier.wait();
+                    events.wait_one(&e, 20_000)
+                })
+            })
+            .collect();
+        barrier.wait();
+        thread::sleep(Duration::from_millis(50));
+        events.set(&e).unwrap();
+        for h in hs {
+            assert_eq!(h.join().unwrap().unwrap(), WaitOutcome::Signaled);
+        }
+    });
+    // Auto-reset: one set wakes every current waiter and is consumed.
+    let a = signal(&events, false);
+    let barrier = Barrier::new(3);
+    thread::scope(|s| {
+        let hs: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| {
+                    barrier.wait();
+                    events.wait_one(&a, 20_000)
+                })
+            })
+            .collect();
+        barrier.wait();
+        thread::sleep(Duration::from_millis(50));
+        events.set(&a).unwrap();
+        for h in hs {
+            assert_eq!(h.join().unwrap().unwrap(), WaitOutcome::Signaled);
+        }
+    });
+    assert_eq!(events.wait_one(&a, 0).unwrap(), WaitOutcome::TimedOut);
+}
+
+#[test]
+fn one_thread_waits_on_many_events() {
+    let sim = Sim::preset("navi31").unwrap();
+    let ctx = Ctx::primary(&sim);
+    let events = Arc::new(ctx.events());
+    let list: Vec<_> = (0..4).map(|_| signal(&events, true)).collect();
+
+    // Any: one set from another thread completes the wait.
+    let (ev, l) = (events.clone(), list.clone());
+    let t = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(30));
+        ev.set(&l[2]).unwrap();
+    });
+    let r = events.wait(&list, WaitMode::Any, 20_000).unwrap();
+    t.join().unwrap();
+    assert_eq!(r, WaitOutcome::Signaled);
+    events.reset(&list[2]).unwrap();
+
+    // All: completes only once every event was set.
+    let (ev, l) = (events.clone(), list.clone());
+    let t = thread::spawn(move || {
+        for e in &l {
+            thread::sleep(Duration::from_millis(10));
+            ev.set(e).unwrap();
+        }
+    });
+    let r = events.wait(&list, WaitMode::All, 20_000).unwrap();
+    t.join().unwrap();
+    assert_eq!(r, WaitOutcome::Signaled);
+
+    // All with one event never set times out.
+    let lone = signal(&events, true);
+    let mut some = list.clone();
+    some.push(lone);
+    assert_eq!(
+        events.wait(&some, WaitMode::All, 50).unwrap(),
+        WaitOutcome::TimedOut
+    );
+    assert_eq!(
+        events.wait(&some, WaitMode::Any, 0).unwrap(),
+        WaitOutcome::Signaled
+    );
+}
+
+#[test]
+fn timeouts_expire_within_a_sane_margin() {
+    let sim = Sim::preset("mi210").unwrap();
+    let ctx = Ctx::primary(&sim);
+    let events = ctx.events();
+    let e = signal(&events, false);
+    for ms in [1u32, 20, 150] {
+        let t0 = Instant::now();
+        assert_eq!(events.wait_one(&e, ms).unwrap(), WaitOutcome::TimedOut);
+        let took = t0.elapsed();
+        assert!(
+            took >= Duration::from_millis(ms as u64),
+            "{ms} ms took {took:?}"
+        );
+        assert!(
+            took < Duration::from_millis(ms as u64) + Duration::from_secs(10),
+            "{took:?}"
+        );
+    }
+    let t0 = Instant::now();
+    assert_eq!(
+        events.wait_one(&e, TIMEOUT_IMMEDIATE).unwrap(),
+        WaitOutcome::TimedOut
+    );
+    assert!(t0.elapsed() < Duration::from_secs(10));
+    assert_eq!(WaitOutcome::TimedOut.status().0, 31);
+}
+
+#[test]
+fn infinite_wait_is_woken_by_destroy() {
+    let sim = Sim::preset("mi210").unwrap();
+    let ctx = Ctx::primary(&sim);
+    let events = ctx.events();
+    let e = signal(&events, false);
+    thread::scope(|s| {
+        let h = s.spawn(|| events.wait_one(&e, TIMEOUT_INFINITE));
+        thread::sleep(Duration::from_millis(50));
+        events.destroy(&e).unwrap();
+        let err = h.join().unwrap().unwrap_err();
+        assert_eq!(st(err), 1, "a destroyed event fails the wait");
+    });
+}
+
+#[test]
+fn event_age_wait_does_not_miss_an_earlier_set() {
+    let sim = Sim::preset("mi210").unwrap();
+    let ctx = Ctx::primary(&sim);
+    let events = ctx.events();
+    let e = signal(&events, true);
+    // The age a waiter starts from (the kernel's initial age).
+    let mut age = 1u64;
+    // A set the waiter has not seen, followed by a reset: a plain wait
+    // misses it...
+    events.set(&e).unwrap();
+    events.reset(&e).unwrap();
+    assert_eq!(events.wait_one(&e, 30).unwrap(), WaitOutcome::TimedOut);
+    // ...the age form does not, and reports the new age.
+    let t0 = Instant::now();
+    assert_eq!(
+        events.wait_one_with_age(&e, 20_000, &mut age).unwrap(),
+        WaitOutcome::Signaled
+    );
+    assert!(t0.elapsed() < Duration::from_secs(10));
+    assert!(age > 1, "the kernel reports the new age: {age}");
+    // With the current age, nothing new happened: the wait times out and
+    // keeps the age.
+    let seen = age;
+    assert_eq!(
+        events.wait_one_with_age(&e, 30, &mut age).unwrap(),
+        WaitOutcome::TimedOut
+    );
+    assert_eq!(age, seen);
+    // A set from another thread wakes it and advances the age again.
+    thread::scope(|s| {
+        s.spawn(|| {
+            thread::sleep(Duration::from_millis(30));
+            events.set(&e).unwrap();
+        });
+        assert_eq!(
+            events.wait_one_with_age(&e, 20_000, &mut age).unwrap(),
+            WaitOutcome::Signaled
+        );
+    });
+    assert!(age > seen);
+
+    // Many events: ages are per element; non-signal events keep theirs.
+    let e2 = signal(&events, true);
+    let q = events
+        .create(&EventDescriptor::new(EventType::Queue), true, false)
+        .unwrap();
+    let mut ages = [age, 1, 77];
+    events.set(&e2).unwrap();
+    events.reset(&e2).unwrap();
+    let list = [e.clone(), e2.clone(), q];
+    assert_eq!(
+        events
+            .wait_with_age(&list, WaitMode::Any, 20_000, &mut ages)
+            .unwrap(),
+        WaitOutcome::Signaled
+    );
+    assert_eq!(ages[0], age);
+    assert!(ages[1] > 1);
+    assert_eq!(ages[2], 77);
+}
+
+#[test]
+fn memory_fault_data_is_returned_by_the_wait() {
+    let sim = Sim::preset("mi210").unwrap();
+    let ctx = Ctx::primary(&sim);
+    let events = ctx.events();
+    let node = ctx.gpu_node();
+    let gpu_id = ctx.topology.node(node).unwrap().gpu_id;
+    let desc = EventDescriptor {
+        node_id: node,
+        ..EventDescriptor::new(EventType::Memory)
+    };
+    let e = events.create(&desc, true, false).unwrap();
+    thread::scope(|s| {
+        s.spawn(|| {
+            thread::sleep(Duration::from_millis(30));
+            sim.signal_vm_fault(gpu_id, 0x7f00_1234_5000);
+        });
+        assert_eq!(events.wait_one(&e, 20_000).unwrap(), WaitOutcome::Signaled);
+    });
+    let f = e.memory_fault();
+    assert_eq!(f.node_id, node);
+    assert_eq!(f.virtual_address, 0x7f00_1234_5000);
+    assert_eq!(f.failure.NotPresent(), 1);
+    assert_eq!(f.failure.ECC(), 0);
+    assert_eq!(
+        f.flags,
+        HSA_EVENTID_MEMORYFLAGS::HSA_EVENTID_MEMORY_FATAL_PROCESS
+    );
+    // The same data through the C view.
+    let c = e.hsa_event();
+    let data = c.EventData;
+    // SAFETY: plain-integer union member.
+    let m = unsafe { data.EventData.MemoryAccessFault };
+    assert_eq!({ m.VirtualAddress }, 0x7f00_1234_5000);
+    assert_eq!({ m.NodeId }, node);
+}
+
+#[test]
+fn kernel_page_without_a_memory_manager() {
+    // With no device memory at all the kernel's page is mapped from the
+    // kfd file, on dGPUs too.
+    let sim = Sim::preset("mi210").unwrap();
+    let ctx = Ctx::primary(&sim);
+    let events = Events::new(
+        ctx.file.clone(),
+        Some(ctx.topology.clone()),
+        Arc::new(NoDeviceMemory),
+    );
+    let e = signal(&events, false);
+    let (base, slots) = events.event_page().unwrap();
+    assert_eq!(slots, 4096);
+    assert_eq!(e.slot_address(), base + e.slot().unwrap() as u64 * 8);
+    assert_eq!(events.slot_value(&e).unwrap(), Some(u64::MAX));
+    let none = Events::new(ctx.file.clone(), None, Arc::new(NoDeviceMemory));
+    let f = signal(&none, false);
+    assert!(f.slot_address() != 0);
+}
+
+#[test]
+fn teardown_destroys_every_event_and_leaks_nothing() {
+    for &preset in PRESETS {
+        let sim = Sim::preset(preset).unwrap();
+        let ctx = Ctx::primary(&sim);
+        let events = ctx.events();
+        for ty in EventType::ALL {
+            events
+                .create(&EventDescriptor::new(ty), false, false)
+                .unwrap();
+        }
+        let live: usize = sim.live_objects().processes.iter().map(|p| p.events).sum();
+        assert_eq!(live, EventType::ALL.len());
+        events.teardown();
+        let live: usize = sim.live_objects().processes.iter().map(|p| p.events).sum();
+        assert_eq!(live, 0, "{preset}");
+        drop(events);
+        drop(ctx);
+        assert_no_leaks(&sim);
+    }
+}
