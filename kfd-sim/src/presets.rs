@@ -22,6 +22,10 @@
 //!   reports ~200 cache entries). ROCr and rocminfo only use the distinct
 //!   levels and sizes.
 //! - GPU nodes are numbered after all CPU nodes, as the kernel does.
+//! - Data-center GPUs (MI210, MI300X) have a large BAR (all VRAM CPU
+//!   visible, `heap_type 2`), as those servers ship; the RX 7900 XTX has
+//!   the consumer default, a 256 MiB BAR (`heap_type 1`), where the kernel
+//!   refuses host-accessible VRAM allocations.
 
 use crate::topology::{cache_type, Cache, CpuIdentity, GpuIdentity, Node, Props, Topology};
 
@@ -191,7 +195,7 @@ fn gfx90a() -> GpuModel {
         capability: CAP_INSTINCT | (1 << CAP_ASIC_REVISION_SHIFT),
         debug_prop: 1495,
         num_xcc: 1,
-        vram_heap_type: 1,
+        vram_heap_type: 2,
         vram_bytes: 64 * GIB - 16 * MIB,
         vram_width: 4096,
         vram_clk_mhz: 1600,

@@ -160,3 +160,27 @@ fn rocminfo_fails_cleanly_on_a_bad_topology() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("kfd-sim: KFD_SIM_TOPOLOGY"), "{err}");
 }
+
+/// The cdylib exports every interposed libc name (unversioned), and the
+/// rlib-only `kfd_sim_*` names stay out of libc's namespace.
+#[test]
+fn preload_library_exports_the_libc_names() {
+    let out = Command::new("nm")
+        .args(["-D", "--defined-only"])
+        .arg(preload_lib())
+        .output()
+        .expect("run nm (binutils comes with gcc)");
+    assert!(out.status.success());
+    let syms = String::from_utf8_lossy(&out.stdout);
+    let list = include_str!("../src/preload/interpose.list");
+    for name in list
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
+        assert!(
+            syms.lines().any(|l| l.ends_with(&format!(" {name}"))),
+            "{name} is not exported by libkfd_sim.so"
+        );
+    }
+}

@@ -1,0 +1,377 @@
+/*
+ * kmt_smoke: exercises Debian's libhsakmt (the C thunk) on the kfd-sim
+ * LD_PRELOAD simulator. Built and run by kfd-sim/tests/preload_kmt.rs.
+ *
+ * Usage: kmt_smoke MODE [ARG]
+ *   smoke          every check below (first GPU node)
+ *   topology       open, print the topology, close
+ *   probe          open + topology snapshot + close (to count the ioctls
+ *                  the library issues before the first user allocation)
+ *   fault          one VRAM allocation (expected to fail by injection),
+ *                  then one that succeeds; prints the status codes
+ *   isolate BYTE   VRAM buffer: must start zeroed, is filled with BYTE,
+ *                  must still hold only BYTE after a pause (run two at once)
+ *
+ * Prints "OK <check>" / "FAIL <check>: ..." lines and "ALL OK" at the end;
+ * the exit status is the number of failed checks (at most 100).
+ */
+#include <hsakmt.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+static int failures;
+
+#define CHECK(cond, name, ...)                                        \
+	do {                                                          \
+		if (cond) {                                           \
+			printf("OK %s\n", name);                      \
+		} else {                                              \
+			failures++;                                   \
+			printf("FAIL %s: ", name);                    \
+			printf(__VA_ARGS__);                          \
+			printf("\n");                                 \
+		}                                                     \
+		fflush(stdout);                                       \
+	} while (0)
+
+#define MIB (1024ull * 1024ull)
+
+static HsaSystemProperties sys_props;
+static uint32_t gpu_node = UINT32_MAX;
+
+static void print_topology(void)
+{
+	unsigned cpus = 0, gpus = 0;
+	for (uint32_t n = 0; n < sys_props.NumNodes; n++) {
+		HsaNodeProperties p;
+		HSAKMT_STATUS s = hsaKmtGetNodeProperties(n, &p);
+		CHECK(s == HSAKMT_STATUS_SUCCESS, "node_properties", "node %u status %d", n, s);
+		if (s != HSAKMT_STATUS_SUCCESS)
+			continue;
+		char name[64] = {0};
+		for (int i = 0; i < 63 && p.MarketingName[i]; i++)
+			name[i] = (char)p.MarketingName[i];
+		if (p.NumFComputeCores) {
+			gpus++;
+			if (gpu_node == UINT32_MAX)
+				gpu_node = n;
+		}
+		if (p.NumCPUCores)
+			cpus++;
+		printf("node %u: cpu_cores=%u simds=%u gfx=%u.%u.%u wave=%u mem_banks=%u caches=%u links=%u "
+		       "device_id=0x%x name=%s\n",
+		       n, p.NumCPUCores, p.NumFComputeCores, p.EngineId.ui32.Major, p.EngineId.ui32.Minor,
+		       p.EngineId.ui32.Stepping, p.WaveFrontSize, p.NumMemoryBanks, p.NumCaches, p.NumIOLinks,
+		       p.DeviceId, name);
+
+		if (p.NumMemoryBanks) {
+			HsaMemoryProperties *m = calloc(p.NumMemoryBanks, sizeof(*m));
+			s = hsaKmtGetNodeMemoryProperties(n, p.NumMemoryBanks, m);
+			CHECK(s == HSAKMT_STATUS_SUCCESS, "memory_properties", "node %u status %d", n, s);
+			free(m);
+		}
+		if (p.NumCaches) {
+			HsaCacheProperties *c = calloc(p.NumCaches, sizeof(*c));
+			s = hsaKmtGetNodeCacheProperties(n, p.CComputeIdLo ? p.CComputeIdLo : p.FComputeIdLo,
+							 p.NumCaches, c);
+			CHECK(s == HSAKMT_STATUS_SUCCESS, "cache_properties", "node %u status %d", n, s);
+			free(c);
+		}
+		if (p.NumIOLinks) {
+			HsaIoLinkProperties *l = calloc(p.NumIOLinks, sizeof(*l));
+			s = hsaKmtGetNodeIoLinkProperties(n, p.NumIOLinks, l);
+			CHECK(s == HSAKMT_STATUS_SUCCESS, "io_link_properties", "node %u status %d", n, s);
+			free(l);
+		}
+	}
+	printf("topology: nodes=%u cpus=%u gpus=%u\n", sys_props.NumNodes, cpus, gpus);
+}
+
+static int open_and_snapshot(void)
+{
+	HSAKMT_STATUS s = hsaKmtOpenKFD();
+	CHECK(s == HSAKMT_STATUS_SUCCESS, "open", "status %d", s);
+	if (s != HSAKMT_STATUS_SUCCESS)
+		return -1;
+	HsaVersionInfo v;
+	s = hsaKmtGetVersion(&v);
+	CHECK(s == HSAKMT_STATUS_SUCCESS && v.KernelInterfaceMajorVersion == 1, "version", "status %d major %u", s,
+	      v.KernelInterfaceMajorVersion);
+	s = hsaKmtAcquireSystemProperties(&sys_props);
+	CHECK(s == HSAKMT_STATUS_SUCCESS && sys_props.NumNodes > 0, "system_properties", "status %d nodes %u", s,
+	      sys_props.NumNodes);
+	return s == HSAKMT_STATUS_SUCCESS ? 0 : -1;
+}
+
+static void close_kfd(void)
+{
+	HSAKMT_STATUS s = hsaKmtReleaseSystemProperties();
+	CHECK(s == HSAKMT_STATUS_SUCCESS, "release_system_properties", "status %d", s);
+	s = hsaKmtCloseKFD();
+	CHECK(s == HSAKMT_STATUS_SUCCESS, "close", "status %d", s);
+}
+
+static HsaMemFlags vram_flags(void)
+{
+	HsaMemFlags f = {0};
+	f.ui32.PageSize = HSA_PAGE_SIZE_4KB;
+	f.ui32.HostAccess = 1;
+	f.ui32.NonPaged = 1;
+	f.ui32.NoSubstitute = 1;
+	return f;
+}
+
+static HsaMemFlags system_flags(void)
+{
+	HsaMemFlags f = {0};
+	f.ui32.PageSize = HSA_PAGE_SIZE_4KB;
+	f.ui32.HostAccess = 1;
+	return f;
+}
+
+/* alloc + map + CPU write/read + unmap + free */
+static void memory_roundtrip(const char *what, uint32_t node, HsaMemFlags flags, uint8_t pattern)
+{
+	char name[64];
+	void *p = NULL;
+	uint64_t size = 2 * MIB;
+	HSAKMT_STATUS s = hsaKmtAllocMemory(node, size, flags, &p);
+	snprintf(name, sizeof(name), "%s_alloc", what);
+	CHECK(s == HSAKMT_STATUS_SUCCESS && p, name, "status %d", s);
+	if (s != HSAKMT_STATUS_SUCCESS || !p)
+		return;
+	uint64_t gpuva = 0;
+	s = hsaKmtMapMemoryToGPU(p, size, &gpuva);
+	snprintf(name, sizeof(name), "%s_map", what);
+	CHECK(s == HSAKMT_STATUS_SUCCESS, name, "status %d", s);
+	memset(p, pattern, size);
+	int bad = 0;
+	for (uint64_t i = 0; i < size; i += 4093)
+		bad |= ((uint8_t *)p)[i] != pattern;
+	snprintf(name, sizeof(name), "%s_cpu_rw", what);
+	CHECK(!bad, name, "read back differs");
+	s = hsaKmtUnmapMemoryToGPU(p);
+	snprintf(name, sizeof(name), "%s_unmap", what);
+	CHECK(s == HSAKMT_STATUS_SUCCESS, name, "status %d", s);
+	s = hsaKmtFreeMemory(p, size);
+	snprintf(name, sizeof(name), "%s_free", what);
+	CHECK(s == HSAKMT_STATUS_SUCCESS, name, "status %d", s);
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void *set_later(void *arg)
+{
+	usleep(100 * 1000);
+	hsaKmtSetEvent((HsaEvent *)arg);
+	return NULL;
+}
+
+static void events(void)
+{
+	HsaEventDescriptor d = {0};
+	d.EventType = HSA_EVENTTYPE_SIGNAL;
+	d.NodeId = gpu_node;
+	d.SyncVar.SyncVar.UserData = NULL;
+	d.SyncVar.SyncVarSize = sizeof(HSAuint64);
+	HsaEvent *ev = NULL;
+	HSAKMT_STATUS s = hsaKmtCreateEvent(&d, false, false, &ev);
+	CHECK(s == HSAKMT_STATUS_SUCCESS && ev, "event_create", "status %d", s);
+	if (!ev)
+		return;
+
+	double t0 = now_ms();
+	s = hsaKmtWaitOnEvent(ev, 50);
+	double dt = now_ms() - t0;
+	CHECK(s == HSAKMT_STATUS_WAIT_TIMEOUT && dt >= 40, "event_wait_timeout", "status %d after %.1f ms", s, dt);
+
+	s = hsaKmtSetEvent(ev);
+	CHECK(s == HSAKMT_STATUS_SUCCESS, "event_set", "status %d", s);
+	s = hsaKmtWaitOnEvent(ev, 1000);
+	CHECK(s == HSAKMT_STATUS_SUCCESS, "event_wait_signaled", "status %d", s);
+	/* auto-reset: the wait consumed the signal */
+	s = hsaKmtWaitOnEvent(ev, 10);
+	CHECK(s == HSAKMT_STATUS_WAIT_TIMEOUT, "event_auto_reset", "status %d", s);
+
+	pthread_t t;
+	pthread_create(&t, NULL, set_later, ev);
+	t0 = now_ms();
+	s = hsaKmtWaitOnEvent(ev, 5000);
+	dt = now_ms() - t0;
+	pthread_join(t, NULL);
+	CHECK(s == HSAKMT_STATUS_SUCCESS && dt >= 50 && dt < 4000, "event_cross_thread", "status %d after %.1f ms",
+	      s, dt);
+
+	s = hsaKmtDestroyEvent(ev);
+	CHECK(s == HSAKMT_STATUS_SUCCESS, "event_destroy", "status %d", s);
+}
+
+static void queue(const char *what, HSA_QUEUE_TYPE type)
+{
+	char name[64];
+	uint64_t ring_size = 64 * 1024;
+	void *ring = NULL, *ptrs = NULL;
+	HSAKMT_STATUS s = hsaKmtAllocMemory(0, ring_size, system_flags(), &ring);
+	HSAKMT_STATUS s2 = hsaKmtAllocMemory(0, 4096, system_flags(), &ptrs);
+	snprintf(name, sizeof(name), "%s_queue_buffers", what);
+	CHECK(s == HSAKMT_STATUS_SUCCESS && s2 == HSAKMT_STATUS_SUCCESS, name, "status %d/%d", s, s2);
+	if (!ring || !ptrs)
+		return;
+	hsaKmtMapMemoryToGPU(ring, ring_size, NULL);
+	hsaKmtMapMemoryToGPU(ptrs, 4096, NULL);
+	memset(ptrs, 0, 4096);
+
+	HsaQueueResource q;
+	memset(&q, 0, sizeof(q));
+	q.Queue_read_ptr_aql = (HSAuint64 *)ptrs;
+	q.Queue_write_ptr_aql = (HSAuint64 *)((char *)ptrs + 64);
+	s = hsaKmtCreateQueue(gpu_node, type, 100, HSA_QUEUE_PRIORITY_NORMAL, ring, ring_size, NULL, &q);
+	snprintf(name, sizeof(name), "%s_queue_create", what);
+	CHECK(s == HSAKMT_STATUS_SUCCESS && q.QueueDoorBell, name, "status %d doorbell %p", s,
+	      (void *)q.Queue_DoorBell);
+	if (s == HSAKMT_STATUS_SUCCESS) {
+		s = hsaKmtDestroyQueue(q.QueueId);
+		snprintf(name, sizeof(name), "%s_queue_destroy", what);
+		CHECK(s == HSAKMT_STATUS_SUCCESS, name, "status %d", s);
+	}
+	hsaKmtUnmapMemoryToGPU(ring);
+	hsaKmtUnmapMemoryToGPU(ptrs);
+	hsaKmtFreeMemory(ring, ring_size);
+	hsaKmtFreeMemory(ptrs, 4096);
+}
+
+static void svm(void)
+{
+	size_t size = 4 * MIB;
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(p != MAP_FAILED, "svm_mmap", "mmap failed");
+	if (p == MAP_FAILED)
+		return;
+	HSA_SVM_ATTRIBUTE set[] = {
+		{HSA_SVM_ATTR_PREFERRED_LOC, gpu_node},
+		{HSA_SVM_ATTR_SET_FLAGS, HSA_SVM_FLAG_HOST_ACCESS | HSA_SVM_FLAG_COHERENT},
+		{HSA_SVM_ATTR_GRANULARITY, 9},
+	};
+	HSAKMT_STATUS s = hsaKmtSVMSetAttr(p, size, 3, set);
+	CHECK(s == HSAKMT_STATUS_SUCCESS, "svm_set_attr", "status %d", s);
+	HSA_SVM_ATTRIBUTE get[] = {
+		{HSA_SVM_ATTR_PREFERRED_LOC, 0},
+		{HSA_SVM_ATTR_SET_FLAGS, 0},
+		{HSA_SVM_ATTR_GRANULARITY, 0},
+	};
+	s = hsaKmtSVMGetAttr(p, size, 3, get);
+	CHECK(s == HSAKMT_STATUS_SUCCESS && get[0].value == gpu_node &&
+		      (get[1].value & (HSA_SVM_FLAG_HOST_ACCESS | HSA_SVM_FLAG_COHERENT)) ==
+			      (HSA_SVM_FLAG_HOST_ACCESS | HSA_SVM_FLAG_COHERENT) &&
+		      get[2].value == 9,
+	      "svm_get_attr", "status %d preferred %u flags 0x%x granularity %u", s, get[0].value, get[1].value,
+	      get[2].value);
+	/* a sub-range keeps the attributes (split) */
+	s = hsaKmtSVMGetAttr((char *)p + MIB, MIB, 3, get);
+	CHECK(s == HSAKMT_STATUS_SUCCESS && get[0].value == gpu_node && get[2].value == 9, "svm_get_attr_subrange",
+	      "status %d preferred %u granularity %u", s, get[0].value, get[2].value);
+	munmap(p, size);
+}
+
+static void clocks(void)
+{
+	HsaClockCounters a, b;
+	HSAKMT_STATUS s = hsaKmtGetClockCounters(gpu_node, &a);
+	usleep(1000);
+	HSAKMT_STATUS s2 = hsaKmtGetClockCounters(gpu_node, &b);
+	CHECK(s == HSAKMT_STATUS_SUCCESS && s2 == HSAKMT_STATUS_SUCCESS && a.SystemClockFrequencyHz > 0 &&
+		      b.SystemClockCounter > a.SystemClockCounter && b.GPUClockCounter >= a.GPUClockCounter,
+	      "clock_counters", "status %d/%d freq %llu sys %llu->%llu", s, s2,
+	      (unsigned long long)a.SystemClockFrequencyHz, (unsigned long long)a.SystemClockCounter,
+	      (unsigned long long)b.SystemClockCounter);
+}
+
+static int finish(void)
+{
+	if (failures == 0)
+		printf("ALL OK\n");
+	else
+		printf("FAILED %d\n", failures);
+	return failures > 100 ? 100 : failures;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "smoke";
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	if (open_and_snapshot() != 0)
+		return finish() ? finish() : 1;
+
+	if (!strcmp(mode, "probe")) {
+		close_kfd();
+		return finish();
+	}
+	print_topology();
+	CHECK(gpu_node != UINT32_MAX, "gpu_present", "no GPU node");
+	if (gpu_node == UINT32_MAX || !strcmp(mode, "topology")) {
+		close_kfd();
+		return finish();
+	}
+
+	if (!strcmp(mode, "fault")) {
+		void *p = NULL;
+		HSAKMT_STATUS s = hsaKmtAllocMemory(gpu_node, 2 * MIB, vram_flags(), &p);
+		printf("fault_alloc_status=%d\n", s);
+		CHECK(s != HSAKMT_STATUS_SUCCESS, "fault_alloc_fails", "status %d", s);
+		p = NULL;
+		s = hsaKmtAllocMemory(gpu_node, 2 * MIB, vram_flags(), &p);
+		CHECK(s == HSAKMT_STATUS_SUCCESS, "alloc_after_fault", "status %d", s);
+		if (s == HSAKMT_STATUS_SUCCESS)
+			hsaKmtFreeMemory(p, 2 * MIB);
+		close_kfd();
+		return finish();
+	}
+
+	if (!strcmp(mode, "isolate")) {
+		uint8_t byte = (uint8_t)strtoul(argc > 2 ? argv[2] : "165", NULL, 0);
+		uint64_t size = 4 * MIB;
+		void *p = NULL;
+		HSAKMT_STATUS s = hsaKmtAllocMemory(gpu_node, size, vram_flags(), &p);
+		CHECK(s == HSAKMT_STATUS_SUCCESS, "isolate_alloc", "status %d", s);
+		if (s == HSAKMT_STATUS_SUCCESS) {
+			hsaKmtMapMemoryToGPU(p, size, NULL);
+			int dirty = 0;
+			for (uint64_t i = 0; i < size; i++)
+				dirty |= ((uint8_t *)p)[i] != 0;
+			CHECK(!dirty, "isolate_starts_zeroed", "new VRAM holds someone's data");
+			memset(p, byte, size);
+			printf("isolate_va=%p\n", p);
+			usleep(300 * 1000);
+			int foreign = 0;
+			for (uint64_t i = 0; i < size; i++)
+				foreign |= ((uint8_t *)p)[i] != byte;
+			CHECK(!foreign, "isolate_keeps_own_data", "buffer changed under us");
+			hsaKmtUnmapMemoryToGPU(p);
+			hsaKmtFreeMemory(p, size);
+		}
+		close_kfd();
+		return finish();
+	}
+
+	memory_roundtrip("vram", gpu_node, vram_flags(), 0x5a);
+	memory_roundtrip("system", 0, system_flags(), 0xa5);
+	events();
+	queue("compute", HSA_QUEUE_COMPUTE_AQL);
+	queue("sdma", HSA_QUEUE_SDMA);
+	svm();
+	clocks();
+	close_kfd();
+	return finish();
+}

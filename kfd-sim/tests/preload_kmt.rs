@@ -1,0 +1,260 @@
+//! Debian's C libhsakmt (5.2.3) on the LD_PRELOAD simulator: a C program
+//! (`tests/c/kmt_smoke.c`) compiled here with `cc` against `hsakmt.h` and
+//! linked with `-lhsakmt`. These tests fail, never skip, when cc or
+//! libhsakmt-dev is missing: `.ci/run` installs them.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// `libkfd_sim.so` of this build (`<target>/<profile>/`, next to `deps/`).
+fn preload_lib() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    let profile_dir = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("target profile dir");
+    let lib = profile_dir.join("libkfd_sim.so");
+    assert!(
+        lib.exists(),
+        "{} is missing (cargo builds it with the library)",
+        lib.display()
+    );
+    lib
+}
+
+/// The compiled C program (built once per test process).
+fn kmt_smoke() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/kmt_smoke.c");
+        let exe = std::env::current_exe().unwrap();
+        let dir = exe
+            .parent()
+            .unwrap()
+            .join(format!("kmt_smoke-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bin = dir.join("kmt_smoke");
+        let out = Command::new("cc")
+            .args(["-std=gnu11", "-O1", "-Wall", "-Werror", "-o"])
+            .arg(&bin)
+            .arg(&src)
+            .args(["-lhsakmt", "-lpthread"])
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run cc (apt-get install gcc): {e}"));
+        assert!(
+            out.status.success(),
+            "compiling kmt_smoke.c failed (apt-get install libhsakmt-dev):\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        bin
+    })
+}
+
+fn run(
+    topology: &str,
+    args: &[&str],
+    env: &[(&str, &Path)],
+    faults: Option<&str>,
+) -> (Output, String) {
+    let mut cmd = Command::new(kmt_smoke());
+    cmd.args(args)
+        .env("LD_PRELOAD", preload_lib())
+        .env("KFD_SIM_TOPOLOGY", topology);
+    for var in [
+        "KFD_SIM_FAULTS",
+        "KFD_SIM_TRACE",
+        "KFD_SIM_SUMMARY",
+        "HSA_OVERRIDE_GFX_VERSION",
+    ] {
+        cmd.env_remove(var);
+    }
+    if let Some(f) = faults {
+        cmd.env("KFD_SIM_FAULTS", f);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run kmt_smoke");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    (out, text)
+}
+
+fn assert_all_ok(what: &str, out: &Output, text: &str) {
+    assert!(
+        out.status.success() && text.contains("ALL OK"),
+        "{what}: {:?}\nstdout:\n{text}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let p = exe
+        .parent()
+        .unwrap()
+        .join(format!("kmt-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_file(&p);
+    p
+}
+
+/// open/close, topology, VRAM and system memory round trips, events
+/// (timeout, set/wait, auto-reset, cross-thread wake-up), a compute (AQL)
+/// and an SDMA queue, SVM set/get attributes, clock counters.
+#[test]
+fn kmt_smoke_mi210() {
+    let (out, text) = run("mi210", &["smoke"], &[], None);
+    assert_all_ok("smoke", &out, &text);
+    for check in [
+        "vram_cpu_rw",
+        "system_cpu_rw",
+        "event_cross_thread",
+        "event_wait_timeout",
+        "compute_queue_create",
+        "sdma_queue_destroy",
+        "svm_get_attr_subrange",
+        "clock_counters",
+        "close",
+    ] {
+        assert!(
+            text.contains(&format!("OK {check}\n")),
+            "{check} missing:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn kmt_topology_of_every_preset() {
+    let expect: &[(&str, &str, &str)] = &[
+        ("mi210", "topology: nodes=2 cpus=1 gpus=1", "gfx=9.0.10"),
+        ("mi300x", "topology: nodes=10 cpus=2 gpus=8", "gfx=9.4.2"),
+        ("apu", "topology: nodes=2 cpus=1 gpus=1", "gfx=9.0.2"),
+        ("navi31", "topology: nodes=2 cpus=1 gpus=1", "gfx=11.0.0"),
+        ("large64", "topology: nodes=66 cpus=2 gpus=64", "gfx=9.0.10"),
+    ];
+    for (preset, line, gfx) in expect {
+        let (out, text) = run(preset, &["topology"], &[], None);
+        assert_all_ok(preset, &out, &text);
+        assert!(text.contains(line), "{preset}: expected {line:?}\n{text}");
+        let gpus = text
+            .lines()
+            .filter(|l| l.contains(" simds=") && !l.contains(" simds=0 "))
+            .count();
+        let with_gfx = text.lines().filter(|l| l.contains(gfx)).count();
+        assert_eq!(
+            gpus, with_gfx,
+            "{preset}: every GPU node reports {gfx}\n{text}"
+        );
+    }
+    // navi31 is wave32.
+    let (_, text) = run("navi31", &["topology"], &[], None);
+    assert!(text.contains("gfx=11.0.0 wave=32"), "{text}");
+}
+
+/// Number of ALLOC_MEMORY_OF_GPU ioctls libhsakmt issues on its own before
+/// the program's first allocation (hsaKmtOpenKFD maps the MMIO remap page).
+fn allocs_before_first_user_alloc() -> u64 {
+    let trace = scratch("probe-trace");
+    let (out, text) = run("mi210", &["probe"], &[("KFD_SIM_TRACE", &trace)], None);
+    assert_all_ok("probe", &out, &text);
+    let t = std::fs::read_to_string(&trace).expect("trace file");
+    let _ = std::fs::remove_file(&trace);
+    assert!(
+        t.contains("GET_VERSION"),
+        "trace has one line per ioctl:\n{t}"
+    );
+    t.lines()
+        .filter(|l| l.contains("ALLOC_MEMORY_OF_GPU"))
+        .count() as u64
+}
+
+fn summary_lines(path: &Path) -> Vec<String> {
+    let s = std::fs::read_to_string(path).expect("summary file");
+    let _ = std::fs::remove_file(path);
+    s.lines().map(str::to_string).collect()
+}
+
+/// An ENOMEM injected into the program's VRAM ALLOC_MEMORY_OF_GPU comes out
+/// of hsaKmtAllocMemory as HSAKMT_STATUS_NO_MEMORY (6); the next allocation
+/// works, and the simulator holds no buffer, queue or event when the
+/// library closes /dev/kfd, nor any kernel process at exit.
+#[test]
+fn kmt_fault_injection_and_leak_check() {
+    let n = allocs_before_first_user_alloc() + 1;
+    let summary = scratch("fault-summary");
+    let plan = format!("ALLOC_MEMORY_OF_GPU:{n}:ENOMEM");
+    let (out, text) = run(
+        "mi210",
+        &["fault"],
+        &[("KFD_SIM_SUMMARY", &summary)],
+        Some(&plan),
+    );
+    assert_all_ok("fault", &out, &text);
+    assert!(text.contains("fault_alloc_status=6\n"), "{text}");
+    let lines = summary_lines(&summary);
+    let close = lines
+        .iter()
+        .find(|l| l.starts_with("close-kfd "))
+        .expect("close-kfd line");
+    assert!(
+        close.contains("bos=0 queues=0 events=0 svm_ranges=0"),
+        "{close}"
+    );
+    assert!(close.contains("vram_used=[0]"), "{close}");
+    let exit = lines
+        .iter()
+        .find(|l| l.starts_with("exit "))
+        .expect("exit line");
+    assert!(
+        exit.contains("processes=0 ") && exit.contains("vram_used=[0]"),
+        "{exit}"
+    );
+
+    // The same plan on the first ALLOC hits hsaKmtOpenKFD's MMIO page
+    // instead: the library logs it and carries on, so the program's own
+    // allocation succeeds (and, as the program then drops that buffer,
+    // the summary shows one live BO at close).
+    let (_, text) = run(
+        "mi210",
+        &["fault"],
+        &[("KFD_SIM_SUMMARY", &summary)],
+        Some("ALLOC_MEMORY_OF_GPU:1:ENOMEM"),
+    );
+    assert!(text.contains("fault_alloc_status=0\n"), "{text}");
+    let lines = summary_lines(&summary);
+    let close = lines
+        .iter()
+        .find(|l| l.starts_with("close-kfd "))
+        .expect("close-kfd line");
+    assert!(close.contains("bos=1 "), "{close}");
+}
+
+/// Two OS processes on the preload simulator: each gets zeroed VRAM, fills
+/// it with its own byte and never sees the other's data (each process has
+/// its own simulated machine).
+#[test]
+fn kmt_two_processes_are_isolated() {
+    let spawn = |byte: &str| {
+        Command::new(kmt_smoke())
+            .args(["isolate", byte])
+            .env("LD_PRELOAD", preload_lib())
+            .env("KFD_SIM_TOPOLOGY", "mi210")
+            .env_remove("KFD_SIM_FAULTS")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn kmt_smoke")
+    };
+    let a = spawn("0xa5");
+    let b = spawn("0x5a");
+    for child in [a, b] {
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_all_ok("isolate", &out, &text);
+        assert!(
+            text.contains("OK isolate_starts_zeroed") && text.contains("OK isolate_keeps_own_data"),
+            "{text}"
+        );
+    }
+}
