@@ -1,0 +1,608 @@
+//! Queues on kfd-sim: every queue type on every preset (with the kernel's
+//! queue-buffer validation on), sizes, CU masks, priorities, info, GWS,
+//! doorbells, cross-context isolation and teardown.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use kfd_event::{DeviceMemory, EventDescriptor, EventType, ExecAlloc};
+use kfd_queue::sizes::{self, CwsrSizes};
+use kfd_queue::{QueueError, QueueKind, QueueRequest, Queues};
+use kfd_sim::Sim;
+use kfd_sys::hsakmt::{current, rocm_5_2};
+
+const RING: u64 = 64 * 1024;
+
+fn st(e: QueueError) -> u32 {
+    e.status().0
+}
+
+fn queues(ctx: &Ctx) -> Queues {
+    Queues::new(ctx.file.clone(), ctx.topology.clone(), ctx.memory.clone())
+}
+
+/// A GPU-mapped system-memory buffer for rings and AQL pointers.
+fn buffer(ctx: &Ctx, node: u32, size: u64) -> u64 {
+    let gpu_id = ctx.topology.node(node).unwrap().gpu_id;
+    ctx.memory
+        .alloc_exec(&ExecAlloc {
+            size,
+            gpu_id,
+            node_id: node,
+            non_paged: true,
+            device_local: false,
+            uncached: false,
+        })
+        .expect("ring buffer")
+}
+
+/// A request with its own ring (and pointers for AQL); returns the buffers
+/// to free.
+fn request(ctx: &Ctx, node: u32, kind: QueueKind) -> (QueueRequest, Vec<u64>) {
+    let ring = buffer(ctx, node, RING);
+    let mut req = QueueRequest::new(node, kind, ring, RING);
+    let mut bufs = vec![ring];
+    if kind == QueueKind::ComputeAql {
+        let ptrs = buffer(ctx, node, 4096);
+        req.read_ptr = ptrs;
+        req.write_ptr = ptrs + 8;
+        bufs.push(ptrs);
+    }
+    (req, bufs)
+}
+
+fn free(ctx: &Ctx, bufs: Vec<u64>) {
+    for b in bufs {
+        ctx.memory.free_exec(b, 0).unwrap();
+    }
+}
+
+fn all_kinds(ctx: &Ctx, node: u32) -> Vec<QueueKind> {
+    let p = &ctx.topology.node(node).unwrap().properties;
+    let engines = p.num_sdma_engines + p.num_sdma_xgmi_engines;
+    let mut kinds = vec![
+        QueueKind::Compute,
+        QueueKind::ComputeAql,
+        QueueKind::Sdma,
+        QueueKind::SdmaByEngine(0),
+        QueueKind::SdmaByEngine(engines - 1),
+    ];
+    if p.num_sdma_xgmi_engines > 0 {
+        kinds.push(QueueKind::SdmaXgmi);
+    }
+    kinds
+}
+
+#[test]
+fn every_queue_type_on_every_preset() {
+    for &preset in PRESETS {
+        let sim = Sim::preset(preset).unwrap();
+        let ctx = Ctx::primary(&sim);
+        // The APU's system memory is plain CPU memory, not buffer objects,
+        // so the kernel's buffer validation (6.12+) cannot apply there.
+        let validate = ctx.topology.is_dgpu();
+        sim.set_queue_buffer_validation(validate);
+        let qs = queues(&ctx);
+        let events = ctx.events();
+        let err_event = events
+            .create(&EventDescriptor::new(EventType::Signal), false, false)
+            .unwrap();
+        let baseline = ctx.memory.live_buffers();
+        for node in ctx.topology.gpu_nodes().map(|n| n.id).collect::<Vec<_>>() {
+            for kind in all_kinds(&ctx, node) {
+                let (mut req, bufs) = request(&ctx, node, kind);
+                req.error_event_id = err_event.id();
+                let q = qs
+                    .create(&req)
+                    .unwrap_or_else(|e| panic!("{preset} node {node} {kind:?}: {e}"));
+                let res = q.resource();
+                assert_eq!(res.queue_id, q.id());
+                assert_eq!(
+                    qs.lookup(q.id().raw()).unwrap().kfd_queue_id(),
+                    q.kfd_queue_id()
+                );
+                let page = qs.doorbell_page(node).expect("doorbell page mapped");
+                assert!(res.doorbell >= page && res.doorbell < page + 8192);
+                if kind == QueueKind::ComputeAql {
+                    assert_eq!((res.read_ptr, res.write_ptr), (req.read_ptr, req.write_ptr));
+                } else {
+                    assert_ne!(res.read_ptr, 0);
+                    assert_eq!(res.write_ptr + 8, res.read_ptr);
+                }
+                assert_eq!(q.cwsr().is_some(), kind.needs_queue_buffers(), "{kind:?}");
+                if kind.needs_queue_buffers() {
+                    // Active queues have no saved wave state (kernel
+                    // EINVAL, C status ERROR); see the suspended-queue test.
+                    assert_eq!(st(qs.info(&q).unwrap_err()), 1);
+                } else {
+                    assert_eq!(qs.info(&q).unwrap_err(), QueueError::NoCwsrArea);
+                }
+                qs.ring_doorbell(&q, 16).unwrap();
+                qs.destroy(&q).unwrap();
+                free(&ctx, bufs);
+            }
+        }
+        assert_eq!(
+            ctx.memory.live_buffers(),
+            baseline,
+            "{preset}: queue buffers freed"
+        );
+        assert_eq!(qs.live_count(), 0);
+        drop(qs);
+        drop(events);
+        drop(ctx);
+        assert_no_leaks(&sim);
+    }
+}
+
+#[test]
+fn cwsr_sizes_per_generation() {
+    let expect = [
+        // gfx90a: 104 CUs, 8 SEs: 4096 waves.
+        (
+            "mi210",
+            CwsrSizes {
+                waves: 4096,
+                ctl_stack_size: 0x9000,
+                ctx_save_restore_size: 0x9000 + 104 * 0x95000,
+                debug_memory_size: 4096 * 32,
+                num_xcc: 1,
+                total_size: 0x9000 + 104 * 0x95000 + 4096 * 32,
+            },
+        ),
+        // gfx942: 304 CUs over 8 XCCs: 38 CUs and 1520 waves per XCC.
+        (
+            "mi300x",
+            CwsrSizes {
+                waves: 1520,
+                ctl_stack_size: 0x3000,
+                ctx_save_restore_size: 0x3000 + 38 * 0x95000,
+                debug_memory_size: 1520 * 32,
+                num_xcc: 8,
+                total_size: (0x3000 + 38 * 0x95000 + 1520 * 32) * 8,
+            },
+        ),
+        // gfx1100: 96 CUs, 32 waves each, 12-byte control stack entries,
+        // 384 KiB of VGPRs.
+        (
+            "navi31",
+            CwsrSizes {
+                waves: 3072,
+                ctl_stack_size: 0xA000,
+                ctx_save_restore_size: 0xA000 + 96 * 0x75000,
+                debug_memory_size: 3072 * 32,
+                num_xcc: 1,
+                total_size: 0xA000 + 96 * 0x75000 + 3072 * 32,
+            },
+        ),
+        // gfx902 APU: 11 CUs, one SE: 440 waves, 256 KiB of VGPRs.
+        (
+            "apu",
+            CwsrSizes {
+                waves: 440,
+                ctl_stack_size: 0x1000,
+                ctx_save_restore_size: 0x1000 + 11 * 0x55000,
+                debug_memory_size: 440 * 32,
+                num_xcc: 1,
+                total_size: 0x1000 + 11 * 0x55000 + 440 * 32,
+            },
+        ),
+    ];
+    for (preset, want) in expect {
+        let sim = Sim::preset(preset).unwrap();
+        let t = kfd_topology::Topology::snapshot(&sim).unwrap();
+        let node = t.gpu_nodes().next().unwrap();
+        assert_eq!(sizes::cwsr_sizes(node), Some(want), "{preset}");
+        let gfxv = sizes::gfx_of(node);
+        assert_eq!(sizes::doorbell_page_size(gfxv), 8192);
+        let eop_compute = sizes::eop_buffer_size(gfxv, QueueKind::Compute.hsa_type());
+        let eop_aql = sizes::eop_buffer_size(gfxv, QueueKind::ComputeAql.hsa_type());
+        assert_eq!(eop_compute, 4096, "{preset}");
+        assert_eq!(
+            eop_aql,
+            if preset == "mi300x" { 0 } else { 4096 },
+            "{preset}"
+        );
+    }
+}
+
+#[test]
+fn cu_masks_of_odd_lengths() {
+    let sim = Sim::preset("mi210").unwrap();
+    let ctx = Ctx::primary(&sim);
+    let qs = queues(&ctx);
+    let node = ctx.gpu_node();
+    let (req, bufs) = request(&ctx, node, QueueKind::ComputeAql);
+    let q = qs.create(&req).unwrap();
+    // 104 CUs: 128 mask bits, all CUs on.
+    let (count, words) = q.cu_mask();
+    assert_eq!(count, 128);
+    assert_eq!(words, vec![u32::MAX, u32::MAX, u32::MAX, 0xff]);
+    for bad in [0u32, 1, 31, 33, 63, 100, 127] {
+        let err = qs.set_cu_mask(&q, bad, &[u32::MAX; 8]).unwrap_err();
+        assert_eq!(st(err), 3, "count {bad}");
+    }
+    // A count longer than the mask given.
+    assert_eq!(st(qs.set_cu_mask(&q, 96, &[1, 2]).unwrap_err()), 3);
+    // Odd numbers of words are fine as long as the bit count is a
+    // multiple of 32.
+    for (count, mask) in [
+        (32u32, vec![0x5555_5555u32]),
+        (96, vec![1, 2, 3]),
+        (160, vec![7; 5]),
+    ] {
+        qs.set_cu_mask(&q, count, &mask).unwrap();
+        assert_eq!(q.cu_mask(), (count, mask.clone()));
+    }
+    qs.destroy(&q).unwrap();
+    assert_eq!(
+        st(qs.set_cu_mask(&q, 32, &[1]).unwrap_err()),
+        3,
+        "destroyed queue"
+    );
+    free(&ctx, bufs);
+}
+
+#[test]
+fn bad_inputs_give_the_c_statuses() {
+    let sim = Sim::preset("mi210").unwrap();
+    let ctx = Ctx::primary(&sim);
+    let qs = queues(&ctx);
+    let node = ctx.gpu_node();
+    let (req, bufs) = request(&ctx, node, QueueKind::Compute);
+
+    for p in [-4i64, 4, 0xFFFF_FFFF] {
+        let r = QueueRequest { priority: p, ..req };
+        assert_eq!(st(qs.create(&r).unwrap_err()), 3, "priority {p}");
+    }
+    assert_eq!(
+        st(qs.create(&QueueRequest { node_id: 0, ..req }).unwrap_err()),
+        5,
+        "CPU node"
+    );
+    assert_eq!(
+        st(qs.create(&QueueRequest { node_id: 99, ..req }).unwrap_err()),
+        5
+    );
+    // Bad node is reported before a bad priority? No: priority first, as in C.
+    let both = QueueRequest {
+        node_id: 99,
+        priority: 9,
+        ..req
+    };
+    assert_eq!(st(qs.create(&both).unwrap_err()), 3);
+    assert_eq!(st(QueueKind::from_hsa(3, 0).unwrap_err()), 3);
+    assert_eq!(st(QueueKind::from_hsa_legacy(6).unwrap_err()), 1);
+    // Non-power-of-two ring sizes: the kernel's EINVAL.
+    let odd = QueueRequest {
+        ring_size: 3000,
+        ..req
+    };
+    assert_eq!(st(qs.create(&odd).unwrap_err()), 3);
+    // An SDMA engine that does not exist.
+    let p = &ctx.topology.node(node).unwrap().properties;
+    let bad_engine = QueueRequest {
+        kind: QueueKind::SdmaByEngine(p.num_sdma_engines + p.num_sdma_xgmi_engines),
+        ..req
+    };
+    assert_eq!(st(qs.create(&bad_engine).unwrap_err()), 3);
+    // Metadata rings: page aligned, and KFD 1.19+.
+    let meta = QueueRequest {
+        kind: QueueKind::ComputeAql,
+        metadata_size: 100,
+        ..req
+    };
+    assert_eq!(st(qs.create(&meta).unwrap_err()), 3);
+    // Null and unknown queue ids.
+    assert_eq!(st(qs.lookup(0).unwrap_err()), 3);
+    assert_eq!(st(qs.lookup(0xdead_0000).unwrap_err()), 3);
+
+    let q = qs.create(&req).unwrap();
+    assert_eq!(
+        st(qs.update(&q, 50, 4, req.ring_address, RING).unwrap_err()),
+        3
+    );
+    qs.update(&q, 50, 3, req.ring_address, RING).unwrap();
+    qs.update(&q, 100, -3, req.ring_address, RING).unwrap();
+    assert_eq!(qs.alloc_gws(&q, 1).unwrap(), 0);
+    assert_eq!(st(qs.set_trap_handler(99, 0x1000, 0x2000).unwrap_err()), 5);
+    qs.set_trap_handler(node, 0x1000, 0x2000).unwrap();
+    let raw = q.id().raw();
+    qs.destroy(&q).unwrap();
+    assert_eq!(st(qs.destroy(&q).unwrap_err()), 3);
+    assert_eq!(st(qs.lookup(raw).unwrap_err()), 3);
+    assert_eq!(st(qs.info(&q).unwrap_err()), 3);
+    assert_eq!(st(qs.update(&q, 1, 0, 0, 0).unwrap_err()), 3);
+    free(&ctx, bufs);
+}
+
+#[test]
+fn metadata_queue_needs_a_new_kfd() {
+    let sim = Sim::preset("mi300x").unwrap();
+    let ctx = Ctx::primary(&sim);
+    let node = ctx.gpu_node();
+    let (req, bufs) = request(&ctx, node, QueueKind::ComputeAql);
+    let meta = QueueRequest {
+        metadata_size: 4096,
+        ..req
+    };
+    let qs = queues(&ctx);
+    let q = qs.create(&meta).unwrap();
+    qs.destroy(&q).unwrap();
+    sim.set_version_minor(18);
+    let old = queues(&ctx);
+    assert_eq!(st(old.create(&meta).unwrap_err()), 11);
+    // Without a metadata ring the version does not matter.
+    let q = old.create(&req).unwrap();
+    old.destroy(&q).unwrap();
+    free(&ctx, bufs);
+}
+
+#[test]
+fn gws_needs_gws_hardware() {
+    let sim = Sim::preset("apu").unwrap();
+    let ctx = Ctx::primary(&sim);
+    let qs = queues(&ctx);
+    let (req, bufs) = request(&ctx, ctx.gpu_node(), QueueKind::ComputeAql);
+    let q = qs.create(&req).unwrap();
+    assert_eq!(
+        st(qs.alloc_gws(&q, 1).unwrap_err()),
+        11,
+        "ENODEV → NOT_SUPPORTED"
+    );
+    qs.destroy(&q).unwrap();
+    free(&ctx, bufs);
+}
+
+#[test]
+fn doorbell_page_is_mapped_once_per_node() {
+    let sim = Sim::preset("large64").unwrap();
+    let ctx = Ctx::primary(&sim);
+    let qs = queues(&ctx);
+    let nodes: Vec<u32> = ctx.topology.gpu_nodes().map(|n| n.id).take(3).collect();
+    let mut made = Vec::new();
+    for &node in &nodes {
+        for _ in 0..3 {
+            let (req, bufs) = request(&ctx, node, QueueKind::ComputeAql);
+            made.push((qs.create(&req).unwrap(), bufs));
+        }
+    }
+    for &node in &nodes {
+        let page = qs.doorbell_page(node).unwrap();
+        let mut dbs: Vec<u64> = made
+            .iter()
+            .filter(|(q, _)| q.node_id() == node)
+            .map(|(q, _)| q.resource().doorbell)
+            .collect();
+        assert!(dbs.iter().all(|d| (page..page + 8192).contains(d)));
+        dbs.sort();
+        dbs.dedup();
+        assert_eq!(dbs.len(), 3, "distinct doorbells on node {node}");
+        // On a dGPU the page is a GPU-mapped doorbell buffer of the memory
+        // manager.
+        let info = ctx
+            .memory
+            .fmm()
+            .pointer_info(page)
+            .expect("doorbell is an fmm object");
+        assert_eq!(info.mapped_nodes, vec![node]);
+    }
+    let pages: std::collections::HashSet<u64> = nodes
+        .iter()
+        .map(|n| qs.doorbell_page(*n).unwrap())
+        .collect();
+    assert_eq!(pages.len(), nodes.len());
+    for (q, bufs) in made {
+        qs.destroy(&q).unwrap();
+        free(&ctx, bufs);
+    }
+}
+
+#[test]
+fn queue_of_one_context_cannot_be_destroyed_through_another() {
+    let sim = Sim::preset("mi210").unwrap();
+    let a = Ctx::primary(&sim);
+    let b = Ctx::secondary(&sim);
+    let qa = queues(&a);
+    let qb = queues(&b);
+    let node = a.gpu_node();
+    let (req_a, bufs_a) = request(&a, node, QueueKind::Compute);
+    let (req_b, bufs_b) = request(&b, node, QueueKind::Compute);
+    let q = qa.create(&req_a).unwrap();
+    let r = qb.create(&req_b).unwrap();
+    // The kernel gave both the same queue id in their own processes.
+    assert_eq!(q.kfd_queue_id(), r.kfd_queue_id());
+    assert_eq!(qb.destroy(&q).unwrap_err(), QueueError::ForeignQueue);
+    assert_eq!(st(qb.destroy(&q).unwrap_err()), 3);
+    assert_eq!(st(qb.lookup(q.id().raw()).unwrap_err()), 3);
+    assert_eq!(st(qb.set_cu_mask(&q, 32, &[1]).unwrap_err()), 3);
+    assert_eq!(st(qb.update(&q, 1, 0, 0, 0).unwrap_err()), 3);
+    assert_eq!(st(qb.info(&q).unwrap_err()), 3);
+    // Both queues are intact.
+    qa.update(&q, 100, 0, req_a.ring_address, RING).unwrap();
+    qb.update(&r, 100, 0, req_b.ring_address, RING).unwrap();
+    qa.destroy(&q).unwrap();
+    qb.destroy(&r).unwrap();
+    free(&a, bufs_a);
+    free(&b, bufs_b);
+    drop((qa, qb, a, b));
+    assert_no_leaks(&sim);
+}
+
+#[test]
+fn resources_fill_both_abi_generations() {
+    let sim = Sim::preset("navi31").unwrap();
+    let ctx = Ctx::primary(&sim);
+    let qs = queues(&ctx);
+    let (req, bufs) = request(&ctx, ctx.gpu_node(), QueueKind::Compute);
+    let old = rocm_5_2::HsaQueueResource {
+        ErrorReason: 0x4242 as *mut i64,
+        ..Default::default()
+    };
+    let q = qs.create(&req.with_resource_5_2(&old)).unwrap();
+    // 5.2.3 callers pass 40 bytes: store into a 40-byte struct inside a
+    // larger buffer and check the bytes behind it are untouched.
+    #[repr(C)]
+    struct Guarded {
+        r: rocm_5_2::HsaQueueResource,
+        guard: [u8; 16],
+    }
+    let mut g = Guarded {
+        r: old,
+        guard: [0xAA; 16],
+    };
+    q.resource().store_5_2(&mut g.r);
+    assert_eq!(g.guard, [0xAA; 16]);
+    assert_eq!({ g.r.QueueId }, q.id().raw());
+    assert_eq!({ g.r.ErrorReason } as usize, 0x4242);
+    assert_eq!(g.r.Queue_DoorBell_aql() as u64, q.resource().doorbell);
+    let mut c = current::HsaQueueResource::default();
+    q.resource().store_current(&mut c);
+    assert_eq!({ c.QueueRptrValue }, q.resource().read_ptr);
+    let i = kfd_queue::QueueInfo {
+        control_stack_top: 1,
+        user_context_save_area: 2,
+        save_area_size: 3,
+        control_stack_used: 4,
+        num_cu_assigned: 96,
+        cu_mask_info: 5,
+        save_area_header: 6,
+        save_area_alloc_size: 7,
+    };
+    let mut info5 = rocm_5_2::HsaQueueInfo::default();
+    let mut info = current::HsaQueueInfo::default();
+    i.store_5_2(&mut info5);
+    i.store_current(&mut info);
+    assert_eq!({ info.SaveAreaAllocSize }, 7);
+    assert_eq!({ info5.NumCUAssigned }, 96);
+    assert_eq!(info5.SaveAreaHeader as usize, 6);
+    qs.destroy(&q).unwrap();
+    free(&ctx, bufs);
+}
+
+#[test]
+fn teardown_destroys_queues_then_events_and_leaks_nothing() {
+    for &preset in PRESETS {
+        let sim = Sim::preset(preset).unwrap();
+        let ctx = Ctx::primary(&sim);
+        let events = ctx.events();
+        let qs = Arc::new(queues(&ctx));
+        let node = ctx.gpu_node();
+        let mut rings = Vec::new();
+        for kind in [QueueKind::Compute, QueueKind::ComputeAql, QueueKind::Sdma] {
+            let (req, bufs) = request(&ctx, node, kind);
+            qs.create(&req).unwrap();
+            rings.extend(bufs);
+        }
+        events
+            .create(&EventDescriptor::new(EventType::Signal), false, false)
+            .unwrap();
+        let live = &sim.live_objects().processes[0];
+        assert_eq!((live.queues, live.events), (3, 1), "{preset}");
+        // The context's order: queues, then events, then memory.
+        qs.teardown();
+        assert_eq!(sim.live_objects().processes[0].queues, 0);
+        assert!(qs.doorbell_page(node).is_none());
+        events.teardown();
+        assert_eq!(sim.live_objects().processes[0].events, 0);
+        free(&ctx, rings);
+        drop((qs, events, ctx));
+        assert_no_leaks(&sim);
+    }
+}
+
+/// Enables the debugger runtime on the context (before any queue exists),
+/// as ROCr does, and attaches the process to itself as its debugger.
+fn enable_debugging(sim: &Sim, ctx: &Ctx) {
+    use kfd_sys::kfd::*;
+    use std::os::fd::{AsFd, AsRawFd};
+    let mut re = kfd_ioctl_runtime_enable_args {
+        mode_mask: KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK,
+        ..Default::default()
+    };
+    ctx.file
+        .ioctl_plain(AMDKFD_IOC_RUNTIME_ENABLE, &mut re)
+        .unwrap();
+    let mut info = kfd_runtime_info::default();
+    let mut a = kfd_ioctl_dbg_trap_args {
+        pid: sim.os_pid(),
+        op: KFD_IOC_DBG_TRAP_ENABLE,
+        u: kfd_ioctl_dbg_trap_args_union {
+            enable: kfd_ioctl_dbg_trap_enable_args {
+                exception_mask: 0,
+                rinfo_ptr: &mut info as *mut _ as u64,
+                rinfo_size: std::mem::size_of::<kfd_runtime_info>() as u32,
+                dbg_fd: ctx.file.as_fd().as_raw_fd() as u32,
+            },
+        },
+    };
+    // SAFETY: `rinfo_ptr` points to a live `kfd_runtime_info` of
+    // `rinfo_size` bytes; `dbg_fd` is an open descriptor.
+    unsafe { ctx.file.ioctl(AMDKFD_IOC_DBG_TRAP, &mut a) }.unwrap();
+}
+
+/// Suspends (or resumes) one queue through the debugger interface.
+fn suspend(sim: &Sim, ctx: &Ctx, kfd_queue_id: u32, on: bool) {
+    use kfd_sys::kfd::*;
+    let mut ids = [kfd_queue_id];
+    let u = if on {
+        kfd_ioctl_dbg_trap_args_union {
+            suspend_queues: kfd_ioctl_dbg_trap_suspend_queues_args {
+                exception_mask: 0,
+                queue_array_ptr: ids.as_mut_ptr() as u64,
+                num_queues: 1,
+                grace_period: 0,
+            },
+        }
+    } else {
+        kfd_ioctl_dbg_trap_args_union {
+            resume_queues: kfd_ioctl_dbg_trap_resume_queues_args {
+                queue_array_ptr: ids.as_mut_ptr() as u64,
+                num_queues: 1,
+                pad: 0,
+            },
+        }
+    };
+    let mut a = kfd_ioctl_dbg_trap_args {
+        pid: sim.os_pid(),
+        op: if on {
+            KFD_IOC_DBG_TRAP_SUSPEND_QUEUES
+        } else {
+            KFD_IOC_DBG_TRAP_RESUME_QUEUES
+        },
+        u,
+    };
+    // SAFETY: `queue_array_ptr` points to one live u32 the kernel reads
+    // and writes.
+    let n = unsafe { ctx.file.ioctl(AMDKFD_IOC_DBG_TRAP, &mut a) }.unwrap();
+    assert_eq!(n, 1);
+}
+
+#[test]
+fn queue_info_reports_the_wave_state_of_a_suspended_queue() {
+    let sim = Sim::preset("mi210").unwrap();
+    let ctx = Ctx::primary(&sim);
+    sim.set_queue_buffer_validation(true);
+    enable_debugging(&sim, &ctx);
+    let qs = queues(&ctx);
+    let (req, bufs) = request(&ctx, ctx.gpu_node(), QueueKind::ComputeAql);
+    let q = qs.create(&req).unwrap();
+    // An active queue has no saved wave state: the kernel refuses and the
+    // C library returns ERROR.
+    assert_eq!(st(qs.info(&q).unwrap_err()), 1);
+    suspend(&sim, &ctx, q.kfd_queue_id(), true);
+    let info = qs.info(&q).unwrap();
+    let (area, sz) = q.cwsr().unwrap();
+    assert_eq!(info.save_area_header, area);
+    assert_eq!(info.user_context_save_area, area + sz.ctl_stack_size as u64);
+    assert_eq!(info.control_stack_top, area + sz.ctl_stack_size as u64);
+    assert_eq!(info.control_stack_used, 0);
+    assert_eq!(info.save_area_alloc_size, sz.ctx_save_restore_size as u64);
+    assert_eq!(info.num_cu_assigned, 128);
+    assert_ne!(info.cu_mask_info, 0);
+    suspend(&sim, &ctx, q.kfd_queue_id(), false);
+    qs.destroy(&q).unwrap();
+    free(&ctx, bufs);
+}
