@@ -2,13 +2,18 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
+use kfd_debug::Debug;
+use kfd_event::{Events, FmmMemory};
+use kfd_fmm::Fmm;
+use kfd_perf::Perf;
+use kfd_queue::Queues;
 use kfd_sys::kfd::{self, kfd_ioctl_create_process_args, kfd_ioctl_get_version_args};
 use kfd_sys::{DeviceFile, Driver};
 use kfd_topology::Topology;
 
-use crate::ContextError;
+use crate::{ContextError, ContextOptions};
 
 /// Whether a context is the process's primary context or a secondary one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,29 +47,48 @@ pub struct KfdVersion {
     pub minor: u32,
 }
 
-/// Options fixed when a context is opened.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ContextOptions {
-    /// Use the SVM API (`HSA_USE_SVM` != "0"); always off for secondaries.
-    pub svm_api: bool,
-}
-
-impl Default for ContextOptions {
-    fn default() -> Self {
-        ContextOptions { svm_api: true }
-    }
-}
-
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// The lazily created sub-contexts. Each takes the topology snapshot that
+/// was current when it was created.
+#[derive(Default)]
+struct Subs {
+    fmm: Option<Arc<Fmm>>,
+    memory: Option<Arc<FmmMemory>>,
+    events: Option<Arc<Events>>,
+    queues: Option<Arc<Queues>>,
+    debug: Option<Arc<Debug>>,
+    perf: Option<Arc<Perf>>,
+}
 
 pub(crate) struct Inner {
     id: ContextId,
     kind: ContextKind,
-    svm_api: bool,
+    options: ContextOptions,
     version: KfdVersion,
     owner_pid: u32,
     kfd: Arc<DeviceFile>,
     topology: RwLock<Option<Arc<Topology>>>,
+    subs: Mutex<Subs>,
+}
+
+impl Drop for Inner {
+    /// Tears the sub-contexts down in dependency order: queues (they use
+    /// events and buffers), events (the event page is a buffer), debug and
+    /// perf, then the memory manager; the descriptor closes last.
+    fn drop(&mut self) {
+        let subs = std::mem::take(self.subs.get_mut().unwrap_or_else(|e| e.into_inner()));
+        if let Some(q) = subs.queues {
+            q.teardown();
+        }
+        if let Some(e) = subs.events {
+            e.teardown();
+        }
+        drop(subs.debug);
+        drop(subs.perf);
+        drop(subs.memory);
+        drop(subs.fmm);
+    }
 }
 
 /// A KFD context: one `/dev/kfd` descriptor (hence one kernel process),
@@ -84,7 +108,7 @@ impl fmt::Debug for Context {
             .field("id", &self.inner.id)
             .field("kind", &self.inner.kind)
             .field("version", &self.inner.version)
-            .field("svm_api", &self.inner.svm_api)
+            .field("svm_api", &self.inner.options.svm_api)
             .finish_non_exhaustive()
     }
 }
@@ -123,15 +147,20 @@ impl Context {
                     errno,
                 })?;
         }
+        let options = match kind {
+            ContextKind::Primary => options,
+            ContextKind::Secondary => options.for_secondary(),
+        };
         Ok(Context {
             inner: Arc::new(Inner {
                 id: ContextId(NEXT_ID.fetch_add(1, Ordering::Relaxed)),
                 kind,
-                svm_api: kind == ContextKind::Primary && options.svm_api,
+                options,
                 version,
                 owner_pid: std::process::id(),
                 kfd: Arc::new(kfd),
                 topology: RwLock::new(None),
+                subs: Mutex::new(Subs::default()),
             }),
         })
     }
@@ -141,7 +170,16 @@ impl Context {
     /// are not reference counted; the context is torn down when the last
     /// handle to it is dropped (or [`Context::close`] is called).
     pub fn open_secondary(driver: Arc<dyn Driver>) -> Result<Context, ContextError> {
-        Context::open(driver, ContextKind::Secondary, ContextOptions::default())
+        Context::open_secondary_with(driver, ContextOptions::from_env())
+    }
+
+    /// [`Context::open_secondary`] with explicit options (the SVM API and
+    /// userptr-for-paged-memory are forced off for secondaries).
+    pub fn open_secondary_with(
+        driver: Arc<dyn Driver>,
+        options: ContextOptions,
+    ) -> Result<Context, ContextError> {
+        Context::open(driver, ContextKind::Secondary, options)
     }
 
     /// This context's identity.
@@ -161,7 +199,12 @@ impl Context {
 
     /// Whether the SVM API is used by this context.
     pub fn svm_api(&self) -> bool {
-        self.inner.svm_api
+        self.inner.options.svm_api
+    }
+
+    /// The options the context was opened with.
+    pub fn options(&self) -> &ContextOptions {
+        &self.inner.options
     }
 
     /// The KFD ioctl interface version.
@@ -227,6 +270,89 @@ impl Context {
             .unwrap_or_else(|e| e.into_inner())
             .clone()
             .ok_or(ContextError::NoSnapshot)
+    }
+
+    fn subs(&self) -> MutexGuard<'_, Subs> {
+        self.inner.subs.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn fmm_locked(&self, subs: &mut Subs) -> Result<(Arc<Fmm>, Arc<FmmMemory>), ContextError> {
+        if let (Some(f), Some(m)) = (&subs.fmm, &subs.memory) {
+            return Ok((f.clone(), m.clone()));
+        }
+        let topo = self.topology()?;
+        let fmm = Arc::new(Fmm::from_topology(
+            self.inner.kfd.clone(),
+            &topo,
+            self.inner.options.fmm.clone(),
+        )?);
+        let memory = Arc::new(FmmMemory::new(fmm.clone()));
+        subs.fmm = Some(fmm.clone());
+        subs.memory = Some(memory.clone());
+        Ok((fmm, memory))
+    }
+
+    /// The memory manager, created on first use from the topology snapshot
+    /// (apertures, ACQUIRE_VM on this context's own render nodes, ...).
+    pub fn fmm(&self) -> Result<Arc<Fmm>, ContextError> {
+        let mut subs = self.subs();
+        self.fmm_locked(&mut subs).map(|(f, _)| f)
+    }
+
+    /// The event sub-context, created on first use.
+    pub fn events(&self) -> Result<Arc<Events>, ContextError> {
+        let mut subs = self.subs();
+        if let Some(e) = &subs.events {
+            return Ok(e.clone());
+        }
+        let topo = self.topology()?;
+        let (_, memory) = self.fmm_locked(&mut subs)?;
+        let events = Arc::new(Events::new(self.inner.kfd.clone(), Some(topo), memory));
+        subs.events = Some(events.clone());
+        Ok(events)
+    }
+
+    /// The queue sub-context, created on first use.
+    pub fn queues(&self) -> Result<Arc<Queues>, ContextError> {
+        let mut subs = self.subs();
+        if let Some(q) = &subs.queues {
+            return Ok(q.clone());
+        }
+        let topo = self.topology()?;
+        let (_, memory) = self.fmm_locked(&mut subs)?;
+        let queues = Arc::new(Queues::new(self.inner.kfd.clone(), topo, memory));
+        subs.queues = Some(queues.clone());
+        Ok(queues)
+    }
+
+    /// The debug sub-context, created on first use. On a secondary context
+    /// every debug operation is refused with `NOT_SUPPORTED`.
+    pub fn debug(&self) -> Result<Arc<Debug>, ContextError> {
+        let mut subs = self.subs();
+        if let Some(d) = &subs.debug {
+            return Ok(d.clone());
+        }
+        let topo = self.topology()?;
+        let debug = Arc::new(Debug::from_topology(
+            self.inner.kfd.clone(),
+            self.is_primary(),
+            &topo,
+        ));
+        subs.debug = Some(debug.clone());
+        Ok(debug)
+    }
+
+    /// The perf sub-context (counters, SPM, PC sampling, clocks), created
+    /// on first use.
+    pub fn perf(&self) -> Result<Arc<Perf>, ContextError> {
+        let mut subs = self.subs();
+        if let Some(p) = &subs.perf {
+            return Ok(p.clone());
+        }
+        let topo = self.topology()?;
+        let perf = Arc::new(Perf::from_topology(self.inner.kfd.clone(), &topo));
+        subs.perf = Some(perf.clone());
+        Ok(perf)
     }
 
     /// Checks that an object created by context `owner` may be used here.

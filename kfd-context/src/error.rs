@@ -57,6 +57,21 @@ pub enum ContextError {
     /// A secondary context was asked for something only the primary does.
     #[error("not supported on a secondary context")]
     SecondaryContext,
+    /// The memory manager refused.
+    #[error(transparent)]
+    Fmm(#[from] kfd_fmm::FmmError),
+    /// The event sub-context refused.
+    #[error(transparent)]
+    Event(#[from] kfd_event::EventError),
+    /// The queue sub-context refused.
+    #[error(transparent)]
+    Queue(#[from] kfd_queue::QueueError),
+    /// The debug sub-context refused.
+    #[error(transparent)]
+    Debug(#[from] kfd_debug::Error),
+    /// The perf sub-context refused.
+    #[error(transparent)]
+    Perf(#[from] kfd_perf::Error),
 }
 
 impl ContextError {
@@ -75,6 +90,11 @@ impl ContextError {
                 HSAKMT_STATUS::HSAKMT_STATUS_NOT_SUPPORTED
             }
             ContextError::ForeignObject { .. } => HSAKMT_STATUS::HSAKMT_STATUS_INVALID_HANDLE,
+            ContextError::Fmm(e) => e.status(),
+            ContextError::Event(e) => e.status(),
+            ContextError::Queue(e) => e.status(),
+            ContextError::Debug(e) => e.status(),
+            ContextError::Perf(e) => e.status(),
         }
     }
 }

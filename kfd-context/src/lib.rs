@@ -24,7 +24,9 @@
 
 mod context;
 mod error;
+mod options;
 pub mod primary;
 
-pub use context::{Context, ContextId, ContextKind, ContextOptions, KfdVersion};
+pub use context::{Context, ContextId, ContextKind, KfdVersion};
 pub use error::ContextError;
+pub use options::{ContextOptions, EnvSource, ProcessEnv};

@@ -9,8 +9,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use kfd_sys::{Driver, NixDriver};
 
-use crate::context::{Context, ContextKind, ContextOptions};
+use crate::context::{Context, ContextKind};
 use crate::ContextError;
+use crate::ContextOptions;
 
 /// Whether [`open`] created the primary context or referenced it again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,7 +66,7 @@ pub fn set_driver(driver: Arc<dyn Driver>) -> Result<(), ContextError> {
 
 /// Opens the primary context, or references it again if it is open.
 pub fn open() -> Result<(Context, Opened), ContextError> {
-    open_with(ContextOptions::default())
+    open_with(ContextOptions::from_env())
 }
 
 /// [`open`] with explicit options (used only when this open creates it).

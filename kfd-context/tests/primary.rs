@@ -1,0 +1,127 @@
+//! The process-wide primary context. These tests share one global slot,
+//! so they run serialized.
+
+use std::sync::Arc;
+
+use kfd_context::{primary, primary::Opened, Context, ContextError, ContextKind};
+use kfd_sim::Sim;
+use serial_test::serial;
+
+fn with_sim(preset: &str) -> Sim {
+    let sim = Sim::preset(preset).unwrap();
+    primary::set_driver(Arc::new(sim.clone())).unwrap();
+    sim
+}
+
+#[test]
+#[serial]
+fn refcounted_open_close() {
+    let sim = with_sim("mi210");
+    assert!(matches!(primary::close(), Err(ContextError::NotOpen)));
+    let (a, first) = primary::open().unwrap();
+    let (b, again) = primary::open().unwrap();
+    assert_eq!((first, again), (Opened::First, Opened::Again));
+    assert!(Context::same(&a, &b));
+    assert_eq!(a.kind(), ContextKind::Primary);
+    assert_eq!(primary::open_count(), 2);
+    // The driver cannot change while the primary is open.
+    assert!(matches!(
+        primary::set_driver(Arc::new(sim.clone())),
+        Err(ContextError::AlreadyOpen)
+    ));
+    drop((a, b));
+    primary::close().unwrap();
+    assert!(primary::get().is_ok(), "one reference left");
+    primary::close().unwrap();
+    assert!(matches!(primary::get(), Err(ContextError::NotOpen)));
+    assert_eq!(primary::close().unwrap_err().status().0, 20);
+    assert!(sim.live_objects().is_empty());
+}
+
+#[test]
+#[serial]
+fn concurrent_open_close_keeps_count_consistent() {
+    let sim = with_sim("mi210");
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            std::thread::spawn(|| {
+                for _ in 0..20 {
+                    let (_ctx, _) = primary::open().unwrap();
+                    primary::close().unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(primary::open_count(), 0);
+    assert!(sim.live_objects().is_empty());
+}
+
+#[test]
+#[serial]
+fn primary_and_secondaries_are_isolated_and_torn_down() {
+    let sim = with_sim("mi300x");
+    let (host, _) = primary::open().unwrap();
+    host.acquire_system_properties().unwrap();
+    let tenant = Context::open_secondary(Arc::new(sim.clone())).unwrap();
+    let topo = tenant.acquire_system_properties().unwrap();
+    let gpu = topo.gpu_nodes().next().unwrap().id;
+
+    // Memory: each context has its own address space bookkeeping.
+    let flags = kfd_fmm::MemFlags::NON_PAGED | kfd_fmm::MemFlags::HOST_ACCESS;
+    let tb = tenant
+        .fmm()
+        .unwrap()
+        .alloc_buffer(gpu, 1 << 20, 0, flags)
+        .unwrap();
+    tb.map().unwrap();
+    assert!(host.fmm().unwrap().pointer_info(tb.addr()).is_err());
+
+    // Events and queues come up lazily and go away with the context.
+    let events = tenant.events().unwrap();
+    let ev = events
+        .create(
+            &kfd_event::EventDescriptor::new(kfd_event::EventType::Signal),
+            false,
+            false,
+        )
+        .unwrap();
+    events.set(&ev).unwrap();
+    assert_eq!(
+        events.wait_one(&ev, 0).unwrap(),
+        kfd_event::WaitOutcome::Signaled
+    );
+    let ring = tenant
+        .fmm()
+        .unwrap()
+        .alloc_buffer(gpu, 64 << 10, 0, kfd_fmm::MemFlags::HOST_ACCESS)
+        .unwrap();
+    ring.map().unwrap();
+    let queues = tenant.queues().unwrap();
+    let q = queues
+        .create(&kfd_queue::QueueRequest::new(
+            gpu,
+            kfd_queue::QueueKind::ComputeAql,
+            ring.addr(),
+            ring.size(),
+        ))
+        .unwrap();
+    // The primary's queue sub-context does not know the tenant's queue.
+    assert!(host.queues().unwrap().check(&q).is_err());
+    let before = sim.live_objects();
+    assert!(before.processes.len() >= 2);
+
+    drop((ev, q, events, queues, ring, tb));
+    tenant.close();
+    assert_eq!(
+        sim.live_objects().processes.len(),
+        1,
+        "only the primary is left"
+    );
+    drop(host);
+    primary::close().unwrap();
+    let live = sim.live_objects();
+    assert!(live.is_empty(), "{live:?}");
+}
