@@ -129,6 +129,9 @@ struct PageState {
     /// A buffer allocated for the page that the kernel has not accepted
     /// yet (its CREATE_EVENT failed): offered again on the next create.
     pending: Option<(u64, u64)>,
+    /// The memory manager could not provide a page buffer once; the
+    /// kernel's page is used from then on.
+    no_buffer: bool,
 }
 
 /// State shared by an [`Events`] and the weak owner links of its events.
@@ -252,9 +255,10 @@ impl Events {
         };
         let mut page = lock(&sh.page);
         let mut offered = None;
-        if self.is_dgpu() && page.page.is_none() {
+        if self.is_dgpu() && page.page.is_none() && !page.no_buffer {
             if page.pending.is_none() {
                 page.pending = self.alloc_page_buffer()?;
+                page.no_buffer = page.pending.is_none();
             }
             if let Some((addr, handle)) = page.pending {
                 args.event_page_offset = handle;
