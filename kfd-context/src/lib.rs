@@ -30,3 +30,7 @@ pub mod primary;
 pub use context::{Context, ContextId, ContextKind, KfdVersion};
 pub use error::ContextError;
 pub use options::{ContextOptions, EnvSource, ProcessEnv};
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
