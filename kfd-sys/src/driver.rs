@@ -10,7 +10,7 @@ use crate::Errno;
 pub const KFD_DEVICE_PATH: &str = "/dev/kfd";
 
 /// Path of the KFD topology tree, relative to the driver's root.
-pub const KFD_TOPOLOGY_PATH: &str = "sys/devices/virtual/kfd/kfd/topology";
+pub const KFD_TOPOLOGY_PATH: &str = crate::sysfs::TOPOLOGY_DIR;
 
 /// The first DRM render-node minor number (`/dev/dri/renderD128`).
 pub const DRM_RENDER_MINOR_BASE: u32 = 128;
@@ -176,6 +176,9 @@ mod tests {
         // SAFETY: `arg` is valid for the 8 bytes the request encodes.
         let r = unsafe { d.ioctl(fd, 0x8008_4b01, arg.as_mut_ptr().cast()) };
         assert_eq!(r.unwrap_err(), Errno::ENOTTY);
-        assert_eq!(d.topology_path(), Path::new("/sys/devices/virtual/kfd/kfd/topology"));
+        assert_eq!(
+            d.topology_path(),
+            Path::new("/sys/devices/virtual/kfd/kfd/topology")
+        );
     }
 }

@@ -880,3 +880,114 @@ pub const AMDGPU_FAMILY_GC_10_3_7: u32 = 151;
 pub const AMDGPU_FAMILY_GC_12_0_0: u32 = 152;
 /// `AMDGPU_FAMILY_GC_11_5_4` (pinned, 2025 kernels).
 pub const AMDGPU_FAMILY_GC_11_5_4: u32 = 154;
+
+// ---------------------------------------------------------------------------
+// Queries
+// ---------------------------------------------------------------------------
+
+/// `AMDGPU_INFO_DEV_INFO` on a render node: the device information libdrm's
+/// `amdgpu_device_initialize` reads (PCI device id and revision, family,
+/// `ids_flags`, clocks, CU counts, ...).
+///
+/// The answer buffer is a whole [`drm_amdgpu_info_device`]; the kernel
+/// copies `min(return_size, its size)` bytes, so an older kernel leaves the
+/// fields it does not know zero. Needs a render-node [`DeviceFile`]
+/// (`/dev/kfd` answers `ENOTTY`); any errno of the ioctl is returned as is.
+///
+/// [`DeviceFile`]: crate::DeviceFile
+pub fn query_device_info(file: &crate::DeviceFile) -> Result<drm_amdgpu_info_device, crate::Errno> {
+    let mut dev = drm_amdgpu_info_device::default();
+    let mut req = drm_amdgpu_info {
+        return_pointer: std::ptr::addr_of_mut!(dev) as u64,
+        return_size: std::mem::size_of::<drm_amdgpu_info_device>() as u32,
+        query: AMDGPU_INFO_DEV_INFO,
+        u: drm_amdgpu_info_union::default(),
+    };
+    // SAFETY: `return_pointer` is the address of `dev`, a live, writable
+    // `drm_amdgpu_info_device` of exactly `return_size` bytes that outlives
+    // the call; the kernel writes at most `return_size` bytes there, and
+    // every bit pattern is a valid value of that all-integer struct.
+    unsafe { file.ioctl(DRM_IOCTL_AMDGPU_INFO, &mut req)? };
+    Ok(dev)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{DeviceFile, Driver, Errno, NixDriver};
+    use std::os::fd::{BorrowedFd, OwnedFd};
+    use std::path::Path;
+    use std::sync::Arc;
+
+    /// Answers `AMDGPU_INFO_DEV_INFO` like the kernel: copies at most
+    /// `return_size` bytes of a device record to `return_pointer`.
+    #[derive(Debug)]
+    struct DevInfoDriver;
+
+    impl Driver for DevInfoDriver {
+        fn open_kfd(&self) -> Result<OwnedFd, Errno> {
+            Err(Errno::ENOENT)
+        }
+
+        fn open_render_node(&self, _minor: u32) -> Result<OwnedFd, Errno> {
+            Ok(OwnedFd::from(
+                std::fs::File::open("/dev/null").map_err(|_| Errno::EIO)?,
+            ))
+        }
+
+        unsafe fn ioctl(
+            &self,
+            _fd: BorrowedFd<'_>,
+            request: libc::c_ulong,
+            arg: *mut libc::c_void,
+        ) -> Result<i32, Errno> {
+            if request != libc::c_ulong::from(DRM_IOCTL_AMDGPU_INFO.request()) {
+                return Err(Errno::ENOTTY);
+            }
+            // SAFETY: the request says `arg` is a `drm_amdgpu_info`.
+            let q = unsafe { &*(arg as *const drm_amdgpu_info) };
+            if q.query != AMDGPU_INFO_DEV_INFO {
+                return Err(Errno::EINVAL);
+            }
+            let answer = drm_amdgpu_info_device {
+                device_id: 0x740f,
+                pci_rev: 0x02,
+                family: AMDGPU_FAMILY_AI,
+                ..Default::default()
+            };
+            let n = (q.return_size as usize).min(std::mem::size_of_val(&answer));
+            // SAFETY: the caller guarantees `return_pointer` is writable for
+            // `return_size` bytes; `n` is at most that.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    std::ptr::addr_of!(answer).cast::<u8>(),
+                    q.return_pointer as *mut u8,
+                    n,
+                )
+            };
+            Ok(0)
+        }
+
+        fn root(&self) -> &Path {
+            Path::new("/")
+        }
+    }
+
+    #[test]
+    fn device_info_is_read_into_a_whole_record() {
+        let f = DeviceFile::open_render_node(Arc::new(DevInfoDriver), 128).unwrap();
+        let info = query_device_info(&f).unwrap();
+        assert_eq!((info.device_id, info.pci_rev), (0x740f, 0x02));
+        assert_eq!(info.family, AMDGPU_FAMILY_AI);
+        assert_eq!(info.tcc_disabled_mask, 0);
+    }
+
+    #[test]
+    fn device_info_errno_is_returned() {
+        // /dev/null stands in for a render node: the real kernel answers
+        // ENOTTY.
+        let d: Arc<dyn Driver> = Arc::new(NixDriver::with_paths("/", "/dev/null"));
+        let f = DeviceFile::open_kfd(d).unwrap();
+        assert_eq!(query_device_info(&f).unwrap_err(), Errno::ENOTTY);
+    }
+}

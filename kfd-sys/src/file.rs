@@ -126,7 +126,8 @@ mod tests {
         assert_eq!(f.kind(), DeviceKind::Kfd);
         let mut v = crate::kfd::kfd_ioctl_get_version_args::default();
         assert_eq!(
-            f.ioctl_plain(crate::kfd::AMDKFD_IOC_GET_VERSION, &mut v).unwrap_err(),
+            f.ioctl_plain(crate::kfd::AMDKFD_IOC_GET_VERSION, &mut v)
+                .unwrap_err(),
             Errno::ENOTTY
         );
     }

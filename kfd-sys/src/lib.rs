@@ -6,7 +6,8 @@
 //!   constants ([`ioctl::Ioctl`]), flags, enums and mmap offset encodings;
 //! - [`hsakmt`]: the C types of `hsakmttypes.h` in two ABI generations
 //!   (`rocm_5_2` and `current`) plus `HSAKMT_STATUS`;
-//! - [`drm`]: the amdgpu DRM uapi subset used on render nodes;
+//! - [`drm`]: the amdgpu DRM uapi subset used on render nodes, and
+//!   [`drm::query_device_info`] (`AMDGPU_INFO_DEV_INFO`);
 //! - [`sysfs`]: property names of the KFD topology tree;
 //! - the [`Driver`] boundary (open `/dev/kfd` and render nodes, issue
 //!   ioctls, read sysfs below a root), with [`NixDriver`] for the real
