@@ -165,7 +165,7 @@ impl Sim {
             FileEntry::Kfd(k) => m.kfd_ioctl(&k, self.pid, request, arg as u64),
             FileEntry::Render(r) => match &r.drm {
                 Some(d) => {
-                    let gem = crate::kernel::ModelGem { m, dev: r.dev };
+                    let gem = crate::kernel::ModelGem { m, render: &r };
                     // SAFETY: forwarded contract of this function.
                     unsafe { d.ioctl(&m.topology, &gem, request, arg) }
                 }

@@ -230,12 +230,21 @@ fn bo_contents_visible_through_mappings() {
     let p = Proc::open(&sim);
     let g = p.gpu();
     let len = 2 << 20;
-    // The mi210 preset reports a small BAR (heap_type 1): host-visible
-    // VRAM is refused like the kernel does; mi300x has a large BAR.
+    // The navi31 preset reports a small BAR (heap_type 1): host-visible
+    // VRAM is refused like the kernel does; mi210 and mi300x have a large
+    // BAR.
+    let small = Sim::preset("navi31").unwrap();
+    let n = Proc::open(&small);
     assert_eq!(
-        p.alloc(g, 0x4000_0000, 4096, VRAM | KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC),
+        n.alloc(
+            n.gpu(),
+            0x4000_0000,
+            4096,
+            VRAM | KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC
+        ),
         Err(Errno::EINVAL)
     );
+    n.close();
     let big = Sim::preset("mi300x").unwrap();
     let q = Proc::open(&big);
     let (hq, _) = q

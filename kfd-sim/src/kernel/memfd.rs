@@ -78,6 +78,59 @@ impl Memfd {
         Ok(unsafe { OwnedFd::from_raw_fd(r) })
     }
 
+    /// Takes a new descriptor of `fd` (a memfd the model did not create,
+    /// named `name`) as a model file.
+    pub fn adopt(fd: RawFd, name: &str) -> Option<Memfd> {
+        // SAFETY: F_DUPFD_CLOEXEC on a caller's descriptor; a bad one gives
+        // EBADF.
+        let r = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
+        if r < 0 {
+            return None;
+        }
+        // SAFETY: fresh descriptor we own.
+        let own = unsafe { OwnedFd::from_raw_fd(r) };
+        let id = file_id(own.as_raw_fd()).ok()?;
+        Some(Memfd {
+            fd: own,
+            name: name.to_string(),
+            id,
+        })
+    }
+
+    /// The file size (raw fstat).
+    pub fn size(&self) -> Result<u64, Errno> {
+        // SAFETY: an all-zero `stat` is a valid value to be overwritten.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: raw fstat writes one `struct stat` into `st`.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_fstat,
+                self.fd.as_raw_fd(),
+                &mut st as *mut libc::stat,
+            )
+        };
+        if r < 0 {
+            return Err(last_errno());
+        }
+        Ok(st.st_size as u64)
+    }
+
+    /// A new descriptor of the same open file, close-on-exec or not.
+    pub fn dup_flags(&self, cloexec: bool) -> Result<OwnedFd, Errno> {
+        let cmd = if cloexec {
+            libc::F_DUPFD_CLOEXEC
+        } else {
+            libc::F_DUPFD
+        };
+        // SAFETY: F_DUPFD(_CLOEXEC) on our live descriptor.
+        let r = unsafe { libc::fcntl(self.fd.as_raw_fd(), cmd, 3) };
+        if r < 0 {
+            return Err(last_errno());
+        }
+        // SAFETY: fresh descriptor.
+        Ok(unsafe { OwnedFd::from_raw_fd(r) })
+    }
+
     /// Writes `data` at `offset`.
     pub fn pwrite(&self, offset: u64, data: &[u8]) -> Result<(), Errno> {
         let mut done = 0usize;
@@ -240,4 +293,225 @@ pub(crate) fn descriptors_with_link(link: &str, exclude: &[RawFd]) -> Vec<RawFd>
         }
     }
     out
+}
+
+/// Opens `path` with a raw syscall (in LD_PRELOAD mode libc's open is
+/// interposed).
+fn raw_open(path: &str, flags: libc::c_int) -> Result<OwnedFd, Errno> {
+    let c = CString::new(path).map_err(|_| Errno::EINVAL)?;
+    // SAFETY: raw openat with a NUL-terminated path; returns a descriptor
+    // we own or a negative error.
+    let r = unsafe { libc::syscall(libc::SYS_openat, libc::AT_FDCWD, c.as_ptr(), flags) };
+    if r < 0 {
+        return Err(last_errno());
+    }
+    // SAFETY: fresh descriptor we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(r as RawFd) })
+}
+
+/// The whole contents of a /proc file (raw syscalls).
+fn read_proc(path: &str) -> Result<Vec<u8>, Errno> {
+    let f = raw_open(path, libc::O_RDONLY | libc::O_CLOEXEC)?;
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        // SAFETY: read writes at most buf.len() bytes into buf.
+        let n =
+            unsafe { libc::syscall(libc::SYS_read, f.as_raw_fd(), buf.as_mut_ptr(), buf.len()) };
+        if n < 0 {
+            return Err(last_errno());
+        }
+        if n == 0 {
+            return Ok(out);
+        }
+        out.extend_from_slice(&buf[..n as usize]);
+    }
+}
+
+/// The `/proc/self/fd/<fd>` link text of a descriptor.
+pub(crate) fn fd_link(fd: RawFd) -> Option<String> {
+    let path = CString::new(format!("/proc/self/fd/{fd}")).ok()?;
+    let mut target = [0u8; 512];
+    // SAFETY: readlinkat writes at most target.len() bytes into `target`;
+    // the path is NUL-terminated.
+    let len = unsafe {
+        libc::syscall(
+            libc::SYS_readlinkat,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            target.as_mut_ptr(),
+            target.len(),
+        )
+    };
+    if len <= 0 {
+        return None;
+    }
+    String::from_utf8(target[..len as usize].to_vec()).ok()
+}
+
+/// Copies the data extents of `src[off, off+len)` to `dst[0, len)`; holes
+/// are skipped, so sparse buffers stay sparse.
+pub(crate) fn copy_data(src: &Memfd, off: u64, dst: &Memfd, len: u64) -> Result<(), Errno> {
+    // A separate open file description: seeking must not move the file
+    // position of the user's descriptors.
+    let f = raw_open(
+        &format!("/proc/self/fd/{}", src.fd.as_raw_fd()),
+        libc::O_RDONLY | libc::O_CLOEXEC,
+    )?;
+    let end = off + len;
+    let mut pos = off;
+    let mut buf = vec![0u8; 1 << 20];
+    while pos < end {
+        // SAFETY: lseek on our own descriptor; no memory effects.
+        let data = unsafe { libc::lseek(f.as_raw_fd(), pos as libc::off_t, libc::SEEK_DATA) };
+        if data < 0 {
+            let e = last_errno();
+            if e.0 == libc::ENXIO {
+                break;
+            }
+            return Err(e);
+        }
+        let data = data as u64;
+        if data >= end {
+            break;
+        }
+        // SAFETY: as above.
+        let hole = unsafe { libc::lseek(f.as_raw_fd(), data as libc::off_t, libc::SEEK_HOLE) };
+        let hole = if hole < 0 {
+            end
+        } else {
+            (hole as u64).min(end)
+        };
+        let mut at = data;
+        while at < hole {
+            let n = ((hole - at) as usize).min(buf.len());
+            src.pread(at, &mut buf[..n])?;
+            dst.pwrite(at - off, &buf[..n])?;
+            at += n as u64;
+        }
+        pos = hole;
+    }
+    Ok(())
+}
+
+/// One shared mapping of a memfd range found in `/proc/self/maps`.
+#[derive(Debug)]
+struct Hit {
+    vma_start: u64,
+    addr: u64,
+    len: u64,
+    dst_off: u64,
+    prot: libc::c_int,
+}
+
+/// Re-points every shared CPU mapping of `src[off, off+len)` in this OS
+/// process at the same bytes of `dst` (offset 0 = `off`), keeping the
+/// protection and `MADV_DONTFORK`. Private mappings are left alone.
+///
+/// A write through an old mapping that races with the move may be lost.
+pub(crate) fn remap_shared(src: &Memfd, off: u64, len: u64, dst: &Memfd) -> Result<(), Errno> {
+    let maps = read_proc("/proc/self/maps")?;
+    let maps = String::from_utf8_lossy(&maps);
+    let want = src.link_text();
+    let mut hits = Vec::new();
+    for line in maps.lines() {
+        let mut it = line.splitn(6, ' ');
+        let (Some(range), Some(perms), Some(foff), Some(_dev), Some(ino)) =
+            (it.next(), it.next(), it.next(), it.next(), it.next())
+        else {
+            continue;
+        };
+        let path = it.next().unwrap_or("").trim_start();
+        if path != want || ino.parse::<u64>().ok() != Some(src.id.ino) {
+            continue;
+        }
+        let p = perms.as_bytes();
+        if p.len() < 4 || p[3] != b's' {
+            continue;
+        }
+        let Some((a, b)) = range.split_once('-') else {
+            continue;
+        };
+        let (Ok(a), Ok(b), Ok(fo)) = (
+            u64::from_str_radix(a, 16),
+            u64::from_str_radix(b, 16),
+            u64::from_str_radix(foff, 16),
+        ) else {
+            continue;
+        };
+        let lo = fo.max(off);
+        let hi = (fo + (b - a)).min(off + len);
+        if lo >= hi {
+            continue;
+        }
+        let mut prot = 0;
+        if p[0] == b'r' {
+            prot |= libc::PROT_READ;
+        }
+        if p[1] == b'w' {
+            prot |= libc::PROT_WRITE;
+        }
+        if p[2] == b'x' {
+            prot |= libc::PROT_EXEC;
+        }
+        hits.push(Hit {
+            vma_start: a,
+            addr: a + (lo - fo),
+            len: hi - lo,
+            dst_off: lo - off,
+            prot,
+        });
+    }
+    if hits.is_empty() {
+        return Ok(());
+    }
+    // VMAs marked "dc" (MADV_DONTFORK) in smaps.
+    let mut dontfork = std::collections::BTreeSet::new();
+    if let Ok(smaps) = read_proc("/proc/self/smaps") {
+        let smaps = String::from_utf8_lossy(&smaps);
+        let mut cur = None;
+        for line in smaps.lines() {
+            if let Some(flags) = line.strip_prefix("VmFlags:") {
+                if flags.split_whitespace().any(|f| f == "dc") {
+                    if let Some(c) = cur {
+                        dontfork.insert(c);
+                    }
+                }
+            } else if let Some((a, _)) = line.split(' ').next().and_then(|r| r.split_once('-')) {
+                if let Ok(a) = u64::from_str_radix(a, 16) {
+                    cur = Some(a);
+                }
+            }
+        }
+    }
+    for h in hits {
+        // SAFETY: MAP_FIXED over a range that is, right now, a shared
+        // mapping of the same buffer bytes; the new mapping shows the same
+        // contents (just copied), so memory the caller owns keeps its
+        // meaning. No Rust reference into it is held by the model.
+        let r = unsafe {
+            libc::mmap(
+                h.addr as usize as *mut libc::c_void,
+                h.len as usize,
+                h.prot,
+                libc::MAP_SHARED | libc::MAP_FIXED,
+                dst.fd.as_raw_fd(),
+                h.dst_off as libc::off_t,
+            )
+        };
+        if r == libc::MAP_FAILED {
+            return Err(last_errno());
+        }
+        if dontfork.contains(&h.vma_start) {
+            // SAFETY: madvise on the mapping just made; no memory effects.
+            unsafe {
+                libc::madvise(
+                    h.addr as usize as *mut libc::c_void,
+                    h.len as usize,
+                    libc::MADV_DONTFORK,
+                )
+            };
+        }
+    }
+    Ok(())
 }

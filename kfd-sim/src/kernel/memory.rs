@@ -31,25 +31,42 @@ pub(crate) fn handle_idr(h: u64) -> u32 {
     h as u32
 }
 
-/// A first-fit allocator of mmap offsets in a render memfd.
+/// An allocator of mmap offsets in a render memfd: best fit over free
+/// extents indexed by size, O(log n) per call.
 #[derive(Debug)]
 pub(crate) struct Extents {
+    /// start → length.
     free: BTreeMap<u64, u64>,
+    /// (length, start) of every free extent.
+    by_size: BTreeSet<(u64, u64)>,
 }
 
 impl Extents {
     pub fn new(size: u64) -> Extents {
-        let mut free = BTreeMap::new();
-        free.insert(0, size);
-        Extents { free }
+        let mut e = Extents {
+            free: BTreeMap::new(),
+            by_size: BTreeSet::new(),
+        };
+        e.add(0, size);
+        e
+    }
+
+    fn add(&mut self, start: u64, len: u64) {
+        self.free.insert(start, len);
+        self.by_size.insert((len, start));
+    }
+
+    fn take(&mut self, start: u64, len: u64) {
+        self.free.remove(&start);
+        self.by_size.remove(&(len, start));
     }
 
     pub fn alloc(&mut self, size: u64) -> Option<u64> {
         let size = align_up(size, PAGE);
-        let (&start, &len) = self.free.iter().find(|(_, &len)| len >= size)?;
-        self.free.remove(&start);
+        let &(len, start) = self.by_size.range((size, 0)..).next()?;
+        self.take(start, len);
         if len > size {
-            self.free.insert(start + size, len - size);
+            self.add(start + size, len - size);
         }
         Some(start)
     }
@@ -60,39 +77,110 @@ impl Extents {
         let mut len = size;
         if let Some((&ps, &pl)) = self.free.range(..start).next_back() {
             if ps + pl == start {
-                self.free.remove(&ps);
+                self.take(ps, pl);
                 start = ps;
                 len += pl;
             }
         }
         if let Some(&nl) = self.free.get(&(start + len)) {
-            self.free.remove(&(start + len));
+            self.take(start + len, nl);
             len += nl;
         }
-        self.free.insert(start, len);
+        self.add(start, len);
     }
 }
 
-/// The pages of a VRAM/GTT buffer: a region of a render memfd. Shared by
-/// the allocating BO, dma-bufs exported from it and BOs imported from
-/// those; freed when the last one goes away.
+/// One GPU VA mapping in a VM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct VaEntry {
+    /// End address (exclusive).
+    pub end: u64,
+    /// Device index of the pdd owning the BO.
+    pub owner: usize,
+    /// idr handle of the BO.
+    pub idr: u32,
+    /// The BO is a userptr BO.
+    pub userptr: bool,
+}
+
+/// The mappings of one GPU VM (`vm->va`), keyed by start address. Entries
+/// never overlap (MAP refuses conflicts), so lookups are O(log n).
+#[derive(Debug, Default)]
+pub(crate) struct VaIndex {
+    map: BTreeMap<u64, VaEntry>,
+}
+
+impl VaIndex {
+    /// A mapping other than `(owner, idr)` intersecting `[start, end)`.
+    pub fn conflict(&self, start: u64, end: u64, owner: usize, idr: u32) -> bool {
+        self.map
+            .range(..end)
+            .rev()
+            .take_while(|(_, e)| e.end > start)
+            .any(|(_, e)| (e.owner, e.idr) != (owner, idr))
+    }
+
+    /// Mappings intersecting `[start, end)`.
+    pub fn intersecting(&self, start: u64, end: u64) -> impl Iterator<Item = (u64, &VaEntry)> {
+        self.map
+            .range(..end)
+            .rev()
+            .take_while(move |(_, e)| e.end > start)
+            .map(|(s, e)| (*s, e))
+    }
+
+    /// The mapping containing `addr`, as (start, size).
+    pub fn covering(&self, addr: u64) -> Option<(u64, u64)> {
+        let (s, e) = self.map.range(..=addr).next_back()?;
+        (e.end > addr).then_some((*s, e.end - *s))
+    }
+
+    pub fn insert(&mut self, start: u64, e: VaEntry) {
+        self.map.insert(start, e);
+    }
+
+    /// Removes the mapping of `(owner, idr)` at `start`.
+    pub fn remove(&mut self, start: u64, owner: usize, idr: u32) {
+        if self
+            .map
+            .get(&start)
+            .is_some_and(|e| (e.owner, e.idr) == (owner, idr))
+        {
+            self.map.remove(&start);
+        }
+    }
+}
+
+/// The pages of a VRAM/GTT buffer. Shared by the allocating BO, dma-bufs
+/// exported from it and BOs imported from those; freed when the last one
+/// goes away.
+///
+/// The pages start out as a region of the allocating render memfd (what
+/// `mmap(render_fd, mmap_offset)` shows). The first dma-buf export moves
+/// them into a memfd of their own, which is the dma-buf (so `mmap` of the
+/// dma-buf shows the buffer at offset 0, in any process the descriptor is
+/// passed to); existing shared CPU mappings of the render region are
+/// re-pointed at it (see [`BoStorage::dmabuf_memfd`]).
 #[derive(Debug)]
 pub(crate) struct BoStorage {
-    pub render: Arc<RenderFile>,
-    pub offset: u64,
+    /// Render file and offset the pages were allocated at (`None` for a
+    /// dma-buf that came from another simulated machine).
+    home: Option<(Arc<RenderFile>, u64)>,
     pub size: u64,
     pub gpu_id: u32,
     pub flags: u32,
     vram_charge: u64,
     vram_used: Option<Arc<Mutex<u64>>>,
+    /// The dma-buf memfd, once exported (then the authoritative pages).
+    own: Mutex<Option<Arc<Memfd>>>,
 }
 
 impl Drop for BoStorage {
     fn drop(&mut self) {
-        self.render
-            .memfd
-            .punch_hole(self.offset, align_up(self.size, PAGE));
-        lock(&self.render.extents).free(self.offset, self.size);
+        if let Some((render, offset)) = &self.home {
+            render.memfd.punch_hole(*offset, align_up(self.size, PAGE));
+            lock(&render.extents).free(*offset, self.size);
+        }
         if let Some(v) = &self.vram_used {
             let mut u = lock(v);
             *u = u.saturating_sub(self.vram_charge);
@@ -100,16 +188,52 @@ impl Drop for BoStorage {
     }
 }
 
+/// Prefix of dma-buf memfd names: `kfd-sim:dmabuf:g<gpu_id>:f<flags hex>:<n>`.
+const DMABUF_TAG: &str = "dmabuf";
+
 impl BoStorage {
     /// Reads bytes of the buffer.
     #[allow(dead_code)]
     pub fn read(&self, off: u64, buf: &mut [u8]) -> Result<(), Errno> {
-        self.render.memfd.pread(self.offset + off, buf)
+        let own = lock(&self.own);
+        match (&*own, &self.home) {
+            (Some(m), _) => m.pread(off, buf),
+            (None, Some((r, base))) => r.memfd.pread(base + off, buf),
+            (None, None) => Err(Errno::EINVAL),
+        }
     }
 
     /// Writes bytes of the buffer.
     pub fn write(&self, off: u64, data: &[u8]) -> Result<(), Errno> {
-        self.render.memfd.pwrite(self.offset + off, data)
+        let own = lock(&self.own);
+        match (&*own, &self.home) {
+            (Some(m), _) => m.pwrite(off, data),
+            (None, Some((r, base))) => r.memfd.pwrite(base + off, data),
+            (None, None) => Err(Errno::EINVAL),
+        }
+    }
+
+    /// The memfd that is this buffer's dma-buf, made on first use: the
+    /// pages are copied out of the render memfd (data extents only), every
+    /// shared CPU mapping of them in this OS process is replaced by the same
+    /// range of the new memfd, and the render region is released (its
+    /// offset stays reserved until the buffer is freed).
+    pub fn dmabuf_memfd(&self) -> Result<Arc<Memfd>, Errno> {
+        let mut own = lock(&self.own);
+        if let Some(m) = &*own {
+            return Ok(m.clone());
+        }
+        let Some((render, base)) = &self.home else {
+            return Err(Errno::EINVAL);
+        };
+        let len = align_up(self.size, PAGE);
+        let tag = format!("{DMABUF_TAG}:g{}:f{:x}", self.gpu_id, self.flags);
+        let m = Arc::new(Memfd::create(&tag, len)?);
+        super::memfd::copy_data(&render.memfd, *base, &m, len)?;
+        super::memfd::remap_shared(&render.memfd, *base, len, &m)?;
+        render.memfd.punch_hole(*base, len);
+        *own = Some(m.clone());
+        Ok(m)
     }
 }
 
@@ -136,27 +260,15 @@ impl Bo {
     }
 }
 
-/// A dma-buf file exported from a BO.
+/// A dma-buf file: the buffer's own memfd (see [`BoStorage`]).
 #[derive(Debug)]
 pub(crate) struct DmaBufFile {
-    pub memfd: Memfd,
+    pub memfd: Arc<Memfd>,
     pub storage: Arc<BoStorage>,
 }
 
 fn find_pdd(st: &mut ProcState, gpu_id: u32) -> Option<&mut Pdd> {
     st.pdds.iter_mut().find(|p| p.gpu_id == gpu_id)
-}
-
-fn lowest_free_handle(pdd: &Pdd) -> u32 {
-    let mut h = 0u32;
-    for k in pdd.bos.keys() {
-        if *k == h {
-            h += 1;
-        } else if *k > h {
-            break;
-        }
-    }
-    h
 }
 
 /// Doorbell page offset of device `dev` in a kfd memfd.
@@ -264,13 +376,13 @@ pub(crate) fn alloc(c: &Ctx, buf: &mut [u8]) -> R {
             return Err(Errno::ENOMEM);
         };
         bo.storage = Some(Arc::new(BoStorage {
-            render,
-            offset,
+            home: Some((render, offset)),
             size: a.size,
             gpu_id: dev.gpu_id,
             flags,
             vram_charge: charge,
             vram_used,
+            own: Mutex::new(None),
         }));
         bo.mmap_offset = offset;
         if vram {
@@ -304,9 +416,8 @@ pub(crate) fn alloc(c: &Ctx, buf: &mut [u8]) -> R {
         return Err(Errno::EINVAL);
     }
     pdd.vram_usage += bo.vram_charge;
-    let idr = lowest_free_handle(pdd);
     a.mmap_offset = bo.mmap_offset;
-    pdd.bos.insert(idr, bo);
+    let idr = pdd.bos.insert(bo);
     a.handle = make_handle(a.gpu_id, idr);
     a.to_buf(buf);
     Ok(0)
@@ -328,7 +439,7 @@ pub(crate) fn free(c: &Ctx, buf: &mut [u8]) -> R {
     if !bo.mapped.is_empty() {
         return Err(Errno::EBUSY);
     }
-    if let Some(bo) = pdd.bos.remove(&idr) {
+    if let Some(bo) = pdd.bos.remove(idr) {
         pdd.vram_usage = pdd.vram_usage.saturating_sub(bo.vram_charge);
         bo.release(c.m);
     }
@@ -355,7 +466,11 @@ pub(crate) fn map(c: &Ctx, buf: &mut [u8]) -> R {
     }
     let owner = pdd.dev;
     let idr = handle_idr(a.handle);
-    let Some((va, size)) = st.pdds[owner].bos.get(&idr).map(|b| (b.va, b.size)) else {
+    let Some((va, size, userptr)) = st.pdds[owner]
+        .bos
+        .get(&idr)
+        .map(|b| (b.va, b.size, b.userptr != 0))
+    else {
         return Err(Errno::ENOMEM);
     };
     let mut result = Ok(0);
@@ -370,22 +485,30 @@ pub(crate) fn map(c: &Ctx, buf: &mut [u8]) -> R {
             break;
         }
         let end = va.checked_add(size);
-        if va < PAGE || end.map_or(true, |e| e > layout::VM_LIMIT) {
+        let Some(end) = end.filter(|e| va >= PAGE && *e <= layout::VM_LIMIT) else {
             result = Err(Errno::EINVAL);
             break;
-        }
-        // A GPU VM cannot map two BOs over the same range.
-        let clash = st.pdds.iter().any(|p| {
-            p.bos.iter().any(|(h, b)| {
-                !(p.dev == owner && *h == idr)
-                    && b.mapped.contains(&pi)
-                    && b.va < va + size
-                    && va < b.va + b.size
-            })
-        });
-        if clash {
-            result = Err(Errno::EINVAL);
-            break;
+        };
+        let already = st.pdds[owner]
+            .bos
+            .get(&idr)
+            .is_some_and(|b| b.mapped.contains(&pi));
+        if !already {
+            // amdgpu_vm_bo_map: a GPU VM cannot map two BOs over the same
+            // range.
+            if st.vm_va[pi].conflict(va, end, owner, idr) {
+                result = Err(Errno::EINVAL);
+                break;
+            }
+            st.vm_va[pi].insert(
+                va,
+                VaEntry {
+                    end,
+                    owner,
+                    idr,
+                    userptr,
+                },
+            );
         }
         if let Some(b) = st.pdds[owner].bos.get_mut(&idr) {
             b.attached.insert(pi);
@@ -427,7 +550,10 @@ pub(crate) fn unmap(c: &Ctx, buf: &mut [u8]) -> R {
             result = Err(Errno::EINVAL);
             break;
         }
-        b.mapped.remove(&pi);
+        let va = b.va;
+        if b.mapped.remove(&pi) {
+            st.vm_va[pi].remove(va, owner, idr);
+        }
         a.n_success = i + 1;
     }
     a.to_buf(buf);
@@ -472,14 +598,51 @@ pub(crate) fn export_dmabuf(c: &Ctx, buf: &mut [u8]) -> R {
     if a.flags & !((libc::O_CLOEXEC | libc::O_RDWR | libc::O_ACCMODE) as u32) != 0 {
         return Err(Errno::EINVAL);
     }
-    a.dmabuf_fd = new_dmabuf(c.m, storage)? as u32;
+    let cloexec = a.flags & libc::O_CLOEXEC as u32 != 0;
+    a.dmabuf_fd = new_dmabuf(c.m, storage, cloexec)? as u32;
     a.to_buf(buf);
     Ok(0)
 }
 
+/// The dma-buf behind descriptor `fd`: one of this machine's, or one a
+/// simulated machine of another OS process (or another in-process
+/// [`crate::Sim`]) exported, recognised by its memfd name and registered
+/// here on first use. Foreign dma-bufs share the pages; their VRAM stays
+/// accounted on the exporting machine only.
 fn dmabuf_by_fd(m: &Machine, fd: u32) -> Option<Arc<DmaBufFile>> {
-    match m.lookup_fd(fd as i32)? {
-        FileEntry::DmaBuf(d) => Some(d),
+    match m.lookup_fd(fd as i32) {
+        Some(FileEntry::DmaBuf(d)) => Some(d),
+        Some(_) => None,
+        None => foreign_dmabuf(m, fd as i32),
+    }
+}
+
+fn foreign_dmabuf(m: &Machine, fd: i32) -> Option<Arc<DmaBufFile>> {
+    let link = super::memfd::fd_link(fd)?;
+    let name = link.strip_prefix("/memfd:")?.strip_suffix(" (deleted)")?;
+    let rest = name.strip_prefix("kfd-sim:")?.strip_prefix(DMABUF_TAG)?;
+    let mut parts = rest.strip_prefix(':')?.split(':');
+    let gpu_id: u32 = parts.next()?.strip_prefix('g')?.parse().ok()?;
+    let flags = u32::from_str_radix(parts.next()?.strip_prefix('f')?, 16).ok()?;
+    m.device_by_id(gpu_id)?;
+    let memfd = Arc::new(Memfd::adopt(fd, name)?);
+    let size = memfd.size().ok()?;
+    let storage = Arc::new(BoStorage {
+        home: None,
+        size,
+        gpu_id,
+        flags,
+        vram_charge: 0,
+        vram_used: None,
+        own: Mutex::new(Some(memfd.clone())),
+    });
+    let d = Arc::new(DmaBufFile { memfd, storage });
+    let mut files = lock(&m.files);
+    let e = files
+        .entry(d.memfd.id)
+        .or_insert_with(|| FileEntry::DmaBuf(d.clone()));
+    match e {
+        FileEntry::DmaBuf(d) => Some(d.clone()),
         _ => None,
     }
 }
@@ -529,8 +692,7 @@ pub(crate) fn import_dmabuf(c: &Ctx, buf: &mut [u8]) -> R {
         userptr: 0,
         vram_charge: 0,
     };
-    let idr = lowest_free_handle(pdd);
-    pdd.bos.insert(idr, bo);
+    let idr = pdd.bos.insert(bo);
     a.handle = make_handle(a.gpu_id, idr);
     a.to_buf(buf);
     Ok(0)
@@ -556,20 +718,29 @@ pub(crate) fn event_page_storage(
     }
 }
 
-/// The kernel model's GEM objects as the DRM layer sees them: dma-bufs
-/// exported by `AMDKFD_IOC_EXPORT_DMABUF` can be imported as GEM handles
-/// on a render node and exported again.
+/// The kernel model's GEM objects as the DRM layer of one render file sees
+/// them: dma-bufs (exported by `AMDKFD_IOC_EXPORT_DMABUF` or
+/// `PRIME_HANDLE_TO_FD`, possibly by another simulated machine) can be
+/// imported as GEM handles and exported again. A handle holds a reference
+/// on the buffer, like a GEM handle on its object.
 #[derive(Debug)]
 pub(crate) struct ModelGem<'a> {
     pub m: &'a Machine,
-    pub dev: Option<usize>,
+    pub render: &'a RenderFile,
 }
 
-/// Creates a dma-buf file for `storage` and returns the caller's descriptor.
-fn new_dmabuf(m: &Machine, storage: Arc<BoStorage>) -> Result<i32, Errno> {
-    let memfd = Memfd::create("dmabuf", storage.size)?;
-    let user = memfd.dup()?;
-    m.insert_file(FileEntry::DmaBuf(Arc::new(DmaBufFile { memfd, storage })));
+/// Creates (or reuses) the dma-buf file of `storage` and returns a new
+/// descriptor of it: exporting a buffer twice gives two descriptors of the
+/// same dma-buf, as in the kernel.
+fn new_dmabuf(m: &Machine, storage: Arc<BoStorage>, cloexec: bool) -> Result<i32, Errno> {
+    let memfd = storage.dmabuf_memfd()?;
+    let user = memfd.dup_flags(cloexec)?;
+    lock(&m.files).entry(memfd.id).or_insert_with(|| {
+        FileEntry::DmaBuf(Arc::new(DmaBufFile {
+            memfd: memfd.clone(),
+            storage,
+        }))
+    });
     Ok(std::os::fd::IntoRawFd::into_raw_fd(user))
 }
 
@@ -577,24 +748,23 @@ impl crate::drm::GemObjects for ModelGem<'_> {
     fn import_dmabuf(&self, fd: i32) -> Result<u64, Errno> {
         let d = dmabuf_by_fd(self.m, fd as u32).ok_or(Errno::EBADF)?;
         let id = Arc::as_ptr(&d.storage) as usize as u64;
-        lock(&self.m.gem).insert(id, Arc::downgrade(&d.storage));
+        lock(&self.render.gem).insert(id, d.storage.clone());
         Ok(id)
     }
 
-    fn export_dmabuf(&self, object: u64, _flags: u32) -> Result<i32, Errno> {
-        let s = lock(&self.m.gem).get(&object).and_then(|w| w.upgrade());
+    fn export_dmabuf(&self, object: u64, flags: u32) -> Result<i32, Errno> {
+        let s = lock(&self.render.gem).get(&object).cloned();
         let s = s.ok_or(Errno::ENOENT)?;
-        new_dmabuf(self.m, s)
+        new_dmabuf(self.m, s, flags & kfd_sys::drm::DRM_CLOEXEC != 0)
     }
 
     fn release(&self, object: u64) {
-        let mut g = lock(&self.m.gem);
-        if g.get(&object).is_some_and(|w| w.strong_count() == 0) {
-            g.remove(&object);
-        }
+        lock(&self.render.gem).remove(&object);
     }
 
     fn vram_used(&self) -> u64 {
-        self.dev.map_or(0, |d| *lock(&self.m.devices[d].vram_used))
+        self.render
+            .dev
+            .map_or(0, |d| *lock(&self.m.devices[d].vram_used))
     }
 }

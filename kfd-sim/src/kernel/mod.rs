@@ -91,10 +91,30 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// True when no kernel process and no simulated file is left and no
-    /// VRAM is accounted as used.
+    /// True when nothing at all is left: no kernel process, no simulated
+    /// file with an open descriptor (kfd, render node, dma-buf, SMI) and no
+    /// VRAM accounted as used. A program that still holds a render-node or
+    /// dma-buf descriptor is not "empty" by this measure; see
+    /// [`Summary::kernel_objects_empty`].
     pub fn is_empty(&self) -> bool {
         self.processes.is_empty() && self.files == 0 && self.vram_used.iter().all(|v| *v == 0)
+    }
+
+    /// True when no kernel object is live: no buffer object, queue, event
+    /// or SVM range in any kernel process, and no VRAM accounted as used.
+    /// Open files (and kernel processes that own nothing) are not counted,
+    /// so a leak check at the exit of a program that still holds its
+    /// render-node descriptor, or before `/dev/kfd` is closed, passes.
+    pub fn kernel_objects_empty(&self) -> bool {
+        self.processes
+            .iter()
+            .all(|p| p.bos == 0 && p.queues == 0 && p.events == 0 && p.svm_ranges == 0)
+            && self.vram_used.iter().all(|v| *v == 0)
+    }
+
+    /// Buffer objects over all kernel processes.
+    pub fn bos(&self) -> usize {
+        self.processes.iter().map(|p| p.bos).sum()
     }
 }
 
@@ -182,8 +202,6 @@ pub struct Machine {
     pub(crate) validate_queue_buffers: AtomicBool,
     pub(crate) real_pid: i32,
     pub(crate) next_os_pid: AtomicU32,
-    /// GEM objects known to DRM files: object id → buffer pages.
-    pub(crate) gem: Mutex<HashMap<u64, std::sync::Weak<memory::BoStorage>>>,
 }
 
 impl std::fmt::Debug for Machine {
@@ -284,7 +302,6 @@ impl Machine {
             // SAFETY: getpid has no preconditions.
             real_pid: unsafe { libc::getpid() },
             next_os_pid: AtomicU32::new(1000),
-            gem: Mutex::new(HashMap::new()),
         }
     }
 

@@ -10,7 +10,7 @@ use kfd_sys::Errno;
 use super::debug::DebugState;
 use super::events::EventTable;
 use super::memfd::Memfd;
-use super::memory::{Bo, Extents};
+use super::memory::{Bo, Extents, VaIndex};
 use super::queues::Queue;
 use super::svm::SvmMap;
 use super::{layout, lock, FileEntry, Machine, ProcessSummary};
@@ -64,6 +64,8 @@ pub(crate) struct RenderFile {
     pub user_closed: AtomicBool,
     /// DRM state of the file (GEM handles), see [`crate::drm`].
     pub drm: Option<crate::drm::DrmFile>,
+    /// Buffers behind this file's GEM handles (object id → pages).
+    pub gem: Mutex<std::collections::HashMap<u64, Arc<super::memory::BoStorage>>>,
 }
 
 impl RenderFile {
@@ -81,6 +83,7 @@ impl RenderFile {
             vm_owner: Mutex::new(None),
             user_closed: AtomicBool::new(false),
             drm,
+            gem: Mutex::new(std::collections::HashMap::new()),
         }
     }
 
@@ -90,6 +93,76 @@ impl RenderFile {
 
     pub fn set_vm_owner(&self, owner: Option<u64>) {
         *lock(&self.vm_owner) = owner;
+    }
+}
+
+/// The BOs of one process device: an idr-like table that hands out the
+/// lowest free handle (`idr_alloc(.., 0, 0, ..)`) in O(log n).
+#[derive(Debug, Default)]
+pub(crate) struct BoTable {
+    map: BTreeMap<u32, Bo>,
+    /// One past the highest handle in use.
+    next: u32,
+    /// Free handles below `next`.
+    free: BTreeSet<u32>,
+}
+
+impl BoTable {
+    /// Inserts `bo` under the lowest free handle and returns it.
+    pub fn insert(&mut self, bo: Bo) -> u32 {
+        let id = match self.free.pop_first() {
+            Some(id) => id,
+            None => {
+                self.next += 1;
+                self.next - 1
+            }
+        };
+        self.map.insert(id, bo);
+        id
+    }
+
+    /// Removes the BO with handle `id`.
+    pub fn remove(&mut self, id: u32) -> Option<Bo> {
+        let bo = self.map.remove(&id)?;
+        if id + 1 == self.next {
+            self.next = id;
+            while let Some(&last) = self.free.last() {
+                if last + 1 != self.next {
+                    break;
+                }
+                self.free.pop_last();
+                self.next = last;
+            }
+        } else {
+            self.free.insert(id);
+        }
+        Some(bo)
+    }
+
+    pub fn get(&self, id: &u32) -> Option<&Bo> {
+        self.map.get(id)
+    }
+
+    pub fn get_mut(&mut self, id: &u32) -> Option<&mut Bo> {
+        self.map.get_mut(id)
+    }
+
+    pub fn contains_key(&self, id: &u32) -> bool {
+        self.map.contains_key(id)
+    }
+
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    #[allow(dead_code)]
+    pub fn values(&self) -> impl Iterator<Item = &Bo> {
+        self.map.values()
+    }
+
+    /// All BOs, emptying the table.
+    pub fn into_values(self) -> impl Iterator<Item = Bo> {
+        self.map.into_values()
     }
 }
 
@@ -103,7 +176,7 @@ pub(crate) struct Pdd {
     /// The render file whose VM was acquired (`pdd->drm_file`).
     pub vm: Option<Arc<RenderFile>>,
     /// Buffer objects by idr handle.
-    pub bos: BTreeMap<u32, Bo>,
+    pub bos: BoTable,
     /// Doorbell indices in use.
     pub doorbells: BTreeSet<u32>,
     /// The process doorbell slice was allocated.
@@ -124,6 +197,9 @@ pub(crate) struct Pdd {
 #[derive(Debug)]
 pub(crate) struct ProcState {
     pub pdds: Vec<Pdd>,
+    /// GPU VA mappings per device VM (index = device index), for O(log n)
+    /// conflict checks.
+    pub vm_va: Vec<VaIndex>,
     pub xnack: bool,
     pub queues: BTreeMap<u32, Queue>,
     pub svm: SvmMap,
@@ -160,7 +236,7 @@ impl Process {
                 dev: d.index,
                 gpu_id: d.gpu_id,
                 vm: None,
-                bos: BTreeMap::new(),
+                bos: BoTable::default(),
                 doorbells: BTreeSet::new(),
                 doorbells_allocated: false,
                 vram_usage: 0,
@@ -178,6 +254,7 @@ impl Process {
             secondary,
             home,
             state: Mutex::new(ProcState {
+                vm_va: m.devices.iter().map(|_| VaIndex::default()).collect(),
                 pdds,
                 xnack: false,
                 queues: BTreeMap::new(),
@@ -224,9 +301,12 @@ impl Process {
             st.queues.clear();
             st.svm = SvmMap::default();
             st.debug = DebugState::default();
+            for v in st.vm_va.iter_mut() {
+                *v = VaIndex::default();
+            }
             for pdd in st.pdds.iter_mut() {
                 let bos = std::mem::take(&mut pdd.bos);
-                for (_, bo) in bos {
+                for bo in bos.into_values() {
                     bo.release(m);
                 }
                 pdd.vram_usage = 0;

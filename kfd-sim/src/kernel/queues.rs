@@ -78,9 +78,7 @@ pub(crate) fn cwsr_sizes(d: &Device) -> (u32, u32, u32, u32) {
 
 /// The BO mapped on device `dev` that covers `addr`, as (va, size).
 fn mapping_at(st: &ProcState, dev: usize, addr: u64) -> Option<(u64, u64)> {
-    st.pdds.iter().flat_map(|p| p.bos.values()).find_map(|b| {
-        (b.mapped.contains(&dev) && addr >= b.va && addr < b.va + b.size).then_some((b.va, b.size))
-    })
+    st.vm_va.get(dev)?.covering(addr)
 }
 
 /// `kfd_queue_buffer_get`: the mapping must start at `addr` and, when

@@ -154,17 +154,18 @@ pub(crate) fn ioctl(c: &Ctx, buf: &mut [u8]) -> R {
 }
 
 /// `svm_range_is_valid`: every page must be mapped in the process and not
-/// overlap a KFD buffer's GPU VA.
+/// overlap a KFD buffer mapped in one of the process's GPU VMs
+/// (`svm_range_check_vm`; userptr BOs are not counted, as before).
 fn range_valid(c: &Ctx, addr: u64, size: u64) -> Result<(), Errno> {
     if !usermem::is_mapped(addr, size) {
         return Err(Errno::EFAULT);
     }
     let st = c.lock_state();
+    let end = addr.saturating_add(size);
     let clash = st
-        .pdds
+        .vm_va
         .iter()
-        .flat_map(|p| p.bos.values())
-        .any(|b| b.userptr == 0 && b.va != 0 && b.va < addr + size && addr < b.va + b.size);
+        .any(|v| v.intersecting(addr, end).any(|(_, e)| !e.userptr));
     if clash {
         return Err(Errno(libc::EADDRINUSE));
     }

@@ -1,17 +1,14 @@
 //! The only place the preload layer talks to the simulator ([`Sim`]).
 
-use std::collections::HashMap;
 use std::ffi::{c_int, c_ulong, c_void};
 use std::io;
 use std::os::fd::IntoRawFd;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 
 use kfd_sys::Errno;
 
 use super::Device;
-use crate::drm::{DrmFile, NoGem};
-use crate::kernel::{FaultPlan, FileId, FileKind};
+use crate::kernel::{FaultPlan, FileKind};
 use crate::topology::Topology;
 use crate::Sim;
 
@@ -22,12 +19,6 @@ pub(crate) struct Backend {
     /// The process that created the simulator (a forked child must not
     /// remove the render root at its exit).
     creator: u32,
-    /// DRM state per open render file (by file identity, so dups share it).
-    drm: Mutex<HashMap<FileId, Arc<DrmFile>>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Backend {
@@ -35,7 +26,6 @@ impl Backend {
         Ok(Backend {
             sim: Sim::new(topology)?,
             creator: std::process::id(),
-            drm: Mutex::new(HashMap::new()),
         })
     }
 
@@ -60,25 +50,9 @@ impl Backend {
         request: c_ulong,
         arg: *mut c_void,
     ) -> Option<Result<i32, Errno>> {
-        if let Some(FileKind::Render { minor }) = self.sim.file_kind(fd) {
-            // Render nodes: the DRM ioctls libdrm issues (crate::drm).
-            let id = crate::kernel::memfd::file_id(fd).ok()?;
-            let file = {
-                let mut map = lock(&self.drm);
-                match map.get(&id) {
-                    Some(f) => f.clone(),
-                    None => {
-                        let f = Arc::new(DrmFile::new(self.sim.topology(), minor)?);
-                        map.insert(id, f.clone());
-                        f
-                    }
-                }
-            };
-            // SAFETY: forwarded contract.
-            return Some(unsafe {
-                file.ioctl(self.sim.topology(), &NoGem, request, arg)
-            });
-        }
+        // One path for every simulated file, the same the in-process
+        // Driver takes: kfd ioctls to the kernel model, render-node ioctls
+        // to the file's `drm::DrmFile` with the model's GEM objects.
         // SAFETY: forwarded contract.
         unsafe { self.sim.ioctl_fd(fd, request, arg) }
     }
@@ -92,13 +66,7 @@ impl Backend {
     }
 
     pub fn on_close(&self, fd: c_int) {
-        let render = matches!(self.sim.file_kind(fd), Some(FileKind::Render { .. }));
         self.sim.on_close(fd);
-        if render && self.sim.file_kind(fd).is_none() {
-            if let Ok(id) = crate::kernel::memfd::file_id(fd) {
-                lock(&self.drm).remove(&id);
-            }
-        }
     }
 
     pub fn set_trace(&self, w: Box<dyn io::Write + Send>) {
@@ -112,7 +80,13 @@ impl Backend {
     }
 
     /// One line: live kernel processes and their objects, open simulated
-    /// files, VRAM in use per GPU.
+    /// files, VRAM in use per GPU; `leak_free` is [`Summary::is_empty`]
+    /// (nothing left, files included), `kernel_objects_free` is
+    /// [`Summary::kernel_objects_empty`] (no BO, queue, event, SVM range or
+    /// VRAM, whatever descriptors are still open).
+    ///
+    /// [`Summary::is_empty`]: crate::kernel::Summary::is_empty
+    /// [`Summary::kernel_objects_empty`]: crate::kernel::Summary::kernel_objects_empty
     pub fn summary_line(&self) -> String {
         let s = self.sim.live_objects();
         let procs: Vec<String> = s
@@ -126,11 +100,12 @@ impl Backend {
             })
             .collect();
         format!(
-            "processes={} files={} vram_used={:?} leak_free={} {}",
+            "processes={} files={} vram_used={:?} leak_free={} kernel_objects_free={} {}",
             s.processes.len(),
             s.files,
             s.vram_used,
             s.is_empty(),
+            s.kernel_objects_empty(),
             procs.join(" ")
         )
     }
