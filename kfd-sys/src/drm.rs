@@ -896,6 +896,17 @@ pub const AMDGPU_FAMILY_GC_11_5_4: u32 = 154;
 ///
 /// [`DeviceFile`]: crate::DeviceFile
 pub fn query_device_info(file: &crate::DeviceFile) -> Result<drm_amdgpu_info_device, crate::Errno> {
+    use std::os::fd::AsFd;
+    query_device_info_on(&**file.driver(), file.as_fd())
+}
+
+/// [`query_device_info`] on a descriptor `driver` opened (for callers that
+/// hold a [`Driver`](crate::Driver) and a bare render-node descriptor
+/// rather than a [`DeviceFile`](crate::DeviceFile)).
+pub fn query_device_info_on(
+    driver: &dyn crate::Driver,
+    fd: std::os::fd::BorrowedFd<'_>,
+) -> Result<drm_amdgpu_info_device, crate::Errno> {
     let mut dev = drm_amdgpu_info_device::default();
     let mut req = drm_amdgpu_info {
         return_pointer: std::ptr::addr_of_mut!(dev) as u64,
@@ -907,7 +918,7 @@ pub fn query_device_info(file: &crate::DeviceFile) -> Result<drm_amdgpu_info_dev
     // `drm_amdgpu_info_device` of exactly `return_size` bytes that outlives
     // the call; the kernel writes at most `return_size` bytes there, and
     // every bit pattern is a valid value of that all-integer struct.
-    unsafe { file.ioctl(DRM_IOCTL_AMDGPU_INFO, &mut req)? };
+    unsafe { crate::ioctl::ioctl(driver, fd, DRM_IOCTL_AMDGPU_INFO, &mut req)? };
     Ok(dev)
 }
 
