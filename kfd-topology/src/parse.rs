@@ -170,7 +170,7 @@ impl PropFile {
             let Some(value) = tokens.next() else {
                 return Err(malformed(line, format!("`{key}` has no value")));
             };
-            if sibling_map && key == "sibling_map" {
+            if sibling_map && key == kfd_sys::sysfs::cache::SIBLING_MAP {
                 if tokens.next().is_some() {
                     return Err(malformed(line, "sibling_map has trailing text".into()));
                 }

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use kfd_sys::driver::{DRM_RENDER_MINOR_BASE, DRM_RENDER_MINOR_MAX, KFD_TOPOLOGY_PATH};
-use kfd_sys::{Driver, Errno};
+use kfd_sys::{sysfs, Driver, Errno};
 
 use crate::cpuinfo::{self, CpuInfo};
 use crate::devices::{Devices, DriverDevices, DrmDeviceInfo};
@@ -158,15 +158,15 @@ fn read_u32_file(path: &Path) -> Result<u32, TopologyError> {
 
 impl Reader<'_> {
     fn node_dir(&self, sysfs: u32) -> PathBuf {
-        self.topo.join("nodes").join(sysfs.to_string())
+        self.topo.join(sysfs::NODES).join(sysfs.to_string())
     }
 
     fn read_once(&self) -> Result<Option<Topology>, TopologyError> {
-        let gen_path = self.topo.join("generation_id");
+        let gen_path = self.topo.join(sysfs::GENERATION_ID);
         let gen_start = read_u32_file(&gen_path)?;
         let system = self.system_properties()?;
 
-        let nodes_dir = self.topo.join("nodes");
+        let nodes_dir = self.topo.join(sysfs::NODES);
         let num_sysfs = std::fs::read_dir(&nodes_dir)
             .map_err(|e| TopologyError::io(&nodes_dir, e))?
             .take(MAX_NODES as usize + 1)
@@ -206,7 +206,7 @@ impl Reader<'_> {
                 Support::Gpu { gpu_id, props } => (*gpu_id, props.clone()),
                 _ => (
                     0,
-                    PropFile::read(&self.node_dir(s).join("properties"), false)?,
+                    PropFile::read(&self.node_dir(s).join(sysfs::PROPERTIES), false)?,
                 ),
             };
             let (props, io_total) = node_properties(&file)?;
@@ -239,8 +239,8 @@ impl Reader<'_> {
                         limit: MAX_LINKS,
                     })?;
             for (count, dir, origin) in [
-                (num_io, "io_links", LinkOrigin::IoLink),
-                (num_p2p, "p2p_links", LinkOrigin::P2pLink),
+                (num_io, sysfs::IO_LINKS, LinkOrigin::IoLink),
+                (num_p2p, sysfs::P2P_LINKS, LinkOrigin::P2pLink),
             ] {
                 let mut l = 0;
                 while l < count && node.io_links.len() < cap {
@@ -248,7 +248,7 @@ impl Reader<'_> {
                         .node_dir(s)
                         .join(dir)
                         .join(l.to_string())
-                        .join("properties");
+                        .join(sysfs::PROPERTIES);
                     l += 1;
                     if let Some(link) =
                         self.read_link(&path, s, u, origin, &support, &sysfs_to_user)?
@@ -278,13 +278,13 @@ impl Reader<'_> {
     }
 
     fn system_properties(&self) -> Result<SystemProperties, TopologyError> {
-        let file = PropFile::read(&self.topo.join("system_properties"), false)?;
+        let file = PropFile::read(&self.topo.join(sysfs::SYSTEM_PROPERTIES), false)?;
         let mut sys = SystemProperties::default();
         for e in &file.entries {
             match e.key.as_str() {
-                "platform_oem" => sys.platform_oem = file.u32_of(e)?,
-                "platform_id" => sys.platform_id = file.u32_of(e)?,
-                "platform_rev" => sys.platform_rev = file.u32_of(e)?,
+                sysfs::system::PLATFORM_OEM => sys.platform_oem = file.u32_of(e)?,
+                sysfs::system::PLATFORM_ID => sys.platform_id = file.u32_of(e)?,
+                sysfs::system::PLATFORM_REV => sys.platform_rev = file.u32_of(e)?,
                 _ => {}
             }
         }
@@ -293,7 +293,7 @@ impl Reader<'_> {
 
     fn check_supported(&self, s: u32) -> Result<Support, TopologyError> {
         let dir = self.node_dir(s);
-        let gpu_id_path = dir.join("gpu_id");
+        let gpu_id_path = dir.join(sysfs::GPU_ID);
         let bytes = match parse::read_bytes(&gpu_id_path) {
             Ok(b) => b,
             Err(e) if e.is_read_eperm() => return Ok(Support::Unsupported),
@@ -304,11 +304,15 @@ impl Reader<'_> {
         if gpu_id == 0 {
             return Ok(Support::Cpu);
         }
-        let props = PropFile::read(&dir.join("properties"), false)?;
-        let Some(entry) = props.entries.iter().find(|e| e.key == "drm_render_minor") else {
+        let props = PropFile::read(&dir.join(sysfs::PROPERTIES), false)?;
+        let Some(entry) = props
+            .entries
+            .iter()
+            .find(|e| e.key == sysfs::node::DRM_RENDER_MINOR)
+        else {
             return Err(TopologyError::MissingKey {
                 path: props.path.clone(),
-                key: "drm_render_minor".into(),
+                key: sysfs::node::DRM_RENDER_MINOR.into(),
             });
         };
         let minor = entry.value;
@@ -480,18 +484,18 @@ impl Reader<'_> {
         for m in 0..node.properties.mem_banks_count {
             let path = self
                 .node_dir(node.sysfs_id)
-                .join("mem_banks")
+                .join(sysfs::MEM_BANKS)
                 .join(m.to_string())
-                .join("properties");
+                .join(sysfs::PROPERTIES);
             let f = PropFile::read(&path, false)?;
             let mut b = MemoryBank::default();
             for e in &f.entries {
                 match e.key.as_str() {
-                    "heap_type" => b.heap_type = HeapType(f.u32_of(e)?),
-                    "size_in_bytes" => b.size_in_bytes = e.value,
-                    "flags" => b.flags = f.u32_of(e)?,
-                    "width" => b.width = f.u32_of(e)?,
-                    "mem_clk_max" => b.mem_clk_max = f.u32_of(e)?,
+                    sysfs::mem_bank::HEAP_TYPE => b.heap_type = HeapType(f.u32_of(e)?),
+                    sysfs::mem_bank::SIZE_IN_BYTES => b.size_in_bytes = e.value,
+                    sysfs::mem_bank::FLAGS => b.flags = f.u32_of(e)?,
+                    sysfs::mem_bank::WIDTH => b.width = f.u32_of(e)?,
+                    sysfs::mem_bank::MEM_CLK_MAX => b.mem_clk_max = f.u32_of(e)?,
                     _ => {}
                 }
             }
@@ -513,21 +517,21 @@ impl Reader<'_> {
         for c in 0..node.properties.caches_count {
             let path = self
                 .node_dir(node.sysfs_id)
-                .join("caches")
+                .join(sysfs::CACHES)
                 .join(c.to_string())
-                .join("properties");
+                .join(sysfs::PROPERTIES);
             let f = PropFile::read(&path, true)?;
             let mut cache = Cache::default();
             for e in &f.entries {
                 match e.key.as_str() {
-                    "processor_id_low" => cache.processor_id_low = f.u32_of(e)?,
-                    "level" => cache.level = f.u32_of(e)?,
-                    "size" => cache.size = f.u32_of(e)?,
-                    "cache_line_size" => cache.cache_line_size = f.u32_of(e)?,
-                    "cache_lines_per_tag" => cache.cache_lines_per_tag = f.u32_of(e)?,
-                    "association" => cache.associativity = f.u32_of(e)?,
-                    "latency" => cache.latency = f.u32_of(e)?,
-                    "type" => cache.cache_type = CacheType(f.u32_of(e)?),
+                    sysfs::cache::PROCESSOR_ID_LOW => cache.processor_id_low = f.u32_of(e)?,
+                    sysfs::cache::LEVEL => cache.level = f.u32_of(e)?,
+                    sysfs::cache::SIZE => cache.size = f.u32_of(e)?,
+                    sysfs::cache::CACHE_LINE_SIZE => cache.cache_line_size = f.u32_of(e)?,
+                    sysfs::cache::CACHE_LINES_PER_TAG => cache.cache_lines_per_tag = f.u32_of(e)?,
+                    sysfs::cache::ASSOCIATION => cache.associativity = f.u32_of(e)?,
+                    sysfs::cache::LATENCY => cache.latency = f.u32_of(e)?,
+                    sysfs::cache::TYPE => cache.cache_type = CacheType(f.u32_of(e)?),
                     _ => {}
                 }
             }
@@ -574,10 +578,10 @@ impl Reader<'_> {
         let (mut seen_from, mut seen_to) = (false, false);
         for e in &f.entries {
             match e.key.as_str() {
-                "type" => link.link_type = IoLinkType(f.u32_of(e)?),
-                "version_major" => link.version_major = f.u32_of(e)?,
-                "version_minor" => link.version_minor = f.u32_of(e)?,
-                "node_from" => {
+                sysfs::io_link::TYPE => link.link_type = IoLinkType(f.u32_of(e)?),
+                sysfs::io_link::VERSION_MAJOR => link.version_major = f.u32_of(e)?,
+                sysfs::io_link::VERSION_MINOR => link.version_minor = f.u32_of(e)?,
+                sysfs::io_link::NODE_FROM => {
                     if e.value != u64::from(sysfs) {
                         return Err(TopologyError::LinkNodeFrom {
                             path: path.to_owned(),
@@ -587,7 +591,7 @@ impl Reader<'_> {
                     }
                     seen_from = true;
                 }
-                "node_to" => {
+                sysfs::io_link::NODE_TO => {
                     let to = f.u32_of(e)?;
                     let supported = support
                         .get(to as usize)
@@ -598,20 +602,25 @@ impl Reader<'_> {
                     link.node_to = sysfs_to_user[&to];
                     seen_to = true;
                 }
-                "weight" => link.weight = f.u32_of(e)?,
-                "min_latency" => link.min_latency = f.u32_of(e)?,
-                "max_latency" => link.max_latency = f.u32_of(e)?,
-                "min_bandwidth" => link.min_bandwidth = f.u32_of(e)?,
-                "max_bandwidth" => link.max_bandwidth = f.u32_of(e)?,
-                "recommended_transfer_size" => link.recommended_transfer_size = f.u32_of(e)?,
-                "recommended_sdma_engine_id_mask" => {
+                sysfs::io_link::WEIGHT => link.weight = f.u32_of(e)?,
+                sysfs::io_link::MIN_LATENCY => link.min_latency = f.u32_of(e)?,
+                sysfs::io_link::MAX_LATENCY => link.max_latency = f.u32_of(e)?,
+                sysfs::io_link::MIN_BANDWIDTH => link.min_bandwidth = f.u32_of(e)?,
+                sysfs::io_link::MAX_BANDWIDTH => link.max_bandwidth = f.u32_of(e)?,
+                sysfs::io_link::RECOMMENDED_TRANSFER_SIZE => {
+                    link.recommended_transfer_size = f.u32_of(e)?
+                }
+                sysfs::io_link::RECOMMENDED_SDMA_ENGINE_ID_MASK => {
                     link.recommended_sdma_engine_id_mask = f.u32_of(e)?
                 }
-                "flags" => link.flags = f.u32_of(e)?,
+                sysfs::io_link::FLAGS => link.flags = f.u32_of(e)?,
                 _ => {}
             }
         }
-        for (seen, key) in [(seen_from, "node_from"), (seen_to, "node_to")] {
+        for (seen, key) in [
+            (seen_from, sysfs::io_link::NODE_FROM),
+            (seen_to, sysfs::io_link::NODE_TO),
+        ] {
             if !seen {
                 return Err(TopologyError::MissingKey {
                     path: path.to_owned(),
@@ -638,53 +647,55 @@ fn node_properties(f: &PropFile) -> Result<(NodeProperties, u32), TopologyError>
     for e in &f.entries {
         let u32v = || f.u32_of(e);
         match e.key.as_str() {
-            "cpu_cores_count" => p.cpu_cores_count = u32v()?,
-            "simd_count" => p.simd_count = u32v()?,
-            "mem_banks_count" => p.mem_banks_count = f.count_of(e, MAX_MEM_BANKS)?,
-            "caches_count" => p.caches_count = f.count_of(e, MAX_CACHES)?,
-            "io_links_count" => {
+            sysfs::node::CPU_CORES_COUNT => p.cpu_cores_count = u32v()?,
+            sysfs::node::SIMD_COUNT => p.simd_count = u32v()?,
+            sysfs::node::MEM_BANKS_COUNT => p.mem_banks_count = f.count_of(e, MAX_MEM_BANKS)?,
+            sysfs::node::CACHES_COUNT => p.caches_count = f.count_of(e, MAX_CACHES)?,
+            sysfs::node::IO_LINKS_COUNT => {
                 p.io_links_count = f.count_of(e, MAX_LINKS)?;
                 io_total = p.io_links_count;
             }
-            "p2p_links_count" => {
+            sysfs::node::P2P_LINKS_COUNT => {
                 let n = f.count_of(e, MAX_LINKS)?;
                 p.p2p_links_count = Some(n);
                 io_total = io_total.saturating_add(n);
             }
-            "cpu_core_id_base" => p.cpu_core_id_base = u32v()?,
-            "simd_id_base" => p.simd_id_base = u32v()?,
-            "capability" => p.capability = Capability(u32v()?),
-            "capability2" => p.capability2 = u32v()?,
-            "debug_prop" => p.debug_prop = e.value,
-            "max_waves_per_simd" => p.max_waves_per_simd = u32v()?,
-            "lds_size_in_kb" => p.lds_size_in_kb = u32v()?,
-            "gds_size_in_kb" => p.gds_size_in_kb = u32v()?,
-            "wave_front_size" => p.wave_front_size = u32v()?,
-            "array_count" => p.array_count = u32v()?,
-            "simd_arrays_per_engine" => p.simd_arrays_per_engine = u32v()?,
-            "cu_per_simd_array" => p.cu_per_simd_array = u32v()?,
-            "simd_per_cu" => p.simd_per_cu = u32v()?,
-            "max_slots_scratch_cu" => p.max_slots_scratch_cu = u32v()?,
-            "fw_version" => p.fw_version = u32v()?,
-            "vendor_id" => p.vendor_id = f.narrow(e, 16)? as u16,
-            "device_id" => p.device_id = f.narrow(e, 16)? as u16,
-            "location_id" => p.location_id = u32v()?,
-            "domain" => p.domain = u32v()?,
-            "max_engine_clk_fcompute" => p.max_engine_clk_fcompute = u32v()?,
-            "max_engine_clk_ccompute" => p.max_engine_clk_ccompute = u32v()?,
-            "local_mem_size" => p.local_mem_size = e.value,
-            "drm_render_minor" => p.drm_render_minor = u32v()?,
-            "sdma_fw_version" => p.sdma_fw_version = u32v()?,
-            "hive_id" => p.hive_id = e.value,
-            "unique_id" => p.unique_id = e.value,
-            "num_sdma_engines" => p.num_sdma_engines = u32v()?,
-            "num_sdma_xgmi_engines" => p.num_sdma_xgmi_engines = u32v()?,
-            "num_gws" => p.num_gws = f.narrow(e, 8)? as u8,
-            "num_sdma_queues_per_engine" => p.num_sdma_queues_per_engine = f.narrow(e, 8)? as u8,
-            "num_cp_queues" => p.num_cp_queues = f.narrow(e, 8)? as u8,
-            "num_xcc" => p.num_xcc = u32v()?,
-            "family_id" => p.family_id = u32v()?,
-            "gfx_target_version" => p.gfx_target_version = u32v()?,
+            sysfs::node::CPU_CORE_ID_BASE => p.cpu_core_id_base = u32v()?,
+            sysfs::node::SIMD_ID_BASE => p.simd_id_base = u32v()?,
+            sysfs::node::CAPABILITY => p.capability = Capability(u32v()?),
+            sysfs::node::CAPABILITY2 => p.capability2 = u32v()?,
+            sysfs::node::DEBUG_PROP => p.debug_prop = e.value,
+            sysfs::node::MAX_WAVES_PER_SIMD => p.max_waves_per_simd = u32v()?,
+            sysfs::node::LDS_SIZE_IN_KB => p.lds_size_in_kb = u32v()?,
+            sysfs::node::GDS_SIZE_IN_KB => p.gds_size_in_kb = u32v()?,
+            sysfs::node::WAVE_FRONT_SIZE => p.wave_front_size = u32v()?,
+            sysfs::node::ARRAY_COUNT => p.array_count = u32v()?,
+            sysfs::node::SIMD_ARRAYS_PER_ENGINE => p.simd_arrays_per_engine = u32v()?,
+            sysfs::node::CU_PER_SIMD_ARRAY => p.cu_per_simd_array = u32v()?,
+            sysfs::node::SIMD_PER_CU => p.simd_per_cu = u32v()?,
+            sysfs::node::MAX_SLOTS_SCRATCH_CU => p.max_slots_scratch_cu = u32v()?,
+            sysfs::node::FW_VERSION => p.fw_version = u32v()?,
+            sysfs::node::VENDOR_ID => p.vendor_id = f.narrow(e, 16)? as u16,
+            sysfs::node::DEVICE_ID => p.device_id = f.narrow(e, 16)? as u16,
+            sysfs::node::LOCATION_ID => p.location_id = u32v()?,
+            sysfs::node::DOMAIN => p.domain = u32v()?,
+            sysfs::node::MAX_ENGINE_CLK_FCOMPUTE => p.max_engine_clk_fcompute = u32v()?,
+            sysfs::node::MAX_ENGINE_CLK_CCOMPUTE => p.max_engine_clk_ccompute = u32v()?,
+            sysfs::node::LOCAL_MEM_SIZE => p.local_mem_size = e.value,
+            sysfs::node::DRM_RENDER_MINOR => p.drm_render_minor = u32v()?,
+            sysfs::node::SDMA_FW_VERSION => p.sdma_fw_version = u32v()?,
+            sysfs::node::HIVE_ID => p.hive_id = e.value,
+            sysfs::node::UNIQUE_ID => p.unique_id = e.value,
+            sysfs::node::NUM_SDMA_ENGINES => p.num_sdma_engines = u32v()?,
+            sysfs::node::NUM_SDMA_XGMI_ENGINES => p.num_sdma_xgmi_engines = u32v()?,
+            sysfs::node::NUM_GWS => p.num_gws = f.narrow(e, 8)? as u8,
+            sysfs::node::NUM_SDMA_QUEUES_PER_ENGINE => {
+                p.num_sdma_queues_per_engine = f.narrow(e, 8)? as u8
+            }
+            sysfs::node::NUM_CP_QUEUES => p.num_cp_queues = f.narrow(e, 8)? as u8,
+            sysfs::node::NUM_XCC => p.num_xcc = u32v()?,
+            sysfs::node::FAMILY_ID => p.family_id = u32v()?,
+            sysfs::node::GFX_TARGET_VERSION => p.gfx_target_version = u32v()?,
             _ => {}
         }
     }

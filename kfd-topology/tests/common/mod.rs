@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-pub const TOPO: &str = "sys/devices/virtual/kfd/kfd/topology";
+pub const TOPO: &str = kfd_sys::sysfs::TOPOLOGY_DIR;
 
 /// A temporary machine root, removed on drop.
 #[derive(Debug)]
