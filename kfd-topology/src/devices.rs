@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::os::fd::AsFd;
 
+use kfd_sys::drm::{drm_amdgpu_info_device, AMDGPU_IDS_FLAGS_FUSION};
 use kfd_sys::{Driver, Errno};
 
 /// The DRM device information libdrm's `amdgpu_device_initialize` reads
@@ -38,8 +40,11 @@ pub trait Devices: fmt::Debug {
 
 /// [`Devices`] through a kfd-sys [`Driver`].
 ///
-/// DRM device information is not queried yet (kfd-sys has no safe
-/// `AMDGPU_INFO_DEV_INFO` wrapper); the PCI revision comes from sysfs.
+/// DRM device information comes from `AMDGPU_INFO_DEV_INFO` on the render
+/// node ([`kfd_sys::drm::query_device_info_on`]), as libdrm's
+/// `amdgpu_device_initialize` reads it; when the node does not open or the
+/// query fails (any errno, e.g. `EINVAL` from a driver without the DRM
+/// path), the snapshot falls back to the PCI `revision` file in sysfs.
 #[derive(Debug, Clone, Copy)]
 pub struct DriverDevices<'a>(pub &'a dyn Driver);
 
@@ -48,6 +53,27 @@ impl Devices for DriverDevices<'_> {
         let fd = self.0.open_render_node(minor)?;
         self.0.close(fd);
         Ok(())
+    }
+
+    fn drm_device_info(&self, minor: u32) -> Option<DrmDeviceInfo> {
+        let fd = self.0.open_render_node(minor).ok()?;
+        let info = kfd_sys::drm::query_device_info_on(self.0, fd.as_fd());
+        self.0.close(fd);
+        info.ok().map(DrmDeviceInfo::from)
+    }
+}
+
+impl From<drm_amdgpu_info_device> for DrmDeviceInfo {
+    /// The fields libdrm takes from `AMDGPU_INFO_DEV_INFO`: `device_id`
+    /// and `pci_rev` (the `amdgpu.ids` keys), `family`, and the fusion bit
+    /// of `ids_flags`.
+    fn from(d: drm_amdgpu_info_device) -> Self {
+        DrmDeviceInfo {
+            device_id: d.device_id,
+            pci_rev: d.pci_rev,
+            family: Some(d.family),
+            fusion: Some(d.ids_flags & AMDGPU_IDS_FLAGS_FUSION != 0),
+        }
     }
 }
 
