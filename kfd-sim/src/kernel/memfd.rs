@@ -39,6 +39,23 @@ pub(crate) struct Memfd {
     pub id: FileId,
 }
 
+/// Descriptors the model itself holds (every machine of this OS process):
+/// they never count as a user's descriptor of a file.
+static MODEL_FDS: std::sync::Mutex<std::collections::BTreeSet<RawFd>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+fn model_fds() -> std::sync::MutexGuard<'static, std::collections::BTreeSet<RawFd>> {
+    MODEL_FDS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Drop for Memfd {
+    fn drop(&mut self) {
+        // Forget the number before the descriptor is closed (the field is
+        // dropped after this), so a reused number is never mistaken.
+        model_fds().remove(&self.fd.as_raw_fd());
+    }
+}
+
 impl Memfd {
     /// Creates a sparse memfd of `size` bytes named `kfd-sim:<tag>:<n>`.
     pub fn create(tag: &str, size: u64) -> Result<Memfd, Errno> {
@@ -64,6 +81,7 @@ impl Memfd {
             return Err(last_errno());
         }
         let id = file_id(fd.as_raw_fd())?;
+        model_fds().insert(fd.as_raw_fd());
         Ok(Memfd { fd, name, id })
     }
 
@@ -90,6 +108,7 @@ impl Memfd {
         // SAFETY: fresh descriptor we own.
         let own = unsafe { OwnedFd::from_raw_fd(r) };
         let id = file_id(own.as_raw_fd()).ok()?;
+        model_fds().insert(own.as_raw_fd());
         Some(Memfd {
             fd: own,
             name: name.to_string(),
@@ -217,9 +236,10 @@ pub(crate) fn file_id(fd: RawFd) -> Result<FileId, Errno> {
 }
 
 /// Descriptor numbers of this process whose `/proc/self/fd` link is
-/// `link`, except those in `exclude`.
+/// `link`, except those in `exclude` and the model's own descriptors.
 pub(crate) fn descriptors_with_link(link: &str, exclude: &[RawFd]) -> Vec<RawFd> {
     let mut out = Vec::new();
+    let own = model_fds().clone();
     let path = b"/proc/self/fd\0";
     // SAFETY: raw openat with a NUL-terminated path; returns a descriptor
     // we own or a negative error.
@@ -270,7 +290,7 @@ pub(crate) fn descriptors_with_link(link: &str, exclude: &[RawFd]) -> Vec<RawFd>
             else {
                 continue;
             };
-            if num == dir.as_raw_fd() || exclude.contains(&num) {
+            if num == dir.as_raw_fd() || exclude.contains(&num) || own.contains(&num) {
                 continue;
             }
             let mut cname = name.to_vec();
