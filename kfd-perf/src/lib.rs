@@ -236,14 +236,9 @@ impl From<&kfd_topology::Node> for PerfNode {
     /// snapshot does not carry the GPU wall clock frequency (DRM's
     /// `gpu_counter_freq`); set [`PerfNode::wall_clock_khz`] separately.
     fn from(n: &kfd_topology::Node) -> PerfNode {
-        let gfx = n.derived.gfx_version.unwrap_or_default();
         PerfNode {
             gpu_id: n.gpu_id,
-            gfx_version: GfxVersion::new(
-                u32::from(gfx.major),
-                u32::from(gfx.minor),
-                u32::from(gfx.stepping),
-            ),
+            gfx_version: n.derived.gfx_version.unwrap_or_default(),
             device_id: n.properties.device_id,
             wall_clock_khz: 0,
         }

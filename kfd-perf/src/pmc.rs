@@ -145,33 +145,9 @@ impl BlockId {
     }
 }
 
-/// A GFX IP version (`HSA_ENGINE_ID` major.minor.stepping).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
-pub struct GfxVersion {
-    /// Major version (9 for gfx9xx).
-    pub major: u32,
-    /// Minor version.
-    pub minor: u32,
-    /// Stepping.
-    pub stepping: u32,
-}
-
-impl GfxVersion {
-    /// `major.minor.stepping`.
-    pub const fn new(major: u32, minor: u32, stepping: u32) -> GfxVersion {
-        GfxVersion {
-            major,
-            minor,
-            stepping,
-        }
-    }
-
-    /// From a topology `gfx_target_version` (`major*10000 + minor*100 +
-    /// stepping`, e.g. 90010 for gfx90a).
-    pub const fn from_target_version(v: u32) -> GfxVersion {
-        GfxVersion::new(v / 10000 % 100, v / 100 % 100, v % 100)
-    }
-}
+/// The GFX IP version the counter tables are chosen by: kfd-topology's
+/// (`HSA_ENGINE_ID` major.minor.stepping), re-exported here.
+pub use kfd_topology::GfxVersion;
 
 /// The counter tables the C library has (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -101,7 +101,7 @@ fn gfx90a_and_gfx942_use_the_vega_table() {
         Some(Asic::Vega)
     );
     assert_eq!(
-        Asic::for_node(GfxVersion::from_target_version(90402), 0x74a1),
+        Asic::for_node(GfxVersion::from_target_version(90402).unwrap(), 0x74a1),
         Some(Asic::Vega)
     );
     check(Asic::Vega, VEGA, 3289, 158);
