@@ -258,3 +258,29 @@ fn kmt_two_processes_are_isolated() {
         );
     }
 }
+
+/// A dma-buf crosses OS processes under the preload simulator: process A
+/// (raw KFD ioctls) fills a GTT buffer through its render-node mapping,
+/// exports it and passes the descriptor over a UNIX socket to process B,
+/// which imports it with hsaKmtRegisterGraphicsHandleToNodes and reads A's
+/// bytes through an mmap of the dma-buf; A then sees B's write. Each
+/// process still has its own simulated machine (VRAM accounting is not
+/// shared); the pages are shared because a dma-buf is a memfd.
+#[test]
+fn kmt_dmabuf_crosses_processes() {
+    let (out, text) = run("mi210", &["dmabuf-send"], &[], None);
+    assert_all_ok("dmabuf-send", &out, &text);
+    for check in [
+        "send_export",
+        "send_dmabuf_fd",
+        "recv_register",
+        "recv_sees_sender_bytes",
+        "send_child_ok",
+        "send_sees_receiver_write",
+    ] {
+        assert!(
+            text.contains(&format!("OK {check}\n")),
+            "{check} missing:\n{text}"
+        );
+    }
+}

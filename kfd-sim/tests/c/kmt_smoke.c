@@ -11,12 +11,23 @@
  *                  then one that succeeds; prints the status codes
  *   isolate BYTE   VRAM buffer: must start zeroed, is filled with BYTE,
  *                  must still hold only BYTE after a pause (run two at once)
+ *   dmabuf-send    raw KFD ioctls: a GTT buffer filled with a pattern through
+ *                  the render-node mapping, exported as a dma-buf and sent
+ *                  over a UNIX socket to a child process (this program,
+ *                  exec'ed as "dmabuf-recv FD"), which must see the pattern
+ *   dmabuf-recv FD receives the dma-buf, registers it with
+ *                  hsaKmtRegisterGraphicsHandleToNodes and checks its bytes
  *
  * Prints "OK <check>" / "FAIL <check>: ..." lines and "ALL OK" at the end;
  * the exit status is the number of failed checks (at most 100).
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <hsakmt.h>
 #include <pthread.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -306,10 +317,158 @@ static int finish(void)
 	return failures > 100 ? 100 : failures;
 }
 
+/* The few KFD uapi definitions dmabuf-send needs (linux/kfd_ioctl.h
+ * needs the kernel's drm/drm.h, and older copies lack EXPORT_DMABUF). */
+struct sim_acquire_vm_args {
+	uint32_t drm_fd;
+	uint32_t gpu_id;
+};
+struct sim_alloc_args {
+	uint64_t va_addr;
+	uint64_t size;
+	uint64_t handle;
+	uint64_t mmap_offset;
+	uint32_t gpu_id;
+	uint32_t flags;
+};
+struct sim_free_args {
+	uint64_t handle;
+};
+struct sim_export_dmabuf_args {
+	uint64_t handle;
+	uint32_t flags;
+	uint32_t dmabuf_fd;
+};
+#define SIM_IOC_ACQUIRE_VM _IOW('K', 0x15, struct sim_acquire_vm_args)
+#define SIM_IOC_ALLOC _IOWR('K', 0x16, struct sim_alloc_args)
+#define SIM_IOC_FREE _IOW('K', 0x17, struct sim_free_args)
+#define SIM_IOC_EXPORT_DMABUF _IOWR('K', 0x24, struct sim_export_dmabuf_args)
+#define SIM_ALLOC_GTT (1u << 1)
+#define SIM_ALLOC_WRITABLE (1u << 31)
+
+#define DMABUF_SIZE (1 * MIB)
+
+static uint8_t pattern(uint64_t i)
+{
+	return (uint8_t)(i * 7 + (i >> 12) + 1);
+}
+
+static int dmabuf_send(const char *self)
+{
+	int sv[2];
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0, "send_socketpair", "errno %d", errno);
+	fcntl(sv[0], F_SETFD, FD_CLOEXEC);
+	pid_t child = fork();
+	if (child == 0) {
+		char fdarg[16];
+		close(sv[0]);
+		snprintf(fdarg, sizeof(fdarg), "%d", sv[1]);
+		execl(self, self, "dmabuf-recv", fdarg, (char *)NULL);
+		_exit(127);
+	}
+	close(sv[1]);
+
+	int kfd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
+	int drm = open("/dev/dri/renderD128", O_RDWR | O_CLOEXEC);
+	CHECK(kfd >= 0 && drm >= 0, "send_open", "kfd %d drm %d", kfd, drm);
+	unsigned gpu_id = 0;
+	FILE *f = fopen("/sys/class/kfd/kfd/topology/nodes/1/gpu_id", "r");
+	CHECK(f && fscanf(f, "%u", &gpu_id) == 1 && gpu_id, "send_gpu_id", "no gpu_id");
+	if (f)
+		fclose(f);
+	struct sim_acquire_vm_args vm = {.drm_fd = (uint32_t)drm, .gpu_id = gpu_id};
+	CHECK(ioctl(kfd, SIM_IOC_ACQUIRE_VM, &vm) == 0, "send_acquire_vm", "errno %d", errno);
+	struct sim_alloc_args al = {
+		.va_addr = 0x100000000ull,
+		.size = DMABUF_SIZE,
+		.gpu_id = gpu_id,
+		.flags = SIM_ALLOC_GTT | SIM_ALLOC_WRITABLE,
+	};
+	CHECK(ioctl(kfd, SIM_IOC_ALLOC, &al) == 0, "send_alloc", "errno %d", errno);
+	uint8_t *p = mmap(NULL, DMABUF_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, drm, (off_t)al.mmap_offset);
+	CHECK(p != MAP_FAILED, "send_mmap", "errno %d", errno);
+	if (p != MAP_FAILED)
+		for (uint64_t i = 0; i < DMABUF_SIZE; i++)
+			p[i] = pattern(i);
+	struct sim_export_dmabuf_args ex = {.handle = al.handle, .flags = O_CLOEXEC};
+	CHECK(ioctl(kfd, SIM_IOC_EXPORT_DMABUF, &ex) == 0, "send_export", "errno %d", errno);
+
+	char byte = 'd';
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	memset(&ctl, 0, sizeof(ctl));
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	int dfd = (int)ex.dmabuf_fd;
+	memcpy(CMSG_DATA(c), &dfd, sizeof(int));
+	CHECK(sendmsg(sv[0], &msg, 0) == 1, "send_dmabuf_fd", "errno %d", errno);
+	/* The receiver writes back; wait for it. */
+	int status = -1;
+	CHECK(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0, "send_child_ok",
+	      "child status %d", status);
+	if (p != MAP_FAILED) {
+		CHECK(p[100] == 0xee, "send_sees_receiver_write", "byte %#x", p[100]);
+		munmap(p, DMABUF_SIZE);
+	}
+	close(dfd);
+	struct sim_free_args fr = {.handle = al.handle};
+	CHECK(ioctl(kfd, SIM_IOC_FREE, &fr) == 0, "send_free", "errno %d", errno);
+	close(drm);
+	close(kfd);
+	close(sv[0]);
+	return finish();
+}
+
+static void dmabuf_recv(int sock)
+{
+	char byte = 0;
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf)};
+	ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	int fd = -1;
+	if (n == 1 && c && c->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	CHECK(fd >= 0, "recv_dmabuf_fd", "n %zd errno %d", n, errno);
+	if (fd < 0)
+		return;
+	HsaGraphicsResourceInfo info;
+	memset(&info, 0, sizeof(info));
+	HSAKMT_STATUS s = hsaKmtRegisterGraphicsHandleToNodes((HSAuint64)fd, &info, 1, &gpu_node);
+	CHECK(s == HSAKMT_STATUS_SUCCESS && info.SizeInBytes == DMABUF_SIZE, "recv_register", "status %d size %llu", s,
+	      (unsigned long long)info.SizeInBytes);
+	uint8_t *p = mmap(NULL, DMABUF_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(p != MAP_FAILED, "recv_mmap", "errno %d", errno);
+	if (p != MAP_FAILED) {
+		uint64_t bad = 0;
+		for (uint64_t i = 0; i < DMABUF_SIZE; i++)
+			bad += p[i] != pattern(i);
+		CHECK(bad == 0, "recv_sees_sender_bytes", "%llu bytes differ", (unsigned long long)bad);
+		p[100] = 0xee;
+		munmap(p, DMABUF_SIZE);
+	}
+	if (s == HSAKMT_STATUS_SUCCESS)
+		hsaKmtDeregisterMemory(info.MemoryAddress);
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "smoke";
 	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	if (!strcmp(mode, "dmabuf-send"))
+		return dmabuf_send(argv[0]);
 
 	if (open_and_snapshot() != 0)
 		return finish() ? finish() : 1;
@@ -335,6 +494,12 @@ int main(int argc, char **argv)
 		CHECK(s == HSAKMT_STATUS_SUCCESS, "alloc_after_fault", "status %d", s);
 		if (s == HSAKMT_STATUS_SUCCESS)
 			hsaKmtFreeMemory(p, 2 * MIB);
+		close_kfd();
+		return finish();
+	}
+
+	if (!strcmp(mode, "dmabuf-recv")) {
+		dmabuf_recv(argc > 2 ? atoi(argv[2]) : -1);
 		close_kfd();
 		return finish();
 	}
