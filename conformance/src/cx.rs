@@ -20,7 +20,9 @@ use std::io::Write;
 use crate::abi::Abi;
 use crate::api::{Api, St};
 
-/// The status value recorded for a function the library does not export.
+/// The status word [`kmt!`] returns for a function the library does not
+/// export (recorded as `MISSING`; a library returning this value is
+/// recorded as `UNKNOWN(4294967295)`).
 pub const MISSING: u32 = u32::MAX;
 
 /// `HSAKMT_STATUS_NOT_SUPPORTED`.
@@ -47,6 +49,7 @@ macro_rules! kmt {
     (@bind $cx:expr, $label:expr, $f:ident, $why:literal, [], [$($ns:ident)*], [$($b:ident)*]) => {{
         let _why: &str = $why;
         let func = $cx.api.$f;
+        $cx.begin_call(stringify!($f));
         let s = match func {
             // SAFETY: the function is typed with the C prototype of the
             // ABI generation the library was loaded as (api.rs); every
@@ -132,11 +135,9 @@ impl<A: Abi> Debug for Cx<'_, A> {
     }
 }
 
-/// `SUCCESS(0)`, `INVALID_PARAMETER(3)`, ... or `MISSING`.
+/// `SUCCESS(0)`, `INVALID_PARAMETER(3)`, ... (`UNKNOWN(n)` for values
+/// without a name).
 pub fn status_text(s: u32) -> String {
-    if s == MISSING {
-        return "MISSING".into();
-    }
     match kfd_sys::hsakmt::HSAKMT_STATUS(s).name() {
         Some(n) => format!("{}({s})", n.trim_start_matches("HSAKMT_STATUS_")),
         None => format!("UNKNOWN({s})"),
@@ -190,12 +191,24 @@ impl<'a, A: Abi> Cx<'a, A> {
         self.line(&format!("R\t{k}\t{v}\n"));
     }
 
-    /// Records a call's status (used by [`kmt!`]).
-    pub fn status(&mut self, label: &str, func: &str, s: Option<St>) -> u32 {
+    /// Marks the start of a call (used by [`kmt!`]): written before the
+    /// call so that a crash inside it names the function.
+    pub fn begin_call(&mut self, func: &str) {
         self.line(&format!("F\t{func}\n"));
-        let raw = s.map(|s| s.0).unwrap_or(MISSING);
-        self.rec(label, status_text(raw));
-        raw
+    }
+
+    /// Records a call's status (used by [`kmt!`]).
+    pub fn status(&mut self, label: &str, _func: &str, s: Option<St>) -> u32 {
+        match s {
+            Some(s) => {
+                self.rec(label, status_text(s.0));
+                s.0
+            }
+            None => {
+                self.rec(label, "MISSING");
+                MISSING
+            }
+        }
     }
 
     /// Records a documented-semantics check: `ok` or `FAIL: detail`.
@@ -319,6 +332,6 @@ mod tests {
     fn status_names() {
         assert_eq!(status_text(0), "SUCCESS(0)");
         assert_eq!(status_text(22), "KERNEL_ALREADY_OPENED(22)");
-        assert_eq!(status_text(MISSING), "MISSING");
+        assert_eq!(status_text(u32::MAX), "UNKNOWN(4294967295)");
     }
 }

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::abi::{AbiKind, Current, Rocm52};
-use crate::cx::{MISSING, NOT_SUPPORTED};
+use crate::cx::NOT_SUPPORTED;
 use crate::intended::Intended;
 use crate::scenarios::{self, Family, FAMILIES};
 use crate::trace;
@@ -316,10 +316,14 @@ fn run_side(
                 side.traced = true;
             }
             if p.end.is_none() {
-                side.crashed = Some(if timed_out {
+                let what = if timed_out {
                     format!("timed out after {:?}", cfg.child_timeout)
                 } else {
                     describe_exit(&status, &stderr)
+                };
+                side.crashed = Some(match &p.pending {
+                    Some(f) => format!("{what} in {f}"),
+                    None => what,
                 });
             }
             if fam.isolated && cfg.sim.is_some() {
@@ -409,6 +413,9 @@ struct Parsed {
     end: Option<u64>,
     records: Vec<(String, String, Option<String>)>,
     calls: BTreeSet<String>,
+    /// A function called but whose status was never recorded (the call
+    /// that crashed or hung).
+    pending: Option<String>,
 }
 
 fn parse_output(text: &str) -> Vec<Parsed> {
@@ -433,6 +440,7 @@ fn parse_output(text: &str) -> Vec<Parsed> {
             "F" => {
                 if let Some(p) = out.last_mut() {
                     p.calls.insert(a.to_string());
+                    p.pending = Some(a.to_string());
                 }
                 last_fn = Some(a.to_string());
             }
@@ -449,9 +457,7 @@ fn parse_output(text: &str) -> Vec<Parsed> {
 }
 
 fn is_unsupported(v: &str) -> bool {
-    v == "MISSING"
-        || v == crate::cx::status_text(NOT_SUPPORTED)
-        || v == crate::cx::status_text(MISSING)
+    v == "MISSING" || v == crate::cx::status_text(NOT_SUPPORTED)
 }
 
 /// Compares the two sides of one scenario.
