@@ -444,6 +444,11 @@ fn parse_output(text: &str) -> Vec<Parsed> {
                 }
                 last_fn = Some(a.to_string());
             }
+            "C" => {
+                if let Some(p) = out.last_mut() {
+                    p.calls.insert(a.to_string());
+                }
+            }
             "R" => {
                 if let Some(p) = out.last_mut() {
                     p.records
@@ -611,5 +616,89 @@ impl RunResult {
             .iter()
             .filter(|o| o.trace_diff.is_some())
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(intended: &str) -> Config {
+        Config {
+            abi: AbiKind::Rocm52,
+            reference: "r".into(),
+            ours: "o".into(),
+            sim: None,
+            presets: vec![],
+            default_preset: "mi210".into(),
+            families: vec![],
+            out_dir: "/nonexistent".into(),
+            intended: Intended::parse(intended).unwrap(),
+            runner: "x".into(),
+            child_timeout: Duration::from_secs(1),
+            trace_gate: true,
+        }
+    }
+
+    fn side(recs: &[(&str, &str)]) -> Side {
+        Side {
+            records: recs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string(), Some(format!("fn_{k}"))))
+                .collect(),
+            ..Side::default()
+        }
+    }
+
+    #[test]
+    fn classes() {
+        let c = cfg("s/crashy | crash | reason\ns/x | step2 | known");
+        let a = side(&[("open", "SUCCESS(0)"), ("step2", "INVALID_PARAMETER(3)")]);
+        assert_eq!(classify(&c, "s/x", "s", &a, &a).class, Class::Equal);
+        let b = side(&[("open", "SUCCESS(0)"), ("step2", "ERROR(1)")]);
+        assert_eq!(classify(&c, "s/x", "s", &a, &b).class, Class::Intended);
+        assert_eq!(classify(&c, "s/y", "s", &a, &b).class, Class::Differ);
+        let u = side(&[("open", "NOT_SUPPORTED(11)")]);
+        let o = classify(&c, "s/y", "s", &a, &u);
+        assert_eq!(o.class, Class::Unsupported);
+        assert_eq!(o.unsupported_fn.as_deref(), Some("fn_open"));
+        let m = side(&[("open", "MISSING")]);
+        assert_eq!(classify(&c, "s/y", "s", &a, &m).class, Class::Unsupported);
+        let mut crashed = side(&[("open", "SUCCESS(0)")]);
+        crashed.crashed = Some("SIGSEGV".into());
+        assert_eq!(
+            classify(&c, "s/crashy", "s", &crashed, &a).class,
+            Class::Intended
+        );
+        assert_eq!(
+            classify(&c, "s/other", "s", &crashed, &a).class,
+            Class::Differ
+        );
+        // Reference without the API: ours is judged by its checks.
+        let lacks = side(&[("lacks-api", "hsaKmtOpenKFDCtx")]);
+        let good = side(&[("check.a", "ok")]);
+        let bad = side(&[("check.a", "FAIL: status 0, want 20")]);
+        assert_eq!(
+            classify(&c, "ctx/a", "ctx", &lacks, &good).class,
+            Class::RefLacksApi
+        );
+        assert_eq!(
+            classify(&c, "ctx/a", "ctx", &lacks, &bad).class,
+            Class::Differ
+        );
+        assert_eq!(
+            classify(&c, "ctx/a", "ctx", &a, &lacks).class,
+            Class::Unsupported
+        );
+    }
+
+    #[test]
+    fn parses_protocol_and_pending_call() {
+        let p = parse_output("B\ts/a\t0\nF\tf1\nR\tk\tv\nE\ts/a\t10\nB\ts/b\t10\nF\tf2\n");
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[0].end, Some(10));
+        assert_eq!(p[0].records[0].2.as_deref(), Some("f1"));
+        assert_eq!(p[1].end, None);
+        assert_eq!(p[1].pending.as_deref(), Some("f2"));
     }
 }

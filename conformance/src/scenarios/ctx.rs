@@ -15,7 +15,11 @@ use crate::cx::{Cx, HostBuf};
 use crate::kmt;
 
 /// Records `lacks-api` and returns false when a needed symbol is absent.
+/// The names count for coverage either way (the scenario exists for them).
 fn require<A: Abi>(cx: &mut Cx<A>, names: &[&str]) -> bool {
+    for n in names {
+        cx.covers(n);
+    }
     let missing: Vec<&str> = names.iter().copied().filter(|n| !cx.api.has(n)).collect();
     if missing.is_empty() {
         true
@@ -240,6 +244,9 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
             "hsaKmtAllocMemoryCtx",
             "hsaKmtFreeMemoryCtx",
             "hsaKmtQueryPointerInfoCtx",
+            "hsaKmtGetNodePropertiesCtx",
+            "hsaKmtMapMemoryToGPUCtx",
+            "hsaKmtUnmapMemoryToGPUCtx",
         ]);
         if !require(cx, &need) {
             return;
@@ -262,7 +269,40 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
                 s1 != s2 && s1 != primary && s2 != primary,
                 "context pointers repeat",
             );
+            let mut np = A::NodeProperties::default();
+            let s = kmt!(
+                cx,
+                "s1.node0",
+                hsaKmtGetNodePropertiesCtx(s1, 0, &mut np),
+                "secondary; live NodeProperties of this generation"
+            );
+            cx.check("secondary-reads-topology", s == 0, format!("status {s}"));
             if let Some(p) = ctx_alloc(cx, "s1.alloc", s1) {
+                let mut va = 0u64;
+                let m = kmt!(
+                    cx,
+                    "s1.map",
+                    hsaKmtMapMemoryToGPUCtx(s1, p, 0x2000, &mut va),
+                    "allocation of s1; live out"
+                );
+                cx.check("owner-maps", m == 0, format!("status {m}"));
+                let pm = kmt!(
+                    cx,
+                    "primary.map-foreign",
+                    hsaKmtMapMemoryToGPUCtx(primary, p, 0x2000, &mut va),
+                    "address of another context: must be refused"
+                );
+                cx.check(
+                    "primary-cannot-map",
+                    pm != 0,
+                    "the primary mapped a secondary's allocation",
+                );
+                kmt!(
+                    cx,
+                    "s1.unmap",
+                    hsaKmtUnmapMemoryToGPUCtx(s1, p),
+                    "mapped in s1 above"
+                );
                 let own = knows(cx, "s1.query", s1, p);
                 let prim = knows(cx, "primary.query", primary, p);
                 let other = knows(cx, "s2.query", s2, p);
@@ -330,7 +370,7 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
     });
     add(v, "ctx/secondary-runtime-enable", |cx| {
         let mut need = BASE.to_vec();
-        need.extend(["hsaKmtRuntimeEnableCtx"]);
+        need.extend(["hsaKmtRuntimeEnableCtx", "hsaKmtRuntimeDisableCtx"]);
         if !require(cx, &need) {
             return;
         }
