@@ -6,14 +6,20 @@
 //!   exports at `Base`; each exported function therefore also carries a
 //!   `.symver NAME, NAME@@HSAKMT_1` directive (see `src/export.rs`).
 //! - `-z nodelete`, as the C library is linked.
+//! - The absolute symbol `HSAKMT_1` that GNU ld defines for a version
+//!   node (Debian's library exports it) is defined by `src/export.rs`
+//!   and listed here, since rustc links with lld, which does not add it.
 
 use std::path::PathBuf;
 
 fn main() {
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
     let script = out.join("hsakmt.ver");
-    std::fs::write(&script, "HSAKMT_1 {\n  global: hsaKmt*;\n  local: *;\n};\n")
-        .expect("write version script");
+    std::fs::write(
+        &script,
+        "HSAKMT_1 {\n  global: hsaKmt*; HSAKMT_1;\n  local: *;\n};\n",
+    )
+    .expect("write version script");
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libhsakmt.so.1");
     println!(
         "cargo:rustc-cdylib-link-arg=-Wl,--version-script={}",

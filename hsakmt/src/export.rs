@@ -1,36 +1,131 @@
-//! The `export!` macro: declares an exported hsakmt function.
+//! The `export!` and `forward!` macros: how every hsakmt entry point is
+//! declared.
 //!
-//! Each export is a `#[no_mangle] extern "C"` function whose body runs
-//! inside [`crate::border::guard`], plus an assembler `.symver` directive
-//! binding the symbol to the `HSAKMT_1` version node as its default
-//! version, exactly as the C library's symbols are.
+//! Each entry is a `pub unsafe extern "C"` function returning
+//! `HSAKMT_STATUS`. Which build exports it is given by a leading mode
+//! word:
+//!
+//! | mode      | `abi-current`                 | `abi-rocm-5-2`                 |
+//! |-----------|-------------------------------|--------------------------------|
+//! | `both`    | exported                      | exported                       |
+//! | `ctx`     | exported (a `...Ctx` form)    | compiled, not exported         |
+//! | `current` | exported                      | not compiled                   |
+//! | `rocm52`  | not compiled                  | exported                       |
+//!
+//! Exported means `#[no_mangle]` plus an assembler `.symver NAME,
+//! NAME@@HSAKMT_1`, so that the symbol carries the `HSAKMT_1` version as
+//! its default version, as in the C library (the version script of
+//! `build.rs` alone would leave it at `Base`).
+//!
+//! `export!` bodies are blocks returning [`crate::border::KmtResult`]
+//! and run inside [`crate::border::guard`] (no panic crosses the border).
+//! `forward!` declares a legacy function as a one-line call of its `Ctx`
+//! form on the primary context.
 
-/// Declares exported functions:
-///
-/// ```ignore
-/// export! {
-///     /// Docs.
-///     fn hsaKmtCloseKFD() { ...body returning KmtResult... }
-/// }
-/// ```
+/// Declares entry points whose bodies are written out (see the module
+/// docs for the mode words).
 macro_rules! export {
-    ($(
-        $(#[$meta:meta])*
-        fn $name:ident($($arg:ident : $ty:ty),* $(,)?) $body:block
-    )*) => {$(
-        $(#[$meta])*
+    (@one both [$($m:tt)*] $name:ident [$($a:ident : $t:ty),*] $body:block) => {
+        $($m)*
         ///
         /// # Safety
         ///
         /// A C entry point: pointer arguments must satisfy the hsakmt.h
         /// contract; NULL and misaligned pointers are rejected with a status.
         #[no_mangle]
-        pub unsafe extern "C" fn $name($($arg: $ty),*) -> $crate::border::Status {
-            $crate::border::guard(|| $body)
-        }
+        pub unsafe extern "C" fn $name($($a: $t),*) -> $crate::border::Status $body
 
         ::core::arch::global_asm!(concat!(
             ".symver ", stringify!($name), ", ", stringify!($name), "@@HSAKMT_1"
         ));
+    };
+    (@one ctx [$($m:tt)*] $name:ident [$($a:ident : $t:ty),*] $body:block) => {
+        $($m)*
+        ///
+        /// # Safety
+        ///
+        /// A C entry point: pointer arguments must satisfy the hsakmtctx.h
+        /// contract; NULL and misaligned pointers are rejected with a
+        /// status, and the context pointer is looked up in the registry of
+        /// live contexts before use (never dereferenced).
+        #[cfg_attr(feature = "abi-current", no_mangle)]
+        pub unsafe extern "C" fn $name($($a: $t),*) -> $crate::border::Status $body
+
+        #[cfg(feature = "abi-current")]
+        ::core::arch::global_asm!(concat!(
+            ".symver ", stringify!($name), ", ", stringify!($name), "@@HSAKMT_1"
+        ));
+    };
+    (@one current [$($m:tt)*] $name:ident [$($a:ident : $t:ty),*] $body:block) => {
+        $($m)*
+        ///
+        /// # Safety
+        ///
+        /// A C entry point of the newest hsakmt.h: pointer arguments must
+        /// satisfy its contract; NULL and misaligned pointers are rejected
+        /// with a status.
+        #[cfg(feature = "abi-current")]
+        #[no_mangle]
+        pub unsafe extern "C" fn $name($($a: $t),*) -> $crate::border::Status $body
+
+        #[cfg(feature = "abi-current")]
+        ::core::arch::global_asm!(concat!(
+            ".symver ", stringify!($name), ", ", stringify!($name), "@@HSAKMT_1"
+        ));
+    };
+    (@one rocm52 [$($m:tt)*] $name:ident [$($a:ident : $t:ty),*] $body:block) => {
+        $($m)*
+        ///
+        /// # Safety
+        ///
+        /// A C entry point of Debian's 5.2.3 hsakmt.h: pointer arguments
+        /// must satisfy its contract; NULL and misaligned pointers are
+        /// rejected with a status.
+        #[cfg(feature = "abi-rocm-5-2")]
+        #[no_mangle]
+        pub unsafe extern "C" fn $name($($a: $t),*) -> $crate::border::Status $body
+
+        #[cfg(feature = "abi-rocm-5-2")]
+        ::core::arch::global_asm!(concat!(
+            ".symver ", stringify!($name), ", ", stringify!($name), "@@HSAKMT_1"
+        ));
+    };
+    ($(
+        $(#[$meta:meta])*
+        $mode:ident fn $name:ident($($arg:ident : $ty:ty),* $(,)?) $body:block
+    )*) => {$(
+        export!(@one $mode [$(#[$meta])*] $name [$($arg : $ty),*] {
+            $crate::border::guard(|| $body)
+        });
     )*};
 }
+
+/// Declares legacy entry points that forward to their `Ctx` form on the
+/// primary context: `mode fn hsaKmtX(args) => hsaKmtXCtx;`.
+macro_rules! forward {
+    ($(
+        $(#[$meta:meta])*
+        $mode:ident fn $name:ident($($arg:ident : $ty:ty),* $(,)?) => $target:ident;
+    )*) => {$(
+        export!(@one $mode [
+            $(#[$meta])*
+            #[doc = ""]
+            #[doc = concat!("Forwards to [`", stringify!($target), "`] on the primary context.")]
+        ] $name [$($arg : $ty),*] {
+            // SAFETY: the arguments are this function's own, passed on
+            // unchanged to a function with the same contract plus a
+            // context, which is the primary context's stable handle.
+            unsafe { $target($crate::ctx::primary_ptr(), $($arg),*) }
+        });
+    )*};
+}
+
+// The absolute symbol GNU ld defines for each version node (value 0,
+// bound to the node itself); Debian's libhsakmt.so.1 exports it, rustc's
+// linker (lld) does not create it, so it is declared here.
+::core::arch::global_asm!(
+    ".globl HSAKMT_1",
+    ".type HSAKMT_1, @object",
+    ".set HSAKMT_1, 0",
+    ".symver HSAKMT_1, HSAKMT_1@@HSAKMT_1",
+);

@@ -1,15 +1,42 @@
 //! hsakmt: the C ABI of libhsakmt, as a drop-in `libhsakmt.so.1`.
 //!
-//! Every exported function is a thin forward: legacy names call the `Ctx`
-//! form on the primary context; the `Ctx` form converts pointers and
-//! layouts and calls kfd-context. Build with `--features abi-current`
-//! (default: the newest upstream headers, legacy + Ctx symbols) or
-//! `--no-default-features --features abi-rocm-5-2` (Debian's 5.2.3 ABI).
+//! The library exports the hsakmt API over the Rust crates of kfd-rs:
+//! `Ctx` functions (`hsaKmtAllocMemoryCtx(ctx, ...)`) are the border
+//! implementation: they look the `HsaKFDContext *` up ([`ctx`]), convert
+//! pointers and struct layouts, call `kfd-context` and its sub-contexts,
+//! and turn errors into the C library's `HSAKMT_STATUS`. Legacy names
+//! (`hsaKmtAllocMemory(...)`) are one-line forwards to the `Ctx` form on
+//! the primary context.
+//!
+//! Two builds, one source (see [`abi`]):
+//!
+//! - `--features abi-current` (default): every function of the newest
+//!   upstream `hsakmt.h` and `hsakmtctx.h`, with their struct layouts;
+//! - `--no-default-features --features abi-rocm-5-2`: exactly the 67
+//!   functions of Debian's libhsakmt 5.2.3 with the 5.2.3 layouts, so
+//!   Debian's ROCr 5.2.3 and rocminfo run on it.
+//!
+//! Every export carries the `HSAKMT_1` version; the SONAME is
+//! `libhsakmt.so.1`. No panic crosses the border ([`border::guard`]).
+//! `HSAKMT_DEBUG_LEVEL` (3..=7) enables logging to stderr ([`log`]); the
+//! other `HSA_*` switches are read by `kfd-context` when the primary
+//! context opens.
 
 #![allow(non_snake_case)]
+#![allow(clippy::missing_safety_doc)]
 
-// The export macro's first users land with kfd-context.
-#[allow(unused_macros)]
 #[macro_use]
 mod export;
 pub mod border;
+pub mod ctx;
+pub mod generation;
+pub mod log;
+
+pub mod debug;
+pub mod events;
+pub mod memory;
+pub mod openclose;
+pub mod perf;
+pub mod queues;
+pub mod svm;
+pub mod topology;

@@ -11,7 +11,8 @@ use kfd_perf::Perf;
 use kfd_queue::Queues;
 use kfd_sys::kfd::{self, kfd_ioctl_create_process_args, kfd_ioctl_get_version_args};
 use kfd_sys::{DeviceFile, Driver};
-use kfd_topology::Topology;
+use kfd_topology::hsakmt::{Aperture, GpuApertures};
+use kfd_topology::{SnapshotOptions, Topology};
 
 use crate::{ContextError, ContextOptions};
 
@@ -251,6 +252,50 @@ impl Context {
             .write()
             .unwrap_or_else(|e| e.into_inner()) = Some(topo.clone());
         Ok(topo)
+    }
+
+    /// [`Context::acquire_system_properties`] with explicit snapshot
+    /// options (the `hsakmt` border picks the rules of the C library
+    /// generation it serves).
+    pub fn acquire_system_properties_with(
+        &self,
+        options: &SnapshotOptions,
+    ) -> Result<Arc<Topology>, ContextError> {
+        let topo = Arc::new(Topology::snapshot_with(&**self.driver(), options)?);
+        *self
+            .inner
+            .topology
+            .write()
+            .unwrap_or_else(|e| e.into_inner()) = Some(topo.clone());
+        Ok(topo)
+    }
+
+    /// The apertures of `node` as the C library reports them in
+    /// `hsaKmtGetNodeProperties`/`hsaKmtGetNodeMemoryProperties` (LDS,
+    /// scratch, GPUVM, SVM, MMIO); all `None` for a CPU node. Creates the
+    /// memory manager if needed.
+    pub fn gpu_apertures(&self, node: u32) -> Result<GpuApertures, ContextError> {
+        let topo = self.topology()?;
+        let n = topo.node(node).ok_or(ContextError::Topology(
+            kfd_topology::TopologyError::InvalidNode {
+                node,
+                num_nodes: topo.num_nodes(),
+            },
+        ))?;
+        if n.gpu_id == 0 {
+            return Ok(GpuApertures::default());
+        }
+        let fmm = self.fmm()?;
+        let valid =
+            |base: u64, limit: u64| (base != 0 && limit > base).then_some(Aperture { base, limit });
+        let ap = fmm.node_apertures(node)?;
+        Ok(GpuApertures {
+            lds: valid(ap.lds.base, ap.lds.limit),
+            gpuvm: ap.gpuvm.and_then(|r| valid(r.base, r.limit)),
+            scratch: valid(ap.scratch.base, ap.scratch.limit),
+            svm: fmm.svm_aperture().and_then(|r| valid(r.base, r.limit)),
+            mmio: ap.mmio.and_then(|r| valid(r.base, r.limit)),
+        })
     }
 
     /// Drops the topology snapshot.

@@ -1,0 +1,122 @@
+//! `HsaKFDContext *` for C: a registry of live context handles.
+//!
+//! C callers only ever hold `HsaKFDContext *` values; the type is opaque
+//! to them and the border never dereferences one. Every `Ctx` function
+//! looks the pointer up here first:
+//!
+//! - the **primary** context has one stable handle for the life of the
+//!   process ([`primary_ptr`]), as the C library's static
+//!   `hsakmt_primary_kfd_ctx` has; it is valid while the primary is open;
+//! - each **secondary** context gets a fresh handle when it is opened. The
+//!   handle is a small leaked allocation, so its address is never reused
+//!   by a later context: a stale pointer stays unknown forever instead of
+//!   naming somebody else's context.
+//!
+//! Statuses (the C library has no defined behaviour for bad context
+//! pointers; these are our choices):
+//!
+//! - the KFD open check comes first, and it is process-global as the C
+//!   library's `CHECK_KFD_OPEN`: while the primary is closed (or in a
+//!   forked child before it reopens), every `Ctx` call, on any context,
+//!   returns `KERNEL_IO_CHANNEL_NOT_OPENED` (20);
+//! - then NULL, unknown or closed context pointers give
+//!   `INVALID_PARAMETER` (3), the status `hsaKmtCloseSecondaryKFDCtx`
+//!   returns for them in C;
+//! - a secondary context inherited across `fork()` gives 20: its
+//!   descriptor belongs to the parent's kernel process.
+
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard};
+
+use kfd_context::{primary, Context, ContextId};
+pub use kfd_sys::hsakmt::current::HsaKFDContext;
+
+use crate::border::{st, KmtResult};
+
+/// The storage a handle points at (never read or written).
+#[repr(C, align(16))]
+struct HandleCell([u8; 16]);
+
+static PRIMARY: HandleCell = HandleCell([0; 16]);
+
+static SECONDARIES: Mutex<BTreeMap<usize, Context>> = Mutex::new(BTreeMap::new());
+
+fn secondaries() -> MutexGuard<'static, BTreeMap<usize, Context>> {
+    SECONDARIES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The primary context's handle (stable for the process lifetime).
+pub fn primary_ptr() -> *mut HsaKFDContext {
+    std::ptr::addr_of!(PRIMARY) as *mut HsaKFDContext
+}
+
+/// The C library's `CHECK_KFD_OPEN`: the primary context must be open in
+/// this process (a forked child sees it closed).
+pub fn check_open() -> KmtResult {
+    if primary::open_count() == 0 {
+        Err(st::NOT_OPENED)
+    } else {
+        Ok(())
+    }
+}
+
+/// Looks a handle up without the open check.
+pub fn lookup(ctx: *mut HsaKFDContext) -> KmtResult<Context> {
+    if ctx == primary_ptr() {
+        return primary::get().map_err(|_| st::NOT_OPENED);
+    }
+    if ctx.is_null() {
+        return Err(st::INVALID_PARAMETER);
+    }
+    match secondaries().get(&(ctx as usize)) {
+        Some(c) if c.is_inherited() => Err(st::NOT_OPENED),
+        Some(c) => Ok(c.clone()),
+        None => Err(st::INVALID_PARAMETER),
+    }
+}
+
+/// The open check, then the handle lookup: the prologue of every `Ctx`
+/// function that has `CHECK_KFD_OPEN` in C.
+pub fn resolve(ctx: *mut HsaKFDContext) -> KmtResult<Context> {
+    check_open()?;
+    lookup(ctx)
+}
+
+/// The primary context for legacy functions that have no `Ctx` form.
+pub fn primary() -> KmtResult<Context> {
+    resolve(primary_ptr())
+}
+
+/// Registers a new secondary context and returns its handle.
+pub fn register_secondary(c: Context) -> *mut HsaKFDContext {
+    let cell: &'static mut HandleCell = Box::leak(Box::new(HandleCell([0; 16])));
+    let ptr = cell as *mut HandleCell as *mut HsaKFDContext;
+    secondaries().insert(ptr as usize, c);
+    ptr
+}
+
+/// Removes a secondary context's handle; returns the context, or `None`
+/// if the pointer is not a live secondary handle.
+pub fn unregister_secondary(ctx: *mut HsaKFDContext) -> Option<Context> {
+    secondaries().remove(&(ctx as usize))
+}
+
+/// Closes a context removed from the registry: teardown, unless it was
+/// inherited from a fork parent (its kernel objects are the parent's;
+/// they are left alone, as for the primary).
+pub fn teardown(c: Context) {
+    let id = c.id();
+    if c.is_inherited() {
+        std::mem::forget(c);
+    } else {
+        c.close();
+    }
+    forget_caches(id);
+}
+
+/// Drops the border's per-context caches (pointer-info node arrays,
+/// counter tables, graphics metadata) of a closed context.
+pub fn forget_caches(id: ContextId) {
+    crate::memory::forget_context(id);
+    crate::perf::forget_context(id);
+}

@@ -1,0 +1,175 @@
+//! Events: create, set/reset/query, destroy, waits.
+
+use kfd_event::{Event, EventDescriptor, Events, WaitMode};
+use kfd_sys::hsakmt::common::HsaEventDescriptor;
+
+use crate::border::{check_mut, read_in, slice_in, st, write_out, Kmt, KmtResult};
+use crate::ctx::{self, HsaKFDContext};
+use crate::generation::abi;
+
+/// Maps a C event pointer back to this context's event (never
+/// dereferenced): NULL or unknown → `INVALID_HANDLE`.
+fn event(events: &Events, e: *mut abi::HsaEvent) -> KmtResult<Event> {
+    events
+        .lookup(e as *const kfd_sys::hsakmt::current::HsaEvent)
+        .kmt()
+}
+
+fn events_of(ctx: *mut HsaKFDContext) -> KmtResult<std::sync::Arc<Events>> {
+    ctx::resolve(ctx)?.events().kmt()
+}
+
+/// The events of a C array.
+///
+/// # Safety
+///
+/// `list` must hold `n` pointers when non-NULL.
+unsafe fn event_list(
+    events: &Events,
+    list: *mut *mut abi::HsaEvent,
+    n: u32,
+) -> KmtResult<Vec<Event>> {
+    if list.is_null() {
+        return Err(st::INVALID_HANDLE);
+    }
+    // SAFETY: forwarded contract.
+    let ptrs = unsafe {
+        slice_in(
+            list as *const *mut abi::HsaEvent,
+            n as usize,
+            st::INVALID_HANDLE,
+        )
+    }?;
+    ptrs.iter().map(|&p| event(events, p)).collect()
+}
+
+fn outcome(o: kfd_event::WaitOutcome) -> KmtResult {
+    crate::border::fwd(o.status())
+}
+
+export! {
+    /// `hsaKmtCreateEventCtx`: 20; type ≥ MAXID → 3; a NULL descriptor
+    /// or out-pointer → 3 (C dereferences them).
+    ctx fn hsaKmtCreateEventCtx(ctx: *mut HsaKFDContext, EventDesc: *mut HsaEventDescriptor, ManualReset: bool, IsSignaled: bool, Event: *mut *mut abi::HsaEvent) {
+        let events = events_of(ctx)?;
+        // SAFETY: an IN argument; checked by `read_in`.
+        let desc = unsafe { read_in(EventDesc as *const HsaEventDescriptor, st::INVALID_PARAMETER) }?;
+        let out = check_mut(Event, st::INVALID_PARAMETER)?;
+        let desc = EventDescriptor::from_hsa(&desc).kmt()?;
+        let e = events.create(&desc, ManualReset, IsSignaled).kmt()?;
+        // SAFETY: checked above; an OUT argument.
+        unsafe { write_out(out, e.as_hsa_ptr().cast::<abi::HsaEvent>(), st::INVALID_PARAMETER) }
+    }
+
+    /// `hsaKmtDestroyEventCtx`: 20 (even for NULL); NULL or unknown → 4.
+    ctx fn hsaKmtDestroyEventCtx(ctx: *mut HsaKFDContext, Event: *mut abi::HsaEvent) {
+        let events = events_of(ctx)?;
+        let e = event(&events, Event)?;
+        events.destroy(&e).kmt()
+    }
+
+    /// `hsaKmtSetEventCtx`: 20; NULL or unknown → 4; system event → 1.
+    ctx fn hsaKmtSetEventCtx(ctx: *mut HsaKFDContext, Event: *mut abi::HsaEvent) {
+        let events = events_of(ctx)?;
+        let e = event(&events, Event)?;
+        events.set(&e).kmt()
+    }
+
+    /// `hsaKmtResetEventCtx`: 20; NULL or unknown → 4; system event → 1.
+    ctx fn hsaKmtResetEventCtx(ctx: *mut HsaKFDContext, Event: *mut abi::HsaEvent) {
+        let events = events_of(ctx)?;
+        let e = event(&events, Event)?;
+        events.reset(&e).kmt()
+    }
+
+    /// `hsaKmtQueryEventStateCtx`: 20; NULL or unknown → 4.
+    ctx fn hsaKmtQueryEventStateCtx(ctx: *mut HsaKFDContext, Event: *mut abi::HsaEvent) {
+        let events = events_of(ctx)?;
+        let e = event(&events, Event)?;
+        events.query(&e).kmt()
+    }
+
+    /// `hsaKmtWaitOnEventCtx`: NULL → 4 (before the open check); 20;
+    /// timeout → 31.
+    ctx fn hsaKmtWaitOnEventCtx(ctx: *mut HsaKFDContext, Event: *mut abi::HsaEvent, Milliseconds: u32) {
+        if Event.is_null() {
+            return Err(st::INVALID_HANDLE);
+        }
+        let events = events_of(ctx)?;
+        let e = event(&events, Event)?;
+        outcome(events.wait_one(&e, Milliseconds).kmt()?)
+    }
+
+    /// `hsaKmtWaitOnEvent_ExtCtx`: as [`hsaKmtWaitOnEventCtx`] with the
+    /// event age (IN/OUT; NULL → 3).
+    ctx fn hsaKmtWaitOnEvent_ExtCtx(ctx: *mut HsaKFDContext, Event: *mut abi::HsaEvent, Milliseconds: u32, event_age: *mut u64) {
+        if Event.is_null() {
+            return Err(st::INVALID_HANDLE);
+        }
+        let events = events_of(ctx)?;
+        let e = event(&events, Event)?;
+        let age_ptr = check_mut(event_age, st::INVALID_PARAMETER)?;
+        // SAFETY: checked above; IN/OUT argument.
+        let mut age = unsafe { age_ptr.read() };
+        let o = events.wait_one_with_age(&e, Milliseconds, &mut age).kmt()?;
+        // SAFETY: as above.
+        unsafe { write_out(age_ptr, age, st::INVALID_PARAMETER)? };
+        outcome(o)
+    }
+
+    /// `hsaKmtWaitOnMultipleEventsCtx`: 20; NULL list or element → 4;
+    /// timeout → 31.
+    ctx fn hsaKmtWaitOnMultipleEventsCtx(ctx: *mut HsaKFDContext, Events: *mut *mut abi::HsaEvent, NumEvents: u32, WaitOnAll: bool, Milliseconds: u32) {
+        let events = events_of(ctx)?;
+        // SAFETY: the C contract: `Events` holds `NumEvents` pointers.
+        let list = unsafe { event_list(&events, Events, NumEvents) }?;
+        let mode = if WaitOnAll { WaitMode::All } else { WaitMode::Any };
+        outcome(events.wait(&list, mode, Milliseconds).kmt()?)
+    }
+
+    /// `hsaKmtWaitOnMultipleEvents_ExtCtx`: with one age per event
+    /// (IN/OUT; NULL → 3).
+    ctx fn hsaKmtWaitOnMultipleEvents_ExtCtx(ctx: *mut HsaKFDContext, Events: *mut *mut abi::HsaEvent, NumEvents: u32, WaitOnAll: bool, Milliseconds: u32, event_age: *mut u64) {
+        let events = events_of(ctx)?;
+        // SAFETY: the C contract: `Events` holds `NumEvents` pointers.
+        let list = unsafe { event_list(&events, Events, NumEvents) }?;
+        // SAFETY: the C contract: `event_age` holds one age per event.
+        let mut ages = unsafe { slice_in(event_age as *const u64, NumEvents as usize, st::INVALID_PARAMETER) }?.to_vec();
+        let mode = if WaitOnAll { WaitMode::All } else { WaitMode::Any };
+        let o = events.wait_with_age(&list, mode, Milliseconds, &mut ages).kmt()?;
+        // SAFETY: the same array, IN/OUT.
+        unsafe { crate::border::write_array(event_age, &ages, st::INVALID_PARAMETER)? };
+        outcome(o)
+    }
+
+    /// `hsaKmtOpenSMICtx`: the SMI event interface is not implemented by
+    /// the subsystem crates → `NOT_SUPPORTED`.
+    ctx fn hsaKmtOpenSMICtx(ctx: *mut HsaKFDContext, NodeId: u32, fd: *mut i32) {
+        let _ = (NodeId, fd);
+        ctx::resolve(ctx)?;
+        Err(st::NOT_SUPPORTED)
+    }
+}
+
+forward! {
+    /// `hsaKmtCreateEvent`.
+    both fn hsaKmtCreateEvent(EventDesc: *mut HsaEventDescriptor, ManualReset: bool, IsSignaled: bool, Event: *mut *mut abi::HsaEvent) => hsaKmtCreateEventCtx;
+    /// `hsaKmtDestroyEvent`.
+    both fn hsaKmtDestroyEvent(Event: *mut abi::HsaEvent) => hsaKmtDestroyEventCtx;
+    /// `hsaKmtSetEvent`.
+    both fn hsaKmtSetEvent(Event: *mut abi::HsaEvent) => hsaKmtSetEventCtx;
+    /// `hsaKmtResetEvent`.
+    both fn hsaKmtResetEvent(Event: *mut abi::HsaEvent) => hsaKmtResetEventCtx;
+    /// `hsaKmtQueryEventState`.
+    both fn hsaKmtQueryEventState(Event: *mut abi::HsaEvent) => hsaKmtQueryEventStateCtx;
+    /// `hsaKmtWaitOnEvent`.
+    both fn hsaKmtWaitOnEvent(Event: *mut abi::HsaEvent, Milliseconds: u32) => hsaKmtWaitOnEventCtx;
+    /// `hsaKmtWaitOnEvent_Ext`.
+    current fn hsaKmtWaitOnEvent_Ext(Event: *mut abi::HsaEvent, Milliseconds: u32, event_age: *mut u64) => hsaKmtWaitOnEvent_ExtCtx;
+    /// `hsaKmtWaitOnMultipleEvents`.
+    both fn hsaKmtWaitOnMultipleEvents(Events: *mut *mut abi::HsaEvent, NumEvents: u32, WaitOnAll: bool, Milliseconds: u32) => hsaKmtWaitOnMultipleEventsCtx;
+    /// `hsaKmtWaitOnMultipleEvents_Ext`.
+    current fn hsaKmtWaitOnMultipleEvents_Ext(Events: *mut *mut abi::HsaEvent, NumEvents: u32, WaitOnAll: bool, Milliseconds: u32, event_age: *mut u64) => hsaKmtWaitOnMultipleEvents_ExtCtx;
+    /// `hsaKmtOpenSMI`.
+    current fn hsaKmtOpenSMI(NodeId: u32, fd: *mut i32) => hsaKmtOpenSMICtx;
+}

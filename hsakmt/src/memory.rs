@@ -1,0 +1,549 @@
+//! Memory: allocation, registration, GPU mapping, sharing, pointer info.
+
+use std::collections::BTreeMap;
+use std::ffi::c_void;
+use std::os::fd::{BorrowedFd, IntoRawFd};
+use std::sync::{Mutex, MutexGuard};
+
+use kfd_context::{Context, ContextId};
+use kfd_fmm::{MemFlags, ShareHandle};
+use kfd_sys::hsakmt::common::{HsaGpuTileConfig, HsaMemoryRange, HsaSharedMemoryHandle};
+
+use crate::border::{check_mut, read_in, slice_in, st, write_out, Kmt, KmtResult};
+use crate::ctx::{self, HsaKFDContext};
+use crate::generation::{self, abi};
+
+/// Memory the C caller reads through pointers the border handed out:
+/// the node arrays of `HsaPointerInfo` and the metadata of imported
+/// graphics buffers. Kept per context and object start until the object
+/// is freed or deregistered, or the context closes.
+/// The registered and mapped node lists of one `HsaPointerInfo`.
+type NodeArrays = (Box<[u32]>, Box<[u32]>);
+
+#[derive(Default)]
+struct Held {
+    node_arrays: BTreeMap<u64, NodeArrays>,
+    metadata: BTreeMap<u64, Box<[u8]>>,
+}
+
+static HELD: Mutex<BTreeMap<ContextId, Held>> = Mutex::new(BTreeMap::new());
+
+fn held() -> MutexGuard<'static, BTreeMap<ContextId, Held>> {
+    HELD.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Drops what is held for a closed context.
+pub(crate) fn forget_context(id: ContextId) {
+    held().remove(&id);
+}
+
+fn forget_object(id: ContextId, addr: u64) {
+    if let Some(h) = held().get_mut(&id) {
+        h.node_arrays.remove(&addr);
+        h.metadata.remove(&addr);
+    }
+}
+
+/// The node list of the `NumberOfNodes`/`NodeArray` pair (the C
+/// library's `validate_nodeid_array`: 0 nodes or a NULL array → 3).
+///
+/// # Safety
+///
+/// `nodes` must be valid for `n` reads when non-NULL.
+unsafe fn node_list<'a>(n: u64, nodes: *const u32) -> KmtResult<&'a [u32]> {
+    if n == 0 || nodes.is_null() {
+        return Err(st::INVALID_PARAMETER);
+    }
+    let n = usize::try_from(n).map_err(|_| st::INVALID_PARAMETER)?;
+    // SAFETY: forwarded contract.
+    unsafe { slice_in(nodes, n, st::INVALID_PARAMETER) }
+}
+
+/// As [`node_list`], but an absent list (0 and NULL) is no list.
+///
+/// # Safety
+///
+/// As [`node_list`].
+unsafe fn optional_node_list<'a>(n: u64, nodes: *const u32) -> KmtResult<&'a [u32]> {
+    if n == 0 && nodes.is_null() {
+        Ok(&[])
+    } else {
+        // SAFETY: forwarded contract.
+        unsafe { node_list(n, nodes) }
+    }
+}
+
+fn alloc(
+    c: &Context,
+    node: u32,
+    size: u64,
+    align: u64,
+    flags: u32,
+    out: *mut *mut c_void,
+) -> KmtResult {
+    let out = check_mut(out, st::INVALID_PARAMETER)?;
+    let flags = MemFlags::from_bits_retain(flags);
+    let fixed = if flags.contains(MemFlags::FIXED_ADDRESS) {
+        // SAFETY: checked non-NULL and aligned; IN/OUT argument.
+        let a = unsafe { out.read() } as u64;
+        if a == 0 {
+            return Err(st::INVALID_PARAMETER);
+        }
+        Some(a)
+    } else {
+        None
+    };
+    let addr = c
+        .fmm()
+        .kmt()?
+        .alloc_memory_align(node, size, align, flags, fixed)
+        .kmt()?;
+    // SAFETY: checked above; IN/OUT argument.
+    unsafe { write_out(out, addr as usize as *mut c_void, st::INVALID_PARAMETER) }
+}
+
+export! {
+    /// `hsaKmtSetMemoryPolicyCtx`: Kaveri only; other GPUs → 10 (as C).
+    ctx fn hsaKmtSetMemoryPolicyCtx(ctx: *mut HsaKFDContext, Node: u32, DefaultPolicy: u32, AlternatePolicy: u32, MemoryAddressAlternate: *mut c_void, MemorySizeInBytes: u64) {
+        let c = ctx::resolve(ctx)?;
+        c.fmm().kmt()?.set_memory_policy(Node, DefaultPolicy, AlternatePolicy, MemoryAddressAlternate as u64, MemorySizeInBytes).kmt()
+    }
+
+    /// `hsaKmtAllocMemoryCtx`: 20 first (even for a NULL out-pointer);
+    /// NULL `MemoryAddress` → 3; FixedAddress with `*MemoryAddress ==
+    /// NULL` → 3; then the memory manager's checks.
+    ctx fn hsaKmtAllocMemoryCtx(ctx: *mut HsaKFDContext, PreferredNode: u32, SizeInBytes: u64, MemFlags: abi::HsaMemFlags, MemoryAddress: *mut *mut c_void) {
+        let c = ctx::resolve(ctx)?;
+        alloc(&c, PreferredNode, SizeInBytes, 0, MemFlags.0, MemoryAddress)
+    }
+
+    /// `hsaKmtAllocMemoryAlignCtx`: as [`hsaKmtAllocMemoryCtx`] with an
+    /// alignment (0, or a power of two of at least a page).
+    ctx fn hsaKmtAllocMemoryAlignCtx(ctx: *mut HsaKFDContext, PreferredNode: u32, SizeInBytes: u64, Alignment: u64, MemFlags: abi::HsaMemFlags, MemoryAddress: *mut *mut c_void) {
+        let c = ctx::resolve(ctx)?;
+        alloc(&c, PreferredNode, SizeInBytes, Alignment, MemFlags.0, MemoryAddress)
+    }
+
+    /// `hsaKmtAllocMemoryHostGttCtx`: not implemented by the memory
+    /// manager → `NOT_SUPPORTED`.
+    ctx fn hsaKmtAllocMemoryHostGttCtx(ctx: *mut HsaKFDContext, PreferredNode: u32, GttAnchorNode: u32, SizeInBytes: u64, MemFlags: abi::HsaMemFlags, MemoryAddress: *mut *mut c_void) {
+        let _ = (PreferredNode, GttAnchorNode, SizeInBytes, MemFlags, MemoryAddress);
+        ctx::resolve(ctx)?;
+        Err(st::NOT_SUPPORTED)
+    }
+
+    /// `hsaKmtFreeMemoryCtx`: NULL → 1; unknown address → 36 (0 when the
+    /// context uses the SVM API), as C.
+    ctx fn hsaKmtFreeMemoryCtx(ctx: *mut HsaKFDContext, MemoryAddress: *mut c_void, SizeInBytes: u64) {
+        let _ = SizeInBytes;
+        let c = ctx::resolve(ctx)?;
+        c.fmm().kmt()?.free_memory(MemoryAddress as u64).kmt()?;
+        forget_object(c.id(), MemoryAddress as u64);
+        Ok(())
+    }
+
+    /// `hsaKmtAvailableMemoryCtx`: VRAM still available on `Node`.
+    ctx fn hsaKmtAvailableMemoryCtx(ctx: *mut HsaKFDContext, Node: u32, AvailableBytes: *mut u64) {
+        let c = ctx::resolve(ctx)?;
+        check_mut(AvailableBytes, st::INVALID_PARAMETER)?;
+        let n = c.fmm().kmt()?.available_memory(Node).kmt()?;
+        // SAFETY: checked above; an OUT argument.
+        unsafe { write_out(AvailableBytes, n, st::INVALID_PARAMETER) }
+    }
+
+    /// `hsaKmtRegisterMemoryCtx`.
+    ctx fn hsaKmtRegisterMemoryCtx(ctx: *mut HsaKFDContext, MemoryAddress: *mut c_void, MemorySizeInBytes: u64) {
+        let c = ctx::resolve(ctx)?;
+        c.fmm().kmt()?.register_memory(MemoryAddress as u64, MemorySizeInBytes).kmt()
+    }
+
+    /// `hsaKmtRegisterMemoryToNodesCtx`: node list checks → 3/5.
+    ctx fn hsaKmtRegisterMemoryToNodesCtx(ctx: *mut HsaKFDContext, MemoryAddress: *mut c_void, MemorySizeInBytes: u64, NumberOfNodes: u64, NodeArray: *mut u32) {
+        let c = ctx::resolve(ctx)?;
+        // SAFETY: the C contract: `NodeArray` holds `NumberOfNodes` ids.
+        let nodes = unsafe { node_list(NumberOfNodes, NodeArray) }?;
+        c.fmm().kmt()?.register_memory_to_nodes(MemoryAddress as u64, MemorySizeInBytes, nodes).kmt()
+    }
+
+    /// `hsaKmtRegisterMemoryWithFlagsCtx`.
+    ctx fn hsaKmtRegisterMemoryWithFlagsCtx(ctx: *mut HsaKFDContext, MemoryAddress: *mut c_void, MemorySizeInBytes: u64, MemFlags: abi::HsaMemFlags) {
+        let c = ctx::resolve(ctx)?;
+        c.fmm().kmt()?.register_memory_with_flags(MemoryAddress as u64, MemorySizeInBytes, kfd_fmm::MemFlags::from_bits_retain(MemFlags.0)).kmt()
+    }
+
+    /// `hsaKmtRegisterGraphicsHandleToNodesCtx`: `GraphicsResourceHandle`
+    /// is a dma-buf descriptor. NULL info → 3; node list checks when a
+    /// list is given.
+    ctx fn hsaKmtRegisterGraphicsHandleToNodesCtx(ctx: *mut HsaKFDContext, GraphicsResourceHandle: u64, GraphicsResourceInfo: *mut abi::HsaGraphicsResourceInfo, NumberOfNodes: u64, NodeArray: *mut u32) {
+        let c = ctx::resolve(ctx)?;
+        register_graphics(&c, GraphicsResourceHandle, GraphicsResourceInfo, NumberOfNodes, NodeArray)
+    }
+
+    /// `hsaKmtRegisterGraphicsHandleToNodesExtCtx`: as the non-Ext form;
+    /// the registration flags are accepted and ignored.
+    ctx fn hsaKmtRegisterGraphicsHandleToNodesExtCtx(ctx: *mut HsaKFDContext, GraphicsResourceHandle: u64, GraphicsResourceInfo: *mut abi::HsaGraphicsResourceInfo, NumberOfNodes: u64, NodeArray: *mut u32, RegisterFlags: u32) {
+        let _ = RegisterFlags;
+        let c = ctx::resolve(ctx)?;
+        register_graphics(&c, GraphicsResourceHandle, GraphicsResourceInfo, NumberOfNodes, NodeArray)
+    }
+
+    /// `hsaKmtExportDMABufHandleCtx`: a dma-buf of the allocation that
+    /// holds `[MemoryAddress, +MemorySizeInBytes)` and the offset in it.
+    ctx fn hsaKmtExportDMABufHandleCtx(ctx: *mut HsaKFDContext, MemoryAddress: *mut c_void, MemorySizeInBytes: u64, DMABufFd: *mut i32, Offset: *mut u64) {
+        let c = ctx::resolve(ctx)?;
+        check_mut(DMABufFd, st::INVALID_PARAMETER)?;
+        check_mut(Offset, st::INVALID_PARAMETER)?;
+        let (fd, off) = c.fmm().kmt()?.export_dmabuf(MemoryAddress as u64, MemorySizeInBytes).kmt()?;
+        // SAFETY: both checked above; OUT arguments. The descriptor is
+        // handed to the caller, who closes it.
+        unsafe {
+            write_out(Offset, off, st::INVALID_PARAMETER)?;
+            write_out(DMABufFd, fd.into_raw_fd(), st::INVALID_PARAMETER)
+        }
+    }
+
+    /// `hsaKmtShareMemoryCtx`: NULL handle → 3; unknown address → 3.
+    ctx fn hsaKmtShareMemoryCtx(ctx: *mut HsaKFDContext, MemoryAddress: *mut c_void, SizeInBytes: u64, SharedMemoryHandle: *mut HsaSharedMemoryHandle) {
+        let c = ctx::resolve(ctx)?;
+        check_mut(SharedMemoryHandle, st::INVALID_PARAMETER)?;
+        let h = c.fmm().kmt()?.share_memory(MemoryAddress as u64, SizeInBytes).kmt()?;
+        // SAFETY: checked above; an OUT argument.
+        unsafe { write_out(SharedMemoryHandle, h.0, st::INVALID_PARAMETER) }
+    }
+
+    /// `hsaKmtRegisterSharedHandleCtx`: NULL handle or outputs → 3.
+    ctx fn hsaKmtRegisterSharedHandleCtx(ctx: *mut HsaKFDContext, SharedMemoryHandle: *const HsaSharedMemoryHandle, MemoryAddress: *mut *mut c_void, SizeInBytes: *mut u64) {
+        let c = ctx::resolve(ctx)?;
+        register_shared(&c, SharedMemoryHandle, MemoryAddress, SizeInBytes, &[])
+    }
+
+    /// `hsaKmtRegisterSharedHandleToNodesCtx`: as above, mapped to the
+    /// given nodes only.
+    ctx fn hsaKmtRegisterSharedHandleToNodesCtx(ctx: *mut HsaKFDContext, SharedMemoryHandle: *const HsaSharedMemoryHandle, MemoryAddress: *mut *mut c_void, SizeInBytes: *mut u64, NumberOfNodes: u64, NodeArray: *mut u32) {
+        let c = ctx::resolve(ctx)?;
+        // SAFETY: the C contract: `NodeArray` holds `NumberOfNodes` ids.
+        let nodes = unsafe { optional_node_list(NumberOfNodes, NodeArray) }?;
+        register_shared(&c, SharedMemoryHandle, MemoryAddress, SizeInBytes, nodes)
+    }
+
+    /// `hsaKmtDeregisterMemoryCtx`: unknown address → 36 (0 with the SVM
+    /// API), as C.
+    ctx fn hsaKmtDeregisterMemoryCtx(ctx: *mut HsaKFDContext, MemoryAddress: *mut c_void) {
+        let c = ctx::resolve(ctx)?;
+        c.fmm().kmt()?.deregister_memory(MemoryAddress as u64).kmt()?;
+        forget_object(c.id(), MemoryAddress as u64);
+        Ok(())
+    }
+
+    /// `hsaKmtMapMemoryToGPUCtx`: NULL → 1; unknown address → 3.
+    /// `AlternateVAGPU` may be NULL.
+    ctx fn hsaKmtMapMemoryToGPUCtx(ctx: *mut HsaKFDContext, MemoryAddress: *mut c_void, MemorySizeInBytes: u64, AlternateVAGPU: *mut u64) {
+        let c = ctx::resolve(ctx)?;
+        if !AlternateVAGPU.is_null() {
+            check_mut(AlternateVAGPU, st::INVALID_PARAMETER)?;
+        }
+        let alt = c.fmm().kmt()?.map_to_gpu(MemoryAddress as u64, MemorySizeInBytes).kmt()?;
+        if !AlternateVAGPU.is_null() {
+            // SAFETY: checked non-NULL and aligned above; an OUT argument.
+            unsafe { write_out(AlternateVAGPU, alt, st::INVALID_PARAMETER)? };
+        }
+        Ok(())
+    }
+
+    /// `hsaKmtMapMemoryToGPUNodesCtx`: NULL address → 1 (5.2.3 checks
+    /// that before the open check, and so does the 5.2 build); node list
+    /// checks → 3/5. The map flags are decoded per ABI and, as in C,
+    /// ignored.
+    ctx fn hsaKmtMapMemoryToGPUNodesCtx(ctx: *mut HsaKFDContext, MemoryAddress: *mut c_void, MemorySizeInBytes: u64, AlternateVAGPU: *mut u64, MemMapFlags: generation::MapFlagsArg, NumberOfNodes: u64, NodeArray: *mut u32) {
+        if generation::GENERATION == generation::Generation::Rocm52 && MemoryAddress.is_null() {
+            return Err(st::ERROR);
+        }
+        let c = ctx::resolve(ctx)?;
+        if MemoryAddress.is_null() {
+            return Err(st::ERROR);
+        }
+        if !AlternateVAGPU.is_null() {
+            check_mut(AlternateVAGPU, st::INVALID_PARAMETER)?;
+        }
+        // SAFETY: the C contract: `NodeArray` holds `NumberOfNodes` ids.
+        let nodes = unsafe { node_list(NumberOfNodes, NodeArray) }?;
+        let alt = c.fmm().kmt()?.map_to_gpu_nodes(MemoryAddress as u64, MemorySizeInBytes, nodes, generation::map_flags(MemMapFlags)).kmt()?;
+        if !AlternateVAGPU.is_null() {
+            // SAFETY: checked non-NULL and aligned above; an OUT argument.
+            unsafe { write_out(AlternateVAGPU, alt, st::INVALID_PARAMETER)? };
+        }
+        Ok(())
+    }
+
+    /// `hsaKmtUnmapMemoryToGPUCtx`: NULL is a no-op success, as C.
+    ctx fn hsaKmtUnmapMemoryToGPUCtx(ctx: *mut HsaKFDContext, MemoryAddress: *mut c_void) {
+        let c = ctx::resolve(ctx)?;
+        c.fmm().kmt()?.unmap_from_gpu(MemoryAddress as u64).kmt()
+    }
+
+    /// `hsaKmtUnmapGraphicHandleCtx`: as [`hsaKmtUnmapMemoryToGPUCtx`].
+    ctx fn hsaKmtUnmapGraphicHandleCtx(ctx: *mut HsaKFDContext, NodeId: u32, FlatMemoryAddress: u64, SizeInBytes: u64) {
+        let _ = (NodeId, SizeInBytes);
+        let c = ctx::resolve(ctx)?;
+        c.fmm().kmt()?.unmap_from_gpu(FlatMemoryAddress).kmt()
+    }
+
+    /// `hsaKmtGetAMDGPUDeviceHandleCtx`: there is no libdrm_amdgpu device
+    /// behind the Rust memory manager → `NOT_SUPPORTED`.
+    ctx fn hsaKmtGetAMDGPUDeviceHandleCtx(ctx: *mut HsaKFDContext, NodeId: u32, DeviceHandle: *mut *mut c_void) {
+        let _ = (NodeId, DeviceHandle);
+        ctx::resolve(ctx)?;
+        Err(st::NOT_SUPPORTED)
+    }
+
+    /// `hsaKmtGetTileConfigCtx`: not implemented by the subsystem crates
+    /// → `NOT_SUPPORTED` (after the open check and the node check).
+    ctx fn hsaKmtGetTileConfigCtx(ctx: *mut HsaKFDContext, NodeId: u32, config: *mut HsaGpuTileConfig) {
+        let _ = config;
+        let c = ctx::resolve(ctx)?;
+        c.topology().kmt()?.validate_node(NodeId).map_err(|_| st::INVALID_NODE_UNIT)?;
+        Err(st::NOT_SUPPORTED)
+    }
+
+    /// `hsaKmtQueryPointerInfoCtx`: NULL info → 3; unknown pointer → 1.
+    /// The node arrays stay valid until the object is freed or
+    /// deregistered, or the context closes.
+    ctx fn hsaKmtQueryPointerInfoCtx(ctx: *mut HsaKFDContext, Pointer: *const c_void, PointerInfo: *mut abi::HsaPointerInfo) {
+        let c = ctx::resolve(ctx)?;
+        let out = check_mut(PointerInfo, st::INVALID_PARAMETER)?;
+        let info = c.fmm().kmt()?.pointer_info(Pointer as u64).kmt()?;
+        let reg: Box<[u32]> = info.registered_nodes.clone().into_boxed_slice();
+        let map: Box<[u32]> = info.mapped_nodes.clone().into_boxed_slice();
+        let c_info = abi::HsaPointerInfo {
+            Type: abi::HSA_POINTER_TYPE(info.kind as u32),
+            Node: info.node,
+            MemFlags: abi::HsaMemFlags(info.mem_flags.bits()),
+            CPUAddress: info.cpu_address as usize as *mut c_void,
+            GPUAddress: info.gpu_address,
+            SizeInBytes: info.size,
+            NRegisteredNodes: reg.len() as u32,
+            NMappedNodes: map.len() as u32,
+            RegisteredNodes: reg.as_ptr(),
+            MappedNodes: map.as_ptr(),
+            UserData: info.user_data as usize as *mut c_void,
+        };
+        held().entry(c.id()).or_default().node_arrays.insert(info.gpu_address, (reg, map));
+        // SAFETY: checked above; an OUT argument.
+        unsafe { write_out(out, c_info, st::INVALID_PARAMETER) }
+    }
+
+    /// `hsaKmtSetMemoryUserDataCtx`: unknown pointer → 1.
+    ctx fn hsaKmtSetMemoryUserDataCtx(ctx: *mut HsaKFDContext, Pointer: *const c_void, UserData: *mut c_void) {
+        let c = ctx::resolve(ctx)?;
+        c.fmm().kmt()?.set_user_data(Pointer as u64, UserData as u64).kmt()
+    }
+
+    /// `hsaKmtReplaceAsanHeaderPageCtx`: only in ASAN builds of the C
+    /// library → `NOT_SUPPORTED`.
+    ctx fn hsaKmtReplaceAsanHeaderPageCtx(ctx: *mut HsaKFDContext, addr: *mut c_void) {
+        let _ = addr;
+        ctx::resolve(ctx)?;
+        Err(st::NOT_SUPPORTED)
+    }
+
+    /// `hsaKmtReturnAsanHeaderPageCtx`: only in ASAN builds of the C
+    /// library → `NOT_SUPPORTED`.
+    ctx fn hsaKmtReturnAsanHeaderPageCtx(ctx: *mut HsaKFDContext, addr: *mut c_void) {
+        let _ = addr;
+        ctx::resolve(ctx)?;
+        Err(st::NOT_SUPPORTED)
+    }
+
+    /// `hsaKmtMapGraphicHandle`: always `NOT_IMPLEMENTED`, as C.
+    both fn hsaKmtMapGraphicHandle(NodeId: u32, GraphicDeviceHandle: u64, GraphicResourceHandle: u64, GraphicResourceOffset: u64, GraphicResourceSize: u64, FlatMemoryAddress: *mut u64) {
+        let _ = (NodeId, GraphicDeviceHandle, GraphicResourceHandle, GraphicResourceOffset, GraphicResourceSize, FlatMemoryAddress);
+        Err(st::NOT_IMPLEMENTED)
+    }
+
+    /// `hsaKmtProcessVMRead`: not implemented by any C library: `ERROR`
+    /// in the 5.2 build (as 5.2.3), `NOT_IMPLEMENTED` in the current one.
+    both fn hsaKmtProcessVMRead(Pid: u32, LocalMemoryArray: *mut HsaMemoryRange, LocalMemoryArrayCount: u64, RemoteMemoryArray: *mut HsaMemoryRange, RemoteMemoryArrayCount: u64, SizeCopied: *mut u64) {
+        let _ = (Pid, LocalMemoryArray, LocalMemoryArrayCount, RemoteMemoryArray, RemoteMemoryArrayCount, SizeCopied);
+        Err(generation::process_vm_status())
+    }
+
+    /// `hsaKmtProcessVMWrite`: see [`hsaKmtProcessVMRead`].
+    both fn hsaKmtProcessVMWrite(Pid: u32, LocalMemoryArray: *mut HsaMemoryRange, LocalMemoryArrayCount: u64, RemoteMemoryArray: *mut HsaMemoryRange, RemoteMemoryArrayCount: u64, SizeCopied: *mut u64) {
+        let _ = (Pid, LocalMemoryArray, LocalMemoryArrayCount, RemoteMemoryArray, RemoteMemoryArrayCount, SizeCopied);
+        Err(generation::process_vm_status())
+    }
+
+    /// `hsaKmtGetAmdGPUDeviceFd`: no libdrm_amdgpu device → `NOT_SUPPORTED`.
+    current fn hsaKmtGetAmdGPUDeviceFd(DeviceHandle: *mut c_void, fd: *mut i32) {
+        let _ = (DeviceHandle, fd);
+        ctx::check_open()?;
+        Err(st::NOT_SUPPORTED)
+    }
+
+    /// `hsaKmtHandleImport` (experimental DRM layer): `NOT_SUPPORTED`.
+    current fn hsaKmtHandleImport(ImportDesc: *const c_void, ImportResult: *mut c_void, Flags: *mut c_void) {
+        let _ = (ImportDesc, ImportResult, Flags);
+        Err(st::NOT_SUPPORTED)
+    }
+
+    /// `hsaKmtHandleExport` (experimental DRM layer): `NOT_SUPPORTED`.
+    current fn hsaKmtHandleExport(ExportDesc: *const c_void, ExportResult: *mut c_void, Flags: *mut c_void) {
+        let _ = (ExportDesc, ExportResult, Flags);
+        Err(st::NOT_SUPPORTED)
+    }
+
+    /// `hsaKmtMemoryVaMap` (experimental DRM layer): `NOT_SUPPORTED`.
+    current fn hsaKmtMemoryVaMap(Handle: *mut c_void, offset: u64, size: u64, addr: u64, flags: u32, NodeId: u32) {
+        let _ = (Handle, offset, size, addr, flags, NodeId);
+        Err(st::NOT_SUPPORTED)
+    }
+
+    /// `hsaKmtMemoryVaUnmap` (experimental DRM layer): `NOT_SUPPORTED`.
+    current fn hsaKmtMemoryVaUnmap(Handle: *mut c_void, offset: u64, size: u64, addr: u64, NodeId: u32) {
+        let _ = (Handle, offset, size, addr, NodeId);
+        Err(st::NOT_SUPPORTED)
+    }
+
+    /// `hsaKmtMemoryCpuMap` (experimental DRM layer): `NOT_SUPPORTED`.
+    current fn hsaKmtMemoryCpuMap(Handle: *mut c_void, out_cpu_ptr: *mut *mut c_void) {
+        let _ = (Handle, out_cpu_ptr);
+        Err(st::NOT_SUPPORTED)
+    }
+
+    /// `hsaKmtMemHandleFree` (experimental DRM layer): `NOT_SUPPORTED`.
+    current fn hsaKmtMemHandleFree(Handle: *mut c_void) {
+        let _ = Handle;
+        Err(st::NOT_SUPPORTED)
+    }
+
+    /// `hsaKmtMemHandleFreePreserveMetadata` (experimental DRM layer):
+    /// `NOT_SUPPORTED`.
+    current fn hsaKmtMemHandleFreePreserveMetadata(Handle: *mut c_void) {
+        let _ = Handle;
+        Err(st::NOT_SUPPORTED)
+    }
+
+    /// `hsaKmtMemoryGetCpuAddr` (experimental DRM layer): `NOT_SUPPORTED`.
+    current fn hsaKmtMemoryGetCpuAddr(DeviceHandle: *mut c_void, MemoryHandle: *mut c_void, cpu_addr: *mut u64) {
+        let _ = (DeviceHandle, MemoryHandle, cpu_addr);
+        Err(st::NOT_SUPPORTED)
+    }
+
+    /// `hsaKmtAisReadWriteFile` (direct file I/O to GPU memory):
+    /// `NOT_SUPPORTED`.
+    current fn hsaKmtAisReadWriteFile(MemoryAddress: *mut c_void, MemorySizeInBytes: u64, fd: i32, file_offset: i64, AisFlags: u32, SizeCopiedInBytes: *mut u64, status: *mut i32) {
+        let _ = (MemoryAddress, MemorySizeInBytes, fd, file_offset, AisFlags, SizeCopiedInBytes, status);
+        Err(st::NOT_SUPPORTED)
+    }
+}
+
+fn register_graphics(
+    c: &Context,
+    handle: u64,
+    info: *mut abi::HsaGraphicsResourceInfo,
+    n: u64,
+    nodes: *mut u32,
+) -> KmtResult {
+    let info = check_mut(info, st::INVALID_PARAMETER)?;
+    // SAFETY: the C contract: `NodeArray` holds `NumberOfNodes` ids.
+    let nodes = unsafe { optional_node_list(n, nodes) }?;
+    let fd = i32::try_from(handle).map_err(|_| st::INVALID_PARAMETER)?;
+    if fd < 0 {
+        return Err(st::INVALID_PARAMETER);
+    }
+    // SAFETY: the handle is a dma-buf descriptor the caller owns and keeps
+    // open for the duration of the call (the API's contract); it is only
+    // borrowed here.
+    let fd = unsafe { BorrowedFd::borrow_raw(fd) };
+    let g = c.fmm().kmt()?.register_graphics_handle(fd, nodes).kmt()?;
+    let meta: Box<[u8]> = g.metadata.clone().into_boxed_slice();
+    // SAFETY: checked above; an OUT argument (read for this generation's
+    // size, then written back field by field).
+    let mut out = unsafe { info.read() };
+    generation::store_graphics_info(&g, meta.as_ptr(), &mut out);
+    held()
+        .entry(c.id())
+        .or_default()
+        .metadata
+        .insert(g.address, meta);
+    // SAFETY: as above.
+    unsafe { write_out(info, out, st::INVALID_PARAMETER) }
+}
+
+fn register_shared(
+    c: &Context,
+    handle: *const HsaSharedMemoryHandle,
+    addr: *mut *mut c_void,
+    size: *mut u64,
+    nodes: &[u32],
+) -> KmtResult {
+    // SAFETY: an IN argument; checked by `read_in`.
+    let h = unsafe { read_in(handle, st::INVALID_PARAMETER) }?;
+    check_mut(addr, st::INVALID_PARAMETER)?;
+    check_mut(size, st::INVALID_PARAMETER)?;
+    let (a, s) = c
+        .fmm()
+        .kmt()?
+        .register_shared_handle(&ShareHandle(h), nodes)
+        .kmt()?;
+    // SAFETY: both checked above; OUT arguments.
+    unsafe {
+        write_out(addr, a as usize as *mut c_void, st::INVALID_PARAMETER)?;
+        write_out(size, s, st::INVALID_PARAMETER)
+    }
+}
+
+forward! {
+    /// `hsaKmtSetMemoryPolicy`.
+    both fn hsaKmtSetMemoryPolicy(Node: u32, DefaultPolicy: u32, AlternatePolicy: u32, MemoryAddressAlternate: *mut c_void, MemorySizeInBytes: u64) => hsaKmtSetMemoryPolicyCtx;
+    /// `hsaKmtAllocMemory`.
+    both fn hsaKmtAllocMemory(PreferredNode: u32, SizeInBytes: u64, MemFlags: abi::HsaMemFlags, MemoryAddress: *mut *mut c_void) => hsaKmtAllocMemoryCtx;
+    /// `hsaKmtAllocMemoryAlign`.
+    current fn hsaKmtAllocMemoryAlign(PreferredNode: u32, SizeInBytes: u64, Alignment: u64, MemFlags: abi::HsaMemFlags, MemoryAddress: *mut *mut c_void) => hsaKmtAllocMemoryAlignCtx;
+    /// `hsaKmtAllocMemoryHostGtt`.
+    current fn hsaKmtAllocMemoryHostGtt(PreferredNode: u32, GttAnchorNode: u32, SizeInBytes: u64, MemFlags: abi::HsaMemFlags, MemoryAddress: *mut *mut c_void) => hsaKmtAllocMemoryHostGttCtx;
+    /// `hsaKmtFreeMemory`.
+    both fn hsaKmtFreeMemory(MemoryAddress: *mut c_void, SizeInBytes: u64) => hsaKmtFreeMemoryCtx;
+    /// `hsaKmtAvailableMemory`.
+    current fn hsaKmtAvailableMemory(Node: u32, AvailableBytes: *mut u64) => hsaKmtAvailableMemoryCtx;
+    /// `hsaKmtRegisterMemory`.
+    both fn hsaKmtRegisterMemory(MemoryAddress: *mut c_void, MemorySizeInBytes: u64) => hsaKmtRegisterMemoryCtx;
+    /// `hsaKmtRegisterMemoryToNodes`.
+    both fn hsaKmtRegisterMemoryToNodes(MemoryAddress: *mut c_void, MemorySizeInBytes: u64, NumberOfNodes: u64, NodeArray: *mut u32) => hsaKmtRegisterMemoryToNodesCtx;
+    /// `hsaKmtRegisterMemoryWithFlags`.
+    both fn hsaKmtRegisterMemoryWithFlags(MemoryAddress: *mut c_void, MemorySizeInBytes: u64, MemFlags: abi::HsaMemFlags) => hsaKmtRegisterMemoryWithFlagsCtx;
+    /// `hsaKmtRegisterGraphicsHandleToNodes`.
+    both fn hsaKmtRegisterGraphicsHandleToNodes(GraphicsResourceHandle: u64, GraphicsResourceInfo: *mut abi::HsaGraphicsResourceInfo, NumberOfNodes: u64, NodeArray: *mut u32) => hsaKmtRegisterGraphicsHandleToNodesCtx;
+    /// `hsaKmtRegisterGraphicsHandleToNodesExt`.
+    current fn hsaKmtRegisterGraphicsHandleToNodesExt(GraphicsResourceHandle: u64, GraphicsResourceInfo: *mut abi::HsaGraphicsResourceInfo, NumberOfNodes: u64, NodeArray: *mut u32, RegisterFlags: u32) => hsaKmtRegisterGraphicsHandleToNodesExtCtx;
+    /// `hsaKmtExportDMABufHandle`.
+    current fn hsaKmtExportDMABufHandle(MemoryAddress: *mut c_void, MemorySizeInBytes: u64, DMABufFd: *mut i32, Offset: *mut u64) => hsaKmtExportDMABufHandleCtx;
+    /// `hsaKmtShareMemory`.
+    both fn hsaKmtShareMemory(MemoryAddress: *mut c_void, SizeInBytes: u64, SharedMemoryHandle: *mut HsaSharedMemoryHandle) => hsaKmtShareMemoryCtx;
+    /// `hsaKmtRegisterSharedHandle`.
+    both fn hsaKmtRegisterSharedHandle(SharedMemoryHandle: *const HsaSharedMemoryHandle, MemoryAddress: *mut *mut c_void, SizeInBytes: *mut u64) => hsaKmtRegisterSharedHandleCtx;
+    /// `hsaKmtRegisterSharedHandleToNodes`.
+    both fn hsaKmtRegisterSharedHandleToNodes(SharedMemoryHandle: *const HsaSharedMemoryHandle, MemoryAddress: *mut *mut c_void, SizeInBytes: *mut u64, NumberOfNodes: u64, NodeArray: *mut u32) => hsaKmtRegisterSharedHandleToNodesCtx;
+    /// `hsaKmtDeregisterMemory`.
+    both fn hsaKmtDeregisterMemory(MemoryAddress: *mut c_void) => hsaKmtDeregisterMemoryCtx;
+    /// `hsaKmtMapMemoryToGPU`.
+    both fn hsaKmtMapMemoryToGPU(MemoryAddress: *mut c_void, MemorySizeInBytes: u64, AlternateVAGPU: *mut u64) => hsaKmtMapMemoryToGPUCtx;
+    /// `hsaKmtMapMemoryToGPUNodes`.
+    both fn hsaKmtMapMemoryToGPUNodes(MemoryAddress: *mut c_void, MemorySizeInBytes: u64, AlternateVAGPU: *mut u64, MemMapFlags: generation::MapFlagsArg, NumberOfNodes: u64, NodeArray: *mut u32) => hsaKmtMapMemoryToGPUNodesCtx;
+    /// `hsaKmtUnmapMemoryToGPU`.
+    both fn hsaKmtUnmapMemoryToGPU(MemoryAddress: *mut c_void) => hsaKmtUnmapMemoryToGPUCtx;
+    /// `hsaKmtUnmapGraphicHandle`.
+    both fn hsaKmtUnmapGraphicHandle(NodeId: u32, FlatMemoryAddress: u64, SizeInBytes: u64) => hsaKmtUnmapGraphicHandleCtx;
+    /// `hsaKmtGetAMDGPUDeviceHandle`.
+    current fn hsaKmtGetAMDGPUDeviceHandle(NodeId: u32, DeviceHandle: *mut *mut c_void) => hsaKmtGetAMDGPUDeviceHandleCtx;
+    /// `hsaKmtGetTileConfig`.
+    both fn hsaKmtGetTileConfig(NodeId: u32, config: *mut HsaGpuTileConfig) => hsaKmtGetTileConfigCtx;
+    /// `hsaKmtQueryPointerInfo`.
+    both fn hsaKmtQueryPointerInfo(Pointer: *const c_void, PointerInfo: *mut abi::HsaPointerInfo) => hsaKmtQueryPointerInfoCtx;
+    /// `hsaKmtSetMemoryUserData`.
+    both fn hsaKmtSetMemoryUserData(Pointer: *const c_void, UserData: *mut c_void) => hsaKmtSetMemoryUserDataCtx;
+    /// `hsaKmtReplaceAsanHeaderPage`.
+    current fn hsaKmtReplaceAsanHeaderPage(addr: *mut c_void) => hsaKmtReplaceAsanHeaderPageCtx;
+    /// `hsaKmtReturnAsanHeaderPage`.
+    current fn hsaKmtReturnAsanHeaderPage(addr: *mut c_void) => hsaKmtReturnAsanHeaderPageCtx;
+}

@@ -1,0 +1,106 @@
+//! Open/close of the primary context, secondary contexts, the version.
+
+use kfd_context::{primary, primary::Opened, Context};
+use kfd_sys::hsakmt::common::HsaVersionInfo;
+
+use crate::border::{check_mut, fwd, st, write_out, Kmt};
+use crate::ctx::{self, HsaKFDContext};
+
+export! {
+    /// `hsaKmtOpenKFDCtx`: opens the primary context, or counts one more
+    /// reference to it (then `KERNEL_ALREADY_OPENED`, the open still
+    /// counted, as in C). The primary's handle is stored in `*pCtx`
+    /// (`pCtx` may be NULL).
+    ctx fn hsaKmtOpenKFDCtx(pCtx: *mut *mut HsaKFDContext) {
+        if !pCtx.is_null() {
+            check_mut(pCtx, st::INVALID_PARAMETER)?;
+        }
+        if primary::open_count() == 0 {
+            crate::log::init_from_env();
+        }
+        let (_, how) = primary::open().kmt()?;
+        if !pCtx.is_null() {
+            // SAFETY: checked non-NULL and aligned above; an OUT argument.
+            unsafe { write_out(pCtx, ctx::primary_ptr(), st::INVALID_PARAMETER)? };
+        }
+        match how {
+            Opened::First => Ok(()),
+            Opened::Again => Err(st::ALREADY_OPENED),
+        }
+    }
+
+    /// `hsaKmtCloseKFDCtx`: drops one reference to the primary context
+    /// (it takes no context); the last one tears it down. Secondary
+    /// contexts stay open, but every `Ctx` call on them returns 20 until
+    /// the primary is opened again.
+    ctx fn hsaKmtCloseKFDCtx() {
+        let id = primary::get().ok().map(|c| c.id());
+        primary::close().kmt()?;
+        if primary::open_count() == 0 {
+            if let Some(id) = id {
+                ctx::forget_caches(id);
+            }
+        }
+        Ok(())
+    }
+
+    /// `hsaKmtOpenSecondaryKFDCtx`: opens a new, isolated context (its own
+    /// `/dev/kfd` descriptor and kernel process). Needs the primary open
+    /// (else 20). The caller takes its topology snapshot with
+    /// `hsaKmtAcquireSystemPropertiesCtx`. A NULL `pCtx` is
+    /// `INVALID_PARAMETER` (C writes through it). A failing
+    /// CREATE_PROCESS is `ERROR` (C returns success without a context).
+    ctx fn hsaKmtOpenSecondaryKFDCtx(pCtx: *mut *mut HsaKFDContext) {
+        check_mut(pCtx, st::INVALID_PARAMETER)?;
+        ctx::check_open()?;
+        let p = ctx::primary()?;
+        let c = Context::open_secondary(p.driver().clone()).kmt()?;
+        let handle = ctx::register_secondary(c);
+        // SAFETY: checked non-NULL and aligned above; an OUT argument.
+        unsafe { write_out(pCtx, handle, st::INVALID_PARAMETER) }
+    }
+
+    /// `hsaKmtCloseSecondaryKFDCtx`: tears a secondary context down
+    /// (queues, events, memory, descriptor). NULL, the primary's handle,
+    /// or a pointer that is not a live secondary → `INVALID_PARAMETER`.
+    /// No open check (as in C).
+    ctx fn hsaKmtCloseSecondaryKFDCtx(ctx: *mut HsaKFDContext) {
+        if ctx.is_null() || ctx == ctx::primary_ptr() {
+            return Err(st::INVALID_PARAMETER);
+        }
+        let c = ctx::unregister_secondary(ctx).ok_or(st::INVALID_PARAMETER)?;
+        ctx::teardown(c);
+        Ok(())
+    }
+
+    /// `hsaKmtOpenKFD`: [`hsaKmtOpenKFDCtx`] without the handle.
+    both fn hsaKmtOpenKFD() {
+        // SAFETY: NULL is an accepted `pCtx`.
+        fwd(unsafe { hsaKmtOpenKFDCtx(std::ptr::null_mut()) })
+    }
+
+    /// `hsaKmtCloseKFD`: [`hsaKmtCloseKFDCtx`].
+    both fn hsaKmtCloseKFD() {
+        // SAFETY: no arguments.
+        fwd(unsafe { hsaKmtCloseKFDCtx() })
+    }
+
+    /// `hsaKmtGetVersion`: the KFD ioctl interface version of the primary
+    /// context. 20 when closed; a NULL `VersionInfo` is
+    /// `INVALID_PARAMETER` (C writes through it).
+    both fn hsaKmtGetVersion(VersionInfo: *mut HsaVersionInfo) {
+        let v = ctx::primary()?.version();
+        let info = HsaVersionInfo {
+            KernelInterfaceMajorVersion: v.major,
+            KernelInterfaceMinorVersion: v.minor,
+        };
+        // SAFETY: an OUT argument; checked by `write_out`.
+        unsafe { write_out(VersionInfo, info, st::INVALID_PARAMETER) }
+    }
+
+    /// `hsaKmtModelEnabled`: always false (no hardware model here).
+    current fn hsaKmtModelEnabled(enable: *mut bool) {
+        // SAFETY: an OUT argument; checked by `write_out`.
+        unsafe { write_out(enable, false, st::INVALID_PARAMETER) }
+    }
+}

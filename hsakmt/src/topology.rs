@@ -1,0 +1,130 @@
+//! Topology: system and node properties, memory banks, caches, IO links.
+
+use kfd_sys::hsakmt::common::{HsaMemoryProperties, HsaSystemProperties};
+use kfd_topology::hsakmt::ffi;
+use kfd_topology::SnapshotOptions;
+
+use crate::border::{check_mut, st, write_array, write_out, Kmt, KmtResult};
+use crate::ctx::{self, HsaKFDContext};
+use crate::generation::{self, abi};
+
+fn node_of(
+    c: &kfd_context::Context,
+    node: u32,
+) -> KmtResult<(
+    std::sync::Arc<kfd_topology::Topology>,
+    kfd_sys::hsakmt::common::HSAuint32,
+)> {
+    let topo = c.topology().kmt()?;
+    if node >= topo.num_nodes() {
+        return Err(st::INVALID_NODE_UNIT);
+    }
+    Ok((topo, node))
+}
+
+export! {
+    /// `hsaKmtAcquireSystemPropertiesCtx`: takes the context's topology
+    /// snapshot and sets up its memory manager (apertures), as the C
+    /// library does. 20 first, then a NULL `SystemProperties` → 3.
+    ctx fn hsaKmtAcquireSystemPropertiesCtx(ctx: *mut HsaKFDContext, SystemProperties: *mut HsaSystemProperties) {
+        let c = ctx::resolve(ctx)?;
+        check_mut(SystemProperties, st::INVALID_PARAMETER)?;
+        let mut opts = SnapshotOptions::from_env(generation::topology_rules());
+        opts.svm_api_supported = c.svm_api();
+        let topo = c.acquire_system_properties_with(&opts).kmt()?;
+        c.fmm().kmt()?;
+        // SAFETY: checked above; an OUT argument.
+        unsafe { write_out(SystemProperties, ffi::system_properties(&topo), st::INVALID_PARAMETER) }
+    }
+
+    /// `hsaKmtReleaseSystemPropertiesCtx`: drops the snapshot. No open
+    /// check; always succeeds for the primary (open or not), as in C.
+    ctx fn hsaKmtReleaseSystemPropertiesCtx(ctx: *mut HsaKFDContext) {
+        match ctx::lookup(ctx) {
+            Ok(c) => {
+                c.release_system_properties();
+                Ok(())
+            }
+            Err(_) if ctx == ctx::primary_ptr() => Ok(()),
+            Err(s) => Err(s),
+        }
+    }
+
+    /// `hsaKmtGetNodePropertiesCtx`: NULL → 3 (before the open check);
+    /// 20; bad node → 5.
+    ctx fn hsaKmtGetNodePropertiesCtx(ctx: *mut HsaKFDContext, NodeId: u32, NodeProperties: *mut abi::HsaNodeProperties) {
+        check_mut(NodeProperties, st::INVALID_PARAMETER)?;
+        let c = ctx::resolve(ctx)?;
+        let (topo, id) = node_of(&c, NodeId)?;
+        let node = &topo.nodes[id as usize];
+        let ap = c.gpu_apertures(id).kmt()?;
+        // SAFETY: checked above; an OUT argument of this generation's size.
+        unsafe { write_out(NodeProperties, generation::node_properties(node, &ap), st::INVALID_PARAMETER) }
+    }
+
+    /// `hsaKmtGetNodeMemoryPropertiesCtx`: fills at most `NumBanks`
+    /// entries. NULL → 3 (before the open check); 20; bad node → 5.
+    ctx fn hsaKmtGetNodeMemoryPropertiesCtx(ctx: *mut HsaKFDContext, NodeId: u32, NumBanks: u32, MemoryProperties: *mut HsaMemoryProperties) {
+        check_mut(MemoryProperties, st::INVALID_PARAMETER)?;
+        let c = ctx::resolve(ctx)?;
+        let (topo, id) = node_of(&c, NodeId)?;
+        let node = &topo.nodes[id as usize];
+        let ap = c.gpu_apertures(id).kmt()?;
+        let banks = ffi::memory_properties_c(&topo, node, &ap, NumBanks);
+        // SAFETY: the caller provides `NumBanks` entries; at most that many
+        // are written.
+        unsafe { write_array(MemoryProperties, &banks, st::INVALID_PARAMETER) }
+    }
+
+    /// `hsaKmtGetNodeCachePropertiesCtx`: NULL → 3 (before the open
+    /// check); 20; bad node → 5; more caches asked than the node has → 3.
+    ctx fn hsaKmtGetNodeCachePropertiesCtx(ctx: *mut HsaKFDContext, NodeId: u32, ProcessorId: u32, NumCaches: u32, CacheProperties: *mut abi::HsaCacheProperties) {
+        let _ = ProcessorId;
+        check_mut(CacheProperties, st::INVALID_PARAMETER)?;
+        let c = ctx::resolve(ctx)?;
+        let (topo, id) = node_of(&c, NodeId)?;
+        let caches = generation::cache_properties(&topo.nodes[id as usize]);
+        if NumCaches as usize > caches.len() {
+            return Err(st::INVALID_PARAMETER);
+        }
+        // SAFETY: the caller provides `NumCaches` entries.
+        unsafe { write_array(CacheProperties, &caches[..NumCaches as usize], st::INVALID_PARAMETER) }
+    }
+
+    /// `hsaKmtGetNodeIoLinkPropertiesCtx`: NULL → 3 (before the open
+    /// check); 20; bad node → 5; more links asked than the node has → 3.
+    ctx fn hsaKmtGetNodeIoLinkPropertiesCtx(ctx: *mut HsaKFDContext, NodeId: u32, NumIoLinks: u32, IoLinkProperties: *mut abi::HsaIoLinkProperties) {
+        check_mut(IoLinkProperties, st::INVALID_PARAMETER)?;
+        let c = ctx::resolve(ctx)?;
+        let (topo, id) = node_of(&c, NodeId)?;
+        let links = generation::io_link_properties(&topo.nodes[id as usize]);
+        if NumIoLinks as usize > links.len() {
+            return Err(st::INVALID_PARAMETER);
+        }
+        // SAFETY: the caller provides `NumIoLinks` entries.
+        unsafe { write_array(IoLinkProperties, &links[..NumIoLinks as usize], st::INVALID_PARAMETER) }
+    }
+
+    /// `hsaKmtGetNodeWallclockFrequency`: the GPU wall clock in Hz.
+    current fn hsaKmtGetNodeWallclockFrequency(NodeId: u32, Frequency: *mut u64) {
+        let c = ctx::primary()?;
+        let f = c.perf().kmt()?.wallclock_frequency(NodeId).kmt()?;
+        // SAFETY: an OUT argument; checked by `write_out`.
+        unsafe { write_out(Frequency, f, st::INVALID_PARAMETER) }
+    }
+}
+
+forward! {
+    /// `hsaKmtAcquireSystemProperties`.
+    both fn hsaKmtAcquireSystemProperties(SystemProperties: *mut HsaSystemProperties) => hsaKmtAcquireSystemPropertiesCtx;
+    /// `hsaKmtReleaseSystemProperties`.
+    both fn hsaKmtReleaseSystemProperties() => hsaKmtReleaseSystemPropertiesCtx;
+    /// `hsaKmtGetNodeProperties`.
+    both fn hsaKmtGetNodeProperties(NodeId: u32, NodeProperties: *mut abi::HsaNodeProperties) => hsaKmtGetNodePropertiesCtx;
+    /// `hsaKmtGetNodeMemoryProperties`.
+    both fn hsaKmtGetNodeMemoryProperties(NodeId: u32, NumBanks: u32, MemoryProperties: *mut HsaMemoryProperties) => hsaKmtGetNodeMemoryPropertiesCtx;
+    /// `hsaKmtGetNodeCacheProperties`.
+    both fn hsaKmtGetNodeCacheProperties(NodeId: u32, ProcessorId: u32, NumCaches: u32, CacheProperties: *mut abi::HsaCacheProperties) => hsaKmtGetNodeCachePropertiesCtx;
+    /// `hsaKmtGetNodeIoLinkProperties`.
+    both fn hsaKmtGetNodeIoLinkProperties(NodeId: u32, NumIoLinks: u32, IoLinkProperties: *mut abi::HsaIoLinkProperties) => hsaKmtGetNodeIoLinkPropertiesCtx;
+}

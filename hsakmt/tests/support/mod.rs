@@ -1,0 +1,136 @@
+//! Shared helpers of the integration tests: builds of the library per
+//! ABI and of the simulator's preload library, in target directories of
+//! their own next to the test's (so the test's own build is never
+//! clobbered), incremental from one run to the next.
+//!
+//! The tests fail (never skip) when rocminfo, gcc, objdump or Debian's
+//! libhsakmt are missing.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+/// The workspace root.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+/// `<target>` of the running test binary (`<target>/<profile>/deps/x`).
+pub fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    exe.parent()
+        .and_then(|d| d.parent())
+        .and_then(|d| d.parent())
+        .expect("target dir")
+        .to_path_buf()
+}
+
+static BUILD: Mutex<()> = Mutex::new(());
+
+fn cargo_build(dir: &Path, args: &[&str]) {
+    let _g = BUILD.lock().unwrap_or_else(|e| e.into_inner());
+    let out = Command::new(env!("CARGO"))
+        .current_dir(workspace())
+        .arg("build")
+        .args(args)
+        .arg("--target-dir")
+        .arg(dir)
+        .env_remove("RUSTFLAGS")
+        .output()
+        .expect("run cargo");
+    assert!(
+        out.status.success(),
+        "cargo build {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Which build of the library.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Abi {
+    /// `abi-current` (default features).
+    Current,
+    /// `abi-rocm-5-2`.
+    Rocm52,
+}
+
+/// Builds the library for `abi` and returns a directory holding
+/// `libhsakmt.so.1` (for `LD_LIBRARY_PATH`).
+pub fn hsakmt_lib_dir(abi: Abi) -> PathBuf {
+    let (name, args): (&str, &[&str]) = match abi {
+        Abi::Current => ("current", &["-p", "hsakmt"]),
+        Abi::Rocm52 => (
+            "rocm-5.2",
+            &[
+                "-p",
+                "hsakmt",
+                "--no-default-features",
+                "--features",
+                "abi-rocm-5-2",
+            ],
+        ),
+    };
+    let dir = target_dir().join("hsakmt-it").join(name);
+    cargo_build(&dir, args);
+    let so = dir.join("debug").join("libhsakmt.so");
+    let lib = dir.join("lib");
+    std::fs::create_dir_all(&lib).unwrap();
+    let link = lib.join("libhsakmt.so.1");
+    let _ = std::fs::remove_file(&link);
+    std::fs::copy(&so, &link).expect("copy libhsakmt.so");
+    lib
+}
+
+/// The path of the built `libhsakmt.so` for `abi`.
+pub fn hsakmt_so(abi: Abi) -> PathBuf {
+    hsakmt_lib_dir(abi).join("libhsakmt.so.1")
+}
+
+/// Builds kfd-sim and returns its LD_PRELOAD library.
+pub fn preload_lib() -> PathBuf {
+    let dir = target_dir().join("hsakmt-it").join("sim");
+    cargo_build(&dir, &["-p", "kfd-sim"]);
+    let so = dir.join("debug").join("libkfd_sim.so");
+    assert!(so.exists(), "{} missing", so.display());
+    so
+}
+
+/// A fresh scratch directory under the target dir.
+pub fn scratch(name: &str) -> PathBuf {
+    let d = target_dir()
+        .join("hsakmt-it")
+        .join("scratch")
+        .join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The exported dynamic symbols with their version, as `objdump -T`
+/// prints them (`name version` for defined symbols).
+pub fn exports(so: &Path) -> Vec<(String, String)> {
+    let out = Command::new("objdump")
+        .arg("-T")
+        .arg(so)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run objdump (apt-get install binutils): {e}"));
+    assert!(out.status.success(), "objdump -T {} failed", so.display());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut v = Vec::new();
+    for l in text.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.len() < 6 || !l.contains(" g ") || l.contains("*UND*") {
+            continue;
+        }
+        let name = f[f.len() - 1].to_string();
+        let ver = f[f.len() - 2].to_string();
+        v.push((name, ver));
+    }
+    v.sort();
+    v
+}

@@ -1,0 +1,79 @@
+//! The export lists of both builds: exactly the expected `hsaKmt*`
+//! functions, every one at `HSAKMT_1` (plus the `HSAKMT_1` node symbol),
+//! and the SONAME `libhsakmt.so.1`.
+
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+
+use support::Abi;
+
+const DEBIAN_LIB: &str = "/usr/lib/x86_64-linux-gnu/libhsakmt.so.1";
+
+fn soname(so: &Path) -> String {
+    let out = Command::new("objdump")
+        .arg("-p")
+        .arg(so)
+        .output()
+        .expect("objdump -p");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("SONAME")
+                .map(|s| s.trim().to_string())
+        })
+        .unwrap_or_default()
+}
+
+fn check_all_versioned(list: &[(String, String)]) {
+    for (name, ver) in list {
+        assert_eq!(ver, "HSAKMT_1", "{name} is exported at {ver}");
+        assert!(
+            name.starts_with("hsaKmt") || name == "HSAKMT_1",
+            "unexpected export {name}"
+        );
+    }
+}
+
+#[test]
+fn rocm_5_2_build_exports_exactly_what_debian_exports() {
+    assert!(
+        Path::new(DEBIAN_LIB).exists(),
+        "Debian's libhsakmt1 is required (apt-get install libhsakmt1)"
+    );
+    let ours = support::exports(&support::hsakmt_so(Abi::Rocm52));
+    let debian = support::exports(Path::new(DEBIAN_LIB));
+    check_all_versioned(&ours);
+    assert_eq!(ours, debian);
+    assert_eq!(
+        ours.iter().filter(|(n, _)| n.starts_with("hsaKmt")).count(),
+        67
+    );
+    assert!(ours.iter().any(|(n, _)| n == "HSAKMT_1"));
+    assert_eq!(soname(&support::hsakmt_so(Abi::Rocm52)), "libhsakmt.so.1");
+}
+
+#[test]
+fn current_build_exports_every_legacy_and_ctx_function() {
+    let ours = support::exports(&support::hsakmt_so(Abi::Current));
+    check_all_versioned(&ours);
+    let mut expected: Vec<String> = include_str!("data/current_exports.txt")
+        .lines()
+        .map(str::to_string)
+        .collect();
+    expected.push("HSAKMT_1".to_string());
+    expected.sort();
+    let names: Vec<String> = ours.into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, expected);
+    assert_eq!(names.iter().filter(|n| n.ends_with("Ctx")).count(), 74);
+    assert_eq!(
+        names
+            .iter()
+            .filter(|n| n.starts_with("hsaKmt") && !n.ends_with("Ctx"))
+            .count(),
+        114
+    );
+    assert_eq!(soname(&support::hsakmt_so(Abi::Current)), "libhsakmt.so.1");
+}
