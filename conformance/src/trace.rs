@@ -9,6 +9,22 @@
 //! class, so that relations survive (the handle freed is the handle
 //! allocated) while raw values do not. Any other number above 2^32 is
 //! an address in disguise (sizes of address ranges) and becomes `big`.
+//!
+//! Pure queries (ioctls that only read kernel state, see [`QUERIES`]) are
+//! dropped: issuing GET_VERSION once or twice changes nothing a program can
+//! observe, while the order of the state-changing ioctls is what the
+//! comparison is about.
+
+/// Read-only KFD ioctls, left out of the comparison.
+pub const QUERIES: &[&str] = &[
+    "AMDKFD_IOC_GET_VERSION",
+    "AMDKFD_IOC_GET_PROCESS_APERTURES",
+    "AMDKFD_IOC_GET_PROCESS_APERTURES_NEW",
+    "AMDKFD_IOC_GET_CLOCK_COUNTERS",
+    "AMDKFD_IOC_GET_TILE_CONFIG",
+    "AMDKFD_IOC_GET_DMABUF_INFO",
+    "AMDKFD_IOC_AVAILABLE_MEMORY",
+];
 
 use std::collections::HashMap;
 
@@ -48,6 +64,10 @@ pub fn normalise(lines: &[String]) -> Vec<String> {
             if let Some(end) = l.find("] ") {
                 l = &l[end + 2..];
             }
+        }
+        let ioctl = l.split_whitespace().next().unwrap_or("");
+        if QUERIES.contains(&ioctl) {
+            continue;
         }
         let mut res = String::with_capacity(l.len());
         let mut rest = l;

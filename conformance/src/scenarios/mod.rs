@@ -295,6 +295,11 @@ pub(crate) fn pointer_info<A: Abi>(
 
 /// Reads a node-id array the thunk returned, as `[a, b]` (or `null`).
 fn node_list(p: usize, n: u32) -> String {
+    // With a count of 0 the pointer is not an array the caller may read,
+    // so NULL and a dangling/empty allocation are the same answer.
+    if n == 0 {
+        return "[]".into();
+    }
     if p == 0 {
         return "null".into();
     }
