@@ -1,7 +1,7 @@
 //! kfd-debug: the debugger side of the KFD thunk, as a per-context
 //! sub-context.
 //!
-//! A [`Debug`] belongs to one KFD context (one `/dev/kfd` descriptor). It
+//! A [`struct@Debug`] belongs to one KFD context (one `/dev/kfd` descriptor). It
 //! knows whether that context is the process's primary context: only the
 //! primary context may debug, so on a secondary context every operation
 //! returns [`Error::SecondaryContext`] (`HSAKMT_STATUS_NOT_SUPPORTED`).

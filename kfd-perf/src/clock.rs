@@ -59,7 +59,7 @@ impl Perf {
     }
 
     /// Like [`Perf::clock_counters`], but on a GPU node takes
-    /// [`PRECISE_SAMPLES`] samples and keeps the one whose ioctl took the
+    /// `PRECISE_SAMPLES` (4) samples and keeps the one whose ioctl took the
     /// least time, as the newest C library does: the kernel reads the GPU
     /// counter before the CPU clocks, so a short call bounds how far apart
     /// the readings can be. All fields come from the same sample.

@@ -40,3 +40,7 @@ pub mod sysfs;
 pub use driver::{Driver, NixDriver};
 pub use errno::Errno;
 pub use file::{DeviceFile, DeviceKind};
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -141,3 +141,7 @@ impl Topology {
         (mem != 0).then_some(cpu)
     }
 }
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
