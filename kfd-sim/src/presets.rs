@@ -23,9 +23,14 @@
 //!   levels and sizes.
 //! - GPU nodes are numbered after all CPU nodes, as the kernel does.
 //! - Data-center GPUs (MI210, MI300X) have a large BAR (all VRAM CPU
-//!   visible, `heap_type 2`), as those servers ship; the RX 7900 XTX has
-//!   the consumer default, a 256 MiB BAR (`heap_type 1`), where the kernel
-//!   refuses host-accessible VRAM allocations.
+//!   visible), as those servers ship, so their VRAM bank is
+//!   `heap_type 1` (`HSA_MEM_HEAP_TYPE_FB_PUBLIC`): `kfd_crat.c` reports
+//!   FB_PUBLIC when no part of VRAM is private. The RX 7900 XTX has the
+//!   consumer default, a 256 MiB BAR, so the whole of its VRAM is one
+//!   `heap_type 2` (`HSA_MEM_HEAP_TYPE_FB_PRIVATE`) bank, and the kernel
+//!   refuses host-accessible VRAM allocations there. The APU's carve-out is
+//!   all CPU visible (amdgpu reports no private part for APUs), so it is
+//!   FB_PUBLIC too.
 
 use crate::topology::{cache_type, Cache, CpuIdentity, GpuIdentity, Node, Props, Topology};
 
@@ -56,6 +61,10 @@ use kfd_sys::drm::{
     AMDGPU_FAMILY_RV as FAMILY_RV, AMDGPU_VRAM_TYPE_DDR4 as VRAM_TYPE_DDR4,
     AMDGPU_VRAM_TYPE_GDDR6 as VRAM_TYPE_GDDR6, AMDGPU_VRAM_TYPE_HBM as VRAM_TYPE_HBM,
 };
+
+// VRAM heap types (HSA_MEM_HEAP_TYPE_*).
+const HEAP_FB_PUBLIC: u64 = kfd_sys::sysfs::HSA_MEM_HEAP_TYPE_FB_PUBLIC as u64;
+const HEAP_FB_PRIVATE: u64 = kfd_sys::sysfs::HSA_MEM_HEAP_TYPE_FB_PRIVATE as u64;
 
 // io_link types (CRAT_IOLINK_TYPE_*).
 const LINK_PCIE: u64 = 2;
@@ -195,7 +204,7 @@ fn gfx90a() -> GpuModel {
         capability: CAP_INSTINCT | (1 << CAP_ASIC_REVISION_SHIFT),
         debug_prop: 1495,
         num_xcc: 1,
-        vram_heap_type: 2,
+        vram_heap_type: HEAP_FB_PUBLIC,
         vram_bytes: 64 * GIB - 16 * MIB,
         vram_width: 4096,
         vram_clk_mhz: 1600,
@@ -278,7 +287,7 @@ fn gfx942() -> GpuModel {
         capability: CAP_INSTINCT | (1 << CAP_ASIC_REVISION_SHIFT),
         debug_prop: 1495,
         num_xcc: 8,
-        vram_heap_type: 2,
+        vram_heap_type: HEAP_FB_PUBLIC,
         vram_bytes: 192 * GIB - 16 * MIB,
         vram_width: 8192,
         vram_clk_mhz: 1300,
@@ -369,7 +378,7 @@ fn gfx1100() -> GpuModel {
         capability: CAP_GFX9_BASE,
         debug_prop: 1495,
         num_xcc: 1,
-        vram_heap_type: 1,
+        vram_heap_type: HEAP_FB_PRIVATE,
         vram_bytes: 24 * GIB - 512 * MIB,
         vram_width: 384,
         vram_clk_mhz: 1250,
@@ -460,7 +469,7 @@ fn gfx902() -> GpuModel {
         capability: CAP_GFX9_BASE,
         debug_prop: 1495,
         num_xcc: 1,
-        vram_heap_type: 2,
+        vram_heap_type: HEAP_FB_PUBLIC,
         vram_bytes: 2 * GIB,
         vram_width: 128,
         vram_clk_mhz: 1600,
@@ -1021,6 +1030,25 @@ mod tests {
         }
         assert!(preset("nope").is_none());
         assert_eq!(NAMES[0], DEFAULT);
+    }
+
+    #[test]
+    fn vram_heap_types_follow_the_bar() {
+        let heap = |name: &str| -> Vec<u64> {
+            preset(name)
+                .unwrap()
+                .gpus()
+                .map(|(_, n)| n.mem_banks[0].get_or_zero("heap_type"))
+                .collect()
+        };
+        // Large BAR (no private VRAM): FB_PUBLIC.
+        assert_eq!(heap("mi210"), [HEAP_FB_PUBLIC]);
+        assert_eq!(heap("mi300x"), [HEAP_FB_PUBLIC; 8]);
+        assert_eq!(heap("large64"), [HEAP_FB_PUBLIC; 64]);
+        assert_eq!(heap("apu"), [HEAP_FB_PUBLIC]);
+        // 256 MiB BAR: the whole VRAM as one FB_PRIVATE bank.
+        assert_eq!(heap("navi31"), [HEAP_FB_PRIVATE]);
+        assert_eq!((HEAP_FB_PUBLIC, HEAP_FB_PRIVATE), (1, 2));
     }
 
     #[test]

@@ -230,9 +230,9 @@ fn bo_contents_visible_through_mappings() {
     let p = Proc::open(&sim);
     let g = p.gpu();
     let len = 2 << 20;
-    // The navi31 preset reports a small BAR (heap_type 1): host-visible
-    // VRAM is refused like the kernel does; mi210 and mi300x have a large
-    // BAR.
+    // The navi31 preset reports a small BAR (heap_type 2, FB_PRIVATE):
+    // host-visible VRAM is refused like the kernel does; mi210 and mi300x
+    // have a large BAR (heap_type 1, FB_PUBLIC).
     let small = Sim::preset("navi31").unwrap();
     let n = Proc::open(&small);
     assert_eq!(

@@ -23,6 +23,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use kfd_sys::sysfs::{HSA_MEM_HEAP_TYPE_FB_PRIVATE, HSA_MEM_HEAP_TYPE_FB_PUBLIC};
 use kfd_sys::Errno;
 
 use crate::topology::Topology;
@@ -255,13 +256,15 @@ impl Machine {
             let mut vram = 0u64;
             let mut large_bar = false;
             for bank in &node.mem_banks {
-                match bank.get_or_zero("heap_type") {
-                    1 => vram += bank.get_or_zero("size_in_bytes"),
-                    2 => {
-                        vram += bank.get_or_zero("size_in_bytes");
-                        large_bar = true;
-                    }
-                    _ => {}
+                // kfd_crat.c reports all VRAM as one FB_PUBLIC bank when
+                // none of it is private (a large BAR), else as one
+                // FB_PRIVATE bank of the whole size.
+                let heap = bank.get_or_zero("heap_type");
+                if heap == u64::from(HSA_MEM_HEAP_TYPE_FB_PUBLIC) {
+                    vram += bank.get_or_zero("size_in_bytes");
+                    large_bar = true;
+                } else if heap == u64::from(HSA_MEM_HEAP_TYPE_FB_PRIVATE) {
+                    vram += bank.get_or_zero("size_in_bytes");
                 }
             }
             if vram == 0 {
