@@ -1,0 +1,451 @@
+//! The table on stdout, `report.json`, and what both are built from.
+
+use std::fmt::Write as _;
+
+use crate::ops::{info, Unit, OPS};
+use crate::parent::{Cell, Results, Side};
+use crate::stats::{summarize, Summary};
+
+/// A library's value for one row.
+#[derive(Debug, Clone)]
+pub enum Value {
+    /// Measured.
+    Measured(Summary),
+    /// NOT_SUPPORTED or missing symbol.
+    Unsupported(String),
+    /// Failed.
+    Error(String),
+    /// Not applicable (e.g. the C 5.2.3 has no context API).
+    NotApplicable,
+    /// Nothing recorded (e.g. the child crashed before).
+    Missing,
+}
+
+/// One table row.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// Operation id.
+    pub op: &'static str,
+    /// Title.
+    pub title: &'static str,
+    /// Unit.
+    pub unit: Unit,
+    /// Parameter.
+    pub param: String,
+    /// Node count (topology rows).
+    pub nodes: Option<u32>,
+    /// C library.
+    pub c: Value,
+    /// Ours.
+    pub ours: Value,
+    /// Notes of both sides.
+    pub notes: Vec<String>,
+}
+
+impl Row {
+    /// `median(C) / median(ours)` for time rows where both were measured.
+    pub fn ratio(&self) -> Option<f64> {
+        match (&self.c, &self.ours, self.unit) {
+            (Value::Measured(c), Value::Measured(o), Unit::Ns) if o.median > 0.0 => {
+                Some(c.median / o.median)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether ours is measurably slower: ratio below 0.95 and the
+    /// p10..p90 ranges do not overlap.
+    pub fn ours_slower(&self) -> bool {
+        match (&self.c, &self.ours, self.ratio()) {
+            (Value::Measured(c), Value::Measured(o), Some(r)) => r < 0.95 && o.p10 > c.p90,
+            _ => false,
+        }
+    }
+}
+
+fn value(cell: Option<&Cell>, na: bool) -> Value {
+    if na {
+        return Value::NotApplicable;
+    }
+    let Some(c) = cell else {
+        return Value::Missing;
+    };
+    if let Some(u) = &c.unsupported {
+        return Value::Unsupported(u.clone());
+    }
+    match (summarize(&c.samples), &c.error) {
+        (_, Some(e)) => Value::Error(e.clone()),
+        (Some(s), None) => Value::Measured(s),
+        (None, None) => Value::Missing,
+    }
+}
+
+/// The rows of a run, in table order.
+pub fn rows(r: &Results) -> Vec<Row> {
+    let mut out = Vec::new();
+    for o in OPS {
+        let Some(params) = r.params.get(o.id) else {
+            continue;
+        };
+        for p in params {
+            let c = r.cell(o.id, p, Side::C);
+            let ours = r.cell(o.id, p, Side::Ours);
+            let mut notes: Vec<String> = Vec::new();
+            let mut nodes = None;
+            for (side, cell) in [("C", c), ("ours", ours)] {
+                for n in cell.map(|c| c.notes.as_slice()).unwrap_or(&[]) {
+                    if let Some(v) = n.strip_prefix("nodes=") {
+                        nodes = v.parse().ok();
+                        continue;
+                    }
+                    notes.push(format!("{side}: {n}"));
+                }
+            }
+            out.push(Row {
+                op: o.id,
+                title: o.title,
+                unit: o.unit,
+                param: p.clone(),
+                nodes,
+                c: value(c, o.ours_only),
+                ours: value(ours, false),
+                notes,
+            });
+        }
+    }
+    out
+}
+
+/// The divisor and suffix that print `v` (the median) in its unit.
+fn scale(unit: Unit, v: f64) -> (f64, &'static str) {
+    let v = v.abs();
+    match unit {
+        Unit::Ns if v >= 1e9 => (1e9, " s"),
+        Unit::Ns if v >= 1e6 => (1e6, " ms"),
+        Unit::Ns if v >= 1e3 => (1e3, " µs"),
+        Unit::Ns => (1.0, " ns"),
+        Unit::Bytes if v >= 1024.0 * 1024.0 => (1024.0 * 1024.0, " MiB"),
+        Unit::Bytes => (1024.0, " KiB"),
+        Unit::Count => (1.0, ""),
+    }
+}
+
+/// Three significant digits.
+fn num(x: f64) -> String {
+    let a = x.abs();
+    if a >= 100.0 {
+        format!("{x:.0}")
+    } else if a >= 10.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+/// `v` in `unit`, e.g. `1.23 µs`.
+pub fn fmt_unit(unit: Unit, v: f64) -> String {
+    let (d, suffix) = scale(unit, v);
+    format!("{}{suffix}", num(v / d))
+}
+
+/// `1.23 µs [1.20-1.31]`: the median, then p10-p90 in the median's unit.
+fn fmt_value(unit: Unit, v: &Value) -> String {
+    match v {
+        Value::Measured(s) if s.n > 1 => {
+            let (d, suffix) = scale(unit, s.median);
+            format!(
+                "{}{suffix} [{}-{}]",
+                num(s.median / d),
+                num(s.p10 / d),
+                num(s.p90 / d)
+            )
+        }
+        Value::Measured(s) => fmt_unit(unit, s.median),
+        Value::Unsupported(_) => "unsupported".into(),
+        Value::Error(_) => "error".into(),
+        Value::NotApplicable => "n/a".into(),
+        Value::Missing => "-".into(),
+    }
+}
+
+fn param_label(row: &Row) -> String {
+    match row.nodes {
+        Some(n) => format!("{} ({n} nodes)", row.param),
+        None => row.param.clone(),
+    }
+}
+
+/// The table printed on stdout (and pasted into the README).
+pub fn table(r: &Results) -> String {
+    let rows = rows(r);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<32} {:<19} {:<27} {:<27} {:>6}",
+        "operation", "param", "C 5.2.3 median [p10-p90]", "ours median [p10-p90]", "C/ours"
+    );
+    let _ = writeln!(s, "{}", "-".repeat(32 + 19 + 27 + 27 + 6 + 4));
+    let mut last = "";
+    for row in &rows {
+        let title = if row.op == last { "" } else { row.title };
+        last = row.op;
+        let ratio = match row.ratio() {
+            Some(x) => format!("{x:.2}{}", if row.ours_slower() { " !" } else { "" }),
+            None => String::new(),
+        };
+        let _ = writeln!(
+            s,
+            "{:<32} {:<19} {:<27} {:<27} {:>6}",
+            title,
+            param_label(row),
+            fmt_value(row.unit, &row.c),
+            fmt_value(row.unit, &row.ours),
+            ratio
+        );
+    }
+    let mut notes = Vec::new();
+    for row in &rows {
+        for (side, v) in [("C", &row.c), ("ours", &row.ours)] {
+            match v {
+                Value::Unsupported(d) => {
+                    notes.push(format!("{} {}: {side} unsupported: {d}", row.op, row.param))
+                }
+                Value::Error(d) => {
+                    notes.push(format!("{} {}: {side} error: {d}", row.op, row.param))
+                }
+                _ => {}
+            }
+        }
+        for n in &row.notes {
+            notes.push(format!("{} {}: {n}", row.op, row.param));
+        }
+    }
+    notes.dedup();
+    if !notes.is_empty() || !r.failures.is_empty() {
+        let _ = writeln!(s, "\nnotes:");
+        for n in notes.iter().chain(r.failures.iter()) {
+            let _ = writeln!(s, "  {n}");
+        }
+    }
+    s
+}
+
+fn json_str(s: &str) -> String {
+    let mut o = String::from("\"");
+    for ch in s.chars() {
+        match ch {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            '\n' => o.push_str("\\n"),
+            '\t' => o.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(o, "\\u{:04x}", c as u32);
+            }
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+fn json_num(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.3}")
+    } else {
+        "null".into()
+    }
+}
+
+fn json_value(v: &Value) -> String {
+    match v {
+        Value::Measured(s) => format!(
+            "{{\"status\": \"ok\", \"n\": {}, \"median\": {}, \"p10\": {}, \"p90\": {}, \"mad\": {}}}",
+            s.n,
+            json_num(s.median),
+            json_num(s.p10),
+            json_num(s.p90),
+            json_num(s.mad)
+        ),
+        Value::Unsupported(d) => {
+            format!("{{\"status\": \"unsupported\", \"detail\": {}}}", json_str(d))
+        }
+        Value::Error(d) => format!("{{\"status\": \"error\", \"detail\": {}}}", json_str(d)),
+        Value::NotApplicable => "{\"status\": \"n/a\"}".into(),
+        Value::Missing => "{\"status\": \"missing\"}".into(),
+    }
+}
+
+/// `report.json`.
+pub fn json(r: &Results, wall_seconds: Option<f64>) -> String {
+    let cfg = &r.config;
+    let mut s = String::from("{\n");
+    let _ = writeln!(s, "  \"tool\": \"kfd-bench\",");
+    let _ = writeln!(
+        s,
+        "  \"libraries\": {{\"c\": {}, \"ours\": {}, \"ours_current\": {}}},",
+        json_str(&cfg.reference.display().to_string()),
+        json_str(&cfg.ours.display().to_string()),
+        cfg.ours_current
+            .as_ref()
+            .map(|p| json_str(&p.display().to_string()))
+            .unwrap_or_else(|| "null".into())
+    );
+    let _ = writeln!(
+        s,
+        "  \"simulator\": {},",
+        json_str(&cfg.sim.display().to_string())
+    );
+    let levels: Vec<String> = cfg.levels.iter().map(|l| l.to_string()).collect();
+    let presets: Vec<String> = cfg.presets.iter().map(|p| json_str(p)).collect();
+    let _ = writeln!(
+        s,
+        "  \"config\": {{\"reps\": {}, \"levels\": [{}], \"presets\": [{}], \"per_op_ms\": {}, \"max_samples\": {}, \"cpus\": {}}},",
+        cfg.reps,
+        levels.join(", "),
+        presets.join(", "),
+        cfg.budget.per_op.as_millis(),
+        cfg.budget.max_samples,
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)
+    );
+    let _ = writeln!(
+        s,
+        "  \"measure_seconds\": {},",
+        json_num(r.elapsed.as_secs_f64())
+    );
+    if let Some(w) = wall_seconds {
+        let _ = writeln!(s, "  \"wall_seconds\": {},", json_num(w));
+    }
+    let _ = writeln!(s, "  \"units\": \"ns per operation unless unit says otherwise; spread is p10..p90 of pooled samples (each sample is the mean of a batch)\",");
+    s.push_str("  \"results\": [\n");
+    let rows = rows(r);
+    for (i, row) in rows.iter().enumerate() {
+        let unit = match row.unit {
+            Unit::Ns => "ns",
+            Unit::Bytes => "bytes",
+            Unit::Count => "count",
+        };
+        let notes: Vec<String> = row.notes.iter().map(|n| json_str(n)).collect();
+        let _ = write!(
+            s,
+            "    {{\"op\": {}, \"title\": {}, \"unit\": \"{unit}\", \"param\": {}, \"nodes\": {}, \"c\": {}, \"ours\": {}, \"ratio_c_over_ours\": {}, \"ours_slower\": {}, \"notes\": [{}]}}",
+            json_str(row.op),
+            json_str(info(row.op).map(|o| o.title).unwrap_or(row.title).trim()),
+            json_str(&row.param),
+            row.nodes.map(|n| n.to_string()).unwrap_or_else(|| "null".into()),
+            json_value(&row.c),
+            json_value(&row.ours),
+            row.ratio().map(json_num).unwrap_or_else(|| "null".into()),
+            row.ours_slower(),
+            notes.join(", ")
+        );
+        s.push_str(if i + 1 < rows.len() { ",\n" } else { "\n" });
+    }
+    s.push_str("  ],\n");
+    let fails: Vec<String> = r.failures.iter().map(|f| json_str(f)).collect();
+    let _ = writeln!(s, "  \"child_failures\": [{}]", fails.join(", "));
+    s.push_str("}\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::Record;
+
+    fn results() -> Results {
+        let cfg = crate::parent::Config {
+            reference: "/c.so".into(),
+            ours: "/ours.so".into(),
+            ours_current: None,
+            sim: "/sim.so".into(),
+            presets: vec!["mi210".into()],
+            default_preset: "mi210".into(),
+            scaling_preset: "mi210".into(),
+            levels: vec![0],
+            live: crate::child::Live::Vram,
+            reps: 1,
+            budget: crate::child::Budget {
+                per_op: std::time::Duration::from_millis(1),
+                max_samples: 1,
+                min_samples: 1,
+            },
+            groups: vec![],
+            out_dir: "/tmp".into(),
+            runner: "/bin/true".into(),
+            child_timeout: std::time::Duration::from_secs(1),
+        };
+        let mut r = Results {
+            config: cfg,
+            cells: Default::default(),
+            params: Default::default(),
+            failures: vec![],
+            elapsed: Default::default(),
+        };
+        let s = |op: &str, param: &str, value: f64| Record::Sample {
+            op: op.into(),
+            param: param.into(),
+            value,
+        };
+        r.add(
+            Side::C,
+            vec![
+                s("topology", "mi210", 100.0),
+                s("topology", "mi210", 110.0),
+                Record::Note {
+                    op: "topology".into(),
+                    param: "mi210".into(),
+                    text: "nodes=2".into(),
+                },
+                s("queue", "", 50.0),
+            ],
+        );
+        r.add(
+            Side::Ours,
+            vec![
+                s("topology", "mi210", 50.0),
+                s("topology", "mi210", 55.0),
+                Record::Unsupported {
+                    op: "queue".into(),
+                    param: "".into(),
+                    detail: "hsaKmtCreateQueue: NOT_SUPPORTED(11)".into(),
+                },
+                s("ctx-open-close", "", 10.0),
+            ],
+        );
+        r
+    }
+
+    #[test]
+    fn rows_ratios_and_unsupported() {
+        let r = results();
+        let rows = rows(&r);
+        let topo = rows.iter().find(|x| x.op == "topology").unwrap();
+        assert_eq!(topo.nodes, Some(2));
+        assert!((topo.ratio().unwrap() - 2.0).abs() < 1e-9);
+        assert!(!topo.ours_slower());
+        let q = rows.iter().find(|x| x.op == "queue").unwrap();
+        assert!(matches!(q.ours, Value::Unsupported(_)));
+        assert!(q.ratio().is_none());
+        let ctx = rows.iter().find(|x| x.op == "ctx-open-close").unwrap();
+        assert!(matches!(ctx.c, Value::NotApplicable));
+        let t = table(&r);
+        assert!(t.contains("unsupported"));
+        assert!(t.contains("n/a"));
+        assert!(t.contains("2.00"));
+        assert!(t.contains("105 ns [101-109]"), "{t}");
+        assert_eq!(fmt_unit(Unit::Ns, 1234.5), "1.23 µs");
+        assert_eq!(fmt_unit(Unit::Ns, 45_600.0), "45.6 µs");
+        assert_eq!(fmt_unit(Unit::Bytes, 3.0 * 1024.0 * 1024.0), "3.00 MiB");
+    }
+
+    #[test]
+    fn json_is_well_formed_enough() {
+        let j = json(&results(), Some(1.5));
+        assert!(j.starts_with("{\n") && j.ends_with("}\n"));
+        assert!(j.contains("\"status\": \"unsupported\""));
+        assert!(j.contains("\"ratio_c_over_ours\": 2.000"));
+        assert_eq!(j.matches('{').count(), j.matches('}').count());
+        assert_eq!(j.matches('[').count(), j.matches(']').count());
+        assert!(j.contains("\"wall_seconds\": 1.500"));
+    }
+}
