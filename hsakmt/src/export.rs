@@ -12,10 +12,15 @@
 //! | `current` | exported                      | not compiled                   |
 //! | `rocm52`  | not compiled                  | exported                       |
 //!
-//! Exported means `#[no_mangle]` plus an assembler `.symver NAME,
-//! NAME@@HSAKMT_1`, so that the symbol carries the `HSAKMT_1` version as
-//! its default version, as in the C library (the version script of
-//! `build.rs` alone would leave it at `Base`).
+//! Exported means: the C name is defined in assembly, next to the Rust
+//! function, as a jump to it (the Rust function keeps its mangled,
+//! internal symbol), with `.symver NAME, NAME@@HSAKMT_1`, so that the
+//! symbol carries the `HSAKMT_1` version as its default version, as in
+//! the C library; `build.rs`'s version script makes it global. Defining
+//! the symbol in the same assembly block as its `.symver` keeps the two in
+//! one object file whatever the codegen-unit split (a `#[no_mangle]`
+//! function may land in another object than a module-level `.symver`,
+//! which the assembler rejects).
 //!
 //! `export!` bodies are blocks returning [`crate::border::KmtResult`]
 //! and run inside [`crate::border::guard`] (no panic crosses the border).
@@ -25,6 +30,19 @@
 /// Declares entry points whose bodies are written out (see the module
 /// docs for the mode words).
 macro_rules! export {
+    (@symbol $name:ident) => {
+        ::core::arch::global_asm!(
+            ".pushsection .text",
+            concat!(".globl ", stringify!($name)),
+            concat!(".type ", stringify!($name), ", @function"),
+            concat!(stringify!($name), ":"),
+            "jmp {f}",
+            concat!(".size ", stringify!($name), ", . - ", stringify!($name)),
+            concat!(".symver ", stringify!($name), ", ", stringify!($name), "@@HSAKMT_1"),
+            ".popsection",
+            f = sym $name,
+        );
+    };
     (@one both [$($m:tt)*] $name:ident [$($a:ident : $t:ty),*] $body:block) => {
         $($m)*
         ///
@@ -32,12 +50,9 @@ macro_rules! export {
         ///
         /// A C entry point: pointer arguments must satisfy the hsakmt.h
         /// contract; NULL and misaligned pointers are rejected with a status.
-        #[no_mangle]
         pub unsafe extern "C" fn $name($($a: $t),*) -> $crate::border::Status $body
 
-        ::core::arch::global_asm!(concat!(
-            ".symver ", stringify!($name), ", ", stringify!($name), "@@HSAKMT_1"
-        ));
+        export!(@symbol $name);
     };
     (@one ctx [$($m:tt)*] $name:ident [$($a:ident : $t:ty),*] $body:block) => {
         $($m)*
@@ -48,13 +63,10 @@ macro_rules! export {
         /// contract; NULL and misaligned pointers are rejected with a
         /// status, and the context pointer is looked up in the registry of
         /// live contexts before use (never dereferenced).
-        #[cfg_attr(feature = "abi-current", no_mangle)]
         pub unsafe extern "C" fn $name($($a: $t),*) -> $crate::border::Status $body
 
         #[cfg(feature = "abi-current")]
-        ::core::arch::global_asm!(concat!(
-            ".symver ", stringify!($name), ", ", stringify!($name), "@@HSAKMT_1"
-        ));
+        export!(@symbol $name);
     };
     (@one current [$($m:tt)*] $name:ident [$($a:ident : $t:ty),*] $body:block) => {
         $($m)*
@@ -65,13 +77,10 @@ macro_rules! export {
         /// satisfy its contract; NULL and misaligned pointers are rejected
         /// with a status.
         #[cfg(feature = "abi-current")]
-        #[no_mangle]
         pub unsafe extern "C" fn $name($($a: $t),*) -> $crate::border::Status $body
 
         #[cfg(feature = "abi-current")]
-        ::core::arch::global_asm!(concat!(
-            ".symver ", stringify!($name), ", ", stringify!($name), "@@HSAKMT_1"
-        ));
+        export!(@symbol $name);
     };
     (@one rocm52 [$($m:tt)*] $name:ident [$($a:ident : $t:ty),*] $body:block) => {
         $($m)*
@@ -82,13 +91,10 @@ macro_rules! export {
         /// must satisfy its contract; NULL and misaligned pointers are
         /// rejected with a status.
         #[cfg(feature = "abi-rocm-5-2")]
-        #[no_mangle]
         pub unsafe extern "C" fn $name($($a: $t),*) -> $crate::border::Status $body
 
         #[cfg(feature = "abi-rocm-5-2")]
-        ::core::arch::global_asm!(concat!(
-            ".symver ", stringify!($name), ", ", stringify!($name), "@@HSAKMT_1"
-        ));
+        export!(@symbol $name);
     };
     ($(
         $(#[$meta:meta])*

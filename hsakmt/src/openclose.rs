@@ -30,12 +30,20 @@ export! {
     }
 
     /// `hsaKmtCloseKFDCtx`: drops one reference to the primary context
-    /// (it takes no context); the last one tears it down. Secondary
+    /// (it takes no context); the last one tears it down. In a forked
+    /// child, the references inherited from the parent can be closed
+    /// (success, nothing torn down), as with the C library. Secondary
     /// contexts stay open, but every `Ctx` call on them returns 20 until
     /// the primary is opened again.
     ctx fn hsaKmtCloseKFDCtx() {
         let id = primary::get().ok().map(|c| c.id());
-        primary::close().kmt()?;
+        if let Err(e) = primary::close() {
+            // A forked child closing what it inherited: success, as in C.
+            if primary::release_inherited() {
+                return Ok(());
+            }
+            return Err(e).kmt();
+        }
         if primary::open_count() == 0 {
             if let Some(id) = id {
                 ctx::forget_caches(id);

@@ -26,6 +26,9 @@ pub enum Opened {
 struct Slot {
     ctx: Option<Context>,
     count: u64,
+    /// References a forked child inherited from its parent (see
+    /// [`release_inherited`]).
+    inherited: u64,
     pid: u32,
     driver: Option<Arc<dyn Driver>>,
 }
@@ -33,6 +36,7 @@ struct Slot {
 static SLOT: Mutex<Slot> = Mutex::new(Slot {
     ctx: None,
     count: 0,
+    inherited: 0,
     pid: 0,
     driver: None,
 });
@@ -48,6 +52,7 @@ fn slot() -> MutexGuard<'static, Slot> {
         if let Some(inherited) = s.ctx.take() {
             std::mem::forget(inherited);
         }
+        s.inherited = s.count;
         s.count = 0;
     }
     s
@@ -85,6 +90,7 @@ pub fn open_with(options: ContextOptions) -> Result<(Context, Opened), ContextEr
     let ctx = Context::open(driver, ContextKind::Primary, options)?;
     s.ctx = Some(ctx.clone());
     s.count = 1;
+    s.inherited = 0;
     s.pid = std::process::id();
     Ok((ctx, Opened::First))
 }
@@ -102,6 +108,21 @@ pub fn close() -> Result<(), ContextError> {
         drop(ctx);
     }
     Ok(())
+}
+
+/// In a forked child that has not reopened the primary: drops one of the
+/// references inherited from the parent and returns true (the C
+/// library's close succeeds there, decrementing the inherited count);
+/// false when there is none left. Nothing is torn down: the inherited
+/// context belongs to the parent.
+pub fn release_inherited() -> bool {
+    let mut s = slot();
+    if s.count == 0 && s.inherited > 0 {
+        s.inherited -= 1;
+        true
+    } else {
+        false
+    }
 }
 
 /// The primary context, if it is open in this process.

@@ -171,9 +171,29 @@ fn dist_abi(abi: &Abi) -> Result<PathBuf, String> {
             pkg_config(&prefix, abi),
         )
         .map_err(|e| e.to_string())?;
+        if abi.dir == "current" {
+            install_headers(&prefix)?;
+        }
         println!("dist: {}", so1.display());
         Ok(so1)
     }
+}
+
+/// Copies the C headers of the Ctx API (`hsakmt/include`) to
+/// `<prefix>/include` (only the current ABI exports the Ctx functions).
+fn install_headers(prefix: &Path) -> Result<(), String> {
+    let src = project_root().join("hsakmt").join("include").join("hsakmt");
+    let dst = prefix.join("include").join("hsakmt");
+    std::fs::create_dir_all(&dst).map_err(|e| e.to_string())?;
+    for entry in std::fs::read_dir(&src).map_err(|e| format!("{}: {e}", src.display()))? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        if path.extension().is_some_and(|e| e == "h") {
+            let to = dst.join(path.file_name().expect("file name"));
+            std::fs::copy(&path, &to)
+                .map_err(|e| format!("copy {} -> {}: {e}", path.display(), to.display()))?;
+        }
+    }
+    Ok(())
 }
 
 fn pkg_config(prefix: &Path, abi: &Abi) -> String {

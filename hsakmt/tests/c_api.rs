@@ -1,0 +1,122 @@
+//! C programs against the library: the Ctx API (primary refcount, three
+//! secondary contexts, isolation, teardown with no live object left in
+//! the simulator), and fork behaviour diffed against Debian's libhsakmt.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use support::Abi;
+
+fn compile(src: &str, out: &Path, include_ours: bool, link_dir: Option<&Path>) {
+    let mut cmd = Command::new("gcc");
+    cmd.args(["-std=gnu11", "-Wall", "-Wextra", "-Werror", "-o"])
+        .arg(out)
+        .arg(support::workspace().join("hsakmt/tests/c").join(src));
+    if include_ours {
+        cmd.arg("-I")
+            .arg(support::workspace().join("hsakmt/include"));
+    }
+    match link_dir {
+        Some(d) => {
+            cmd.arg("-L").arg(d).arg("-l:libhsakmt.so.1");
+        }
+        None => {
+            cmd.arg("-lhsakmt");
+        }
+    }
+    let o = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run gcc (apt-get install gcc): {e}"));
+    assert!(
+        o.status.success(),
+        "gcc {src} failed:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+fn run(exe: &Path, args: &[&str], lib_dir: Option<&Path>, env: &[(&str, &Path)]) -> Output {
+    let mut cmd = Command::new(exe);
+    cmd.args(args)
+        .env("LD_PRELOAD", support::preload_lib())
+        .env("KFD_SIM_TOPOLOGY", "mi210")
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("KFD_SIM_SUMMARY")
+        .env_remove("KFD_SIM_FAULTS");
+    if let Some(d) = lib_dir {
+        cmd.env("LD_LIBRARY_PATH", d);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run test program")
+}
+
+#[test]
+fn ctx_api_tenants_are_isolated_and_leave_nothing_behind() {
+    let lib = support::hsakmt_lib_dir(Abi::Current);
+    let dir = support::scratch("ctx-api");
+    let exe = dir.join("ctx_api");
+    compile("ctx_api.c", &exe, true, Some(&lib));
+    let summary: PathBuf = dir.join("summary.txt");
+    let out = run(
+        &exe,
+        &["tenants"],
+        Some(&lib),
+        &[("KFD_SIM_SUMMARY", &summary)],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("tenants ok"),
+        "ctx_api tenants failed ({:?}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&summary).expect("KFD_SIM_SUMMARY written");
+    let exit = text
+        .lines()
+        .find(|l| l.starts_with("exit "))
+        .expect("exit summary line");
+    assert!(
+        exit.contains("processes=0 files=0 vram_used=[0] leak_free=true"),
+        "objects left at exit: {exit}\n{text}"
+    );
+    // Every context that was closed released its objects by then.
+    let closes: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("close-kfd "))
+        .collect();
+    assert_eq!(closes.len(), 4, "{text}");
+}
+
+#[test]
+fn fork_child_sees_the_primary_closed_like_the_c_library() {
+    let lib = support::hsakmt_lib_dir(Abi::Current);
+    let dir = support::scratch("fork");
+    let exe = dir.join("fork_legacy");
+    compile("fork_legacy.c", &exe, false, None);
+    let c = run(&exe, &[], None, &[]);
+    let ours = run(&exe, &[], Some(&lib), &[]);
+    let (ct, rt) = (
+        String::from_utf8_lossy(&c.stdout),
+        String::from_utf8_lossy(&ours.stdout),
+    );
+    assert!(
+        c.status.success() && ours.status.success(),
+        "C:\n{ct}\nours:\n{rt}"
+    );
+    assert_eq!(ct, rt, "fork behaviour differs from the C library");
+    for want in [
+        "child version 20",
+        "child acquire 20",
+        "child alloc 20",
+        "child close 0",
+        "child exited 0",
+        "parent version 0",
+        "parent free 0",
+        "parent close 0",
+    ] {
+        assert!(rt.lines().any(|l| l == want), "missing {want:?} in:\n{rt}");
+    }
+}

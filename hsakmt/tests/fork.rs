@@ -1,0 +1,126 @@
+//! fork(): the child cannot use the parent's primary context (status 20)
+//! until it opens it again; after reopening, everything works, and the
+//! parent's context is untouched.
+//!
+//! The preload simulator refuses every ioctl in a forked child (its
+//! machine belongs to the parent), so this test drives the exports
+//! in-process on `kfd_sim::Sim`: the child gives the primary a simulator
+//! of its own before reopening, as it would get a fresh kernel process
+//! from the real KFD. (tests/c_api.rs diffs the preload case against the
+//! C library.) One test per binary: the child of a multi-threaded
+//! process must not contend for locks other threads may hold.
+
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use hsakmt::border::Status;
+use hsakmt::ctx::HsaKFDContext;
+use hsakmt::generation::abi::HsaMemFlags;
+use hsakmt::memory::{hsaKmtAllocMemory, hsaKmtAllocMemoryCtx, hsaKmtFreeMemory};
+use hsakmt::openclose::{hsaKmtCloseKFD, hsaKmtGetVersion, hsaKmtOpenKFDCtx};
+use hsakmt::topology::hsaKmtAcquireSystemProperties;
+use kfd_sys::hsakmt::common::{HsaSystemProperties, HsaVersionInfo};
+
+fn host_flags() -> HsaMemFlags {
+    let mut f = HsaMemFlags::default();
+    f.set_HostAccess(1);
+    f
+}
+
+fn sim() -> Arc<kfd_sim::Sim> {
+    Arc::new(kfd_sim::Sim::preset("mi210").expect("mi210 preset"))
+}
+
+/// The child's checks; returns the first failure.
+fn child() -> Result<(), String> {
+    let check = |what: &str, got: Status, want: u32| {
+        if got.0 == want {
+            Ok(())
+        } else {
+            Err(format!("{what}: {} (want {want})", got.0))
+        }
+    };
+    let mut v = HsaVersionInfo::default();
+    let mut sys = HsaSystemProperties::default();
+    let mut p: *mut c_void = std::ptr::null_mut();
+    // SAFETY: valid out-pointers.
+    unsafe {
+        check("version before reopen", hsaKmtGetVersion(&mut v), 20)?;
+        check(
+            "acquire before reopen",
+            hsaKmtAcquireSystemProperties(&mut sys),
+            20,
+        )?;
+        check(
+            "alloc before reopen",
+            hsaKmtAllocMemory(0, 4096, host_flags(), &mut p),
+            20,
+        )?;
+    }
+    kfd_context::primary::set_driver(sim()).map_err(|e| e.to_string())?;
+    let mut ctx: *mut HsaKFDContext = std::ptr::null_mut();
+    // SAFETY: valid out-pointers; the context handle comes from the library.
+    unsafe {
+        check("reopen", hsaKmtOpenKFDCtx(&mut ctx), 0)?;
+        check("version after reopen", hsaKmtGetVersion(&mut v), 0)?;
+        check(
+            "acquire after reopen",
+            hsaKmtAcquireSystemProperties(&mut sys),
+            0,
+        )?;
+        check(
+            "alloc after reopen",
+            hsaKmtAllocMemoryCtx(ctx, 0, 4096, host_flags(), &mut p),
+            0,
+        )?;
+        check("free after reopen", hsaKmtFreeMemory(p, 4096), 0)?;
+        check("close", hsaKmtCloseKFD(), 0)?;
+    }
+    Ok(())
+}
+
+#[test]
+fn forked_child_must_reopen_the_primary() {
+    kfd_context::primary::set_driver(sim()).unwrap();
+    let mut sys = HsaSystemProperties::default();
+    let mut p: *mut c_void = std::ptr::null_mut();
+    // SAFETY: valid out-pointers.
+    unsafe {
+        assert_eq!(hsakmt::openclose::hsaKmtOpenKFD().0, 0);
+        assert_eq!(hsaKmtAcquireSystemProperties(&mut sys).0, 0);
+        assert_eq!(hsaKmtAllocMemory(0, 4096, host_flags(), &mut p).0, 0);
+    }
+    // SAFETY: fork has no preconditions; the child only runs `child` and
+    // leaves with `_exit`.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        let code = match std::panic::catch_unwind(child) {
+            Ok(Ok(())) => 0,
+            Ok(Err(msg)) => {
+                eprintln!("child: {msg}");
+                1
+            }
+            Err(_) => 2,
+        };
+        // SAFETY: ends the child without running the parent's test
+        // harness teardown.
+        unsafe { libc::_exit(code) };
+    }
+    let mut status = 0;
+    // SAFETY: `pid` is our child; `status` is a valid out-pointer.
+    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "child failed with status {status:#x}"
+    );
+    // The parent's primary is untouched.
+    let mut v = HsaVersionInfo::default();
+    // SAFETY: valid out-pointers; `p` was allocated above.
+    unsafe {
+        assert_eq!(hsaKmtGetVersion(&mut v).0, 0);
+        assert_eq!(hsaKmtFreeMemory(p, 4096).0, 0);
+        assert_eq!(hsaKmtCloseKFD().0, 0);
+        assert_eq!(hsaKmtCloseKFD().0, 20);
+    }
+}
