@@ -4,10 +4,11 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::os::fd::AsFd;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use kfd_sys::hsakmt::common::{HsaAccessAttributeFailure, HSA_EVENTID_MEMORYFLAGS};
 use kfd_sys::hsakmt::{current, HSAKMT_STATUS};
+use kfd_sys::ioctl::{Ioctl, PlainArgs};
 use kfd_sys::kfd::{
     kfd_event_data, kfd_ioctl_create_event_args, kfd_ioctl_destroy_event_args,
     kfd_ioctl_reset_event_args, kfd_ioctl_set_event_args, kfd_ioctl_wait_events_args,
@@ -21,6 +22,7 @@ use kfd_topology::Topology;
 
 use crate::error::EventError;
 use crate::event::{Event, EventDescriptor, EventObj, EventType, HwException, MemoryFault};
+use crate::lock;
 use crate::memory::{DeviceMemory, ExecAlloc};
 
 /// Wait forever (`HSA_EVENTTIMEOUT_INFINITE`).
@@ -50,10 +52,6 @@ fn memory_exception(d: &kfd_event_data) -> kfd_sys::kfd::kfd_hsa_memory_exceptio
 fn hw_exception(d: &kfd_event_data) -> kfd_sys::kfd::kfd_hsa_hw_exception_data {
     // SAFETY: plain-integer union member (see above).
     unsafe { d.u.hw_exception_data }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Whether a wait needs every event or any one of them.
@@ -453,36 +451,39 @@ impl Events {
     /// Signals an event (`hsaKmtSetEvent`): wakes every thread waiting on
     /// it. System event types cannot be set ([`EventError::SystemEvent`]).
     pub fn set(&self, e: &Event) -> Result<(), EventError> {
-        self.check(e)?;
-        if e.event_type().is_system() {
-            return Err(EventError::SystemEvent);
-        }
         let mut a = kfd_ioctl_set_event_args {
             event_id: e.id(),
             pad: 0,
         };
-        self.shared
-            .file
-            .ioctl_plain(AMDKFD_IOC_SET_EVENT, &mut a)
-            .map_err(EventError::kernel("AMDKFD_IOC_SET_EVENT"))?;
-        Ok(())
+        self.user_signal(e, AMDKFD_IOC_SET_EVENT, &mut a)
     }
 
     /// Resets an event to unsignaled (`hsaKmtResetEvent`). System event
     /// types cannot be reset ([`EventError::SystemEvent`]).
     pub fn reset(&self, e: &Event) -> Result<(), EventError> {
-        self.check(e)?;
-        if e.event_type().is_system() {
-            return Err(EventError::SystemEvent);
-        }
         let mut a = kfd_ioctl_reset_event_args {
             event_id: e.id(),
             pad: 0,
         };
+        self.user_signal(e, AMDKFD_IOC_RESET_EVENT, &mut a)
+    }
+
+    /// Set and reset: checks that `e` is a live event of this context of a
+    /// type user space may signal, then issues `request`.
+    fn user_signal<A: PlainArgs>(
+        &self,
+        e: &Event,
+        request: Ioctl<A>,
+        args: &mut A,
+    ) -> Result<(), EventError> {
+        self.check(e)?;
+        if e.event_type().is_system() {
+            return Err(EventError::SystemEvent);
+        }
         self.shared
             .file
-            .ioctl_plain(AMDKFD_IOC_RESET_EVENT, &mut a)
-            .map_err(EventError::kernel("AMDKFD_IOC_RESET_EVENT"))?;
+            .ioctl_plain(request, args)
+            .map_err(EventError::kernel(request.name()))?;
         Ok(())
     }
 

@@ -2,16 +2,13 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use kfd_fmm::{Buffer, Fmm, FmmError, MemFlags, MemMapFlags};
 use kfd_sys::hsakmt::HSAKMT_STATUS;
 
+use crate::lock;
 use crate::memory::{DeviceMemory, ExecAlloc, MemoryError};
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 fn err(what: &str) -> impl FnOnce(FmmError) -> MemoryError + '_ {
     move |e| MemoryError::new(e.status(), format!("{what}: {e}"))

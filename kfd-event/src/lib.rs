@@ -55,3 +55,9 @@ pub use event::{Event, EventDescriptor, EventType, HwException, MemoryFault, HSA
 pub use events::{Events, WaitMode, WaitOutcome, TIMEOUT_IMMEDIATE, TIMEOUT_INFINITE};
 pub use fmm::FmmMemory;
 pub use memory::{DeviceMemory, ExecAlloc, MemoryError, NoDeviceMemory};
+
+/// Locks `m`, carrying on through poisoning: every critical section in
+/// this crate leaves its data consistent before anything that can panic.
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -17,6 +17,7 @@ use kfd_sys::mman::{self, MapFlags, Prot};
 use kfd_sys::Errno;
 
 use crate::error::{FmmError, Result};
+use crate::lock;
 use crate::va::{align_up, VaAllocator};
 use crate::PAGE_SIZE;
 
@@ -100,7 +101,7 @@ impl Aperture {
             Mode::Reserved { va } => {
                 let align = self.effective_align(size, align);
                 let va_size = size + self.guard;
-                let mut va = va.lock().unwrap_or_else(|e| e.into_inner());
+                let mut va = lock(va);
                 let got = match fixed {
                     Some(addr) => va.alloc_fixed(addr, va_size).then_some(addr),
                     None => va.alloc(va_size, align),
@@ -185,9 +186,7 @@ impl Aperture {
                     // with PROT_NONE keeps it reserved but inaccessible.
                     unsafe { reset_to_reserved(addr, size) };
                 }
-                va.lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .free(addr, size + self.guard);
+                lock(va).free(addr, size + self.guard);
             }
             Mode::Mmap => {
                 // SAFETY: the caller owns the range and gives it up.
@@ -200,7 +199,7 @@ impl Aperture {
     #[allow(dead_code)]
     pub fn free_bytes(&self) -> u64 {
         match &self.mode {
-            Mode::Reserved { va } => va.lock().unwrap_or_else(|e| e.into_inner()).free_bytes(),
+            Mode::Reserved { va } => lock(va).free_bytes(),
             Mode::Mmap => 0,
         }
     }

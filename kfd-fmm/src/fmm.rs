@@ -2,30 +2,21 @@
 
 use std::collections::BTreeMap;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use kfd_sys::kfd;
 use kfd_sys::mman::{self, MapFlags, Prot};
 use kfd_sys::{DeviceFile, Errno};
+use kfd_topology::GfxVersion;
 
 use crate::aperture::{reserve_svm_range, reset_to_reserved, Aperture, GPU_HUGE_PAGE_SIZE};
 use crate::error::{FmmError, Result};
 use crate::flags::{hsa_to_ioc, ioc_to_hsa, AllocMemFlags, MemFlags, MemMapFlags};
+use crate::lock;
 use crate::objects::{ApId, CpuView, Kind, Lookup, Shard, VmObject};
 use crate::share::ShareHandle;
 use crate::va::align_up;
 use crate::PAGE_SIZE;
-
-/// A GFX IP version (`major.minor.stepping`, e.g. 9.0.10 for gfx90a).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct GfxVersion {
-    /// Major version.
-    pub major: u32,
-    /// Minor version.
-    pub minor: u32,
-    /// Stepping.
-    pub stepping: u32,
-}
 
 /// What the memory manager needs to know about one topology node.
 ///
@@ -52,19 +43,11 @@ impl NodeDesc {
     /// GFX version is the one the thunk derives: device table, then
     /// `gfx_target_version`, then the override).
     pub fn from_topology_node(n: &kfd_topology::Node) -> Self {
-        let gfx = n
-            .derived
-            .gfx_version
-            .map_or(GfxVersion::default(), |v| GfxVersion {
-                major: v.major.into(),
-                minor: v.minor.into(),
-                stepping: v.stepping.into(),
-            });
         NodeDesc {
             gpu_id: n.gpu_id,
             cpu_cores: n.properties.cpu_cores_count,
             simd_count: n.properties.simd_count,
-            gfx,
+            gfx: n.derived.gfx_version.unwrap_or_default(),
             device_id: n.properties.device_id.into(),
             drm_render_minor: n.properties.drm_render_minor,
         }
@@ -290,16 +273,8 @@ const SCRATCH_ALIGN: u64 = 0x10000;
 const IMAGE_ALIGN: u64 = 256 * 1024;
 /// First guess for the size of graphics metadata.
 const GRAPHICS_METADATA_DEFAULT_SIZE: u32 = 64;
-/// `KFD_IOC_ALLOC_MEM_FLAGS_*` bits the kernel reports in dma-buf info.
-const KAVERI: GfxVersion = GfxVersion {
-    major: 7,
-    minor: 0,
-    stepping: 0,
-};
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+/// Kaveri, the one GPU whose memory policy can be set.
+const KAVERI: GfxVersion = GfxVersion::new(7, 0, 0);
 
 /// The page-granular VM alignment of old GPUs (Tonga, Carrizo need 32 KiB).
 fn vm_alignment(device_id: u32) -> u64 {
@@ -888,6 +863,29 @@ impl Fmm {
         Ok(())
     }
 
+    /// CPU-maps the first `size` bytes of a new BO object at its address.
+    /// An object that reserved more than that (twice `size`: an AQL ring)
+    /// and is host accessible gets the same pages once more right behind,
+    /// so a reader can run past the ring's end without wrapping. The object
+    /// counts as CPU-mapped once the first mapping is in place, so
+    /// [`Fmm::destroy`] undoes a half-done mirror too.
+    fn map_bo_cpu(
+        &self,
+        obj: &mut VmObject,
+        size: u64,
+        host_access: bool,
+        fd: BorrowedFd<'_>,
+        offset: u64,
+        what: &'static str,
+    ) -> Result<()> {
+        self.map_cpu(obj.start, size, host_access, fd, offset, what)?;
+        obj.cpu = CpuView::Mapped { len: obj.size };
+        if host_access && obj.size > size {
+            self.map_cpu(obj.start + size, size, true, fd, offset, "AQL mirror")?;
+        }
+        Ok(())
+    }
+
     /// Undoes an object that is in no shard: unmaps it from GPUs, frees
     /// the BO and gives back its address range. Errors are ignored
     /// (teardown and failure paths).
@@ -1106,25 +1104,8 @@ impl Fmm {
         obj.node_id = gpu.node_id;
         if ap != ApId::MemHandle {
             let host = flags.contains(MemFlags::HOST_ACCESS);
-            let r = self
-                .map_cpu(addr, size, host, gpu.render.as_fd(), offset, "VRAM")
-                .and_then(|()| {
-                    obj.cpu = CpuView::Mapped { len: va_size };
-                    if host && aql && va_size > size {
-                        // The ring mirror: the same pages once more right behind.
-                        self.map_cpu(
-                            addr + size,
-                            size,
-                            true,
-                            gpu.render.as_fd(),
-                            offset,
-                            "AQL mirror",
-                        )
-                    } else {
-                        Ok(())
-                    }
-                });
-            if let Err(e) = r {
+            let fd = gpu.render.as_fd();
+            if let Err(e) = self.map_bo_cpu(&mut obj, size, host, fd, offset, "VRAM") {
                 self.destroy(obj);
                 return Err(e);
             }
@@ -1249,24 +1230,8 @@ impl Fmm {
             let (addr, handle, offset) = self.alloc_bo(gi, ap, fixed, va_size, align, ioc, None)?;
             obj = VmObject::new(addr, va_size, Some(handle), gpu.gpu_id, ap);
             if flags.contains(MemFlags::HOST_ACCESS) {
-                let r = self
-                    .map_cpu(addr, size, true, gpu.render.as_fd(), offset, "GTT")
-                    .and_then(|()| {
-                        obj.cpu = CpuView::Mapped { len: va_size };
-                        if aql {
-                            self.map_cpu(
-                                addr + size,
-                                size,
-                                true,
-                                gpu.render.as_fd(),
-                                offset,
-                                "AQL mirror",
-                            )
-                        } else {
-                            Ok(())
-                        }
-                    });
-                if let Err(e) = r {
+                let fd = gpu.render.as_fd();
+                if let Err(e) = self.map_bo_cpu(&mut obj, size, true, fd, offset, "GTT") {
                     self.destroy(obj);
                     return Err(e);
                 }
@@ -1583,6 +1548,24 @@ impl Fmm {
         }
     }
 
+    /// The GPUs an object may be mapped to: those it is registered to,
+    /// or every GPU if it is registered to none in particular.
+    fn allowed_gpus<'a>(&'a self, o: &'a VmObject) -> &'a [u32] {
+        if o.registered.is_empty() {
+            &self.all_gpu_ids
+        } else {
+            &o.registered
+        }
+    }
+
+    /// First mapping of an object: onto every GPU it may be mapped to.
+    fn map_to_allowed(&self, o: &mut VmObject) -> Result<()> {
+        let targets = self.allowed_gpus(o).to_vec();
+        self.map_ioctl(o, &targets)?;
+        o.mapping_count = 1;
+        Ok(())
+    }
+
     fn map_object(&self, o: &mut VmObject, addr: u64) -> Result<u64> {
         if o.aperture == ApId::CpuVm {
             return Ok(0);
@@ -1596,22 +1579,10 @@ impl Fmm {
                 o.mapping_count += 1;
                 return Ok(gpu_va);
             }
-            let targets = if o.registered.is_empty() {
-                self.all_gpu_ids.clone()
-            } else {
-                o.registered.clone()
-            };
-            self.map_ioctl(o, &targets)?;
-            o.mapping_count = 1;
+            self.map_to_allowed(o)?;
             return Ok(gpu_va);
         }
-        let targets = if o.registered.is_empty() {
-            self.all_gpu_ids.clone()
-        } else {
-            o.registered.clone()
-        };
-        self.map_ioctl(o, &targets)?;
-        o.mapping_count = 1;
+        self.map_to_allowed(o)?;
         let ap = self.aperture(o.aperture).expect("object aperture");
         Ok(if ap.cpu_accessible {
             0
@@ -1651,11 +1622,7 @@ impl Fmm {
             if o.handle.is_none() {
                 return Err(FmmError::NotMappable(addr));
             }
-            let allowed = if o.registered.is_empty() {
-                &self.all_gpu_ids
-            } else {
-                &o.registered
-            };
+            let allowed = self.allowed_gpus(o);
             if let Some(bad) = ids.iter().find(|id| !allowed.contains(id)) {
                 return Err(FmmError::NodeNotRegistered(*bad));
             }

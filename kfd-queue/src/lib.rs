@@ -47,3 +47,9 @@ pub use queue::{
     hsa_type, kfd_priority, Queue, QueueId, QueueInfo, QueueKind, QueueRequest, QueueResource,
 };
 pub use queues::Queues;
+
+/// Locks `m`, carrying on through poisoning: every critical section in
+/// this crate leaves its data consistent before anything that can panic.
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}

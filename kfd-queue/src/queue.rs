@@ -249,31 +249,31 @@ pub struct QueueInfo {
     pub save_area_alloc_size: u64,
 }
 
+/// Fills the fields both `HsaQueueInfo` layouts share.
+macro_rules! store_queue_info {
+    ($info:expr, $q:expr) => {{
+        let (info, q) = ($info, $q);
+        q.QueueDetailError = 0;
+        q.QueueTypeExtended = 0;
+        q.NumCUAssigned = info.num_cu_assigned;
+        q.CUMaskInfo = info.cu_mask_info as usize as *mut u32;
+        q.UserContextSaveArea = info.user_context_save_area as usize as *mut u32;
+        q.SaveAreaSizeInBytes = info.save_area_size;
+        q.ControlStackTop = info.control_stack_top as usize as *mut u32;
+        q.ControlStackUsedInBytes = info.control_stack_used;
+        q.SaveAreaHeader = info.save_area_header as usize as *mut _;
+    }};
+}
+
 impl QueueInfo {
     /// Stores into a 5.2.3 (68-byte) `HsaQueueInfo`.
     pub fn store_5_2(&self, q: &mut rocm_5_2::HsaQueueInfo) {
-        q.QueueDetailError = 0;
-        q.QueueTypeExtended = 0;
-        q.NumCUAssigned = self.num_cu_assigned;
-        q.CUMaskInfo = self.cu_mask_info as usize as *mut u32;
-        q.UserContextSaveArea = self.user_context_save_area as usize as *mut u32;
-        q.SaveAreaSizeInBytes = self.save_area_size;
-        q.ControlStackTop = self.control_stack_top as usize as *mut u32;
-        q.ControlStackUsedInBytes = self.control_stack_used;
-        q.SaveAreaHeader = self.save_area_header as usize as *mut _;
+        store_queue_info!(self, &mut *q);
     }
 
     /// Stores into a newest-ABI (76-byte) `HsaQueueInfo`.
     pub fn store_current(&self, q: &mut current::HsaQueueInfo) {
-        q.QueueDetailError = 0;
-        q.QueueTypeExtended = 0;
-        q.NumCUAssigned = self.num_cu_assigned;
-        q.CUMaskInfo = self.cu_mask_info as usize as *mut u32;
-        q.UserContextSaveArea = self.user_context_save_area as usize as *mut u32;
-        q.SaveAreaSizeInBytes = self.save_area_size;
-        q.ControlStackTop = self.control_stack_top as usize as *mut u32;
-        q.ControlStackUsedInBytes = self.control_stack_used;
-        q.SaveAreaHeader = self.save_area_header as usize as *mut _;
+        store_queue_info!(self, &mut *q);
         q.SaveAreaAllocSize = self.save_area_alloc_size;
     }
 }
@@ -367,11 +367,7 @@ impl Queue {
 
     /// The current CU mask: (bit count, words).
     pub fn cu_mask(&self) -> (u32, Vec<u32>) {
-        self.obj
-            .cu_mask
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        crate::lock(&self.obj.cu_mask).clone()
     }
 
     /// True if both handles name the same queue.

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::os::fd::AsFd;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use kfd_event::{DeviceMemory, ExecAlloc};
 use kfd_sys::kfd::{
@@ -19,6 +19,7 @@ use kfd_sys::{DeviceFile, Errno};
 use kfd_topology::{Node, Topology};
 
 use crate::error::QueueError;
+use crate::lock;
 use crate::queue::{
     kfd_priority, page, Buffer, Queue, QueueId, QueueInfo, QueueObj, QueueRequest, QueueResource,
 };
@@ -26,10 +27,6 @@ use crate::sizes::{self, gfx, CwsrSizes, SAVE_AREA_HEADER_SIZE};
 
 /// KFD minor version that added the metadata ring of `CreateQueueV2`.
 const METADATA_MIN_MINOR: u32 = 19;
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// A node's doorbell page, mapped once per context.
 enum DoorbellPage {

@@ -2,6 +2,8 @@
 //! queue-buffer validation on), sizes, CU masks, priorities, info, GWS,
 //! doorbells, cross-context isolation and teardown.
 
+// The same context-on-the-simulator helpers as kfd-event's tests: one copy.
+#[path = "../../kfd-event/tests/common/mod.rs"]
 mod common;
 
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use kfd_event::{Events, FmmMemory};
-use kfd_fmm::{Fmm, FmmOptions, GfxVersion, NodeDesc};
+use kfd_fmm::{Fmm, FmmOptions, NodeDesc};
 use kfd_sim::Sim;
 use kfd_sys::{kfd, DeviceFile, Driver};
 use kfd_topology::Topology;
@@ -67,24 +67,7 @@ impl Ctx {
 
 /// The memory manager's node descriptions of a topology snapshot.
 pub fn nodes_of(t: &Topology) -> Vec<NodeDesc> {
-    t.nodes
-        .iter()
-        .map(|n| {
-            let g = n.derived.gfx_version.unwrap_or_default();
-            NodeDesc {
-                gpu_id: n.gpu_id,
-                cpu_cores: n.properties.cpu_cores_count,
-                simd_count: n.properties.simd_count,
-                gfx: GfxVersion {
-                    major: g.major as u32,
-                    minor: g.minor as u32,
-                    stepping: g.stepping as u32,
-                },
-                device_id: n.properties.device_id as u32,
-                drm_render_minor: n.properties.drm_render_minor,
-            }
-        })
-        .collect()
+    t.nodes.iter().map(NodeDesc::from_topology_node).collect()
 }
 
 /// Asserts the simulated kernel has no process, file or VRAM left.

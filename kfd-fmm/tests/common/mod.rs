@@ -19,11 +19,7 @@ pub fn nodes_of(sim: &Sim) -> Vec<NodeDesc> {
                 gpu_id: n.gpu_id,
                 cpu_cores: p.get_or_zero("cpu_cores_count") as u32,
                 simd_count: p.get_or_zero("simd_count") as u32,
-                gfx: GfxVersion {
-                    major: gfx / 10000,
-                    minor: gfx / 100 % 100,
-                    stepping: gfx % 100,
-                },
+                gfx: GfxVersion::from_target_version(gfx).unwrap_or_default(),
                 device_id: p.get_or_zero("device_id") as u32,
                 drm_render_minor: p.get_or_zero("drm_render_minor") as u32,
             }
