@@ -3,25 +3,12 @@
 //! linked with `-lhsakmt`. These tests fail, never skip, when cc or
 //! libhsakmt-dev is missing: `.ci/run` installs them.
 
+mod support;
+use support::preload_lib;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
-
-/// `libkfd_sim.so` of this build (`<target>/<profile>/`, next to `deps/`).
-fn preload_lib() -> PathBuf {
-    let exe = std::env::current_exe().expect("current_exe");
-    let profile_dir = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .expect("target profile dir");
-    let lib = profile_dir.join("libkfd_sim.so");
-    assert!(
-        lib.exists(),
-        "{} is missing (cargo builds it with the library)",
-        lib.display()
-    );
-    lib
-}
 
 /// The compiled C program (built once per test process).
 fn kmt_smoke() -> &'static Path {

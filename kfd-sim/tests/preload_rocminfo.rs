@@ -2,25 +2,10 @@
 //! LD_PRELOAD simulator. These tests fail, never skip, when rocminfo is
 //! missing: `.ci/run` installs it.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod support;
+use support::preload_lib;
 
-/// `libkfd_sim.so` of this build: the test executable lives in
-/// `<target>/<profile>/deps/`, the library in `<target>/<profile>/`.
-fn preload_lib() -> PathBuf {
-    let exe = std::env::current_exe().expect("current_exe");
-    let profile_dir = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .expect("target profile dir");
-    let lib = profile_dir.join("libkfd_sim.so");
-    assert!(
-        lib.exists(),
-        "{} is missing (cargo builds it with the library)",
-        lib.display()
-    );
-    lib
-}
+use std::process::{Command, Output};
 
 fn rocminfo(topology: &str, extra_env: &[(&str, &str)]) -> (Output, String) {
     let mut cmd = Command::new("rocminfo");
