@@ -78,6 +78,15 @@ impl DeviceFile {
     pub fn ioctl_plain<T: PlainArgs>(&self, request: Ioctl<T>, arg: &mut T) -> Result<i32, Errno> {
         crate::ioctl::ioctl_plain(&*self.driver, self.as_fd(), request, arg)
     }
+
+    /// The KFD ioctl interface version `(major, minor)` of this file
+    /// (`AMDKFD_IOC_GET_VERSION`). Not cached; the crates above keep what
+    /// they need.
+    pub fn kfd_version(&self) -> Result<(u32, u32), Errno> {
+        let mut v = crate::kfd::kfd_ioctl_get_version_args::default();
+        self.ioctl_plain(crate::kfd::AMDKFD_IOC_GET_VERSION, &mut v)?;
+        Ok((v.major_version, v.minor_version))
+    }
 }
 
 impl AsFd for DeviceFile {
@@ -130,5 +139,6 @@ mod tests {
                 .unwrap_err(),
             Errno::ENOTTY
         );
+        assert_eq!(f.kfd_version().unwrap_err(), Errno::ENOTTY);
     }
 }

@@ -9,6 +9,11 @@
 //! - [`drm`]: the amdgpu DRM uapi subset used on render nodes, and
 //!   [`drm::query_device_info`] (`AMDGPU_INFO_DEV_INFO`);
 //! - [`sysfs`]: property names of the KFD topology tree;
+//! - safe forms of the requests whose arguments carry user pointers:
+//!   [`dbg_trap`] (`AMDKFD_IOC_DBG_TRAP` and the older debugger requests),
+//!   [`spm`] (`AMDKFD_IOC_RLC_SPM`) and [`pc_sample`]
+//!   (`AMDKFD_IOC_PC_SAMPLE`): they take Rust buffers and are the one
+//!   place that argues the kernel is told their true addresses and sizes;
 //! - the [`Driver`] boundary (open `/dev/kfd` and render nodes, issue
 //!   ioctls, read sysfs below a root), with [`NixDriver`] for the real
 //!   kernel; `kfd-sim` implements the same trait.
@@ -27,6 +32,7 @@
 //! # Ok::<(), kfd_sys::Errno>(())
 //! ```
 
+pub mod dbg_trap;
 pub mod driver;
 pub mod drm;
 pub mod errno;
@@ -35,7 +41,11 @@ pub mod hsakmt;
 pub mod ioctl;
 pub mod kfd;
 pub mod mman;
+pub mod pc_sample;
+pub mod spm;
 pub mod sysfs;
+#[doc(hidden)]
+pub mod testing;
 
 pub use driver::{Driver, NixDriver};
 pub use errno::Errno;
