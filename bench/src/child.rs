@@ -23,6 +23,13 @@ pub struct Budget {
     pub max_samples: usize,
     /// At least this many samples (unless an operation takes 5× `per_op`).
     pub min_samples: usize,
+    /// The counting pass: instead of timing, count the ioctls of a fixed
+    /// number of calls in the simulator's trace (`KFD_SIM_TRACE`).
+    pub count_ioctls: bool,
+    /// A fixed batch size instead of a calibrated one, and exactly
+    /// `max_samples` samples: known call counts, for profiling under
+    /// callgrind (`kfd-bench child --batch N`).
+    pub fixed_batch: Option<usize>,
 }
 
 impl Budget {
@@ -147,6 +154,27 @@ pub struct Meter<W: Write> {
     pub out: Writer<W>,
     /// The sampling budget.
     pub budget: Budget,
+    /// The trace file, in the counting pass.
+    pub trace: Option<PathBuf>,
+}
+
+/// Calls per operation in the counting pass.
+const COUNT_CALLS: usize = 20;
+
+/// Newlines in `path` after byte `from`; returns `(lines, new length)`.
+fn new_lines(path: &Path, from: u64) -> (usize, u64) {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return (0, from);
+    };
+    let mut buf = Vec::new();
+    if f.seek(SeekFrom::Start(from)).is_err() || f.read_to_end(&mut buf).is_err() {
+        return (0, from);
+    }
+    (
+        buf.iter().filter(|b| **b == b'\n').count(),
+        from + buf.len() as u64,
+    )
 }
 
 impl<W: Write> Meter<W> {
@@ -175,6 +203,23 @@ impl<W: Write> Meter<W> {
             self.fail(op, param, &e);
             return None;
         }
+        if let Some(trace) = self.trace.clone() {
+            let (_, start) = new_lines(&trace, 0);
+            let t = Instant::now();
+            for _ in 0..COUNT_CALLS {
+                if let Err(e) = f() {
+                    self.fail(op, param, &e);
+                    return None;
+                }
+            }
+            let el = t.elapsed();
+            let (n, _) = new_lines(&trace, start);
+            if mode == Mode::Batch {
+                self.out
+                    .ioctls(op, param, n as f64 / COUNT_CALLS as f64 / per);
+            }
+            return Some(el.as_nanos() as f64 / COUNT_CALLS as f64 / per);
+        }
         let t = Instant::now();
         let own = match f() {
             Ok(d) => d,
@@ -188,12 +233,17 @@ impl<W: Write> Meter<W> {
             Mode::Own => own,
         };
         let target = self.budget.batch_target().as_nanos();
-        let batch = (target / one.as_nanos().max(1)).clamp(1, 1_000_000) as usize;
+        let batch = match self.budget.fixed_batch {
+            Some(b) => b.max(1),
+            None => (target / one.as_nanos().max(1)).clamp(1, 1_000_000) as usize,
+        };
+        let fixed = self.budget.fixed_batch.is_some();
         let start = Instant::now();
         let mut n = 0usize;
         while n < self.budget.max_samples
-            && (start.elapsed() < self.budget.per_op || n < self.budget.min_samples)
-            && !(n >= 1 && start.elapsed() > self.budget.per_op * 5)
+            && (fixed
+                || ((start.elapsed() < self.budget.per_op || n < self.budget.min_samples)
+                    && !(n >= 1 && start.elapsed() > self.budget.per_op * 5)))
         {
             let t = Instant::now();
             let mut own = Duration::ZERO;
@@ -228,9 +278,15 @@ pub fn run(cfg: &ChildConfig) -> Result<(), String> {
 
 fn run_abi<A: Abi + Sync>(cfg: &ChildConfig) -> Result<(), String> {
     let stdout = std::io::stdout();
+    let trace = match (cfg.budget.count_ioctls, std::env::var_os("KFD_SIM_TRACE")) {
+        (true, Some(p)) => Some(PathBuf::from(p)),
+        (true, None) => return Err("--count-ioctls needs KFD_SIM_TRACE".into()),
+        (false, _) => None,
+    };
     let mut m = Meter {
         out: Writer::new(stdout.lock()),
         budget: cfg.budget,
+        trace,
     };
     // The floor first, before the library exists in the process.
     crate::ops::floor(&mut m);

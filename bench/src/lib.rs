@@ -38,6 +38,8 @@
 //!         per_op: Duration::from_millis(100),
 //!         max_samples: 20,
 //!         min_samples: 3,
+//!         count_ioctls: false,
+//!         fixed_batch: None,
 //!     },
 //! })
 //! .unwrap();

@@ -18,7 +18,12 @@ const USAGE: &str = "usage:
                 [--group NAME]... [--out DIR] [--timeout SECS] [--since UNIX_MS]
   kfd-bench child --abi ABI --lib LIB --group NAME [--preset NAME] [--levels ..]
                 [--live vram|sys]
-                [--per-op-ms N] [--max-samples N] [--min-samples N]";
+                [--per-op-ms N] [--max-samples N] [--min-samples N] [--batch N]
+                [--count-ioctls]
+  (--count-ioctls: count each operation's ioctls in KFD_SIM_TRACE instead
+   of timing it)
+  (--batch N: exactly N calls per sample and --max-samples samples, for
+   instruction counts under valgrind --tool=callgrind)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -78,6 +83,11 @@ fn budget(a: &Args<'_>) -> Result<Budget, String> {
         per_op: Duration::from_millis(a.num("--per-op-ms", 150u64)?),
         max_samples: a.num("--max-samples", 30usize)?.max(1),
         min_samples: a.num("--min-samples", 3usize)?.max(1),
+        count_ioctls: a.0.iter().any(|x| x == "--count-ioctls"),
+        fixed_batch: a
+            .one("--batch")
+            .map(|_| a.num("--batch", 1usize))
+            .transpose()?,
     })
 }
 

@@ -370,7 +370,7 @@ fn scaling<A: Abi, W: Write>(api: &Api<A>, cfg: &ChildConfig, m: &mut Meter<W>) 
                     }
                 }
             }
-            if stuck.is_none() {
+            if stuck.is_none() && m.trace.is_none() {
                 let ns = t0.elapsed().as_nanos() as f64 / (level - start) as f64;
                 m.out.sample("fill", &param, ns);
             }
@@ -536,6 +536,9 @@ fn threads<A: Abi + Sync, W: Write>(api: &Api<A>, m: &mut Meter<W>) {
     let Some(one) = one else {
         return m.out.error("threads-2", "", "the one-thread run failed");
     };
+    if m.trace.is_some() {
+        return; // the counting pass: same calls as threads-1
+    }
     // Two workers run `batch` alloc+free pairs each between two barriers;
     // a sample is the wall time of a round divided by `batch`: the cost of
     // one operation on each thread while the other allocates too.
@@ -635,6 +638,9 @@ fn ctx<A: Abi, W: Write>(api: &Api<A>, m: &mut Meter<W>) {
         call!(api, hsaKmtCloseSecondaryKFDCtx(c))?;
         Ok(Duration::ZERO)
     });
+    if m.trace.is_some() {
+        return; // the counting pass: nothing more to count
+    }
     let (rss0, fds0, maps0) = (rss(), count_fds(), count_maps());
     let mut ctxs: Vec<CtxPtr> = Vec::with_capacity(CTX_LIVE);
     let opened = (0..CTX_LIVE).try_for_each(|_| {

@@ -77,6 +77,8 @@ pub struct Cell {
     pub error: Option<String>,
     /// Notes (distinct).
     pub notes: Vec<String>,
+    /// Ioctls per operation (the counting pass).
+    pub ioctls: Option<f64>,
 }
 
 /// Everything a run produced.
@@ -126,6 +128,11 @@ impl Results {
                         c.error = Some(detail);
                     }
                 }
+                Record::Ioctls {
+                    op,
+                    param,
+                    per_call,
+                } => self.cell_mut(&op, &param, side).ioctls = Some(per_call),
                 Record::Note { op, param, text } => {
                     let c = self.cell_mut(&op, &param, side);
                     if !c.notes.contains(&text) {
@@ -180,7 +187,123 @@ fn fast_tmp() -> Option<PathBuf> {
     Some(d)
 }
 
-/// Runs everything; `progress` gets one line per repetition.
+/// Which libraries a job runs, in the order of repetition `rep`.
+fn sides(cfg: &Config, job: &Job, flip: bool) -> Vec<(Side, AbiKind, PathBuf)> {
+    if job.group == "ctx" {
+        return match &cfg.ours_current {
+            Some(p) => vec![(Side::Ours, AbiKind::Current, p.clone())],
+            None => vec![],
+        };
+    }
+    let c = (Side::C, AbiKind::Rocm52, cfg.reference.clone());
+    let o = (Side::Ours, AbiKind::Rocm52, cfg.ours.clone());
+    if flip {
+        vec![o, c]
+    } else {
+        vec![c, o]
+    }
+}
+
+/// Runs one child; returns its records and, if it failed, why.
+fn spawn(
+    cfg: &Config,
+    job: &Job,
+    abi: AbiKind,
+    lib: &PathBuf,
+    tag: &str,
+    count: bool,
+) -> Result<(Vec<Record>, Option<String>), String> {
+    let work = cfg.out_dir.join("work");
+    let out = work.join(format!("{tag}.out"));
+    let err = work.join(format!("{tag}.err"));
+    let summary = work.join(format!("{tag}.summary"));
+    let trace = work.join(format!("{tag}.trace"));
+    for f in [&out, &err, &summary, &trace] {
+        let _ = std::fs::remove_file(f);
+    }
+    let levels: Vec<String> = if count {
+        vec!["0".into()]
+    } else {
+        cfg.levels.iter().map(|l| l.to_string()).collect()
+    };
+    let mut cmd = Command::new(&cfg.runner);
+    cmd.arg("child")
+        .args(["--abi", abi.name()])
+        .arg("--lib")
+        .arg(lib)
+        .args(["--group", job.group, "--preset", &job.preset])
+        .args(["--levels", &levels.join(",")])
+        .args(["--live", cfg.live.name()])
+        .args(["--per-op-ms", &cfg.budget.per_op.as_millis().to_string()])
+        .args(["--max-samples", &cfg.budget.max_samples.to_string()])
+        .args(["--min-samples", &cfg.budget.min_samples.to_string()])
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out).map_err(|e| e.to_string())?)
+        .stderr(std::fs::File::create(&err).map_err(|e| e.to_string())?)
+        .env("LD_PRELOAD", &cfg.sim)
+        .env("KFD_SIM_TOPOLOGY", &job.preset)
+        .env_remove("KFD_SIM_FAULTS");
+    if count {
+        cmd.arg("--count-ioctls").env("KFD_SIM_TRACE", &trace);
+    } else {
+        cmd.env_remove("KFD_SIM_TRACE");
+    }
+    if job.group == "ctx" {
+        cmd.env("KFD_SIM_SUMMARY", &summary);
+    } else {
+        cmd.env_remove("KFD_SIM_SUMMARY");
+    }
+    if let Some(d) = fast_tmp() {
+        cmd.env("KFD_SIM_TMPDIR", d);
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("spawn {}: {e}", cfg.runner.display()))?;
+    let t0 = Instant::now();
+    let mut timed_out = false;
+    let status = loop {
+        match child.try_wait().map_err(|e| e.to_string())? {
+            Some(s) => break s,
+            None if t0.elapsed() > cfg.child_timeout => {
+                let _ = child.kill();
+                timed_out = true;
+                break child.wait().map_err(|e| e.to_string())?;
+            }
+            None => std::thread::sleep(Duration::from_millis(2)),
+        }
+    };
+    let text = std::fs::read_to_string(&out).unwrap_or_default();
+    let recs = proto::parse(&text);
+    // The trace of a counting pass can be large (the live set).
+    let _ = std::fs::remove_file(&trace);
+    if !timed_out && status.success() {
+        return Ok((recs, None));
+    }
+    let stderr = std::fs::read_to_string(&err).unwrap_or_default();
+    let last = stderr
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    let what = if timed_out {
+        format!("timed out after {:?}", cfg.child_timeout)
+    } else {
+        format!("{status}")
+    };
+    Ok((
+        recs,
+        Some(format!(
+            "{what}{}{last}",
+            if last.is_empty() { "" } else { "; stderr: " }
+        )),
+    ))
+}
+
+/// Runs everything: first a counting pass (ioctls per operation, from
+/// the simulator's trace; not timed), then the timed repetitions.
+/// `progress` gets one line per pass.
 pub fn run(cfg: &Config, mut progress: impl FnMut(&str)) -> Result<Results, String> {
     let start = Instant::now();
     let work = cfg.out_dir.join("work");
@@ -193,98 +316,44 @@ pub fn run(cfg: &Config, mut progress: impl FnMut(&str)) -> Result<Results, Stri
         elapsed: Duration::ZERO,
     };
     let jobs = jobs(cfg);
-    let tmp = fast_tmp();
+    let t = Instant::now();
+    for job in &jobs {
+        for (side, abi, lib) in sides(cfg, job, false) {
+            let tag = format!("count-{}-{}-{}", job.group, job.preset, side.key());
+            let (recs, failed) = spawn(cfg, job, abi, &lib, &tag, true)?;
+            res.add(
+                side,
+                recs.into_iter()
+                    .filter(|r| matches!(r, Record::Ioctls { .. }))
+                    .collect(),
+            );
+            if let Some(f) = failed {
+                res.failures.push(format!(
+                    "counting pass {}@{} ({}): {f}",
+                    job.group,
+                    job.preset,
+                    side.key()
+                ));
+            }
+        }
+    }
+    progress(&format!(
+        "ioctl counting pass done in {:.1} s",
+        t.elapsed().as_secs_f64()
+    ));
     for rep in 0..cfg.reps {
         let t_rep = Instant::now();
         for (i, job) in jobs.iter().enumerate() {
-            let sides: Vec<(Side, AbiKind, PathBuf)> = if job.group == "ctx" {
-                match &cfg.ours_current {
-                    Some(p) => vec![(Side::Ours, AbiKind::Current, p.clone())],
-                    None => vec![],
-                }
-            } else {
-                let c = (Side::C, AbiKind::Rocm52, cfg.reference.clone());
-                let o = (Side::Ours, AbiKind::Rocm52, cfg.ours.clone());
-                if (rep + i) % 2 == 0 {
-                    vec![c, o]
-                } else {
-                    vec![o, c]
-                }
-            };
-            for (side, abi, lib) in sides {
+            for (side, abi, lib) in sides(cfg, job, (rep + i) % 2 == 1) {
                 let tag = format!("r{rep}-{}-{}-{}", job.group, job.preset, side.key());
-                let out = work.join(format!("{tag}.out"));
-                let err = work.join(format!("{tag}.err"));
-                let summary = work.join(format!("{tag}.summary"));
-                for f in [&out, &err, &summary] {
-                    let _ = std::fs::remove_file(f);
-                }
-                let levels: Vec<String> = cfg.levels.iter().map(|l| l.to_string()).collect();
-                let mut cmd = Command::new(&cfg.runner);
-                cmd.arg("child")
-                    .args(["--abi", abi.name()])
-                    .arg("--lib")
-                    .arg(&lib)
-                    .args(["--group", job.group, "--preset", &job.preset])
-                    .args(["--levels", &levels.join(",")])
-                    .args(["--live", cfg.live.name()])
-                    .args(["--per-op-ms", &cfg.budget.per_op.as_millis().to_string()])
-                    .args(["--max-samples", &cfg.budget.max_samples.to_string()])
-                    .args(["--min-samples", &cfg.budget.min_samples.to_string()])
-                    .stdin(Stdio::null())
-                    .stdout(std::fs::File::create(&out).map_err(|e| e.to_string())?)
-                    .stderr(std::fs::File::create(&err).map_err(|e| e.to_string())?)
-                    .env("LD_PRELOAD", &cfg.sim)
-                    .env("KFD_SIM_TOPOLOGY", &job.preset)
-                    .env_remove("KFD_SIM_TRACE")
-                    .env_remove("KFD_SIM_FAULTS");
-                if job.group == "ctx" {
-                    cmd.env("KFD_SIM_SUMMARY", &summary);
-                } else {
-                    cmd.env_remove("KFD_SIM_SUMMARY");
-                }
-                if let Some(d) = &tmp {
-                    cmd.env("KFD_SIM_TMPDIR", d);
-                }
-                let mut child = cmd
-                    .spawn()
-                    .map_err(|e| format!("spawn {}: {e}", cfg.runner.display()))?;
-                let t0 = Instant::now();
-                let mut timed_out = false;
-                let status = loop {
-                    match child.try_wait().map_err(|e| e.to_string())? {
-                        Some(s) => break s,
-                        None if t0.elapsed() > cfg.child_timeout => {
-                            let _ = child.kill();
-                            timed_out = true;
-                            break child.wait().map_err(|e| e.to_string())?;
-                        }
-                        None => std::thread::sleep(Duration::from_millis(2)),
-                    }
-                };
-                let text = std::fs::read_to_string(&out).unwrap_or_default();
-                res.add(side, proto::parse(&text));
-                if timed_out || !status.success() {
-                    let stderr = std::fs::read_to_string(&err).unwrap_or_default();
-                    let last = stderr
-                        .lines()
-                        .rev()
-                        .find(|l| !l.trim().is_empty())
-                        .unwrap_or("")
-                        .trim()
-                        .to_string();
-                    let what = if timed_out {
-                        format!("timed out after {:?}", cfg.child_timeout)
-                    } else {
-                        format!("{status}")
-                    };
+                let (recs, failed) = spawn(cfg, job, abi, &lib, &tag, false)?;
+                res.add(side, recs);
+                if let Some(f) = failed {
                     res.failures.push(format!(
-                        "rep {rep} {}@{} ({}): {what}{}{}",
+                        "rep {rep} {}@{} ({}): {f}",
                         job.group,
                         job.preset,
-                        side.key(),
-                        if last.is_empty() { "" } else { "; stderr: " },
-                        last
+                        side.key()
                     ));
                 }
             }

@@ -7,6 +7,7 @@
 //! | `U op param detail` | the library does not support the operation |
 //! | `X op param detail` | the operation failed; not timed |
 //! | `N op param text` | a note (e.g. how far a live set could grow) |
+//! | `I op param count` | ioctls per operation (the counting pass) |
 
 use std::io::Write;
 
@@ -39,6 +40,15 @@ pub enum Record {
         param: String,
         /// What failed.
         detail: String,
+    },
+    /// Ioctls per operation, from the simulator's trace.
+    Ioctls {
+        /// Operation id.
+        op: String,
+        /// Parameter.
+        param: String,
+        /// Ioctls per call.
+        per_call: f64,
     },
     /// A free-form note.
     Note {
@@ -93,6 +103,11 @@ impl<W: Write> Writer<W> {
         self.line('X', op, param, detail);
     }
 
+    /// `I` line.
+    pub fn ioctls(&mut self, op: &str, param: &str, per_call: f64) {
+        self.line('I', op, param, &format!("{per_call:.2}"));
+    }
+
     /// `N` line.
     pub fn note(&mut self, op: &str, param: &str, text: &str) {
         self.line('N', op, param, text);
@@ -113,6 +128,14 @@ pub fn parse(text: &str) -> Vec<Record> {
         let rec = match tag {
             "S" => match rest.trim().parse::<f64>() {
                 Ok(value) => Record::Sample { op, param, value },
+                Err(_) => continue,
+            },
+            "I" => match rest.trim().parse::<f64>() {
+                Ok(per_call) => Record::Ioctls {
+                    op,
+                    param,
+                    per_call,
+                },
                 Err(_) => continue,
             },
             "U" => Record::Unsupported {
@@ -150,10 +173,12 @@ mod tests {
             w.unsupported("queue", "", "hsaKmtCreateQueue: NOT_SUPPORTED(11)");
             w.error("ptr\tinfo", "live=10", "status 3");
             w.note("fill", "live=100000", "stopped at 65000");
+            w.ioctls("queue", "", 2.0);
         }
         let text = String::from_utf8(buf).unwrap();
         let r = parse(&format!("garbage\n{text}"));
-        assert_eq!(r.len(), 4);
+        assert_eq!(r.len(), 5);
+        assert!(matches!(&r[4], Record::Ioctls { per_call, .. } if *per_call == 2.0));
         assert_eq!(
             r[0],
             Record::Sample {

@@ -40,6 +40,8 @@ pub struct Row {
     pub ours: Value,
     /// Notes of both sides.
     pub notes: Vec<String>,
+    /// Ioctls per operation `(C, ours)`, from the counting pass.
+    pub ioctls: (Option<f64>, Option<f64>),
 }
 
 impl Row {
@@ -110,6 +112,7 @@ pub fn rows(r: &Results) -> Vec<Row> {
                 c: value(c, o.ours_only),
                 ours: value(ours, false),
                 notes,
+                ioctls: (c.and_then(|c| c.ioctls), ours.and_then(|c| c.ioctls)),
             });
         }
     }
@@ -168,6 +171,22 @@ fn fmt_value(unit: Unit, v: &Value) -> String {
     }
 }
 
+fn count(x: Option<f64>) -> String {
+    match x {
+        Some(v) if (v - v.round()).abs() < 0.05 => format!("{v:.0}"),
+        Some(v) => format!("{v:.1}"),
+        None => "-".into(),
+    }
+}
+
+/// `C/ours` ioctls per operation, empty when neither was counted.
+fn fmt_ioctls(row: &Row) -> String {
+    match row.ioctls {
+        (None, None) => String::new(),
+        (c, o) => format!("{}/{}", count(c), count(o)),
+    }
+}
+
 fn param_label(row: &Row) -> String {
     match row.nodes {
         Some(n) => format!("{} ({n} nodes)", row.param),
@@ -181,10 +200,15 @@ pub fn table(r: &Results) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{:<32} {:<19} {:<27} {:<27} {:>6}",
-        "operation", "param", "C 5.2.3 median [p10-p90]", "ours median [p10-p90]", "C/ours"
+        "{:<32} {:<19} {:<27} {:<27} {:>7} {:>7}",
+        "operation",
+        "param",
+        "C 5.2.3 median [p10-p90]",
+        "ours median [p10-p90]",
+        "ioctls",
+        "C/ours"
     );
-    let _ = writeln!(s, "{}", "-".repeat(32 + 19 + 27 + 27 + 6 + 4));
+    let _ = writeln!(s, "{}", "-".repeat(32 + 19 + 27 + 27 + 7 + 7 + 5));
     let mut last = "";
     for row in &rows {
         let title = if row.op == last { "" } else { row.title };
@@ -195,11 +219,12 @@ pub fn table(r: &Results) -> String {
         };
         let _ = writeln!(
             s,
-            "{:<32} {:<19} {:<27} {:<27} {:>6}",
+            "{:<32} {:<19} {:<27} {:<27} {:>7} {:>7}",
             title,
             param_label(row),
             fmt_value(row.unit, &row.c),
             fmt_value(row.unit, &row.ours),
+            fmt_ioctls(row),
             ratio
         );
     }
@@ -327,13 +352,15 @@ pub fn json(r: &Results, wall_seconds: Option<f64>) -> String {
         let notes: Vec<String> = row.notes.iter().map(|n| json_str(n)).collect();
         let _ = write!(
             s,
-            "    {{\"op\": {}, \"title\": {}, \"unit\": \"{unit}\", \"param\": {}, \"nodes\": {}, \"c\": {}, \"ours\": {}, \"ratio_c_over_ours\": {}, \"ours_slower\": {}, \"notes\": [{}]}}",
+            "    {{\"op\": {}, \"title\": {}, \"unit\": \"{unit}\", \"param\": {}, \"nodes\": {}, \"c\": {}, \"ours\": {}, \"ioctls\": {{\"c\": {}, \"ours\": {}}}, \"ratio_c_over_ours\": {}, \"ours_slower\": {}, \"notes\": [{}]}}",
             json_str(row.op),
             json_str(info(row.op).map(|o| o.title).unwrap_or(row.title).trim()),
             json_str(&row.param),
             row.nodes.map(|n| n.to_string()).unwrap_or_else(|| "null".into()),
             json_value(&row.c),
             json_value(&row.ours),
+            row.ioctls.0.map(json_num).unwrap_or_else(|| "null".into()),
+            row.ioctls.1.map(json_num).unwrap_or_else(|| "null".into()),
             row.ratio().map(json_num).unwrap_or_else(|| "null".into()),
             row.ours_slower(),
             notes.join(", ")
@@ -368,6 +395,8 @@ mod tests {
                 per_op: std::time::Duration::from_millis(1),
                 max_samples: 1,
                 min_samples: 1,
+                count_ioctls: false,
+                fixed_batch: None,
             },
             groups: vec![],
             out_dir: "/tmp".into(),
@@ -397,6 +426,11 @@ mod tests {
                     text: "nodes=2".into(),
                 },
                 s("queue", "", 50.0),
+                Record::Ioctls {
+                    op: "topology".into(),
+                    param: "mi210".into(),
+                    per_call: 3.0,
+                },
             ],
         );
         r.add(
@@ -433,6 +467,7 @@ mod tests {
         assert!(t.contains("n/a"));
         assert!(t.contains("2.00"));
         assert!(t.contains("105 ns [101-109]"), "{t}");
+        assert!(t.contains("3/-"), "{t}");
         assert_eq!(fmt_unit(Unit::Ns, 1234.5), "1.23 µs");
         assert_eq!(fmt_unit(Unit::Ns, 45_600.0), "45.6 µs");
         assert_eq!(fmt_unit(Unit::Bytes, 3.0 * 1024.0 * 1024.0), "3.00 MiB");

