@@ -25,6 +25,9 @@
 //!   `EPERM`, so they end in [`Error::Kernel`] (`HSAKMT_STATUS_ERROR`), as
 //!   in the C library.
 //!
+//! This crate has no `unsafe` code: requests whose arguments carry user
+//! pointers go through the safe wrappers of [`kfd_sys::dbg_trap`].
+//!
 //! Node ids are the thunk's user node ids (indices into the topology
 //! snapshot); [`DebugNode`] carries what this crate needs of each node.
 //!
@@ -46,20 +49,24 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#![forbid(unsafe_code)]
+
 mod error;
 mod v1;
 
 pub use error::{Error, Result};
 pub use v1::{AddressWatchPoint, MAX_ALLOWED_NUM_POINTS};
 
+/// One `AMDKFD_IOC_DBG_TRAP` operation with its buffers, for
+/// [`Debug::debug_trap_ioctl`].
+pub use kfd_sys::dbg_trap::Request as DebugTrapRequest;
+
 use std::fmt;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use kfd_sys::kfd::{
-    self, kfd_dbg_device_info_entry, kfd_ioctl_dbg_trap_args, kfd_ioctl_dbg_trap_args_union,
-    kfd_queue_snapshot_entry, kfd_runtime_info,
-};
+use kfd_sys::dbg_trap::{self, Request};
+use kfd_sys::kfd::{self, kfd_dbg_device_info_entry, kfd_queue_snapshot_entry, kfd_runtime_info};
 use kfd_sys::{DeviceFile, Errno};
 
 /// The KFD ioctl minor version (of major 1) that introduced the debugger
@@ -253,28 +260,24 @@ impl Debug {
     /// The KFD ioctl interface version `(major, minor)`, queried once with
     /// `AMDKFD_IOC_GET_VERSION` and cached.
     pub fn kfd_version(&self) -> Result<(u32, u32)> {
-        if let Some(v) = self.lock().kfd_version {
-            return Ok(v);
-        }
-        let mut args = kfd::kfd_ioctl_get_version_args::default();
-        self.file
-            .ioctl_plain(kfd::AMDKFD_IOC_GET_VERSION, &mut args)
-            .map_err(Error::VersionQuery)?;
-        let v = (args.major_version, args.minor_version);
+        let cached = self.lock().kfd_version;
+        let v = match cached {
+            Some(v) => v,
+            None => self.file.kfd_version().map_err(Error::VersionQuery)?,
+        };
         self.lock().kfd_version = Some(v);
         Ok(v)
     }
 
     fn require_kfd_minor(&self, required_minor: u32) -> Result<()> {
-        let (major, minor) = self.kfd_version()?;
-        if major < 1 || (major == 1 && minor < required_minor) {
-            return Err(Error::KfdTooOld {
+        match self.kfd_version()? {
+            (major, minor) if (major, minor) < (1, required_minor) => Err(Error::KfdTooOld {
                 major,
                 minor,
                 required_minor,
-            });
+            }),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     /// Checks that `node` exists and returns its gpu_id (0 for a CPU node).
@@ -393,39 +396,13 @@ impl Debug {
     // AMDKFD_IOC_DBG_TRAP
     // -----------------------------------------------------------------
 
-    /// Issues `AMDKFD_IOC_DBG_TRAP` with `op` and `u` for this process.
-    ///
-    /// # Safety
-    ///
-    /// Every user pointer in `u` must be valid for the reads and writes
-    /// the kernel performs for `op`, with the sizes given in `u`.
-    unsafe fn trap(
-        &self,
-        op: u32,
-        name: &'static str,
-        u: kfd_ioctl_dbg_trap_args_union,
-    ) -> Result<(i32, kfd_ioctl_dbg_trap_args_union)> {
-        let mut args = kfd_ioctl_dbg_trap_args {
-            pid: std::process::id(),
-            op,
-            u,
-        };
-        // SAFETY: forwarded contract; `args` itself is a live exclusive
-        // reference to the struct the request is declared with.
-        let r = unsafe { self.file.ioctl(kfd::AMDKFD_IOC_DBG_TRAP, &mut args) };
-        r.map(|r| (r, args.u))
-            .map_err(|errno| Error::Kernel { op: name, errno })
-    }
-
-    /// Issues a DBG_TRAP operation whose arguments carry no user pointer.
-    fn trap_plain(
-        &self,
-        op: u32,
-        name: &'static str,
-        u: kfd_ioctl_dbg_trap_args_union,
-    ) -> Result<(i32, kfd_ioctl_dbg_trap_args_union)> {
-        // SAFETY: callers pass only members without pointer fields.
-        unsafe { self.trap(op, name, u) }
+    /// Issues `request` (`AMDKFD_IOC_DBG_TRAP`) for this process; the
+    /// kernel's answer is written into `request`.
+    fn trap(&self, request: &mut dbg_trap::Request<'_>) -> Result<i32> {
+        dbg_trap::issue(&self.file, std::process::id(), request).map_err(|errno| Error::Kernel {
+            op: request.name(),
+            errno,
+        })
     }
 
     fn debugger_checks(&self) -> Result<()> {
@@ -453,17 +430,17 @@ impl Debug {
     ) -> Result<kfd_runtime_info> {
         self.debugger_checks()?;
         let mut info = kfd_runtime_info::default();
-        let u = kfd_ioctl_dbg_trap_args_union {
-            enable: kfd::kfd_ioctl_dbg_trap_enable_args {
-                exception_mask,
-                rinfo_ptr: &mut info as *mut kfd_runtime_info as u64,
-                rinfo_size: std::mem::size_of::<kfd_runtime_info>() as u32,
-                dbg_fd: event_fd.as_raw_fd() as u32,
-            },
-        };
-        // SAFETY: `rinfo_ptr` points at `info`, live for the call and
-        // `rinfo_size` bytes long.
-        unsafe { self.trap(kfd::KFD_IOC_DBG_TRAP_ENABLE, "DBG_TRAP_ENABLE", u) }?;
+        dbg_trap::enable(
+            &self.file,
+            std::process::id(),
+            exception_mask,
+            event_fd.as_raw_fd() as u32,
+            &mut info,
+        )
+        .map_err(|errno| Error::Kernel {
+            op: "DBG_TRAP_ENABLE",
+            errno,
+        })?;
         Ok(info)
     }
 
@@ -471,13 +448,8 @@ impl Debug {
     /// `hsaKmtDbgDisableCtx`).
     pub fn disable(&self) -> Result<()> {
         self.debugger_checks()?;
-        let u = kfd_ioctl_dbg_trap_args_union {
-            enable: kfd::kfd_ioctl_dbg_trap_enable_args {
-                dbg_fd: self.file.as_fd().as_raw_fd() as u32,
-                ..Default::default()
-            },
-        };
-        self.trap_plain(kfd::KFD_IOC_DBG_TRAP_DISABLE, "DBG_TRAP_DISABLE", u)?;
+        let dbg_fd = self.file.as_fd().as_raw_fd() as u32;
+        self.trap(&mut Request::Disable { dbg_fd })?;
         Ok(())
     }
 
@@ -486,18 +458,13 @@ impl Debug {
     pub fn send_runtime_event(&self, exception_mask: u64, node: u32, queue_id: u32) -> Result<()> {
         self.debugger_checks()?;
         let gpu_id = self.gpu_node(node)?;
-        let u = kfd_ioctl_dbg_trap_args_union {
-            send_runtime_event: kfd::kfd_ioctl_dbg_trap_send_runtime_event_args {
+        self.trap(&mut Request::SendRuntimeEvent(
+            kfd::kfd_ioctl_dbg_trap_send_runtime_event_args {
                 exception_mask,
                 gpu_id,
                 queue_id,
             },
-        };
-        self.trap_plain(
-            kfd::KFD_IOC_DBG_TRAP_SEND_RUNTIME_EVENT,
-            "DBG_TRAP_SEND_RUNTIME_EVENT",
-            u,
-        )?;
+        ))?;
         Ok(())
     }
 
@@ -505,16 +472,9 @@ impl Debug {
     /// (`KFD_IOC_DBG_TRAP_SET_EXCEPTIONS_ENABLED`).
     pub fn set_exceptions_enabled(&self, exception_mask: u64) -> Result<()> {
         self.debugger_checks()?;
-        let u = kfd_ioctl_dbg_trap_args_union {
-            set_exceptions_enabled: kfd::kfd_ioctl_dbg_trap_set_exceptions_enabled_args {
-                exception_mask,
-            },
-        };
-        self.trap_plain(
-            kfd::KFD_IOC_DBG_TRAP_SET_EXCEPTIONS_ENABLED,
-            "DBG_TRAP_SET_EXCEPTIONS_ENABLED",
-            u,
-        )?;
+        self.trap(&mut Request::SetExceptionsEnabled(
+            kfd::kfd_ioctl_dbg_trap_set_exceptions_enabled_args { exception_mask },
+        ))?;
         Ok(())
     }
 
@@ -529,22 +489,17 @@ impl Debug {
         support_request_mask: u32,
     ) -> Result<WaveLaunchOverride> {
         self.debugger_checks()?;
-        let u = kfd_ioctl_dbg_trap_args_union {
-            launch_override: kfd::kfd_ioctl_dbg_trap_set_wave_launch_override_args {
+        let mut r =
+            Request::SetWaveLaunchOverride(kfd::kfd_ioctl_dbg_trap_set_wave_launch_override_args {
                 override_mode,
                 enable_mask,
                 support_request_mask,
                 pad: 0,
-            },
+            });
+        self.trap(&mut r)?;
+        let Request::SetWaveLaunchOverride(o) = r else {
+            unreachable!("the variant does not change")
         };
-        let (_, out) = self.trap_plain(
-            kfd::KFD_IOC_DBG_TRAP_SET_WAVE_LAUNCH_OVERRIDE,
-            "DBG_TRAP_SET_WAVE_LAUNCH_OVERRIDE",
-            u,
-        )?;
-        // SAFETY: the kernel answered this operation in the member it was
-        // sent in; every member is plain integers, so any bits are valid.
-        let o = unsafe { out.launch_override };
         Ok(WaveLaunchOverride {
             previous_enable_mask: o.enable_mask,
             supported_mask: o.support_request_mask,
@@ -556,17 +511,12 @@ impl Debug {
     /// `KFD_DBG_TRAP_WAVE_LAUNCH_MODE_*` value).
     pub fn set_wave_launch_mode(&self, launch_mode: u32) -> Result<()> {
         self.debugger_checks()?;
-        let u = kfd_ioctl_dbg_trap_args_union {
-            launch_mode: kfd::kfd_ioctl_dbg_trap_set_wave_launch_mode_args {
+        self.trap(&mut Request::SetWaveLaunchMode(
+            kfd::kfd_ioctl_dbg_trap_set_wave_launch_mode_args {
                 launch_mode,
                 pad: 0,
             },
-        };
-        self.trap_plain(
-            kfd::KFD_IOC_DBG_TRAP_SET_WAVE_LAUNCH_MODE,
-            "DBG_TRAP_SET_WAVE_LAUNCH_MODE",
-            u,
-        )?;
+        ))?;
         Ok(())
     }
 
@@ -581,39 +531,23 @@ impl Debug {
         let num_queues = u32::try_from(queue_ids.len())
             .map_err(|_| Error::InvalidArgument("too many queue ids"))?;
         let mut ids = queue_ids.to_vec();
-        let ptr = ids.as_mut_ptr() as u64;
-        let (op, name, u) = if suspend {
-            (
-                kfd::KFD_IOC_DBG_TRAP_SUSPEND_QUEUES,
-                "DBG_TRAP_SUSPEND_QUEUES",
-                kfd_ioctl_dbg_trap_args_union {
-                    suspend_queues: kfd::kfd_ioctl_dbg_trap_suspend_queues_args {
-                        exception_mask,
-                        queue_array_ptr: ptr,
-                        num_queues,
-                        grace_period,
-                    },
-                },
-            )
+        let mut request = if suspend {
+            Request::SuspendQueues {
+                exception_mask,
+                grace_period,
+                queue_ids: &mut ids,
+            }
         } else {
-            (
-                kfd::KFD_IOC_DBG_TRAP_RESUME_QUEUES,
-                "DBG_TRAP_RESUME_QUEUES",
-                kfd_ioctl_dbg_trap_args_union {
-                    resume_queues: kfd::kfd_ioctl_dbg_trap_resume_queues_args {
-                        queue_array_ptr: ptr,
-                        num_queues,
-                        pad: 0,
-                    },
-                },
-            )
+            Request::ResumeQueues {
+                queue_ids: &mut ids,
+            }
         };
-        // SAFETY: `queue_array_ptr` points at `ids`, `num_queues` u32s that
-        // stay alive and unaliased for the call (the kernel reads and
-        // writes them).
-        let (r, _) = unsafe { self.trap(op, name, u) }?;
+        let r = self.trap(&mut request)?;
         if r < 0 || r as u32 > num_queues {
-            return Err(Error::UnexpectedReturn { op: name, value: r });
+            return Err(Error::UnexpectedReturn {
+                op: request.name(),
+                value: r,
+            });
         }
         Ok(QueueOperation {
             processed: r as u32,
@@ -650,22 +584,19 @@ impl Debug {
     ) -> Result<u32> {
         self.debugger_checks()?;
         let gpu_id = self.gpu_node(node)?;
-        let u = kfd_ioctl_dbg_trap_args_union {
-            set_node_address_watch: kfd::kfd_ioctl_dbg_trap_set_node_address_watch_args {
+        let mut r =
+            Request::SetNodeAddressWatch(kfd::kfd_ioctl_dbg_trap_set_node_address_watch_args {
                 address,
                 mode,
                 mask,
                 gpu_id,
                 id: 0,
-            },
+            });
+        self.trap(&mut r)?;
+        let Request::SetNodeAddressWatch(w) = r else {
+            unreachable!("the variant does not change")
         };
-        let (_, out) = self.trap_plain(
-            kfd::KFD_IOC_DBG_TRAP_SET_NODE_ADDRESS_WATCH,
-            "DBG_TRAP_SET_NODE_ADDRESS_WATCH",
-            u,
-        )?;
-        // SAFETY: plain-integer member, answered in place.
-        Ok(unsafe { out.set_node_address_watch }.id)
+        Ok(w.id)
     }
 
     /// Clears watch point `id` of `node`
@@ -673,17 +604,9 @@ impl Debug {
     pub fn clear_node_address_watch(&self, node: u32, id: u32) -> Result<()> {
         self.debugger_checks()?;
         let gpu_id = self.gpu_node(node)?;
-        let u = kfd_ioctl_dbg_trap_args_union {
-            clear_node_address_watch: kfd::kfd_ioctl_dbg_trap_clear_node_address_watch_args {
-                gpu_id,
-                id,
-            },
-        };
-        self.trap_plain(
-            kfd::KFD_IOC_DBG_TRAP_CLEAR_NODE_ADDRESS_WATCH,
-            "DBG_TRAP_CLEAR_NODE_ADDRESS_WATCH",
-            u,
-        )?;
+        self.trap(&mut Request::ClearNodeAddressWatch(
+            kfd::kfd_ioctl_dbg_trap_clear_node_address_watch_args { gpu_id, id },
+        ))?;
         Ok(())
     }
 
@@ -691,32 +614,27 @@ impl Debug {
     /// `KFD_DBG_TRAP_FLAG_*` bits). Returns the previous flags.
     pub fn set_flags(&self, flags: u32) -> Result<u32> {
         self.debugger_checks()?;
-        let u = kfd_ioctl_dbg_trap_args_union {
-            set_flags: kfd::kfd_ioctl_dbg_trap_set_flags_args { flags, pad: 0 },
+        let mut r = Request::SetFlags(kfd::kfd_ioctl_dbg_trap_set_flags_args { flags, pad: 0 });
+        self.trap(&mut r)?;
+        let Request::SetFlags(f) = r else {
+            unreachable!("the variant does not change")
         };
-        let (_, out) = self.trap_plain(kfd::KFD_IOC_DBG_TRAP_SET_FLAGS, "DBG_TRAP_SET_FLAGS", u)?;
-        // SAFETY: plain-integer member, answered in place.
-        Ok(unsafe { out.set_flags }.flags)
+        Ok(f.flags)
     }
 
     /// Returns the next pending debug event and clears `exception_mask`
     /// from it (`KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT`).
     pub fn query_debug_event(&self, exception_mask: u64) -> Result<DebugEvent> {
         self.debugger_checks()?;
-        let u = kfd_ioctl_dbg_trap_args_union {
-            query_debug_event: kfd::kfd_ioctl_dbg_trap_query_debug_event_args {
-                exception_mask,
-                gpu_id: 0,
-                queue_id: 0,
-            },
+        let mut r = Request::QueryDebugEvent(kfd::kfd_ioctl_dbg_trap_query_debug_event_args {
+            exception_mask,
+            gpu_id: 0,
+            queue_id: 0,
+        });
+        self.trap(&mut r)?;
+        let Request::QueryDebugEvent(q) = r else {
+            unreachable!("the variant does not change")
         };
-        let (_, out) = self.trap_plain(
-            kfd::KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT,
-            "DBG_TRAP_QUERY_DEBUG_EVENT",
-            u,
-        )?;
-        // SAFETY: plain-integer member, answered in place.
-        let q = unsafe { out.query_debug_event };
         Ok(DebugEvent {
             exception_mask: q.exception_mask,
             gpu_id: q.gpu_id,
@@ -737,61 +655,19 @@ impl Debug {
         info: &mut [u8],
     ) -> Result<u32> {
         self.debugger_checks()?;
-        let info_size = u32::try_from(info.len())
-            .map_err(|_| Error::InvalidArgument("info buffer too large"))?;
-        let u = kfd_ioctl_dbg_trap_args_union {
-            query_exception_info: kfd::kfd_ioctl_dbg_trap_query_exception_info_args {
-                info_ptr: info.as_mut_ptr() as u64,
-                info_size,
-                source_id,
-                exception_code,
-                clear_exception: u32::from(clear_exception),
-            },
-        };
-        // SAFETY: `info_ptr` points at `info`, `info_size` writable bytes
-        // borrowed exclusively for the call.
-        let (_, out) = unsafe {
-            self.trap(
-                kfd::KFD_IOC_DBG_TRAP_QUERY_EXCEPTION_INFO,
-                "DBG_TRAP_QUERY_EXCEPTION_INFO",
-                u,
-            )
-        }?;
-        // SAFETY: plain-integer member, answered in place.
-        Ok(unsafe { out.query_exception_info }.info_size)
-    }
-
-    /// One `KFD_IOC_DBG_TRAP_GET_QUEUE_SNAPSHOT` call with room for
-    /// `entries.len()` entries; returns how many queues exist.
-    fn queue_snapshot_into(
-        &self,
-        exception_mask: u64,
-        entries: &mut [kfd_queue_snapshot_entry],
-    ) -> Result<u32> {
-        let u = kfd_ioctl_dbg_trap_args_union {
-            queue_snapshot: kfd::kfd_ioctl_dbg_trap_queue_snapshot_args {
-                exception_mask,
-                snapshot_buf_ptr: if entries.is_empty() {
-                    0
-                } else {
-                    entries.as_mut_ptr() as u64
-                },
-                num_queues: entries.len() as u32,
-                entry_size: std::mem::size_of::<kfd_queue_snapshot_entry>() as u32,
-            },
-        };
-        // SAFETY: `snapshot_buf_ptr` is null with a count of 0, or points at
-        // `entries`, exclusively borrowed, `num_queues` entries of
-        // `entry_size` bytes.
-        let (_, out) = unsafe {
-            self.trap(
-                kfd::KFD_IOC_DBG_TRAP_GET_QUEUE_SNAPSHOT,
-                "DBG_TRAP_GET_QUEUE_SNAPSHOT",
-                u,
-            )
-        }?;
-        // SAFETY: plain-integer member, answered in place.
-        Ok(unsafe { out.queue_snapshot }.num_queues)
+        u32::try_from(info.len()).map_err(|_| Error::InvalidArgument("info buffer too large"))?;
+        dbg_trap::query_exception_info(
+            &self.file,
+            std::process::id(),
+            source_id,
+            exception_code,
+            clear_exception,
+            info,
+        )
+        .map_err(|errno| Error::Kernel {
+            op: "DBG_TRAP_QUERY_EXCEPTION_INFO",
+            errno,
+        })
     }
 
     /// Snapshot of this process's queues
@@ -799,15 +675,13 @@ impl Debug {
     /// on each. Asks for the count first, then fetches that many.
     pub fn queue_snapshot(&self, exception_mask: u64) -> Result<Vec<kfd_queue_snapshot_entry>> {
         self.debugger_checks()?;
-        let mut entries = Vec::new();
-        loop {
-            let n = self.queue_snapshot_into(exception_mask, &mut entries)?;
-            if n as usize <= entries.len() {
-                entries.truncate(n as usize);
-                return Ok(entries);
-            }
-            entries.resize(n as usize, kfd_queue_snapshot_entry::default());
-        }
+        snapshot(Vec::new(), |entries| {
+            dbg_trap::get_queue_snapshot(&self.file, std::process::id(), exception_mask, entries)
+                .map_err(|errno| Error::Kernel {
+                    op: "DBG_TRAP_GET_QUEUE_SNAPSHOT",
+                    errno,
+                })
+        })
     }
 
     /// Snapshot of the devices of this process
@@ -818,33 +692,14 @@ impl Debug {
         // The kernel refuses a null buffer even with a count of 0, so start
         // with room for every GPU node and grow if the kernel has more.
         let gpus = self.nodes.iter().filter(|n| n.gpu_id != 0).count().max(1);
-        let mut entries = vec![kfd_dbg_device_info_entry::default(); gpus];
-        loop {
-            let u = kfd_ioctl_dbg_trap_args_union {
-                device_snapshot: kfd::kfd_ioctl_dbg_trap_device_snapshot_args {
-                    exception_mask,
-                    snapshot_buf_ptr: entries.as_mut_ptr() as u64,
-                    num_devices: entries.len() as u32,
-                    entry_size: std::mem::size_of::<kfd_dbg_device_info_entry>() as u32,
-                },
-            };
-            // SAFETY: `snapshot_buf_ptr` points at `entries` (never empty),
-            // exclusively borrowed, `num_devices` entries of `entry_size`.
-            let (_, out) = unsafe {
-                self.trap(
-                    kfd::KFD_IOC_DBG_TRAP_GET_DEVICE_SNAPSHOT,
-                    "DBG_TRAP_GET_DEVICE_SNAPSHOT",
-                    u,
-                )
-            }?;
-            // SAFETY: plain-integer member, answered in place.
-            let n = unsafe { out.device_snapshot }.num_devices as usize;
-            if n <= entries.len() {
-                entries.truncate(n);
-                return Ok(entries);
-            }
-            entries.resize(n, kfd_dbg_device_info_entry::default());
-        }
+        let entries = vec![kfd_dbg_device_info_entry::default(); gpus];
+        snapshot(entries, |entries| {
+            dbg_trap::get_device_snapshot(&self.file, std::process::id(), exception_mask, entries)
+                .map_err(|errno| Error::Kernel {
+                    op: "DBG_TRAP_GET_DEVICE_SNAPSHOT",
+                    errno,
+                })
+        })
     }
 
     /// `hsaKmtDbgGetDeviceDataCtx`: the device snapshot without clearing
@@ -876,41 +731,42 @@ impl Debug {
     /// `hsaKmtDebugTrapIoctlCtx` does, with its success rule: suspend and
     /// resume succeed when the kernel returns a count between 0 and the
     /// number of queues, every other operation only on 0. Returns what
-    /// the kernel returned.
+    /// the kernel returned; its answer is written into `request`.
     ///
-    /// # Safety
-    ///
-    /// Every user pointer in `args` must be valid for what the kernel does
-    /// with it for `args.op`, with the sizes `args` gives.
-    pub unsafe fn debug_trap_ioctl(&self, args: &mut kfd_ioctl_dbg_trap_args) -> Result<i32> {
+    /// Only the primary context is checked, not the KFD version, as in C.
+    pub fn debug_trap_ioctl(&self, request: &mut DebugTrapRequest<'_>) -> Result<i32> {
         self.require_primary()?;
-        // SAFETY: forwarded contract.
-        let r = unsafe { self.file.ioctl(kfd::AMDKFD_IOC_DBG_TRAP, args) }.map_err(|errno| {
+        let r = dbg_trap::issue(&self.file, std::process::id(), request).map_err(|errno| {
             Error::Kernel {
                 op: "DBG_TRAP",
                 errno,
             }
         })?;
-        let limit = match args.op {
-            kfd::KFD_IOC_DBG_TRAP_SUSPEND_QUEUES => {
-                // SAFETY: `op` selects this member; it is plain integers,
-                // valid for any bits.
-                Some(unsafe { args.u.suspend_queues }.num_queues)
-            }
-            kfd::KFD_IOC_DBG_TRAP_RESUME_QUEUES => {
-                // SAFETY: as above.
-                Some(unsafe { args.u.resume_queues }.num_queues)
-            }
-            _ => None,
-        };
-        match limit {
-            Some(n) if r >= 0 && r as u32 <= n => Ok(r),
+        match request.queue_count() {
+            Some(n) if r >= 0 && r as usize <= n => Ok(r),
             None if r == 0 => Ok(r),
             _ => Err(Error::UnexpectedReturn {
                 op: "DBG_TRAP",
                 value: r,
             }),
         }
+    }
+}
+
+/// Fetches a snapshot into `entries` with `fetch` (which returns how many
+/// entries the kernel has), growing the buffer until everything fits.
+fn snapshot<T: Default + Clone>(
+    mut entries: Vec<T>,
+    mut fetch: impl FnMut(&mut [T]) -> Result<(u32, u32)>,
+) -> Result<Vec<T>> {
+    loop {
+        let (n, _) = fetch(&mut entries)?;
+        let n = n as usize;
+        if n <= entries.len() {
+            entries.truncate(n);
+            return Ok(entries);
+        }
+        entries.resize(n, T::default());
     }
 }
 

@@ -10,6 +10,7 @@
 //! which has the same status. Node validation comes first, as in C.
 
 use crate::{Debug, Error, Result};
+use kfd_sys::dbg_trap;
 use kfd_sys::hsakmt::current::{HSA_DBG_WATCH_MODE, HSA_DBG_WAVEMODE, HSA_DBG_WAVEOP};
 use kfd_sys::kfd;
 
@@ -120,43 +121,15 @@ impl Debug {
     }
 
     /// Issues a v1 request whose fixed part points at `payload`.
-    fn v1_content_ioctl(&self, gpu_id: u32, mut payload: Vec<u8>, wave: bool) -> Result<()> {
-        let fixed = std::mem::size_of::<kfd::kfd_ioctl_dbg_wave_control_args>();
-        let buf_size_in_bytes = (payload.len() + fixed) as u32;
-        let content_ptr = payload.as_mut_ptr() as u64;
-        let r = if wave {
-            let mut args = kfd::kfd_ioctl_dbg_wave_control_args {
-                content_ptr,
-                gpu_id,
-                buf_size_in_bytes,
-            };
-            // SAFETY: `content_ptr` points at `payload`, which lives until
-            // the end of this function and holds `buf_size_in_bytes - 16`
-            // bytes, what the kernel reads.
-            unsafe {
-                self.file
-                    .ioctl(kfd::AMDKFD_IOC_DBG_WAVE_CONTROL_DEPRECATED, &mut args)
-            }
+    fn v1_content_ioctl(&self, gpu_id: u32, payload: Vec<u8>, wave: bool) -> Result<()> {
+        let (r, op) = if wave {
+            let r = dbg_trap::v1_wave_control(&self.file, gpu_id, &payload);
+            (r, "DBG_WAVE_CONTROL")
         } else {
-            let mut args = kfd::kfd_ioctl_dbg_address_watch_args {
-                content_ptr,
-                gpu_id,
-                buf_size_in_bytes,
-            };
-            // SAFETY: as above.
-            unsafe {
-                self.file
-                    .ioctl(kfd::AMDKFD_IOC_DBG_ADDRESS_WATCH_DEPRECATED, &mut args)
-            }
+            let r = dbg_trap::v1_address_watch(&self.file, gpu_id, &payload);
+            (r, "DBG_ADDRESS_WATCH")
         };
-        r.map(drop).map_err(|errno| Error::Kernel {
-            op: if wave {
-                "DBG_WAVE_CONTROL"
-            } else {
-                "DBG_ADDRESS_WATCH"
-            },
-            errno,
-        })
+        r.map_err(|errno| Error::Kernel { op, errno })
     }
 
     /// `hsaKmtGetKernelDebugTrapVersionInfo` (5.2.3 only): the debugger
@@ -166,21 +139,11 @@ impl Debug {
     /// runtime enable, which depends on it, reports `NOT_SUPPORTED`.
     pub fn kernel_debug_trap_version(&self) -> Result<(u32, u32)> {
         self.require_primary()?;
-        let mut args = kfd::rocm_5_2::kfd_ioctl_dbg_trap_args {
-            pid: std::process::id(),
-            op: kfd::rocm_5_2::KFD_IOC_DBG_TRAP_GET_VERSION,
-            ..Default::default()
-        };
-        // SAFETY: GET_VERSION uses no pointer (`ptr` is 0); the kernel
-        // writes only the argument struct.
-        unsafe {
-            self.file
-                .ioctl(kfd::rocm_5_2::AMDKFD_IOC_DBG_TRAP, &mut args)
-        }
-        .map_err(|errno| Error::Kernel {
-            op: "DBG_TRAP(0x82) GET_VERSION",
-            errno,
-        })?;
-        Ok((args.data1, args.data2))
+        dbg_trap::rocm_5_2_get_version(&self.file, std::process::id()).map_err(|errno| {
+            Error::Kernel {
+                op: "DBG_TRAP(0x82) GET_VERSION",
+                errno,
+            }
+        })
     }
 }

@@ -4,7 +4,9 @@
 
 mod mock;
 
-use kfd_debug::{AddressWatchPoint, Debug, DebugNode, Error, MAX_ALLOWED_NUM_POINTS};
+use kfd_debug::{
+    AddressWatchPoint, Debug, DebugNode, DebugTrapRequest, Error, MAX_ALLOWED_NUM_POINTS,
+};
 use kfd_sys::hsakmt::current::{
     HSA_DBG_WATCH_ALL, HSA_DBG_WAVEMODE_BROADCAST_PROCESS, HSA_DBG_WAVEOP_HALT,
 };
@@ -19,7 +21,7 @@ fn nodes() -> Vec<DebugNode> {
 }
 
 fn primary(minor: u32) -> (std::sync::Arc<MockKfd>, Debug) {
-    let m = MockKfd::new(1, minor);
+    let m = mock::new(1, minor);
     let d = Debug::new(m.open(), true, nodes());
     (m, d)
 }
@@ -67,7 +69,7 @@ fn runtime_enable_disable_round_trip() {
 #[test]
 fn runtime_enable_checks_in_c_order() {
     // Secondary first: no ioctl at all.
-    let m = MockKfd::new(1, 17);
+    let m = mock::new(1, 17);
     let d = Debug::new(m.open(), false, nodes());
     assert_eq!(
         d.runtime_enable(0, false).unwrap_err(),
@@ -78,7 +80,7 @@ fn runtime_enable_checks_in_c_order() {
 
     // A GPU node without debugger firmware (CPU nodes are skipped, APUs
     // are checked).
-    let m = MockKfd::new(1, 17);
+    let m = mock::new(1, 17);
     let mut n = nodes();
     n[1].debug_supported_firmware = false;
     let d = Debug::new(m.open(), true, n);
@@ -128,7 +130,7 @@ fn version_query_failure_is_not_supported() {
 
 #[test]
 fn known_version_skips_the_query() {
-    let m = MockKfd::new(1, 17);
+    let m = mock::new(1, 17);
     let d = Debug::with_kfd_version(m.open(), true, nodes(), 1, 17);
     d.check_runtime_debug_support().unwrap();
     assert!(m.calls().is_empty());
@@ -136,7 +138,7 @@ fn known_version_skips_the_query() {
 
 #[test]
 fn every_debug_entry_point_refuses_a_secondary_context() {
-    let m = MockKfd::new(1, 17);
+    let m = mock::new(1, 17);
     let d = Debug::new(m.open(), false, nodes());
     assert!(!d.is_primary());
     let results: Vec<Error> = vec![
@@ -166,8 +168,7 @@ fn every_debug_entry_point_refuses_a_secondary_context() {
         d.device_snapshot(0).map(drop).unwrap_err(),
         d.get_device_data().map(drop).unwrap_err(),
         d.get_queue_data(true).map(drop).unwrap_err(),
-        // SAFETY: never reaches the kernel (refused first).
-        unsafe { d.debug_trap_ioctl(&mut Default::default()) }
+        d.debug_trap_ioctl(&mut DebugTrapRequest::Disable { dbg_fd: 0 })
             .map(drop)
             .unwrap_err(),
         d.dbg_register(1).unwrap_err(),
@@ -275,20 +276,12 @@ fn raw_debug_trap_ioctl_success_rule() {
     m.state.lock().unwrap().queues = vec![1];
     d.enable(0).unwrap();
     let mut ids = [1u32, 2];
-    let mut args = kfd::kfd_ioctl_dbg_trap_args {
-        pid: std::process::id(),
-        op: kfd::KFD_IOC_DBG_TRAP_SUSPEND_QUEUES,
-        u: kfd::kfd_ioctl_dbg_trap_args_union {
-            suspend_queues: kfd::kfd_ioctl_dbg_trap_suspend_queues_args {
-                exception_mask: 0,
-                queue_array_ptr: ids.as_mut_ptr() as u64,
-                num_queues: 2,
-                grace_period: 0,
-            },
-        },
+    let mut request = DebugTrapRequest::SuspendQueues {
+        exception_mask: 0,
+        grace_period: 0,
+        queue_ids: &mut ids,
     };
-    // SAFETY: `queue_array_ptr` points at `ids`, live for the call.
-    assert_eq!(unsafe { d.debug_trap_ioctl(&mut args) }.unwrap(), 1);
+    assert_eq!(d.debug_trap_ioctl(&mut request).unwrap(), 1);
     assert_eq!(ids[1], 2 | kfd::KFD_DBG_QUEUE_INVALID_MASK);
 }
 

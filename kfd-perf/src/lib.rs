@@ -24,6 +24,9 @@
 //!   newest C library does) and [`Perf::wallclock_frequency`]
 //!   (`hsaKmtGetNodeWallclockFrequency`).
 //!
+//! This crate has no `unsafe` code: SPM and PC sampling go through the
+//! safe wrappers of [`kfd_sys::spm`] and [`kfd_sys::pc_sample`].
+//!
 //! Performance counters, SPM and PC sampling are also available on
 //! secondary contexts: only debugging is reserved to the primary context.
 //!
@@ -48,6 +51,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#![forbid(unsafe_code)]
+
 mod clock;
 mod error;
 pub mod pmc;
@@ -56,14 +61,15 @@ mod trace;
 
 pub use clock::ClockCounters;
 pub use error::{Error, KernelOp, Result};
-pub use sampling::{PcSamplingInfo, PcSamplingTraceId, SpmBufferStatus};
+pub use sampling::{PcSamplingInfo, PcSamplingTraceId, SpmBuffer, SpmBufferStatus};
 pub use trace::{TraceId, TraceRoot, MAX_COUNTERS_PER_TRACE};
 
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use kfd_sys::{kfd, DeviceFile};
+use kfd_sys::spm::SpmStream;
+use kfd_sys::DeviceFile;
 
 use pmc::{Asic, CounterProperties, GfxVersion};
 
@@ -121,6 +127,7 @@ pub struct Perf {
     file: Arc<DeviceFile>,
     nodes: Vec<PerfNode>,
     state: Mutex<State>,
+    spm: Mutex<HashMap<u32, SpmStream>>,
 }
 
 impl fmt::Debug for Perf {
@@ -143,6 +150,7 @@ impl Perf {
             file,
             nodes,
             state: Mutex::new(State::default()),
+            spm: Mutex::new(HashMap::new()),
         }
     }
 
@@ -183,31 +191,33 @@ impl Perf {
     /// The KFD ioctl interface version `(major, minor)`, queried once and
     /// cached.
     pub fn kfd_version(&self) -> Result<(u32, u32)> {
-        if let Some(v) = self.lock().kfd_version {
-            return Ok(v);
-        }
-        let mut args = kfd::kfd_ioctl_get_version_args::default();
-        self.file
-            .ioctl_plain(kfd::AMDKFD_IOC_GET_VERSION, &mut args)
-            .map_err(|errno| Error::Kernel {
+        let cached = self.lock().kfd_version;
+        let v = match cached {
+            Some(v) => v,
+            None => self.file.kfd_version().map_err(|errno| Error::Kernel {
                 op: KernelOp::GetVersion,
                 errno,
-            })?;
-        let v = (args.major_version, args.minor_version);
+            })?,
+        };
         self.lock().kfd_version = Some(v);
         Ok(v)
     }
 
     fn require_kfd_minor(&self, required_minor: u32) -> Result<()> {
-        let (major, minor) = self.kfd_version()?;
-        if major < 1 || (major == 1 && minor < required_minor) {
-            return Err(Error::KfdTooOld {
+        match self.kfd_version()? {
+            (major, minor) if (major, minor) < (1, required_minor) => Err(Error::KfdTooOld {
                 major,
                 minor,
                 required_minor,
-            });
+            }),
+            _ => Ok(()),
         }
-        Ok(())
+    }
+
+    /// The SPM destination streams, by gpu_id (a lock of their own: a
+    /// SET_DEST_BUF may wait in the kernel for its timeout).
+    fn spm_streams(&self) -> MutexGuard<'_, HashMap<u32, SpmStream>> {
+        self.spm.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The counter properties of `node` (`hsaKmtPmcGetCounterProperties`),

@@ -8,7 +8,11 @@
 //! on upstream kernels its calls end in `INVALID_PARAMETER`.
 
 use kfd_sys::kfd;
-use kfd_sys::Errno;
+use kfd_sys::spm::SpmStream;
+use kfd_sys::{pc_sample, spm, Errno};
+
+/// Memory SPM data streams into (kfd-sys's [`kfd_sys::spm::SpmBuffer`]).
+pub use kfd_sys::spm::SpmBuffer;
 
 use crate::{Error, KernelOp, Perf, Result};
 
@@ -24,7 +28,7 @@ pub struct PcSamplingTraceId(pub u32);
 pub const KFD_MINOR_MIN_PC_SAMPLING: u32 = 16;
 
 /// What [`Perf::spm_set_dest_buffer`] reports about the previous buffer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Default)]
 pub struct SpmBufferStatus {
     /// Bytes the kernel copied into the previous buffer.
     pub bytes_copied: u32,
@@ -32,84 +36,79 @@ pub struct SpmBufferStatus {
     pub has_data_loss: bool,
     /// Time left of the timeout, in ms.
     pub timeout_left_ms: u32,
+    /// The previous buffer, which the kernel no longer writes (`None` if
+    /// there was none).
+    pub previous: Option<SpmBuffer>,
 }
 
 impl Perf {
-    fn spm(&self, op: KernelOp, args: &mut kfd::kfd_ioctl_spm_args) -> Result<()> {
-        // SAFETY: ACQUIRE and RELEASE carry no pointer (`dest_buf` is 0);
-        // SET_DEST_BUF callers guarantee `dest_buf` per
-        // `spm_set_dest_buffer`'s contract.
-        let r = unsafe { self.file.ioctl(kfd::AMDKFD_IOC_RLC_SPM, args) };
-        match r {
-            Ok(_) => Ok(()),
-            Err(Errno::ENOTTY) => Err(Error::NotImplementedByKernel(op)),
+    /// Maps a failed `AMDKFD_IOC_RLC_SPM` of `op` on `gpu_id`.
+    fn spm_error(op: KernelOp, gpu_id: u32, errno: Errno) -> Error {
+        match errno {
+            Errno::ENOTTY => Error::NotImplementedByKernel(op),
             // Upstream amdkfd answers request numbers it does not know
             // with EINVAL; ROCm's SPM acquire of a valid GPU has no other
             // reason to.
-            Err(Errno::EINVAL) if op == KernelOp::SpmAcquire && args.gpu_id != 0 => {
-                Err(Error::NotImplementedByKernel(op))
+            Errno::EINVAL if op == KernelOp::SpmAcquire && gpu_id != 0 => {
+                Error::NotImplementedByKernel(op)
             }
-            Err(errno) => Err(Error::Kernel { op, errno }),
+            errno => Error::Kernel { op, errno },
         }
     }
 
     /// Takes exclusive use of SPM on `node` (`hsaKmtSPMAcquire`).
     pub fn spm_acquire(&self, node: u32) -> Result<()> {
         let gpu_id = self.node(node)?.gpu_id;
-        let mut args = kfd::kfd_ioctl_spm_args {
-            op: kfd::rocm::KFD_IOCTL_SPM_OP_ACQUIRE,
-            gpu_id,
-            ..Default::default()
-        };
-        self.spm(KernelOp::SpmAcquire, &mut args)
+        spm::acquire(&self.file, gpu_id)
+            .map_err(|e| Self::spm_error(KernelOp::SpmAcquire, gpu_id, e))
     }
 
-    /// Gives SPM on `node` back (`hsaKmtSPMRelease`).
+    /// Gives SPM on `node` back (`hsaKmtSPMRelease`). The destination
+    /// buffer, if one was set, is no longer written and is dropped.
     pub fn spm_release(&self, node: u32) -> Result<()> {
         let gpu_id = self.node(node)?.gpu_id;
-        let mut args = kfd::kfd_ioctl_spm_args {
-            op: kfd::rocm::KFD_IOCTL_SPM_OP_RELEASE,
-            gpu_id,
-            ..Default::default()
+        let mut streams = self.spm_streams();
+        let r = match streams.get_mut(&gpu_id) {
+            Some(stream) => stream.release().map(drop),
+            None => spm::release(&self.file, gpu_id),
         };
-        self.spm(KernelOp::SpmRelease, &mut args)
+        r.map_err(|e| Self::spm_error(KernelOp::SpmRelease, gpu_id, e))?;
+        streams.remove(&gpu_id);
+        Ok(())
     }
 
-    /// Sets (or, with a null `dest`, clears) the buffer SPM data of `node`
-    /// streams into (`hsaKmtSPMSetDestBuffer`), waiting up to `timeout_ms`
-    /// for the previous buffer to fill. Returns what happened to the
-    /// previous buffer.
+    /// Sets (or, with `None`, clears) the buffer SPM data of `node` streams
+    /// into (`hsaKmtSPMSetDestBuffer`), waiting up to `timeout_ms` for the
+    /// previous buffer to fill. Returns what happened to the previous
+    /// buffer, and the buffer itself, which the kernel no longer writes.
+    ///
+    /// The kernel keeps writing into `dest` after this returns, so this
+    /// sub-context holds it until it is replaced or SPM is released. Use
+    /// [`SpmBuffer::zeroed`] for memory of its own, or (at the C border)
+    /// `unsafe` [`SpmBuffer::from_raw`] for the caller's memory.
     ///
     /// The C library returns the raw ioctl result (-1) as its status on
     /// failure; this returns [`Error::NotImplementedByKernel`] where the
     /// kernel has no SPM and [`Error::Kernel`] otherwise.
-    ///
-    /// # Safety
-    ///
-    /// `dest` must be null or valid for writes of `size` bytes from now
-    /// until it is replaced by another call, or SPM is released: the
-    /// kernel keeps writing into it after this call returns.
-    pub unsafe fn spm_set_dest_buffer(
+    pub fn spm_set_dest_buffer(
         &self,
         node: u32,
-        dest: *mut u8,
-        size: u32,
+        dest: Option<SpmBuffer>,
         timeout_ms: u32,
     ) -> Result<SpmBufferStatus> {
         let gpu_id = self.node(node)?.gpu_id;
-        let mut args = kfd::kfd_ioctl_spm_args {
-            dest_buf: dest as u64,
-            buf_size: size,
-            op: kfd::rocm::KFD_IOCTL_SPM_OP_SET_DEST_BUF,
-            timeout: timeout_ms,
-            gpu_id,
-            ..Default::default()
-        };
-        self.spm(KernelOp::SpmSetDestBuffer, &mut args)?;
+        let mut streams = self.spm_streams();
+        let stream = streams
+            .entry(gpu_id)
+            .or_insert_with(|| SpmStream::new(self.file.clone(), gpu_id));
+        let (args, previous) = stream
+            .set_dest_buffer(dest, timeout_ms)
+            .map_err(|(e, _)| Self::spm_error(KernelOp::SpmSetDestBuffer, gpu_id, e))?;
         Ok(SpmBufferStatus {
             bytes_copied: args.bytes_copied,
             has_data_loss: args.has_data_loss != 0,
             timeout_left_ms: args.timeout,
+            previous,
         })
     }
 
@@ -117,20 +116,6 @@ impl Perf {
     /// (`hsaKmtPcSamplingSupport`: KFD 1.16 or newer).
     pub fn pc_sampling_support(&self) -> Result<()> {
         self.require_kfd_minor(KFD_MINOR_MIN_PC_SAMPLING)
-    }
-
-    /// Issues `AMDKFD_IOC_PC_SAMPLE`.
-    ///
-    /// # Safety
-    ///
-    /// `args.sample_info_ptr` must be 0 or point at `args.num_sample_info`
-    /// entries, valid and exclusively borrowed for the call.
-    unsafe fn pc_sample(
-        &self,
-        args: &mut kfd::kfd_ioctl_pc_sample_args,
-    ) -> std::result::Result<(), Errno> {
-        // SAFETY: forwarded contract.
-        unsafe { self.file.ioctl(kfd::AMDKFD_IOC_PC_SAMPLE, args) }.map(drop)
     }
 
     /// Lists the PC-sampling configurations `node` supports into `infos`
@@ -144,27 +129,12 @@ impl Perf {
     ) -> Result<u32> {
         self.require_kfd_minor(KFD_MINOR_MIN_PC_SAMPLING)?;
         let gpu_id = self.node(node)?.gpu_id;
-        let mut args = kfd::kfd_ioctl_pc_sample_args {
-            sample_info_ptr: if infos.is_empty() {
-                0
-            } else {
-                infos.as_mut_ptr() as u64
-            },
-            num_sample_info: u32::try_from(infos.len())
-                .map_err(|_| Error::InvalidArgument("too many sample infos"))?,
-            op: kfd::rocm::KFD_IOCTL_PCS_OP_QUERY_CAPABILITIES,
-            gpu_id,
-            ..Default::default()
-        };
+        u32::try_from(infos.len()).map_err(|_| Error::InvalidArgument("too many sample infos"))?;
         let op = KernelOp::PcSamplingQueryCapabilities;
-        // SAFETY: `sample_info_ptr` is 0 for an empty slice, else `infos`,
-        // exclusively borrowed, `num_sample_info` entries.
-        match unsafe { self.pc_sample(&mut args) } {
-            Ok(()) => Ok(args.num_sample_info),
-            Err(Errno::ENOSPC) => Err(Error::BufferTooSmall {
-                needed: args.num_sample_info,
-            }),
-            Err(errno) => Err(Error::Kernel { op, errno }),
+        match pc_sample::query_capabilities(&self.file, gpu_id, 0, infos) {
+            (Ok(()), n) => Ok(n),
+            (Err(Errno::ENOSPC), needed) => Err(Error::BufferTooSmall { needed }),
+            (Err(errno), _) => Err(Error::Kernel { op, errno }),
         }
     }
 
@@ -194,19 +164,10 @@ impl Perf {
         info: &mut PcSamplingInfo,
     ) -> Result<PcSamplingTraceId> {
         let gpu_id = self.node(node)?.gpu_id;
-        let mut args = kfd::kfd_ioctl_pc_sample_args {
-            sample_info_ptr: info as *mut PcSamplingInfo as u64,
-            num_sample_info: 1,
-            op: kfd::rocm::KFD_IOCTL_PCS_OP_CREATE,
-            gpu_id,
-            trace_id: 0,
-            ..Default::default()
-        };
         let op = KernelOp::PcSamplingCreate;
-        // SAFETY: `sample_info_ptr` points at `info`, one entry, exclusively
-        // borrowed for the call.
-        unsafe { self.pc_sample(&mut args) }.map_err(|errno| Error::Kernel { op, errno })?;
-        Ok(PcSamplingTraceId(args.trace_id))
+        let id = pc_sample::create(&self.file, gpu_id, info)
+            .map_err(|errno| Error::Kernel { op, errno })?;
+        Ok(PcSamplingTraceId(id))
     }
 
     fn pcs_trace_op(
@@ -217,16 +178,9 @@ impl Perf {
         op: KernelOp,
     ) -> Result<()> {
         let gpu_id = self.node(node)?.gpu_id;
-        let mut args = kfd::kfd_ioctl_pc_sample_args {
-            op: kop,
-            gpu_id,
-            trace_id: trace.0,
-            ..Default::default()
-        };
-        // SAFETY: no sample info pointer (0).
-        unsafe { self.pc_sample(&mut args) }.map_err(|errno| Error::Kernel { op, errno })
+        pc_sample::trace_op(&self.file, gpu_id, kop, trace.0)
+            .map_err(|errno| Error::Kernel { op, errno })
     }
-
     /// Destroys a PC-sampling session (`hsaKmtPcSamplingDestroy`),
     /// stopping it first (ignoring whether that succeeds). Trace id 0 →
     /// `INVALID_HANDLE`, checked before the node.

@@ -8,12 +8,12 @@ use std::sync::Arc;
 
 use kfd_perf::pmc::{BlockId, Counter, GfxVersion, COUNTER_FLAG_GLOBAL};
 use kfd_perf::{
-    Error, KernelOp, PcSamplingInfo, PcSamplingTraceId, Perf, PerfNode, TraceId,
+    Error, KernelOp, PcSamplingInfo, PcSamplingTraceId, Perf, PerfNode, SpmBuffer, TraceId,
     MAX_COUNTERS_PER_TRACE,
 };
 use kfd_sys::hsakmt::current as hsa;
 use kfd_sys::{kfd, Errno};
-use mock::{MockKfd, GPU};
+use mock::{MockKfd, ANY_OP, GPU};
 
 fn nodes() -> Vec<PerfNode> {
     vec![
@@ -24,7 +24,7 @@ fn nodes() -> Vec<PerfNode> {
 }
 
 fn perf(minor: u32) -> (Arc<MockKfd>, Perf) {
-    let m = MockKfd::new(minor);
+    let m = mock::new(minor);
     let p = Perf::new(m.open(), nodes());
     (m, p)
 }
@@ -217,7 +217,7 @@ fn clock_counters() {
     assert_eq!(m.calls().len() - before, 1);
     assert_eq!(st(&p.clock_counters_precise(9).unwrap_err()), 5);
 
-    m.state.lock().unwrap().fail.insert(0x05, Errno::EINVAL);
+    m.fail(0x05, ANY_OP, Errno::EINVAL);
     let e = p.clock_counters(1).unwrap_err();
     assert_eq!(
         e,
@@ -244,9 +244,7 @@ fn spm_where_the_kernel_has_none() {
         p.spm_acquire(1).unwrap_err(),
         p.spm_release(1).unwrap_err(),
         // SAFETY: a null buffer; the call fails before any streaming.
-        unsafe { p.spm_set_dest_buffer(1, std::ptr::null_mut(), 0, 10) }
-            .map(drop)
-            .unwrap_err(),
+        p.spm_set_dest_buffer(1, None, 10).map(drop).unwrap_err(),
     ] {
         assert!(matches!(e, Error::NotImplementedByKernel(_)), "{e:?}");
         assert_eq!(st(&e), 11);
@@ -262,14 +260,13 @@ fn spm_on_a_rocm_kernel() {
     let e = p.spm_acquire(1).unwrap_err();
     assert_eq!(e.errno(), Some(Errno::EBUSY));
     assert_eq!(st(&e), 1);
-    let mut buf = vec![0u8; 4096];
-    // SAFETY: `buf` outlives the SPM session (released below).
-    let s = unsafe { p.spm_set_dest_buffer(1, buf.as_mut_ptr(), 4096, 10) }.unwrap();
+    let s = p
+        .spm_set_dest_buffer(1, Some(SpmBuffer::zeroed(4096)), 10)
+        .unwrap();
     assert_eq!(s.bytes_copied, 64);
     assert!(s.has_data_loss);
     assert_eq!(s.timeout_left_ms, 9);
     p.spm_release(1).unwrap();
-    drop(buf);
     // CPU node: gpu_id 0 reaches the kernel, which refuses it.
     assert_eq!(st(&p.spm_acquire(0).unwrap_err()), 1);
 }

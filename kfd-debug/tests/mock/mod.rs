@@ -7,25 +7,20 @@
 
 #![allow(dead_code)]
 
-use std::collections::HashMap;
-use std::os::fd::OwnedFd;
-use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use kfd_sys::ioctl::ioc_nr;
 use kfd_sys::kfd::{
     self, kfd_dbg_device_info_entry, kfd_ioctl_dbg_trap_args, kfd_queue_snapshot_entry,
 };
-use kfd_sys::{DeviceFile, Driver, Errno};
+use kfd_sys::testing::{FakeKfd, Model};
+use kfd_sys::Errno;
 
-/// Key of an injected failure: ioctl nr plus DBG_TRAP op (or `ANY_OP`).
-pub const ANY_OP: u32 = u32::MAX;
+pub use kfd_sys::testing::ANY_OP;
 
+/// The debug-specific part of the fake; GET_VERSION, the call log and
+/// failure injection are `kfd_sys::testing::FakeKfd`'s.
 #[derive(Debug, Default)]
 pub struct State {
-    pub version: (u32, u32),
-    pub fail: HashMap<(u8, u32), Errno>,
-    pub calls: Vec<(u8, u32)>,
     pub runtime_caps: u32,
     pub runtime: Option<(u64, u32)>,
     pub debugger_attached: bool,
@@ -38,75 +33,32 @@ pub struct State {
     pub launch_mode: u32,
 }
 
-#[derive(Debug, Default)]
-pub struct MockKfd {
-    pub state: Mutex<State>,
+pub type MockKfd = FakeKfd<State>;
+
+/// A fake KFD `major.minor` with one GPU (0x1234) and core-dump support.
+pub fn new(major: u32, minor: u32) -> Arc<MockKfd> {
+    FakeKfd::new(
+        major,
+        minor,
+        State {
+            runtime_caps: kfd::rocm::KFD_RUNTIME_ENABLE_CAPS_SUPPORTS_CORE_DUMP_MASK,
+            devices: vec![0x1234],
+            ..Default::default()
+        },
+    )
 }
 
-impl MockKfd {
-    pub fn new(major: u32, minor: u32) -> Arc<MockKfd> {
-        let m = MockKfd::default();
-        {
-            let mut s = m.state.lock().unwrap();
-            s.version = (major, minor);
-            s.runtime_caps = kfd::rocm::KFD_RUNTIME_ENABLE_CAPS_SUPPORTS_CORE_DUMP_MASK;
-            s.devices = vec![0x1234];
-        }
-        Arc::new(m)
-    }
-
-    pub fn fail(&self, nr: u8, op: u32, errno: Errno) {
-        self.state.lock().unwrap().fail.insert((nr, op), errno);
-    }
-
-    pub fn calls(&self) -> Vec<(u8, u32)> {
-        self.state.lock().unwrap().calls.clone()
-    }
-
-    pub fn open(self: &Arc<Self>) -> Arc<DeviceFile> {
-        Arc::new(DeviceFile::open_kfd(self.clone()).unwrap())
-    }
-}
-
-impl Driver for MockKfd {
-    fn open_kfd(&self) -> Result<OwnedFd, Errno> {
-        Ok(std::fs::File::open("/dev/null")
-            .map_err(|_| Errno::ENOENT)?
-            .into())
-    }
-
-    fn open_render_node(&self, _minor: u32) -> Result<OwnedFd, Errno> {
-        Err(Errno::ENOENT)
-    }
-
+impl Model for State {
     unsafe fn ioctl(
-        &self,
-        _fd: std::os::fd::BorrowedFd<'_>,
-        request: libc::c_ulong,
+        &mut self,
+        version: (u32, u32),
+        nr: u8,
         arg: *mut libc::c_void,
     ) -> Result<i32, Errno> {
-        let nr = ioc_nr(request as u32);
-        let mut s = self.state.lock().unwrap();
-        let op = if nr == 0x26 {
-            // SAFETY: the caller passes a kfd_ioctl_dbg_trap_args for nr 0x26.
-            unsafe { (*(arg as *const kfd_ioctl_dbg_trap_args)).op }
-        } else {
-            ANY_OP
-        };
-        s.calls.push((nr, op));
-        if let Some(e) = s.fail.get(&(nr, op)).or_else(|| s.fail.get(&(nr, ANY_OP))) {
-            return Err(*e);
-        }
+        let s = self;
         match nr {
-            0x01 => {
-                // SAFETY: GET_VERSION's argument.
-                let a = unsafe { &mut *(arg as *mut kfd::kfd_ioctl_get_version_args) };
-                a.major_version = s.version.0;
-                a.minor_version = s.version.1;
-                Ok(0)
-            }
             0x0D..=0x10 => Err(Errno::EPERM),
-            0x25 if s.version.1 >= 13 => {
+            0x25 if version.1 >= 13 => {
                 // SAFETY: RUNTIME_ENABLE's argument.
                 let a = unsafe { &mut *(arg as *mut kfd::kfd_ioctl_runtime_enable_args) };
                 if a.mode_mask & kfd::KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK != 0 {
@@ -121,13 +73,9 @@ impl Driver for MockKfd {
                 Ok(0)
             }
             // SAFETY: DBG_TRAP's argument, with pointers the library set up.
-            0x26 if s.version.1 >= 13 => unsafe { dbg_trap(&mut s, arg as *mut _) },
+            0x26 if version.1 >= 13 => unsafe { dbg_trap(s, arg as *mut _) },
             _ => Err(Errno::ENOTTY),
         }
-    }
-
-    fn root(&self) -> &Path {
-        Path::new("/")
     }
 }
 

@@ -5,21 +5,20 @@
 #![allow(dead_code)]
 
 use std::collections::HashMap;
-use std::os::fd::OwnedFd;
-use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use kfd_sys::ioctl::ioc_nr;
 use kfd_sys::kfd;
-use kfd_sys::{DeviceFile, Driver, Errno};
+use kfd_sys::testing::{FakeKfd, Model};
+use kfd_sys::Errno;
+
+pub use kfd_sys::testing::ANY_OP;
 
 pub const GPU: u32 = 0x1234;
 
+/// The perf-specific part of the fake; GET_VERSION, the call log and
+/// failure injection are `kfd_sys::testing::FakeKfd`'s.
 #[derive(Debug, Default)]
 pub struct State {
-    pub version: (u32, u32),
-    pub fail: HashMap<u8, Errno>,
-    pub calls: Vec<u8>,
     pub clock: u64,
     pub spm: bool,
     pub spm_owner: bool,
@@ -29,58 +28,22 @@ pub struct State {
     pub next_pcs: u32,
 }
 
-#[derive(Debug, Default)]
-pub struct MockKfd {
-    pub state: Mutex<State>,
+pub type MockKfd = FakeKfd<State>;
+
+/// A fake KFD `1.minor`.
+pub fn new(minor: u32) -> Arc<MockKfd> {
+    FakeKfd::new(1, minor, State::default())
 }
 
-impl MockKfd {
-    pub fn new(minor: u32) -> Arc<MockKfd> {
-        let m = MockKfd::default();
-        m.state.lock().unwrap().version = (1, minor);
-        Arc::new(m)
-    }
-
-    pub fn open(self: &Arc<Self>) -> Arc<DeviceFile> {
-        Arc::new(DeviceFile::open_kfd(self.clone()).unwrap())
-    }
-
-    pub fn calls(&self) -> Vec<u8> {
-        self.state.lock().unwrap().calls.clone()
-    }
-}
-
-impl Driver for MockKfd {
-    fn open_kfd(&self) -> Result<OwnedFd, Errno> {
-        Ok(std::fs::File::open("/dev/null")
-            .map_err(|_| Errno::ENOENT)?
-            .into())
-    }
-
-    fn open_render_node(&self, _minor: u32) -> Result<OwnedFd, Errno> {
-        Err(Errno::ENOENT)
-    }
-
+impl Model for State {
     unsafe fn ioctl(
-        &self,
-        _fd: std::os::fd::BorrowedFd<'_>,
-        request: libc::c_ulong,
+        &mut self,
+        _version: (u32, u32),
+        nr: u8,
         arg: *mut libc::c_void,
     ) -> Result<i32, Errno> {
-        let nr = ioc_nr(request as u32);
-        let mut s = self.state.lock().unwrap();
-        s.calls.push(nr);
-        if let Some(e) = s.fail.get(&nr) {
-            return Err(*e);
-        }
+        let s = self;
         match nr {
-            0x01 => {
-                // SAFETY: GET_VERSION's argument.
-                let a = unsafe { &mut *(arg as *mut kfd::kfd_ioctl_get_version_args) };
-                a.major_version = s.version.0;
-                a.minor_version = s.version.1;
-                Ok(0)
-            }
             0x05 => {
                 // SAFETY: GET_CLOCK_COUNTERS' argument.
                 let a = unsafe { &mut *(arg as *mut kfd::kfd_ioctl_get_clock_counters_args) };
@@ -120,13 +83,9 @@ impl Driver for MockKfd {
                 }
             }
             // SAFETY: PC_SAMPLE's argument, pointers set by the library.
-            0x85 if s.pc_sampling => unsafe { pc_sample(&mut s, arg as *mut _) },
+            0x85 if s.pc_sampling => unsafe { pc_sample(s, arg as *mut _) },
             _ => Err(Errno::ENOTTY),
         }
-    }
-
-    fn root(&self) -> &Path {
-        Path::new("/")
     }
 }
 
