@@ -274,6 +274,8 @@ impl Events {
             });
         }
         if let Some(addr) = offered {
+            // The kernel now owns the buffer until the process ends.
+            sh.memory.mark_kernel_held(addr);
             page.pending = None;
             page.page = Some(EventPage::Buffer {
                 addr,
@@ -698,7 +700,8 @@ impl Events {
     /// Destroys every remaining event (context teardown). The kernel's
     /// page mapping is released when the `Events` drops; a dGPU page
     /// buffer stays allocated because the kernel refuses to free the
-    /// signal buffer while its process lives (it goes with the process).
+    /// signal buffer while its process lives (it goes with the process:
+    /// see [`DeviceMemory::mark_kernel_held`]).
     pub fn teardown(&self) {
         self.shared.destroy_all();
     }

@@ -104,10 +104,17 @@ impl DeviceMemory for FmmMemory {
         Ok(())
     }
 
-    fn handle(&self, _addr: u64) -> Option<u64> {
-        // kfd-fmm does not expose buffer-object handles (yet); without one
-        // the event page falls back to the kernel-allocated page.
-        None
+    fn handle(&self, addr: u64) -> Option<u64> {
+        self.fmm.handle(addr)
+    }
+
+    fn mark_kernel_held(&self, addr: u64) {
+        if let Some(buf) = lock(&self.buffers).remove(&addr) {
+            // The memory manager keeps the object (and leaves its BO to
+            // the kernel at teardown); the buffer no longer frees it.
+            let _ = buf.into_raw();
+        }
+        let _ = self.fmm.mark_kernel_held(addr);
     }
 
     fn alloc_doorbell(&self, gpu_id: u32, size: u64, mmap_offset: u64) -> Result<u64, MemoryError> {

@@ -79,6 +79,15 @@ pub trait DeviceMemory: Send + Sync + fmt::Debug {
     /// (`fmm_get_handle`), used to hand the event page to the kernel.
     fn handle(&self, addr: u64) -> Option<u64>;
 
+    /// The kernel took the buffer at `addr` (from
+    /// [`DeviceMemory::alloc_exec`]) for the rest of its process: the dGPU
+    /// event page, which it refuses to free while the process lives. The
+    /// provider must not free it (nor unmap it) at teardown; it goes with
+    /// the kernel process. The default does nothing.
+    fn mark_kernel_held(&self, addr: u64) {
+        let _ = addr;
+    }
+
     /// Allocates a doorbell buffer object of `size` bytes for `gpu_id`,
     /// maps it for the CPU at a fresh address by `mmap` of the KFD
     /// descriptor at `mmap_offset`, and maps it into that GPU's VM.

@@ -188,29 +188,107 @@ fn events_of_another_context_are_rejected() {
 
 #[test]
 fn too_many_signal_events() {
-    let sim = Sim::preset("apu").unwrap();
+    // The kernel's page (APU, mapped whole by us) and a library buffer
+    // (dGPU) both have 4096 slots; the kernel keeps id 0 for itself.
+    for preset in ["apu", "mi210"] {
+        let sim = Sim::preset(preset).unwrap();
+        let ctx = Ctx::primary(&sim);
+        let events = ctx.events();
+        let mut made = Vec::new();
+        let err = loop {
+            match events.create(&EventDescriptor::new(EventType::Signal), false, false) {
+                Ok(e) => made.push(e),
+                Err(e) => break e,
+            }
+            assert!(made.len() <= 4096, "the event page has 4096 slots");
+        };
+        assert_eq!(err, EventError::TooManyEvents);
+        assert_eq!(st(err), 1);
+        assert_eq!(made.len(), 4095, "{preset}");
+        assert_eq!(made.iter().map(|e| e.id()).min(), Some(1), "{preset}");
+        assert!(made.iter().all(|e| e.slot_address() != 0));
+        // Freeing one makes room again.
+        events.destroy(&made.pop().unwrap()).unwrap();
+        made.push(signal(&events, false));
+        events.teardown();
+        assert_eq!(events.live_count(), 0);
+    }
+}
+
+/// A `Write` into a shared buffer, for the simulator's ioctl trace.
+#[derive(Clone, Default)]
+struct TraceBuf(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for TraceBuf {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl TraceBuf {
+    /// The ioctl names traced so far, in order.
+    fn ioctls(&self) -> Vec<String> {
+        String::from_utf8_lossy(&self.0.lock().unwrap())
+            .lines()
+            .filter_map(|l| l.split_whitespace().nth(1).map(str::to_string))
+            .collect()
+    }
+}
+
+#[test]
+fn dgpu_event_page_is_a_library_buffer_the_kernel_keeps() {
+    // As the C library: on a dGPU the first event allocates an uncached
+    // GTT buffer for every slot, maps it to all GPUs and passes its BO
+    // handle with CREATE_EVENT; at teardown it is neither unmapped nor
+    // freed (the kernel refuses while the process lives).
+    let sim = Sim::preset("mi300x").unwrap();
     let ctx = Ctx::primary(&sim);
+    let trace = TraceBuf::default();
+    sim.set_trace(trace.clone());
     let events = ctx.events();
-    let mut made = Vec::new();
-    let err = loop {
-        match events.create(&EventDescriptor::new(EventType::Signal), false, false) {
-            Ok(e) => made.push(e),
-            Err(e) => break e,
-        }
-        assert!(made.len() <= 4096, "the event page has 4096 slots");
-    };
-    assert_eq!(err, EventError::TooManyEvents);
-    assert_eq!(st(err), 1);
-    assert!(
-        made.len() >= 255,
-        "at least the old one-page limit: {}",
-        made.len()
+    let e = signal(&events, false);
+    let (base, slots) = events.event_page().unwrap();
+    assert_eq!(slots, 4096);
+    assert_eq!(e.slot_address(), base + e.slot().unwrap() as u64 * 8);
+    assert_eq!(events.slot_value(&e).unwrap(), Some(u64::MAX));
+    let fmm = ctx.memory.fmm().clone();
+    let handle = fmm.handle(base).expect("the page is a BO of ours");
+    assert_eq!(
+        trace.ioctls(),
+        [
+            "AMDKFD_IOC_ALLOC_MEMORY_OF_GPU",
+            "AMDKFD_IOC_MAP_MEMORY_TO_GPU",
+            "AMDKFD_IOC_CREATE_EVENT"
+        ]
     );
-    // Freeing one makes room again.
-    events.destroy(&made.pop().unwrap()).unwrap();
-    made.push(signal(&events, false));
+    // The buffer is the kernel's now: the provider holds nothing.
+    assert_eq!(ctx.memory.live_buffers(), 0);
+    events.destroy(&e).unwrap();
+    // A later event reuses the page.
+    let f = signal(&events, false);
+    assert_eq!(events.event_page(), Some((base, slots)));
     events.teardown();
-    assert_eq!(events.live_count(), 0);
+    drop(f);
+    drop(events);
+    let before = trace.0.lock().unwrap().len();
+    drop(fmm);
+    drop(ctx);
+    let at_close = String::from_utf8_lossy(&trace.0.lock().unwrap()[before..]).to_string();
+    assert!(
+        at_close.contains("AMDKFD_IOC_FREE_MEMORY_OF_GPU"),
+        "other buffers are freed: {at_close}"
+    );
+    assert!(
+        !at_close.contains(&format!("handle: {handle} "))
+            && !at_close.contains(&format!("handle: {handle},")),
+        "teardown leaves the event page to the kernel: {at_close}"
+    );
+    sim.clear_trace();
+    assert_no_leaks(&sim);
 }
 
 #[test]

@@ -276,6 +276,12 @@ const GRAPHICS_METADATA_DEFAULT_SIZE: u32 = 64;
 /// Kaveri, the one GPU whose memory policy can be set.
 const KAVERI: GfxVersion = GfxVersion::new(7, 0, 0);
 
+/// Whether the kernel refused an operation with `EPERM` (FREE_MEMORY of
+/// the buffer it uses as the event page).
+fn is_eperm(e: &FmmError) -> bool {
+    matches!(e, FmmError::Ioctl { errno, .. } if *errno == Errno::EPERM)
+}
+
 /// The page-granular VM alignment of old GPUs (Tonga, Carrizo need 32 KiB).
 fn vm_alignment(device_id: u32) -> u64 {
     const TONGA_PAGE_SIZE: u64 = 0x8000;
@@ -888,8 +894,14 @@ impl Fmm {
 
     /// Undoes an object that is in no shard: unmaps it from GPUs, frees
     /// the BO and gives back its address range. Errors are ignored
-    /// (teardown and failure paths).
+    /// (teardown and failure paths); in particular the kernel's `EPERM`
+    /// for the event-page buffer, which it keeps until the process ends,
+    /// is expected, and a buffer it already refused is not offered again.
     fn destroy(&self, mut obj: VmObject) {
+        if obj.kernel_held {
+            self.release_range(&obj);
+            return;
+        }
         if obj.handle.is_some() && !obj.mapped.is_empty() {
             let ids = obj.mapped.clone();
             let _ = self.unmap_ioctl(&mut obj, &ids);
@@ -1497,10 +1509,12 @@ impl Fmm {
     }
 
     /// Frees the BO of an object already removed from its shard; on
-    /// failure the object goes back.
-    fn release_object(&self, obj: VmObject) -> Result<()> {
+    /// failure the object goes back (marked kernel-held if the kernel
+    /// refused with `EPERM`).
+    fn release_object(&self, mut obj: VmObject) -> Result<()> {
         if let Some(h) = obj.handle {
             if let Err(e) = self.free_bo(h) {
+                obj.kernel_held |= is_eperm(&e);
                 self.insert(obj);
                 return Err(e);
             }
@@ -2100,6 +2114,49 @@ impl Fmm {
             info
         })
         .ok_or(FmmError::UnknownPointer(addr))
+    }
+
+    /// The kernel buffer-object handle of the object that starts at `addr`
+    /// (the C library's `fmm_get_handle`), or `None` if no object starts
+    /// there or the object has no BO (address-only reservations, APU
+    /// system memory). A lookup in the address index: O(log n).
+    ///
+    /// The handle is what `AMDKFD_IOC_CREATE_EVENT` takes as
+    /// `event_page_offset` to use a library-allocated buffer as the event
+    /// page. The kernel keeps such a buffer for the life of its process
+    /// and refuses to free it before (`EPERM`).
+    pub fn handle(&self, addr: u64) -> Option<u64> {
+        if addr == 0 {
+            return None;
+        }
+        self.with_object(addr, Lookup::Exact { size: 0 }, |o| {
+            if o.start == addr {
+                o.handle
+            } else {
+                None
+            }
+        })
+        .flatten()
+    }
+
+    /// Records that the kernel keeps the buffer starting at `addr` for the
+    /// rest of its process: the event page handed to `CREATE_EVENT`, which
+    /// the kernel refuses to free (`EPERM`) while the process lives.
+    /// Teardown then gives back only its address range, with no unmap or
+    /// free, as the C library leaves it to go with the process. Fails with
+    /// [`FmmError::NoSuchObject`] if no object with a BO starts at `addr`.
+    pub fn mark_kernel_held(&self, addr: u64) -> Result<()> {
+        self.with_object(addr, Lookup::Exact { size: 0 }, |o| {
+            if o.start == addr && o.handle.is_some() {
+                o.kernel_held = true;
+                true
+            } else {
+                false
+            }
+        })
+        .filter(|&found| found)
+        .map(|_| ())
+        .ok_or(FmmError::NoSuchObject(addr))
     }
 
     /// `hsaKmtSetMemoryUserData`: attaches a value to the object at `addr`.

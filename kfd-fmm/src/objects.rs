@@ -87,6 +87,11 @@ pub(crate) struct VmObject {
     pub cpu: CpuView,
     /// A dma-buf exported for share handles; kept open while the object lives.
     pub share_fd: Option<OwnedFd>,
+    /// The kernel refused to free the BO with `EPERM`: it holds the buffer
+    /// for the life of the process (the event page handed to
+    /// CREATE_EVENT). Teardown gives back the address range without
+    /// asking again; the BO goes with the kernel process.
+    pub kernel_held: bool,
 }
 
 impl VmObject {
@@ -106,6 +111,7 @@ impl VmObject {
             user_data: 0,
             cpu: CpuView::None,
             share_fd: None,
+            kernel_held: false,
         }
     }
 

@@ -942,3 +942,134 @@ fn from_a_topology_snapshot() {
     drop(b);
     teardown(sim, fmm);
 }
+
+/// A `Write` into a shared buffer, for the simulator's ioctl trace.
+#[derive(Clone, Default)]
+struct TraceBuf(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for TraceBuf {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl TraceBuf {
+    /// Traced lines naming BO `handle`.
+    fn lines_with(&self, handle: u64) -> Vec<String> {
+        String::from_utf8_lossy(&self.0.lock().unwrap())
+            .lines()
+            .filter(|l| {
+                l.contains(&format!("handle: {handle} "))
+                    || l.contains(&format!("handle: {handle},"))
+            })
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+/// Hands the BO `handle` to the kernel as the event page, as the first
+/// CREATE_EVENT of a dGPU process does.
+fn make_event_page(fmm: &kfd_fmm::Fmm, handle: u64) {
+    let mut a = kfd_sys::kfd::kfd_ioctl_create_event_args {
+        event_page_offset: handle,
+        event_type: kfd_sys::kfd::KFD_IOC_EVENT_SIGNAL,
+        auto_reset: 1,
+        ..Default::default()
+    };
+    fmm.kfd()
+        .ioctl_plain(kfd_sys::kfd::AMDKFD_IOC_CREATE_EVENT, &mut a)
+        .expect("CREATE_EVENT with a library event page");
+}
+
+#[test]
+fn bo_handles_by_address() {
+    let (sim, fmm) = primary("mi210");
+    let flags = MemFlags::HOST_ACCESS | MemFlags::NON_PAGED | MemFlags::UNCACHED;
+    let a = fmm.alloc_buffer(0, 8 * PAGE_SIZE, 0, flags).unwrap();
+    let b = fmm.alloc_buffer(0, PAGE_SIZE, 0, flags).unwrap();
+    let ha = fmm.handle(a.addr()).expect("a BO");
+    let hb = fmm.handle(b.addr()).expect("a BO");
+    assert_ne!(ha, hb);
+    // Only the start of an object names it, as fmm_get_handle.
+    assert_eq!(fmm.handle(a.addr() + PAGE_SIZE), None);
+    assert_eq!(fmm.handle(0), None);
+    assert_eq!(fmm.handle(0x1000), None);
+    // An address-only reservation has no BO.
+    let r = fmm
+        .alloc_memory(
+            gpu_node(&fmm),
+            2 * MIB,
+            MemFlags::NON_PAGED | MemFlags::ONLY_ADDRESS,
+            None,
+        )
+        .unwrap();
+    assert_eq!(fmm.handle(r), None);
+    fmm.free_memory(r).unwrap();
+    // Gone with the object.
+    let addr = b.addr();
+    drop(b);
+    assert_eq!(fmm.handle(addr), None);
+    drop(a);
+    teardown(sim, fmm);
+}
+
+#[test]
+fn the_event_page_buffer_is_left_to_the_kernel() {
+    let (sim, fmm) = primary("mi210");
+    let trace = TraceBuf::default();
+    let flags = MemFlags::HOST_ACCESS | MemFlags::NON_PAGED | MemFlags::UNCACHED;
+    let page = fmm.alloc_buffer(0, 8 * PAGE_SIZE, 0, flags).unwrap();
+    page.map().unwrap();
+    let handle = fmm.handle(page.addr()).unwrap();
+    make_event_page(&fmm, handle);
+    sim.set_trace(trace.clone());
+    // The kernel refuses to free it while the process lives; the object
+    // stays and its handle still resolves.
+    let addr = page.into_raw();
+    fmm.unmap_from_gpu(addr).unwrap();
+    match fmm.free_memory(addr) {
+        Err(FmmError::Ioctl { errno, .. }) => assert_eq!(errno, Errno::EPERM),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(fmm.handle(addr), Some(handle));
+    // Teardown does not ask again (one refused free in all) and leaves
+    // nothing once the kfd file closes and the process goes.
+    teardown(sim.clone(), fmm);
+    assert_eq!(
+        trace.lines_with(handle).len(),
+        2,
+        "{:?}",
+        trace.lines_with(handle)
+    );
+    sim.clear_trace();
+}
+
+#[test]
+fn a_buffer_marked_kernel_held_is_neither_unmapped_nor_freed_at_teardown() {
+    let (sim, fmm) = primary("mi300x");
+    let trace = TraceBuf::default();
+    let flags = MemFlags::HOST_ACCESS | MemFlags::NON_PAGED | MemFlags::UNCACHED;
+    let page = fmm.alloc_buffer(0, 8 * PAGE_SIZE, 0, flags).unwrap();
+    page.map().unwrap();
+    let handle = fmm.handle(page.addr()).unwrap();
+    make_event_page(&fmm, handle);
+    let addr = page.into_raw();
+    fmm.mark_kernel_held(addr).unwrap();
+    assert!(matches!(
+        fmm.mark_kernel_held(addr + PAGE_SIZE),
+        Err(FmmError::NoSuchObject(_))
+    ));
+    let other = fmm.alloc_buffer(0, PAGE_SIZE, 0, flags).unwrap();
+    let other_handle = fmm.handle(other.addr()).unwrap();
+    let _ = other.into_raw();
+    sim.set_trace(trace.clone());
+    teardown(sim.clone(), fmm);
+    assert_eq!(trace.lines_with(handle), Vec::<String>::new());
+    // Other leftovers are still freed.
+    assert_eq!(trace.lines_with(other_handle).len(), 1);
+    sim.clear_trace();
+}
