@@ -67,7 +67,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use kfd_sys::dbg_trap::{self, Request};
 use kfd_sys::kfd::{self, kfd_dbg_device_info_entry, kfd_queue_snapshot_entry, kfd_runtime_info};
-use kfd_sys::{DeviceFile, Errno};
+use kfd_sys::{DeviceFile, Errno, KfdVersionCell};
 
 /// The KFD ioctl minor version (of major 1) that introduced the debugger
 /// interface (`AMDKFD_IOC_RUNTIME_ENABLE`, `AMDKFD_IOC_DBG_TRAP`).
@@ -173,7 +173,6 @@ pub struct DebugEvent {
 
 #[derive(Debug, Default)]
 struct State {
-    kfd_version: Option<(u32, u32)>,
     runtime_capabilities: u32,
     runtime_info: kfd_runtime_info,
 }
@@ -187,6 +186,7 @@ pub struct Debug {
     file: Arc<DeviceFile>,
     primary: bool,
     nodes: Vec<DebugNode>,
+    kfd_version: KfdVersionCell,
     state: Mutex<State>,
 }
 
@@ -196,6 +196,7 @@ impl fmt::Debug for Debug {
             .field("file", &self.file)
             .field("primary", &self.primary)
             .field("nodes", &self.nodes)
+            .field("kfd_version", &self.kfd_version)
             .field("state", &*self.lock())
             .finish()
     }
@@ -210,6 +211,7 @@ impl Debug {
             file,
             primary,
             nodes,
+            kfd_version: KfdVersionCell::default(),
             state: Mutex::new(State::default()),
         }
     }
@@ -223,9 +225,10 @@ impl Debug {
         major: u32,
         minor: u32,
     ) -> Debug {
-        let debug = Debug::new(file, primary, nodes);
-        debug.lock().kfd_version = Some((major, minor));
-        debug
+        Debug {
+            kfd_version: KfdVersionCell::known(major, minor),
+            ..Debug::new(file, primary, nodes)
+        }
     }
 
     /// Whether this is the debug sub-context of the primary context.
@@ -260,24 +263,21 @@ impl Debug {
     /// The KFD ioctl interface version `(major, minor)`, queried once with
     /// `AMDKFD_IOC_GET_VERSION` and cached.
     pub fn kfd_version(&self) -> Result<(u32, u32)> {
-        let cached = self.lock().kfd_version;
-        let v = match cached {
-            Some(v) => v,
-            None => self.file.kfd_version().map_err(Error::VersionQuery)?,
-        };
-        self.lock().kfd_version = Some(v);
-        Ok(v)
+        self.kfd_version
+            .get(&self.file)
+            .map_err(Error::VersionQuery)
     }
 
     fn require_kfd_minor(&self, required_minor: u32) -> Result<()> {
-        match self.kfd_version()? {
-            (major, minor) if (major, minor) < (1, required_minor) => Err(Error::KfdTooOld {
-                major,
-                minor,
-                required_minor,
-            }),
-            _ => Ok(()),
-        }
+        let (major, minor) = self.kfd_version()?;
+        let too_old = Error::KfdTooOld {
+            major,
+            minor,
+            required_minor,
+        };
+        ((major, minor) >= (1, required_minor))
+            .then_some(())
+            .ok_or(too_old)
     }
 
     /// Checks that `node` exists and returns its gpu_id (0 for a CPU node).

@@ -69,7 +69,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use kfd_sys::spm::SpmStream;
-use kfd_sys::DeviceFile;
+use kfd_sys::{DeviceFile, KfdVersionCell};
 
 use pmc::{Asic, CounterProperties, GfxVersion};
 
@@ -116,7 +116,6 @@ impl PerfNode {
 
 #[derive(Debug, Default)]
 struct State {
-    kfd_version: Option<(u32, u32)>,
     counter_props: HashMap<u32, Arc<CounterProperties>>,
     traces: HashMap<u64, trace::Trace>,
     next_trace: u64,
@@ -126,6 +125,7 @@ struct State {
 pub struct Perf {
     file: Arc<DeviceFile>,
     nodes: Vec<PerfNode>,
+    kfd_version: KfdVersionCell,
     state: Mutex<State>,
     spm: Mutex<HashMap<u32, SpmStream>>,
 }
@@ -136,7 +136,7 @@ impl fmt::Debug for Perf {
         f.debug_struct("Perf")
             .field("file", &self.file)
             .field("nodes", &self.nodes)
-            .field("kfd_version", &s.kfd_version)
+            .field("kfd_version", &self.kfd_version)
             .field("traces", &s.traces.len())
             .finish()
     }
@@ -149,6 +149,7 @@ impl Perf {
         Perf {
             file,
             nodes,
+            kfd_version: KfdVersionCell::default(),
             state: Mutex::new(State::default()),
             spm: Mutex::new(HashMap::new()),
         }
@@ -162,9 +163,10 @@ impl Perf {
         major: u32,
         minor: u32,
     ) -> Perf {
-        let perf = Perf::new(file, nodes);
-        perf.lock().kfd_version = Some((major, minor));
-        perf
+        Perf {
+            kfd_version: KfdVersionCell::known(major, minor),
+            ..Perf::new(file, nodes)
+        }
     }
 
     /// The nodes this sub-context was created with.
@@ -191,27 +193,22 @@ impl Perf {
     /// The KFD ioctl interface version `(major, minor)`, queried once and
     /// cached.
     pub fn kfd_version(&self) -> Result<(u32, u32)> {
-        let cached = self.lock().kfd_version;
-        let v = match cached {
-            Some(v) => v,
-            None => self.file.kfd_version().map_err(|errno| Error::Kernel {
-                op: KernelOp::GetVersion,
-                errno,
-            })?,
-        };
-        self.lock().kfd_version = Some(v);
-        Ok(v)
+        let op = KernelOp::GetVersion;
+        self.kfd_version
+            .get(&self.file)
+            .map_err(|errno| Error::Kernel { op, errno })
     }
 
     fn require_kfd_minor(&self, required_minor: u32) -> Result<()> {
-        match self.kfd_version()? {
-            (major, minor) if (major, minor) < (1, required_minor) => Err(Error::KfdTooOld {
-                major,
-                minor,
-                required_minor,
-            }),
-            _ => Ok(()),
-        }
+        let (major, minor) = self.kfd_version()?;
+        let too_old = Error::KfdTooOld {
+            major,
+            minor,
+            required_minor,
+        };
+        ((major, minor) >= (1, required_minor))
+            .then_some(())
+            .ok_or(too_old)
     }
 
     /// The SPM destination streams, by gpu_id (a lock of their own: a

@@ -460,6 +460,20 @@ pub fn query_exception_info(
     }
 }
 
+/// Issues a snapshot request and returns its `(count, entry_size)`.
+fn snapshot(file: &DeviceFile, pid: u32, mut r: Request<'_>) -> Result<(u32, u32), Errno> {
+    issue(file, pid, &mut r)?;
+    match r {
+        Request::GetQueueSnapshot {
+            count, entry_size, ..
+        }
+        | Request::GetDeviceSnapshot {
+            count, entry_size, ..
+        } => Ok((count, entry_size)),
+        _ => unreachable!("only snapshot requests come here"),
+    }
+}
+
 /// `KFD_IOC_DBG_TRAP_GET_QUEUE_SNAPSHOT`: fills up to `entries.len()`
 /// entries, clearing `exception_mask` on each queue. Returns `(number of
 /// queues that exist, the kernel's entry size)`.
@@ -469,19 +483,14 @@ pub fn get_queue_snapshot(
     exception_mask: u64,
     entries: &mut [kfd_queue_snapshot_entry],
 ) -> Result<(u32, u32), Errno> {
-    let mut r = Request::GetQueueSnapshot {
+    let (count, entry_size) = (0, 0);
+    let r = Request::GetQueueSnapshot {
         exception_mask,
         entries,
-        count: 0,
-        entry_size: 0,
+        count,
+        entry_size,
     };
-    issue(file, pid, &mut r)?;
-    match r {
-        Request::GetQueueSnapshot {
-            count, entry_size, ..
-        } => Ok((count, entry_size)),
-        _ => unreachable!("the variant does not change"),
-    }
+    snapshot(file, pid, r)
 }
 
 /// `KFD_IOC_DBG_TRAP_GET_DEVICE_SNAPSHOT`: as [`get_queue_snapshot`], for
@@ -492,19 +501,14 @@ pub fn get_device_snapshot(
     exception_mask: u64,
     entries: &mut [kfd_dbg_device_info_entry],
 ) -> Result<(u32, u32), Errno> {
-    let mut r = Request::GetDeviceSnapshot {
+    let (count, entry_size) = (0, 0);
+    let r = Request::GetDeviceSnapshot {
         exception_mask,
         entries,
-        count: 0,
-        entry_size: 0,
+        count,
+        entry_size,
     };
-    issue(file, pid, &mut r)?;
-    match r {
-        Request::GetDeviceSnapshot {
-            count, entry_size, ..
-        } => Ok((count, entry_size)),
-        _ => unreachable!("the variant does not change"),
-    }
+    snapshot(file, pid, r)
 }
 
 // ---------------------------------------------------------------------------

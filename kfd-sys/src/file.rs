@@ -2,7 +2,7 @@
 
 use std::fmt;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::ioctl::{Ioctl, PlainArgs};
 use crate::{Driver, Errno};
@@ -80,12 +80,35 @@ impl DeviceFile {
     }
 
     /// The KFD ioctl interface version `(major, minor)` of this file
-    /// (`AMDKFD_IOC_GET_VERSION`). Not cached; the crates above keep what
-    /// they need.
+    /// (`AMDKFD_IOC_GET_VERSION`). Not cached; see [`KfdVersionCell`].
     pub fn kfd_version(&self) -> Result<(u32, u32), Errno> {
         let mut v = crate::kfd::kfd_ioctl_get_version_args::default();
         self.ioctl_plain(crate::kfd::AMDKFD_IOC_GET_VERSION, &mut v)?;
         Ok((v.major_version, v.minor_version))
+    }
+}
+
+/// The KFD ioctl interface version of a file, queried once: it cannot
+/// change while the file is open. Sub-contexts keep one each (it can be
+/// created already known, [`KfdVersionCell::known`]).
+#[derive(Debug, Default)]
+pub struct KfdVersionCell(OnceLock<(u32, u32)>);
+
+impl KfdVersionCell {
+    /// A cell holding `major.minor` already.
+    pub fn known(major: u32, minor: u32) -> KfdVersionCell {
+        KfdVersionCell(OnceLock::from((major, minor)))
+    }
+
+    /// The version `(major, minor)`, from the cell or else queried from
+    /// `file` ([`DeviceFile::kfd_version`]) and kept. A failed query is
+    /// not kept.
+    pub fn get(&self, file: &DeviceFile) -> Result<(u32, u32), Errno> {
+        if let Some(v) = self.0.get() {
+            return Ok(*v);
+        }
+        let v = file.kfd_version()?;
+        Ok(*self.0.get_or_init(|| v))
     }
 }
 
@@ -140,5 +163,8 @@ mod tests {
             Errno::ENOTTY
         );
         assert_eq!(f.kfd_version().unwrap_err(), Errno::ENOTTY);
+        let cell = KfdVersionCell::default();
+        assert_eq!(cell.get(&f), Err(Errno::ENOTTY), "a failure is not kept");
+        assert_eq!(KfdVersionCell::known(1, 17).get(&f), Ok((1, 17)));
     }
 }

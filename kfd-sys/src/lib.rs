@@ -49,7 +49,7 @@ pub mod testing;
 
 pub use driver::{Driver, NixDriver};
 pub use errno::Errno;
-pub use file::{DeviceFile, DeviceKind};
+pub use file::{DeviceFile, DeviceKind, KfdVersionCell};
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
