@@ -75,14 +75,25 @@ pub fn hsakmt_lib_dir(abi: Abi) -> PathBuf {
             ],
         ),
     };
+    // Built and installed once per test process and ABI: tests of one
+    // binary run on parallel threads, and a second copy over the file
+    // while another test links or loads it would hand them a short file.
+    static DIRS: Mutex<Vec<(Abi, PathBuf)>> = Mutex::new(Vec::new());
+    let mut dirs = DIRS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, lib)) = dirs.iter().find(|(a, _)| *a == abi) {
+        return lib.clone();
+    }
     let dir = target_dir().join("hsakmt-it").join(name);
     cargo_build(&dir, args);
     let so = dir.join("debug").join("libhsakmt.so");
     let lib = dir.join("lib");
     std::fs::create_dir_all(&lib).unwrap();
-    let link = lib.join("libhsakmt.so.1");
-    let _ = std::fs::remove_file(&link);
-    std::fs::copy(&so, &link).expect("copy libhsakmt.so");
+    // Copy next to the destination, then rename: a process that already
+    // has the old file open or mapped keeps a complete file.
+    let tmp = lib.join(format!(".libhsakmt.so.1.{}", std::process::id()));
+    std::fs::copy(&so, &tmp).expect("copy libhsakmt.so");
+    std::fs::rename(&tmp, lib.join("libhsakmt.so.1")).expect("install libhsakmt.so.1");
+    dirs.push((abi, lib.clone()));
     lib
 }
 
