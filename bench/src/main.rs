@@ -81,7 +81,7 @@ impl<'a> Args<'a> {
 fn budget(a: &Args<'_>) -> Result<Budget, String> {
     Ok(Budget {
         per_op: Duration::from_millis(a.num("--per-op-ms", 150u64)?),
-        max_samples: a.num("--max-samples", 30usize)?.max(1),
+        max_samples: a.num("--max-samples", 100usize)?.max(1),
         min_samples: a.num("--min-samples", 3usize)?.max(1),
         count_ioctls: a.0.iter().any(|x| x == "--count-ioctls"),
         fixed_batch: a

@@ -7,10 +7,10 @@ use std::fmt::Write as _;
 use crate::ops::{info, SCALING_OPS};
 use crate::report::{fmt_unit, Row, Value};
 
-const W: f64 = 960.0;
+const W: f64 = 1000.0;
 const PANEL_H: f64 = 400.0;
 const LEFT: f64 = 80.0;
-const RIGHT: f64 = 260.0;
+const RIGHT: f64 = 300.0;
 const TOP: f64 = 40.0;
 const BOTTOM: f64 = 50.0;
 const COLORS: &[&str] = &["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"];
@@ -120,7 +120,7 @@ fn legend(s: &mut String, x: f64, mut y: f64, items: &[(String, &str)]) {
             let yy = y + dy;
             let _ = writeln!(
                 s,
-                r#"<line x1="{x:.1}" y1="{yy:.1}" x2="{:.1}" y2="{yy:.1}" stroke="{color}" stroke-width="2" {}/><text x="{:.1}" y="{:.1}" font-size="12">{who}: {label}</text>"#,
+                r#"<line x1="{x:.1}" y1="{yy:.1}" x2="{:.1}" y2="{yy:.1}" stroke="{color}" stroke-width="2" {}/><text x="{:.1}" y="{:.1}" font-size="11">{who}: {label}</text>"#,
                 x + 28.0,
                 if dashed {
                     r#"stroke-dasharray="6,4""#
@@ -258,21 +258,71 @@ pub fn render(rows: &[Row]) -> String {
         pts.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1)));
         let xy: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.1)).collect();
         polyline(&mut s, &xy, color, dashed);
-        for (x, y, name) in &pts {
-            let _ = writeln!(
-                s,
-                r#"<text x="{:.1}" y="{:.1}" font-size="10" fill="{color}">{name}</text>"#,
-                x + 6.0,
-                y - 6.0
-            );
+        if dashed {
+            // One label per node count, above the highest point there.
+            let mut i = 0;
+            while i < pts.len() {
+                let x = pts[i].0;
+                let same: Vec<&(f64, f64, String)> =
+                    pts[i..].iter().take_while(|p| p.0 == x).collect();
+                let top = same.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+                let names: Vec<&str> = same.iter().map(|p| p.2.as_str()).collect();
+                let _ = writeln!(
+                    s,
+                    r#"<text x="{:.1}" y="{:.1}" font-size="11" fill="black">{}</text>"#,
+                    x + 8.0,
+                    top - 8.0,
+                    names.join(", ")
+                );
+                i += same.len();
+            }
         }
     }
     legend(
         &mut s,
         W - RIGHT + 14.0,
         y0 + TOP + 6.0,
-        &[("topology".to_string(), COLORS[0])],
+        &[("open+topology read+close".to_string(), COLORS[0])],
     );
     s.push_str("</svg>\n");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Value;
+    use crate::stats::summarize;
+
+    fn row(op: &'static str, param: &str, nodes: Option<u32>, c: f64, ours: f64) -> Row {
+        Row {
+            op,
+            title: op,
+            unit: crate::ops::Unit::Ns,
+            param: param.into(),
+            nodes,
+            c: Value::Measured(summarize(&[c]).unwrap()),
+            ours: Value::Measured(summarize(&[ours]).unwrap()),
+            notes: vec![],
+            ioctls: (None, None),
+        }
+    }
+
+    #[test]
+    fn draws_both_panels() {
+        let rows = vec![
+            row("pointer-info", "live=0", None, 17.0, 350.0),
+            row("pointer-info", "live=1000", None, 80.0, 380.0),
+            row("topology", "mi210", Some(2), 6e5, 3e5),
+            row("topology", "apu", Some(2), 5e5, 3e5),
+            row("topology", "large64", Some(66), 7e7, 2e7),
+        ];
+        let svg = render(&rows);
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n"));
+        // One dashed (C) and one solid (ours) line per panel.
+        assert_eq!(svg.matches("<polyline").count(), 4);
+        assert_eq!(svg.matches("stroke-dasharray=\"6,4\" points").count(), 2);
+        assert!(svg.contains(">1k<"));
+        assert!(svg.contains("apu, mi210"), "{svg}");
+    }
 }
