@@ -233,3 +233,73 @@ fn kernel_allocated_event_page_is_mappable() {
     unmap_fd(page, 8 * 4096);
     p.close();
 }
+
+#[test]
+fn event_ids_follow_kfd_events_c() {
+    // kfd_event_init_process keeps id 0, so signal events start at 1;
+    // other types take ids from KFD_FIRST_NONSIGNAL_EVENT_ID
+    // ((INT_MAX >> 1) + 1) up.
+    let sim = Sim::preset("apu").unwrap();
+    let p = Proc::open(&sim);
+    let first = p.create_event(SIGNAL, true, 0).unwrap();
+    assert_eq!((first.event_id, first.event_slot_index), (1, 1));
+    let mem = p.create_event(KFD_IOC_EVENT_MEMORY, true, 0).unwrap();
+    assert_eq!(mem.event_id, 0x4000_0000);
+    assert_eq!(mem.event_page_offset, 0, "non-signal events have no slot");
+    let hw = p.create_event(KFD_IOC_EVENT_HW_EXCEPTION, true, 0).unwrap();
+    assert_eq!(hw.event_id, 0x4000_0001);
+    // The lowest free id is reused.
+    p.destroy_event(first.event_id).unwrap();
+    assert_eq!(p.create_event(SIGNAL, true, 0).unwrap().event_id, 1);
+    p.close();
+    assert!(sim.live_objects().is_empty());
+}
+
+#[test]
+fn kernel_page_has_256_slots_until_it_is_mapped() {
+    let sim = Sim::preset("apu").unwrap();
+    let p = Proc::open(&sim);
+    // 256 slots, id 0 reserved: 255 events before the page is mapped.
+    let mut ids = Vec::new();
+    let err = loop {
+        match p.create_event(SIGNAL, true, 0) {
+            Ok(e) => ids.push(e),
+            Err(e) => break e,
+        }
+        assert!(ids.len() < 4096);
+    };
+    assert_eq!(err, Errno::ENOSPC);
+    assert_eq!(ids.len(), 255);
+    assert_eq!(ids.last().unwrap().event_id, 255);
+    // Mapping the whole page (kfd_event_mmap) makes every slot usable.
+    let off = ids[0].event_page_offset;
+    let page = map_fd(&p.kfd, off, 8 * 4096);
+    while ids.len() < 4095 {
+        ids.push(p.create_event(SIGNAL, true, 0).unwrap());
+    }
+    assert_eq!(p.create_event(SIGNAL, true, 0).err(), Some(Errno::ENOSPC));
+    assert_eq!(ids.last().unwrap().event_id, 4095);
+    // The size stays known after the mapping is gone.
+    unmap_fd(page, 8 * 4096);
+    p.destroy_event(ids.pop().unwrap().event_id).unwrap();
+    assert_eq!(p.create_event(SIGNAL, true, 0).unwrap().event_id, 4095);
+    p.close();
+    assert!(sim.live_objects().is_empty());
+}
+
+#[test]
+fn a_library_event_page_has_a_slot_per_eight_bytes() {
+    let sim = Sim::preset("mi210").unwrap();
+    let p = Proc::open(&sim);
+    // One 4 KiB GTT page: 512 slots, 511 events.
+    let (h, _) = p.alloc(p.gpu(), 0x7000_0000, 4096, GTT).unwrap();
+    let mut n = 1;
+    p.create_event(SIGNAL, true, h).unwrap();
+    while p.create_event(SIGNAL, true, 0).is_ok() {
+        n += 1;
+        assert!(n < 4096);
+    }
+    assert_eq!(n, 511);
+    p.close();
+    assert!(sim.live_objects().is_empty());
+}

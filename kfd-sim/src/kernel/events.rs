@@ -10,13 +10,18 @@ use kfd_sys::kfd::*;
 use kfd_sys::Errno;
 
 use super::dispatch::{Ctx, R};
-use super::memfd::Memfd;
+use super::memfd::{shared_mappings, Memfd};
 use super::memory::{event_page_storage, BoStorage};
 use super::usermem::{self, Pod};
 use super::{layout, lock};
 
-/// First id of non-signal events (`KFD_FIRST_NONSIGNAL_EVENT_ID`).
-const FIRST_NONSIGNAL_ID: u32 = KFD_SIGNAL_EVENT_LIMIT;
+/// First id of non-signal events (`KFD_FIRST_NONSIGNAL_EVENT_ID`,
+/// `(INT_MAX >> 1) + 1` in `kfd_events.h`: the upper half of the id space,
+/// far above any signal slot).
+const FIRST_NONSIGNAL_ID: u32 = (i32::MAX as u32 >> 1) + 1;
+/// Signal slots of the kernel-allocated page until user space maps it
+/// ("oldest user mode expects 256 event slots").
+const UNMAPPED_PAGE_SLOTS: u64 = 256;
 /// Slot value of an unsignaled event.
 const UNSIGNALED: u64 = u64::MAX;
 
@@ -74,6 +79,9 @@ struct Inner {
     page: Option<SignalPage>,
     /// Number of signal slots usable (signal_mapped_size / 8).
     mapped_slots: u64,
+    /// The kernel-allocated page was seen mapped by user space
+    /// (`kfd_event_mmap` set `mapped_slots` from the mapping's size).
+    page_mmapped: bool,
     signal_count: u64,
     signal_handle: Option<u64>,
     waiters: HashMap<u64, Waiter>,
@@ -88,6 +96,9 @@ pub(crate) struct EventTable {
 }
 
 impl EventTable {
+    /// As `kfd_event_init_process`: id 0 is taken up front (the CP's
+    /// interrupts without a context id name it), so signal events are
+    /// numbered from 1 and the count of signal slots in use starts at 1.
     pub fn new() -> EventTable {
         EventTable {
             inner: Mutex::new(Inner {
@@ -171,6 +182,30 @@ fn set_locked(g: &mut Inner, id: u32) {
     }
 }
 
+/// `kfd_event_mmap`: mapping the kernel's page sets the usable slots to
+/// the mapping's size. The model does not see the `mmap` itself (it goes
+/// straight to the process's memfd), so it looks for the mapping when the
+/// 256 slots of an unmapped page run out, which is the only time the
+/// size matters. Id 0 is never handed out (see `EventTable::new`).
+fn note_event_page_mmap(g: &mut Inner, home: &Memfd) {
+    if g.page_mmapped || !matches!(g.page, Some(SignalPage::Kernel(_))) {
+        return;
+    }
+    let Ok(maps) = shared_mappings(home) else {
+        return;
+    };
+    let len = maps
+        .iter()
+        .filter(|m| m.file_off == layout::KFD_EVENTS_OFF)
+        .map(|m| m.len)
+        .max();
+    if let Some(len) = len {
+        // The kernel refuses a mapping larger than the page.
+        g.mapped_slots = (len / 8).min(u64::from(KFD_SIGNAL_EVENT_LIMIT));
+        g.page_mmapped = true;
+    }
+}
+
 pub(crate) fn create(c: &Ctx, buf: &mut [u8]) -> R {
     let mut a = kfd_ioctl_create_event_args::from_buf(buf);
     let table = c.proc.events.clone();
@@ -193,15 +228,16 @@ pub(crate) fn create(c: &Ctx, buf: &mut [u8]) -> R {
     let id;
     if ty == KFD_IOC_EVENT_SIGNAL || ty == KFD_IOC_EVENT_DEBUG_EVENT {
         if g.mapped_slots != 0 && g.signal_count == g.mapped_slots {
+            note_event_page_mmap(&mut g, &c.proc.home);
+        }
+        if g.mapped_slots != 0 && g.signal_count == g.mapped_slots {
             return Err(Errno::ENOSPC);
         }
         if g.page.is_none() {
             let page = SignalPage::Kernel(c.proc.home.clone());
             page.fill_unsignaled(KFD_SIGNAL_EVENT_LIMIT as u64);
             g.page = Some(page);
-            // The kernel allows 256 slots until the page is mmapped; the
-            // model cannot see the mmap and allows the full page.
-            g.mapped_slots = KFD_SIGNAL_EVENT_LIMIT as u64;
+            g.mapped_slots = UNMAPPED_PAGE_SLOTS;
         }
         let limit = (g.mapped_slots as u32).min(KFD_SIGNAL_EVENT_LIMIT);
         let Some(free) = (1..limit).find(|i| !g.events.contains_key(i)) else {

@@ -414,26 +414,27 @@ pub(crate) fn copy_data(src: &Memfd, off: u64, dst: &Memfd, len: u64) -> Result<
     Ok(())
 }
 
-/// One shared mapping of a memfd range found in `/proc/self/maps`.
-#[derive(Debug)]
-struct Hit {
-    vma_start: u64,
-    addr: u64,
-    len: u64,
-    dst_off: u64,
-    prot: libc::c_int,
+/// One shared mapping (VMA) of a memfd in this OS process.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SharedMapping {
+    /// First address of the VMA.
+    pub start: u64,
+    /// Its length in bytes.
+    pub len: u64,
+    /// The file offset mapped at `start`.
+    pub file_off: u64,
+    /// `PROT_*` bits.
+    pub prot: libc::c_int,
 }
 
-/// Re-points every shared CPU mapping of `src[off, off+len)` in this OS
-/// process at the same bytes of `dst` (offset 0 = `off`), keeping the
-/// protection and `MADV_DONTFORK`. Private mappings are left alone.
-///
-/// A write through an old mapping that races with the move may be lost.
-pub(crate) fn remap_shared(src: &Memfd, off: u64, len: u64, dst: &Memfd) -> Result<(), Errno> {
+/// Every shared mapping of `src` in this OS process, from
+/// `/proc/self/maps` (matched by memfd name and inode). Private mappings
+/// are left out.
+pub(crate) fn shared_mappings(src: &Memfd) -> Result<Vec<SharedMapping>, Errno> {
     let maps = read_proc("/proc/self/maps")?;
     let maps = String::from_utf8_lossy(&maps);
     let want = src.link_text();
-    let mut hits = Vec::new();
+    let mut out = Vec::new();
     for line in maps.lines() {
         let mut it = line.splitn(6, ' ');
         let (Some(range), Some(perms), Some(foff), Some(_dev), Some(ino)) =
@@ -459,11 +460,6 @@ pub(crate) fn remap_shared(src: &Memfd, off: u64, len: u64, dst: &Memfd) -> Resu
         ) else {
             continue;
         };
-        let lo = fo.max(off);
-        let hi = (fo + (b - a)).min(off + len);
-        if lo >= hi {
-            continue;
-        }
         let mut prot = 0;
         if p[0] == b'r' {
             prot |= libc::PROT_READ;
@@ -474,12 +470,45 @@ pub(crate) fn remap_shared(src: &Memfd, off: u64, len: u64, dst: &Memfd) -> Resu
         if p[2] == b'x' {
             prot |= libc::PROT_EXEC;
         }
+        out.push(SharedMapping {
+            start: a,
+            len: b.saturating_sub(a),
+            file_off: fo,
+            prot,
+        });
+    }
+    Ok(out)
+}
+
+/// One shared mapping of a memfd range found in `/proc/self/maps`.
+#[derive(Debug)]
+struct Hit {
+    vma_start: u64,
+    addr: u64,
+    len: u64,
+    dst_off: u64,
+    prot: libc::c_int,
+}
+
+/// Re-points every shared CPU mapping of `src[off, off+len)` in this OS
+/// process at the same bytes of `dst` (offset 0 = `off`), keeping the
+/// protection and `MADV_DONTFORK`. Private mappings are left alone.
+///
+/// A write through an old mapping that races with the move may be lost.
+pub(crate) fn remap_shared(src: &Memfd, off: u64, len: u64, dst: &Memfd) -> Result<(), Errno> {
+    let mut hits = Vec::new();
+    for m in shared_mappings(src)? {
+        let lo = m.file_off.max(off);
+        let hi = (m.file_off + m.len).min(off + len);
+        if lo >= hi {
+            continue;
+        }
         hits.push(Hit {
-            vma_start: a,
-            addr: a + (lo - fo),
+            vma_start: m.start,
+            addr: m.start + (lo - m.file_off),
             len: hi - lo,
             dst_off: lo - off,
-            prot,
+            prot: m.prot,
         });
     }
     if hits.is_empty() {
