@@ -141,3 +141,34 @@ pub fn process_vm_status() -> kfd_sys::hsakmt::HSAKMT_STATUS {
         Generation::Current => crate::border::st::NOT_IMPLEMENTED,
     }
 }
+
+/// The options the primary context is opened with. The newest library
+/// reads `HSA_USE_SVM` and, with the SVM API on, treats unknown addresses
+/// in FreeMemory/DeregisterMemory/MapMemoryToGPU as SVM ranges; 5.2.3
+/// has neither the variable nor the fallback (its `fmm_release` returns
+/// `MEMORY_NOT_REGISTERED` for any unknown address), so the 5.2 build
+/// opens with the SVM API off.
+pub fn primary_options() -> kfd_context::ContextOptions {
+    let mut o = kfd_context::ContextOptions::from_env();
+    if GENERATION == Generation::Rocm52 {
+        o.svm_api = false;
+        o.fmm.svm_api_enabled = false;
+    }
+    o
+}
+
+/// Whether the memory manager (apertures, ACQUIRE_VM, memory policy,
+/// MMIO remap pages) is set up inside `hsaKmtOpenKFD`, as 5.2.3's
+/// `fmm_init_process_apertures` is; the newest library does it when the
+/// topology snapshot is taken.
+pub fn memory_at_open() -> bool {
+    GENERATION == Generation::Rocm52
+}
+
+/// Whether the functions 5.2.3 exports without `CHECK_KFD_OPEN`
+/// (GetTileConfig, QueryPointerInfo, SetMemoryUserData, the SPM calls,
+/// GetKernelDebugTrapVersionInfo) skip the open check in this build; the
+/// newest library checks first and returns 20.
+pub fn lax_open_check() -> bool {
+    GENERATION == Generation::Rocm52
+}

@@ -2,9 +2,11 @@
 
 use kfd_context::{primary, primary::Opened, Context};
 use kfd_sys::hsakmt::common::HsaVersionInfo;
+use kfd_topology::SnapshotOptions;
 
 use crate::border::{check_mut, fwd, st, write_out, Kmt};
 use crate::ctx::{self, HsaKFDContext};
+use crate::generation;
 
 export! {
     /// `hsaKmtOpenKFDCtx`: opens the primary context, or counts one more
@@ -18,7 +20,17 @@ export! {
         if primary::open_count() == 0 {
             crate::log::init_from_env();
         }
-        let (_, how) = primary::open().kmt()?;
+        let (c, how) = primary::open_with(generation::primary_options()).kmt()?;
+        if how == Opened::First && generation::memory_at_open() {
+            // 5.2.3 sets up its apertures inside the open (a failure there
+            // fails the open and closes the descriptor).
+            let opts = SnapshotOptions::from_env(generation::topology_rules());
+            if let Err(e) = c.init_memory_with(&opts).kmt() {
+                drop(c);
+                let _ = primary::close();
+                return Err(e);
+            }
+        }
         if !pCtx.is_null() {
             // SAFETY: checked non-NULL and aligned above; an OUT argument.
             unsafe { write_out(pCtx, ctx::primary_ptr(), st::INVALID_PARAMETER)? };

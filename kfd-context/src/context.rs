@@ -337,6 +337,31 @@ impl Context {
         Ok((fmm, memory))
     }
 
+    /// Sets up the memory manager now, from a topology read for this
+    /// purpose only (the context's snapshot is not touched: it is still
+    /// taken by [`Context::acquire_system_properties`]). Does nothing when
+    /// the memory manager exists.
+    ///
+    /// Libhsakmt 5.2.3 initialises its apertures inside `hsaKmtOpenKFD`
+    /// (GET_PROCESS_APERTURES_NEW, ACQUIRE_VM, SET_MEMORY_POLICY, the MMIO
+    /// remap pages); the newest library does it when the snapshot is
+    /// taken. The `hsakmt` border calls this at open for the former.
+    pub fn init_memory_with(&self, options: &SnapshotOptions) -> Result<(), ContextError> {
+        let mut subs = self.subs();
+        if subs.fmm.is_some() && subs.memory.is_some() {
+            return Ok(());
+        }
+        let topo = Topology::snapshot_with(&**self.driver(), options)?;
+        let fmm = Arc::new(Fmm::from_topology(
+            self.inner.kfd.clone(),
+            &topo,
+            self.inner.options.fmm.clone(),
+        )?);
+        subs.memory = Some(Arc::new(FmmMemory::new(fmm.clone())));
+        subs.fmm = Some(fmm);
+        Ok(())
+    }
+
     /// The memory manager, created on first use from the topology snapshot
     /// (apertures, ACQUIRE_VM on this context's own render nodes, ...).
     pub fn fmm(&self) -> Result<Arc<Fmm>, ContextError> {
