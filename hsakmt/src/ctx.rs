@@ -31,7 +31,7 @@ use std::sync::{Mutex, MutexGuard};
 use kfd_context::{primary, Context, ContextId};
 pub use kfd_sys::hsakmt::current::HsaKFDContext;
 
-use crate::border::{st, KmtResult};
+use crate::border::{st, KmtResult, Status};
 
 /// The storage a handle points at (never read or written).
 #[repr(C, align(16))]
@@ -80,6 +80,17 @@ pub fn lookup(ctx: *mut HsaKFDContext) -> KmtResult<Context> {
 pub fn resolve(ctx: *mut HsaKFDContext) -> KmtResult<Context> {
     check_open()?;
     lookup(ctx)
+}
+
+/// [`resolve`] for the functions 5.2.3 exports without `CHECK_KFD_OPEN`:
+/// in the 5.2 build, the primary context while KFD is closed gives
+/// `closed` (what 5.2.3 ends up returning with no open descriptor and no
+/// topology snapshot) instead of 20.
+pub fn resolve_unchecked(ctx: *mut HsaKFDContext, closed: Status) -> KmtResult<Context> {
+    if crate::generation::lax_open_check() && ctx == primary_ptr() && primary::open_count() == 0 {
+        return Err(closed);
+    }
+    resolve(ctx)
 }
 
 /// The primary context for legacy functions that have no `Ctx` form.

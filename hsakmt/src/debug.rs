@@ -219,9 +219,10 @@ export! {
     }
 
     /// `hsaKmtGetKernelDebugTrapVersionInfo` (5.2.3 only): the 5.2-era
-    /// debug-trap interface version. NULL outputs → 3.
+    /// debug-trap interface version. NULL outputs → 3. 5.2.3 has no open
+    /// check: with KFD closed its ioctl fails (on descriptor 0) → 1.
     rocm52 fn hsaKmtGetKernelDebugTrapVersionInfo(Major: *mut u32, Minor: *mut u32) {
-        let c = ctx::primary()?;
+        let c = ctx::resolve_unchecked(ctx::primary_ptr(), st::ERROR)?;
         check_mut(Major, st::INVALID_PARAMETER)?;
         check_mut(Minor, st::INVALID_PARAMETER)?;
         let (ma, mi) = c.debug().kmt()?.kernel_debug_trap_version().kmt()?;

@@ -235,14 +235,21 @@ export! {
         Ok(())
     }
 
-    /// `hsaKmtMapMemoryToGPUCtx`: NULL → 1; unknown address → 3.
-    /// `AlternateVAGPU` may be NULL.
+    /// `hsaKmtMapMemoryToGPUCtx`: NULL → 1; unknown address → 3 (in the
+    /// 5.2 build every failure of the mapping is 1: 5.2.3 turns any
+    /// nonzero `fmm_map_to_gpu` result into ERROR). `AlternateVAGPU` may
+    /// be NULL.
     ctx fn hsaKmtMapMemoryToGPUCtx(ctx: *mut HsaKFDContext, MemoryAddress: *mut c_void, MemorySizeInBytes: u64, AlternateVAGPU: *mut u64) {
         let c = ctx::resolve(ctx)?;
         if !AlternateVAGPU.is_null() {
             check_mut(AlternateVAGPU, st::INVALID_PARAMETER)?;
         }
-        let alt = c.fmm().kmt()?.map_to_gpu(MemoryAddress as u64, MemorySizeInBytes).kmt()?;
+        let alt = c
+            .fmm()
+            .kmt()?
+            .map_to_gpu(MemoryAddress as u64, MemorySizeInBytes)
+            .kmt()
+            .map_err(|s| if generation::GENERATION == generation::Generation::Rocm52 { st::ERROR } else { s })?;
         if !AlternateVAGPU.is_null() {
             // SAFETY: checked non-NULL and aligned above; an OUT argument.
             unsafe { write_out(AlternateVAGPU, alt, st::INVALID_PARAMETER)? };
@@ -296,20 +303,63 @@ export! {
         Err(st::NOT_SUPPORTED)
     }
 
-    /// `hsaKmtGetTileConfigCtx`: not implemented by the subsystem crates
-    /// → `NOT_SUPPORTED` (after the open check and the node check).
+    /// `hsaKmtGetTileConfigCtx`: bad node (or no snapshot) → 5; the
+    /// caller's arrays are zeroed, then filled by GET_TILE_CONFIG (a
+    /// failing ioctl, e.g. on a CPU node → 1). 5.2.3 has no open check:
+    /// with KFD closed it fails the node check (5); the current build
+    /// checks first (20).
     ctx fn hsaKmtGetTileConfigCtx(ctx: *mut HsaKFDContext, NodeId: u32, config: *mut HsaGpuTileConfig) {
-        let _ = config;
-        let c = ctx::resolve(ctx)?;
-        c.topology().kmt()?.validate_node(NodeId).map_err(|_| st::INVALID_NODE_UNIT)?;
-        Err(st::NOT_SUPPORTED)
+        let c = ctx::resolve_unchecked(ctx, st::INVALID_NODE_UNIT)?;
+        let topo = c.topology().kmt()?;
+        let gpu_id = topo.validate_node(NodeId).map_err(|_| st::INVALID_NODE_UNIT)?;
+        let cfg = check_mut(config, st::INVALID_PARAMETER)?;
+        // SAFETY: checked non-NULL and aligned; IN/OUT argument.
+        let mut tc = unsafe { cfg.read() };
+        let tiles = tc.TileConfig;
+        let macros = tc.MacroTileConfig;
+        let (nt, nm) = (tc.NumTileConfigs as usize, tc.NumMacroTileConfigs as usize);
+        // SAFETY: the C contract: the arrays hold NumTileConfigs and
+        // NumMacroTileConfigs entries. Zeroed first, as the C library does.
+        unsafe {
+            if nt > 0 {
+                check_mut(tiles, st::INVALID_PARAMETER)?.write_bytes(0, nt);
+            }
+            if nm > 0 {
+                check_mut(macros, st::INVALID_PARAMETER)?.write_bytes(0, nm);
+            }
+        }
+        let mut args = kfd_sys::kfd::kfd_ioctl_get_tile_config_args {
+            tile_config_ptr: tiles as u64,
+            macro_tile_config_ptr: macros as u64,
+            num_tile_configs: tc.NumTileConfigs,
+            num_macro_tile_configs: tc.NumMacroTileConfigs,
+            gpu_id,
+            ..Default::default()
+        };
+        // SAFETY: the two pointers address the caller's arrays of the
+        // announced capacities (checked non-NULL when non-empty above);
+        // the kernel writes at most that many entries.
+        unsafe { c.kfd().ioctl(kfd_sys::kfd::AMDKFD_IOC_GET_TILE_CONFIG, &mut args) }
+            .map_err(|_| st::ERROR)?;
+        tc.NumTileConfigs = args.num_tile_configs;
+        tc.NumMacroTileConfigs = args.num_macro_tile_configs;
+        tc.GbAddrConfig = args.gb_addr_config;
+        tc.NumBanks = args.num_banks;
+        tc.NumRanks = args.num_ranks;
+        // SAFETY: checked above.
+        unsafe { write_out(cfg, tc, st::INVALID_PARAMETER) }
     }
 
     /// `hsaKmtQueryPointerInfoCtx`: NULL info → 3; unknown pointer → 1.
     /// The node arrays stay valid until the object is freed or
     /// deregistered, or the context closes.
+    /// 5.2.3 has no open check: NULL info → 3, then with KFD closed no
+    /// pointer is known → 1.
     ctx fn hsaKmtQueryPointerInfoCtx(ctx: *mut HsaKFDContext, Pointer: *const c_void, PointerInfo: *mut abi::HsaPointerInfo) {
-        let c = ctx::resolve(ctx)?;
+        if generation::lax_open_check() {
+            check_mut(PointerInfo, st::INVALID_PARAMETER)?;
+        }
+        let c = ctx::resolve_unchecked(ctx, st::ERROR)?;
         let out = check_mut(PointerInfo, st::INVALID_PARAMETER)?;
         let info = c.fmm().kmt()?.pointer_info(Pointer as u64).kmt()?;
         let reg: Box<[u32]> = info.registered_nodes.clone().into_boxed_slice();
@@ -332,9 +382,10 @@ export! {
         unsafe { write_out(out, c_info, st::INVALID_PARAMETER) }
     }
 
-    /// `hsaKmtSetMemoryUserDataCtx`: unknown pointer → 1.
+    /// `hsaKmtSetMemoryUserDataCtx`: unknown pointer → 1 (5.2.3 has no
+    /// open check: with KFD closed no pointer is known → 1).
     ctx fn hsaKmtSetMemoryUserDataCtx(ctx: *mut HsaKFDContext, Pointer: *const c_void, UserData: *mut c_void) {
-        let c = ctx::resolve(ctx)?;
+        let c = ctx::resolve_unchecked(ctx, st::ERROR)?;
         c.fmm().kmt()?.set_user_data(Pointer as u64, UserData as u64).kmt()
     }
 
@@ -360,17 +411,22 @@ export! {
         Err(st::NOT_IMPLEMENTED)
     }
 
-    /// `hsaKmtProcessVMRead`: not implemented by any C library: `ERROR`
-    /// in the 5.2 build (as 5.2.3), `NOT_IMPLEMENTED` in the current one.
+    /// `hsaKmtProcessVMRead`: `NOT_IMPLEMENTED` in the current build (as
+    /// the newest library). The 5.2 build does what 5.2.3 does: NULL
+    /// arrays or zero counts → 1; then the ROCm-only
+    /// AMDKFD_IOC_CROSS_MEMORY_COPY (0x83), remote ranges to local ones;
+    /// any failure (upstream kernels lack the request; KFD closed) → 1;
+    /// `*SizeCopied` gets the kernel's byte count.
     both fn hsaKmtProcessVMRead(Pid: u32, LocalMemoryArray: *mut HsaMemoryRange, LocalMemoryArrayCount: u64, RemoteMemoryArray: *mut HsaMemoryRange, RemoteMemoryArrayCount: u64, SizeCopied: *mut u64) {
-        let _ = (Pid, LocalMemoryArray, LocalMemoryArrayCount, RemoteMemoryArray, RemoteMemoryArrayCount, SizeCopied);
-        Err(generation::process_vm_status())
+        // SAFETY: the C contract for both arrays and the OUT pointer.
+        unsafe { process_vm(Pid, false, (LocalMemoryArray, LocalMemoryArrayCount), (RemoteMemoryArray, RemoteMemoryArrayCount), SizeCopied) }
     }
 
-    /// `hsaKmtProcessVMWrite`: see [`hsaKmtProcessVMRead`].
+    /// `hsaKmtProcessVMWrite`: as [`hsaKmtProcessVMRead`], local ranges to
+    /// remote ones; the 5.2 build zeroes `*SizeCopied` first, as 5.2.3.
     both fn hsaKmtProcessVMWrite(Pid: u32, LocalMemoryArray: *mut HsaMemoryRange, LocalMemoryArrayCount: u64, RemoteMemoryArray: *mut HsaMemoryRange, RemoteMemoryArrayCount: u64, SizeCopied: *mut u64) {
-        let _ = (Pid, LocalMemoryArray, LocalMemoryArrayCount, RemoteMemoryArray, RemoteMemoryArrayCount, SizeCopied);
-        Err(generation::process_vm_status())
+        // SAFETY: the C contract for both arrays and the OUT pointer.
+        unsafe { process_vm(Pid, true, (LocalMemoryArray, LocalMemoryArrayCount), (RemoteMemoryArray, RemoteMemoryArrayCount), SizeCopied) }
     }
 
     /// `hsaKmtGetAmdGPUDeviceFd`: no libdrm_amdgpu device → `NOT_SUPPORTED`.
@@ -437,6 +493,74 @@ export! {
     }
 }
 
+/// The body of `hsaKmtProcessVMRead` (`write == false`) and
+/// `hsaKmtProcessVMWrite`.
+///
+/// # Safety
+///
+/// Each array, when non-NULL, holds its count of ranges; `copied`, when
+/// non-NULL and aligned, is valid for a write.
+unsafe fn process_vm(
+    pid: u32,
+    write: bool,
+    local: (*mut HsaMemoryRange, u64),
+    remote: (*mut HsaMemoryRange, u64),
+    copied: *mut u64,
+) -> KmtResult {
+    if generation::GENERATION != generation::Generation::Rocm52 {
+        return Err(generation::process_vm_status());
+    }
+    if write && !copied.is_null() {
+        // SAFETY: forwarded contract (checked by `write_out`).
+        unsafe { write_out(copied, 0, st::ERROR)? };
+    }
+    if local.0.is_null() || remote.0.is_null() || local.1 == 0 || remote.1 == 0 {
+        return Err(st::ERROR);
+    }
+    let ranges =
+        |(p, n): (*mut HsaMemoryRange, u64)| -> KmtResult<Vec<kfd_sys::kfd::kfd_memory_range>> {
+            let n = usize::try_from(n).map_err(|_| st::ERROR)?;
+            // SAFETY: forwarded contract: `p` holds `n` ranges.
+            let v = unsafe { slice_in(p as *const HsaMemoryRange, n, st::ERROR) }?;
+            Ok(v.iter()
+                .map(|r| kfd_sys::kfd::kfd_memory_range {
+                    va_addr: r.MemoryAddress as u64,
+                    size: r.SizeInBytes,
+                })
+                .collect())
+        };
+    let (src, dst) = if write {
+        (ranges(local)?, ranges(remote)?)
+    } else {
+        (ranges(remote)?, ranges(local)?)
+    };
+    // Without an open KFD 5.2.3 issues the request on descriptor 0, which
+    // fails.
+    let c = ctx::resolve_unchecked(ctx::primary_ptr(), st::ERROR)?;
+    let mut args = kfd_sys::kfd::kfd_ioctl_cross_memory_copy_args {
+        pid,
+        // KFD_CROSS_MEMORY_RW_BIT: set for a write to the remote process.
+        flags: u32::from(write),
+        src_mem_range_array: src.as_ptr() as u64,
+        src_mem_array_size: src.len() as u64,
+        dst_mem_range_array: dst.as_ptr() as u64,
+        dst_mem_array_size: dst.len() as u64,
+        bytes_copied: 0,
+    };
+    // SAFETY: both range arrays live until the call returns and hold the
+    // announced counts; the ranges themselves are the caller's memory,
+    // which the API lets the kernel read and write.
+    let r = unsafe {
+        c.kfd()
+            .ioctl(kfd_sys::kfd::AMDKFD_IOC_CROSS_MEMORY_COPY, &mut args)
+    };
+    if !copied.is_null() {
+        // SAFETY: forwarded contract (checked by `write_out`).
+        unsafe { write_out(copied, args.bytes_copied, st::ERROR)? };
+    }
+    r.map(|_| ()).map_err(|_| st::ERROR)
+}
+
 fn register_graphics(
     c: &Context,
     handle: u64,
@@ -447,9 +571,11 @@ fn register_graphics(
     let info = check_mut(info, st::INVALID_PARAMETER)?;
     // SAFETY: the C contract: `NodeArray` holds `NumberOfNodes` ids.
     let nodes = unsafe { optional_node_list(n, nodes) }?;
-    let fd = i32::try_from(handle).map_err(|_| st::INVALID_PARAMETER)?;
+    // A value that is no descriptor fails GET_DMABUF_INFO in the kernel
+    // (EBADF), which the C library reports as ERROR.
+    let fd = i32::try_from(handle).map_err(|_| st::ERROR)?;
     if fd < 0 {
-        return Err(st::INVALID_PARAMETER);
+        return Err(st::ERROR);
     }
     // SAFETY: the handle is a dma-buf descriptor the caller owns and keeps
     // open for the duration of the call (the API's contract); it is only

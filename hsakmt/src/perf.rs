@@ -45,6 +45,22 @@ fn pmc_ctx(ctx: *mut HsaKFDContext) -> KmtResult<Context> {
     ctx::lookup(ctx)
 }
 
+/// The Pmc functions that take a trace id: the C library checks the id
+/// before anything else (0 → 3) and has no open check; with KFD closed
+/// no trace can be live, so they fail with `closed` (the status of the
+/// check C does next).
+fn trace_ctx(
+    ctx: *mut HsaKFDContext,
+    trace: u64,
+    closed: crate::border::Status,
+) -> KmtResult<Context> {
+    if trace == 0 {
+        return Err(st::INVALID_PARAMETER);
+    }
+    ctx::check_open().map_err(|_| closed)?;
+    ctx::lookup(ctx)
+}
+
 export! {
     /// `hsaKmtPmcGetCounterPropertiesCtx`: not open → 6; NULL → 3; bad
     /// node → 5. The table stays valid until the context closes.
@@ -94,9 +110,11 @@ export! {
         unsafe { write_out(root, out, st::INVALID_PARAMETER) }
     }
 
-    /// `hsaKmtPmcUnregisterTraceCtx`.
+    /// `hsaKmtPmcUnregisterTraceCtx`: trace 0 → 3 (first, as C: the
+    /// trace functions have no open check); KFD closed → 5 (no snapshot
+    /// for the node check, which C does next).
     ctx fn hsaKmtPmcUnregisterTraceCtx(ctx: *mut HsaKFDContext, NodeId: u32, TraceId: u64) {
-        let c = pmc_ctx(ctx)?;
+        let c = trace_ctx(ctx, TraceId, st::INVALID_NODE_UNIT)?;
         perf_of(&c)?.unregister_trace(NodeId, kfd_perf::TraceId(TraceId)).kmt()?;
         if let Some(h) = held().get_mut(&c.id()) {
             h.buffers.remove(&TraceId);
@@ -104,35 +122,37 @@ export! {
         Ok(())
     }
 
-    /// `hsaKmtPmcAcquireTraceAccessCtx`.
+    /// `hsaKmtPmcAcquireTraceAccessCtx`: trace 0 → 3; KFD closed → 4
+    /// (no trace outlives its context).
     ctx fn hsaKmtPmcAcquireTraceAccessCtx(ctx: *mut HsaKFDContext, NodeId: u32, TraceId: u64) {
-        let c = pmc_ctx(ctx)?;
+        let c = trace_ctx(ctx, TraceId, st::INVALID_HANDLE)?;
         perf_of(&c)?.acquire_trace_access(NodeId, kfd_perf::TraceId(TraceId)).kmt()
     }
 
-    /// `hsaKmtPmcReleaseTraceAccessCtx`.
+    /// `hsaKmtPmcReleaseTraceAccessCtx`: trace 0 → 3; KFD closed → 4.
     ctx fn hsaKmtPmcReleaseTraceAccessCtx(ctx: *mut HsaKFDContext, NodeId: u32, TraceId: u64) {
-        let c = pmc_ctx(ctx)?;
+        let c = trace_ctx(ctx, TraceId, st::INVALID_HANDLE)?;
         perf_of(&c)?.release_trace_access(NodeId, kfd_perf::TraceId(TraceId)).kmt()
     }
 
-    /// `hsaKmtPmcStartTrace` (primary): NULL buffer or size 0 → 3. The
-    /// buffer receives the values at each `hsaKmtPmcQueryTrace`.
+    /// `hsaKmtPmcStartTrace` (primary): trace 0, NULL buffer or size 0
+    /// → 3 (before anything else, as C); KFD closed → 4. The buffer
+    /// receives the values at each `hsaKmtPmcQueryTrace`.
     both fn hsaKmtPmcStartTrace(TraceId: u64, TraceBuffer: *mut c_void, TraceBufferSizeBytes: u64) {
-        let c = pmc_ctx(ctx::primary_ptr())?;
         if TraceBuffer.is_null() || TraceBufferSizeBytes == 0 {
             return Err(st::INVALID_PARAMETER);
         }
+        let c = trace_ctx(ctx::primary_ptr(), TraceId, st::INVALID_HANDLE)?;
         check_mut(TraceBuffer as *mut u64, st::INVALID_PARAMETER)?;
         perf_of(&c)?.start_trace(kfd_perf::TraceId(TraceId), TraceBufferSizeBytes).kmt()?;
         held().entry(c.id()).or_default().buffers.insert(TraceId, (TraceBuffer as usize, TraceBufferSizeBytes));
         Ok(())
     }
 
-    /// `hsaKmtPmcQueryTrace` (primary): writes one 64-bit value per
-    /// counter into the trace buffer.
+    /// `hsaKmtPmcQueryTrace` (primary): trace 0 → 3; KFD closed → 4;
+    /// writes one 64-bit value per counter into the trace buffer.
     both fn hsaKmtPmcQueryTrace(TraceId: u64) {
-        let c = pmc_ctx(ctx::primary_ptr())?;
+        let c = trace_ctx(ctx::primary_ptr(), TraceId, st::INVALID_HANDLE)?;
         let values = perf_of(&c)?.query_trace(kfd_perf::TraceId(TraceId)).kmt()?;
         let buf = held().get(&c.id()).and_then(|h| h.buffers.get(&TraceId).copied());
         let (addr, size) = buf.ok_or(st::INVALID_HANDLE)?;
@@ -143,33 +163,40 @@ export! {
         unsafe { crate::border::write_array(addr as *mut u64, &values[..n], st::INVALID_PARAMETER) }
     }
 
-    /// `hsaKmtPmcStopTrace` (primary).
+    /// `hsaKmtPmcStopTrace` (primary): trace 0 → 3; KFD closed → 4.
     both fn hsaKmtPmcStopTrace(TraceId: u64) {
-        let c = pmc_ctx(ctx::primary_ptr())?;
+        let c = trace_ctx(ctx::primary_ptr(), TraceId, st::INVALID_HANDLE)?;
         perf_of(&c)?.stop_trace(kfd_perf::TraceId(TraceId)).kmt()
     }
 
-    /// `hsaKmtSPMAcquire` (primary): no SPM in the kernel → 11.
+    /// `hsaKmtSPMAcquire` (primary): no SPM in the kernel → 11. 5.2.3
+    /// has no open check: with KFD closed its node check fails (5).
     both fn hsaKmtSPMAcquire(PreferredNode: u32) {
-        perf_of(&ctx::primary()?)?.spm_acquire(PreferredNode).kmt()
+        let c = ctx::resolve_unchecked(ctx::primary_ptr(), st::INVALID_NODE_UNIT)?;
+        perf_of(&c)?.spm_acquire(PreferredNode).kmt()
     }
 
-    /// `hsaKmtSPMRelease` (primary).
+    /// `hsaKmtSPMRelease` (primary); closed as [`hsaKmtSPMAcquire`].
     both fn hsaKmtSPMRelease(PreferredNode: u32) {
-        perf_of(&ctx::primary()?)?.spm_release(PreferredNode).kmt()
+        let c = ctx::resolve_unchecked(ctx::primary_ptr(), st::INVALID_NODE_UNIT)?;
+        perf_of(&c)?.spm_release(PreferredNode).kmt()
     }
 
     /// `hsaKmtSPMSetDestBuffer` (primary): NULL `timeout`, `SizeCopied` or
-    /// `isSPMDataLoss` → 3.
+    /// `isSPMDataLoss` → 3; closed as [`hsaKmtSPMAcquire`] (5.2.3 ignores
+    /// its failed node check and returns the raw -1 of the ioctl; see
+    /// intended-differences.txt).
     both fn hsaKmtSPMSetDestBuffer(PreferredNode: u32, SizeInBytes: u32, timeout: *mut u32, SizeCopied: *mut u32, DestMemoryAddress: *mut c_void, isSPMDataLoss: *mut bool) {
-        let c = ctx::primary()?;
+        let c = ctx::resolve_unchecked(ctx::primary_ptr(), st::INVALID_NODE_UNIT)?;
         // SAFETY: IN/OUT argument; checked by `read_in`.
         let t = unsafe { read_in(timeout as *const u32, st::INVALID_PARAMETER) }?;
         check_mut(SizeCopied, st::INVALID_PARAMETER)?;
         check_mut(isSPMDataLoss, st::INVALID_PARAMETER)?;
-        // SAFETY: the API's contract: the destination stays valid for
-        // `SizeInBytes` bytes until replaced or SPM is released.
-        let r = unsafe { perf_of(&c)?.spm_set_dest_buffer(PreferredNode, DestMemoryAddress as *mut u8, SizeInBytes, t) }.kmt()?;
+        // SAFETY: the API's contract: the destination (NULL stops the
+        // stream) stays valid for `SizeInBytes` bytes, for the kernel
+        // alone to write, until it is replaced or SPM is released.
+        let dest = unsafe { kfd_sys::spm::SpmBuffer::from_raw(DestMemoryAddress as *mut u8, SizeInBytes) };
+        let r = perf_of(&c)?.spm_set_dest_buffer(PreferredNode, dest, t).kmt()?;
         // SAFETY: all checked above; OUT arguments.
         unsafe {
             write_out(timeout, r.timeout_left_ms, st::INVALID_PARAMETER)?;
