@@ -588,7 +588,16 @@ fn classify(cfg: &Config, name: &str, family: &str, r: &Side, o: &Side) -> Outco
         };
     }
     if matches!(oc.class, Class::Equal | Class::Intended) && r.traced && o.traced {
-        if let Some(d) = trace::first_difference(&r.trace, &o.trace) {
+        // A side that crashed (the crash itself is covered above) issued
+        // no ioctls after the crash: its trace is compared with the same
+        // number of the other side's ioctls, as the records it never
+        // reached are.
+        let (rt, ot) = match (&r.crashed, &o.crashed) {
+            (Some(_), None) => (&r.trace[..], &o.trace[..r.trace.len().min(o.trace.len())]),
+            (None, Some(_)) => (&r.trace[..o.trace.len().min(r.trace.len())], &o.trace[..]),
+            _ => (&r.trace[..], &o.trace[..]),
+        };
+        if let Some(d) = trace::first_difference(rt, ot) {
             match cfg.intended.find(name, "trace") {
                 Some(e) => {
                     oc.trace_intended =
