@@ -235,3 +235,36 @@ fn svm_argument_checks() {
     assert_eq!(svm(&p, 7, base, 4096, &mut pref(g)), Ok(libc::EINVAL));
     p.close();
 }
+
+#[test]
+fn unmapped_memory_leaves_its_svm_range() {
+    // The kernel drops an SVM range when its memory is unmapped; the model
+    // catches up when an allocation would clash with the range.
+    let sim = Sim::preset("mi210").unwrap();
+    let p = Proc::open(&sim);
+    let g = p.gpu();
+    let base = anon(8 * 4096) as u64;
+    svm(
+        &p,
+        KFD_IOCTL_SVM_OP_SET_ATTR,
+        base,
+        8 * 4096,
+        &mut [at(KFD_IOCTL_SVM_ATTR_PREFERRED_LOC, g)],
+    )
+    .unwrap();
+    assert_eq!(p.alloc(g, base, 4096, GTT), Err(Errno(libc::EADDRINUSE)));
+    // Unmap the upper half: only the lower half still clashes.
+    // SAFETY: our own anonymous test mapping, no references into it.
+    unsafe { libc::munmap((base + 4 * 4096) as *mut libc::c_void, 4 * 4096) };
+    let (h, _) = p.alloc(g, base + 4 * 4096, 4096, GTT).unwrap();
+    assert_eq!(sim.live_objects().processes[0].svm_ranges, 1);
+    assert_eq!(
+        p.alloc(g, base + 3 * 4096, 4096, GTT),
+        Err(Errno(libc::EADDRINUSE))
+    );
+    p.free(h).unwrap();
+    // SAFETY: as above.
+    unsafe { libc::munmap(base as *mut libc::c_void, 4 * 4096) };
+    p.close();
+    assert!(sim.live_objects().is_empty());
+}

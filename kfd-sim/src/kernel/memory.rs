@@ -305,8 +305,17 @@ pub(crate) fn acquire_vm(c: &Ctx, buf: &mut [u8]) -> R {
     Ok(0)
 }
 
-fn svm_overlaps(st: &ProcState, start: u64, size: u64) -> bool {
-    size != 0 && st.svm.overlaps(start / PAGE, (start + size - 1) / PAGE)
+fn svm_overlaps(st: &mut ProcState, start: u64, size: u64) -> bool {
+    if size == 0 {
+        return false;
+    }
+    let (first, last) = (start / PAGE, (start + size - 1) / PAGE);
+    if !st.svm.overlaps(first, last) {
+        return false;
+    }
+    // Ranges whose memory user space has unmapped are gone in the kernel.
+    st.svm.drop_unmapped(first, last);
+    st.svm.overlaps(first, last)
 }
 
 pub(crate) fn alloc(c: &Ctx, buf: &mut [u8]) -> R {
@@ -318,9 +327,9 @@ pub(crate) fn alloc(c: &Ctx, buf: &mut [u8]) -> R {
     let mut st = c.lock_state();
     let end = a.va_addr.checked_add(a.size).ok_or(Errno::EINVAL)?;
     let _ = end;
-    if svm_overlaps(&st, a.va_addr, a.size)
+    if svm_overlaps(&mut st, a.va_addr, a.size)
         || (flags & KFD_IOC_ALLOC_MEM_FLAGS_USERPTR != 0
-            && svm_overlaps(&st, a.mmap_offset, a.size))
+            && svm_overlaps(&mut st, a.mmap_offset, a.size))
     {
         return Err(Errno(libc::EADDRINUSE));
     }

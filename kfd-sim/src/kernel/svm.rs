@@ -83,11 +83,46 @@ impl SvmMap {
         }
     }
 
+    /// Drops the pages of ranges intersecting `[start, last]` that are no
+    /// longer mapped in this OS process. The kernel removes SVM ranges
+    /// when user space unmaps their memory (its MMU notifier); the model
+    /// does not see `munmap`, so it catches up here, before anything that
+    /// depends on which ranges exist.
+    pub fn drop_unmapped(&mut self, start: u64, last: u64) {
+        for (s, l) in self.intersecting(start, last) {
+            if cpu_mapped(s, l) {
+                continue;
+            }
+            // Find the unmapped runs page by page and cut them out.
+            let mut page = s;
+            while page <= l {
+                if cpu_mapped(page, page) {
+                    page += 1;
+                    continue;
+                }
+                let mut end = page;
+                while end < l && !cpu_mapped(end + 1, end + 1) {
+                    end += 1;
+                }
+                self.split_at(page);
+                self.split_at(end + 1);
+                self.ranges.remove(&page);
+                page = end + 1;
+            }
+        }
+    }
+
     /// The ranges as (start page, last page) pairs (for tests and traces).
     #[allow(dead_code)]
     pub fn spans(&self) -> Vec<(u64, u64)> {
         self.ranges.iter().map(|(s, (l, _))| (*s, *l)).collect()
     }
+}
+
+/// True if every page of `[start, last]` (page numbers) is mapped in this
+/// OS process.
+fn cpu_mapped(start: u64, last: u64) -> bool {
+    usermem::is_mapped(start * PAGE, (last - start + 1) * PAGE)
 }
 
 fn apply(a: &mut Attrs, attrs: &[kfd_ioctl_svm_attribute], gpuidx: &dyn Fn(u32) -> Option<usize>) {
@@ -182,6 +217,7 @@ fn set_attr(
 ) -> R {
     range_valid(c, addr, size)?;
     let mut st = c.lock_state();
+    st.svm.drop_unmapped(start, last);
     let gpus: Vec<u32> = st.pdds.iter().map(|p| p.gpu_id).collect();
     let gpuidx = |id: u32| gpus.iter().position(|g| *g == id);
     // svm_range_check_attr
