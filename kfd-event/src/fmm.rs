@@ -4,11 +4,14 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
-use kfd_fmm::{Buffer, Fmm, FmmError, MemFlags, MemMapFlags};
+use kfd_fmm::{Buffer, Fmm, FmmError, MemFlags, MemMapFlags, SvmAttr, SvmFlags, PAGE_SIZE};
 use kfd_sys::hsakmt::HSAKMT_STATUS;
 
 use crate::lock;
 use crate::memory::{DeviceMemory, ExecAlloc, MemoryError};
+
+/// Alignment of SVM areas (the GPU's huge page).
+const GPU_HUGE_PAGE: u64 = 2 << 20;
 
 fn err(what: &str) -> impl FnOnce(FmmError) -> MemoryError + '_ {
     move |e| MemoryError::new(e.status(), format!("{what}: {e}"))
@@ -20,6 +23,8 @@ fn err(what: &str) -> impl FnOnce(FmmError) -> MemoryError + '_ {
 pub struct FmmMemory {
     fmm: Arc<Fmm>,
     buffers: Mutex<BTreeMap<u64, Buffer>>,
+    /// SVM-registered anonymous areas: address → size.
+    svm: Mutex<BTreeMap<u64, u64>>,
 }
 
 impl fmt::Debug for FmmMemory {
@@ -36,6 +41,7 @@ impl FmmMemory {
         FmmMemory {
             fmm,
             buffers: Mutex::new(BTreeMap::new()),
+            svm: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -47,6 +53,11 @@ impl FmmMemory {
     /// Number of buffers allocated through this provider and not freed.
     pub fn live_buffers(&self) -> usize {
         lock(&self.buffers).len()
+    }
+
+    /// Number of SVM areas ([`DeviceMemory::alloc_svm`]) not freed.
+    pub fn live_svm_areas(&self) -> usize {
+        lock(&self.svm).len()
     }
 
     fn node_of_gpu(&self, gpu_id: u32) -> Option<u32> {
@@ -145,7 +156,69 @@ impl DeviceMemory for FmmMemory {
         self.fmm.free_memory(addr).map_err(err("doorbell free"))
     }
 
+    fn alloc_svm(&self, size: u64, node_id: u32) -> Result<u64, MemoryError> {
+        let size = size.div_ceil(PAGE_SIZE) * PAGE_SIZE;
+        let addr = self
+            .fmm
+            .map_anonymous_aligned(size, GPU_HUGE_PAGE)
+            .map_err(err("SVM area"))?;
+        let flags = SvmFlags::HOST_ACCESS | SvmFlags::GPU_EXEC | SvmFlags::GPU_ALWAYS_MAPPED;
+        let attrs = [
+            SvmAttr::PrefetchLoc(node_id),
+            SvmAttr::PreferredLoc(Some(0)),
+            SvmAttr::ClrFlags(SvmFlags::from_bits_retain(!flags.bits())),
+            SvmAttr::SetFlags(flags),
+            SvmAttr::Access(node_id),
+            SvmAttr::Granularity(0xff),
+        ];
+        if let Err(e) = self.fmm.svm_set_attr(addr, size, &attrs) {
+            // SAFETY: the area was mapped above and never handed out.
+            let _ = unsafe { self.fmm.unmap_anonymous(addr, size) };
+            return Err(err("SVM registration")(e));
+        }
+        lock(&self.svm).insert(addr, size);
+        Ok(addr)
+    }
+
+    fn free_svm(&self, addr: u64) -> Result<(), MemoryError> {
+        let size = lock(&self.svm).remove(&addr).ok_or_else(|| {
+            MemoryError::new(
+                HSAKMT_STATUS::HSAKMT_STATUS_MEMORY_NOT_REGISTERED,
+                format!("no SVM area at {addr:#x}"),
+            )
+        })?;
+        // SAFETY: the area came from `alloc_svm` and was just removed from
+        // the table, so `write` can no longer reach it; its user (a queue)
+        // is gone.
+        unsafe { self.fmm.unmap_anonymous(addr, size) }.map_err(err("SVM area unmap"))
+    }
+
     fn write(&self, addr: u64, data: &[u8]) -> Result<(), MemoryError> {
+        {
+            let svm = lock(&self.svm);
+            if let Some((&start, &size)) = svm.range(..=addr).next_back() {
+                if addr < start + size {
+                    if (addr - start) + data.len() as u64 > size {
+                        return Err(MemoryError::new(
+                            HSAKMT_STATUS::HSAKMT_STATUS_INVALID_PARAMETER,
+                            format!("write at {addr:#x} runs past its SVM area"),
+                        ));
+                    }
+                    // SAFETY: `[addr, addr + len)` lies inside a private
+                    // read-write anonymous mapping of ours that stays
+                    // mapped while the table (locked here) lists it; no
+                    // Rust reference points into it.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            data.as_ptr(),
+                            addr as usize as *mut u8,
+                            data.len(),
+                        );
+                    }
+                    return Ok(());
+                }
+            }
+        }
         let buffers = lock(&self.buffers);
         let (start, buf) = buffers.range(..=addr).next_back().ok_or_else(|| {
             MemoryError::new(

@@ -88,6 +88,26 @@ pub trait DeviceMemory: Send + Sync + fmt::Debug {
         let _ = addr;
     }
 
+    /// Allocates `size` bytes of anonymous system memory (2 MiB aligned,
+    /// not inherited by fork) and registers it with the kernel's SVM for
+    /// node `node_id` as the newest C library does for a queue's context
+    /// save/restore area: host accessible, GPU executable, always GPU
+    /// mapped (KFD 1.11+), prefetched to `node_id`, preferred in system
+    /// memory, accessible by `node_id`. Returns the address, writable
+    /// through [`DeviceMemory::write`] until [`DeviceMemory::free_svm`].
+    /// The default: not supported.
+    fn alloc_svm(&self, size: u64, node_id: u32) -> Result<u64, MemoryError> {
+        let _ = (size, node_id);
+        Err(MemoryError::unsupported("alloc_svm"))
+    }
+
+    /// Unmaps memory from [`DeviceMemory::alloc_svm`] (the kernel drops its
+    /// SVM range with the mapping). The default: not supported.
+    fn free_svm(&self, addr: u64) -> Result<(), MemoryError> {
+        let _ = addr;
+        Err(MemoryError::unsupported("free_svm"))
+    }
+
     /// Allocates a doorbell buffer object of `size` bytes for `gpu_id`,
     /// maps it for the CPU at a fresh address by `mmap` of the KFD
     /// descriptor at `mmap_offset`, and maps it into that GPU's VM.

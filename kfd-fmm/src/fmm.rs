@@ -2287,6 +2287,71 @@ impl Fmm {
         self.svm_ioctl(kfd::KFD_IOCTL_SVM_OP_SET_ATTR, addr, size, &mut raw)
     }
 
+    /// Maps `size` bytes of anonymous, private, read-write memory aligned
+    /// to `align` (a power of two of at least a page) that a forked child
+    /// does not inherit: the memory the newest C library registers with
+    /// [`Fmm::svm_set_attr`] for a queue's context save/restore area. It
+    /// is not a memory object of this manager; give it back with
+    /// [`Fmm::unmap_anonymous`].
+    pub fn map_anonymous_aligned(&self, size: u64, align: u64) -> Result<u64> {
+        if size == 0 || size % PAGE_SIZE != 0 {
+            return Err(FmmError::BadSize {
+                size,
+                page: PAGE_SIZE,
+            });
+        }
+        if align < PAGE_SIZE || !align.is_power_of_two() {
+            return Err(FmmError::BadAlignment(align));
+        }
+        let span = size + align;
+        // SAFETY: no MAP_FIXED: the kernel picks an unused range, which
+        // nothing references yet.
+        let base = unsafe {
+            mman::mmap(
+                0,
+                span as usize,
+                Prot::READ | Prot::WRITE,
+                MapFlags::PRIVATE | MapFlags::ANONYMOUS,
+                None,
+                0,
+            )
+        }
+        .map_err(|errno| FmmError::Mmap {
+            what: "anonymous memory",
+            errno,
+        })? as u64;
+        let addr = align_up(base, align);
+        // SAFETY: both trimmed pieces lie inside the span just mapped and
+        // outside `[addr, addr + size)`; nothing refers to them.
+        unsafe {
+            if addr > base {
+                let _ = mman::munmap(base as usize, (addr - base) as usize);
+            }
+            let end = addr + size;
+            if base + span > end {
+                let _ = mman::munmap(end as usize, (base + span - end) as usize);
+            }
+        }
+        dont_fork(addr, size);
+        Ok(addr)
+    }
+
+    /// Unmaps memory from [`Fmm::map_anonymous_aligned`]. The kernel drops
+    /// SVM attributes of the range with the mapping.
+    ///
+    /// # Safety
+    ///
+    /// `[addr, addr + size)` must be (part of) memory this manager mapped
+    /// with [`Fmm::map_anonymous_aligned`] that nothing refers to any more.
+    pub unsafe fn unmap_anonymous(&self, addr: u64, size: u64) -> Result<()> {
+        // SAFETY: the caller hands back an anonymous range of ours that is
+        // no longer referenced.
+        unsafe { mman::munmap(addr as usize, size as usize) }.map_err(|errno| FmmError::Mmap {
+            what: "anonymous memory",
+            errno,
+        })
+    }
+
     /// `hsaKmtSVMGetAttr`: reads attributes of an SVM range into `attrs`
     /// (whose types say what to read; access attributes name the node to
     /// query). Locations come back as node ids (`None`/`INVALID_NODEID`

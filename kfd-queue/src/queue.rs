@@ -295,6 +295,11 @@ pub(crate) mod page {
 pub(crate) struct Buffer {
     pub addr: u64,
     pub size: u64,
+    /// SVM-registered anonymous memory ([`DeviceMemory::alloc_svm`])
+    /// rather than a memory-manager buffer.
+    ///
+    /// [`DeviceMemory::alloc_svm`]: kfd_event::DeviceMemory::alloc_svm
+    pub svm: bool,
 }
 
 /// The state of one live queue.

@@ -27,6 +27,39 @@ use crate::sizes::{self, gfx, CwsrSizes, SAVE_AREA_HEADER_SIZE};
 
 /// KFD minor version that added the metadata ring of `CreateQueueV2`.
 const METADATA_MIN_MINOR: u32 = 19;
+/// KFD minor version that added the SVM "always mapped" flag the newest
+/// C library needs for an SVM save area.
+const SVM_ALWAYS_MAPPED_MIN_MINOR: u32 = 11;
+
+/// Which C library's choice of queue buffers a [`Queues`] follows. The
+/// two differ in the ioctls queue creation issues, so a context picks the
+/// one of the ABI generation it serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BufferAbi {
+    /// libhsakmt 5.2.3 (the `rocm-5.2` generation, Debian's): the
+    /// per-queue page and the context save/restore area are paged system
+    /// memory, which is a userptr BO on a dGPU primary context and a GTT
+    /// BO where paged memory is not userptr (secondary contexts).
+    #[default]
+    Rocm52,
+    /// The newest libhsakmt (`current`): the per-queue page is pinned GTT
+    /// memory; the save area is anonymous memory registered with SVM
+    /// (always GPU mapped) when [`QueueOptions::svm_save_area`] is set and
+    /// the KFD is 1.11 or newer, and paged system memory otherwise or if
+    /// that fails.
+    Current,
+}
+
+/// How a [`Queues`] allocates queue buffers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct QueueOptions {
+    /// The C library generation to follow (default: 5.2.3).
+    pub abi: BufferAbi,
+    /// The context may put save areas in SVM memory: its SVM API is on
+    /// (primary contexts where the kernel supports SVM; never secondary
+    /// contexts). Only [`BufferAbi::Current`] uses it.
+    pub svm_save_area: bool,
+}
 
 /// A node's doorbell page, mapped once per context.
 enum DoorbellPage {
@@ -50,6 +83,7 @@ pub(crate) struct Shared {
     file: Arc<DeviceFile>,
     topology: Arc<Topology>,
     memory: Arc<dyn DeviceMemory>,
+    options: QueueOptions,
     minor: OnceLock<u32>,
     /// Doorbell pages per node id; each node's page is mapped under this
     /// lock on the first queue of that node.
@@ -71,7 +105,11 @@ impl fmt::Debug for Shared {
 impl Shared {
     fn free_buffers(&self, eop: Option<Buffer>, cwsr: Option<Buffer>, page: Option<Buffer>) {
         for b in [eop, cwsr, page].into_iter().flatten() {
-            let _ = self.memory.free_exec(b.addr, b.size);
+            let _ = if b.svm {
+                self.memory.free_svm(b.addr)
+            } else {
+                self.memory.free_exec(b.addr, b.size)
+            };
         }
     }
 
@@ -138,22 +176,40 @@ impl fmt::Debug for Queues {
 
 impl Queues {
     /// The queue sub-context of the context whose KFD descriptor is
-    /// `file`, with its topology snapshot and memory manager.
+    /// `file`, with its topology snapshot and memory manager; queue
+    /// buffers as libhsakmt 5.2.3 allocates them ([`QueueOptions`]'s
+    /// default).
     pub fn new(
         file: Arc<DeviceFile>,
         topology: Arc<Topology>,
         memory: Arc<dyn DeviceMemory>,
+    ) -> Queues {
+        Queues::with_options(file, topology, memory, QueueOptions::default())
+    }
+
+    /// As [`Queues::new`], with the buffer choices of `options`.
+    pub fn with_options(
+        file: Arc<DeviceFile>,
+        topology: Arc<Topology>,
+        memory: Arc<dyn DeviceMemory>,
+        options: QueueOptions,
     ) -> Queues {
         Queues {
             shared: Arc::new(Shared {
                 file,
                 topology,
                 memory,
+                options,
                 minor: OnceLock::new(),
                 doorbells: Mutex::new(HashMap::new()),
                 queues: Mutex::new(HashMap::new()),
             }),
         }
+    }
+
+    /// The buffer choices this sub-context makes.
+    pub fn options(&self) -> QueueOptions {
+        self.shared.options
     }
 
     /// Number of live queues.
@@ -209,11 +265,12 @@ impl Queues {
         let gfxv = sizes::gfx_of(node);
 
         // The per-queue page: pointers of non-AQL queues and the CU mask.
+        // 5.2.3 takes paged memory for it, the newest library pinned GTT.
         let page = self.alloc(&ExecAlloc {
             size: sizes::PAGE as u64,
             gpu_id,
             node_id: req.node_id,
-            non_paged: true,
+            non_paged: sh.options.abi == BufferAbi::Current,
             device_local: false,
             uncached: true,
         })?;
@@ -359,25 +416,52 @@ impl Queues {
             .memory
             .alloc_exec(&ExecAlloc { size, ..*req })
             .map_err(QueueError::Memory)?;
-        Ok(Buffer { addr, size })
+        Ok(Buffer {
+            addr,
+            size,
+            svm: false,
+        })
     }
 
-    /// Allocates the CWSR area (system memory, GPU mapped) and writes one
-    /// save-area header per XCC.
+    /// The save area in SVM memory, if the options and the KFD allow it
+    /// and registration works (else the caller falls back to paged
+    /// memory, as the C library does).
+    fn alloc_svm_cwsr(&self, node_id: u32, size: u64) -> Option<Buffer> {
+        let opts = self.shared.options;
+        if opts.abi != BufferAbi::Current
+            || !opts.svm_save_area
+            || self.kfd_minor() < SVM_ALWAYS_MAPPED_MIN_MINOR
+        {
+            return None;
+        }
+        let size = size.div_ceil(sizes::PAGE as u64) * sizes::PAGE as u64;
+        let addr = self.shared.memory.alloc_svm(size, node_id).ok()?;
+        Some(Buffer {
+            addr,
+            size,
+            svm: true,
+        })
+    }
+
+    /// Allocates the CWSR area (SVM-registered or paged system memory,
+    /// GPU mapped) and writes one save-area header per XCC.
     fn alloc_cwsr(
         &self,
         req: &QueueRequest,
         gpu_id: u32,
         sz: &CwsrSizes,
     ) -> Result<Buffer, QueueError> {
-        let b = self.alloc(&ExecAlloc {
-            size: sz.total_size as u64,
-            gpu_id,
-            node_id: req.node_id,
-            non_paged: true,
-            device_local: false,
-            uncached: false,
-        })?;
+        let b = match self.alloc_svm_cwsr(req.node_id, sz.total_size as u64) {
+            Some(b) => b,
+            None => self.alloc(&ExecAlloc {
+                size: sz.total_size as u64,
+                gpu_id,
+                node_id: req.node_id,
+                non_paged: false,
+                device_local: false,
+                uncached: false,
+            })?,
+        };
         for i in 0..sz.num_xcc {
             let header = save_area_header(sz, i, req.error_event_id, req.error_reason);
             let at = b.addr + i as u64 * sz.ctx_save_restore_size as u64;

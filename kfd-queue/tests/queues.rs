@@ -11,7 +11,7 @@ use std::sync::Arc;
 use common::*;
 use kfd_event::{DeviceMemory, EventDescriptor, EventType, ExecAlloc};
 use kfd_queue::sizes::{self, CwsrSizes};
-use kfd_queue::{QueueError, QueueKind, QueueRequest, Queues};
+use kfd_queue::{BufferAbi, QueueError, QueueKind, QueueOptions, QueueRequest, Queues};
 use kfd_sim::Sim;
 use kfd_sys::hsakmt::{current, rocm_5_2};
 
@@ -607,4 +607,141 @@ fn queue_info_reports_the_wave_state_of_a_suspended_queue() {
     suspend(&sim, &ctx, q.kfd_queue_id(), false);
     qs.destroy(&q).unwrap();
     free(&ctx, bufs);
+}
+
+/// A `Write` into a shared buffer, for the simulator's ioctl trace.
+#[derive(Clone, Default)]
+struct TraceBuf(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for TraceBuf {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl TraceBuf {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+
+    /// The `flags` of the traced ALLOC_MEMORY_OF_GPU of `size` bytes.
+    fn alloc_flags(&self, size: u64) -> Option<u32> {
+        self.text()
+            .lines()
+            .filter(|l| l.contains("AMDKFD_IOC_ALLOC_MEMORY_OF_GPU"))
+            .find(|l| l.contains(&format!(" size: {size},")))
+            .and_then(|l| l.split("flags: ").nth(1))
+            .and_then(|f| f.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|f| f.parse().ok())
+    }
+}
+
+/// Creates one compute queue with `options` while tracing; returns the
+/// queue's save-area address and the trace of its creation.
+fn traced_compute_queue(
+    sim: &Sim,
+    ctx: &Ctx,
+    options: QueueOptions,
+) -> (Queues, kfd_queue::Queue, Vec<u64>, TraceBuf) {
+    let qs = Queues::with_options(
+        ctx.file.clone(),
+        ctx.topology.clone(),
+        ctx.memory.clone(),
+        options,
+    );
+    assert_eq!(qs.options(), options);
+    let (req, bufs) = request(ctx, ctx.gpu_node(), QueueKind::Compute);
+    let trace = TraceBuf::default();
+    sim.set_trace(trace.clone());
+    let q = qs
+        .create(&req)
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", trace.text()));
+    sim.clear_trace();
+    (qs, q, bufs, trace)
+}
+
+#[test]
+fn save_area_memory_follows_the_abi_generation() {
+    use kfd_sys::kfd::{
+        KFD_IOC_ALLOC_MEM_FLAGS_GTT as GTT, KFD_IOC_ALLOC_MEM_FLAGS_USERPTR as USERPTR,
+    };
+    let sim = Sim::preset("mi210").unwrap();
+    let ctx = Ctx::primary(&sim);
+    let node = ctx.topology.node(ctx.gpu_node()).unwrap();
+    let total = sizes::cwsr_sizes(node).unwrap().total_size as u64;
+
+    // 5.2.3 (the default): page and save area are paged memory, userptr
+    // BOs on a dGPU primary context; no SVM.
+    let (qs, q, bufs, trace) = traced_compute_queue(&sim, &ctx, QueueOptions::default());
+    assert_eq!(
+        trace.alloc_flags(4096).map(|f| f & (USERPTR | GTT)),
+        Some(USERPTR)
+    );
+    assert_eq!(
+        trace.alloc_flags(total).map(|f| f & (USERPTR | GTT)),
+        Some(USERPTR)
+    );
+    assert!(!trace.text().contains("AMDKFD_IOC_SVM"));
+    qs.destroy(&q).unwrap();
+    free(&ctx, bufs);
+    drop(qs);
+
+    // Newest library, SVM off: paged memory as in 5.2.3, pinned page.
+    let no_svm = QueueOptions {
+        abi: BufferAbi::Current,
+        svm_save_area: false,
+    };
+    let (qs, q, bufs, trace) = traced_compute_queue(&sim, &ctx, no_svm);
+    assert_eq!(
+        trace.alloc_flags(4096).map(|f| f & (USERPTR | GTT)),
+        Some(GTT)
+    );
+    assert_eq!(
+        trace.alloc_flags(total).map(|f| f & (USERPTR | GTT)),
+        Some(USERPTR)
+    );
+    qs.destroy(&q).unwrap();
+    free(&ctx, bufs);
+    drop(qs);
+
+    // Newest library, SVM on: the save area is anonymous memory
+    // registered with SVM (no BO), 2 MiB aligned. (Last on this process:
+    // the model does not see the munmap that ends the SVM range, so a
+    // later userptr at the same address would clash with it.)
+    let current = QueueOptions {
+        abi: BufferAbi::Current,
+        svm_save_area: true,
+    };
+    let (qs, q, bufs, trace) = traced_compute_queue(&sim, &ctx, current);
+    assert_eq!(
+        trace.alloc_flags(4096).map(|f| f & (USERPTR | GTT)),
+        Some(GTT)
+    );
+    assert_eq!(trace.alloc_flags(total), None);
+    assert!(trace.text().contains("AMDKFD_IOC_SVM"), "{}", trace.text());
+    let (cwsr, sz) = q.cwsr().unwrap();
+    assert_eq!(cwsr % (2 << 20), 0);
+    assert_eq!(ctx.memory.live_svm_areas(), 1);
+    assert_eq!(sz.total_size as u64, total);
+    qs.destroy(&q).unwrap();
+    assert_eq!(ctx.memory.live_svm_areas(), 0);
+    free(&ctx, bufs);
+    drop((qs, ctx));
+    assert_no_leaks(&sim);
+
+    // A secondary context (no SVM, paged memory is GTT): GTT save area.
+    let ctx = Ctx::secondary(&sim);
+    let (qs, q, bufs, trace) = traced_compute_queue(&sim, &ctx, no_svm);
+    assert_eq!(
+        trace.alloc_flags(total).map(|f| f & (USERPTR | GTT)),
+        Some(GTT)
+    );
+    qs.destroy(&q).unwrap();
+    free(&ctx, bufs);
+    drop((qs, ctx));
+    assert_no_leaks(&sim);
 }
