@@ -56,6 +56,8 @@ pub struct ChildConfig {
     pub live: Live,
     /// Sampling budget.
     pub budget: Budget,
+    /// Measure only this operation id (for profiling one operation).
+    pub only: Option<String>,
 }
 
 /// The buffers of the `scaling` group's live set.
@@ -156,6 +158,8 @@ pub struct Meter<W: Write> {
     pub budget: Budget,
     /// The trace file, in the counting pass.
     pub trace: Option<PathBuf>,
+    /// Only this operation is measured (the others are skipped silently).
+    pub only: Option<String>,
 }
 
 /// Calls per operation in the counting pass.
@@ -199,6 +203,9 @@ impl<W: Write> Meter<W> {
         per: f64,
         mut f: impl FnMut() -> Result<Duration, Fail>,
     ) -> Option<f64> {
+        if self.only.as_deref().is_some_and(|o| o != op) {
+            return None;
+        }
         if let Err(e) = f() {
             self.fail(op, param, &e);
             return None;
@@ -287,6 +294,7 @@ fn run_abi<A: Abi + Sync>(cfg: &ChildConfig) -> Result<(), String> {
         out: Writer::new(stdout.lock()),
         budget: cfg.budget,
         trace,
+        only: cfg.only.clone(),
     };
     // The floor first, before the library exists in the process.
     crate::ops::floor(&mut m);

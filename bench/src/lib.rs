@@ -41,6 +41,7 @@
 //!         count_ioctls: false,
 //!         fixed_batch: None,
 //!     },
+//!     only: None,
 //! })
 //! .unwrap();
 //! ```

@@ -19,11 +19,12 @@ const USAGE: &str = "usage:
   kfd-bench child --abi ABI --lib LIB --group NAME [--preset NAME] [--levels ..]
                 [--live vram|sys]
                 [--per-op-ms N] [--max-samples N] [--min-samples N] [--batch N]
-                [--count-ioctls]
+                [--count-ioctls] [--only OP]
   (--count-ioctls: count each operation's ioctls in KFD_SIM_TRACE instead
    of timing it)
   (--batch N: exactly N calls per sample and --max-samples samples, for
-   instruction counts under valgrind --tool=callgrind)";
+   instruction counts under valgrind --tool=callgrind; --only OP measures
+   just that operation id of the group)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -122,6 +123,7 @@ fn child_main(v: &[String]) -> Result<(), String> {
         levels: levels(&a)?,
         live: live(&a)?,
         budget: budget(&a)?,
+        only: a.one("--only").map(str::to_string),
     })
 }
 
