@@ -338,11 +338,9 @@ fn scaling<A: Abi, W: Write>(api: &Api<A>, cfg: &ChildConfig, m: &mut Meter<W>) 
             levels.push((
                 cap,
                 Some(format!(
-                    "{l} live allocations need {l} CPU mappings on top of the {} \
-                     in use, but vm.max_map_count is {max_maps}: measured at {cap} \
-                     instead (raise it with `sysctl -w vm.max_map_count=262144` \
-                     to measure {l})",
-                    count_maps()
+                    "{l} live allocations need {l} CPU mappings, but \
+                     vm.max_map_count is {max_maps}: measured at {cap} instead \
+                     (`sysctl -w vm.max_map_count=262144` to measure {l})"
                 )),
             ));
         }

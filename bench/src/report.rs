@@ -94,13 +94,17 @@ pub fn rows(r: &Results) -> Vec<Row> {
             let ours = r.cell(o.id, p, Side::Ours);
             let mut notes: Vec<String> = Vec::new();
             let mut nodes = None;
-            for (side, cell) in [("C", c), ("ours", ours)] {
-                for n in cell.map(|c| c.notes.as_slice()).unwrap_or(&[]) {
+            let of = |c: Option<&Cell>| c.map(|c| c.notes.clone()).unwrap_or_default();
+            let (cn, on) = (of(c), of(ours));
+            for (side, list, other) in [("C", &cn, &on), ("ours", &on, &cn)] {
+                for n in list {
                     if let Some(v) = n.strip_prefix("nodes=") {
                         nodes = v.parse().ok();
-                        continue;
+                    } else if !other.contains(n) {
+                        notes.push(format!("{side}: {n}"));
+                    } else if side == "C" {
+                        notes.push(format!("both: {n}"));
                     }
-                    notes.push(format!("{side}: {n}"));
                 }
             }
             out.push(Row {
@@ -235,14 +239,20 @@ pub fn table(r: &Results) -> String {
                 Value::Unsupported(d) => {
                     notes.push(format!("{} {}: {side} unsupported: {d}", row.op, row.param))
                 }
-                Value::Error(d) => {
+                // The live-set note already says why a level is missing.
+                Value::Error(d) if !d.starts_with("the live set") => {
                     notes.push(format!("{} {}: {side} error: {d}", row.op, row.param))
                 }
                 _ => {}
             }
         }
         for n in &row.notes {
-            notes.push(format!("{} {}: {n}", row.op, row.param));
+            let at = if row.param.is_empty() {
+                row.op.to_string()
+            } else {
+                format!("{} {}", row.op, row.param)
+            };
+            notes.push(format!("{at}: {n}"));
         }
     }
     notes.dedup();
