@@ -87,6 +87,12 @@ pub(crate) struct Shared {
     minor: OnceLock<u32>,
     /// Doorbell pages per node id; each node's page is mapped under this
     /// lock on the first queue of that node.
+    ///
+    /// Lock order: `doorbells`, then `queues`. A queue is inserted into
+    /// `queues` only while this lock is held and its node's page is in the
+    /// table, and teardown drains both tables under this lock before it
+    /// unmaps anything; so while this lock is held, a queue found in
+    /// `queues` has its doorbell page mapped.
     doorbells: Mutex<HashMap<u32, DoorbellPage>>,
     /// Live queues by `HSA_QUEUEID`.
     queues: Mutex<HashMap<u64, Queue>>,
@@ -113,8 +119,24 @@ impl Shared {
         }
     }
 
-    fn destroy_all(&self) {
-        let queues: Vec<Queue> = lock(&self.queues).drain().map(|(_, q)| q).collect();
+    /// Destroys every queue, frees its buffers and releases the doorbell
+    /// pages. Both tables are emptied under the doorbell lock first, so a
+    /// concurrent [`Queues::ring_doorbell`] either finished its store
+    /// before (it holds that lock while storing) or finds its queue gone;
+    /// and a concurrent [`Queues::create`] either registered its queue
+    /// before (destroyed here) or maps a page of its own afterwards.
+    fn teardown(&self) {
+        let (queues, pages) = {
+            let mut pages = lock(&self.doorbells);
+            let queues: Vec<Queue> = lock(&self.queues).drain().map(|(_, q)| q).collect();
+            let pages: Vec<DoorbellPage> = pages.drain().map(|(_, p)| p).collect();
+            (queues, pages)
+        };
+        self.destroy_queues(queues);
+        self.release_doorbells(pages);
+    }
+
+    fn destroy_queues(&self, queues: Vec<Queue>) {
         for q in queues {
             let mut a = kfd_ioctl_destroy_queue_args {
                 queue_id: q.obj.kfd_queue_id,
@@ -125,18 +147,20 @@ impl Shared {
         }
     }
 
-    fn release_doorbells(&self) {
-        let pages: Vec<DoorbellPage> = lock(&self.doorbells).drain().map(|(_, p)| p).collect();
+    fn release_doorbells(&self, pages: Vec<DoorbellPage>) {
         for p in pages {
             match p {
                 DoorbellPage::Gpuvm { addr } => {
                     let _ = self.memory.free_doorbell(addr);
                 }
                 DoorbellPage::Mapped { addr, len } => {
-                    // SAFETY: the mapping was made by `map_doorbell` and is
-                    // owned by the doorbell table it was just removed from;
-                    // its queues are gone (destroyed before the doorbells
-                    // are released) and no reference into it exists.
+                    // SAFETY: the mapping was made by `map_doorbell` and was
+                    // owned by the doorbell table it was removed from in
+                    // `teardown`, together with every queue, under the
+                    // doorbell lock; the queues are destroyed, and the only
+                    // access to the page (`ring_doorbell`) happens under
+                    // that lock after finding its queue registered, which it
+                    // no longer can. No reference into it exists.
                     let _ = unsafe { mman::munmap(addr, len) };
                 }
             }
@@ -146,8 +170,7 @@ impl Shared {
 
 impl Drop for Shared {
     fn drop(&mut self) {
-        self.destroy_all();
-        self.release_doorbells();
+        self.teardown();
     }
 }
 
@@ -369,9 +392,13 @@ impl Queues {
                 args.queue_id as u64 * sizes::doorbell_size(gfxv) as u64,
             )
         };
-        let db_base = match self.map_doorbell(node, mmap_offset, db_page_size) {
+        // Held until the queue is registered: teardown cannot release the
+        // page in between (see `Shared::doorbells`).
+        let mut pages = lock(&sh.doorbells);
+        let db_base = match self.map_doorbell(&mut pages, node, mmap_offset, db_page_size) {
             Ok(a) => a,
             Err(e) => {
+                drop(pages);
                 let mut d = kfd_ioctl_destroy_queue_args {
                     queue_id: args.queue_id,
                     pad: 0,
@@ -406,6 +433,7 @@ impl Queues {
         };
         let q = Queue { obj: Arc::new(obj) };
         lock(&sh.queues).insert(id.0, q.clone());
+        drop(pages);
         Ok(q)
     }
 
@@ -475,10 +503,16 @@ impl Queues {
 
     /// Maps `node`'s doorbell page once: through the memory manager on
     /// dGPUs (falling back to a plain mapping), else by `mmap` of the KFD
-    /// descriptor. Returns the page address.
-    fn map_doorbell(&self, node: &Node, mmap_offset: u64, size: u64) -> Result<u64, QueueError> {
+    /// descriptor. Returns the page address. `pages` is the locked
+    /// doorbell table.
+    fn map_doorbell(
+        &self,
+        pages: &mut HashMap<u32, DoorbellPage>,
+        node: &Node,
+        mmap_offset: u64,
+        size: u64,
+    ) -> Result<u64, QueueError> {
         let sh = &self.shared;
-        let mut pages = lock(&sh.doorbells);
         if let Some(p) = pages.get(&node.id) {
             return Ok(p.addr());
         }
@@ -521,10 +555,19 @@ impl Queues {
 
     /// Checks that `q` is a live queue of this context.
     pub fn check(&self, q: &Queue) -> Result<(), QueueError> {
+        self.check_owner(q)?;
+        Self::check_live(&lock(&self.shared.queues), q)
+    }
+
+    fn check_owner(&self, q: &Queue) -> Result<(), QueueError> {
         if !std::ptr::eq(q.obj.owner.as_ptr(), Arc::as_ptr(&self.shared)) {
             return Err(QueueError::ForeignQueue);
         }
-        match lock(&self.shared.queues).get(&q.obj.id.0) {
+        Ok(())
+    }
+
+    fn check_live(queues: &HashMap<u64, Queue>, q: &Queue) -> Result<(), QueueError> {
+        match queues.get(&q.obj.id.0) {
             Some(live) if live.same(q) => Ok(()),
             _ => Err(QueueError::UnknownQueue(q.obj.id.0)),
         }
@@ -699,18 +742,28 @@ impl Queues {
 
     /// Writes `value` to the queue's doorbell (`hsaKmtQueueRingDoorbell`):
     /// 64 bits on SOC15 GPUs, the low 32 bits before.
+    ///
+    /// The queue is checked under the doorbell lock, which is held across
+    /// the store: a concurrent [`Queues::teardown`] cannot unmap the page
+    /// in between (the call fails with [`QueueError::UnknownQueue`] once
+    /// teardown has begun).
     pub fn ring_doorbell(&self, q: &Queue, value: u64) -> Result<(), QueueError> {
-        self.check(q)?;
+        self.check_owner(q)?;
         let doorbells = lock(&self.shared.doorbells);
+        Self::check_live(&lock(&self.shared.queues), q)?;
         let addr = q.obj.doorbell;
         if q.obj.doorbell_size == 8 {
             // SAFETY: `addr` is the queue's 8-byte aligned doorbell inside
-            // its node's doorbell page, which stays mapped while the
-            // doorbell table (locked above) holds it; device memory, hence
-            // a volatile store through a raw pointer.
+            // its node's doorbell page. The queue was found registered with
+            // the doorbell lock held, and that lock is still held: a queue
+            // is registered only while its page is in the doorbell table,
+            // and teardown empties both tables under this lock before it
+            // unmaps (see `Shared::doorbells`), so the page stays mapped
+            // for the store. Device memory, hence a volatile store through
+            // a raw pointer.
             unsafe { std::ptr::write_volatile(addr as *mut u64, value) };
         } else {
-            // SAFETY: as above, for a 4-byte doorbell.
+            // SAFETY: as above, for a 4-byte doorbell (4-byte aligned).
             unsafe { std::ptr::write_volatile(addr as *mut u32, value as u32) };
         }
         drop(doorbells);
@@ -719,10 +772,11 @@ impl Queues {
 
     /// Destroys every remaining queue, frees its buffers and releases the
     /// doorbell pages (context teardown; also done on drop). Call before
-    /// tearing down the context's events and memory manager.
+    /// tearing down the context's events and memory manager. Safe to call
+    /// while other threads still use this `Queues`: their queues are gone
+    /// afterwards ([`QueueError::UnknownQueue`]).
     pub fn teardown(&self) {
-        self.shared.destroy_all();
-        self.shared.release_doorbells();
+        self.shared.teardown();
     }
 }
 
