@@ -190,10 +190,10 @@ export! {
     }
 
     /// `hsaKmtDbgAddressWatch` (v1 debugger): modes and addresses are
-    /// required for `NumWatchPoints > 0`; masks are optional; events are
-    /// not used.
+    /// required for `NumWatchPoints > 0`; masks are optional; a non-NULL
+    /// `WatchEvent` array's `NumWatchPoints` event pointers are passed to
+    /// the kernel after the masks, as 5.2.3 does.
     both fn hsaKmtDbgAddressWatch(NodeId: u32, NumWatchPoints: u32, WatchMode: *mut HSA_DBG_WATCH_MODE, WatchAddress: *mut *mut c_void, WatchMask: *mut u64, WatchEvent: *mut *mut abi::HsaEvent) {
-        let _ = WatchEvent;
         let c = ctx::primary()?;
         let n = NumWatchPoints as usize;
         let d = c.debug().kmt()?;
@@ -215,7 +215,15 @@ export! {
         let points: Vec<AddressWatchPoint> = (0..n)
             .map(|i| AddressWatchPoint { mode: modes[i], address: addrs[i] as u64, mask: masks.get(i).copied().unwrap_or(0) })
             .collect();
-        d.dbg_address_watch(NodeId, &points).kmt()
+        let events: Option<Vec<u64>> = if WatchEvent.is_null() {
+            None
+        } else {
+            // SAFETY: as above (the event array is optional); the pointers
+            // are only passed on, never followed.
+            let e = unsafe { slice_in(WatchEvent as *const *mut abi::HsaEvent, n, st::INVALID_PARAMETER) }?;
+            Some(e.iter().map(|&p| p as u64).collect())
+        };
+        d.dbg_address_watch(NodeId, &points, events.as_deref()).kmt()
     }
 
     /// `hsaKmtGetKernelDebugTrapVersionInfo` (5.2.3 only): the 5.2-era

@@ -89,9 +89,20 @@ impl Debug {
     /// interface. More than [`MAX_ALLOWED_NUM_POINTS`] points give
     /// [`Error::TooManyWatchPoints`] (checked after the node, as in C).
     ///
-    /// The C library reads `WatchMask[0]` even for zero points and takes
-    /// an array of event pointers; this takes no events.
-    pub fn dbg_address_watch(&self, node: u32, points: &[AddressWatchPoint]) -> Result<()> {
+    /// `events` is the C caller's `WatchEvent` array: `None` for a NULL
+    /// array, otherwise one event address per point (NULL entries are 0),
+    /// appended to the payload after the masks exactly as the C library
+    /// does; the v1 kernel receives them as opaque values. A length other
+    /// than `points.len()` is [`Error::InvalidArgument`].
+    ///
+    /// The C library reads `WatchMask[0]` even for zero points; here zero
+    /// points always carry the single zero mask.
+    pub fn dbg_address_watch(
+        &self,
+        node: u32,
+        points: &[AddressWatchPoint],
+        events: Option<&[u64]>,
+    ) -> Result<()> {
         self.require_primary()?;
         let gpu_id = self.node_gpu_id(node)?;
         if points.len() > MAX_ALLOWED_NUM_POINTS {
@@ -100,24 +111,13 @@ impl Debug {
                 max: MAX_ALLOWED_NUM_POINTS,
             });
         }
-        // Count, modes, addresses, then either one mask per point or a
-        // single zero mask when the first mask is 0 (the C layout).
-        let mut payload = Vec::new();
-        payload.extend_from_slice(&(points.len() as u32).to_ne_bytes());
-        for p in points {
-            payload.extend_from_slice(&p.mode.0.to_ne_bytes());
+        let events = events.unwrap_or(&[]);
+        if !events.is_empty() && events.len() != points.len() {
+            return Err(Error::InvalidArgument(
+                "one watch event per watch point, or none",
+            ));
         }
-        for p in points {
-            payload.extend_from_slice(&p.address.to_ne_bytes());
-        }
-        if points.first().is_some_and(|p| p.mask > 0) {
-            for p in points {
-                payload.extend_from_slice(&p.mask.to_ne_bytes());
-            }
-        } else {
-            payload.extend_from_slice(&0u64.to_ne_bytes());
-        }
-        self.v1_content_ioctl(gpu_id, payload, false)
+        self.v1_content_ioctl(gpu_id, address_watch_payload(points, events), false)
     }
 
     /// Issues a v1 request whose fixed part points at `payload`.
@@ -145,5 +145,74 @@ impl Debug {
                 errno,
             }
         })
+    }
+}
+
+/// The variable part of a v1 address-watch request: the count, every
+/// mode, every address, then either one mask per point or a single zero
+/// mask when the first mask is 0, then the event addresses (none when the
+/// caller passed no event array). This is the C library's layout.
+fn address_watch_payload(points: &[AddressWatchPoint], events: &[u64]) -> Vec<u8> {
+    let masks = if points.first().is_some_and(|p| p.mask > 0) {
+        points.len()
+    } else {
+        1
+    };
+    let mut payload = Vec::with_capacity(4 + points.len() * 12 + (masks + events.len()) * 8);
+    payload.extend_from_slice(&(points.len() as u32).to_ne_bytes());
+    for p in points {
+        payload.extend_from_slice(&p.mode.0.to_ne_bytes());
+    }
+    for p in points {
+        payload.extend_from_slice(&p.address.to_ne_bytes());
+    }
+    if masks == points.len() {
+        for p in points {
+            payload.extend_from_slice(&p.mask.to_ne_bytes());
+        }
+    } else {
+        payload.extend_from_slice(&0u64.to_ne_bytes());
+    }
+    for e in events {
+        payload.extend_from_slice(&e.to_ne_bytes());
+    }
+    payload
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kfd_sys::hsakmt::current::HSA_DBG_WATCH_ALL;
+
+    fn point(address: u64, mask: u64) -> AddressWatchPoint {
+        AddressWatchPoint {
+            mode: HSA_DBG_WATCH_ALL,
+            address,
+            mask,
+        }
+    }
+
+    #[test]
+    fn payload_layout_matches_the_c_library() {
+        // One point with a mask and no event array: 4 + 4 + 8 + 8.
+        let p = address_watch_payload(&[point(0x1000, u64::MAX)], &[]);
+        assert_eq!(p.len(), 24);
+        // The same with an event array: one 8-byte address more (5.2.3's
+        // buffer: 48 bytes with the 16-byte fixed part).
+        let p = address_watch_payload(&[point(0x1000, u64::MAX)], &[0]);
+        assert_eq!(p.len(), 32);
+        assert_eq!(&p[24..], &0u64.to_ne_bytes());
+        // Two points, first mask 0: a single zero mask, then two events.
+        let p = address_watch_payload(&[point(0x1000, 0), point(0x2000, 7)], &[0xa0, 0xb0]);
+        assert_eq!(p.len(), 4 + 2 * 4 + 2 * 8 + 8 + 2 * 8);
+        assert_eq!(&p[0..4], &2u32.to_ne_bytes());
+        assert_eq!(&p[12..20], &0x1000u64.to_ne_bytes());
+        assert_eq!(&p[28..36], &0u64.to_ne_bytes());
+        assert_eq!(&p[36..44], &0xa0u64.to_ne_bytes());
+        assert_eq!(&p[44..52], &0xb0u64.to_ne_bytes());
+        // Two points with masks: one per point.
+        let p = address_watch_payload(&[point(0x1000, 3), point(0x2000, 7)], &[]);
+        assert_eq!(&p[28..36], &3u64.to_ne_bytes());
+        assert_eq!(&p[36..44], &7u64.to_ne_bytes());
     }
 }

@@ -182,7 +182,7 @@ fn every_debug_entry_point_refuses_a_secondary_context() {
             0,
         )
         .unwrap_err(),
-        d.dbg_address_watch(1, &[]).unwrap_err(),
+        d.dbg_address_watch(1, &[], None).unwrap_err(),
         d.kernel_debug_trap_version().map(drop).unwrap_err(),
     ];
     for e in results {
@@ -304,7 +304,7 @@ fn unknown_nodes_and_cpu_nodes() {
             0,
         )
         .unwrap_err(),
-        d.dbg_address_watch(7, &[]).unwrap_err(),
+        d.dbg_address_watch(7, &[], None).unwrap_err(),
     ] {
         assert_eq!(e, Error::InvalidNode(7));
         assert_eq!(status(&e), 5);
@@ -342,6 +342,7 @@ fn v1_debugger_is_refused_by_current_kernels() {
                 address: 0x1000,
                 mask: 0,
             }],
+            Some(&[0]),
         )
         .unwrap_err(),
     ] {
@@ -360,8 +361,23 @@ fn v1_debugger_is_refused_by_current_kernels() {
         MAX_ALLOWED_NUM_POINTS + 1
     ];
     let before = m.calls().len();
-    assert_eq!(status(&d.dbg_address_watch(1, &many).unwrap_err()), 3);
+    assert_eq!(status(&d.dbg_address_watch(1, &many, None).unwrap_err()), 3);
     assert_eq!(m.calls().len(), before);
+    // The event array is appended after the masks as in 5.2.3: one
+    // point with a mask is 40 bytes without events, 48 with them.
+    let one = [AddressWatchPoint {
+        mode: HSA_DBG_WATCH_ALL,
+        address: 0x1000,
+        mask: u64::MAX,
+    }];
+    m.lock().v1_watch_sizes.clear();
+    d.dbg_address_watch(1, &one, None).unwrap_err();
+    d.dbg_address_watch(1, &one, Some(&[0x5000])).unwrap_err();
+    assert_eq!(m.lock().v1_watch_sizes, [40, 48]);
+    // An event array of another length than the points: refused.
+    let e = d.dbg_address_watch(1, &one, Some(&[1, 2])).unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument(_)));
+    assert_eq!(status(&e), 3);
     // 5.2.3's GetKernelDebugTrapVersionInfo: nr 0x82 does not exist.
     let e = d.kernel_debug_trap_version().unwrap_err();
     assert_eq!(e.errno(), Some(Errno::ENOTTY));

@@ -31,6 +31,8 @@ pub struct State {
     pub flags: u32,
     pub exceptions: u64,
     pub launch_mode: u32,
+    /// `buf_size_in_bytes` of every v1 address-watch request seen.
+    pub v1_watch_sizes: Vec<u32>,
 }
 
 pub type MockKfd = FakeKfd<State>;
@@ -57,6 +59,12 @@ impl Model for State {
     ) -> Result<i32, Errno> {
         let s = self;
         match nr {
+            0x0F => {
+                // SAFETY: DBG_ADDRESS_WATCH's argument.
+                let a = unsafe { &*(arg as *const kfd::kfd_ioctl_dbg_address_watch_args) };
+                s.v1_watch_sizes.push(a.buf_size_in_bytes);
+                Err(Errno::EPERM)
+            }
             0x0D..=0x10 => Err(Errno::EPERM),
             0x25 if version.1 >= 13 => {
                 // SAFETY: RUNTIME_ENABLE's argument.
