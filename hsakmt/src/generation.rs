@@ -17,7 +17,7 @@ pub use kfd_sys::hsakmt::current as abi;
 pub use kfd_sys::hsakmt::rocm_5_2 as abi;
 
 use kfd_fmm::{GraphicsResource, MemMapFlags};
-use kfd_queue::{QueueInfo, QueueRequest, QueueResource};
+use kfd_queue::{BufferAbi, QueueInfo, QueueOptions, QueueRequest, QueueResource};
 use kfd_topology::hsakmt::{ffi, GpuApertures};
 use kfd_topology::{Node, Rules};
 
@@ -142,17 +142,35 @@ pub fn process_vm_status() -> kfd_sys::hsakmt::HSAKMT_STATUS {
     }
 }
 
-/// The options the primary context is opened with. The newest library
-/// reads `HSA_USE_SVM` and, with the SVM API on, treats unknown addresses
-/// in FreeMemory/DeregisterMemory/MapMemoryToGPU as SVM ranges; 5.2.3
-/// has neither the variable nor the fallback (its `fmm_release` returns
-/// `MEMORY_NOT_REGISTERED` for any unknown address), so the 5.2 build
-/// opens with the SVM API off.
+/// The options the primary context is opened with (secondary contexts
+/// start from them too; kfd-context turns off what a secondary may not
+/// use). The newest library reads `HSA_USE_SVM` and, with the SVM API
+/// on, treats unknown addresses in FreeMemory/DeregisterMemory/
+/// MapMemoryToGPU as SVM ranges; 5.2.3 has neither the variable nor the
+/// fallback (its `fmm_release` returns `MEMORY_NOT_REGISTERED` for any
+/// unknown address), so the 5.2 build opens with the SVM API off.
+///
+/// Queue buffers follow the generation: 5.2.3's paged pointer page and
+/// save area, or the newest library's pinned GTT pointer page and a save
+/// area in SVM memory (used by kfd-context only on a primary context with
+/// the SVM API on a kernel with SVM support).
 pub fn primary_options() -> kfd_context::ContextOptions {
     let mut o = kfd_context::ContextOptions::from_env();
-    if GENERATION == Generation::Rocm52 {
-        o.svm_api = false;
-        o.fmm.svm_api_enabled = false;
+    match GENERATION {
+        Generation::Rocm52 => {
+            o.svm_api = false;
+            o.fmm.svm_api_enabled = false;
+            o.queues = QueueOptions {
+                abi: BufferAbi::Rocm52,
+                svm_save_area: false,
+            };
+        }
+        Generation::Current => {
+            o.queues = QueueOptions {
+                abi: BufferAbi::Current,
+                svm_save_area: true,
+            };
+        }
     }
     o
 }

@@ -74,7 +74,7 @@ export! {
         check_mut(pCtx, st::INVALID_PARAMETER)?;
         ctx::check_open()?;
         let p = ctx::primary()?;
-        let c = Context::open_secondary(p.driver().clone()).kmt()?;
+        let c = Context::open_secondary_with(p.driver().clone(), generation::primary_options()).kmt()?;
         let handle = ctx::register_secondary(c);
         // SAFETY: checked non-NULL and aligned above; an OUT argument.
         unsafe { write_out(pCtx, handle, st::INVALID_PARAMETER) }

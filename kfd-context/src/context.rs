@@ -8,7 +8,7 @@ use kfd_debug::Debug;
 use kfd_event::{Events, FmmMemory};
 use kfd_fmm::Fmm;
 use kfd_perf::Perf;
-use kfd_queue::Queues;
+use kfd_queue::{QueueOptions, Queues};
 use kfd_sys::kfd::{self, kfd_ioctl_create_process_args, kfd_ioctl_get_version_args};
 use kfd_sys::{DeviceFile, Driver};
 use kfd_topology::hsakmt::{Aperture, GpuApertures};
@@ -390,9 +390,29 @@ impl Context {
         }
         let topo = self.topology()?;
         let (_, memory) = self.fmm_locked(&mut subs)?;
-        let queues = Arc::new(Queues::new(self.inner.kfd.clone(), topo, memory));
+        let options = self.queue_options(&topo);
+        let queues = Arc::new(Queues::with_options(
+            self.inner.kfd.clone(),
+            topo,
+            memory,
+            options,
+        ));
         subs.queues = Some(queues.clone());
         Ok(queues)
+    }
+
+    /// The queue options of [`ContextOptions::queues`] as this context
+    /// may use them: SVM save areas only on a primary context with the
+    /// SVM API on whose GPU nodes all report `SVMAPISupported`.
+    fn queue_options(&self, topo: &Topology) -> QueueOptions {
+        let mut o = self.inner.options.queues;
+        let kernel_svm = topo
+            .nodes
+            .iter()
+            .filter(|n| n.is_gpu())
+            .all(|n| n.properties.capability.svm_api_supported() != 0);
+        o.svm_save_area &= self.is_primary() && self.inner.options.svm_api && kernel_svm;
+        o
     }
 
     /// The debug sub-context, created on first use. On a secondary context

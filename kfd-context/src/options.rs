@@ -2,6 +2,7 @@
 //! library honours.
 
 use kfd_fmm::FmmOptions;
+use kfd_queue::QueueOptions;
 
 /// Options fixed when a context is opened.
 #[derive(Debug, Clone)]
@@ -12,6 +13,14 @@ pub struct ContextOptions {
     /// `HSA_DISABLE_CACHE`, `HSA_CHECK_USERPTR`, `HSA_RESERVE_SVM`,
     /// `HSA_SVM_GUARD_PAGES`, `HSA_MAX_VA_ALIGN`, `HSA_ZFB`).
     pub fmm: FmmOptions,
+    /// How the queue sub-context allocates queue buffers: which C library
+    /// generation's buffers ([`kfd_queue::BufferAbi`]; default 5.2.3's)
+    /// and whether save areas may be SVM memory. `svm_save_area` is a
+    /// permission: the context passes it on only for a primary context
+    /// with the SVM API on ([`ContextOptions::svm_api`]) on a kernel whose
+    /// GPU nodes all support the SVM API (their `SVMAPISupported`
+    /// capability), as the C library's `is_svm_api_supported`.
+    pub queues: QueueOptions,
 }
 
 impl Default for ContextOptions {
@@ -19,6 +28,7 @@ impl Default for ContextOptions {
         ContextOptions {
             svm_api: true,
             fmm: FmmOptions::primary(),
+            queues: QueueOptions::default(),
         }
     }
 }
@@ -116,6 +126,7 @@ impl ContextOptions {
         o.fmm.svm_api_enabled = false;
         o.fmm.userptr_for_paged_mem = false;
         o.fmm.render_nodes = kfd_fmm::RenderNodes::Open;
+        o.queues.svm_save_area = false;
         o
     }
 }
@@ -141,7 +152,10 @@ mod tests {
         assert_eq!(o.fmm.max_va_align_order, 12);
         let d = ContextOptions::from_source(&[] as &[(&str, &str)]);
         assert!(d.svm_api && d.fmm.userptr_for_paged_mem);
+        let mut d = d;
+        d.queues.svm_save_area = true;
         let s = d.for_secondary();
         assert!(!s.svm_api && !s.fmm.userptr_for_paged_mem);
+        assert!(!s.queues.svm_save_area);
     }
 }

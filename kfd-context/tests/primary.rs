@@ -125,3 +125,45 @@ fn primary_and_secondaries_are_isolated_and_torn_down() {
     let live = sim.live_objects();
     assert!(live.is_empty(), "{live:?}");
 }
+
+#[test]
+#[serial]
+fn queue_options_follow_the_context() {
+    use kfd_context::ContextOptions;
+    use kfd_queue::{BufferAbi, QueueOptions};
+
+    let sim = with_sim("mi210");
+    let mut options = ContextOptions {
+        queues: QueueOptions {
+            abi: BufferAbi::Current,
+            svm_save_area: true,
+        },
+        ..ContextOptions::default()
+    };
+    // A primary with the SVM API on a kernel whose GPUs support it: SVM
+    // save areas allowed.
+    let (host, _) = primary::open_with(options.clone()).unwrap();
+    host.acquire_system_properties().unwrap();
+    assert_eq!(host.queues().unwrap().options(), options.queues);
+    // A secondary keeps the generation but never uses SVM save areas.
+    let tenant = Context::open_secondary_with(Arc::new(sim.clone()), options.clone()).unwrap();
+    tenant.acquire_system_properties().unwrap();
+    let q = tenant.queues().unwrap().options();
+    assert_eq!((q.abi, q.svm_save_area), (BufferAbi::Current, false));
+    drop(tenant);
+    drop(host);
+    primary::close().unwrap();
+
+    // Without the SVM API the primary does not use them either.
+    options.svm_api = false;
+    options.fmm.svm_api_enabled = false;
+    let (host, _) = primary::open_with(options).unwrap();
+    host.acquire_system_properties().unwrap();
+    assert!(!host.queues().unwrap().options().svm_save_area);
+    drop(host);
+    primary::close().unwrap();
+    assert!(sim.live_objects().is_empty());
+
+    // The default is 5.2.3's buffers.
+    assert_eq!(ContextOptions::default().queues, QueueOptions::default());
+}
