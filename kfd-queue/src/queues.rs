@@ -692,9 +692,22 @@ impl Queues {
         .map_err(QueueError::kernel("AMDKFD_IOC_GET_QUEUE_WAVE_STATE"))?;
         let (count, _) = *lock(&q.obj.cu_mask);
         let ctl = sz.ctl_stack_size as u64;
+        // The control stack grows down from the end of its part of the
+        // area: a used size larger than that part is a kernel answer we
+        // cannot turn into an address inside the area; report it as the
+        // failed query it is (ERROR, as for any failure of this ioctl).
+        let bad_reply = QueueError::Kernel {
+            op: "AMDKFD_IOC_GET_QUEUE_WAVE_STATE",
+            errno: Errno::EOVERFLOW,
+        };
+        let user_context_save_area = area.addr.checked_add(ctl).ok_or(bad_reply.clone())?;
+        let control_stack_top = ctl
+            .checked_sub(a.ctl_stack_used_size as u64)
+            .map(|free| area.addr + free)
+            .ok_or(bad_reply)?;
         Ok(QueueInfo {
-            control_stack_top: area.addr + ctl - a.ctl_stack_used_size as u64,
-            user_context_save_area: area.addr + ctl,
+            control_stack_top,
+            user_context_save_area,
             save_area_size: a.save_area_used_size as u64,
             control_stack_used: a.ctl_stack_used_size as u64,
             num_cu_assigned: count,

@@ -745,3 +745,91 @@ fn save_area_memory_follows_the_abi_generation() {
     drop((qs, ctx));
     assert_no_leaks(&sim);
 }
+
+/// The simulator, except that `GET_QUEUE_WAVE_STATE` succeeds with a
+/// control-stack use of `ctl_stack_used` bytes (a kernel reporting more
+/// than the control stack holds).
+#[derive(Debug)]
+struct OversizedWaveState {
+    sim: Sim,
+    ctl_stack_used: u32,
+}
+
+impl kfd_sys::Driver for OversizedWaveState {
+    fn open_kfd(&self) -> Result<std::os::fd::OwnedFd, kfd_sys::Errno> {
+        kfd_sys::Driver::open_kfd(&self.sim)
+    }
+
+    fn open_render_node(&self, minor: u32) -> Result<std::os::fd::OwnedFd, kfd_sys::Errno> {
+        kfd_sys::Driver::open_render_node(&self.sim, minor)
+    }
+
+    unsafe fn ioctl(
+        &self,
+        fd: std::os::fd::BorrowedFd<'_>,
+        request: std::ffi::c_ulong,
+        arg: *mut std::ffi::c_void,
+    ) -> Result<i32, kfd_sys::Errno> {
+        use kfd_sys::kfd::{kfd_ioctl_get_queue_wave_state_args, AMDKFD_IOC_GET_QUEUE_WAVE_STATE};
+        if request as u32 == AMDKFD_IOC_GET_QUEUE_WAVE_STATE.request() {
+            let a = arg.cast::<kfd_ioctl_get_queue_wave_state_args>();
+            // SAFETY: for this request the caller passes a valid, exclusive
+            // `kfd_ioctl_get_queue_wave_state_args` (Driver::ioctl contract).
+            unsafe {
+                (*a).ctl_stack_used_size = self.ctl_stack_used;
+                (*a).save_area_used_size = 0;
+            }
+            return Ok(0);
+        }
+        // SAFETY: forwarded contract.
+        unsafe { kfd_sys::Driver::ioctl(&self.sim, fd, request, arg) }
+    }
+
+    fn close(&self, fd: std::os::fd::OwnedFd) {
+        kfd_sys::Driver::close(&self.sim, fd)
+    }
+
+    fn root(&self) -> &std::path::Path {
+        self.sim.root()
+    }
+}
+
+#[test]
+fn queue_info_refuses_a_control_stack_larger_than_the_area() {
+    use kfd_fmm::{Fmm, FmmOptions};
+    use kfd_sys::{DeviceFile, Driver};
+    let sim = Sim::preset("mi210").unwrap();
+    for used_past_end in [1u32, 0x1000, u32::MAX] {
+        let probe = Ctx::primary(&sim);
+        let ctl = sizes::cwsr_sizes(probe.topology.node(probe.gpu_node()).unwrap())
+            .unwrap()
+            .ctl_stack_size;
+        drop(probe);
+        let used = ctl.saturating_add(used_past_end);
+        let d: Arc<dyn Driver> = Arc::new(OversizedWaveState {
+            sim: sim.clone(),
+            ctl_stack_used: used,
+        });
+        let file = Arc::new(DeviceFile::open_kfd(d.clone()).unwrap());
+        let topology = Arc::new(kfd_topology::Topology::snapshot(&*d).unwrap());
+        let fmm = Fmm::new(file.clone(), nodes_of(&topology), FmmOptions::primary()).unwrap();
+        let ctx = Ctx {
+            file,
+            topology,
+            memory: Arc::new(kfd_event::FmmMemory::new(Arc::new(fmm))),
+        };
+        let qs = queues(&ctx);
+        let (req, bufs) = request(&ctx, ctx.gpu_node(), QueueKind::ComputeAql);
+        let q = qs.create(&req).unwrap();
+        // The kernel's answer does not fit the queue's control stack: the
+        // status of a failed wave-state query, not a wrapped address.
+        let e = qs.info(&q).unwrap_err();
+        assert!(matches!(e, QueueError::Kernel { .. }), "{used:#x}: {e:?}");
+        assert_eq!(st(e), 1);
+        qs.destroy(&q).unwrap();
+        free(&ctx, bufs);
+        drop(qs);
+        drop(ctx);
+    }
+    assert_no_leaks(&sim);
+}
