@@ -11,6 +11,7 @@
 //! Each aperture has its own lock (reserved kind only: the mmap kind needs
 //! none), held for the duration of one B-tree operation.
 
+use std::collections::HashMap;
 use std::sync::Mutex;
 
 use kfd_sys::mman::{self, MapFlags, Prot};
@@ -18,8 +19,8 @@ use kfd_sys::Errno;
 
 use crate::error::{FmmError, Result};
 use crate::lock;
-use crate::va::{align_up, VaAllocator};
-use crate::PAGE_SIZE;
+use crate::va::{align_up, checked_align_up, VaAllocator};
+use crate::{MAX_ALLOC_SIZE, PAGE_SIZE};
 
 /// Alignment above which big buffers are not aligned further (2 MiB, the
 /// GPU huge page).
@@ -27,8 +28,15 @@ pub(crate) const GPU_HUGE_PAGE_SIZE: u64 = 2 << 20;
 
 #[derive(Debug)]
 enum Mode {
-    Reserved { va: Mutex<VaAllocator> },
-    Mmap,
+    Reserved {
+        va: Mutex<VaAllocator>,
+    },
+    /// `guarded`: start of each aligned allocation -> the guard bytes kept
+    /// reserved (`PROT_NONE`) on both of its sides, given back with it.
+    /// Fixed-address allocations have no guards and no entry.
+    Mmap {
+        guarded: Mutex<HashMap<u64, u64>>,
+    },
 }
 
 /// One aperture.
@@ -78,7 +86,9 @@ impl Aperture {
             guard: guard_pages as u64 * PAGE_SIZE,
             cpu_accessible: true,
             max_align: PAGE_SIZE << align_order.min(30),
-            mode: Mode::Mmap,
+            mode: Mode::Mmap {
+                guarded: Mutex::new(HashMap::new()),
+            },
         }
     }
 
@@ -93,9 +103,18 @@ impl Aperture {
     }
 
     /// Allocates `size` bytes, at `fixed` if given, else aligned to `align`.
+    ///
+    /// Sizes above [`MAX_ALLOC_SIZE`] (no aperture is that big) fail with
+    /// [`FmmError::OutOfMemory`] before any address arithmetic, so no sum
+    /// of a caller's size with padding or guards can wrap.
     pub fn allocate(&self, fixed: Option<u64>, size: u64, align: u64) -> Result<u64> {
         if size == 0 {
             return Err(FmmError::InvalidArgument("zero-sized address range"));
+        }
+        if size > MAX_ALLOC_SIZE {
+            return Err(FmmError::OutOfMemory(
+                "size exceeds the virtual address space",
+            ));
         }
         match &self.mode {
             Mode::Reserved { va } => {
@@ -110,9 +129,9 @@ impl Aperture {
                     "no free virtual address range in the aperture",
                 ))
             }
-            Mode::Mmap => match fixed {
+            Mode::Mmap { guarded } => match fixed {
                 Some(addr) => self.mmap_fixed(addr, size),
-                None => self.mmap_aligned(size, align),
+                None => self.mmap_aligned(guarded, size, align),
             },
         }
     }
@@ -121,7 +140,10 @@ impl Aperture {
         if addr % PAGE_SIZE != 0 {
             return Err(FmmError::UnalignedAddress(addr));
         }
-        if addr < self.base || addr.saturating_add(size - 1) > self.limit {
+        let in_range = addr
+            .checked_add(size - 1)
+            .is_some_and(|last| addr >= self.base && last <= self.limit);
+        if !in_range {
             return Err(FmmError::OutOfMemory("fixed address outside the aperture"));
         }
         let flags = MapFlags::PRIVATE
@@ -142,29 +164,55 @@ impl Aperture {
         Ok(addr)
     }
 
-    fn mmap_aligned(&self, size: u64, align: u64) -> Result<u64> {
+    /// Reserves `size` bytes aligned to (at least) `align` with `guard`
+    /// bytes on each side: one padded `PROT_NONE` reservation, trimmed to
+    /// `[aligned - guard, aligned + size + guard)`. The guard pages stay
+    /// reserved, so no later mapping can land right next to the object.
+    fn mmap_aligned(
+        &self,
+        guarded: &Mutex<HashMap<u64, u64>>,
+        size: u64,
+        align: u64,
+    ) -> Result<u64> {
+        let too_big = FmmError::OutOfMemory("size exceeds the virtual address space");
         let align = self.effective_align(size, align);
-        let padded = size + align + 2 * self.guard - PAGE_SIZE;
+        // align >= PAGE_SIZE, so the sum is at least a page.
+        let padded = size
+            .checked_add(align)
+            .and_then(|v| v.checked_add(2 * self.guard))
+            .map(|v| v - PAGE_SIZE)
+            .filter(|&v| v <= MAX_ALLOC_SIZE)
+            .ok_or(too_big)?;
         let raw = mman::reserve(padded as usize)
             .map_err(|_| FmmError::OutOfMemory("mmap of address space failed"))?
             as u64;
-        let aligned = align_up(raw + self.guard, align);
-        let end = aligned + size;
+        // The kernel placed `padded` bytes at `raw`, so `raw + padded`
+        // fits; `aligned` and `end + guard` lie inside (raw is page
+        // aligned, so rounding up adds at most `align - PAGE_SIZE`).
         let raw_end = raw + padded;
-        if aligned < self.base || end - 1 > self.limit {
+        let aligned = checked_align_up(raw + self.guard, align).unwrap_or(u64::MAX);
+        let end = aligned.saturating_add(size);
+        if aligned < self.base || end > raw_end || end - 1 > self.limit {
             // SAFETY: the whole padded range is ours, just reserved.
             let _ = unsafe { mman::munmap(raw as usize, padded as usize) };
             return Err(FmmError::OutOfMemory(
                 "mmap returned an address outside the aperture",
             ));
         }
-        if aligned > raw {
-            // SAFETY: leading padding of our own fresh reservation.
-            let _ = unsafe { mman::munmap(raw as usize, (aligned - raw) as usize) };
+        let keep_start = aligned - self.guard;
+        let keep_end = end + self.guard;
+        if keep_start > raw {
+            // SAFETY: leading alignment padding of our own fresh
+            // reservation, before the leading guard.
+            let _ = unsafe { mman::munmap(raw as usize, (keep_start - raw) as usize) };
         }
-        if raw_end > end {
-            // SAFETY: trailing padding of our own fresh reservation.
-            let _ = unsafe { mman::munmap(end as usize, (raw_end - end) as usize) };
+        if raw_end > keep_end {
+            // SAFETY: trailing padding of our own fresh reservation, after
+            // the trailing guard.
+            let _ = unsafe { mman::munmap(keep_end as usize, (raw_end - keep_end) as usize) };
+        }
+        if self.guard != 0 {
+            lock(guarded).insert(aligned, self.guard);
         }
         Ok(aligned)
     }
@@ -188,9 +236,13 @@ impl Aperture {
                 }
                 lock(va).free(addr, size + self.guard);
             }
-            Mode::Mmap => {
-                // SAFETY: the caller owns the range and gives it up.
-                let _ = unsafe { mman::munmap(addr as usize, size as usize) };
+            Mode::Mmap { guarded } => {
+                let guard = lock(guarded).remove(&addr).unwrap_or(0);
+                // SAFETY: the caller owns the range and gives it up; the
+                // guard pages around it were reserved with it and belong
+                // to no other object.
+                let _ =
+                    unsafe { mman::munmap((addr - guard) as usize, (size + 2 * guard) as usize) };
             }
         }
     }
@@ -200,7 +252,7 @@ impl Aperture {
     pub fn free_bytes(&self) -> u64 {
         match &self.mode {
             Mode::Reserved { va } => lock(va).free_bytes(),
-            Mode::Mmap => 0,
+            Mode::Mmap { .. } => 0,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! RAII buffers.
 
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
 use crate::error::{FmmError, Result};
@@ -10,6 +11,29 @@ use crate::fmm::Fmm;
 ///
 /// Built on the address-based calls of [`Fmm`]; holds the memory manager
 /// alive through an `Arc`.
+///
+/// # Ownership
+///
+/// The memory manager marks the object as owned by this handle: the
+/// address-based [`Fmm::free_memory`], [`Fmm::unmap_from_gpu`] and
+/// [`Fmm::deregister_memory`] refuse it with [`FmmError::OwnedByHandle`]
+/// (status `MEMORY_NOT_REGISTERED`), so the memory cannot go away, or be
+/// replaced by another allocation, while the buffer points to it. Only
+/// the buffer releases it ([`Buffer::unmap`], drop), unless
+/// [`Buffer::into_raw`] hands it back to the address-based API.
+///
+/// # Concurrency
+///
+/// A `Buffer` is `Send` and `Sync`. [`Buffer::write`] and [`Buffer::read`]
+/// take `&self` and copy one byte at a time with relaxed atomic accesses,
+/// so calls racing on the same bytes from several threads are not a data
+/// race (no undefined behaviour), but they are not atomic as a whole: a
+/// read that races a write may see any mix of old and new bytes. Order
+/// them with the usual tools (a lock, a channel, or a release/acquire
+/// flag) when that matters. The GPU and other processes that map the same
+/// memory are outside this model, as for any shared memory; raw accesses
+/// through [`Buffer::as_ptr`] must use byte-sized atomics too to race
+/// with `read`/`write`.
 #[derive(Debug)]
 pub struct Buffer {
     fmm: Arc<Fmm>,
@@ -17,6 +41,7 @@ pub struct Buffer {
     size: u64,
     flags: MemFlags,
     cpu: bool,
+    writable: bool,
     owned: bool,
 }
 
@@ -29,16 +54,33 @@ impl Fmm {
         align: u64,
         flags: MemFlags,
     ) -> Result<Buffer> {
-        let addr = self.alloc_memory_align(node, size, align, flags, None)?;
-        let cpu = self.cpu_accessible(addr);
-        Ok(Buffer {
+        let addr = self.alloc_owned(node, size, align, flags)?;
+        Ok(self.adopt(addr, size, flags))
+    }
+
+    /// Allocates the doorbell page(s) of a GPU as [`Fmm::alloc_doorbell`]
+    /// does, held by a [`Buffer`]: only the buffer can unmap and free it.
+    pub fn alloc_doorbell_buffer(
+        self: &Arc<Self>,
+        node: u32,
+        size: u64,
+        mmap_offset: u64,
+    ) -> Result<Buffer> {
+        let addr = self.doorbell_impl(node, size, mmap_offset, true)?;
+        Ok(self.adopt(addr, size, MemFlags::NON_PAGED | MemFlags::HOST_ACCESS))
+    }
+
+    fn adopt(self: &Arc<Self>, addr: u64, size: u64, flags: MemFlags) -> Buffer {
+        let (cpu, writable) = self.cpu_access(addr);
+        Buffer {
             fmm: self.clone(),
             addr,
             size,
             flags,
             cpu,
+            writable,
             owned: true,
-        })
+        }
     }
 }
 
@@ -87,58 +129,71 @@ impl Buffer {
 
     /// Unmaps the buffer from every GPU.
     pub fn unmap(&self) -> Result<()> {
-        self.fmm.unmap_from_gpu(self.addr)
+        self.fmm.unmap_as_owner(self.addr)
     }
 
-    fn check(&self, offset: u64, len: usize) -> Result<()> {
+    /// The byte at `offset` as an atomic, once [`Buffer::check`] passed.
+    ///
+    /// # Safety
+    ///
+    /// `offset` must lie inside a range [`Buffer::check`] accepted.
+    unsafe fn byte(&self, offset: u64) -> &AtomicU8 {
+        // SAFETY: `check` found the range inside the buffer, which is
+        // mapped for the CPU (readable, and writable where written) for as
+        // long as `self` lives: the object is owned by this buffer, so no
+        // address-based call can free or unmap it, and the `Arc` keeps the
+        // memory manager (whose drop would) alive. The bytes are only ever
+        // accessed by this type through byte-sized atomics, and no Rust
+        // reference of another type points into the mapping.
+        unsafe { AtomicU8::from_ptr((self.addr + offset) as usize as *mut u8) }
+    }
+
+    fn check(&self, offset: u64, len: usize, write: bool) -> Result<()> {
         if !self.cpu {
             return Err(FmmError::NotSupported("the CPU cannot access this buffer"));
+        }
+        if write && !self.writable {
+            return Err(FmmError::NotSupported("the CPU mapping is read-only"));
         }
         if offset
             .checked_add(len as u64)
             .map_or(true, |end| end > self.size)
         {
             return Err(FmmError::RangeOutsideObject {
-                addr: self.addr + offset,
+                addr: self.addr.wrapping_add(offset),
                 size: len as u64,
             });
         }
         Ok(())
     }
 
-    /// Copies `data` into the buffer at `offset`.
+    /// Copies `data` into the buffer at `offset` (byte by byte, relaxed
+    /// atomic stores: see the type's concurrency notes).
     pub fn write(&self, offset: u64, data: &[u8]) -> Result<()> {
-        self.check(offset, data.len())?;
-        // SAFETY: the range is inside a live, CPU-writable mapping this
-        // buffer owns (checked above); no Rust reference aliases it.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                data.as_ptr(),
-                (self.addr + offset) as *mut u8,
-                data.len(),
-            )
-        };
+        self.check(offset, data.len(), true)?;
+        for (i, &b) in data.iter().enumerate() {
+            // SAFETY: `offset + i` is inside the range checked above.
+            unsafe { self.byte(offset + i as u64) }.store(b, Ordering::Relaxed);
+        }
         Ok(())
     }
 
-    /// Copies from the buffer at `offset` into `out`.
+    /// Copies from the buffer at `offset` into `out` (byte by byte, relaxed
+    /// atomic loads: see the type's concurrency notes).
     pub fn read(&self, offset: u64, out: &mut [u8]) -> Result<()> {
-        self.check(offset, out.len())?;
-        // SAFETY: as in `write`, for reading.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                (self.addr + offset) as *const u8,
-                out.as_mut_ptr(),
-                out.len(),
-            )
-        };
+        self.check(offset, out.len(), false)?;
+        for (i, b) in out.iter_mut().enumerate() {
+            // SAFETY: `offset + i` is inside the range checked above.
+            *b = unsafe { self.byte(offset + i as u64) }.load(Ordering::Relaxed);
+        }
         Ok(())
     }
 
-    /// Gives up ownership without freeing; returns the address (free it
-    /// with [`Fmm::free_memory`]).
+    /// Gives up ownership without freeing; returns the address, which the
+    /// address-based API ([`Fmm::free_memory`], ...) can release from now on.
     pub fn into_raw(mut self) -> u64 {
         self.owned = false;
+        self.fmm.set_owned(self.addr, false);
         self.addr
     }
 }
@@ -148,7 +203,7 @@ impl Drop for Buffer {
         if !self.owned {
             return;
         }
-        let _ = self.fmm.unmap_from_gpu(self.addr);
-        let _ = self.fmm.free_memory(self.addr);
+        let _ = self.fmm.unmap_as_owner(self.addr);
+        let _ = self.fmm.free_as_owner(self.addr);
     }
 }

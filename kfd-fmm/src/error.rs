@@ -44,6 +44,13 @@ pub enum FmmError {
     /// register, including a second free of the same address.
     #[error("address {0:#x} is not allocated or registered in this context")]
     NotRegistered(u64),
+    /// Free, unmap or deregister by address of memory that an RAII handle
+    /// ([`crate::Buffer`]) owns: only the handle may release it. The status
+    /// is `MEMORY_NOT_REGISTERED` (36), what the C library's FreeMemory and
+    /// DeregisterMemory return for an address the caller did not allocate
+    /// or register (here: not through the address-based API).
+    #[error("memory at {0:#x} is owned by a buffer handle; only its owner releases it")]
+    OwnedByHandle(u64),
     /// Map, share or export of an address that is not (inside) an object
     /// of this context.
     #[error("no memory object of this context at {0:#x}")]
@@ -151,7 +158,9 @@ impl FmmError {
             | NoSuchObject(_)
             | NotMappable(_)
             | RangeOutsideObject { .. } => HSAKMT_STATUS::HSAKMT_STATUS_INVALID_PARAMETER,
-            NotRegistered(_) => HSAKMT_STATUS::HSAKMT_STATUS_MEMORY_NOT_REGISTERED,
+            NotRegistered(_) | OwnedByHandle(_) => {
+                HSAKMT_STATUS::HSAKMT_STATUS_MEMORY_NOT_REGISTERED
+            }
             AlreadyRegistered(_) => HSAKMT_STATUS::HSAKMT_STATUS_MEMORY_ALREADY_REGISTERED,
             NotSupported(_) | KfdTooOld { .. } => HSAKMT_STATUS::HSAKMT_STATUS_NOT_SUPPORTED,
             NotImplemented(_) => HSAKMT_STATUS::HSAKMT_STATUS_NOT_IMPLEMENTED,
@@ -187,6 +196,7 @@ mod tests {
     fn statuses() {
         assert_eq!(FmmError::InvalidNode(9).status().0, 5);
         assert_eq!(FmmError::NotRegistered(0x1000).status().0, 36);
+        assert_eq!(FmmError::OwnedByHandle(0x1000).status().0, 36);
         assert_eq!(FmmError::NoSuchObject(0x1000).status().0, 3);
         assert_eq!(FmmError::UnknownPointer(0x1000).status().0, 1);
         assert_eq!(FmmError::KfdTooOld { need: 12, have: 8 }.status().0, 11);

@@ -15,7 +15,7 @@ use crate::flags::{hsa_to_ioc, ioc_to_hsa, AllocMemFlags, MemFlags, MemMapFlags}
 use crate::lock;
 use crate::objects::{ApId, CpuView, Kind, Lookup, Shard, VmObject};
 use crate::share::ShareHandle;
-use crate::va::align_up;
+use crate::va::{align_up, checked_align_up};
 use crate::PAGE_SIZE;
 
 /// What the memory manager needs to know about one topology node.
@@ -73,6 +73,30 @@ pub enum RenderNodes {
     Shared(Vec<(u32, Arc<DeviceFile>)>),
 }
 
+/// Which C library's behaviour to follow where its generations differ
+/// ([`FmmOptions::generation`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Generation {
+    /// Debian's `libhsakmt1` 5.2.3 (ROCT-Thunk-Interface `rocm-5.2.3`):
+    /// - [`Fmm::alloc_memory_align`] has no flag-combination check (5.2.3
+    ///   knows no ExtendedCoherent; CoarseGrain drops the COHERENT
+    ///   allocation flag and Uncached adds UNCACHED, whatever else is
+    ///   set), ignores ExtendedCoherent and Contiguous (reserved bits in
+    ///   5.2.3) and does not ask for KFD 1.16 for Contiguous. As in both
+    ///   generations the node is checked (INVALID_NODE_UNIT) before the
+    ///   size (INVALID_PARAMETER);
+    /// - [`Fmm::register_memory`] and friends pass a NULL address or a
+    ///   zero size on to the kernel's userptr `ALLOC_MEMORY_OF_GPU`, which
+    ///   fails (EFAULT / EINVAL: status ERROR), instead of refusing first;
+    /// - [`Fmm::share_memory`] issues `AMDKFD_IOC_IPC_EXPORT_HANDLE` (0x81,
+    ///   a ROCm-only request) and reports ERROR when it fails, as it does
+    ///   on upstream kernels and kfd-sim (EINVAL).
+    Rocm52,
+    /// The newest upstream libhsakmt (ROCm's rocm-systems repository).
+    #[default]
+    Current,
+}
+
 /// Per-context options: the environment knobs of the C library, passed in
 /// as values (this crate never reads the environment).
 #[derive(Debug, Clone)]
@@ -102,6 +126,10 @@ pub struct FmmOptions {
     pub zero_fb: bool,
     /// Render-node policy.
     pub render_nodes: RenderNodes,
+    /// Which C library generation to follow where they differ (default:
+    /// [`Generation::Current`]; the rocm-5.2 build of `hsakmt` selects
+    /// [`Generation::Rocm52`]).
+    pub generation: Generation,
 }
 
 impl FmmOptions {
@@ -117,6 +145,7 @@ impl FmmOptions {
             max_va_align_order: 9,
             zero_fb: false,
             render_nodes: RenderNodes::Open,
+            generation: Generation::Current,
         }
     }
 
@@ -221,6 +250,8 @@ struct Scratch {
     base: u64,
     size: u64,
     objs: BTreeMap<u64, VmObject>,
+    /// Owned by an RAII handle: address-based free refuses it.
+    owned: bool,
 }
 
 #[derive(Debug)]
@@ -294,6 +325,13 @@ fn vm_alignment(device_id: u32) -> u64 {
 
 fn page_align_up(v: u64) -> u64 {
     align_up(v, PAGE_SIZE)
+}
+
+/// The address space of an AQL ring: twice its size (mapped twice).
+fn aql_size(size: u64) -> Result<u64> {
+    size.checked_mul(2).ok_or(FmmError::OutOfMemory(
+        "size exceeds the virtual address space",
+    ))
 }
 
 impl Fmm {
@@ -573,7 +611,9 @@ impl Fmm {
             )
             .and_then(|()| {
                 obj.cpu = CpuView::Mapped { len: PAGE_SIZE };
-                self.map_ioctl(&mut obj, &[self.gpus[gi].gpu_id])
+                // Both C generations map it with no node list: onto every
+                // GPU (the default mapping set), not only its own.
+                self.map_ioctl(&mut obj, &self.all_gpu_ids)
             });
         if let Err(e) = r {
             self.destroy(obj);
@@ -995,14 +1035,53 @@ impl Fmm {
 
     /// `hsaKmtAllocMemoryAlign`: as [`Fmm::alloc_memory`] with an explicit
     /// alignment (0: default; else a power of two of at least the page size).
+    ///
+    /// A size above [`crate::MAX_ALLOC_SIZE`] cannot be had: it fails with
+    /// the status the C library reports for a failed allocation of that
+    /// kind, NO_MEMORY for VRAM and scratch, ERROR for system memory.
+    ///
+    /// Flag combinations follow [`FmmOptions::generation`]: the newest
+    /// upstream refuses ExtendedCoherent with CoarseGrain or Uncached
+    /// (and, as ROCT's last releases did, CoarseGrain with Uncached);
+    /// 5.2.3 checks none (see [`Generation::Rocm52`]).
     pub fn alloc_memory_align(
+        &self,
+        node: u32,
+        size: u64,
+        align: u64,
+        flags: MemFlags,
+        address: Option<u64>,
+    ) -> Result<u64> {
+        self.alloc_impl(node, size, align, flags, address, false)
+    }
+
+    /// [`Fmm::alloc_memory_align`] for an RAII handle: the object is
+    /// marked owned from the moment it is in the index, so no address-based
+    /// call can release it under its owner.
+    pub(crate) fn alloc_owned(
+        &self,
+        node: u32,
+        size: u64,
+        align: u64,
+        flags: MemFlags,
+    ) -> Result<u64> {
+        self.alloc_impl(node, size, align, flags, None, true)
+    }
+
+    fn alloc_impl(
         &self,
         node: u32,
         size: u64,
         align: u64,
         mut flags: MemFlags,
         address: Option<u64>,
+        owned: bool,
     ) -> Result<u64> {
+        let r52 = self.opts.generation == Generation::Rocm52;
+        if r52 {
+            // Reserved bits in 5.2.3's HsaMemFlags.
+            flags.remove(MemFlags::EXTENDED_COHERENT | MemFlags::CONTIGUOUS);
+        }
         if flags.contains(MemFlags::CONTIGUOUS) {
             self.check_minor(16)?;
         }
@@ -1025,11 +1104,15 @@ impl Fmm {
         let coarse = flags.contains(MemFlags::COARSE_GRAIN);
         let ext = flags.contains(MemFlags::EXTENDED_COHERENT);
         let unc = flags.contains(MemFlags::UNCACHED);
-        if [coarse, ext, unc].iter().filter(|&&b| b).count() > 1 {
+        if !r52 && [coarse, ext, unc].iter().filter(|&&b| b).count() > 1 {
             return Err(FmmError::ConflictingFlags(
                 "CoarseGrain, ExtendedCoherent and Uncached exclude each other",
             ));
         }
+        // Nothing this big fits in the address space; refused here, before
+        // any size arithmetic, with the status of the path's failure.
+        let too_big = size > crate::MAX_ALLOC_SIZE;
+        const TOO_BIG: &str = "size exceeds the virtual address space";
         if flags.contains(MemFlags::SCRATCH) {
             if align != 0 {
                 return Err(FmmError::NotImplemented("alignment for scratch memory"));
@@ -1037,15 +1120,21 @@ impl Fmm {
             let gi = self
                 .gpu_index(gpu_id)
                 .ok_or(FmmError::OutOfMemory("scratch needs a GPU node"))?;
-            return self.alloc_scratch(gi, fixed, size);
+            if too_big {
+                return Err(FmmError::OutOfMemory(TOO_BIG));
+            }
+            return self.alloc_scratch(gi, fixed, size, owned);
         }
         let non_paged = flags.contains(MemFlags::NON_PAGED);
         if gpu_id == 0 || !non_paged || self.opts.zero_fb || flags.contains(MemFlags::GTT_ACCESS) {
             if self.opts.zero_fb && gpu_id != 0 && non_paged {
                 flags |= MemFlags::COARSE_GRAIN;
             }
+            if too_big {
+                return Err(FmmError::HostAllocFailed(TOO_BIG));
+            }
             return self
-                .alloc_host(node, gpu_id, fixed, size, align, flags)
+                .alloc_host(node, gpu_id, fixed, size, align, flags, owned)
                 .map_err(|e| match e {
                     FmmError::Ioctl { errno, .. } | FmmError::Mmap { errno, .. } => {
                         FmmError::AllocFailed {
@@ -1061,7 +1150,10 @@ impl Fmm {
             return Err(FmmError::ConflictingFlags("OnlyAddress and NoAddress"));
         }
         let gi = self.gpu_index(gpu_id).ok_or(FmmError::NotAGpuNode(node))?;
-        self.alloc_device(gi, fixed, size, align, flags)
+        if too_big {
+            return Err(FmmError::OutOfMemory(TOO_BIG));
+        }
+        self.alloc_device(gi, fixed, size, align, flags, owned)
             .map_err(|e| match e {
                 FmmError::Ioctl { errno, .. } | FmmError::Mmap { errno, .. } => {
                     FmmError::AllocFailed {
@@ -1080,6 +1172,7 @@ impl Fmm {
         size: u64,
         align: u64,
         flags: MemFlags,
+        owned: bool,
     ) -> Result<u64> {
         let gpu = &self.gpus[gi];
         let mut ioc = AllocMemFlags::VRAM | hsa_to_ioc(flags);
@@ -1088,12 +1181,12 @@ impl Fmm {
         }
         let aql = flags.contains(MemFlags::AQL_QUEUE_MEMORY);
         let (mut ap, va_size) = if gpu.svm_needed {
-            (ApId::SvmDefault, if aql { size * 2 } else { size })
+            (ApId::SvmDefault, if aql { aql_size(size)? } else { size })
         } else {
             (ApId::Gpuvm(gi), size)
         };
         if flags.contains(MemFlags::ONLY_ADDRESS) {
-            return self.alloc_va_only(gi, ap, fixed, va_size, align, flags);
+            return self.alloc_va_only(gi, ap, fixed, va_size, align, flags, owned);
         }
         if flags.contains(MemFlags::NO_ADDRESS) {
             ap = ApId::MemHandle;
@@ -1114,6 +1207,7 @@ impl Fmm {
         let mut obj = VmObject::new(addr, va_size, Some(handle), gpu.gpu_id, ap);
         obj.mflags = flags;
         obj.node_id = gpu.node_id;
+        obj.owned = owned;
         if ap != ApId::MemHandle {
             let host = flags.contains(MemFlags::HOST_ACCESS);
             let fd = gpu.render.as_fd();
@@ -1126,6 +1220,7 @@ impl Fmm {
         Ok(addr)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn alloc_va_only(
         &self,
         gi: usize,
@@ -1134,6 +1229,7 @@ impl Fmm {
         size: u64,
         align: u64,
         flags: MemFlags,
+        owned: bool,
     ) -> Result<u64> {
         let aperture = self
             .aperture(ap)
@@ -1143,10 +1239,12 @@ impl Fmm {
         obj.mflags = flags;
         obj.node_id = self.gpus[gi].node_id;
         obj.kind = Kind::ReservedAddr;
+        obj.owned = owned;
         self.insert(obj);
         Ok(addr)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn alloc_host(
         &self,
         node: u32,
@@ -1155,9 +1253,10 @@ impl Fmm {
         size: u64,
         align: u64,
         flags: MemFlags,
+        owned: bool,
     ) -> Result<u64> {
         if !self.is_dgpu {
-            return self.alloc_host_cpu(fixed, size, flags);
+            return self.alloc_host_cpu(fixed, size, flags, owned);
         }
         let gi = if gpu_id != 0 {
             self.gpu_index(gpu_id)
@@ -1187,7 +1286,7 @@ impl Fmm {
             ioc |= AllocMemFlags::UNCACHED;
         }
         let aql = flags.contains(MemFlags::AQL_QUEUE_MEMORY);
-        let va_size = if aql { size * 2 } else { size };
+        let va_size = if aql { aql_size(size)? } else { size };
         let gpu = &self.gpus[gi];
         let mut obj;
         if !flags.contains(MemFlags::NON_PAGED) && self.opts.userptr_for_paged_mem {
@@ -1251,13 +1350,20 @@ impl Fmm {
         }
         obj.mflags = flags;
         obj.node_id = node;
+        obj.owned = owned;
         let addr = obj.start;
         self.insert(obj);
         Ok(addr)
     }
 
     /// System memory on an APU: plain anonymous memory, no GPU object.
-    fn alloc_host_cpu(&self, fixed: Option<u64>, size: u64, flags: MemFlags) -> Result<u64> {
+    fn alloc_host_cpu(
+        &self,
+        fixed: Option<u64>,
+        size: u64,
+        flags: MemFlags,
+        owned: bool,
+    ) -> Result<u64> {
         if fixed.is_some() {
             return Err(FmmError::HostAllocFailed(
                 "fixed addresses are not supported for APU system memory",
@@ -1287,6 +1393,7 @@ impl Fmm {
         })? as u64;
         let mut obj = VmObject::new(addr, size, None, 0, ApId::CpuVm);
         obj.mflags = flags;
+        obj.owned = owned;
         obj.cpu = CpuView::Mapped { len: size };
         self.insert(obj);
         Ok(addr)
@@ -1295,7 +1402,7 @@ impl Fmm {
     /// Scratch backing memory: reserves 64 KiB-aligned address space and
     /// programs it as the GPU's scratch backing VA. Memory is created when
     /// (parts of) it are mapped.
-    fn alloc_scratch(&self, gi: usize, fixed: Option<u64>, size: u64) -> Result<u64> {
+    fn alloc_scratch(&self, gi: usize, fixed: Option<u64>, size: u64, owned: bool) -> Result<u64> {
         let gpu = &self.gpus[gi];
         let mut st = lock(&gpu.scratch);
         if st.is_some() {
@@ -1349,6 +1456,7 @@ impl Fmm {
             base: addr,
             size: aligned,
             objs: BTreeMap::new(),
+            owned,
         });
         Ok(addr)
     }
@@ -1369,18 +1477,26 @@ impl Fmm {
         self.gpus.iter().position(|g| {
             lock(&g.scratch)
                 .as_ref()
-                .is_some_and(|s| addr >= s.base && addr < s.base + s.size)
+                .is_some_and(|s| addr >= s.base && addr - s.base < s.size)
         })
     }
 
-    fn free_scratch(&self, gi: usize) {
-        let Some(st) = lock(&self.gpus[gi].scratch).take() else {
-            return;
+    /// Frees the scratch backing of a GPU; an owned one only for its owner
+    /// (`as_owner`, or teardown).
+    fn free_scratch(&self, gi: usize, as_owner: bool) -> Result<()> {
+        let st = {
+            let mut g = lock(&self.gpus[gi].scratch);
+            match g.as_ref() {
+                None => return Ok(()),
+                Some(st) if st.owned && !as_owner => return Err(FmmError::OwnedByHandle(st.base)),
+                Some(_) => g.take().expect("checked"),
+            }
         };
         for (_, obj) in st.objs {
             self.destroy_scratch_object(obj);
         }
         self.release_scratch_range(st.base, st.size);
+        Ok(())
     }
 
     fn destroy_scratch_object(&self, mut obj: VmObject) {
@@ -1403,7 +1519,8 @@ impl Fmm {
         }
         let mut st = lock(&gpu.scratch);
         let st = st.as_mut().ok_or(FmmError::NoSuchObject(addr))?;
-        if size == 0 || addr + size > st.base + st.size {
+        // `scratch_gpu` found `addr` inside `[base, base + size)`.
+        if size == 0 || size > st.size - (addr - st.base) {
             return Err(FmmError::RangeOutsideObject { addr, size });
         }
         let ap = self
@@ -1449,7 +1566,22 @@ impl Fmm {
     /// Allocates the doorbell page(s) of a GPU at a GPU-visible address and
     /// maps them for the CPU from the kfd file at `mmap_offset` (what
     /// CREATE_QUEUE returned, aligned down to the doorbell page).
+    ///
+    /// The address is released with [`Fmm::unmap_from_gpu`] and
+    /// [`Fmm::free_memory`], which anyone holding the manager can call;
+    /// [`Fmm::alloc_doorbell_buffer`] gives a handle only its holder can
+    /// release.
     pub fn alloc_doorbell(&self, node: u32, size: u64, mmap_offset: u64) -> Result<u64> {
+        self.doorbell_impl(node, size, mmap_offset, false)
+    }
+
+    pub(crate) fn doorbell_impl(
+        &self,
+        node: u32,
+        size: u64,
+        mmap_offset: u64,
+        owned: bool,
+    ) -> Result<u64> {
         let gpu_id = self.validate_node(node)?;
         let gi = self.gpu_index(gpu_id).ok_or(FmmError::NotAGpuNode(node))?;
         if size == 0 || size % PAGE_SIZE != 0 {
@@ -1457,6 +1589,11 @@ impl Fmm {
                 size,
                 page: PAGE_SIZE,
             });
+        }
+        if size > crate::MAX_ALLOC_SIZE {
+            return Err(FmmError::OutOfMemory(
+                "size exceeds the virtual address space",
+            ));
         }
         let ioc = AllocMemFlags::DOORBELL | AllocMemFlags::WRITABLE | AllocMemFlags::COHERENT;
         let (addr, handle, _) = self.alloc_bo(gi, ApId::SvmCoherent, None, size, 0, ioc, None)?;
@@ -1468,6 +1605,7 @@ impl Fmm {
             return Err(e);
         }
         obj.cpu = CpuView::Mapped { len: size };
+        obj.owned = owned;
         self.insert(obj);
         Ok(addr)
     }
@@ -1482,30 +1620,57 @@ impl Fmm {
     ///
     /// Like the C library this does not unmap the memory from GPUs first;
     /// a kernel refuses to free a mapped buffer.
+    ///
+    /// Memory a [`crate::Buffer`] owns is refused with
+    /// [`FmmError::OwnedByHandle`]: the buffer still points to it.
     pub fn free_memory(&self, addr: u64) -> Result<()> {
+        self.free_impl(addr, false)
+    }
+
+    /// [`Fmm::free_memory`] by the RAII handle that owns the memory.
+    pub(crate) fn free_as_owner(&self, addr: u64) -> Result<()> {
+        self.free_impl(addr, true)
+    }
+
+    fn free_impl(&self, addr: u64, as_owner: bool) -> Result<()> {
         if addr == 0 {
             return Err(FmmError::NullAddress);
         }
         if let Some(gi) = self.scratch_gpu(addr) {
-            self.free_scratch(gi);
-            return Ok(());
+            return self.free_scratch(gi, as_owner);
         }
         let taken = self.with_shard(addr, Lookup::Exact { size: 0 }, |s, start| {
             let o = s.get_mut(start).expect("found");
+            if o.owned && !as_owner {
+                return Err(FmmError::OwnedByHandle(addr));
+            }
             if let Kind::Userptr { count, .. } = &mut o.kind {
                 if *count > 1 {
                     *count -= 1;
-                    return None;
+                    return Ok(None);
                 }
             }
-            s.remove(start)
+            Ok(s.remove(start))
         });
         match taken {
             None if self.opts.svm_api_enabled => Ok(()),
             None => Err(FmmError::NotRegistered(addr)),
-            Some(None) => Ok(()),
-            Some(Some(obj)) => self.release_object(obj),
+            Some(Err(e)) => Err(e),
+            Some(Ok(None)) => Ok(()),
+            Some(Ok(Some(obj))) => self.release_object(obj),
         }
+    }
+
+    /// Marks the object starting at `addr` as owned (`true`) by an RAII
+    /// handle, or gives the ownership up (`false`).
+    pub(crate) fn set_owned(&self, addr: u64, owned: bool) {
+        if let Some(gi) = self.scratch_gpu(addr) {
+            if let Some(st) = lock(&self.gpus[gi].scratch).as_mut() {
+                st.owned = owned;
+            }
+            return;
+        }
+        let _ = self.with_object(addr, Lookup::Exact { size: 0 }, |o| o.owned = owned);
     }
 
     /// Frees the BO of an object already removed from its shard; on
@@ -1543,7 +1708,13 @@ impl Fmm {
             Some(r) => r,
             None if self.opts.svm_api_enabled && self.is_dgpu => {
                 let start = addr & !(PAGE_SIZE - 1);
-                let len = page_align_up(addr + size.max(1)) - start;
+                let end = addr
+                    .checked_add(size.max(1))
+                    .and_then(|e| checked_align_up(e, PAGE_SIZE))
+                    .ok_or(FmmError::InvalidArgument(
+                        "range runs past the end of the address space",
+                    ))?;
+                let len = end - start;
                 let attrs: Vec<(u32, u32)> = self
                     .all_gpu_ids
                     .iter()
@@ -1660,8 +1831,18 @@ impl Fmm {
 
     /// `hsaKmtUnmapMemoryToGPU`: unmaps the object at `addr` from all GPUs
     /// it is mapped on. A null address, and memory that is not mapped,
-    /// succeed without doing anything (as in the C library).
+    /// succeed without doing anything (as in the C library). Memory a
+    /// [`crate::Buffer`] owns is refused ([`FmmError::OwnedByHandle`]).
     pub fn unmap_from_gpu(&self, addr: u64) -> Result<()> {
+        self.unmap_impl(addr, false)
+    }
+
+    /// [`Fmm::unmap_from_gpu`] by the RAII handle that owns the memory.
+    pub(crate) fn unmap_as_owner(&self, addr: u64) -> Result<()> {
+        self.unmap_impl(addr, true)
+    }
+
+    fn unmap_impl(&self, addr: u64, as_owner: bool) -> Result<()> {
         if addr == 0 {
             return Ok(());
         }
@@ -1669,6 +1850,9 @@ impl Fmm {
             return self.unmap_scratch(gi, addr);
         }
         self.with_object(addr, Lookup::Exact { size: 0 }, |o| {
+            if o.owned && !as_owner {
+                return Err(FmmError::OwnedByHandle(addr));
+            }
             if o.aperture == ApId::CpuVm {
                 return Ok(());
             }
@@ -1784,28 +1968,61 @@ impl Fmm {
         if self.gpus.is_empty() {
             return Err(FmmError::Failed("no GPU to register memory with"));
         }
-        if addr == 0 || size == 0 {
+        // 5.2.3 lets the kernel refuse an empty range (EFAULT / EINVAL from
+        // the userptr allocation, status ERROR as here).
+        let r52 = self.opts.generation == Generation::Rocm52;
+        if !r52 && (addr == 0 || size == 0) {
             return Err(FmmError::Failed("empty user memory range"));
+        }
+        if size > crate::MAX_ALLOC_SIZE {
+            return Err(FmmError::Failed("size exceeds the virtual address space"));
         }
         let off = addr & (PAGE_SIZE - 1);
         let aligned = addr - off;
+        // At most 2^47 + 2 pages: no overflow.
         let aligned_size = page_align_up(off + size);
-        if self.opts.check_userptr && !user_range_mapped(aligned, aligned_size) {
+        if aligned.checked_add(aligned_size).is_none() {
+            // No user memory wraps around the address space; the kernel
+            // would refuse it too (status ERROR either way).
+            return Err(FmmError::Failed("user memory range wraps around"));
+        }
+        if self.opts.check_userptr && aligned_size != 0 && !user_range_mapped(aligned, aligned_size)
+        {
             return Err(FmmError::Failed("user memory range is not mapped"));
         }
         let mut ioc = AllocMemFlags::USERPTR | AllocMemFlags::WRITABLE | AllocMemFlags::EXECUTABLE;
         if !coarse {
             ioc |= AllocMemFlags::COHERENT;
         }
-        let (svm_addr, handle, _) = self.alloc_bo(
+        let aperture = self
+            .aperture(ApId::SvmDefault)
+            .ok_or(FmmError::NotSupported("aperture not available"))?;
+        // An empty range (5.2.3 only) still takes a page of address space.
+        let va_size = aligned_size.max(PAGE_SIZE);
+        let svm_addr = aperture.allocate(None, va_size, 0)?;
+        let created = self.create_bo(
             0,
             ApId::SvmDefault,
-            None,
+            aperture,
+            svm_addr,
             aligned_size,
-            0,
             ioc,
             Some(aligned),
-        )?;
+        );
+        let handle = match created {
+            Ok((h, _)) if aligned_size != 0 => h,
+            r => {
+                if let Ok((h, _)) = r {
+                    // A kernel that took an empty range: nothing to keep.
+                    let _ = self.free_bo(h);
+                }
+                // SAFETY: the range was allocated above and nothing uses it.
+                unsafe { aperture.release(svm_addr, va_size, true) };
+                return Err(r
+                    .err()
+                    .unwrap_or(FmmError::Failed("empty user memory range")));
+            }
+        };
         let mut obj = VmObject::new(
             svm_addr,
             aligned_size,
@@ -1825,10 +2042,14 @@ impl Fmm {
 
     /// `hsaKmtDeregisterMemory`: drops a registration. Userptrs, imported
     /// graphics and shared buffers are released (when their last
-    /// registration goes); allocated memory loses its node list.
+    /// registration goes); allocated memory loses its node list. Memory a
+    /// [`crate::Buffer`] owns is refused ([`FmmError::OwnedByHandle`]).
     pub fn deregister_memory(&self, addr: u64) -> Result<()> {
         let r = self.with_shard(addr, Lookup::Exact { size: 0 }, |s, start| {
             let o = s.get_mut(start).expect("found");
+            if o.owned {
+                return Err(FmmError::OwnedByHandle(addr));
+            }
             if o.aperture == ApId::CpuVm {
                 return Ok(None);
             }
@@ -1986,9 +2207,21 @@ impl Fmm {
     /// can pass to [`Fmm::register_shared_handle`]. See [`ShareHandle`]
     /// for the format (a dma-buf kept open by this context while the
     /// memory lives).
+    ///
+    /// Under [`Generation::Rocm52`] this is 5.2.3's ROCm-only IPC export
+    /// instead: `AMDKFD_IOC_IPC_EXPORT_HANDLE` for the object's BO on the
+    /// GPU of its node (the first GPU for system memory), and ERROR when
+    /// the kernel refuses it (upstream kernels and kfd-sim do not have
+    /// it: EINVAL). If it succeeds, the handle is 5.2.3's
+    /// `HsaSharedMemoryStruct`: the kernel's four share-handle words, the
+    /// aperture type and index, the size in pages and the exporting
+    /// gpu_id (importing such a handle is not implemented).
     pub fn share_memory(&self, addr: u64, size: u64) -> Result<ShareHandle> {
         if size >= 1u64 << (32 + 12) {
             return Err(FmmError::InvalidArgument("size too large to share"));
+        }
+        if self.opts.generation == Generation::Rocm52 {
+            return self.ipc_export(addr, size);
         }
         self.check_minor(12)?;
         self.with_object(addr, Lookup::Exact { size: 0 }, |o| {
@@ -2010,6 +2243,54 @@ impl Fmm {
             ))
         })
         .unwrap_or(Err(FmmError::NoSuchObject(addr)))
+    }
+
+    fn ipc_export(&self, addr: u64, size: u64) -> Result<ShareHandle> {
+        use kfd_sys::kfd::rocm_5_2;
+        // 5.2.3's HSA_APERTURE values.
+        const DGPU: u32 = 1;
+        const DGPU_ALT: u32 = 2;
+        const GPUVM: u32 = 3;
+        const CPUVM: u32 = 4;
+        let (handle, node, mflags, ape) = self
+            .with_object(addr, Lookup::Exact { size: 0 }, |o| {
+                let ape = match o.aperture {
+                    ApId::SvmCoherent if self.svm_alt.is_some() => (DGPU_ALT, 0),
+                    ApId::Gpuvm(i) => (GPUVM, i as u32),
+                    ApId::CpuVm => (CPUVM, 0),
+                    _ => (DGPU, 0),
+                };
+                (o.handle.unwrap_or(0), o.node_id, o.mflags, ape)
+            })
+            .ok_or(FmmError::NoSuchObject(addr))?;
+        let mut gpu_id = self.validate_node(node)?;
+        if gpu_id == 0 && self.is_dgpu {
+            gpu_id = self
+                .gpus
+                .first()
+                .map(|g| g.gpu_id)
+                .ok_or(FmmError::Failed("no GPU to share memory through"))?;
+        }
+        let mut args = kfd::kfd_ioctl_ipc_export_handle_args {
+            handle,
+            gpu_id,
+            flags: mflags.bits(),
+            ..Default::default()
+        };
+        self.kfd
+            .ioctl_plain(rocm_5_2::AMDKFD_IOC_IPC_EXPORT_HANDLE, &mut args)
+            .map_err(FmmError::ioctl("AMDKFD_IOC_IPC_EXPORT_HANDLE"))?;
+        let h = args.share_handle;
+        Ok(ShareHandle([
+            h[0],
+            h[1],
+            h[2],
+            h[3],
+            ape.0,
+            ape.1,
+            (size >> 12) as u32,
+            gpu_id,
+        ]))
     }
 
     /// `hsaKmtRegisterSharedHandle(ToNodes)`: imports memory shared with
@@ -2303,7 +2584,12 @@ impl Fmm {
         if align < PAGE_SIZE || !align.is_power_of_two() {
             return Err(FmmError::BadAlignment(align));
         }
-        let span = size + align;
+        let span = size
+            .checked_add(align)
+            .filter(|&v| v <= crate::MAX_ALLOC_SIZE)
+            .ok_or(FmmError::OutOfMemory(
+                "size exceeds the virtual address space",
+            ))?;
         // SAFETY: no MAP_FIXED: the kernel picks an unused range, which
         // nothing references yet.
         let base = unsafe {
@@ -2462,16 +2748,21 @@ impl Fmm {
         self.xnack_ioctl(enable as i32).map(|_| ())
     }
 
-    /// The CPU address of an object is readable and writable (used by
-    /// [`crate::Buffer`]).
-    pub(crate) fn cpu_accessible(&self, addr: u64) -> bool {
+    /// Whether the CPU can read the object starting at `addr`, and write
+    /// it (used by [`crate::Buffer`]).
+    pub(crate) fn cpu_access(&self, addr: u64) -> (bool, bool) {
         self.with_object(addr, Lookup::Exact { size: 0 }, |o| {
-            o.cpu != CpuView::None
+            let readable = o.cpu != CpuView::None
                 && (o.mflags.contains(MemFlags::HOST_ACCESS)
                     || o.aperture == ApId::CpuVm
-                    || (o.userptr().is_none() && !o.mflags.contains(MemFlags::NON_PAGED)))
+                    || (o.userptr().is_none() && !o.mflags.contains(MemFlags::NON_PAGED)));
+            // Only APU system memory is mapped read-only (ReadOnly flag);
+            // every other CPU view is read-write.
+            let writable =
+                readable && !(o.aperture == ApId::CpuVm && o.mflags.contains(MemFlags::READ_ONLY));
+            (readable, writable)
         })
-        .unwrap_or(false)
+        .unwrap_or((false, false))
     }
 }
 
@@ -2497,7 +2788,7 @@ fn user_range_mapped(addr: u64, len: u64) -> bool {
 impl Drop for Fmm {
     fn drop(&mut self) {
         for gi in 0..self.gpus.len() {
-            self.free_scratch(gi);
+            let _ = self.free_scratch(gi, true);
         }
         for s in &self.shards {
             let objs = lock(s).drain();

@@ -68,8 +68,8 @@ pub use flags::{
     AllocMemFlags, CachePolicy, MemFlags, MemMapFlags, SvmAttr, SvmFlags, INVALID_NODEID,
 };
 pub use fmm::{
-    Fmm, FmmOptions, GraphicsResource, NodeApertures, NodeDesc, PointerInfo, PointerType, Range,
-    RenderNodes,
+    Fmm, FmmOptions, Generation, GraphicsResource, NodeApertures, NodeDesc, PointerInfo,
+    PointerType, Range, RenderNodes,
 };
 /// The GFX IP version of [`NodeDesc::gfx`]: kfd-topology's, re-exported.
 pub use kfd_topology::GfxVersion;
@@ -84,6 +84,13 @@ pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// The page size the memory manager works in (x86-64 and the GPUs: 4 KiB).
 pub const PAGE_SIZE: u64 = 4096;
+
+/// The largest size any allocation, registration or reservation may have:
+/// the 47-bit canonical user address space of x86-64 (and of the GPUs'
+/// SVM range). Bigger requests fail up front with the status the C library
+/// reports when the memory cannot be had (see [`Fmm::alloc_memory_align`]),
+/// before any size is added to an address or padding.
+pub const MAX_ALLOC_SIZE: u64 = 1 << 47;
 
 #[cfg(target_endian = "big")]
 compile_error!("kfd-fmm lays out the SVM ioctl for little-endian targets only");

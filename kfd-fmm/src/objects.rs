@@ -92,6 +92,9 @@ pub(crate) struct VmObject {
     /// CREATE_EVENT). Teardown gives back the address range without
     /// asking again; the BO goes with the kernel process.
     pub kernel_held: bool,
+    /// An RAII handle ([`crate::Buffer`]) owns the object: address-based
+    /// free, unmap and deregister refuse it; only the handle releases it.
+    pub owned: bool,
 }
 
 impl VmObject {
@@ -112,6 +115,7 @@ impl VmObject {
             cpu: CpuView::None,
             share_fd: None,
             kernel_held: false,
+            owned: false,
         }
     }
 
@@ -178,12 +182,12 @@ impl Shard {
             Lookup::Containing => {
                 if let Some((_, &start)) = self.userptrs.range(..=addr).next_back() {
                     let (ua, us) = self.objs[&start].userptr().expect("indexed userptr");
-                    if addr < ua + us.max(1) {
+                    if addr < ua.saturating_add(us.max(1)) {
                         return Some(start);
                     }
                 }
                 let (_, o) = self.objs.range(..=addr).next_back()?;
-                (addr < o.start + o.size).then_some(o.start)
+                (addr < o.start.saturating_add(o.size)).then_some(o.start)
             }
         }
     }

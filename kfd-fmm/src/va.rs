@@ -14,6 +14,15 @@ pub(crate) const fn align_up(v: u64, align: u64) -> u64 {
     (v + align - 1) & !(align - 1)
 }
 
+/// [`align_up`] for values that come from callers: `None` when the
+/// rounded value does not fit in 64 bits.
+pub(crate) const fn checked_align_up(v: u64, align: u64) -> Option<u64> {
+    match v.checked_add(align - 1) {
+        Some(x) => Some(x & !(align - 1)),
+        None => None,
+    }
+}
+
 /// A free-list allocator over `[base, limit]`.
 #[derive(Debug, Clone)]
 pub struct VaAllocator {
@@ -100,7 +109,9 @@ impl VaAllocator {
         // long as alignment padding does not push the end out.
         let mut found = None;
         for &(len, start) in self.by_size.range((size, 0)..).take(FIT_PROBES) {
-            let at = align_up(start, align);
+            let Some(at) = checked_align_up(start, align) else {
+                continue;
+            };
             if at.checked_add(size)? <= start + len {
                 found = Some((start, at));
                 break;
@@ -110,7 +121,7 @@ impl VaAllocator {
             // Any hole this long fits whatever its alignment.
             let need = size.checked_add(align - 1)?;
             if let Some(&(_, start)) = self.by_size.range((need, 0)..).next() {
-                found = Some((start, align_up(start, align)));
+                found = Some((start, checked_align_up(start, align)?));
             }
         }
         let (start, at) = found?;
@@ -141,7 +152,10 @@ impl VaAllocator {
     /// Releasing a range that is (partly) free already is ignored, so a
     /// bookkeeping bug can never hand one range out twice.
     pub fn free(&mut self, addr: u64, size: u64) {
-        if size == 0 || addr < self.base || addr + size - 1 > self.limit {
+        let Some(last) = addr.checked_add(size).and_then(|e| e.checked_sub(1)) else {
+            return;
+        };
+        if size == 0 || addr < self.base || last > self.limit {
             return;
         }
         let mut start = addr;

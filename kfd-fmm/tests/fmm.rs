@@ -560,11 +560,18 @@ fn userptr_registration() {
         5,
         "bad node"
     );
-    // Unmapped user memory: the kernel refuses to pin it.
-    let hole = kfd_sys::mman::reserve(PAGE_SIZE as usize).unwrap() as u64;
-    // SAFETY: our own reservation, given back: the range is now unmapped.
+    // Unmapped user memory: the kernel refuses to pin it. The one-page
+    // hole sits between two reserved pages, so the address space the
+    // registration itself reserves (with a guard page on each side) cannot
+    // land on it.
+    let around = kfd_sys::mman::reserve(3 * PAGE_SIZE as usize).unwrap() as u64;
+    let hole = around + PAGE_SIZE;
+    // SAFETY: the middle page of our own reservation, given back: the
+    // range is now unmapped.
     unsafe { kfd_sys::mman::munmap(hole as usize, PAGE_SIZE as usize) }.unwrap();
     assert_eq!(e(fmm.register_memory(hole, PAGE_SIZE)), 1);
+    // SAFETY: the rest of our reservation, unused.
+    unsafe { kfd_sys::mman::munmap(around as usize, 3 * PAGE_SIZE as usize) }.unwrap();
     teardown(sim, fmm);
     drop(host);
 }

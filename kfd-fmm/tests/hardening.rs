@@ -1,0 +1,376 @@
+//! Regression tests for memory-safety fixes (sizes that wrap, memory freed
+//! under a live `Buffer`, guard pages) and for the 5.2.3 generation switch.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use common::*;
+use kfd_fmm::{
+    AllocMemFlags, Buffer, FmmError, FmmOptions, Generation, MemFlags, VaAllocator, MAX_ALLOC_SIZE,
+    PAGE_SIZE,
+};
+
+fn st(e: FmmError) -> u32 {
+    e.status().0
+}
+
+/// The simulator's ioctl trace, as text.
+#[derive(Clone, Default)]
+struct Trace(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Trace {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Trace {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+    fn count(&self, name: &str) -> usize {
+        self.text()
+            .lines()
+            .filter(|l| l.contains(&format!("{name} ")) || l.contains(&format!("{name}(")))
+            .count()
+    }
+}
+
+/// True if every page of the range is mapped (any protection).
+fn mapped(addr: u64, len: u64) -> bool {
+    let mut v = vec![0u8; len.div_ceil(PAGE_SIZE) as usize];
+    // SAFETY: mincore only reads page tables and writes one byte per page
+    // into `v`, which has room for all of them.
+    unsafe { libc::mincore(addr as *mut libc::c_void, len as usize, v.as_mut_ptr()) == 0 }
+}
+
+fn r52() -> FmmOptions {
+    FmmOptions {
+        generation: Generation::Rocm52,
+        ..FmmOptions::primary()
+    }
+}
+
+/// Sizes near 2^64 used to wrap in the padding arithmetic and reach
+/// munmap with a range covering the thread's stack (SIGSEGV; a panic in
+/// debug builds). Now each path reports the C library's status for an
+/// impossible allocation, and nothing is left behind.
+#[test]
+fn huge_sizes_fail_with_the_c_status_and_unmap_nothing() {
+    for reserve_svm in [false, true] {
+        let opts = FmmOptions {
+            reserve_svm,
+            ..FmmOptions::primary()
+        };
+        let (sim, fmm) = primary_with("mi210", opts);
+        let g = gpu_node(&fmm);
+        let objects = fmm.object_count();
+        let huge = 0u64.wrapping_sub(512 * PAGE_SIZE);
+        let e = |r: kfd_fmm::Result<u64>| st(r.unwrap_err());
+        // The review's reproducer: system memory, so ERROR.
+        assert_eq!(e(fmm.alloc_memory(0, huge, MemFlags::HOST_ACCESS, None)), 1);
+        assert_eq!(e(fmm.alloc_memory(g, huge, MemFlags::HOST_ACCESS, None)), 1);
+        let gtt = MemFlags::NON_PAGED | MemFlags::HOST_ACCESS | MemFlags::GTT_ACCESS;
+        assert_eq!(e(fmm.alloc_memory(g, huge, gtt, None)), 1);
+        // VRAM and scratch: NO_MEMORY.
+        assert_eq!(e(fmm.alloc_memory(g, huge, MemFlags::NON_PAGED, None)), 6);
+        let aql = MemFlags::NON_PAGED | MemFlags::AQL_QUEUE_MEMORY;
+        assert_eq!(e(fmm.alloc_memory(g, 1 << 63, aql, None)), 6);
+        assert_eq!(e(fmm.alloc_memory(g, MAX_ALLOC_SIZE, aql, None)), 6);
+        assert_eq!(e(fmm.alloc_memory(g, huge, MemFlags::SCRATCH, None)), 6);
+        let only = MemFlags::NON_PAGED | MemFlags::ONLY_ADDRESS;
+        assert_eq!(e(fmm.alloc_memory(g, huge, only, None)), 6);
+        // An alignment of 2^63 cannot be padded for either.
+        assert_eq!(
+            e(fmm.alloc_memory_align(g, PAGE_SIZE, 1 << 63, MemFlags::NON_PAGED, None)),
+            6
+        );
+        // Registration: ERROR, before any ioctl.
+        let ee = |r: kfd_fmm::Result<()>| st(r.unwrap_err());
+        assert_eq!(ee(fmm.register_memory(0x10_0000, huge)), 1);
+        assert_eq!(ee(fmm.register_memory(u64::MAX - 100, 200)), 1);
+        // A range that wraps is not an SVM range.
+        assert_eq!(ee(fmm.map_to_gpu(u64::MAX - 10, 100).map(|_| ())), 3);
+        assert!(fmm.map_anonymous_aligned(huge, PAGE_SIZE).is_err());
+        assert!(fmm.map_anonymous_aligned(PAGE_SIZE, 1 << 63).is_err());
+        assert!(fmm.alloc_doorbell(g, huge, 0).is_err());
+        // The stack is still there.
+        let probe = [7u8; 64];
+        assert_eq!(std::hint::black_box(&probe)[63], 7);
+        assert_eq!(fmm.object_count(), objects);
+        teardown(sim, fmm);
+    }
+    // The VA allocator ignores a range that would wrap.
+    let mut va = VaAllocator::new(0x1000, 0xffff);
+    va.free(u64::MAX, 2);
+    assert_eq!(va.free_bytes(), 0xf000);
+}
+
+/// A buffer's accessors with offsets that wrap report an error (the error
+/// path used to add them to the address: a debug-build panic).
+#[test]
+fn buffer_offsets_that_wrap_are_errors() {
+    let (sim, fmm) = primary("mi210");
+    let buf = fmm
+        .alloc_buffer(0, PAGE_SIZE, 0, MemFlags::HOST_ACCESS)
+        .unwrap();
+    let mut b = [0u8; 2];
+    assert_eq!(st(buf.read(u64::MAX, &mut b).unwrap_err()), 3);
+    assert_eq!(st(buf.write(u64::MAX - 1, &b).unwrap_err()), 3);
+    drop(buf);
+    teardown(sim, fmm);
+}
+
+/// `free_memory` by address used to free the memory of a live `Buffer`;
+/// its writes then landed in whatever was mapped there next, and its drop
+/// freed a new allocation at the same address.
+#[test]
+fn address_based_release_refuses_memory_a_buffer_owns() {
+    let (sim, fmm) = primary("mi210");
+    let g = gpu_node(&fmm);
+    let objects = fmm.object_count();
+    let kinds = [
+        (0, MemFlags::HOST_ACCESS),
+        (0, MemFlags::NON_PAGED | MemFlags::HOST_ACCESS),
+        (g, MemFlags::NON_PAGED),
+        (g, MemFlags::NON_PAGED | MemFlags::ONLY_ADDRESS),
+        (g, MemFlags::SCRATCH),
+    ];
+    for (node, flags) in kinds {
+        let buf = fmm.alloc_buffer(node, 16 * PAGE_SIZE, 0, flags).unwrap();
+        let a = buf.addr();
+        assert_eq!(st(fmm.free_memory(a).unwrap_err()), 36, "{flags:?}");
+        if !flags.contains(MemFlags::SCRATCH) {
+            assert!(matches!(
+                fmm.unmap_from_gpu(a),
+                Err(FmmError::OwnedByHandle(x)) if x == a
+            ));
+            assert_eq!(st(fmm.deregister_memory(a).unwrap_err()), 36);
+            assert!(fmm.pointer_info(a).is_ok(), "still there");
+        }
+        if buf.is_cpu_accessible() {
+            buf.write(8, b"alive").unwrap();
+            let mut out = [0u8; 5];
+            buf.read(8, &mut out).unwrap();
+            assert_eq!(&out, b"alive");
+        }
+        drop(buf);
+        assert_eq!(fmm.object_count(), objects, "{flags:?}: freed by its owner");
+    }
+    // A stale address cannot take a new allocation at the same place
+    // away from its buffer either.
+    let first = fmm
+        .alloc_buffer(0, PAGE_SIZE, 0, MemFlags::HOST_ACCESS)
+        .unwrap();
+    let a = first.addr();
+    drop(first);
+    let second = fmm
+        .alloc_buffer(0, PAGE_SIZE, 0, MemFlags::HOST_ACCESS)
+        .unwrap();
+    assert!(fmm.free_memory(a).is_err() || second.addr() != a);
+    second.write(0, b"x").unwrap();
+    // Handing the memory back to the address-based API.
+    let raw = second.into_raw();
+    fmm.free_memory(raw).unwrap();
+    // Doorbells held by a buffer.
+    let db: Buffer = fmm.alloc_doorbell_buffer(g, 8192, 0).unwrap();
+    fmm.map_to_gpu(db.addr(), 8192).unwrap();
+    assert_eq!(st(fmm.free_memory(db.addr()).unwrap_err()), 36);
+    assert_eq!(st(fmm.unmap_from_gpu(db.addr()).unwrap_err()), 36);
+    db.write(0, &7u64.to_le_bytes()).unwrap();
+    drop(db);
+    assert_eq!(fmm.object_count(), objects);
+    teardown(sim, fmm);
+}
+
+/// `read` and `write` race from several threads through `&Buffer` (it is
+/// `Sync`): every byte access is atomic, so this is defined behaviour and
+/// each byte read is one of the values written.
+#[test]
+fn concurrent_reads_and_writes_through_shared_buffers() {
+    let (sim, fmm) = primary("mi210");
+    let buf = fmm
+        .alloc_buffer(0, PAGE_SIZE, 0, MemFlags::HOST_ACCESS)
+        .unwrap();
+    std::thread::scope(|s| {
+        for v in [0x11u8, 0x22] {
+            let buf = &buf;
+            s.spawn(move || {
+                for _ in 0..200 {
+                    buf.write(0, &[v; 256]).unwrap();
+                }
+            });
+        }
+        let buf = &buf;
+        s.spawn(move || {
+            let mut out = [0u8; 256];
+            for _ in 0..200 {
+                buf.read(0, &mut out).unwrap();
+                assert!(out.iter().all(|b| [0, 0x11, 0x22].contains(b)));
+            }
+        });
+    });
+    drop(buf);
+    teardown(sim, fmm);
+}
+
+/// Read-only APU system memory is mapped without write permission; a
+/// buffer refuses to write it instead of faulting.
+#[test]
+fn read_only_apu_memory_is_not_written() {
+    // An APU whose GPU node also has CPU cores: not a dGPU system.
+    let sim = kfd_sim::Sim::preset("apu").unwrap();
+    let mut nodes = nodes_of(&sim);
+    for n in nodes.iter_mut().filter(|n| n.is_gpu()) {
+        n.cpu_cores = 4;
+    }
+    let fmm = Arc::new(kfd_fmm::Fmm::new(open_kfd(&sim), nodes, FmmOptions::primary()).unwrap());
+    assert!(!fmm.is_dgpu());
+    let buf = fmm
+        .alloc_buffer(0, PAGE_SIZE, 0, MemFlags::HOST_ACCESS | MemFlags::READ_ONLY)
+        .unwrap();
+    assert!(buf.is_cpu_accessible());
+    assert_eq!(st(buf.write(0, b"x").unwrap_err()), 11);
+    let mut out = [1u8; 4];
+    buf.read(0, &mut out).unwrap();
+    assert_eq!(out, [0; 4]);
+    drop(buf);
+    teardown(sim, fmm);
+}
+
+/// In mmap-managed apertures the guard pages around an allocation stay
+/// reserved while it lives (they used to be unmapped with the padding).
+#[test]
+fn guard_pages_stay_reserved_in_mmap_apertures() {
+    let (sim, fmm) = primary("mi210");
+    assert_eq!(fmm.options().guard_pages, 1);
+    for (node, flags) in [
+        (0, MemFlags::HOST_ACCESS),
+        (gpu_node(&fmm), MemFlags::NON_PAGED),
+    ] {
+        let a = fmm.alloc_memory(node, 4 * PAGE_SIZE, flags, None).unwrap();
+        assert!(mapped(a - PAGE_SIZE, PAGE_SIZE), "leading guard");
+        assert!(mapped(a + 4 * PAGE_SIZE, PAGE_SIZE), "trailing guard");
+        fmm.free_memory(a).unwrap();
+    }
+    teardown(sim, fmm);
+}
+
+/// The MMIO remap page is mapped onto every GPU, as both C generations
+/// do (no node list: the default mapping set).
+#[test]
+fn mmio_pages_are_mapped_on_all_gpus() {
+    let (sim, fmm) = primary("mi300x");
+    let gpus: Vec<u32> = (0..fmm.nodes().len() as u32)
+        .filter(|&n| fmm.nodes()[n as usize].is_gpu())
+        .collect();
+    assert!(gpus.len() > 1);
+    for &g in &gpus {
+        let mmio = fmm.mmio_address(g).expect("mapped");
+        let mut on = fmm.pointer_info(mmio).unwrap().mapped_nodes;
+        on.sort();
+        assert_eq!(on, gpus);
+    }
+    teardown(sim, fmm);
+}
+
+/// 5.2.3 has no flag-combination check: CoarseGrain with Uncached drops
+/// COHERENT and adds UNCACHED; the newest rule refuses ExtendedCoherent
+/// with Uncached (status 3). Both check the node before the size.
+#[test]
+fn rocm52_flag_rules() {
+    let (sim, fmm) = primary_with("mi210", r52());
+    let g = gpu_node(&fmm);
+    let trace = Trace::default();
+    sim.set_trace(trace.clone());
+    let f = MemFlags::NON_PAGED | MemFlags::COARSE_GRAIN | MemFlags::UNCACHED;
+    let a = fmm.alloc_memory(g, PAGE_SIZE, f, None).unwrap();
+    let text = trace.text();
+    let line = text
+        .lines()
+        .find(|l| l.contains("AMDKFD_IOC_ALLOC_MEMORY_OF_GPU"))
+        .expect("traced");
+    let bits: u32 = line
+        .split("flags: ")
+        .nth(1)
+        .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .expect("flags in the trace");
+    let ioc = AllocMemFlags::from_bits_retain(bits);
+    assert!(ioc.contains(AllocMemFlags::UNCACHED), "{line}");
+    assert!(!ioc.contains(AllocMemFlags::COHERENT), "{line}");
+    fmm.free_memory(a).unwrap();
+    let ext = MemFlags::NON_PAGED | MemFlags::EXTENDED_COHERENT | MemFlags::UNCACHED;
+    fmm.free_memory(fmm.alloc_memory(g, PAGE_SIZE, ext, None).unwrap())
+        .unwrap();
+    assert_eq!(st(fmm.alloc_memory(9, 0, f, None).unwrap_err()), 5);
+    teardown(sim, fmm);
+
+    let (sim, fmm) = primary("mi210");
+    assert_eq!(
+        st(fmm.alloc_memory(g, PAGE_SIZE, ext, None).unwrap_err()),
+        3
+    );
+    assert_eq!(st(fmm.alloc_memory(9, 0, ext, None).unwrap_err()), 5);
+    teardown(sim, fmm);
+}
+
+/// 5.2.3 passes a NULL address or an empty range on to the kernel's
+/// userptr allocation; the current rule refuses them before any ioctl.
+/// The status is ERROR either way.
+#[test]
+fn rocm52_registers_empty_ranges_through_the_kernel() {
+    let mut host = vec![0u8; 2 * PAGE_SIZE as usize];
+    let addr = (host.as_mut_ptr() as u64 + PAGE_SIZE - 1) & !(PAGE_SIZE - 1);
+    for (opts, ioctls) in [(r52(), 1), (FmmOptions::primary(), 0)] {
+        let (sim, fmm) = primary_with("mi210", opts);
+        let objects = fmm.object_count();
+        for (a, size) in [(0, PAGE_SIZE), (addr, 0)] {
+            let trace = Trace::default();
+            sim.set_trace(trace.clone());
+            assert_eq!(st(fmm.register_memory(a, size).unwrap_err()), 1);
+            assert_eq!(
+                trace.count("AMDKFD_IOC_ALLOC_MEMORY_OF_GPU"),
+                ioctls,
+                "{a:#x}+{size:#x}: {}",
+                trace.text()
+            );
+        }
+        assert_eq!(fmm.object_count(), objects);
+        teardown(sim, fmm);
+    }
+    drop(host);
+}
+
+/// 5.2.3 shares memory through the ROCm-only IPC export (0x81) and fails
+/// with ERROR where the kernel lacks it; no dma-buf is exported.
+#[test]
+fn rocm52_share_memory_uses_the_ipc_export() {
+    let (sim, fmm) = primary_with("mi210", r52());
+    let buf = fmm
+        .alloc_buffer(0, 4 * PAGE_SIZE, 0, MemFlags::HOST_ACCESS)
+        .unwrap();
+    let trace = Trace::default();
+    sim.set_trace(trace.clone());
+    assert_eq!(
+        st(fmm.share_memory(buf.addr(), 4 * PAGE_SIZE).unwrap_err()),
+        1
+    );
+    // The simulator has no name for the ROCm-only request (nr 0x81).
+    let text = trace.text();
+    assert_eq!(
+        text.lines().filter(|l| l.contains("nr=0x81")).count(),
+        1,
+        "{text}"
+    );
+    assert_eq!(trace.count("AMDKFD_IOC_EXPORT_DMABUF"), 0);
+    assert_eq!(st(fmm.share_memory(0x7000, PAGE_SIZE).unwrap_err()), 3);
+    assert_eq!(st(fmm.share_memory(buf.addr(), 1 << 44).unwrap_err()), 3);
+    drop(buf);
+    teardown(sim, fmm);
+}
