@@ -46,64 +46,6 @@ struct Desc {
     fmt: Fmt,
 }
 
-macro_rules! pod {
-    ($($t:ty),* $(,)?) => {$(
-        // SAFETY: a repr(C) struct of the kfd uapi made only of integers,
-        // integer arrays and unions of such; every bit pattern is valid.
-        unsafe impl Pod for $t {}
-    )*};
-}
-
-pod!(
-    kfd_ioctl_get_version_args,
-    kfd_ioctl_create_queue_args,
-    kfd_ioctl_destroy_queue_args,
-    kfd_ioctl_update_queue_args,
-    kfd_ioctl_set_cu_mask_args,
-    kfd_ioctl_get_queue_wave_state_args,
-    kfd_ioctl_get_available_memory_args,
-    kfd_queue_snapshot_entry,
-    kfd_dbg_device_info_entry,
-    kfd_ioctl_set_memory_policy_args,
-    kfd_ioctl_get_clock_counters_args,
-    kfd_process_device_apertures,
-    kfd_ioctl_get_process_apertures_args,
-    kfd_ioctl_get_process_apertures_new_args,
-    kfd_ioctl_dbg_register_args,
-    kfd_ioctl_dbg_unregister_args,
-    kfd_ioctl_dbg_address_watch_args,
-    kfd_ioctl_dbg_wave_control_args,
-    kfd_runtime_info,
-    kfd_ioctl_runtime_enable_args,
-    kfd_ioctl_dbg_trap_args,
-    kfd_ioctl_create_event_args,
-    kfd_ioctl_destroy_event_args,
-    kfd_ioctl_set_event_args,
-    kfd_ioctl_reset_event_args,
-    kfd_hsa_memory_exception_data,
-    kfd_hsa_hw_exception_data,
-    kfd_event_data,
-    kfd_ioctl_wait_events_args,
-    kfd_ioctl_set_scratch_backing_va_args,
-    kfd_ioctl_get_tile_config_args,
-    kfd_ioctl_set_trap_handler_args,
-    kfd_ioctl_acquire_vm_args,
-    kfd_ioctl_alloc_memory_of_gpu_args,
-    kfd_ioctl_free_memory_of_gpu_args,
-    kfd_ioctl_map_memory_to_gpu_args,
-    kfd_ioctl_unmap_memory_from_gpu_args,
-    kfd_ioctl_alloc_queue_gws_args,
-    kfd_ioctl_get_dmabuf_info_args,
-    kfd_ioctl_import_dmabuf_args,
-    kfd_ioctl_export_dmabuf_args,
-    kfd_ioctl_smi_events_args,
-    kfd_ioctl_criu_args,
-    kfd_ioctl_svm_attribute,
-    kfd_ioctl_svm_args,
-    kfd_ioctl_set_xnack_mode_args,
-    kfd_ioctl_create_process_args,
-);
-
 fn fmt_args<T: Pod + Debug>(b: &[u8]) -> String {
     format!("{:?}", T::from_buf(b))
 }
@@ -112,8 +54,38 @@ fn fmt_none(_: &[u8]) -> String {
     String::new()
 }
 
+/// Trace text of a `kfd_ioctl_criu_args`, which is not [`Pod`] (it has
+/// tail padding): decoded field by field from the bytes.
+fn fmt_criu(b: &[u8]) -> String {
+    use std::mem::offset_of;
+    type A = kfd_ioctl_criu_args;
+    let u64_at = |o: usize| {
+        b.get(o..o + 8)
+            .map_or(0, |s| u64::from_ne_bytes(s.try_into().unwrap_or_default()))
+    };
+    let u32_at = |o: usize| {
+        b.get(o..o + 4)
+            .map_or(0, |s| u32::from_ne_bytes(s.try_into().unwrap_or_default()))
+    };
+    let a = A {
+        devices: u64_at(offset_of!(A, devices)),
+        bos: u64_at(offset_of!(A, bos)),
+        priv_data: u64_at(offset_of!(A, priv_data)),
+        priv_data_size: u64_at(offset_of!(A, priv_data_size)),
+        num_devices: u32_at(offset_of!(A, num_devices)),
+        num_bos: u32_at(offset_of!(A, num_bos)),
+        num_objects: u32_at(offset_of!(A, num_objects)),
+        pid: u32_at(offset_of!(A, pid)),
+        op: u32_at(offset_of!(A, op)),
+    };
+    format!("{a:?}")
+}
+
 macro_rules! desc {
     ($ioc:expr, $t:ty, $since:expr, $f:expr) => {
+        desc!($ioc, fmt = fmt_args::<$t>, $since, $f)
+    };
+    ($ioc:expr, fmt = $fmt:expr, $since:expr, $f:expr) => {
         Desc {
             nr: $ioc.nr(),
             name: $ioc.name(),
@@ -121,7 +93,7 @@ macro_rules! desc {
             size: ioc_size($ioc.request()),
             since_minor: $since,
             func: $f,
-            fmt: fmt_args::<$t>,
+            fmt: $fmt,
         }
     };
 }
@@ -324,7 +296,7 @@ fn table() -> &'static [Desc] {
                 0,
                 set_xnack_mode
             ),
-            desc!(AMDKFD_IOC_CRIU_OP, kfd_ioctl_criu_args, 0, criu),
+            desc!(AMDKFD_IOC_CRIU_OP, fmt = fmt_criu, 0, criu),
             desc!(
                 AMDKFD_IOC_AVAILABLE_MEMORY,
                 kfd_ioctl_get_available_memory_args,
@@ -744,4 +716,23 @@ fn create_process(c: &Ctx, _buf: &mut [u8]) -> R {
     let old = c.file.replace_process(p);
     old.unref_file(c.m);
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn criu_args_trace_field_by_field() {
+        let mut b = vec![0xffu8; ioc_size(AMDKFD_IOC_CRIU_OP.request())];
+        assert_eq!(b.len(), 56);
+        b[..8].copy_from_slice(&0x1000u64.to_ne_bytes());
+        b[44..48].copy_from_slice(&7u32.to_ne_bytes());
+        b[48..52].copy_from_slice(&2u32.to_ne_bytes());
+        let s = fmt_criu(&b);
+        assert!(s.contains("devices: 4096"), "{s}");
+        assert!(s.contains("pid: 7, op: 2"), "{s}");
+        // A short user request: the missing fields read as zero.
+        assert!(fmt_criu(&b[..8]).contains("op: 0"));
+    }
 }

@@ -16,6 +16,7 @@ mod memory;
 mod process;
 mod queues;
 mod svm;
+mod uapi_pod;
 pub(crate) mod usermem;
 
 use std::collections::HashMap;

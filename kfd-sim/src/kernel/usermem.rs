@@ -130,12 +130,18 @@ pub(crate) fn is_mapped(addr: u64, len: u64) -> bool {
 }
 
 /// Plain-old-data: `#[repr(C)]` structs made only of integers (and arrays
-/// or unions of such), for which every bit pattern is a valid value.
+/// or unions of such), for which every bit pattern is a valid value and
+/// every byte of a value is initialised.
 ///
 /// # Safety
 ///
-/// Implement only for types with no padding-sensitive invariants, no
-/// references, no pointers the model follows and no niches.
+/// Implement only for types with no references, no pointers the model
+/// follows, no niches, and no implicit padding: [`Pod::as_bytes`] reads
+/// every byte, and a padding byte is uninitialised. For a struct, its
+/// fields must be `Pod` and their sizes must add up to its size; for a
+/// union, its members must be `Pod` and one must span the whole union (and
+/// values must not be made from a smaller member). The kfd uapi impls in
+/// `uapi_pod` check this at compile time.
 pub(crate) unsafe trait Pod: Copy + 'static {
     /// The all-zero value.
     fn zeroed() -> Self {
@@ -158,8 +164,9 @@ pub(crate) unsafe trait Pod: Copy + 'static {
 
     /// The value as bytes.
     fn as_bytes(&self) -> &[u8] {
-        // SAFETY: `self` is valid for size_of::<Self>() initialised bytes
-        // (the kfd structs have explicit padding fields).
+        // SAFETY: `self` is valid for size_of::<Self>() bytes, all of them
+        // initialised: a Pod type has no implicit padding (trait contract,
+        // checked for the kfd structs in `uapi_pod`).
         unsafe {
             std::slice::from_raw_parts(
                 (self as *const Self).cast::<u8>(),
@@ -187,6 +194,11 @@ pub(crate) unsafe trait Pod: Copy + 'static {
 unsafe impl Pod for u32 {}
 // SAFETY: integers.
 unsafe impl Pod for u64 {}
+// SAFETY: integers.
+unsafe impl Pod for i32 {}
+// SAFETY: an array has no padding (its element's size is a multiple of
+// the element's alignment) and its elements are Pod.
+unsafe impl<T: Pod, const N: usize> Pod for [T; N] {}
 
 #[cfg(test)]
 mod tests {
