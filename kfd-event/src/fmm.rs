@@ -23,6 +23,9 @@ fn err(what: &str) -> impl FnOnce(FmmError) -> MemoryError + '_ {
 pub struct FmmMemory {
     fmm: Arc<Fmm>,
     buffers: Mutex<BTreeMap<u64, Buffer>>,
+    /// Doorbell pages, by address (kept apart from the exec buffers: a
+    /// context maps one per GPU and keeps it until teardown).
+    doorbells: Mutex<BTreeMap<u64, Buffer>>,
     /// SVM-registered anonymous areas: address → size.
     svm: Mutex<BTreeMap<u64, u64>>,
 }
@@ -41,6 +44,7 @@ impl FmmMemory {
         FmmMemory {
             fmm,
             buffers: Mutex::new(BTreeMap::new()),
+            doorbells: Mutex::new(BTreeMap::new()),
             svm: Mutex::new(BTreeMap::new()),
         }
     }
@@ -50,7 +54,8 @@ impl FmmMemory {
         &self.fmm
     }
 
-    /// Number of buffers allocated through this provider and not freed.
+    /// Number of buffers allocated through this provider and not freed
+    /// (doorbell pages not counted).
     pub fn live_buffers(&self) -> usize {
         lock(&self.buffers).len()
     }
@@ -135,25 +140,30 @@ impl DeviceMemory for FmmMemory {
                 format!("no node for gpu_id {gpu_id:#x}"),
             )
         })?;
-        let addr = self
+        // Held as a Buffer: the doorbell page can then only be released
+        // here, never by an address-based free from elsewhere while a
+        // queue may still ring it.
+        let buf = self
             .fmm
-            .alloc_doorbell(node, size, mmap_offset)
+            .alloc_doorbell_buffer(node, size, mmap_offset)
             .map_err(err("doorbell allocation"))?;
-        if let Err(e) = self
-            .fmm
-            .map_to_gpu_nodes(addr, size, &[node], MemMapFlags::empty())
-        {
-            let _ = self.fmm.free_memory(addr);
-            return Err(err("doorbell GPU mapping")(e));
-        }
+        buf.map_to_nodes(&[node])
+            .map_err(err("doorbell GPU mapping"))?;
+        let addr = buf.addr();
+        lock(&self.doorbells).insert(addr, buf);
         Ok(addr)
     }
 
     fn free_doorbell(&self, addr: u64) -> Result<(), MemoryError> {
-        self.fmm
-            .unmap_from_gpu(addr)
-            .map_err(err("doorbell unmapping"))?;
-        self.fmm.free_memory(addr).map_err(err("doorbell free"))
+        let buf = lock(&self.doorbells).remove(&addr).ok_or_else(|| {
+            MemoryError::new(
+                HSAKMT_STATUS::HSAKMT_STATUS_MEMORY_NOT_REGISTERED,
+                format!("no doorbell page at {addr:#x}"),
+            )
+        })?;
+        buf.unmap().map_err(err("doorbell unmapping"))?;
+        drop(buf);
+        Ok(())
     }
 
     fn alloc_svm(&self, size: u64, node_id: u32) -> Result<u64, MemoryError> {
