@@ -150,6 +150,11 @@ pub fn process_vm_status() -> kfd_sys::hsakmt::HSAKMT_STATUS {
 /// fallback (its `fmm_release` returns `MEMORY_NOT_REGISTERED` for any
 /// unknown address), so the 5.2 build opens with the SVM API off.
 ///
+/// The memory manager follows the generation too (kfd-fmm's
+/// [`kfd_fmm::Generation`]): 5.2.3 checks no allocation flag
+/// combination, passes NULL/zero registrations on to the kernel and
+/// shares memory through `AMDKFD_IOC_IPC_EXPORT_HANDLE`.
+///
 /// Queue buffers follow the generation: 5.2.3's paged pointer page and
 /// save area, or the newest library's pinned GTT pointer page and a save
 /// area in SVM memory (used by kfd-context only on a primary context with
@@ -160,12 +165,14 @@ pub fn primary_options() -> kfd_context::ContextOptions {
         Generation::Rocm52 => {
             o.svm_api = false;
             o.fmm.svm_api_enabled = false;
+            o.fmm.generation = kfd_fmm::Generation::Rocm52;
             o.queues = QueueOptions {
                 abi: BufferAbi::Rocm52,
                 svm_save_area: false,
             };
         }
         Generation::Current => {
+            o.fmm.generation = kfd_fmm::Generation::Current;
             o.queues = QueueOptions {
                 abi: BufferAbi::Current,
                 svm_save_area: true,
@@ -189,4 +196,27 @@ pub fn memory_at_open() -> bool {
 /// newest library checks first and returns 20.
 pub fn lax_open_check() -> bool {
     GENERATION == Generation::Rocm52
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn primary_options_follow_the_generation() {
+        let o = primary_options();
+        match GENERATION {
+            Generation::Rocm52 => {
+                assert!(!o.svm_api && !o.fmm.svm_api_enabled);
+                assert_eq!(o.fmm.generation, kfd_fmm::Generation::Rocm52);
+                assert_eq!(o.queues.abi, BufferAbi::Rocm52);
+                assert!(!o.queues.svm_save_area);
+            }
+            Generation::Current => {
+                assert_eq!(o.fmm.generation, kfd_fmm::Generation::Current);
+                assert_eq!(o.queues.abi, BufferAbi::Current);
+                assert!(o.queues.svm_save_area);
+            }
+        }
+    }
 }
