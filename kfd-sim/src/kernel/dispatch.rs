@@ -98,6 +98,12 @@ macro_rules! desc {
     };
 }
 
+/// Builds the ioctl table now (the simulator's creation does, so that a
+/// fork never copies it half-built).
+pub(crate) fn init_table() {
+    table();
+}
+
 fn table() -> &'static [Desc] {
     use std::sync::OnceLock;
     static T: OnceLock<Vec<Desc>> = OnceLock::new();

@@ -44,7 +44,8 @@ pub(crate) struct Memfd {
 static MODEL_FDS: std::sync::Mutex<std::collections::BTreeSet<RawFd>> =
     std::sync::Mutex::new(std::collections::BTreeSet::new());
 
-fn model_fds() -> std::sync::MutexGuard<'static, std::collections::BTreeSet<RawFd>> {
+/// Locks the registry of the model's own descriptors.
+pub(crate) fn model_fds() -> std::sync::MutexGuard<'static, std::collections::BTreeSet<RawFd>> {
     MODEL_FDS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -346,6 +347,12 @@ fn read_proc(path: &str) -> Result<Vec<u8>, Errno> {
         }
         out.extend_from_slice(&buf[..n as usize]);
     }
+}
+
+/// True if `fd` is a simulated `/dev/kfd` of any machine (its memfd is
+/// named `kfd-sim:kfd:<n>`), whether or not this process's model knows it.
+pub(crate) fn is_kfd_memfd(fd: RawFd) -> bool {
+    fd_link(fd).is_some_and(|l| l.starts_with("/memfd:kfd-sim:kfd:"))
 }
 
 /// The `/proc/self/fd/<fd>` link text of a descriptor.

@@ -251,6 +251,7 @@ fn prop_u32(p: &crate::topology::Props, key: &str, default: u32) -> u32 {
 impl Machine {
     /// Builds the machine model for `topology`.
     pub fn new(topology: Topology) -> Machine {
+        dispatch::init_table();
         let mut devices = Vec::new();
         for (index, (_, node)) in topology.gpus().enumerate() {
             let p = &node.properties;

@@ -29,6 +29,12 @@ impl Backend {
         })
     }
 
+    /// The kernel model (tests hold its locks across a fork).
+    #[cfg(test)]
+    pub fn machine(&self) -> &crate::kernel::Machine {
+        self.sim.machine()
+    }
+
     pub fn root(&self) -> &Path {
         self.sim.root()
     }

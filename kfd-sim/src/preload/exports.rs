@@ -14,8 +14,8 @@ use libc::{mode_t, size_t, ssize_t, FILE};
 
 use super::real::real;
 use super::{
-    busy, classify, classify_at, device_stat, device_statx, existing, fd_device, in_sim,
-    is_lsmod_amdgpu, open_device, set_errno, Device, Target, LSMOD_AMDGPU,
+    busy, classify, classify_at, device_stat, device_statx, existing, fd_device, foreign_kfd,
+    in_sim, is_lsmod_amdgpu, open_device, set_errno, Device, Target, LSMOD_AMDGPU,
 };
 use kfd_sys::Errno;
 
@@ -858,6 +858,10 @@ pub unsafe extern "C" fn kfd_sim_ioctl(fd: c_int, request: c_ulong, arg: *mut c_
                 Ok(None) => {}
             }
         }
+        if foreign_kfd(fd) {
+            set_errno(Errno::EBADF);
+            return -1;
+        }
     }
     real_call!(ioctl, -1, fd, request, arg)
 }
@@ -919,7 +923,7 @@ pub unsafe extern "C" fn kfd_sim_popen(cmd: *const c_char, mode: *const c_char) 
 }
 
 /// Streams returned by the `popen` shortcut.
-static FAKE_PIPES: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
+pub(super) static FAKE_PIPES: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
 
 /// `pclose(3)`: closes the shortcut's streams (exit status 0).
 ///

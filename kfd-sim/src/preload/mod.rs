@@ -32,7 +32,16 @@
 //! # Safety rules
 //!
 //! - The simulator is created on the first intercepted device or KFD sysfs
-//!   path, exactly once per process (`OnceLock`).
+//!   path, exactly once per process (under a creation lock).
+//! - fork: the child does not use the parent's simulator (a copy whose
+//!   locks other threads of the parent may have held at the fork, and
+//!   whose kernel processes belong to the parent). A `pthread_atfork`
+//!   child handler records the new pid; the child's first intercepted call
+//!   then creates a simulator of its own, as the kernel creates a new kfd
+//!   process on the child's own open of `/dev/kfd`. The parent's kfd
+//!   descriptors fail with `EBADF` in the child, as the kernel's "Using
+//!   KFD FD in wrong process". The prepare handler takes the locks that the
+//!   child needs (creation, the memfd registry) so none is copied held.
 //! - While a thread runs simulator code (creation, an ioctl, a close), a
 //!   thread-local flag sends every interposed call of that thread straight
 //!   to libc, so the simulator's own file I/O is never redirected and never
@@ -48,7 +57,8 @@ use std::cell::Cell;
 use std::ffi::{c_char, c_int, CStr, CString};
 use std::io::Write as _;
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 use kfd_sys::Errno;
 
@@ -123,31 +133,129 @@ impl std::fmt::Debug for State {
     }
 }
 
-static STATE: OnceLock<Option<State>> = OnceLock::new();
+/// The preload state of one OS process (`None`: the simulator could not
+/// be created there).
+struct Slot {
+    pid: u32,
+    state: Option<State>,
+}
 
-/// The state if the simulator already exists.
+/// The slot of the newest process of this address space: leaked, never
+/// freed (a forked child leaves its parent's slot alone and adds its own).
+static CURRENT: AtomicPtr<Slot> = AtomicPtr::new(std::ptr::null_mut());
+
+/// This process's pid: set when the first slot is made and, in a forked
+/// child, by the `pthread_atfork` child handler registered then.
+static PID: AtomicU32 = AtomicU32::new(0);
+
+/// Held while a slot is made, and across `fork` (see [`fork_prepare`]).
+static CREATE: Mutex<()> = Mutex::new(());
+
+/// `atexit` and `pthread_atfork` handlers are registered (once per address
+/// space: a forked child inherits them).
+static HANDLERS: AtomicBool = AtomicBool::new(false);
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The slot of this process, if it has one yet.
+fn current_slot() -> Option<&'static Slot> {
+    let p = CURRENT.load(Ordering::Acquire);
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: slots are leaked boxes (`state`), never freed or mutated
+    // after they are published.
+    let slot = unsafe { &*p };
+    (slot.pid == PID.load(Ordering::Acquire)).then_some(slot)
+}
+
+/// True once a simulator was made in this address space (here or, for a
+/// forked child, in a parent).
+fn ever_created() -> bool {
+    !CURRENT.load(Ordering::Acquire).is_null()
+}
+
+/// The state if this process's simulator already exists.
 fn existing() -> Option<&'static State> {
-    STATE.get().and_then(Option::as_ref)
+    current_slot().and_then(|s| s.state.as_ref())
 }
 
-/// The state, creating the simulator on first use. `None` if the topology
-/// could not be loaded (reported once on stderr).
+/// The state, creating this process's simulator on first use. `None` if
+/// the topology could not be loaded (reported once on stderr).
 fn state() -> Option<&'static State> {
-    STATE
-        .get_or_init(|| {
-            let _g = Guard::enter();
-            std::panic::catch_unwind(init).unwrap_or_else(|_| {
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "kfd-sim: simulator initialisation panicked"
-                );
-                None
-            })
+    if let Some(slot) = current_slot() {
+        return slot.state.as_ref();
+    }
+    let _create = lock(&CREATE);
+    if let Some(slot) = current_slot() {
+        return slot.state.as_ref();
+    }
+    // A forked child still has the parent's slot: its simulator is not
+    // touched (its locks may be held by threads that do not exist here).
+    let forked = ever_created();
+    if !forked {
+        PID.store(std::process::id(), Ordering::Release);
+    }
+    let state = {
+        let _g = Guard::enter();
+        std::panic::catch_unwind(|| init(forked)).unwrap_or_else(|_| {
+            let _ = writeln!(
+                std::io::stderr(),
+                "kfd-sim: simulator initialisation panicked"
+            );
+            None
         })
-        .as_ref()
+    };
+    let slot: &'static Slot = Box::leak(Box::new(Slot {
+        pid: PID.load(Ordering::Acquire),
+        state,
+    }));
+    CURRENT.store(slot as *const Slot as *mut Slot, Ordering::Release);
+    slot.state.as_ref()
 }
 
-fn init() -> Option<State> {
+thread_local! {
+    /// The locks [`fork_prepare`] took, released after the fork in the
+    /// parent and in the child (the same thread runs all three handlers).
+    static FORK_LOCKS: std::cell::RefCell<Vec<Box<dyn std::any::Any>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `pthread_atfork` prepare: takes the locks a child needs, in the order
+/// slot creation takes them (creation, then the memfd registry; the
+/// `popen` shortcut's list is never held with another), so the child
+/// never starts with one held by a thread it does not have. With the
+/// creation lock held, no thread is half-way through making a simulator
+/// (or the ioctl table it builds) at the fork.
+extern "C" fn fork_prepare() {
+    let create = lock(&CREATE);
+    let model_fds = crate::kernel::memfd::model_fds();
+    let pipes = lock(&exports::FAKE_PIPES);
+    let _ = FORK_LOCKS.try_with(|l| {
+        let mut l = l.borrow_mut();
+        l.push(Box::new(create));
+        l.push(Box::new(model_fds));
+        l.push(Box::new(pipes));
+    });
+}
+
+/// `pthread_atfork` parent: releases the prepare handler's locks.
+extern "C" fn fork_parent() {
+    let _ = FORK_LOCKS.try_with(|l| l.borrow_mut().clear());
+}
+
+/// `pthread_atfork` child: releases the prepare handler's locks and
+/// records the child's pid, which makes the parent's slot stale here.
+extern "C" fn fork_child() {
+    PID.store(std::process::id(), Ordering::Release);
+    let _ = FORK_LOCKS.try_with(|l| l.borrow_mut().clear());
+}
+
+/// `forked`: this is a forked child making its own simulator (the trace
+/// file is appended to, not truncated).
+fn init(forked: bool) -> Option<State> {
     let name =
         std::env::var("KFD_SIM_TOPOLOGY").unwrap_or_else(|_| crate::presets::DEFAULT.to_string());
     let topology = match Topology::load(&name) {
@@ -181,7 +289,23 @@ fn init() -> Option<State> {
         }
     };
     if let Ok(path) = std::env::var("KFD_SIM_TRACE") {
-        match std::fs::File::create(&path) {
+        // Appending (O_APPEND in both), so the lines of a parent and its
+        // forked children interleave instead of overwriting each other.
+        let file = if forked {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+        } else {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .create(true)
+                .write(true)
+                .truncate(true)
+                .custom_flags(libc::O_APPEND)
+                .open(&path)
+        };
+        match file {
             Ok(f) => sim.set_trace(Box::new(f)),
             Err(e) => {
                 let _ = writeln!(std::io::stderr(), "kfd-sim: KFD_SIM_TRACE={path}: {e}");
@@ -198,8 +322,13 @@ fn init() -> Option<State> {
         Some(b'/') => root[..root.len() - 1].to_vec(),
         _ => root,
     };
-    // SAFETY: registering a plain extern "C" function with no arguments.
-    unsafe { libc::atexit(at_exit) };
+    if !HANDLERS.swap(true, Ordering::AcqRel) {
+        // SAFETY: registering a plain extern "C" function with no arguments.
+        unsafe { libc::atexit(at_exit) };
+        // SAFETY: registering plain extern "C" functions with no
+        // arguments; they only take and release locks and store the pid.
+        unsafe { libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child)) };
+    }
     Some(State {
         sim,
         root,
@@ -437,6 +566,18 @@ fn fd_device(fd: c_int) -> Option<Device> {
     in_sim(|| Ok(st.sim.device_of(fd))).ok().flatten()
 }
 
+/// True if `fd` is a simulated kfd file this process's simulator does not
+/// know: a forked child's copy of its parent's descriptor, which the
+/// kernel refuses with `EBADF` ("Using KFD FD in wrong process"; the kfd
+/// process of a file is its opener's). Call when the simulator did not
+/// take the descriptor.
+fn foreign_kfd(fd: c_int) -> bool {
+    if busy() || !ever_created() {
+        return false;
+    }
+    in_sim(|| Ok(crate::kernel::memfd::is_kfd_memfd(fd))).unwrap_or(false)
+}
+
 /// `true` if `cmd` is rocminfo's driver check.
 fn is_lsmod_amdgpu(cmd: &[u8]) -> bool {
     let has = |needle: &[u8]| cmd.windows(needle.len()).any(|w| w == needle);
@@ -479,7 +620,7 @@ mod tests {
                 String::from_utf8_lossy(p)
             );
         }
-        assert!(STATE.get().is_none());
+        assert!(!ever_created());
     }
 
     #[test]
@@ -496,6 +637,125 @@ mod tests {
                 "{n} is listed but not defined"
             );
         }
+    }
+
+    /// Runs `name`, an ignored test of this module, alone in a new
+    /// process of this test binary: it creates the preload simulator
+    /// (process-global) and forks, which the other tests must not see.
+    fn run_isolated(name: &str) {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([name, "--exact", "--ignored", "--test-threads=1"])
+            .env("KFD_SIM_TOPOLOGY", "mi210")
+            .env_remove("KFD_SIM_TRACE")
+            .env_remove("KFD_SIM_FAULTS")
+            .env_remove("KFD_SIM_SUMMARY")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("1 passed"),
+            "{name}: {:?}\n{text}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    #[test]
+    fn fork_while_another_thread_holds_the_file_table() {
+        run_isolated("preload::tests::isolated_fork_while_the_file_table_is_locked");
+    }
+
+    /// The child's side of the fork test: 0 if all is well, else the
+    /// number of the failed check.
+    fn forked_child(parent_fd: c_int) -> c_int {
+        use kfd_sys::kfd::{kfd_ioctl_get_version_args, AMDKFD_IOC_GET_VERSION};
+        let version = |fd: c_int| {
+            let mut v = kfd_ioctl_get_version_args::default();
+            // SAFETY: GET_VERSION writes one kfd_ioctl_get_version_args
+            // into `v`, which is valid and exclusively borrowed.
+            let r = unsafe {
+                exports::kfd_sim_ioctl(
+                    fd,
+                    libc::c_ulong::from(AMDKFD_IOC_GET_VERSION.request()),
+                    (&mut v as *mut kfd_ioctl_get_version_args).cast(),
+                )
+            };
+            (r, Errno::last(), v.major_version)
+        };
+        // A deadlock ends the child with SIGALRM.
+        // SAFETY: alarm has no memory effects.
+        unsafe { libc::alarm(10) };
+        // The parent's descriptor: the kernel's "wrong process".
+        if version(parent_fd).0 != -1 || Errno::last() != Errno::EBADF {
+            return 1;
+        }
+        // SAFETY: closes the child's copy of the parent's descriptor.
+        if unsafe { exports::kfd_sim_close(parent_fd) } != 0 {
+            return 2;
+        }
+        // A kfd file of the child's own, with a kernel process of its own.
+        // SAFETY: a NUL-terminated path and plain flags.
+        let fd = unsafe { exports::kfd_sim_open(c"/dev/kfd".as_ptr(), libc::O_RDWR, 0) };
+        if fd < 0 {
+            return 3;
+        }
+        let (r, _, major) = version(fd);
+        if r != 0 || major != 1 {
+            return 4;
+        }
+        let Some(st) = existing() else { return 5 };
+        if st.sim.machine().live_objects().processes.len() != 1 {
+            return 6;
+        }
+        // SAFETY: closes the descriptor opened above.
+        if unsafe { exports::kfd_sim_close(fd) } != 0 {
+            return 7;
+        }
+        0
+    }
+
+    /// A child forked while another thread of the parent holds the
+    /// simulator's file table: the child's close and ioctls must not wait
+    /// for that lock (the thread holding it does not exist in the child).
+    #[test]
+    #[ignore = "run in a process of its own by fork_while_another_thread_holds_the_file_table"]
+    fn isolated_fork_while_the_file_table_is_locked() {
+        // SAFETY: a NUL-terminated path and plain flags.
+        let fd = unsafe { exports::kfd_sim_open(c"/dev/kfd".as_ptr(), libc::O_RDWR, 0) };
+        assert!(fd >= 0);
+        let st = existing().expect("the simulator exists after the open");
+        let (locked_tx, locked_rx) = std::sync::mpsc::channel();
+        let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+        let holder = std::thread::spawn(move || {
+            let files = crate::kernel::lock(&st.sim.machine().files);
+            locked_tx.send(()).unwrap();
+            let _ = release_rx.recv();
+            drop(files);
+        });
+        locked_rx.recv().unwrap();
+        // SAFETY: the child runs only `forked_child` (the preload layer
+        // and the simulator) and leaves with `_exit`.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            let code = std::panic::catch_unwind(|| forked_child(fd)).unwrap_or(100);
+            // SAFETY: ends the child without the test harness.
+            unsafe { libc::_exit(code) };
+        }
+        release_tx.send(()).unwrap();
+        holder.join().unwrap();
+        let mut status = 0;
+        // SAFETY: `pid` is our child; `status` is a valid out-pointer.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert!(
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            "child: status {status:#x} (exit code = failed check; SIGALRM {} = deadlock)",
+            libc::SIGALRM
+        );
+        // The parent's file and kernel process are untouched.
+        assert_eq!(st.sim.machine().live_objects().processes.len(), 1);
+        // SAFETY: closes the descriptor opened above.
+        assert_eq!(unsafe { exports::kfd_sim_close(fd) }, 0);
     }
 
     #[test]
