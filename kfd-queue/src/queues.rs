@@ -321,7 +321,7 @@ impl Queues {
         let mut eop = None;
         let mut cwsr = None;
         if req.kind.needs_queue_buffers() {
-            let eop_size = sizes::eop_buffer_size(gfxv, req.kind.hsa_type());
+            let eop_size = sizes::eop_buffer_size(gfxv, req.kind.hsa_type(), sh.options.abi);
             if eop_size > 0 {
                 match self.alloc(&ExecAlloc {
                     size: eop_size as u64,
@@ -342,7 +342,7 @@ impl Queues {
                     }
                 }
             }
-            if let Some(sz) = sizes::cwsr_sizes(node) {
+            if let Some(sz) = sizes::cwsr_sizes(node, sh.options.abi) {
                 match self.alloc_cwsr(req, gpu_id, &sz) {
                     Ok(b) => {
                         args.ctx_save_restore_address = b.addr;
@@ -670,7 +670,11 @@ impl Queues {
     /// Queue details and wave state (`hsaKmtGetQueueInfo`). Needs a queue
     /// with a context save area ([`QueueError::NoCwsrArea`] otherwise).
     pub fn info(&self, q: &Queue) -> Result<QueueInfo, QueueError> {
-        self.check(q)?;
+        self.check_owner(q)?;
+        // Held across the ioctl: `destroy` and teardown free a queue's
+        // buffers only after taking it out of the registry under this lock.
+        let queues = lock(&self.shared.queues);
+        Self::check_live(&queues, q)?;
         let Some((area, sz)) = q.obj.cwsr else {
             return Err(QueueError::NoCwsrArea);
         };
@@ -681,15 +685,17 @@ impl Queues {
         };
         // SAFETY: `ctl_stack_address` is the start of this queue's CWSR
         // area, a host-accessible allocation of `area.size` bytes (at least
-        // `ctl_stack_size`) that lives as long as the queue, which the
-        // registry keeps alive during the call; the kernel copies at most
-        // the control stack into it.
-        unsafe {
+        // `ctl_stack_size`) that is freed only after the queue leaves the
+        // registry; the queue is registered and the registry lock is held
+        // for the whole call, so the area stays allocated while the kernel
+        // copies at most the control stack into it.
+        let r = unsafe {
             self.shared
                 .file
                 .ioctl(AMDKFD_IOC_GET_QUEUE_WAVE_STATE, &mut a)
-        }
-        .map_err(QueueError::kernel("AMDKFD_IOC_GET_QUEUE_WAVE_STATE"))?;
+        };
+        drop(queues);
+        r.map_err(QueueError::kernel("AMDKFD_IOC_GET_QUEUE_WAVE_STATE"))?;
         let (count, _) = *lock(&q.obj.cu_mask);
         let ctl = sz.ctl_stack_size as u64;
         // The control stack grows down from the end of its part of the

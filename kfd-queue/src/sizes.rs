@@ -14,8 +14,16 @@
 //! - work-group data per CU: VGPRs + SGPRs + LDS + hardware registers;
 //! - debugger area: 32 bytes per wave, 64-byte aligned;
 //! - everything once per XCC.
+//!
+//! libhsakmt 5.2.3 ([`BufferAbi::Rocm52`]) computed the work-group data
+//! with fixed per-CU sizes (VGPRs 512 KiB on gfx908/gfx90a, 256 KiB
+//! elsewhere; 16 KiB SGPRs; 64 KiB LDS; 4 KiB hardware registers), over
+//! all CUs of the node as one area (no XCC split), and gave every queue on
+//! gfx8+ a 4 KiB EOP buffer (AQL queues on gfx94x included).
 
 use kfd_topology::Node;
+
+use crate::BufferAbi;
 
 /// Packed gfx versions (`major << 16 | minor << 8 | stepping`).
 pub mod gfx {
@@ -70,7 +78,14 @@ pub fn gfx_of(node: &Node) -> u32 {
     node.derived.gfx_version.map_or(0, |v| v.full())
 }
 
-fn vgpr_size_per_cu(node: &Node) -> u32 {
+fn vgpr_size_per_cu(node: &Node, abi: BufferAbi) -> u32 {
+    if abi == BufferAbi::Rocm52 {
+        // gfx908 (Arcturus) and gfx90a (Aldebaran) have 512 VGPRs per lane.
+        return match gfx_of(node) {
+            0x09_00_08 | 0x09_00_0a => 0x80000,
+            _ => 0x40000,
+        };
+    }
     match node.derived.gfx_version {
         Some(v) if v.vgpr_size_per_cu_current() != 0 => v.vgpr_size_per_cu_current(),
         _ => 0x40000,
@@ -115,15 +130,19 @@ pub fn num_waves(node: &Node, gfxv: u32, cu_num: u32) -> u32 {
     }
 }
 
-/// The CWSR sizes of a compute queue on `node`, or `None` when the node
-/// needs no CWSR area (pre-Carrizo, or no compute units).
-pub fn cwsr_sizes(node: &Node) -> Option<CwsrSizes> {
+/// The CWSR sizes of a compute queue on `node` as the library generation
+/// `abi` computes them, or `None` when the node needs no CWSR area
+/// (pre-Carrizo, or no compute units).
+pub fn cwsr_sizes(node: &Node, abi: BufferAbi) -> Option<CwsrSizes> {
     let gfxv = gfx_of(node);
     let p = &node.properties;
     if gfxv < gfx::CARRIZO || p.simd_count == 0 || p.simd_per_cu == 0 {
         return None;
     }
-    let xcc = num_xcc(node);
+    let xcc = match abi {
+        BufferAbi::Rocm52 => 1,
+        BufferAbi::Current => num_xcc(node),
+    };
     let cu_num = p.simd_count / p.simd_per_cu / xcc;
     let waves = num_waves(node, gfxv, cu_num);
     let per_wave = if gfxv >= gfx::NAVI10 { 12 } else { 8 };
@@ -132,10 +151,15 @@ pub fn cwsr_sizes(node: &Node) -> Option<CwsrSizes> {
     if gfxv & 0x3f_0000 == 0x0A_0000 {
         ctl_stack_size = ctl_stack_size.min(0x7000);
     }
-    let wg_per_cu = vgpr_size_per_cu(node)
-        + sgpr_size_per_cu(gfxv)
-        + (p.lds_size_in_kb << 10)
-        + hwreg_size_per_cu(node, gfxv);
+    let wg_per_cu = match abi {
+        BufferAbi::Rocm52 => vgpr_size_per_cu(node, abi) + 0x4000 + 0x10000 + 0x1000,
+        BufferAbi::Current => {
+            vgpr_size_per_cu(node, abi)
+                + sgpr_size_per_cu(gfxv)
+                + (p.lds_size_in_kb << 10)
+                + hwreg_size_per_cu(node, gfxv)
+        }
+    };
     let wg_data = cu_num * wg_per_cu;
     let ctx_save_restore_size = ctl_stack_size + align_up(wg_data, PAGE);
     let debug_memory_size = align_up(waves * 32, 64);
@@ -150,11 +174,12 @@ pub fn cwsr_sizes(node: &Node) -> Option<CwsrSizes> {
 }
 
 /// EOP buffer size for a queue of C type `hsa_type` (`HSA_QUEUE_TYPE`) on
-/// a node of gfx version `gfxv`; 0 means no EOP buffer.
-pub fn eop_buffer_size(gfxv: u32, hsa_type: u32) -> u32 {
+/// a node of gfx version `gfxv` for library generation `abi`; 0 means no
+/// EOP buffer.
+pub fn eop_buffer_size(gfxv: u32, hsa_type: u32, abi: BufferAbi) -> u32 {
     if gfxv == gfx::TONGA {
         TONGA_EOP_SIZE
-    } else if gfxv & !0xff == gfx::AQUA_VANJARAM {
+    } else if abi == BufferAbi::Current && gfxv & !0xff == gfx::AQUA_VANJARAM {
         // Only PM4 compute queues need one on gfx94x.
         if hsa_type == 1 {
             4096

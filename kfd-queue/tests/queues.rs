@@ -86,7 +86,18 @@ fn every_queue_type_on_every_preset() {
         // so the kernel's buffer validation (6.12+) cannot apply there.
         let validate = ctx.topology.is_dgpu();
         sim.set_queue_buffer_validation(validate);
-        let qs = queues(&ctx);
+        // Kernels that validate queue buffers (6.12+) expect the newest
+        // library's save-area sizes; 5.2.3 predates them (on gfx942 its
+        // sizes, without the per-XCC split, are refused).
+        let qs = Queues::with_options(
+            ctx.file.clone(),
+            ctx.topology.clone(),
+            ctx.memory.clone(),
+            QueueOptions {
+                abi: BufferAbi::Current,
+                svm_save_area: false,
+            },
+        );
         let events = ctx.events();
         let err_event = events
             .create(&EventDescriptor::new(EventType::Signal), false, false)
@@ -196,17 +207,57 @@ fn cwsr_sizes_per_generation() {
         let sim = Sim::preset(preset).unwrap();
         let t = kfd_topology::Topology::snapshot(&sim).unwrap();
         let node = t.gpu_nodes().next().unwrap();
-        assert_eq!(sizes::cwsr_sizes(node), Some(want), "{preset}");
+        assert_eq!(
+            sizes::cwsr_sizes(node, BufferAbi::Current),
+            Some(want),
+            "{preset}"
+        );
         let gfxv = sizes::gfx_of(node);
         assert_eq!(sizes::doorbell_page_size(gfxv), 8192);
-        let eop_compute = sizes::eop_buffer_size(gfxv, QueueKind::Compute.hsa_type());
-        let eop_aql = sizes::eop_buffer_size(gfxv, QueueKind::ComputeAql.hsa_type());
+        let eop_compute =
+            sizes::eop_buffer_size(gfxv, QueueKind::Compute.hsa_type(), BufferAbi::Current);
+        let eop_aql =
+            sizes::eop_buffer_size(gfxv, QueueKind::ComputeAql.hsa_type(), BufferAbi::Current);
         assert_eq!(eop_compute, 4096, "{preset}");
         assert_eq!(
             eop_aql,
             if preset == "mi300x" { 0 } else { 4096 },
             "{preset}"
         );
+    }
+}
+
+/// libhsakmt 5.2.3's sizes: fixed per-CU work-group data, no XCC split,
+/// and a 4 KiB EOP buffer for every gfx8+ queue. The totals are what the
+/// 5.2.3 C library allocates on the same simulated nodes (seen in the
+/// conformance ioctl traces).
+#[test]
+fn cwsr_sizes_of_libhsakmt_5_2() {
+    for (preset, waves, total) in [
+        // 96 CUs x (256 KiB + 16 KiB + 64 KiB + 4 KiB), 3072 waves.
+        ("navi31", 3072, 33_562_624u32),
+        // All 304 CUs as one area: min(304 x 40, 32 SEs x 512) waves.
+        ("mi300x", 12_160, 106_328_064),
+        // gfx90a: 512 KiB of VGPRs per CU, as the newest library.
+        ("mi210", 4096, 0x9000 + 104 * 0x95000 + 4096 * 32),
+    ] {
+        let sim = Sim::preset(preset).unwrap();
+        let t = kfd_topology::Topology::snapshot(&sim).unwrap();
+        let node = t.gpu_nodes().next().unwrap();
+        let sz = sizes::cwsr_sizes(node, BufferAbi::Rocm52).unwrap();
+        assert_eq!(
+            (sz.waves, sz.total_size, sz.num_xcc),
+            (waves, total, 1),
+            "{preset}"
+        );
+        let gfxv = sizes::gfx_of(node);
+        for kind in [QueueKind::Compute, QueueKind::ComputeAql] {
+            assert_eq!(
+                sizes::eop_buffer_size(gfxv, kind.hsa_type(), BufferAbi::Rocm52),
+                4096,
+                "{preset} {kind:?}"
+            );
+        }
     }
 }
 
@@ -672,7 +723,9 @@ fn save_area_memory_follows_the_abi_generation() {
     let sim = Sim::preset("mi210").unwrap();
     let ctx = Ctx::primary(&sim);
     let node = ctx.topology.node(ctx.gpu_node()).unwrap();
-    let total = sizes::cwsr_sizes(node).unwrap().total_size as u64;
+    let total = sizes::cwsr_sizes(node, BufferAbi::Rocm52)
+        .unwrap()
+        .total_size as u64;
 
     // 5.2.3 (the default): page and save area are paged memory, userptr
     // BOs on a dGPU primary context; no SVM.
@@ -801,9 +854,12 @@ fn queue_info_refuses_a_control_stack_larger_than_the_area() {
     let sim = Sim::preset("mi210").unwrap();
     for used_past_end in [1u32, 0x1000, u32::MAX] {
         let probe = Ctx::primary(&sim);
-        let ctl = sizes::cwsr_sizes(probe.topology.node(probe.gpu_node()).unwrap())
-            .unwrap()
-            .ctl_stack_size;
+        let ctl = sizes::cwsr_sizes(
+            probe.topology.node(probe.gpu_node()).unwrap(),
+            BufferAbi::Rocm52,
+        )
+        .unwrap()
+        .ctl_stack_size;
         drop(probe);
         let used = ctl.saturating_add(used_past_end);
         let d: Arc<dyn Driver> = Arc::new(OversizedWaveState {
