@@ -4,7 +4,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
-use kfd_fmm::{Buffer, Fmm, FmmError, MemFlags, MemMapFlags, SvmAttr, SvmFlags, PAGE_SIZE};
+use kfd_fmm::{
+    Buffer, Fmm, FmmError, Generation, MemFlags, MemMapFlags, SvmAttr, SvmFlags, PAGE_SIZE,
+};
 use kfd_sys::hsakmt::HSAKMT_STATUS;
 
 use crate::lock;
@@ -147,8 +149,14 @@ impl DeviceMemory for FmmMemory {
             .fmm
             .alloc_doorbell_buffer(node, size, mmap_offset)
             .map_err(err("doorbell allocation"))?;
-        buf.map_to_nodes(&[node])
-            .map_err(err("doorbell GPU mapping"))?;
+        // 5.2.3 maps the doorbell page with no node list, i.e. into every
+        // GPU's VM; the newest library maps it for its own GPU (and the
+        // peers that may ring it, which this adapter does not model).
+        let mapped = match self.fmm.options().generation {
+            Generation::Rocm52 => buf.map(),
+            Generation::Current => buf.map_to_nodes(&[node]),
+        };
+        mapped.map_err(err("doorbell GPU mapping"))?;
         let addr = buf.addr();
         lock(&self.doorbells).insert(addr, buf);
         Ok(addr)
