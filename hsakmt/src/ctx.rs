@@ -76,8 +76,12 @@ pub fn lookup(ctx: *mut HsaKFDContext) -> KmtResult<Context> {
 }
 
 /// The open check, then the handle lookup: the prologue of every `Ctx`
-/// function that has `CHECK_KFD_OPEN` in C.
+/// function that has `CHECK_KFD_OPEN` in C. For the primary handle both
+/// are one look at the primary slot (it is open exactly when it is found).
 pub fn resolve(ctx: *mut HsaKFDContext) -> KmtResult<Context> {
+    if ctx == primary_ptr() {
+        return primary::get().map_err(|_| st::NOT_OPENED);
+    }
     check_open()?;
     lookup(ctx)
 }
@@ -87,8 +91,8 @@ pub fn resolve(ctx: *mut HsaKFDContext) -> KmtResult<Context> {
 /// `closed` (what 5.2.3 ends up returning with no open descriptor and no
 /// topology snapshot) instead of 20.
 pub fn resolve_unchecked(ctx: *mut HsaKFDContext, closed: Status) -> KmtResult<Context> {
-    if crate::generation::lax_open_check() && ctx == primary_ptr() && primary::open_count() == 0 {
-        return Err(closed);
+    if ctx == primary_ptr() && crate::generation::lax_open_check() {
+        return primary::get().map_err(|_| closed);
     }
     resolve(ctx)
 }

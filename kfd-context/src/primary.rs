@@ -4,8 +4,29 @@
 //! count (the first open creates the context), closing decrements it (the
 //! last close tears the context down). After `fork()`, the child sees the
 //! primary as closed and must open it again, as with the C library.
+//!
+//! # Fork detection
+//!
+//! Every call of the C border looks the primary up, so the check must not
+//! cost a system call (`getpid` is one: glibc no longer caches the pid).
+//! The first open registers a `pthread_atfork` child handler that bumps a
+//! fork generation; the slot remembers the generation it was opened in and
+//! each lookup compares it with one atomic load, as the C library's
+//! `hsakmt_forked` flag set by its own atfork handler.
+//!
+//! Trade-off: a child created without the atfork handlers (a raw
+//! `clone`/`syscall(SYS_fork)`; `vfork` children may only exec or exit)
+//! keeps the parent's generation, so lookups there still return the
+//! inherited context; its ioctls go to the parent's descriptor, which the
+//! kernel refuses in another process (`EBADF`). Opening and closing (rare,
+//! and the only calls that change the slot) also compare the pid recorded
+//! at open with `getpid`, as the C library's `hsaKmtOpenKFD` does, so
+//! such a child reopens a context of its own and its closes release only
+//! the inherited references. If the handler cannot be registered, every
+//! lookup compares pids (one `getpid` each).
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Once};
 
 use kfd_sys::{Driver, NixDriver};
 
@@ -29,7 +50,9 @@ struct Slot {
     /// References a forked child inherited from its parent (see
     /// [`release_inherited`]).
     inherited: u64,
+    /// The process and the fork generation the context was opened in.
     pid: u32,
+    generation: u64,
     driver: Option<Arc<dyn Driver>>,
 }
 
@@ -38,22 +61,71 @@ static SLOT: Mutex<Slot> = Mutex::new(Slot {
     count: 0,
     inherited: 0,
     pid: 0,
+    generation: 0,
     driver: None,
 });
 
-fn slot() -> MutexGuard<'static, Slot> {
+/// Forks this process went through (counted in each child by the
+/// `pthread_atfork` child handler; a child inherits its parent's count).
+static FORK_GENERATION: AtomicU64 = AtomicU64::new(0);
+/// The child handler is registered.
+static ATFORK_REGISTERED: AtomicBool = AtomicBool::new(false);
+static ATFORK: Once = Once::new();
+
+extern "C" {
+    /// POSIX `pthread_atfork`, from libc (glibc links it from
+    /// libc_nonshared.a with this object's `__dso_handle`, so the handler
+    /// is dropped if a library built from this crate is unloaded).
+    fn pthread_atfork(
+        prepare: Option<extern "C" fn()>,
+        parent: Option<extern "C" fn()>,
+        child: Option<extern "C" fn()>,
+    ) -> std::ffi::c_int;
+}
+
+/// Runs in the child after `fork()`: one atomic add, async-signal-safe.
+extern "C" fn after_fork_in_child() {
+    FORK_GENERATION.fetch_add(1, Ordering::Relaxed);
+}
+
+fn register_fork_handler() {
+    ATFORK.call_once(|| {
+        // SAFETY: registers a plain function that only does an atomic add
+        // (no locks, no allocation: allowed in a child of a multithreaded
+        // fork); it stays valid for the life of the process.
+        let r = unsafe { pthread_atfork(None, None, Some(after_fork_in_child)) };
+        ATFORK_REGISTERED.store(r == 0, Ordering::Relaxed);
+    });
+}
+
+/// How [`slot`] checks whether the context was opened by this process.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ForkCheck {
+    /// The fork generation only (one atomic load): every lookup.
+    Generation,
+    /// The generation and the pid (`getpid`): opening and closing, so
+    /// children made without the atfork handlers are caught there.
+    Pid,
+}
+
+fn slot(check: ForkCheck) -> MutexGuard<'static, Slot> {
     let mut s = SLOT.lock().unwrap_or_else(|e| e.into_inner());
-    let pid = std::process::id();
-    if s.count > 0 && s.pid != pid {
-        // A forked child: the inherited context belongs to the parent's
-        // kernel process. Its descriptor must not be used (the kernel
-        // answers EBADF) and tearing it down here would issue ioctls on the
-        // parent's behalf, so it is left alone; the child starts closed.
-        if let Some(inherited) = s.ctx.take() {
-            std::mem::forget(inherited);
+    if s.count > 0 {
+        let forked = s.generation != FORK_GENERATION.load(Ordering::Relaxed)
+            || ((check == ForkCheck::Pid || !ATFORK_REGISTERED.load(Ordering::Relaxed))
+                && s.pid != std::process::id());
+        if forked {
+            // A forked child: the inherited context belongs to the
+            // parent's kernel process. Its descriptor must not be used (the
+            // kernel answers EBADF) and tearing it down here would issue
+            // ioctls on the parent's behalf, so it is left alone; the child
+            // starts closed.
+            if let Some(inherited) = s.ctx.take() {
+                std::mem::forget(inherited);
+            }
+            s.inherited = s.count;
+            s.count = 0;
         }
-        s.inherited = s.count;
-        s.count = 0;
     }
     s
 }
@@ -61,7 +133,7 @@ fn slot() -> MutexGuard<'static, Slot> {
 /// Sets the driver the primary context is opened with (default: the real
 /// `/dev/kfd` through [`NixDriver`]). Fails when the primary is open.
 pub fn set_driver(driver: Arc<dyn Driver>) -> Result<(), ContextError> {
-    let mut s = slot();
+    let mut s = slot(ForkCheck::Pid);
     if s.count > 0 {
         return Err(ContextError::AlreadyOpen);
     }
@@ -76,7 +148,8 @@ pub fn open() -> Result<(Context, Opened), ContextError> {
 
 /// [`open`] with explicit options (used only when this open creates it).
 pub fn open_with(options: ContextOptions) -> Result<(Context, Opened), ContextError> {
-    let mut s = slot();
+    register_fork_handler();
+    let mut s = slot(ForkCheck::Pid);
     if s.count > 0 {
         if let Some(ctx) = s.ctx.clone() {
             s.count += 1;
@@ -92,12 +165,13 @@ pub fn open_with(options: ContextOptions) -> Result<(Context, Opened), ContextEr
     s.count = 1;
     s.inherited = 0;
     s.pid = std::process::id();
+    s.generation = FORK_GENERATION.load(Ordering::Relaxed);
     Ok((ctx, Opened::First))
 }
 
 /// Drops one reference to the primary context; the last one tears it down.
 pub fn close() -> Result<(), ContextError> {
-    let mut s = slot();
+    let mut s = slot(ForkCheck::Pid);
     if s.count == 0 {
         return Err(ContextError::NotOpen);
     }
@@ -116,7 +190,7 @@ pub fn close() -> Result<(), ContextError> {
 /// false when there is none left. Nothing is torn down: the inherited
 /// context belongs to the parent.
 pub fn release_inherited() -> bool {
-    let mut s = slot();
+    let mut s = slot(ForkCheck::Pid);
     if s.count == 0 && s.inherited > 0 {
         s.inherited -= 1;
         true
@@ -125,16 +199,52 @@ pub fn release_inherited() -> bool {
     }
 }
 
-/// The primary context, if it is open in this process.
+/// The primary context, if it is open in this process
+/// ([`ContextError::NotOpen`] otherwise, also in a forked child that has
+/// not reopened it). One lock and no system call: the open check and the
+/// lookup of every call.
 pub fn get() -> Result<Context, ContextError> {
-    let s = slot();
+    let s = slot(ForkCheck::Generation);
     match (&s.ctx, s.count) {
         (Some(ctx), n) if n > 0 => Ok(ctx.clone()),
         _ => Err(ContextError::NotOpen),
     }
 }
 
-/// How many times the primary context is open.
+/// How many times the primary context is open (0 in a forked child that
+/// has not reopened it). No system call.
 pub fn open_count() -> u64 {
-    slot().count
+    slot(ForkCheck::Generation).count
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a child sees after the atfork handler ran: the primary is
+    /// closed without a system call, the parent's references count as
+    /// inherited, and a reopen creates a context of its own.
+    #[test]
+    fn a_fork_generation_change_closes_the_primary() {
+        let sim = kfd_sim::Sim::preset("mi210").unwrap();
+        set_driver(Arc::new(sim)).unwrap();
+        let (parent, first) = open().unwrap();
+        assert_eq!(first, Opened::First);
+        open().unwrap();
+        assert_eq!(open_count(), 2);
+        after_fork_in_child();
+        assert_eq!(open_count(), 0);
+        assert!(matches!(get(), Err(ContextError::NotOpen)));
+        // The parent's context is left alone (its kernel process is the
+        // parent's): forget our handle on it too.
+        std::mem::forget(parent);
+        assert!(release_inherited());
+        let (child, again) = open().unwrap();
+        assert_eq!(again, Opened::First, "the child opens its own");
+        assert_eq!(open_count(), 1);
+        assert!(!release_inherited(), "a reopen ends the inherited count");
+        drop(child);
+        close().unwrap();
+        assert_eq!(open_count(), 0);
+    }
 }
