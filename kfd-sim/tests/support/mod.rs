@@ -13,10 +13,16 @@ pub fn preload_lib() -> PathBuf {
         profile_dir.join("libkfd_sim.so"),
         deps.join("libkfd_sim.so"),
     ];
+    // Both may exist (a `cargo build` uplifts, a later `cargo test` only
+    // refreshes `deps/`): the newer one is this build's.
     candidates
         .iter()
-        .find(|p| p.exists())
-        .cloned()
+        .filter_map(|p| {
+            let modified = std::fs::metadata(p).and_then(|m| m.modified()).ok()?;
+            Some((modified, p))
+        })
+        .max()
+        .map(|(_, p)| p.clone())
         .unwrap_or_else(|| {
             panic!(
                 "libkfd_sim.so is missing (looked at {:?}); cargo builds it with the library",
