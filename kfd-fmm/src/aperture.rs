@@ -11,7 +11,6 @@
 //! Each aperture has its own lock (reserved kind only: the mmap kind needs
 //! none), held for the duration of one B-tree operation.
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 
 use kfd_sys::mman::{self, MapFlags, Prot};
@@ -31,12 +30,10 @@ enum Mode {
     Reserved {
         va: Mutex<VaAllocator>,
     },
-    /// `guarded`: start of each aligned allocation -> the guard bytes kept
-    /// reserved (`PROT_NONE`) on both of its sides, given back with it.
-    /// Fixed-address allocations have no guards and no entry.
-    Mmap {
-        guarded: Mutex<HashMap<u64, u64>>,
-    },
+    /// Each allocation is a reservation of its own, exactly its size: the
+    /// guard pages are placed around it and given back with the alignment
+    /// padding, as the C library does.
+    Mmap,
 }
 
 /// One aperture.
@@ -86,9 +83,7 @@ impl Aperture {
             guard: guard_pages as u64 * PAGE_SIZE,
             cpu_accessible: true,
             max_align: PAGE_SIZE << align_order.min(30),
-            mode: Mode::Mmap {
-                guarded: Mutex::new(HashMap::new()),
-            },
+            mode: Mode::Mmap,
         }
     }
 
@@ -129,9 +124,9 @@ impl Aperture {
                     "no free virtual address range in the aperture",
                 ))
             }
-            Mode::Mmap { guarded } => match fixed {
+            Mode::Mmap => match fixed {
                 Some(addr) => self.mmap_fixed(addr, size),
-                None => self.mmap_aligned(guarded, size, align),
+                None => self.mmap_aligned(size, align),
             },
         }
     }
@@ -164,16 +159,14 @@ impl Aperture {
         Ok(addr)
     }
 
-    /// Reserves `size` bytes aligned to (at least) `align` with `guard`
-    /// bytes on each side: one padded `PROT_NONE` reservation, trimmed to
-    /// `[aligned - guard, aligned + size + guard)`. The guard pages stay
-    /// reserved, so no later mapping can land right next to the object.
-    fn mmap_aligned(
-        &self,
-        guarded: &Mutex<HashMap<u64, u64>>,
-        size: u64,
-        align: u64,
-    ) -> Result<u64> {
+    /// Reserves `size` bytes aligned to (at least) `align`, at least
+    /// `guard` bytes away from the start of one padded `PROT_NONE`
+    /// reservation, which is then trimmed to `[aligned, aligned + size)`:
+    /// the padding and the guard pages on both sides are unmapped, as the
+    /// C library's `mmap_aperture_allocate_aligned` does (keeping the
+    /// guards reserved cost two more VMAs per live object and halved the
+    /// objects a process can hold under `vm.max_map_count`).
+    fn mmap_aligned(&self, size: u64, align: u64) -> Result<u64> {
         let too_big = FmmError::OutOfMemory("size exceeds the virtual address space");
         let align = self.effective_align(size, align);
         // align >= PAGE_SIZE, so the sum is at least a page.
@@ -188,7 +181,8 @@ impl Aperture {
             as u64;
         // The kernel placed `padded` bytes at `raw`, so `raw + padded`
         // fits; `aligned` and `end + guard` lie inside (raw is page
-        // aligned, so rounding up adds at most `align - PAGE_SIZE`).
+        // aligned, so rounding up adds at most `align - PAGE_SIZE`), which
+        // the checks below confirm before anything is unmapped.
         let raw_end = raw + padded;
         let aligned = checked_align_up(raw + self.guard, align).unwrap_or(u64::MAX);
         let end = aligned.saturating_add(size);
@@ -199,20 +193,15 @@ impl Aperture {
                 "mmap returned an address outside the aperture",
             ));
         }
-        let keep_start = aligned - self.guard;
-        let keep_end = end + self.guard;
-        if keep_start > raw {
-            // SAFETY: leading alignment padding of our own fresh
-            // reservation, before the leading guard.
-            let _ = unsafe { mman::munmap(raw as usize, (keep_start - raw) as usize) };
+        if aligned > raw {
+            // SAFETY: leading alignment padding and guard of our own fresh
+            // reservation, before the object.
+            let _ = unsafe { mman::munmap(raw as usize, (aligned - raw) as usize) };
         }
-        if raw_end > keep_end {
-            // SAFETY: trailing padding of our own fresh reservation, after
-            // the trailing guard.
-            let _ = unsafe { mman::munmap(keep_end as usize, (raw_end - keep_end) as usize) };
-        }
-        if self.guard != 0 {
-            lock(guarded).insert(aligned, self.guard);
+        if raw_end > end {
+            // SAFETY: trailing guard and padding of our own fresh
+            // reservation, after the object.
+            let _ = unsafe { mman::munmap(end as usize, (raw_end - end) as usize) };
         }
         Ok(aligned)
     }
@@ -236,13 +225,10 @@ impl Aperture {
                 }
                 lock(va).free(addr, size + self.guard);
             }
-            Mode::Mmap { guarded } => {
-                let guard = lock(guarded).remove(&addr).unwrap_or(0);
-                // SAFETY: the caller owns the range and gives it up; the
-                // guard pages around it were reserved with it and belong
-                // to no other object.
-                let _ =
-                    unsafe { mman::munmap((addr - guard) as usize, (size + 2 * guard) as usize) };
+            Mode::Mmap => {
+                // SAFETY: the caller owns the range (exactly what
+                // `allocate` left reserved: no guards) and gives it up.
+                let _ = unsafe { mman::munmap(addr as usize, size as usize) };
             }
         }
     }
@@ -252,7 +238,7 @@ impl Aperture {
     pub fn free_bytes(&self) -> u64 {
         match &self.mode {
             Mode::Reserved { va } => lock(va).free_bytes(),
-            Mode::Mmap { .. } => 0,
+            Mode::Mmap => 0,
         }
     }
 }
