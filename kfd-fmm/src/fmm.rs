@@ -13,7 +13,7 @@ use crate::aperture::{reserve_svm_range, reset_to_reserved, Aperture, GPU_HUGE_P
 use crate::error::{FmmError, Result};
 use crate::flags::{hsa_to_ioc, ioc_to_hsa, AllocMemFlags, MemFlags, MemMapFlags};
 use crate::lock;
-use crate::objects::{ApId, CpuView, Kind, Lookup, Shard, VmObject};
+use crate::objects::{ApId, CpuView, Kind, Lookup, NodeArrays, Shard, Span, VmObject};
 use crate::share::ShareHandle;
 use crate::va::{align_up, checked_align_up};
 use crate::PAGE_SIZE;
@@ -184,6 +184,67 @@ pub enum PointerType {
     ReservedAddr = 5,
 }
 
+/// A node-id list owned by a memory object, as [`Fmm::pointer_info_arrays`]
+/// hands it out for C (`HsaPointerInfo::RegisteredNodes`/`MappedNodes`).
+///
+/// The pointer stays valid for [`NodeArray::len`] reads of `u32` for as
+/// long as the object lives (until it is freed or deregistered, or the
+/// [`Fmm`] drops); later queries rewrite the entries in place. An empty
+/// list is a null pointer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeArray {
+    ptr: *const u32,
+    len: usize,
+}
+
+impl NodeArray {
+    fn new((ptr, len): (*const u32, usize)) -> Self {
+        NodeArray {
+            ptr: if len == 0 { std::ptr::null() } else { ptr },
+            len,
+        }
+    }
+
+    /// The first entry (null for an empty list).
+    pub fn as_ptr(&self) -> *const u32 {
+        self.ptr
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the list is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// What [`Fmm::pointer_info_arrays`] reports: [`PointerInfo`] with the node
+/// lists as arrays held by the object, for a C `HsaPointerInfo`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PointerInfoArrays {
+    /// What the pointer points into.
+    pub kind: PointerType,
+    /// The node the memory belongs to.
+    pub node: u32,
+    /// The allocation flags.
+    pub mem_flags: MemFlags,
+    /// The CPU address (start of the allocation or registered range).
+    pub cpu_address: u64,
+    /// The GPU virtual address.
+    pub gpu_address: u64,
+    /// Size in bytes (of the registered range for user memory).
+    pub size: u64,
+    /// Nodes the memory is registered to.
+    pub registered_nodes: NodeArray,
+    /// Nodes the memory is mapped on.
+    pub mapped_nodes: NodeArray,
+    /// The value last given to [`Fmm::set_user_data`].
+    pub user_data: u64,
+}
+
 /// What [`Fmm::pointer_info`] reports (the fields of `HsaPointerInfo`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PointerInfo {
@@ -292,6 +353,8 @@ pub struct Fmm {
     svm_reservation: Option<Range>,
     mem_handle: Aperture,
     shards: Vec<Mutex<Shard>>,
+    /// Where each shard's objects lie, read without its lock.
+    spans: Vec<Arc<Span>>,
     warnings: Mutex<Vec<String>>,
 }
 
@@ -383,9 +446,12 @@ impl Fmm {
                 mmio: Mutex::new(None),
             });
         }
-        let shards = (0..=gpus.len())
-            .map(|_| Mutex::new(Shard::default()))
-            .collect();
+        let (shards, spans) = (0..=gpus.len())
+            .map(|_| {
+                let (shard, span) = Shard::new();
+                (Mutex::new(shard), span)
+            })
+            .unzip();
         let mem_handle = Aperture::reserved(
             MEM_HANDLE_BASE,
             MEM_HANDLE_BASE + (1 << 47) - 1,
@@ -406,6 +472,7 @@ impl Fmm {
             svm_reservation: None,
             mem_handle,
             shards,
+            spans,
             warnings: Mutex::new(Vec::new()),
         };
         // On failure `fmm` is dropped, which undoes whatever was set up.
@@ -771,14 +838,19 @@ impl Fmm {
         Ok(())
     }
 
-    /// Runs `f` on the shard holding the object `addr` resolves to.
+    /// Runs `f` on the shard holding the object `addr` resolves to. Only
+    /// shards whose span covers `addr` are locked (usually one: objects of
+    /// different GPUs interleave only when several GPUs allocate).
     fn with_shard<R>(
         &self,
         addr: u64,
         how: Lookup,
         f: impl FnOnce(&mut Shard, u64) -> R,
     ) -> Option<R> {
-        for s in &self.shards {
+        for (s, span) in self.shards.iter().zip(&self.spans) {
+            if !span.may_hold(addr) {
+                continue;
+            }
             let mut g = lock(s);
             if let Some(start) = g.find(addr, how) {
                 return Some(f(&mut g, start));
@@ -2365,36 +2437,76 @@ impl Fmm {
     /// points into.
     pub fn pointer_info(&self, addr: u64) -> Result<PointerInfo> {
         self.with_object(addr, Lookup::Containing, |o| {
-            let kind = match o.kind {
-                Kind::Shared => PointerType::RegisteredShared,
-                Kind::Graphics { .. } => PointerType::RegisteredGraphics,
-                Kind::Userptr { .. } => PointerType::RegisteredUser,
-                Kind::ReservedAddr => PointerType::ReservedAddr,
-                Kind::Allocated => PointerType::Allocated,
-            };
-            let mut info = PointerInfo {
-                kind,
-                node: o.node_id,
-                mem_flags: o.mflags,
-                cpu_address: 0,
-                gpu_address: o.start,
-                size: o.size,
+            let a = self.describe(o, (std::ptr::null(), 0), (std::ptr::null(), 0));
+            PointerInfo {
+                kind: a.kind,
+                node: a.node,
+                mem_flags: a.mem_flags,
+                cpu_address: a.cpu_address,
+                gpu_address: a.gpu_address,
+                size: a.size,
                 registered_nodes: o.registered.iter().map(|&g| self.node_of_gpu(g)).collect(),
                 mapped_nodes: o.mapped.iter().map(|&g| self.node_of_gpu(g)).collect(),
-                user_data: o.user_data,
-            };
-            match o.kind {
-                Kind::Userptr { addr: ua, size, .. } => {
-                    info.cpu_address = ua;
-                    info.size = size;
-                    info.gpu_address += ua & (PAGE_SIZE - 1);
-                }
-                Kind::Allocated => info.cpu_address = o.start,
-                _ => {}
+                user_data: a.user_data,
             }
-            info
         })
         .ok_or(FmmError::UnknownPointer(addr))
+    }
+
+    /// [`Fmm::pointer_info`] for a C `HsaPointerInfo`: the node lists are
+    /// arrays the object owns (see [`NodeArray`]), valid as long as the
+    /// object lives, so the caller needs to keep nothing. No allocation
+    /// after the first query of an object; one shard lock.
+    pub fn pointer_info_arrays(&self, addr: u64) -> Result<PointerInfoArrays> {
+        self.with_object(addr, Lookup::Containing, |o| {
+            let gpus = self.gpus.len();
+            let arrays = o
+                .node_arrays
+                .get_or_insert_with(|| Box::new(NodeArrays::new(gpus)));
+            let (registered, mapped) = arrays.store(
+                o.registered.iter().map(|&g| self.node_of_gpu(g)),
+                o.mapped.iter().map(|&g| self.node_of_gpu(g)),
+            );
+            self.describe(o, registered, mapped)
+        })
+        .ok_or(FmmError::UnknownPointer(addr))
+    }
+
+    /// The pointer info of `o` with the given node arrays.
+    fn describe(
+        &self,
+        o: &VmObject,
+        registered: (*const u32, usize),
+        mapped: (*const u32, usize),
+    ) -> PointerInfoArrays {
+        let kind = match o.kind {
+            Kind::Shared => PointerType::RegisteredShared,
+            Kind::Graphics { .. } => PointerType::RegisteredGraphics,
+            Kind::Userptr { .. } => PointerType::RegisteredUser,
+            Kind::ReservedAddr => PointerType::ReservedAddr,
+            Kind::Allocated => PointerType::Allocated,
+        };
+        let mut info = PointerInfoArrays {
+            kind,
+            node: o.node_id,
+            mem_flags: o.mflags,
+            cpu_address: 0,
+            gpu_address: o.start,
+            size: o.size,
+            registered_nodes: NodeArray::new(registered),
+            mapped_nodes: NodeArray::new(mapped),
+            user_data: o.user_data,
+        };
+        match o.kind {
+            Kind::Userptr { addr: ua, size, .. } => {
+                info.cpu_address = ua;
+                info.size = size;
+                info.gpu_address += ua & (PAGE_SIZE - 1);
+            }
+            Kind::Allocated => info.cpu_address = o.start,
+            _ => {}
+        }
+        info
     }
 
     /// The kernel buffer-object handle of the object that starts at `addr`

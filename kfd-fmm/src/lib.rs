@@ -68,8 +68,8 @@ pub use flags::{
     AllocMemFlags, CachePolicy, MemFlags, MemMapFlags, SvmAttr, SvmFlags, INVALID_NODEID,
 };
 pub use fmm::{
-    Fmm, FmmOptions, Generation, GraphicsResource, NodeApertures, NodeDesc, PointerInfo,
-    PointerType, Range, RenderNodes,
+    Fmm, FmmOptions, Generation, GraphicsResource, NodeApertures, NodeArray, NodeDesc, PointerInfo,
+    PointerInfoArrays, PointerType, Range, RenderNodes,
 };
 /// The GFX IP version of [`NodeDesc::gfx`]: kfd-topology's, re-exported.
 pub use kfd_topology::GfxVersion;

@@ -4,10 +4,14 @@
 //! each behind its own lock. Inside a shard a `BTreeMap` keyed by start
 //! address answers "which object contains this address" with one
 //! `range(..=addr).next_back()` (O(log n)); userptr objects are indexed a
-//! second time by their CPU address.
+//! second time by their CPU address. Each shard publishes the address
+//! span its objects lie in ([`Span`]), so a lookup by address locks only
+//! the shards that can hold it.
 
 use std::collections::BTreeMap;
 use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
 
 use crate::flags::MemFlags;
 use crate::PAGE_SIZE;
@@ -95,6 +99,72 @@ pub(crate) struct VmObject {
     /// An RAII handle ([`crate::Buffer`]) owns the object: address-based
     /// free, unmap and deregister refuse it; only the handle releases it.
     pub owned: bool,
+    /// The node-id arrays pointer queries hand out (built on the first).
+    pub node_arrays: Option<Box<NodeArrays>>,
+}
+
+/// The registered and mapped node-id lists of an object as C reads them
+/// through `HsaPointerInfo`: arrays owned by the object, so a pointer
+/// handed out stays valid as long as the object lives, as in the C
+/// library, where they belong to the VM object.
+///
+/// Each query rewrites them in place from the object's current lists
+/// (atomic stores: a C reader of an earlier answer sees whole entries,
+/// never torn ones). The mapped array has room for every GPU from the
+/// start; a registered list longer than its array gets a new array and
+/// the old one is kept until the object goes, so no handed-out pointer
+/// ever dangles while the object lives.
+#[derive(Debug)]
+pub(crate) struct NodeArrays {
+    registered: Box<[AtomicU32]>,
+    mapped: Box<[AtomicU32]>,
+    retired: Vec<Box<[AtomicU32]>>,
+}
+
+fn zeroed(n: usize) -> Box<[AtomicU32]> {
+    (0..n).map(|_| AtomicU32::new(0)).collect()
+}
+
+/// Stores `nodes` at the start of `*array` (a larger array replaces it,
+/// the old one moves to `retired`); returns the array and the count.
+fn store_nodes(
+    array: &mut Box<[AtomicU32]>,
+    retired: &mut Vec<Box<[AtomicU32]>>,
+    nodes: impl ExactSizeIterator<Item = u32>,
+) -> (*const u32, usize) {
+    let n = nodes.len();
+    if n > array.len() {
+        let bigger = zeroed(n.max(2 * array.len()));
+        retired.push(std::mem::replace(array, bigger));
+    }
+    for (slot, node) in array.iter().zip(nodes) {
+        slot.store(node, Ordering::Relaxed);
+    }
+    // `AtomicU32` has the size and alignment of `u32`.
+    (array.as_ptr() as *const u32, n)
+}
+
+impl NodeArrays {
+    /// Arrays sized for `gpus` GPUs.
+    pub fn new(gpus: usize) -> Self {
+        NodeArrays {
+            registered: zeroed(gpus),
+            mapped: zeroed(gpus),
+            retired: Vec::new(),
+        }
+    }
+
+    /// Writes the lists; returns `(registered, mapped)` as (array, count).
+    pub fn store(
+        &mut self,
+        registered: impl ExactSizeIterator<Item = u32>,
+        mapped: impl ExactSizeIterator<Item = u32>,
+    ) -> ((*const u32, usize), (*const u32, usize)) {
+        (
+            store_nodes(&mut self.registered, &mut self.retired, registered),
+            store_nodes(&mut self.mapped, &mut self.retired, mapped),
+        )
+    }
 }
 
 impl VmObject {
@@ -116,7 +186,20 @@ impl VmObject {
             share_fd: None,
             kernel_held: false,
             owned: false,
+            node_arrays: None,
         }
+    }
+
+    /// The address range lookups can resolve to this object: its GPU
+    /// range (at least a page) and, for userptrs, the CPU range.
+    fn span(&self) -> (u64, u64) {
+        let mut lo = self.start;
+        let mut hi = self.start.saturating_add(self.size.max(PAGE_SIZE));
+        if let Some((ua, us)) = self.userptr() {
+            lo = lo.min(ua);
+            hi = hi.max(ua.saturating_add(us.max(1)));
+        }
+        (lo, hi)
     }
 
     pub fn userptr(&self) -> Option<(u64, u64)> {
@@ -138,20 +221,67 @@ pub(crate) enum Lookup {
     Containing,
 }
 
+/// The addresses `[lo, hi)` a shard's objects may be found at, readable
+/// without the shard's lock. It only widens while the shard holds
+/// objects and is emptied with the shard; both happen under the shard's
+/// lock, before the objects change, so a lookup that skips a shard whose
+/// span misses the address misses nothing that was there when it began.
+#[derive(Debug)]
+pub(crate) struct Span {
+    lo: AtomicU64,
+    hi: AtomicU64,
+}
+
+impl Default for Span {
+    fn default() -> Self {
+        Span {
+            lo: AtomicU64::new(u64::MAX),
+            hi: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Span {
+    /// Whether an object of the shard may contain `addr`.
+    pub fn may_hold(&self, addr: u64) -> bool {
+        addr >= self.lo.load(Ordering::Acquire) && addr < self.hi.load(Ordering::Acquire)
+    }
+
+    fn widen(&self, (lo, hi): (u64, u64)) {
+        self.lo.fetch_min(lo, Ordering::AcqRel);
+        self.hi.fetch_max(hi, Ordering::AcqRel);
+    }
+
+    fn clear(&self) {
+        self.lo.store(u64::MAX, Ordering::Release);
+        self.hi.store(0, Ordering::Release);
+    }
+}
+
 /// One shard: the objects of one GPU (or of the host).
 #[derive(Debug, Default)]
 pub(crate) struct Shard {
     objs: BTreeMap<u64, VmObject>,
     /// CPU address -> start of the userptr object registered there.
     userptrs: BTreeMap<u64, u64>,
+    /// Where the objects are (shared with the memory manager).
+    span: Arc<Span>,
 }
 
 impl Shard {
+    /// A shard and its span.
+    pub fn new() -> (Self, Arc<Span>) {
+        let s = Shard::default();
+        let span = s.span.clone();
+        (s, span)
+    }
+
     pub fn len(&self) -> usize {
         self.objs.len()
     }
 
     pub fn insert(&mut self, obj: VmObject) {
+        self.span.widen(obj.span());
         if let Some((addr, _)) = obj.userptr() {
             self.userptrs.insert(addr, obj.start);
         }
@@ -201,12 +331,16 @@ impl Shard {
         if let Some((addr, _)) = o.userptr() {
             self.userptrs.remove(&addr);
         }
+        if self.objs.is_empty() {
+            self.span.clear();
+        }
         Some(o)
     }
 
     /// Removes and returns every object.
     pub fn drain(&mut self) -> Vec<VmObject> {
         self.userptrs.clear();
+        self.span.clear();
         std::mem::take(&mut self.objs).into_values().collect()
     }
 }
@@ -232,6 +366,33 @@ mod tests {
         assert_eq!(s.find(0x11000, Lookup::Exact { size: 0 }), None);
         assert!(s.remove(0x10000).is_some());
         assert_eq!(s.find(0x10000, Lookup::Containing), None);
+    }
+
+    #[test]
+    fn span_covers_objects_and_userptrs_until_empty() {
+        let (mut s, span) = Shard::new();
+        assert!(!span.may_hold(0x10000));
+        s.insert(obj(0x10000, 0x2000));
+        let mut u = obj(0x7000_0000, 0x1000);
+        u.kind = Kind::Userptr {
+            addr: 0x5555_0010,
+            size: 0x10,
+            count: 1,
+        };
+        s.insert(u);
+        for a in [0x10000, 0x11fff, 0x5555_0010, 0x5555_001f, 0x7000_0fff] {
+            assert!(span.may_hold(a), "{a:#x}");
+        }
+        assert!(!span.may_hold(0xffff));
+        assert!(!span.may_hold(0x7000_1000));
+        s.remove(0x10000).unwrap();
+        assert!(span.may_hold(0x5555_0010), "one object left");
+        s.remove(0x7000_0000).unwrap();
+        assert!(!span.may_hold(0x5555_0010), "empty shard");
+        s.insert(obj(0x20000, 0x1000));
+        assert!(span.may_hold(0x20000) && !span.may_hold(0x10000));
+        s.drain();
+        assert!(!span.may_hold(0x20000));
     }
 
     #[test]

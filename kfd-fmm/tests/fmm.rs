@@ -1080,3 +1080,67 @@ fn a_buffer_marked_kernel_held_is_neither_unmapped_nor_freed_at_teardown() {
     assert_eq!(trace.lines_with(other_handle).len(), 1);
     sim.clear_trace();
 }
+
+/// The node arrays of `pointer_info_arrays` belong to the object: the
+/// same arrays on every query, rewritten in place when the mappings
+/// change, empty lists as NULL, and they agree with `pointer_info`.
+#[test]
+fn pointer_info_arrays_belong_to_the_object() {
+    let (sim, fmm) = primary("mi300x");
+    let gpus: Vec<u32> = (0..fmm.nodes().len() as u32)
+        .filter(|&n| fmm.nodes()[n as usize].is_gpu())
+        .collect();
+    assert!(gpus.len() >= 4);
+    let read = |a: kfd_fmm::NodeArray| -> Vec<u32> {
+        if a.is_empty() {
+            return Vec::new();
+        }
+        // SAFETY: the arrays of a live object hold `len` entries.
+        unsafe { std::slice::from_raw_parts(a.as_ptr(), a.len()) }.to_vec()
+    };
+    let b = fmm
+        .alloc_buffer(gpus[0], MIB, 0, MemFlags::NON_PAGED)
+        .unwrap();
+    let info = fmm.pointer_info_arrays(b.addr() + 5).unwrap();
+    assert!(info.mapped_nodes.is_empty() && info.mapped_nodes.as_ptr().is_null());
+    assert!(info.registered_nodes.as_ptr().is_null());
+    assert_eq!(info.kind, PointerType::Allocated);
+    assert_eq!(info.gpu_address, b.addr());
+    b.map_to_nodes(&gpus[..3]).unwrap();
+    let first = fmm.pointer_info_arrays(b.addr()).unwrap();
+    assert_eq!(read(first.mapped_nodes), gpus[..3].to_vec());
+    assert_eq!(
+        read(first.mapped_nodes),
+        fmm.pointer_info(b.addr()).unwrap().mapped_nodes
+    );
+    b.map_to_nodes(&gpus[1..2]).unwrap();
+    let second = fmm.pointer_info_arrays(b.addr()).unwrap();
+    assert_eq!(second.mapped_nodes.as_ptr(), first.mapped_nodes.as_ptr());
+    assert_eq!(read(second.mapped_nodes), vec![gpus[1]]);
+    b.map().unwrap();
+    let all = fmm.pointer_info_arrays(b.addr()).unwrap();
+    assert_eq!(all.mapped_nodes.as_ptr(), first.mapped_nodes.as_ptr());
+    assert_eq!(all.mapped_nodes.len(), gpus.len());
+    b.unmap().unwrap();
+    // Registered to more nodes than there are GPUs (a repeated node): a
+    // bigger array; the registered list reads back as given.
+    let host = vec![0u8; 4 * PAGE_SIZE as usize];
+    let addr = host.as_ptr() as u64;
+    let mut many = gpus.clone();
+    many.push(gpus[0]);
+    fmm.register_memory_to_nodes(addr, host.len() as u64, &many)
+        .unwrap();
+    let reg = fmm.pointer_info_arrays(addr).unwrap();
+    assert_eq!(reg.kind, PointerType::RegisteredUser);
+    assert_eq!(read(reg.registered_nodes), many);
+    assert_eq!(
+        read(reg.registered_nodes),
+        fmm.pointer_info(addr).unwrap().registered_nodes
+    );
+    fmm.deregister_memory(addr).unwrap();
+    assert_eq!(st(fmm.pointer_info_arrays(addr).unwrap_err()), 1);
+    drop(b);
+    assert_eq!(st(fmm.pointer_info_arrays(0x1234_5000).unwrap_err()), 1);
+    teardown(sim, fmm);
+    drop(host);
+}
