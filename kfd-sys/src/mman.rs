@@ -55,6 +55,11 @@ pub unsafe fn mmap(
     offset: u64,
 ) -> Result<usize, Errno> {
     let raw_fd = fd.map_or(-1, |f| f.as_raw_fd());
+    // Offsets past `off_t` cannot be expressed to the kernel (which would
+    // answer EINVAL for the wrapped negative value anyway).
+    let Ok(offset) = libc::off_t::try_from(offset) else {
+        return Err(Errno::EINVAL);
+    };
     // SAFETY: the caller upholds the MAP_FIXED contract; otherwise the
     // kernel picks a free range and no existing memory is affected.
     let p = unsafe {
@@ -64,7 +69,7 @@ pub unsafe fn mmap(
             prot.bits(),
             flags.bits(),
             raw_fd,
-            offset as libc::off_t,
+            offset,
         )
     };
     if p == libc::MAP_FAILED {
@@ -119,6 +124,22 @@ pub fn page_size() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn offsets_past_off_t_are_einval() {
+        // SAFETY: no MAP_FIXED; the call fails before reaching the kernel.
+        let r = unsafe {
+            mmap(
+                0,
+                page_size(),
+                Prot::READ,
+                MapFlags::PRIVATE | MapFlags::ANONYMOUS,
+                None,
+                1 << 63,
+            )
+        };
+        assert_eq!(r, Err(Errno::EINVAL));
+    }
 
     #[test]
     fn reserve_and_replace() {
