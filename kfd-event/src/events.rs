@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::os::fd::AsFd;
 use std::sync::{Arc, Mutex};
 
@@ -121,6 +122,43 @@ impl EventPage {
     }
 }
 
+/// Hashes the registry's keys: addresses of C views this crate
+/// allocated (callers only probe with theirs), so one multiplication
+/// spreads them well enough; SipHash cost ~20 ns per lookup, twice per
+/// event and wait.
+#[derive(Default)]
+struct AddrHasher(u64);
+
+impl Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        let h = (self.0 ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = h ^ (h >> 29);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+}
+
+/// Every live event, keyed by the address of its C view.
+type Registry = HashMap<usize, Event, BuildHasherDefault<AddrHasher>>;
+
+/// One event of a wait, resolved under the registry lock.
+struct Waited {
+    id: u32,
+    ty: EventType,
+}
+
 #[derive(Default)]
 struct PageState {
     page: Option<EventPage>,
@@ -141,7 +179,7 @@ pub(crate) struct Shared {
     /// library's global mutex does.
     page: Mutex<PageState>,
     /// Every live event, keyed by the address of its C view.
-    registry: Mutex<HashMap<usize, Event>>,
+    registry: Mutex<Registry>,
 }
 
 impl Shared {
@@ -206,7 +244,7 @@ impl Events {
                 topology,
                 memory,
                 page: Mutex::new(PageState::default()),
-                registry: Mutex::new(HashMap::new()),
+                registry: Mutex::new(Registry::default()),
             }),
         }
     }
@@ -579,6 +617,59 @@ impl Events {
         self.wait_inner(events, mode, timeout_ms, Some(ages))
     }
 
+    /// Waits on C event pointers (`hsaKmtWaitOnMultipleEvents[_Ext]` at
+    /// the C border): the whole list is resolved under one registry lock,
+    /// carrying event ids and types, with no per-event handle; only
+    /// memory and hardware exception events are held (their C views
+    /// receive the exception data after the wait, even if another thread
+    /// destroys them meanwhile). NULL is [`EventError::NullEvent`], a
+    /// pointer that is not a live event of this context
+    /// [`EventError::UnknownEvent`], as [`Events::lookup`]; `ages` as in
+    /// [`Events::wait_with_age`].
+    pub fn wait_pointers(
+        &self,
+        ptrs: &[*const current::HsaEvent],
+        mode: WaitMode,
+        timeout_ms: u32,
+        ages: Option<&mut [u64]>,
+    ) -> Result<WaitOutcome, EventError> {
+        if let Some(a) = ages.as_deref() {
+            if a.len() < ptrs.len() {
+                return Err(EventError::AgeLengthMismatch {
+                    ages: a.len(),
+                    events: ptrs.len(),
+                });
+            }
+        }
+        let mut held = Vec::new();
+        let list = {
+            let reg = lock(&self.shared.registry);
+            ptrs.iter()
+                .map(|&p| {
+                    if p.is_null() {
+                        return Err(EventError::NullEvent);
+                    }
+                    let e = reg.get(&(p as usize)).ok_or(EventError::UnknownEvent)?;
+                    let ty = e.event_type();
+                    if matches!(ty, EventType::Memory | EventType::HwException) {
+                        held.push(e.clone());
+                    }
+                    Ok(Waited { id: e.id(), ty })
+                })
+                .collect::<Result<Vec<_>, _>>()?
+        };
+        let (result, data) = self.wait_ids(&list, mode, timeout_ms, ages);
+        if result == Ok(WaitOutcome::Signaled) && !held.is_empty() {
+            let mut held = held.iter().peekable();
+            let pairs = list.iter().zip(&data).filter_map(|(w, d)| {
+                let e = held.next_if(|e| e.id() == w.id)?;
+                Some((e, d))
+            });
+            self.store_exceptions(pairs)?;
+        }
+        result
+    }
+
     fn wait_inner(
         &self,
         events: &[Event],
@@ -586,19 +677,52 @@ impl Events {
         timeout_ms: u32,
         ages: Option<&mut [u64]>,
     ) -> Result<WaitOutcome, EventError> {
-        for e in events {
-            self.check(e)?;
+        let shared = Arc::as_ptr(&self.shared);
+        if events
+            .iter()
+            .any(|e| !std::ptr::eq(e.obj.owner.as_ptr(), shared))
+        {
+            return Err(EventError::ForeignEvent);
         }
-        let mut data: Vec<kfd_event_data> = events
+        let list = {
+            let reg = lock(&self.shared.registry);
+            events
+                .iter()
+                .map(|e| match reg.get(&e.obj.c.addr()) {
+                    Some(live) if live.same(e) => Ok(Waited {
+                        id: e.id(),
+                        ty: e.event_type(),
+                    }),
+                    _ => Err(EventError::UnknownEvent),
+                })
+                .collect::<Result<Vec<_>, _>>()?
+        };
+        let (result, data) = self.wait_ids(&list, mode, timeout_ms, ages);
+        if result == Ok(WaitOutcome::Signaled) {
+            self.store_exceptions(events.iter().zip(&data))?;
+        }
+        result
+    }
+
+    /// The `WAIT_EVENTS` ioctl on resolved events; returns the outcome
+    /// and the kernel's event data (ages written back to `ages`).
+    fn wait_ids(
+        &self,
+        list: &[Waited],
+        mode: WaitMode,
+        timeout_ms: u32,
+        ages: Option<&mut [u64]>,
+    ) -> (Result<WaitOutcome, EventError>, Vec<kfd_event_data>) {
+        let mut data: Vec<kfd_event_data> = list
             .iter()
             .enumerate()
-            .map(|(i, e)| {
+            .map(|(i, w)| {
                 let mut d = kfd_event_data {
-                    event_id: e.id(),
+                    event_id: w.id,
                     ..Default::default()
                 };
                 if let Some(a) = ages.as_deref() {
-                    if e.event_type() == EventType::Signal {
+                    if w.ty == EventType::Signal {
                         d.u.signal_event_data.last_event_age = a[i];
                     }
                 }
@@ -624,22 +748,20 @@ impl Events {
                 errno,
             }),
             Ok(_) if args.wait_result == KFD_IOC_WAIT_RESULT_TIMEOUT => Ok(WaitOutcome::TimedOut),
-            Ok(_) if args.wait_result == KFD_IOC_WAIT_RESULT_COMPLETE => self
-                .store_exceptions(events, &data)
-                .map(|_| WaitOutcome::Signaled),
+            Ok(_) if args.wait_result == KFD_IOC_WAIT_RESULT_COMPLETE => Ok(WaitOutcome::Signaled),
             Ok(_) => Err(EventError::Kernel {
                 op: "AMDKFD_IOC_WAIT_EVENTS",
                 errno: Errno::EIO,
             }),
         };
         if let Some(a) = ages {
-            for (i, e) in events.iter().enumerate() {
-                if e.event_type() == EventType::Signal {
+            for (i, w) in list.iter().enumerate() {
+                if w.ty == EventType::Signal {
                     a[i] = signal_age(&data[i]);
                 }
             }
         }
-        result
+        (result, data)
     }
 
     fn node_of(&self, gpu_id: u32) -> Result<u32, EventError> {
@@ -651,12 +773,11 @@ impl Events {
             .ok_or(EventError::UnknownGpu(gpu_id))
     }
 
-    fn store_exceptions(
+    fn store_exceptions<'a>(
         &self,
-        events: &[Event],
-        data: &[kfd_event_data],
+        pairs: impl Iterator<Item = (&'a Event, &'a kfd_event_data)>,
     ) -> Result<(), EventError> {
-        for (e, d) in events.iter().zip(data) {
+        for (e, d) in pairs {
             match e.event_type() {
                 EventType::Memory => {
                     let m = memory_exception(d);

@@ -565,3 +565,82 @@ fn teardown_destroys_every_event_and_leaks_nothing() {
         assert_no_leaks(&sim);
     }
 }
+
+/// `wait_pointers`, the C border's multi-event wait: the list resolved
+/// from C pointers in one go, with `lookup`'s errors, ages per element
+/// and exception data stored in the events.
+#[test]
+fn wait_on_c_pointers() {
+    let sim = Sim::preset("mi210").unwrap();
+    let ctx = Ctx::primary(&sim);
+    let events = ctx.events();
+    let list: Vec<_> = (0..4).map(|_| signal(&events, true)).collect();
+    let ptrs: Vec<_> = list.iter().map(|e| e.as_hsa_ptr() as *const _).collect();
+    events.set(&list[1]).unwrap();
+    assert_eq!(
+        events
+            .wait_pointers(&ptrs, WaitMode::Any, 20_000, None)
+            .unwrap(),
+        WaitOutcome::Signaled
+    );
+    assert_eq!(
+        events
+            .wait_pointers(&ptrs, WaitMode::All, 30, None)
+            .unwrap(),
+        WaitOutcome::TimedOut
+    );
+    // Ages: the set is reported through the age of its element only.
+    let mut ages = [1u64; 4];
+    assert_eq!(
+        events
+            .wait_pointers(&ptrs, WaitMode::Any, 20_000, Some(&mut ages))
+            .unwrap(),
+        WaitOutcome::Signaled
+    );
+    assert!(ages[1] > 1, "{ages:?}");
+    let mut short = [1u64; 3];
+    assert!(matches!(
+        events.wait_pointers(&ptrs, WaitMode::Any, 0, Some(&mut short)),
+        Err(EventError::AgeLengthMismatch { ages: 3, events: 4 })
+    ));
+    // NULL and unknown pointers: lookup's statuses.
+    let mut bad = ptrs.clone();
+    bad.push(std::ptr::null());
+    assert!(matches!(
+        events.wait_pointers(&bad, WaitMode::Any, 0, None),
+        Err(EventError::NullEvent)
+    ));
+    let gone = signal(&events, true);
+    let gone_ptr = gone.as_hsa_ptr() as *const _;
+    events.destroy(&gone).unwrap();
+    bad[4] = gone_ptr;
+    assert_eq!(
+        st(events
+            .wait_pointers(&bad, WaitMode::Any, 0, None)
+            .unwrap_err()),
+        4
+    );
+    assert_eq!(
+        events.wait_pointers(&[], WaitMode::All, 0, None).unwrap(),
+        events.wait(&[], WaitMode::All, 0).unwrap(),
+        "an empty list completes at once"
+    );
+    // A memory fault between signal events lands in the memory event.
+    let node = ctx.gpu_node();
+    let gpu_id = ctx.topology.node(node).unwrap().gpu_id;
+    let desc = EventDescriptor {
+        node_id: node,
+        ..EventDescriptor::new(EventType::Memory)
+    };
+    let m = events.create(&desc, true, false).unwrap();
+    let mixed = [ptrs[0], m.as_hsa_ptr() as *const _, ptrs[2]];
+    sim.signal_vm_fault(gpu_id, 0x7f00_1234_5000);
+    assert_eq!(
+        events
+            .wait_pointers(&mixed, WaitMode::Any, 20_000, None)
+            .unwrap(),
+        WaitOutcome::Signaled
+    );
+    assert_eq!(m.memory_fault().virtual_address, 0x7f00_1234_5000);
+    assert_eq!(m.memory_fault().node_id, node);
+}
