@@ -24,23 +24,23 @@ fn events_of(ctx: *mut HsaKFDContext) -> KmtResult<std::sync::Arc<Events>> {
 /// # Safety
 ///
 /// `list` must hold `n` pointers when non-NULL.
-unsafe fn event_list(
-    events: &Events,
+unsafe fn event_pointers<'a>(
     list: *mut *mut abi::HsaEvent,
     n: u32,
-) -> KmtResult<Vec<Event>> {
+) -> KmtResult<&'a [*const kfd_sys::hsakmt::current::HsaEvent]> {
     if list.is_null() {
         return Err(st::INVALID_HANDLE);
     }
-    // SAFETY: forwarded contract.
-    let ptrs = unsafe {
+    // SAFETY: forwarded contract. Both generations' `HsaEvent` have the
+    // same layout, so the pointers are only reinterpreted, never read
+    // here: kfd-event validates each against its registry.
+    unsafe {
         slice_in(
-            list as *const *mut abi::HsaEvent,
+            list as *const *const kfd_sys::hsakmt::current::HsaEvent,
             n as usize,
             st::INVALID_HANDLE,
         )
-    }?;
-    ptrs.iter().map(|&p| event(events, p)).collect()
+    }
 }
 
 fn outcome(o: kfd_event::WaitOutcome) -> KmtResult {
@@ -122,9 +122,9 @@ export! {
     ctx fn hsaKmtWaitOnMultipleEventsCtx(ctx: *mut HsaKFDContext, Events: *mut *mut abi::HsaEvent, NumEvents: u32, WaitOnAll: bool, Milliseconds: u32) {
         let events = events_of(ctx)?;
         // SAFETY: the C contract: `Events` holds `NumEvents` pointers.
-        let list = unsafe { event_list(&events, Events, NumEvents) }?;
+        let list = unsafe { event_pointers(Events, NumEvents) }?;
         let mode = if WaitOnAll { WaitMode::All } else { WaitMode::Any };
-        outcome(events.wait(&list, mode, Milliseconds).kmt()?)
+        outcome(events.wait_pointers(list, mode, Milliseconds, None).kmt()?)
     }
 
     /// `hsaKmtWaitOnMultipleEvents_ExtCtx`: with one age per event
@@ -132,11 +132,11 @@ export! {
     ctx fn hsaKmtWaitOnMultipleEvents_ExtCtx(ctx: *mut HsaKFDContext, Events: *mut *mut abi::HsaEvent, NumEvents: u32, WaitOnAll: bool, Milliseconds: u32, event_age: *mut u64) {
         let events = events_of(ctx)?;
         // SAFETY: the C contract: `Events` holds `NumEvents` pointers.
-        let list = unsafe { event_list(&events, Events, NumEvents) }?;
+        let list = unsafe { event_pointers(Events, NumEvents) }?;
         // SAFETY: the C contract: `event_age` holds one age per event.
         let mut ages = unsafe { slice_in(event_age as *const u64, NumEvents as usize, st::INVALID_PARAMETER) }?.to_vec();
         let mode = if WaitOnAll { WaitMode::All } else { WaitMode::Any };
-        let o = events.wait_with_age(&list, mode, Milliseconds, &mut ages).kmt()?;
+        let o = events.wait_pointers(list, mode, Milliseconds, Some(&mut ages)).kmt()?;
         // SAFETY: the same array, IN/OUT.
         unsafe { crate::border::write_array(event_age, &ages, st::INVALID_PARAMETER)? };
         outcome(o)

@@ -13,16 +13,11 @@ use crate::border::{check_mut, read_in, slice_in, st, write_out, Kmt, KmtResult}
 use crate::ctx::{self, HsaKFDContext};
 use crate::generation::{self, abi};
 
-/// Memory the C caller reads through pointers the border handed out:
-/// the node arrays of `HsaPointerInfo` and the metadata of imported
-/// graphics buffers. Kept per context and object start until the object
-/// is freed or deregistered, or the context closes.
-/// The registered and mapped node lists of one `HsaPointerInfo`.
-type NodeArrays = (Box<[u32]>, Box<[u32]>);
-
+/// Memory the C caller reads through pointers the border handed out: the
+/// metadata of imported graphics buffers. Kept per context and object
+/// start until the object is freed or deregistered, or the context closes.
 #[derive(Default)]
 struct Held {
-    node_arrays: BTreeMap<u64, NodeArrays>,
     metadata: BTreeMap<u64, Box<[u8]>>,
 }
 
@@ -39,7 +34,6 @@ pub(crate) fn forget_context(id: ContextId) {
 
 fn forget_object(id: ContextId, addr: u64) {
     if let Some(h) = held().get_mut(&id) {
-        h.node_arrays.remove(&addr);
         h.metadata.remove(&addr);
     }
 }
@@ -361,9 +355,9 @@ export! {
         }
         let c = ctx::resolve_unchecked(ctx, st::ERROR)?;
         let out = check_mut(PointerInfo, st::INVALID_PARAMETER)?;
-        let info = c.fmm().kmt()?.pointer_info(Pointer as u64).kmt()?;
-        let reg: Box<[u32]> = info.registered_nodes.clone().into_boxed_slice();
-        let map: Box<[u32]> = info.mapped_nodes.clone().into_boxed_slice();
+        // The node arrays belong to the memory object (valid as long as it
+        // lives, as the C library guarantees), so nothing is kept here.
+        let info = c.fmm().kmt()?.pointer_info_arrays(Pointer as u64).kmt()?;
         let c_info = abi::HsaPointerInfo {
             Type: abi::HSA_POINTER_TYPE(info.kind as u32),
             Node: info.node,
@@ -371,13 +365,12 @@ export! {
             CPUAddress: info.cpu_address as usize as *mut c_void,
             GPUAddress: info.gpu_address,
             SizeInBytes: info.size,
-            NRegisteredNodes: reg.len() as u32,
-            NMappedNodes: map.len() as u32,
-            RegisteredNodes: reg.as_ptr(),
-            MappedNodes: map.as_ptr(),
+            NRegisteredNodes: info.registered_nodes.len() as u32,
+            NMappedNodes: info.mapped_nodes.len() as u32,
+            RegisteredNodes: info.registered_nodes.as_ptr(),
+            MappedNodes: info.mapped_nodes.as_ptr(),
             UserData: info.user_data as usize as *mut c_void,
         };
-        held().entry(c.id()).or_default().node_arrays.insert(info.gpu_address, (reg, map));
         // SAFETY: checked above; an OUT argument.
         unsafe { write_out(out, c_info, st::INVALID_PARAMETER) }
     }

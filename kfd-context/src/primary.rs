@@ -72,17 +72,6 @@ static FORK_GENERATION: AtomicU64 = AtomicU64::new(0);
 static ATFORK_REGISTERED: AtomicBool = AtomicBool::new(false);
 static ATFORK: Once = Once::new();
 
-extern "C" {
-    /// POSIX `pthread_atfork`, from libc (glibc links it from
-    /// libc_nonshared.a with this object's `__dso_handle`, so the handler
-    /// is dropped if a library built from this crate is unloaded).
-    fn pthread_atfork(
-        prepare: Option<extern "C" fn()>,
-        parent: Option<extern "C" fn()>,
-        child: Option<extern "C" fn()>,
-    ) -> std::ffi::c_int;
-}
-
 /// Runs in the child after `fork()`: one atomic add, async-signal-safe.
 extern "C" fn after_fork_in_child() {
     FORK_GENERATION.fetch_add(1, Ordering::Relaxed);
@@ -90,11 +79,10 @@ extern "C" fn after_fork_in_child() {
 
 fn register_fork_handler() {
     ATFORK.call_once(|| {
-        // SAFETY: registers a plain function that only does an atomic add
-        // (no locks, no allocation: allowed in a child of a multithreaded
-        // fork); it stays valid for the life of the process.
-        let r = unsafe { pthread_atfork(None, None, Some(after_fork_in_child)) };
-        ATFORK_REGISTERED.store(r == 0, Ordering::Relaxed);
+        // The handler only does an atomic add: allowed in the child of a
+        // multithreaded fork.
+        let ok = kfd_sys::process::on_fork_child(after_fork_in_child).is_ok();
+        ATFORK_REGISTERED.store(ok, Ordering::Relaxed);
     });
 }
 

@@ -42,6 +42,7 @@ pub mod ioctl;
 pub mod kfd;
 pub mod mman;
 pub mod pc_sample;
+pub mod process;
 pub mod spm;
 pub mod sysfs;
 #[doc(hidden)]
