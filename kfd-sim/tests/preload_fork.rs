@@ -10,8 +10,17 @@ use support::preload_lib;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::OnceLock;
 
+/// The compiled C program, built once per test process: the tests run on
+/// parallel threads, and compiling over a binary another test is running
+/// fails with ETXTBSY.
 fn kmt_fork() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(compile_kmt_fork).clone()
+}
+
+fn compile_kmt_fork() -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/kmt_fork.c");
     let exe = std::env::current_exe().unwrap();
     let dir = exe
