@@ -417,7 +417,16 @@ fn infinite_wait_is_woken_by_destroy() {
     let e = signal(&events, false);
     thread::scope(|s| {
         let h = s.spawn(|| events.wait_one(&e, TIMEOUT_INFINITE));
-        thread::sleep(Duration::from_millis(50));
+        // Destroy only once the waiter sleeps in the kernel (a destroy
+        // before the wait starts is an unknown event, status 4, instead).
+        let t0 = std::time::Instant::now();
+        while sim.live_objects().processes.iter().all(|p| p.waiters == 0) {
+            assert!(
+                t0.elapsed() < Duration::from_secs(30),
+                "waiter never blocked"
+            );
+            thread::sleep(Duration::from_millis(1));
+        }
         events.destroy(&e).unwrap();
         let err = h.join().unwrap().unwrap_err();
         assert_eq!(st(err), 1, "a destroyed event fails the wait");

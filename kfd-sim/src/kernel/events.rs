@@ -113,6 +113,11 @@ impl EventTable {
         lock(&self.inner).events.len()
     }
 
+    /// Threads blocked in WAIT_EVENTS on this process right now.
+    pub fn waiter_count(&self) -> usize {
+        lock(&self.inner).waiters.len()
+    }
+
     pub fn signal_handle(&self) -> Option<u64> {
         lock(&self.inner).signal_handle
     }

@@ -79,6 +79,9 @@ pub struct ProcessSummary {
     pub events: usize,
     /// SVM ranges.
     pub svm_ranges: usize,
+    /// Threads blocked in `AMDKFD_IOC_WAIT_EVENTS` at the moment of the
+    /// summary (not a leak: lets tests wait until a waiter really sleeps).
+    pub waiters: usize,
 }
 
 /// Live objects of the whole machine.

@@ -277,6 +277,7 @@ impl Process {
             queues: st.queues.len(),
             events: self.events.count(),
             svm_ranges: st.svm.len(),
+            waiters: self.events.waiter_count(),
         }
     }
 
