@@ -7,6 +7,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use conformance::abi::AbiKind;
+use conformance::spawn;
 
 use crate::child::{Budget, Live};
 use crate::ops::GROUPS;
@@ -178,15 +179,6 @@ fn jobs(cfg: &Config) -> Vec<Job> {
     v
 }
 
-/// `/dev/shm` when writable: kfd-sim renders its sysfs tree there.
-fn fast_tmp() -> Option<PathBuf> {
-    let d = PathBuf::from("/dev/shm");
-    let probe = d.join(format!(".kfd-bench-{}", std::process::id()));
-    std::fs::write(&probe, b"x").ok()?;
-    let _ = std::fs::remove_file(&probe);
-    Some(d)
-}
-
 /// Which libraries a job runs, in the order of repetition `rep`.
 fn sides(cfg: &Config, job: &Job, flip: bool) -> Vec<(Side, AbiKind, PathBuf)> {
     if job.group == "ctx" {
@@ -240,9 +232,8 @@ fn spawn(
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&out).map_err(|e| e.to_string())?)
         .stderr(std::fs::File::create(&err).map_err(|e| e.to_string())?)
-        .env("LD_PRELOAD", &cfg.sim)
-        .env("KFD_SIM_TOPOLOGY", &job.preset)
         .env_remove("KFD_SIM_FAULTS");
+    spawn::on_sim(&mut cmd, &cfg.sim, &job.preset, "kfd-bench");
     if count {
         cmd.arg("--count-ioctls").env("KFD_SIM_TRACE", &trace);
     } else {
@@ -253,25 +244,11 @@ fn spawn(
     } else {
         cmd.env_remove("KFD_SIM_SUMMARY");
     }
-    if let Some(d) = fast_tmp() {
-        cmd.env("KFD_SIM_TMPDIR", d);
-    }
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("spawn {}: {e}", cfg.runner.display()))?;
-    let t0 = Instant::now();
-    let mut timed_out = false;
-    let status = loop {
-        match child.try_wait().map_err(|e| e.to_string())? {
-            Some(s) => break s,
-            None if t0.elapsed() > cfg.child_timeout => {
-                let _ = child.kill();
-                timed_out = true;
-                break child.wait().map_err(|e| e.to_string())?;
-            }
-            None => std::thread::sleep(Duration::from_millis(2)),
-        }
-    };
+    let (status, timed_out) =
+        spawn::wait_timeout(&mut child, cfg.child_timeout, Duration::from_millis(2))?;
     let text = std::fs::read_to_string(&out).unwrap_or_default();
     let recs = proto::parse(&text);
     // The trace of a counting pass can be large (the live set).
@@ -280,13 +257,7 @@ fn spawn(
         return Ok((recs, None));
     }
     let stderr = std::fs::read_to_string(&err).unwrap_or_default();
-    let last = stderr
-        .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim()
-        .to_string();
+    let last = spawn::last_line(&stderr);
     let what = if timed_out {
         format!("timed out after {:?}", cfg.child_timeout)
     } else {

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use crate::ops::{info, Unit, OPS};
 use crate::parent::{Cell, Results, Side};
 use crate::stats::{summarize, Summary};
+use conformance::report::json_string;
 
 /// A library's value for one row.
 #[derive(Debug, Clone)]
@@ -265,24 +266,6 @@ pub fn table(r: &Results) -> String {
     s
 }
 
-fn json_str(s: &str) -> String {
-    let mut o = String::from("\"");
-    for ch in s.chars() {
-        match ch {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            '\n' => o.push_str("\\n"),
-            '\t' => o.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(o, "\\u{:04x}", c as u32);
-            }
-            c => o.push(c),
-        }
-    }
-    o.push('"');
-    o
-}
-
 fn json_num(x: f64) -> String {
     if x.is_finite() {
         format!("{x:.3}")
@@ -302,9 +285,9 @@ fn json_value(v: &Value) -> String {
             json_num(s.mad)
         ),
         Value::Unsupported(d) => {
-            format!("{{\"status\": \"unsupported\", \"detail\": {}}}", json_str(d))
+            format!("{{\"status\": \"unsupported\", \"detail\": {}}}", json_string(d))
         }
-        Value::Error(d) => format!("{{\"status\": \"error\", \"detail\": {}}}", json_str(d)),
+        Value::Error(d) => format!("{{\"status\": \"error\", \"detail\": {}}}", json_string(d)),
         Value::NotApplicable => "{\"status\": \"n/a\"}".into(),
         Value::Missing => "{\"status\": \"missing\"}".into(),
     }
@@ -318,20 +301,20 @@ pub fn json(r: &Results, wall_seconds: Option<f64>) -> String {
     let _ = writeln!(
         s,
         "  \"libraries\": {{\"c\": {}, \"ours\": {}, \"ours_current\": {}}},",
-        json_str(&cfg.reference.display().to_string()),
-        json_str(&cfg.ours.display().to_string()),
+        json_string(&cfg.reference.display().to_string()),
+        json_string(&cfg.ours.display().to_string()),
         cfg.ours_current
             .as_ref()
-            .map(|p| json_str(&p.display().to_string()))
+            .map(|p| json_string(&p.display().to_string()))
             .unwrap_or_else(|| "null".into())
     );
     let _ = writeln!(
         s,
         "  \"simulator\": {},",
-        json_str(&cfg.sim.display().to_string())
+        json_string(&cfg.sim.display().to_string())
     );
     let levels: Vec<String> = cfg.levels.iter().map(|l| l.to_string()).collect();
-    let presets: Vec<String> = cfg.presets.iter().map(|p| json_str(p)).collect();
+    let presets: Vec<String> = cfg.presets.iter().map(|p| json_string(p)).collect();
     let _ = writeln!(
         s,
         "  \"config\": {{\"reps\": {}, \"levels\": [{}], \"presets\": [{}], \"per_op_ms\": {}, \"max_samples\": {}, \"cpus\": {}}},",
@@ -359,13 +342,13 @@ pub fn json(r: &Results, wall_seconds: Option<f64>) -> String {
             Unit::Bytes => "bytes",
             Unit::Count => "count",
         };
-        let notes: Vec<String> = row.notes.iter().map(|n| json_str(n)).collect();
+        let notes: Vec<String> = row.notes.iter().map(|n| json_string(n)).collect();
         let _ = write!(
             s,
             "    {{\"op\": {}, \"title\": {}, \"unit\": \"{unit}\", \"param\": {}, \"nodes\": {}, \"c\": {}, \"ours\": {}, \"ioctls\": {{\"c\": {}, \"ours\": {}}}, \"ratio_c_over_ours\": {}, \"ours_slower\": {}, \"notes\": [{}]}}",
-            json_str(row.op),
-            json_str(info(row.op).map(|o| o.title).unwrap_or(row.title).trim()),
-            json_str(&row.param),
+            json_string(row.op),
+            json_string(info(row.op).map(|o| o.title).unwrap_or(row.title).trim()),
+            json_string(&row.param),
             row.nodes.map(|n| n.to_string()).unwrap_or_else(|| "null".into()),
             json_value(&row.c),
             json_value(&row.ours),
@@ -378,7 +361,7 @@ pub fn json(r: &Results, wall_seconds: Option<f64>) -> String {
         s.push_str(if i + 1 < rows.len() { ",\n" } else { "\n" });
     }
     s.push_str("  ],\n");
-    let fails: Vec<String> = r.failures.iter().map(|f| json_str(f)).collect();
+    let fails: Vec<String> = r.failures.iter().map(|f| json_string(f)).collect();
     let _ = writeln!(s, "  \"child_failures\": [{}]", fails.join(", "));
     s.push_str("}\n");
     s

@@ -41,4 +41,5 @@ pub mod intended;
 pub mod parent;
 pub mod report;
 pub mod scenarios;
+pub mod spawn;
 pub mod trace;

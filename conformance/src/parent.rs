@@ -12,6 +12,7 @@ use crate::abi::{AbiKind, Current, Rocm52};
 use crate::cx::NOT_SUPPORTED;
 use crate::intended::Intended;
 use crate::scenarios::{self, Family, FAMILIES};
+use crate::spawn;
 use crate::trace;
 
 /// What to run.
@@ -259,15 +260,11 @@ fn run_side(
             .env_remove("LD_PRELOAD");
         match &cfg.sim {
             Some(sim) => {
-                cmd.arg("--trace")
+                spawn::on_sim(&mut cmd, sim, preset, "kfd-conformance")
+                    .arg("--trace")
                     .arg(&tr)
-                    .env("LD_PRELOAD", sim)
-                    .env("KFD_SIM_TOPOLOGY", preset)
                     .env("KFD_SIM_TRACE", &tr)
                     .env("KFD_SIM_SUMMARY", &summary);
-                if let Some(d) = fast_tmp() {
-                    cmd.env("KFD_SIM_TMPDIR", d);
-                }
             }
             None => {
                 cmd.arg("--hardware");
@@ -276,19 +273,8 @@ fn run_side(
         let mut child = cmd
             .spawn()
             .map_err(|e| format!("spawn {}: {e}", cfg.runner.display()))?;
-        let t0 = Instant::now();
-        let mut timed_out = false;
-        let status = loop {
-            match child.try_wait().map_err(|e| e.to_string())? {
-                Some(s) => break s,
-                None if t0.elapsed() > cfg.child_timeout => {
-                    let _ = child.kill();
-                    timed_out = true;
-                    break child.wait().map_err(|e| e.to_string())?;
-                }
-                None => std::thread::sleep(Duration::from_millis(5)),
-            }
-        };
+        let (status, timed_out) =
+            spawn::wait_timeout(&mut child, cfg.child_timeout, Duration::from_millis(5))?;
         let mut stderr = String::new();
         if let Some(mut e) = child.stderr.take() {
             use std::io::Read;
@@ -364,16 +350,6 @@ fn run_side(
     Ok(result)
 }
 
-/// `/dev/shm` when writable (the simulator renders its sysfs tree there;
-/// much faster than a disk-backed /tmp).
-fn fast_tmp() -> Option<PathBuf> {
-    let d = PathBuf::from("/dev/shm");
-    let probe = d.join(format!(".kfd-conformance-{}", std::process::id()));
-    std::fs::write(&probe, b"x").ok()?;
-    let _ = std::fs::remove_file(&probe);
-    Some(d)
-}
-
 fn describe_exit(status: &std::process::ExitStatus, stderr: &str) -> String {
     use std::os::unix::process::ExitStatusExt;
     let what = match (status.code(), status.signal()) {
@@ -381,15 +357,11 @@ fn describe_exit(status: &std::process::ExitStatus, stderr: &str) -> String {
         (Some(c), None) => format!("exited with status {c}"),
         _ => "ended".to_string(),
     };
-    let last = stderr
-        .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("");
+    let last = spawn::last_line(stderr);
     if last.is_empty() {
         what
     } else {
-        format!("{what}; stderr: {}", last.trim())
+        format!("{what}; stderr: {last}")
     }
 }
 

@@ -207,8 +207,9 @@ pub fn markdown(r: &RunResult, title: &str) -> String {
     s
 }
 
-/// JSON string escaping.
-fn js(s: &str) -> String {
+/// `s` as a JSON string literal (quoted and escaped); kfd-bench's report
+/// writes its strings with it too.
+pub fn json_string(s: &str) -> String {
     let mut o = String::with_capacity(s.len() + 2);
     o.push('"');
     for c in s.chars() {
@@ -228,7 +229,9 @@ fn js(s: &str) -> String {
 }
 
 fn opt(s: &Option<String>) -> String {
-    s.as_deref().map(js).unwrap_or_else(|| "null".into())
+    s.as_deref()
+        .map(json_string)
+        .unwrap_or_else(|| "null".into())
 }
 
 /// `report.json` (hand-written; one object).
@@ -237,7 +240,7 @@ pub fn json(r: &RunResult) -> String {
     let _ = write!(
         s,
         "{{\n  \"abi\": {},\n  \"simulator\": {},\n  \"elapsed_seconds\": {:.3},\n  \"families\": [\n",
-        js(r.abi.name()),
+        json_string(r.abi.name()),
         r.sim,
         r.elapsed.as_secs_f64()
     );
@@ -246,7 +249,7 @@ pub fn json(r: &RunResult) -> String {
         let _ = write!(
             s,
             "    {{\"family\": {}, \"scenarios\": {}, \"equal\": {}, \"differ\": {}, \"intended\": {}, \"unsupported\": {}, \"reference_lacks_api\": {}, \"trace_differ\": {}}}{}",
-            js(name), row.scenarios, row.equal, row.differ, row.intended, row.unsupported, row.ref_lacks, row.trace_differ,
+            json_string(name), row.scenarios, row.equal, row.differ, row.intended, row.unsupported, row.ref_lacks, row.trace_differ,
             if i + 1 < rows.len() { "," } else { "" }
         );
         s.push('\n');
@@ -254,17 +257,23 @@ pub fn json(r: &RunResult) -> String {
     s.push_str("  ],\n  \"coverage\": {");
     let cov = coverage(r);
     for (i, (f, n)) in cov.iter().enumerate() {
-        let _ = write!(s, "{}{}: {}", if i == 0 { "" } else { ", " }, js(f), n);
+        let _ = write!(
+            s,
+            "{}{}: {}",
+            if i == 0 { "" } else { ", " },
+            json_string(f),
+            n
+        );
     }
     s.push_str("},\n  \"scenarios\": [\n");
     for (i, o) in r.outcomes.iter().enumerate() {
-        let details: Vec<String> = o.details.iter().map(|d| js(d)).collect();
+        let details: Vec<String> = o.details.iter().map(|d| json_string(d)).collect();
         let _ = write!(
             s,
             "    {{\"name\": {}, \"family\": {}, \"result\": {}, \"unsupported_function\": {}, \"reference_crash\": {}, \"ours_crash\": {}, \"trace_difference\": {}, \"trace_intended\": {}, \"details\": [{}]}}{}",
-            js(&o.name),
-            js(&o.family),
-            js(o.class.label()),
+            json_string(&o.name),
+            json_string(&o.family),
+            json_string(o.class.label()),
             opt(&o.unsupported_fn),
             opt(&o.ref_crash),
             opt(&o.ours_crash),
@@ -281,7 +290,7 @@ pub fn json(r: &RunResult) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::js;
+    use super::json_string as js;
 
     #[test]
     fn json_escapes() {

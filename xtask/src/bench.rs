@@ -8,12 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use xshell::cmd;
-
-use crate::{abi_named, deps, shell, target_dir};
-
-/// Debian's C library.
-const SYSTEM_REFERENCE: &str = "/usr/lib/x86_64-linux-gnu/libhsakmt.so.1";
+use crate::build::{self, check_args, find_reference, value};
+use crate::{abi_named, shell, target_dir};
 
 const HELP: &str = "cargo xtask bench [flags]
 
@@ -34,16 +30,6 @@ flags:
   --reference PATH   the C library (default: the system's libhsakmt.so.1,
                      installed with apt when root and missing)";
 
-fn value<'a>(args: &'a [String], flag: &str) -> Result<Option<&'a str>, String> {
-    match args.iter().position(|a| a == flag) {
-        Some(i) => args
-            .get(i + 1)
-            .map(|s| Some(s.as_str()))
-            .ok_or_else(|| format!("{flag} needs a value")),
-        None => Ok(None),
-    }
-}
-
 /// Entry point: `args` are the words after `bench`.
 pub fn run(args: &[String]) -> Result<(), String> {
     let since = SystemTime::now()
@@ -62,45 +48,26 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "--per-op-ms",
         "--reference",
     ];
-    let mut i = 0;
-    while i < args.len() {
-        if flags.contains(&args[i].as_str()) {
-            i += 2;
-        } else if args[i] == "--quick" {
-            i += 1;
-        } else {
-            return Err(format!("unknown argument `{}`\n\n{HELP}", args[i]));
-        }
-    }
+    check_args(args, &flags, &["--quick"], HELP)?;
     let quick = args.iter().any(|a| a == "--quick");
-    let reference = find_reference(value(args, "--reference")?)?;
+    let reference = find_reference(value(args, "--reference")?, None)?;
 
     let target = target_dir();
     let out = target.join("bench");
     let build = out.join("build");
     let sh = shell()?;
     let _env = sh.push_env("CARGO_TARGET_DIR", &build);
-    cmd!(sh, "cargo build --release -p kfd-sim")
-        .run()
-        .map_err(|e| e.to_string())?;
+    build::sim(&sh, true)?;
     let mut libs = Vec::new();
     for dir in ["rocm-5.2", "current"] {
         let abi = abi_named(dir).ok_or_else(|| format!("no ABI generation `{dir}`"))?;
-        let feature = abi.feature;
-        cmd!(
-            sh,
-            "cargo build --release -p hsakmt --no-default-features --features {feature}"
-        )
-        .run()
-        .map_err(|e| e.to_string())?;
+        build::library(&sh, abi)?;
         libs.push(install(
             &build.join("release/libhsakmt.so"),
             &out.join("lib").join(dir),
         )?);
     }
-    cmd!(sh, "cargo build --release -p kfd-bench --bin kfd-bench")
-        .run()
-        .map_err(|e| e.to_string())?;
+    build::runner(&sh, "kfd-bench", "kfd-bench", true)?;
 
     let mut run: Vec<String> = vec![
         "run".into(),
@@ -162,28 +129,4 @@ fn install(built: &Path, dir: &Path) -> Result<PathBuf, String> {
         .and_then(|_| std::fs::rename(&tmp, &so1))
         .map_err(|e| format!("copy {} -> {}: {e}", built.display(), so1.display()))?;
     Ok(so1)
-}
-
-/// `--reference`, else Debian's (installing `libhsakmt1` when root).
-fn find_reference(given: Option<&str>) -> Result<PathBuf, String> {
-    if let Some(p) = given {
-        let p = PathBuf::from(p);
-        return if p.exists() {
-            Ok(p)
-        } else {
-            Err(format!("--reference {}: no such file", p.display()))
-        };
-    }
-    let p = PathBuf::from(SYSTEM_REFERENCE);
-    if !p.exists() {
-        deps::ensure(&["libhsakmt1"], false)?;
-    }
-    if p.exists() {
-        Ok(p)
-    } else {
-        Err(format!(
-            "{SYSTEM_REFERENCE} is missing; install Debian's libhsakmt1 \
-             (apt-get install libhsakmt1) or pass --reference PATH"
-        ))
-    }
 }

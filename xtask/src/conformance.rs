@@ -6,12 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use xshell::cmd;
-
-use crate::{abi_named, deps, dist_abi, project_root, shell, target_dir};
-
-/// Debian's C library, the default reference.
-const SYSTEM_REFERENCE: &str = "/usr/lib/x86_64-linux-gnu/libhsakmt.so.1";
+use crate::build::{self, check_args, find_reference, value};
+use crate::{abi_named, dist_abi, project_root, shell, target_dir};
 
 /// The simulator presets (kfd-sim's `presets::NAMES`).
 const PRESETS: &str = "mi210,mi300x,apu,navi31,large64";
@@ -36,16 +32,6 @@ flags:
   --trace-advisory   report ioctl-trace differences without failing
   --timeout SECS     per-child time limit (default 120)";
 
-fn value<'a>(args: &'a [String], flag: &str) -> Result<Option<&'a str>, String> {
-    match args.iter().position(|a| a == flag) {
-        Some(i) => args
-            .get(i + 1)
-            .map(|s| Some(s.as_str()))
-            .ok_or_else(|| format!("{flag} needs a value")),
-        None => Ok(None),
-    }
-}
-
 /// Entry point: `args` are the words after `conformance`.
 pub fn run(args: &[String]) -> Result<(), String> {
     if args.iter().any(|a| a == "--help" || a == "-h") {
@@ -61,16 +47,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "--timeout",
     ];
     let known_switches = ["--sim", "--hardware", "--trace-advisory"];
-    let mut i = 0;
-    while i < args.len() {
-        if known_flags.contains(&args[i].as_str()) {
-            i += 2;
-        } else if known_switches.contains(&args[i].as_str()) {
-            i += 1;
-        } else {
-            return Err(format!("unknown argument `{}`\n\n{HELP}", args[i]));
-        }
-    }
+    check_args(args, &known_flags, &known_switches, HELP)?;
     let abi_name = value(args, "--abi")?.unwrap_or("rocm-5.2");
     let abi = abi_named(abi_name)
         .ok_or_else(|| format!("unknown --abi `{abi_name}` (rocm-5.2 or current)"))?;
@@ -84,7 +61,13 @@ pub fn run(args: &[String]) -> Result<(), String> {
         return Err("--hardware: /dev/kfd does not exist on this machine".into());
     }
 
-    let reference = find_reference(value(args, "--reference")?, abi.dir)?;
+    // Upstream ships no shared libhsakmt of the newest generation.
+    let no_system = (abi.dir == "current").then_some(
+        "--abi current needs --reference PATH: upstream ships no shared \
+         libhsakmt any more; build one from ROCm's rocm-systems \
+         (projects/rocr-runtime/libhsakmt) and pass it",
+    );
+    let reference = find_reference(value(args, "--reference")?, no_system)?;
     let sh = shell()?;
     let target = target_dir();
 
@@ -93,9 +76,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let sim = if hardware {
         None
     } else {
-        cmd!(sh, "cargo build -p kfd-sim")
-            .run()
-            .map_err(|e| e.to_string())?;
+        build::sim(&sh, false)?;
         let so = target.join("debug").join("libkfd_sim.so");
         if !so.exists() {
             return Err(format!("{} was not built", so.display()));
@@ -106,9 +87,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         Some(p) => PathBuf::from(p),
         None => dist_abi(abi)?,
     };
-    cmd!(sh, "cargo build -p conformance --bin kfd-conformance")
-        .run()
-        .map_err(|e| e.to_string())?;
+    build::runner(&sh, "conformance", "kfd-conformance", false)?;
     let runner = target.join("debug").join("kfd-conformance");
 
     let out = target.join("conformance");
@@ -171,39 +150,6 @@ pub fn run(args: &[String]) -> Result<(), String> {
         Err(format!(
             "conformance found unexpected differences (see above and {})",
             out.join("report.md").display()
-        ))
-    }
-}
-
-/// The reference library: `--reference`, else the system's (installing
-/// Debian's `libhsakmt1` when root and missing).
-fn find_reference(given: Option<&str>, abi: &str) -> Result<PathBuf, String> {
-    if let Some(p) = given {
-        let p = PathBuf::from(p);
-        return if p.exists() {
-            Ok(p)
-        } else {
-            Err(format!("--reference {}: no such file", p.display()))
-        };
-    }
-    if abi == "current" {
-        return Err(
-            "--abi current needs --reference PATH: upstream ships no shared \
-                    libhsakmt any more; build one from ROCm's rocm-systems \
-                    (projects/rocr-runtime/libhsakmt) and pass it"
-                .into(),
-        );
-    }
-    let p = PathBuf::from(SYSTEM_REFERENCE);
-    if !p.exists() {
-        deps::ensure(&["libhsakmt1"], false)?;
-    }
-    if p.exists() {
-        Ok(p)
-    } else {
-        Err(format!(
-            "{SYSTEM_REFERENCE} is missing; install Debian's libhsakmt1 \
-             (apt-get install libhsakmt1) or pass --reference PATH"
         ))
     }
 }

@@ -16,6 +16,7 @@ use std::process::ExitCode;
 use xshell::{cmd, Shell};
 
 mod bench;
+mod build;
 mod conformance;
 mod deps;
 
@@ -157,13 +158,7 @@ fn dist_abi(abi: &Abi) -> Result<PathBuf, String> {
     let target = target_dir();
     let dist = target.join("dist");
     {
-        let feature = abi.feature;
-        cmd!(
-            sh,
-            "cargo build --release -p hsakmt --no-default-features --features {feature}"
-        )
-        .run()
-        .map_err(|e| e.to_string())?;
+        build::library(&sh, abi)?;
         let lib = dist.join(abi.dir).join("lib");
         std::fs::create_dir_all(lib.join("pkgconfig")).map_err(|e| e.to_string())?;
         let built = target.join("release").join("libhsakmt.so");
