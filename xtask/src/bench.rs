@@ -36,10 +36,6 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis())
         .unwrap_or(0);
-    if args.iter().any(|a| a == "--help" || a == "-h") {
-        println!("{HELP}");
-        return Ok(());
-    }
     let flags = [
         "--reps",
         "--levels",
@@ -48,7 +44,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "--per-op-ms",
         "--reference",
     ];
-    check_args(args, &flags, &["--quick"], HELP)?;
+    if !check_args(args, &flags, &["--quick"], HELP)? {
+        return Ok(());
+    }
     let quick = args.iter().any(|a| a == "--quick");
     let reference = find_reference(value(args, "--reference")?, None)?;
 

@@ -22,14 +22,20 @@ pub fn value<'a>(args: &'a [String], flag: &str) -> Result<Option<&'a str>, Stri
     }
 }
 
-/// Checks that `args` hold only `flags` (each with a value) and
-/// `switches`; the error names the first other word and ends with `help`.
+/// With `--help` or `-h` in `args`, prints `help` and returns `false`
+/// (nothing to run). Otherwise checks that `args` hold only `flags` (each
+/// with a value) and `switches` and returns `true`; the error names the
+/// first other word and ends with `help`.
 pub fn check_args(
     args: &[String],
     flags: &[&str],
     switches: &[&str],
     help: &str,
-) -> Result<(), String> {
+) -> Result<bool, String> {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{help}");
+        return Ok(false);
+    }
     let mut i = 0;
     while i < args.len() {
         if flags.contains(&args[i].as_str()) {
@@ -40,7 +46,7 @@ pub fn check_args(
             return Err(format!("unknown argument `{}`\n\n{help}", args[i]));
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 /// The reference library: `given` (`--reference`), else — unless

@@ -34,10 +34,6 @@ flags:
 
 /// Entry point: `args` are the words after `conformance`.
 pub fn run(args: &[String]) -> Result<(), String> {
-    if args.iter().any(|a| a == "--help" || a == "-h") {
-        println!("{HELP}");
-        return Ok(());
-    }
     let known_flags = [
         "--reference",
         "--abi",
@@ -47,7 +43,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "--timeout",
     ];
     let known_switches = ["--sim", "--hardware", "--trace-advisory"];
-    check_args(args, &known_flags, &known_switches, HELP)?;
+    if !check_args(args, &known_flags, &known_switches, HELP)? {
+        return Ok(());
+    }
     let abi_name = value(args, "--abi")?.unwrap_or("rocm-5.2");
     let abi = abi_named(abi_name)
         .ok_or_else(|| format!("unknown --abi `{abi_name}` (rocm-5.2 or current)"))?;
