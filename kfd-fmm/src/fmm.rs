@@ -1176,9 +1176,11 @@ impl Fmm {
         let coarse = flags.contains(MemFlags::COARSE_GRAIN);
         let ext = flags.contains(MemFlags::EXTENDED_COHERENT);
         let unc = flags.contains(MemFlags::UNCACHED);
-        if !r52 && [coarse, ext, unc].iter().filter(|&&b| b).count() > 1 {
+        // As upstream (memory.c): ExtendedCoherent excludes CoarseGrain and
+        // Uncached; CoarseGrain with Uncached is allowed. 5.2.3 has no check.
+        if !r52 && ext && (coarse || unc) {
             return Err(FmmError::ConflictingFlags(
-                "CoarseGrain, ExtendedCoherent and Uncached exclude each other",
+                "ExtendedCoherent with CoarseGrain or Uncached",
             ));
         }
         // Nothing this big fits in the address space; refused here, before
