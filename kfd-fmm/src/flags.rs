@@ -138,8 +138,10 @@ bitflags::bitflags! {
 pub use kfd_sys::kfd::{AllocMemFlags, SvmFlags};
 
 /// The kernel flags every allocation derives from its [`MemFlags`]
-/// (the part shared by VRAM and system memory).
-pub(crate) fn hsa_to_ioc(flags: MemFlags) -> AllocMemFlags {
+/// (the part shared by VRAM and system memory). `always_executable` is
+/// 5.2.3's rule (every allocation executable, the runtime could not ask
+/// for it); the newest library sets EXECUTABLE only for ExecuteAccess.
+pub(crate) fn hsa_to_ioc(flags: MemFlags, always_executable: bool) -> AllocMemFlags {
     let mut ioc = AllocMemFlags::empty();
     if flags.contains(MemFlags::AQL_QUEUE_MEMORY) {
         ioc |= AllocMemFlags::AQL_QUEUE_MEM | AllocMemFlags::UNCACHED;
@@ -147,9 +149,9 @@ pub(crate) fn hsa_to_ioc(flags: MemFlags) -> AllocMemFlags {
     if !flags.contains(MemFlags::READ_ONLY) {
         ioc |= AllocMemFlags::WRITABLE;
     }
-    // As upstream: the runtime cannot ask for execute permission, so every
-    // user allocation is executable.
-    ioc |= AllocMemFlags::EXECUTABLE;
+    if always_executable || flags.contains(MemFlags::EXECUTE_ACCESS) {
+        ioc |= AllocMemFlags::EXECUTABLE;
+    }
     ioc
 }
 
@@ -270,16 +272,20 @@ mod tests {
 
     #[test]
     fn translation_to_kernel_flags() {
-        let ioc = hsa_to_ioc(MemFlags::AQL_QUEUE_MEMORY);
+        let ioc = hsa_to_ioc(MemFlags::AQL_QUEUE_MEMORY, true);
         assert!(ioc.contains(
             AllocMemFlags::AQL_QUEUE_MEM
                 | AllocMemFlags::UNCACHED
                 | AllocMemFlags::WRITABLE
                 | AllocMemFlags::EXECUTABLE
         ));
-        let ro = hsa_to_ioc(MemFlags::READ_ONLY);
+        let ro = hsa_to_ioc(MemFlags::READ_ONLY, true);
         assert!(!ro.contains(AllocMemFlags::WRITABLE));
         assert!(ro.contains(AllocMemFlags::EXECUTABLE));
+        // The newest rule: executable only with ExecuteAccess.
+        assert!(!hsa_to_ioc(MemFlags::READ_ONLY, false).contains(AllocMemFlags::EXECUTABLE));
+        let x = hsa_to_ioc(MemFlags::EXECUTE_ACCESS, false);
+        assert!(x.contains(AllocMemFlags::EXECUTABLE | AllocMemFlags::WRITABLE));
         let back = ioc_to_hsa(AllocMemFlags::PUBLIC | AllocMemFlags::WRITABLE);
         assert_eq!(back, MemFlags::HOST_ACCESS | MemFlags::COARSE_GRAIN);
     }

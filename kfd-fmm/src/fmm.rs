@@ -786,6 +786,12 @@ impl Fmm {
     // Helpers
     // ------------------------------------------------------------------
 
+    /// 5.2.3 makes every allocation executable; the newest library only
+    /// those with ExecuteAccess.
+    fn always_executable(&self) -> bool {
+        self.opts.generation == Generation::Rocm52
+    }
+
     fn gpu_index(&self, gpu_id: u32) -> Option<usize> {
         if gpu_id == 0 {
             return None;
@@ -1249,7 +1255,7 @@ impl Fmm {
         owned: bool,
     ) -> Result<u64> {
         let gpu = &self.gpus[gi];
-        let mut ioc = AllocMemFlags::VRAM | hsa_to_ioc(flags);
+        let mut ioc = AllocMemFlags::VRAM | hsa_to_ioc(flags, self.always_executable());
         if flags.contains(MemFlags::HOST_ACCESS) {
             ioc |= AllocMemFlags::PUBLIC;
         }
@@ -1352,7 +1358,7 @@ impl Fmm {
         } else {
             ApId::SvmCoherent
         };
-        let mut ioc = hsa_to_ioc(flags);
+        let mut ioc = hsa_to_ioc(flags, self.always_executable());
         if !coarse || self.opts.disable_cache {
             ioc |= AllocMemFlags::COHERENT;
         }
