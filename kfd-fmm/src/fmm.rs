@@ -1948,11 +1948,17 @@ impl Fmm {
             o.mapping_count = 0;
             r
         })
-        .unwrap_or(if self.is_dgpu {
-            Err(FmmError::UnknownPointer(addr))
-        } else {
-            Ok(())
-        })
+        // Unknown address: a no-op on APUs; on dGPUs too with the SVM API
+        // under the newest library (5.2.3 refuses it on dGPUs).
+        .unwrap_or(
+            if !self.is_dgpu
+                || (self.opts.svm_api_enabled && self.opts.generation == Generation::Current)
+            {
+                Ok(())
+            } else {
+                Err(FmmError::UnknownPointer(addr))
+            },
+        )
     }
 
     // ------------------------------------------------------------------
