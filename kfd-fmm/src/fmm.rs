@@ -2392,6 +2392,14 @@ impl Fmm {
         } else {
             self.gpu_ids_for_nodes(nodes)?
         };
+        // Upstream refuses a handle whose aperture type is invalid with
+        // INVALID_PARAMETER before any ioctl; ours is one without the magic.
+        // 5.2.3 crashes on such a handle; Rocm52 keeps ERROR.
+        if !handle.has_magic() && self.opts.generation == Generation::Current {
+            return Err(FmmError::InvalidArgument(
+                "share handle not made by ShareMemory",
+            ));
+        }
         let fd = handle.open()?;
         let size = handle.size_in_pages() as u64 * PAGE_SIZE;
         if size == 0 {

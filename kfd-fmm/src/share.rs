@@ -69,6 +69,13 @@ impl ShareHandle {
         ShareHandle(w)
     }
 
+    /// Whether the first word is this format's magic: a handle without it
+    /// was not made by [`crate::Fmm::share_memory`] at all (the newest C
+    /// library's analogue: an invalid aperture type in the handle).
+    pub fn has_magic(&self) -> bool {
+        self.0[0] == MAGIC
+    }
+
     /// Checks the magic and checksum.
     pub fn is_valid(&self) -> bool {
         self.0[0] == MAGIC && self.0[7] == checksum(&self.0)

@@ -700,6 +700,13 @@ fn dmabuf_export_import_and_share() {
     let mut bad = h;
     bad.0[3] ^= 1;
     assert_eq!(st(fmm.register_shared_handle(&bad, &[]).unwrap_err()), 1);
+    // Not a handle of ours at all: INVALID_PARAMETER, as upstream for a
+    // handle with an invalid aperture type.
+    let garbage = kfd_fmm::ShareHandle([0xdead_beef; 8]);
+    assert_eq!(
+        st(fmm.register_shared_handle(&garbage, &[]).unwrap_err()),
+        3
+    );
     assert_eq!(st(fmm.share_memory(0x7000, PAGE_SIZE).unwrap_err()), 3);
     assert_eq!(st(fmm.share_memory(b.addr(), 1 << 44).unwrap_err()), 3);
     // dma-buf export needs KFD 1.12.

@@ -382,3 +382,22 @@ fn rocm52_share_memory_uses_the_ipc_export() {
     drop(buf);
     teardown(sim, fmm);
 }
+
+/// A forged share handle: ERROR under Rocm52 (5.2.3 crashes on it), while
+/// the newest rule says INVALID_PARAMETER.
+#[test]
+fn rocm52_garbage_share_handle_is_an_error() {
+    let garbage = kfd_fmm::ShareHandle([0xdead_beef; 8]);
+    let (sim, fmm) = primary_with("mi210", r52());
+    assert_eq!(
+        st(fmm.register_shared_handle(&garbage, &[]).unwrap_err()),
+        1
+    );
+    teardown(sim, fmm);
+    let (sim, fmm) = primary("mi210");
+    assert_eq!(
+        st(fmm.register_shared_handle(&garbage, &[]).unwrap_err()),
+        3
+    );
+    teardown(sim, fmm);
+}
