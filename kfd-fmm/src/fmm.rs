@@ -345,6 +345,9 @@ pub struct Fmm {
     opts: FmmOptions,
     version: (u32, u32),
     nodes: Vec<NodeDesc>,
+    /// Per node, the nodes its io links go to (in link order; empty when
+    /// the memory manager was made without a topology).
+    io_links: Vec<Vec<u32>>,
     gpus: Vec<Gpu>,
     all_gpu_ids: Vec<u32>,
     is_dgpu: bool,
@@ -404,6 +407,17 @@ impl Fmm {
     /// remap page of each gfx9+ GPU (a failure there only records a
     /// warning), as libhsakmt's `fmm_init_process_apertures` does.
     pub fn new(kfd: Arc<DeviceFile>, nodes: Vec<NodeDesc>, opts: FmmOptions) -> Result<Fmm> {
+        Fmm::with_io_links(kfd, nodes, Vec::new(), opts)
+    }
+
+    /// [`Fmm::new`] knowing, per node, the nodes its io links go to (what
+    /// [`Generation::Current`] needs to find each GPU's usable peers).
+    fn with_io_links(
+        kfd: Arc<DeviceFile>,
+        nodes: Vec<NodeDesc>,
+        io_links: Vec<Vec<u32>>,
+        opts: FmmOptions,
+    ) -> Result<Fmm> {
         let mut v = kfd::kfd_ioctl_get_version_args::default();
         kfd.ioctl_plain(kfd::AMDKFD_IOC_GET_VERSION, &mut v)
             .map_err(FmmError::ioctl("AMDKFD_IOC_GET_VERSION"))?;
@@ -464,6 +478,7 @@ impl Fmm {
             opts,
             version: (v.major_version, v.minor_version),
             nodes,
+            io_links,
             gpus,
             all_gpu_ids: Vec::new(),
             is_dgpu,
@@ -493,7 +508,12 @@ impl Fmm {
             .iter()
             .map(NodeDesc::from_topology_node)
             .collect();
-        Fmm::new(kfd, nodes, opts)
+        let io_links = topology
+            .nodes
+            .iter()
+            .map(|n| n.io_links.iter().map(|l| l.node_to).collect())
+            .collect();
+        Fmm::with_io_links(kfd, nodes, io_links, opts)
     }
 
     fn init_apertures(&mut self) -> Result<()> {
@@ -678,9 +698,15 @@ impl Fmm {
             )
             .and_then(|()| {
                 obj.cpu = CpuView::Mapped { len: PAGE_SIZE };
-                // Both C generations map it with no node list: onto every
-                // GPU (the default mapping set), not only its own.
-                self.map_ioctl(&mut obj, &self.all_gpu_ids)
+                // Both C generations map it with no node list. 5.2.3 maps
+                // such an object onto every GPU (the default mapping set);
+                // the current one, as the object belongs to a GPU node,
+                // onto that GPU's usable peers.
+                let targets = match self.opts.generation {
+                    Generation::Rocm52 => self.all_gpu_ids.clone(),
+                    Generation::Current => self.usable_peers(gi),
+                };
+                self.map_ioctl(&mut obj, &targets)
             });
         if let Err(e) = r {
             self.destroy(obj);
@@ -689,6 +715,29 @@ impl Fmm {
         obj.mapping_count = 1;
         lock(&self.shards[gi + 1]).insert(obj);
         Ok(addr)
+    }
+
+    /// The GPUs that can map memory of GPU `gi`, as upstream fmm.c builds
+    /// `usable_peer_id_array`: the GPU itself, then, in aperture order,
+    /// each GPU with an io link to it (once per such link).
+    fn usable_peers(&self, gi: usize) -> Vec<u32> {
+        let me = self.gpus[gi].node_id;
+        let mut peers = vec![self.gpus[gi].gpu_id];
+        for &gpu_id in &self.all_gpu_ids {
+            let Some(from) = self.gpu_index(gpu_id) else {
+                continue;
+            };
+            let links = self
+                .io_links
+                .get(self.gpus[from].node_id as usize)
+                .map_or(&[][..], Vec::as_slice);
+            for &to in links {
+                if to == me {
+                    peers.push(gpu_id);
+                }
+            }
+        }
+        peers
     }
 
     fn warn(&self, msg: String) {

@@ -269,11 +269,11 @@ fn guard_pages_are_released_in_mmap_apertures() {
     teardown(sim, fmm);
 }
 
-/// The MMIO remap page is mapped onto every GPU, as both C generations
-/// do (no node list: the default mapping set).
+/// 5.2.3 maps the MMIO remap page onto every GPU (no node list: the
+/// default mapping set).
 #[test]
-fn mmio_pages_are_mapped_on_all_gpus() {
-    let (sim, fmm) = primary("mi300x");
+fn rocm52_mmio_pages_are_mapped_on_all_gpus() {
+    let (sim, fmm) = primary_with("mi300x", r52());
     let gpus: Vec<u32> = (0..fmm.nodes().len() as u32)
         .filter(|&n| fmm.nodes()[n as usize].is_gpu())
         .collect();
@@ -285,6 +285,46 @@ fn mmio_pages_are_mapped_on_all_gpus() {
         assert_eq!(on, gpus);
     }
     teardown(sim, fmm);
+}
+
+/// The current generation maps each GPU's MMIO remap page onto that
+/// GPU's usable peers: itself and the GPUs with an io link to it.
+#[test]
+fn mmio_pages_are_mapped_on_usable_peers() {
+    for preset in ["mi300x", "large64"] {
+        let sim = kfd_sim::Sim::preset(preset).expect("preset");
+        let d: Arc<dyn kfd_sys::Driver> = Arc::new(sim.clone());
+        let topo = kfd_topology::Topology::snapshot(&*d).expect("snapshot");
+        let fmm = Arc::new(
+            kfd_fmm::Fmm::from_topology(open_kfd(&sim), &topo, FmmOptions::primary()).expect("fmm"),
+        );
+        let mut checked = 0;
+        for n in &topo.nodes {
+            if n.gpu_id == 0 {
+                continue;
+            }
+            let mut want: Vec<u32> = vec![n.id];
+            for m in &topo.nodes {
+                if m.gpu_id != 0 && m.io_links.iter().any(|l| l.node_to == n.id) {
+                    want.push(m.id);
+                }
+            }
+            want.sort();
+            want.dedup();
+            let mmio = fmm.mmio_address(n.id).expect("mapped");
+            let mut on = fmm.pointer_info(mmio).unwrap().mapped_nodes;
+            on.sort();
+            assert_eq!(on, want, "{preset} node {}", n.id);
+            checked += want.len();
+        }
+        let gpus = topo.nodes.iter().filter(|n| n.gpu_id != 0).count();
+        if preset == "mi300x" {
+            assert_eq!(checked, gpus * gpus, "mi300x GPUs all reach each other");
+        } else {
+            assert_eq!(checked, gpus, "large64 GPUs have no peer links");
+        }
+        teardown(sim, fmm);
+    }
 }
 
 /// 5.2.3 has no flag-combination check: CoarseGrain with Uncached drops
