@@ -33,6 +33,11 @@ export! {
         opts.svm_api_supported = c.svm_api();
         let topo = c.acquire_system_properties_with(&opts).kmt()?;
         c.fmm().kmt()?;
+        if generation::GENERATION == generation::Generation::Current {
+            // The newest library rebuilds the apertures its release
+            // destroyed (ACQUIRE_VM etc. again).
+            c.reacquire_apertures().kmt()?;
+        }
         // SAFETY: checked above; an OUT argument.
         unsafe { write_out(SystemProperties, ffi::system_properties(&topo), st::INVALID_PARAMETER) }
     }
@@ -42,6 +47,12 @@ export! {
     ctx fn hsaKmtReleaseSystemPropertiesCtx(ctx: *mut HsaKFDContext) {
         match ctx::lookup(ctx) {
             Ok(c) => {
+                if generation::GENERATION == generation::Generation::Current {
+                    // The newest library also destroys the process
+                    // apertures (topology.c: MMIO remap pages unmapped and
+                    // freed); the next acquire sets them up again.
+                    c.release_apertures();
+                }
                 c.release_system_properties();
                 Ok(())
             }

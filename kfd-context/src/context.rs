@@ -60,6 +60,9 @@ struct Subs {
     queues: Option<Arc<Queues>>,
     debug: Option<Arc<Debug>>,
     perf: Option<Arc<Perf>>,
+    /// The memory manager's apertures were released
+    /// ([`Context::release_apertures`]) and not set up again yet.
+    apertures_released: bool,
 }
 
 pub(crate) struct Inner {
@@ -305,6 +308,49 @@ impl Context {
             .topology
             .write()
             .unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    /// Releases what the newest library's `hsaKmtReleaseSystemProperties`
+    /// destroys along with the snapshot: the doorbell pages, then the
+    /// memory manager's process apertures (its MMIO remap pages; see
+    /// [`Fmm::release_apertures`]). The doorbell pages go with the queue
+    /// sub-context, only when it has no live queue and nobody else holds
+    /// it (upstream unmaps them even under live queues; ours keep theirs);
+    /// the next queue maps them again, as upstream does. Allocations and
+    /// events stay. Does nothing if the memory manager does not exist or
+    /// was released already.
+    pub fn release_apertures(&self) {
+        let mut subs = self.subs();
+        if subs.apertures_released {
+            return;
+        }
+        if subs
+            .queues
+            .as_ref()
+            .is_some_and(|q| Arc::strong_count(q) == 1 && q.live_count() == 0)
+        {
+            // The last reference: dropping it releases the doorbell pages.
+            subs.queues = None;
+        }
+        if let Some(f) = &subs.fmm {
+            f.release_apertures();
+            subs.apertures_released = true;
+        }
+    }
+
+    /// Sets up again what [`Context::release_apertures`] released (the
+    /// newest library's next `hsaKmtAcquireSystemProperties`); does
+    /// nothing otherwise.
+    pub fn reacquire_apertures(&self) -> Result<(), ContextError> {
+        let mut subs = self.subs();
+        if !subs.apertures_released {
+            return Ok(());
+        }
+        if let Some(f) = &subs.fmm {
+            f.reacquire_apertures()?;
+        }
+        subs.apertures_released = false;
+        Ok(())
     }
 
     /// The current topology snapshot.

@@ -52,3 +52,33 @@ fn foreign_objects_are_refused() {
     let err = b.check_owner(a.id()).unwrap_err();
     assert_eq!(err.status().0, 4);
 }
+
+/// Releasing the apertures (the newest library's
+/// `hsaKmtReleaseSystemProperties`) unmaps and frees the MMIO remap pages;
+/// reacquiring maps them again. Nothing leaks.
+#[test]
+fn apertures_are_released_and_reacquired() {
+    let sim = Sim::preset("mi210").unwrap();
+    let ctx = Context::open_secondary(Arc::new(sim.clone())).unwrap();
+    let topo = ctx.acquire_system_properties().unwrap();
+    let gpu = topo.gpu_nodes().next().unwrap().id;
+    let fmm = ctx.fmm().unwrap();
+    let bos = |sim: &Sim| sim.live_objects().processes[0].bos;
+    let first = fmm.mmio_address(gpu).expect("MMIO page mapped");
+    let with_mmio = bos(&sim);
+    ctx.release_apertures();
+    ctx.release_system_properties();
+    assert_eq!(fmm.mmio_address(gpu), None);
+    assert_eq!(bos(&sim), with_mmio - 1, "MMIO page freed");
+    ctx.release_apertures(); // a second release does nothing
+    assert_eq!(bos(&sim), with_mmio - 1);
+    ctx.acquire_system_properties().unwrap();
+    ctx.reacquire_apertures().unwrap();
+    assert_ne!(fmm.mmio_address(gpu), None, "{first:#x} mapped again");
+    assert_eq!(bos(&sim), with_mmio);
+    ctx.reacquire_apertures().unwrap(); // nothing to do
+    assert_eq!(bos(&sim), with_mmio);
+    drop(fmm);
+    ctx.close();
+    assert!(sim.live_objects().processes.is_empty());
+}

@@ -516,7 +516,9 @@ impl Fmm {
         Fmm::with_io_links(kfd, nodes, io_links, opts)
     }
 
-    fn init_apertures(&mut self) -> Result<()> {
+    /// GET_PROCESS_APERTURES_NEW (or, on a really old kernel, the inline
+    /// form): the apertures of each GPU, in kernel order.
+    fn process_apertures(&self) -> Result<Vec<kfd::kfd_process_device_apertures>> {
         let n = self.nodes.len().max(1);
         let mut aps = vec![kfd::kfd_process_device_apertures::default(); n];
         let mut args = kfd::kfd_ioctl_get_process_apertures_new_args {
@@ -544,10 +546,15 @@ impl Fmm {
                 c
             }
         };
+        aps.truncate(count);
+        Ok(aps)
+    }
 
+    fn init_apertures(&mut self) -> Result<()> {
+        let aps = self.process_apertures()?;
         let (mut svm_base, mut svm_limit, mut svm_align) = (0u64, 0u64, 0u64);
         let mut canonical = Vec::new();
-        for ap in &aps[..count] {
+        for ap in &aps {
             let Some(gi) = self.gpu_index(ap.gpu_id) else {
                 continue;
             };
@@ -586,36 +593,52 @@ impl Fmm {
                 let _ = a.allocate(None, align, align);
                 gpu.gpuvm = Some(a);
             }
-            let mut acq = kfd::kfd_ioctl_acquire_vm_args {
-                drm_fd: gpu.render.as_fd().as_raw_fd() as u32,
-                gpu_id: ap.gpu_id,
-            };
-            self.kfd
-                .ioctl_plain(kfd::AMDKFD_IOC_ACQUIRE_VM, &mut acq)
-                .map_err(FmmError::ioctl("AMDKFD_IOC_ACQUIRE_VM"))?;
+            self.acquire_vm(gi)?;
         }
 
         if svm_limit != 0 {
             self.init_svm(svm_base, svm_limit, svm_align)?;
-            let alt = self.svm_alt_aperture().expect("SVM initialised");
-            let (alt_base, alt_size) = (alt.base, alt.limit - alt.base + 1);
-            for gpu_id in canonical {
-                let mut p = kfd::kfd_ioctl_set_memory_policy_args {
-                    alternate_aperture_base: alt_base,
-                    alternate_aperture_size: alt_size,
-                    gpu_id,
-                    default_policy: if self.opts.disable_cache {
-                        kfd::KFD_IOC_CACHE_POLICY_COHERENT
-                    } else {
-                        kfd::KFD_IOC_CACHE_POLICY_NONCOHERENT
-                    },
-                    alternate_policy: kfd::KFD_IOC_CACHE_POLICY_COHERENT,
-                    misc_process_flag: 0,
-                };
-                self.kfd
-                    .ioctl_plain(kfd::AMDKFD_IOC_SET_MEMORY_POLICY, &mut p)
-                    .map_err(FmmError::ioctl("AMDKFD_IOC_SET_MEMORY_POLICY"))?;
-            }
+            self.set_memory_policies(&canonical)?;
+        }
+        Ok(())
+    }
+
+    /// ACQUIRE_VM of GPU `gi` on its render node.
+    fn acquire_vm(&self, gi: usize) -> Result<()> {
+        let gpu = &self.gpus[gi];
+        let mut acq = kfd::kfd_ioctl_acquire_vm_args {
+            drm_fd: gpu.render.as_fd().as_raw_fd() as u32,
+            gpu_id: gpu.gpu_id,
+        };
+        self.kfd
+            .ioctl_plain(kfd::AMDKFD_IOC_ACQUIRE_VM, &mut acq)
+            .map_err(FmmError::ioctl("AMDKFD_IOC_ACQUIRE_VM"))?;
+        Ok(())
+    }
+
+    /// SET_MEMORY_POLICY of each GPU in `canonical` (those whose VM covers
+    /// the canonical range), matching the SVM apertures.
+    fn set_memory_policies(&self, canonical: &[u32]) -> Result<()> {
+        let Some(alt) = self.svm_alt_aperture() else {
+            return Ok(());
+        };
+        let (alt_base, alt_size) = (alt.base, alt.limit - alt.base + 1);
+        for &gpu_id in canonical {
+            let mut p = kfd::kfd_ioctl_set_memory_policy_args {
+                alternate_aperture_base: alt_base,
+                alternate_aperture_size: alt_size,
+                gpu_id,
+                default_policy: if self.opts.disable_cache {
+                    kfd::KFD_IOC_CACHE_POLICY_COHERENT
+                } else {
+                    kfd::KFD_IOC_CACHE_POLICY_NONCOHERENT
+                },
+                alternate_policy: kfd::KFD_IOC_CACHE_POLICY_COHERENT,
+                misc_process_flag: 0,
+            };
+            self.kfd
+                .ioctl_plain(kfd::AMDKFD_IOC_SET_MEMORY_POLICY, &mut p)
+                .map_err(FmmError::ioctl("AMDKFD_IOC_SET_MEMORY_POLICY"))?;
         }
         Ok(())
     }
@@ -656,6 +679,46 @@ impl Fmm {
             guard,
             true,
         ));
+        Ok(())
+    }
+
+    /// Undoes what acquiring the system properties set up, as upstream
+    /// `hsaKmtReleaseSystemProperties` does with
+    /// `hsakmt_fmm_destroy_process_apertures`: unmaps and frees each GPU's
+    /// MMIO remap page. Allocations, scratch and the SVM apertures stay.
+    pub fn release_apertures(&self) {
+        for gi in 0..self.gpus.len() {
+            let Some(addr) = lock(&self.gpus[gi].mmio).take() else {
+                continue;
+            };
+            let obj = lock(&self.shards[gi + 1]).remove(addr);
+            if let Some(obj) = obj {
+                self.destroy(obj);
+            }
+        }
+    }
+
+    /// Sets the apertures up again after [`Fmm::release_apertures`], as
+    /// upstream's next `hsaKmtAcquireSystemProperties` does: reads the
+    /// process apertures, acquires each GPU's VM, sets the memory policy
+    /// of the GPUs sharing the (kept) SVM apertures and maps the MMIO
+    /// remap pages again.
+    pub fn reacquire_apertures(&self) -> Result<()> {
+        let aps = self.process_apertures()?;
+        let mut canonical = Vec::new();
+        for ap in &aps {
+            let Some(gi) = self.gpu_index(ap.gpu_id) else {
+                continue;
+            };
+            if ap.gpuvm_limit < (1 << 47) {
+                canonical.push(ap.gpu_id);
+            }
+            self.acquire_vm(gi)?;
+        }
+        if !canonical.is_empty() {
+            self.set_memory_policies(&canonical)?;
+        }
+        self.map_mmio_pages();
         Ok(())
     }
 
