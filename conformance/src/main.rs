@@ -17,6 +17,7 @@ const USAGE: &str = "usage:
                       (--sim LIBKFD_SIM | --hardware) [--presets a,b,..]
                       [--default-preset NAME] [--family NAME]... [--out DIR]
                       [--intended FILE] [--timeout SECS] [--trace-advisory]
+                      [--current-ours LIB]
   kfd-conformance child --abi ABI --lib LIB --list FILE --out FILE
                       [--trace FILE] [--preset NAME] [--hardware]";
 
@@ -134,17 +135,29 @@ fn run(v: &[String]) -> Result<ExitCode, String> {
                 .unwrap_or(120),
         ),
         trace_gate: !a.has("--trace-advisory"),
+        current_ours: a.one("--current-ours").map(PathBuf::from),
     };
-    for (what, p) in [("reference", &cfg.reference), ("ours", &cfg.ours)] {
+    let current = cfg.current_ours.iter().map(|p| ("current-ours", p));
+    for (what, p) in [("reference", &cfg.reference), ("ours", &cfg.ours)]
+        .into_iter()
+        .chain(current)
+    {
         if !p.exists() {
             return Err(format!("{what} library {} does not exist", p.display()));
         }
     }
     let result = parent::run(&cfg)?;
     let title = format!(
-        "Reference: `{}`. Ours: `{}`. Intended differences: `{}`.",
+        "Reference: `{}`. Ours: `{}`{}. Intended differences: `{}`.",
         cfg.reference.display(),
         cfg.ours.display(),
+        cfg.current_ours
+            .as_ref()
+            .map(|p| format!(
+                " (families whose API it lacks: `{}`, the current ABI)",
+                p.display()
+            ))
+            .unwrap_or_default(),
         intended_path
             .as_ref()
             .map(|p| p.display().to_string())

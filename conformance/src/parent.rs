@@ -42,6 +42,12 @@ pub struct Config {
     pub child_timeout: Duration,
     /// Whether trace differences fail the run.
     pub trace_gate: bool,
+    /// Our build of the `current` generation. When `ours` lacks a family's
+    /// API (every scenario of the family records `lacks-api`, as the Ctx
+    /// family does on our rocm-5.2 build), that family's "ours" side runs
+    /// again with this library and the `current` layouts, so that its
+    /// documented-semantics checks still judge our implementation.
+    pub current_ours: Option<PathBuf>,
 }
 
 /// One library's result for one scenario.
@@ -57,6 +63,9 @@ pub struct Side {
     pub trace: Vec<String>,
     /// Whether a trace was recorded.
     pub traced: bool,
+    /// `Some(description)` when this side ran on [`Config::current_ours`]
+    /// because the configured library lacks the API.
+    pub ran_as: Option<String>,
 }
 
 impl Side {
@@ -194,7 +203,20 @@ pub fn run(cfg: &Config) -> Result<RunResult, String> {
                     preset,
                     if which == 0 { "ref" } else { "ours" }
                 );
-                sides[which] = run_side(cfg, fam, preset, lib, &names, &tag)?;
+                sides[which] = run_side(cfg, cfg.abi, fam, preset, lib, &names, &tag)?;
+            }
+            if let Some(cur) = current_fallback(cfg, fam, &names, &sides[1]) {
+                let tag = format!("{}-{}-ours-current", fam.name, preset);
+                let mut again = run_side(cfg, AbiKind::Current, fam, preset, cur, &names, &tag)?;
+                let why = format!(
+                    "ours ran as our current-ABI build `{}` ({} lacks the API)",
+                    cur.display(),
+                    cfg.ours.display()
+                );
+                for s in &mut again {
+                    s.ran_as = Some(why.clone());
+                }
+                sides[1] = again;
             }
             for (i, n) in names.iter().enumerate() {
                 let disp = if multi {
@@ -214,9 +236,30 @@ pub fn run(cfg: &Config) -> Result<RunResult, String> {
     })
 }
 
-/// Runs one library over a group's scenarios, restarting after crashes.
+/// The library to run a family's "ours" side on again: `current_ours`
+/// when `ours` is of another generation, lacks the family's API in every
+/// scenario (recorded `lacks-api`, no crash) and the current generation
+/// has the same scenarios.
+fn current_fallback<'c>(
+    cfg: &'c Config,
+    fam: Family,
+    names: &[String],
+    ours: &[Side],
+) -> Option<&'c Path> {
+    let cur = cfg.current_ours.as_deref()?;
+    let lacks_all = !ours.is_empty()
+        && ours
+            .iter()
+            .all(|s| s.crashed.is_none() && s.value("lacks-api").is_some());
+    (cfg.abi != AbiKind::Current && lacks_all && names_of(AbiKind::Current, fam.name) == names)
+        .then_some(cur)
+}
+
+/// Runs one library (of generation `abi`) over a group's scenarios,
+/// restarting after crashes.
 fn run_side(
     cfg: &Config,
+    abi: AbiKind,
     fam: Family,
     preset: &str,
     lib: &Path,
@@ -245,7 +288,7 @@ fn run_side(
         let mut cmd = Command::new(&cfg.runner);
         cmd.arg("child")
             .arg("--abi")
-            .arg(cfg.abi.name())
+            .arg(abi.name())
             .arg("--lib")
             .arg(lib)
             .arg("--list")
@@ -460,6 +503,21 @@ fn classify(cfg: &Config, name: &str, family: &str, r: &Side, o: &Side) -> Outco
         if let Some(m) = o.value("lacks-api") {
             oc.details.push(format!("ours lacks {m} too"));
         } else {
+            if let Some(w) = &o.ran_as {
+                oc.details.push(w.clone());
+            }
+            let checks: Vec<&str> = o
+                .records
+                .iter()
+                .filter(|(k, _, _)| k.starts_with("check."))
+                .map(|(k, _, _)| &k["check.".len()..])
+                .collect();
+            let steps = o.records.len() - checks.len();
+            oc.details.push(format!(
+                "ours ran {steps} recorded step(s) and {} semantic check(s): {}",
+                checks.len(),
+                checks.join(", ")
+            ));
             let fails: Vec<String> = o
                 .records
                 .iter()
@@ -618,6 +676,7 @@ mod tests {
             runner: "x".into(),
             child_timeout: Duration::from_secs(1),
             trace_gate: true,
+            current_ours: None,
         }
     }
 
@@ -671,6 +730,31 @@ mod tests {
             classify(&c, "ctx/a", "ctx", &a, &lacks).class,
             Class::Unsupported
         );
+    }
+
+    #[test]
+    fn ours_lacking_the_api_runs_on_the_current_build() {
+        let mut c = cfg("");
+        let fam = crate::scenarios::family("ctx").unwrap();
+        let names = names_of(AbiKind::Rocm52, "ctx");
+        let lacks = vec![side(&[("lacks-api", "hsaKmtOpenKFDCtx")]); names.len()];
+        assert_eq!(current_fallback(&c, fam, &names, &lacks), None);
+        c.current_ours = Some("cur".into());
+        assert_eq!(
+            current_fallback(&c, fam, &names, &lacks),
+            Some(Path::new("cur"))
+        );
+        let mut some = lacks.clone();
+        some[0] = side(&[("check.a", "ok")]);
+        assert_eq!(current_fallback(&c, fam, &names, &some), None);
+        c.abi = AbiKind::Current;
+        assert_eq!(current_fallback(&c, fam, &names, &lacks), None);
+        // A failed check of the current build still counts as a difference.
+        let mut bad = side(&[("check.a", "FAIL: status 0, want 20")]);
+        bad.ran_as = Some("ours ran as cur".into());
+        let o = classify(&c, "ctx/a", "ctx", &lacks[0], &bad);
+        assert_eq!(o.class, Class::Differ);
+        assert!(o.details.iter().any(|d| d == "ours ran as cur"));
     }
 
     #[test]

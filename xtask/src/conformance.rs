@@ -24,6 +24,10 @@ flags:
   --abi GEN          rocm-5.2 (default; pairs with Debian 5.2.3) or current
                      (needs --reference: a newest-upstream build)
   --ours PATH        our library to test (default: built with `dist` code)
+                     With --abi rocm-5.2 our current-ABI build is built too:
+                     the families whose API ours lacks (the Ctx API) run
+                     their \"ours\" side on it, checked against the documented
+                     semantics (the reference still lacks the API)
   --sim | --hardware simulator (default when /dev/kfd is absent) or real KFD
                      (default when /dev/kfd exists)
   --preset NAME      simulator preset for every family (default: every preset
@@ -85,6 +89,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
         Some(p) => PathBuf::from(p),
         None => dist_abi(abi)?,
     };
+    // Our rocm-5.2 build lacks the Ctx API; the parent runs that family's
+    // "ours" side on our current build (the Ctx functions are always ours).
+    let current_ours = if abi.dir == "current" {
+        None
+    } else {
+        let cur = abi_named("current").ok_or("no current ABI generation")?;
+        Some(dist_abi(cur)?)
+    };
     build::runner(&sh, "conformance", "kfd-conformance", false)?;
     let runner = target.join("debug").join("kfd-conformance");
 
@@ -119,6 +131,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
             }
         }
         None => run.push("--hardware".into()),
+    }
+    if let Some(cur) = &current_ours {
+        run.extend(["--current-ours".into(), cur.display().to_string()]);
     }
     for (i, a) in args.iter().enumerate() {
         if a == "--family" || a == "--timeout" {
