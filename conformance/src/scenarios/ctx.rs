@@ -54,6 +54,16 @@ fn open_primary<A: Abi>(cx: &mut Cx<A>) -> Option<CtxPtr> {
     (s == 0 && !p.is_null()).then_some(p)
 }
 
+/// Requires [`BASE`] and `extra` (see [`require`]), then opens the primary.
+fn start<A: Abi>(cx: &mut Cx<A>, extra: &[&str]) -> Option<CtxPtr> {
+    let mut need = BASE.to_vec();
+    need.extend_from_slice(extra);
+    if !require(cx, &need) {
+        return None;
+    }
+    open_primary(cx)
+}
+
 fn open_secondary<A: Abi>(cx: &mut Cx<A>, label: &str) -> Option<CtxPtr> {
     let mut p: CtxPtr = null_mut();
     let s = kmt!(
@@ -124,6 +134,28 @@ fn ctx_alloc<A: Abi>(cx: &mut Cx<A>, label: &str, c: CtxPtr) -> Option<*mut c_vo
         format!("status {s}"),
     );
     (s == 0 && !p.is_null()).then_some(p)
+}
+
+/// MapMemoryToGPUCtx of a [`ctx_alloc`] allocation `p` in `c`; the call
+/// site says whether `c` owns `p` or must refuse it.
+fn map_ctx<A: Abi>(cx: &mut Cx<A>, label: &str, c: CtxPtr, p: *mut c_void) -> u32 {
+    let mut va = 0u64;
+    kmt!(
+        cx,
+        label,
+        hsaKmtMapMemoryToGPUCtx(c, p, 0x2000, &mut va),
+        "live context; 0x2000-byte allocation of some context; live out"
+    )
+}
+
+/// FreeMemoryCtx of a [`ctx_alloc`] allocation `p` in `c` (see [`map_ctx`]).
+fn free_ctx<A: Abi>(cx: &mut Cx<A>, label: &str, c: CtxPtr, p: *mut c_void) -> u32 {
+    kmt!(
+        cx,
+        label,
+        hsaKmtFreeMemoryCtx(c, p, 0x2000),
+        "live context; 0x2000-byte allocation of some context"
+    )
 }
 
 /// QueryPointerInfoCtx of `p` in `c`: its status and whether it reports an
@@ -218,10 +250,7 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
         }
     });
     add(v, "ctx/close-secondary-bad", |cx| {
-        if !require(cx, BASE) {
-            return;
-        }
-        let Some(primary) = open_primary(cx) else {
+        let Some(primary) = start(cx, &[]) else {
             return;
         };
         let s = kmt!(
@@ -245,19 +274,17 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
         close_primary(cx);
     });
     add(v, "ctx/secondary-isolation", |cx| {
-        let mut need = BASE.to_vec();
-        need.extend([
-            "hsaKmtAllocMemoryCtx",
-            "hsaKmtFreeMemoryCtx",
-            "hsaKmtQueryPointerInfoCtx",
-            "hsaKmtGetNodePropertiesCtx",
-            "hsaKmtMapMemoryToGPUCtx",
-            "hsaKmtUnmapMemoryToGPUCtx",
-        ]);
-        if !require(cx, &need) {
-            return;
-        }
-        let Some(primary) = open_primary(cx) else {
+        let Some(primary) = start(
+            cx,
+            &[
+                "hsaKmtAllocMemoryCtx",
+                "hsaKmtFreeMemoryCtx",
+                "hsaKmtQueryPointerInfoCtx",
+                "hsaKmtGetNodePropertiesCtx",
+                "hsaKmtMapMemoryToGPUCtx",
+                "hsaKmtUnmapMemoryToGPUCtx",
+            ],
+        ) else {
             return;
         };
         let mut sp = HsaSystemProperties::default();
@@ -284,13 +311,7 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
             );
             cx.check("secondary-reads-topology", s == 0, format!("status {s}"));
             if let Some(p) = ctx_alloc(cx, "s1.alloc", s1) {
-                let mut va = 0u64;
-                let m = kmt!(
-                    cx,
-                    "s1.map",
-                    hsaKmtMapMemoryToGPUCtx(s1, p, 0x2000, &mut va),
-                    "allocation of s1; live out"
-                );
+                let m = map_ctx(cx, "s1.map", s1, p);
                 cx.check("owner-maps", m == 0, format!("status {m}"));
                 // The primary does not map or free s1's address here: with
                 // the SVM API on, a primary follows upstream's SVM fallback
@@ -300,12 +321,7 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
                 // range would also make a later primary allocation at the
                 // same VA fail with EADDRINUSE. Secondaries have no SVM API:
                 // they must refuse a foreign address.
-                let sm = kmt!(
-                    cx,
-                    "s2.map-foreign",
-                    hsaKmtMapMemoryToGPUCtx(s2, p, 0x2000, &mut va),
-                    "address of another context: must be refused"
-                );
+                let sm = map_ctx(cx, "s2.map-foreign", s2, p);
                 cx.check(
                     "secondary-cannot-map-foreign",
                     sm != 0,
@@ -338,12 +354,7 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
                     other.0 != 0 && !other.1,
                     format!("another secondary sees it (status {})", other.0),
                 );
-                let f = kmt!(
-                    cx,
-                    "s2.free-foreign",
-                    hsaKmtFreeMemoryCtx(s2, p, 0x2000),
-                    "address of another context: must be refused"
-                );
+                let f = free_ctx(cx, "s2.free-foreign", s2, p);
                 cx.check(
                     "secondary-cannot-free-foreign",
                     f != 0,
@@ -352,12 +363,7 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
                 // SAFETY: HostAccess allocation of 0x2000 bytes that
                 // survived the refused free above.
                 unsafe { super::pattern(cx, "s1.host-rw", p, 0x2000) };
-                let f = kmt!(
-                    cx,
-                    "s1.free",
-                    hsaKmtFreeMemoryCtx(s1, p, 0x2000),
-                    "allocated in s1 above"
-                );
+                let f = free_ctx(cx, "s1.free", s1, p);
                 cx.check("owner-frees", f == 0, format!("status {f}"));
             }
             if let Some(p) = ctx_alloc(cx, "primary.alloc", primary) {
@@ -370,35 +376,19 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
                         sec.0
                     ),
                 );
-                let mut va = 0u64;
-                let m = kmt!(
-                    cx,
-                    "s1.map-primary-alloc",
-                    hsaKmtMapMemoryToGPUCtx(s1, p, 0x2000, &mut va),
-                    "address of the primary: must be refused"
-                );
+                let m = map_ctx(cx, "s1.map-primary-alloc", s1, p);
                 cx.check(
                     "secondary-cannot-map-primary-alloc",
                     m != 0,
                     "a secondary mapped the primary's allocation",
                 );
-                let f = kmt!(
-                    cx,
-                    "s1.free-primary-alloc",
-                    hsaKmtFreeMemoryCtx(s1, p, 0x2000),
-                    "address of the primary: must be refused"
-                );
+                let f = free_ctx(cx, "s1.free-primary-alloc", s1, p);
                 cx.check(
                     "secondary-cannot-free-primary-alloc",
                     f != 0,
                     "a secondary freed the primary's allocation",
                 );
-                kmt!(
-                    cx,
-                    "primary.free-own",
-                    hsaKmtFreeMemoryCtx(primary, p, 0x2000),
-                    "allocated in the primary above"
-                );
+                free_ctx(cx, "primary.free-own", primary, p);
             }
             close_secondary(cx, "s1", s1);
             close_secondary(cx, "s2", s2);
@@ -412,12 +402,8 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
         close_primary(cx);
     });
     add(v, "ctx/secondary-runtime-enable", |cx| {
-        let mut need = BASE.to_vec();
-        need.extend(["hsaKmtRuntimeEnableCtx", "hsaKmtRuntimeDisableCtx"]);
-        if !require(cx, &need) {
-            return;
-        }
-        let Some(_primary) = open_primary(cx) else {
+        let Some(_primary) = start(cx, &["hsaKmtRuntimeEnableCtx", "hsaKmtRuntimeDisableCtx"])
+        else {
             return;
         };
         if let Some(s) = open_secondary(cx, "s") {
@@ -438,19 +424,17 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
         close_primary(cx);
     });
     add(v, "ctx/close-one-secondary", |cx| {
-        let mut need = BASE.to_vec();
-        need.extend([
-            "hsaKmtAllocMemoryCtx",
-            "hsaKmtFreeMemoryCtx",
-            "hsaKmtCreateEventCtx",
-            "hsaKmtSetEventCtx",
-            "hsaKmtWaitOnEventCtx",
-            "hsaKmtDestroyEventCtx",
-        ]);
-        if !require(cx, &need) {
-            return;
-        }
-        let Some(_primary) = open_primary(cx) else {
+        let Some(_primary) = start(
+            cx,
+            &[
+                "hsaKmtAllocMemoryCtx",
+                "hsaKmtFreeMemoryCtx",
+                "hsaKmtCreateEventCtx",
+                "hsaKmtSetEventCtx",
+                "hsaKmtWaitOnEventCtx",
+                "hsaKmtDestroyEventCtx",
+            ],
+        ) else {
             return;
         };
         let s1 = open_secondary(cx, "s1");
@@ -459,12 +443,7 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
             close_secondary(cx, "s1", s1);
             let p = ctx_alloc(cx, "s2.alloc-after", s2);
             if let Some(p) = p {
-                let f = kmt!(
-                    cx,
-                    "s2.free",
-                    hsaKmtFreeMemoryCtx(s2, p, 0x2000),
-                    "allocated in s2 above"
-                );
+                let f = free_ctx(cx, "s2.free", s2, p);
                 cx.check("s2-free-works", f == 0, format!("status {f}"));
             }
             let mut d = HsaEventDescriptor::default();
@@ -496,16 +475,14 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
         close_primary(cx);
     });
     add(v, "ctx/legacy-is-primary", |cx| {
-        let mut need = BASE.to_vec();
-        need.extend([
-            "hsaKmtQueryPointerInfoCtx",
-            "hsaKmtAllocMemory",
-            "hsaKmtFreeMemory",
-        ]);
-        if !require(cx, &need) {
-            return;
-        }
-        let Some(primary) = open_primary(cx) else {
+        let Some(primary) = start(
+            cx,
+            &[
+                "hsaKmtQueryPointerInfoCtx",
+                "hsaKmtAllocMemory",
+                "hsaKmtFreeMemory",
+            ],
+        ) else {
             return;
         };
         let mut sp = HsaSystemProperties::default();

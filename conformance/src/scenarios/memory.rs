@@ -78,6 +78,44 @@ fn alloc_cycle<A: Abi>(cx: &mut Cx<A>, node: u32, size: u64, flags: u32) {
     free(cx, "free", p, size);
 }
 
+/// One SVM attribute.
+fn attr(r#type: u32, value: u32) -> HSA_SVM_ATTRIBUTE {
+    HSA_SVM_ATTRIBUTE { r#type, value }
+}
+
+/// `hsaKmtSVMSetAttr` over `attrs`; the call site says why `start` and
+/// `size` are what they are (a live range or a deliberate bad input).
+fn svm_set<A: Abi>(
+    cx: &mut Cx<A>,
+    label: &str,
+    start: *mut c_void,
+    size: u64,
+    attrs: &mut [HSA_SVM_ATTRIBUTE],
+) -> u32 {
+    kmt!(
+        cx,
+        label,
+        hsaKmtSVMSetAttr(start, size, attrs.len() as u32, attrs.as_mut_ptr()),
+        "live attribute array of that length; range as the call site says"
+    )
+}
+
+/// `hsaKmtSVMGetAttr` into `attrs` (see [`svm_set`]).
+fn svm_get<A: Abi>(
+    cx: &mut Cx<A>,
+    label: &str,
+    start: *mut c_void,
+    size: u64,
+    attrs: &mut [HSA_SVM_ATTRIBUTE],
+) -> u32 {
+    kmt!(
+        cx,
+        label,
+        hsaKmtSVMGetAttr(start, size, attrs.len() as u32, attrs.as_mut_ptr()),
+        "live attribute array of that length; range as the call site says"
+    )
+}
+
 pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
     // --- memory: the flag matrix on system and VRAM nodes
     for w in [Where::System, Where::Vram] {
@@ -807,162 +845,55 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
         let Some(t) = setup(cx) else { return };
         let buf = HostBuf::new(0x20000);
         let g = t.gpu();
-        let mut set = [
-            HSA_SVM_ATTRIBUTE {
-                r#type: 0,
-                value: g,
-            },
-            HSA_SVM_ATTRIBUTE {
-                r#type: 2,
-                value: g,
-            },
-            HSA_SVM_ATTRIBUTE {
-                r#type: 5,
-                value: 0x1,
-            },
-            HSA_SVM_ATTRIBUTE {
-                r#type: 7,
-                value: 4,
-            },
-        ];
-        kmt!(
-            cx,
-            "set",
-            hsaKmtSVMSetAttr(buf.ptr(), 0x20000, set.len() as u32, set.as_mut_ptr()),
-            "live page-aligned 128 KiB range; 4 attributes"
-        );
-        let mut get = [
-            HSA_SVM_ATTRIBUTE {
-                r#type: 0,
-                value: 0,
-            },
-            HSA_SVM_ATTRIBUTE {
-                r#type: 1,
-                value: 0,
-            },
-            HSA_SVM_ATTRIBUTE {
-                r#type: 2,
-                value: g,
-            },
-            HSA_SVM_ATTRIBUTE {
-                r#type: 5,
-                value: 0,
-            },
-            HSA_SVM_ATTRIBUTE {
-                r#type: 7,
-                value: 0,
-            },
-        ];
-        if kmt!(
-            cx,
-            "get",
-            hsaKmtSVMGetAttr(buf.ptr(), 0x20000, get.len() as u32, get.as_mut_ptr()),
-            "same range; 5 attributes"
-        ) == 0
-        {
+        let mut set = [attr(0, g), attr(2, g), attr(5, 0x1), attr(7, 4)];
+        // live page-aligned 128 KiB range; 4 attributes
+        svm_set(cx, "set", buf.ptr(), 0x20000, &mut set);
+        let mut get = [attr(0, 0), attr(1, 0), attr(2, g), attr(5, 0), attr(7, 0)];
+        // same range; 5 attributes
+        if svm_get(cx, "get", buf.ptr(), 0x20000, &mut get) == 0 {
             for (i, a) in get.iter().enumerate() {
                 cx.rec(&format!("get{i}"), format!("{:?}", a));
             }
         }
-        let mut clr = [HSA_SVM_ATTRIBUTE {
-            r#type: 6,
-            value: 0x1,
-        }];
-        kmt!(
-            cx,
-            "clear-flags",
-            hsaKmtSVMSetAttr(buf.ptr(), 0x10000, 1, clr.as_mut_ptr()),
-            "first half of the range"
-        );
-        let mut get2 = [HSA_SVM_ATTRIBUTE {
-            r#type: 5,
-            value: 0,
-        }];
-        kmt!(
-            cx,
-            "get-split",
-            hsaKmtSVMGetAttr(buf.ptr(), 0x20000, 1, get2.as_mut_ptr()),
-            "whole range after a split"
-        );
+        // first half of the range
+        svm_set(cx, "clear-flags", buf.ptr(), 0x10000, &mut [attr(6, 0x1)]);
+        let mut get2 = [attr(5, 0)];
+        // whole range after a split
+        svm_get(cx, "get-split", buf.ptr(), 0x20000, &mut get2);
         cx.rec("get-split.value", format!("{:?}", get2[0]));
-        let mut pl = [HSA_SVM_ATTRIBUTE {
-            r#type: 0,
-            value: 0xFFFF_FFFF,
-        }];
-        kmt!(
-            cx,
-            "reset-preferred",
-            hsaKmtSVMSetAttr(buf.ptr(), 0x20000, 1, pl.as_mut_ptr()),
-            "whole range"
-        );
+        // whole range
+        let mut pl = [attr(0, 0xFFFF_FFFF)];
+        svm_set(cx, "reset-preferred", buf.ptr(), 0x20000, &mut pl);
         teardown(cx);
     });
     add(v, "svm/bad-input", |cx| {
         let Some(t) = setup(cx) else { return };
         let buf = HostBuf::new(0x4000);
-        let mut a = [HSA_SVM_ATTRIBUTE {
-            r#type: 0,
-            value: t.gpu(),
-        }];
-        kmt!(
-            cx,
-            "null-start",
-            hsaKmtSVMSetAttr(null_mut(), 0x1000, 1, a.as_mut_ptr()),
-            "deliberate NULL start"
-        );
-        kmt!(
-            cx,
-            "size-zero",
-            hsaKmtSVMSetAttr(buf.ptr(), 0, 1, a.as_mut_ptr()),
-            "size 0"
-        );
-        kmt!(
+        let b = buf.ptr();
+        let mut a = [attr(0, t.gpu())];
+        // deliberate NULL start, size 0, unaligned start, unaligned size
+        svm_set(cx, "null-start", null_mut(), 0x1000, &mut a);
+        svm_set(cx, "size-zero", b, 0, &mut a);
+        svm_set(
             cx,
             "start-unaligned",
-            hsaKmtSVMSetAttr(buf.ptr().wrapping_byte_add(16), 0x1000, 1, a.as_mut_ptr()),
-            "unaligned start"
+            b.wrapping_byte_add(16),
+            0x1000,
+            &mut a,
         );
-        kmt!(
-            cx,
-            "size-unaligned",
-            hsaKmtSVMSetAttr(buf.ptr(), 0x1001, 1, a.as_mut_ptr()),
-            "unaligned size"
-        );
-        let mut bad = [HSA_SVM_ATTRIBUTE {
-            r#type: 0,
-            value: t.nodes + 2,
-        }];
-        kmt!(
-            cx,
-            "node-unknown",
-            hsaKmtSVMSetAttr(buf.ptr(), 0x4000, 1, bad.as_mut_ptr()),
-            "attribute naming an unknown node"
-        );
-        let mut badacc = [HSA_SVM_ATTRIBUTE {
-            r#type: 2,
-            value: t.nodes + 2,
-        }];
-        kmt!(
-            cx,
-            "access-unknown",
-            hsaKmtSVMSetAttr(buf.ptr(), 0x4000, 1, badacc.as_mut_ptr()),
-            "ACCESS naming an unknown node"
-        );
-        let mut get = [HSA_SVM_ATTRIBUTE {
-            r#type: 0,
-            value: 0,
-        }];
-        kmt!(
-            cx,
-            "get-null-start",
-            hsaKmtSVMGetAttr(null_mut(), 0x1000, 1, get.as_mut_ptr()),
-            "deliberate NULL start"
-        );
-        kmt!(
+        svm_set(cx, "size-unaligned", b, 0x1001, &mut a);
+        // attribute / ACCESS naming an unknown node
+        svm_set(cx, "node-unknown", b, 0x4000, &mut [attr(0, t.nodes + 2)]);
+        svm_set(cx, "access-unknown", b, 0x4000, &mut [attr(2, t.nodes + 2)]);
+        let mut get = [attr(0, 0)];
+        // deliberate NULL start, unaligned start
+        svm_get(cx, "get-null-start", null_mut(), 0x1000, &mut get);
+        svm_get(
             cx,
             "get-unaligned",
-            hsaKmtSVMGetAttr(buf.ptr().wrapping_byte_add(16), 0x1000, 1, get.as_mut_ptr()),
-            "unaligned start"
+            b.wrapping_byte_add(16),
+            0x1000,
+            &mut get,
         );
         teardown(cx);
     });
