@@ -6,42 +6,14 @@
 //! Fails, never skips, when cc or libhsakmt-dev is missing.
 
 mod support;
-use support::preload_lib;
+use support::{assert_all_ok, compile_c, output_text, preload_lib};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::OnceLock;
 
-/// The compiled C program, built once per test process: the tests run on
-/// parallel threads, and compiling over a binary another test is running
-/// fails with ETXTBSY.
+/// The compiled C program (built once per test process).
 fn kmt_fork() -> PathBuf {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(compile_kmt_fork).clone()
-}
-
-fn compile_kmt_fork() -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/kmt_fork.c");
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe
-        .parent()
-        .unwrap()
-        .join(format!("kmt_fork-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let bin = dir.join("kmt_fork");
-    let out = Command::new("cc")
-        .args(["-std=gnu11", "-O1", "-Wall", "-Werror", "-o"])
-        .arg(&bin)
-        .arg(&src)
-        .args(["-lhsakmt", "-lpthread"])
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run cc (apt-get install gcc): {e}"));
-    assert!(
-        out.status.success(),
-        "compiling kmt_fork.c failed (apt-get install libhsakmt-dev):\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    bin
+    compile_c("kmt_fork")
 }
 
 fn run(bin: &Path, rounds: u32, trace: Option<&Path>) -> (Output, String) {
@@ -55,18 +27,7 @@ fn run(bin: &Path, rounds: u32, trace: Option<&Path>) -> (Output, String) {
     if let Some(t) = trace {
         cmd.env("KFD_SIM_TRACE", t);
     }
-    let out = cmd.output().expect("run kmt_fork");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    (out, text)
-}
-
-fn assert_all_ok(what: &str, out: &Output, text: &str) {
-    assert!(
-        out.status.success() && text.contains("ALL OK"),
-        "{what}: {:?}\nstdout:\n{text}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    output_text(&mut cmd, "run kmt_fork")
 }
 
 #[test]

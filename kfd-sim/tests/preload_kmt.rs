@@ -4,38 +4,14 @@
 //! libhsakmt-dev is missing: `.ci/run` installs them.
 
 mod support;
-use support::preload_lib;
+use support::{assert_all_ok, compile_c, output_text, preload_lib};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::OnceLock;
 
 /// The compiled C program (built once per test process).
-fn kmt_smoke() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/kmt_smoke.c");
-        let exe = std::env::current_exe().unwrap();
-        let dir = exe
-            .parent()
-            .unwrap()
-            .join(format!("kmt_smoke-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let bin = dir.join("kmt_smoke");
-        let out = Command::new("cc")
-            .args(["-std=gnu11", "-O1", "-Wall", "-Werror", "-o"])
-            .arg(&bin)
-            .arg(&src)
-            .args(["-lhsakmt", "-lpthread"])
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run cc (apt-get install gcc): {e}"));
-        assert!(
-            out.status.success(),
-            "compiling kmt_smoke.c failed (apt-get install libhsakmt-dev):\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        bin
-    })
+fn kmt_smoke() -> PathBuf {
+    compile_c("kmt_smoke")
 }
 
 fn run(
@@ -62,18 +38,7 @@ fn run(
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let out = cmd.output().expect("run kmt_smoke");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    (out, text)
-}
-
-fn assert_all_ok(what: &str, out: &Output, text: &str) {
-    assert!(
-        out.status.success() && text.contains("ALL OK"),
-        "{what}: {:?}\nstdout:\n{text}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    output_text(&mut cmd, "run kmt_smoke")
 }
 
 fn scratch(name: &str) -> PathBuf {

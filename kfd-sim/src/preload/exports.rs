@@ -371,223 +371,49 @@ unsafe fn stat_at(
     }
 }
 
-/// `stat(2)` (glibc ≥ 2.33 exports it as a real symbol).
-///
-/// # Safety
-///
-/// C contract of `stat`.
-#[no_mangle]
-pub unsafe extern "C" fn kfd_sim_stat(path: *const c_char, buf: *mut libc::stat64) -> c_int {
-    // SAFETY: forwarded contract (struct stat == struct stat64 on x86-64).
-    unsafe { stat_path(path, buf, true) }
+/// Defines stat-family interposers that only forward to one of the helpers
+/// above: each row is `(C parameters) => helper(arguments): names;`, and
+/// every name gets that exact C signature, returning `c_int`. The helpers
+/// carry the errno behaviour and the re-entrancy guard (`classify*`,
+/// `fd_device`); `struct stat` == `struct stat64` on x86-64 (asserted
+/// above), so one `*mut libc::stat64` parameter serves both.
+macro_rules! stat_interposers {
+    ($($params:tt => $helper:ident $args:tt: $($name:ident),+;)*) => {
+        $($(
+            #[doc = concat!("Stat-family interposer `", stringify!($name), "`.")]
+            ///
+            /// # Safety
+            ///
+            /// C contract of the libc function of the same name.
+            #[no_mangle]
+            pub unsafe extern "C" fn $name $params -> c_int {
+                // SAFETY: forwarded contract.
+                unsafe { $helper $args }
+            }
+        )+)*
+    };
 }
 
-/// `stat64`.
-///
-/// # Safety
-///
-/// C contract of `stat64`.
-#[no_mangle]
-pub unsafe extern "C" fn kfd_sim_stat64(path: *const c_char, buf: *mut libc::stat64) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { stat_path(path, buf, true) }
-}
-
-/// `lstat`.
-///
-/// # Safety
-///
-/// C contract of `lstat`.
-#[no_mangle]
-pub unsafe extern "C" fn kfd_sim_lstat(path: *const c_char, buf: *mut libc::stat64) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { stat_path(path, buf, false) }
-}
-
-/// `lstat64`.
-///
-/// # Safety
-///
-/// C contract of `lstat64`.
-#[no_mangle]
-pub unsafe extern "C" fn kfd_sim_lstat64(path: *const c_char, buf: *mut libc::stat64) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { stat_path(path, buf, false) }
-}
-
-/// `fstat`.
-///
-/// # Safety
-///
-/// C contract of `fstat`.
-#[no_mangle]
-pub unsafe extern "C" fn kfd_sim_fstat(fd: c_int, buf: *mut libc::stat64) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { stat_fd(fd, buf) }
-}
-
-/// `fstat64`.
-///
-/// # Safety
-///
-/// C contract of `fstat64`.
-#[no_mangle]
-pub unsafe extern "C" fn kfd_sim_fstat64(fd: c_int, buf: *mut libc::stat64) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { stat_fd(fd, buf) }
-}
-
-/// `fstatat`.
-///
-/// # Safety
-///
-/// C contract of `fstatat`.
-#[no_mangle]
-pub unsafe extern "C" fn kfd_sim_fstatat(
-    dirfd: c_int,
-    path: *const c_char,
-    buf: *mut libc::stat64,
-    flags: c_int,
-) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { stat_at(dirfd, path, buf, flags) }
-}
-
-/// `fstatat64`.
-///
-/// # Safety
-///
-/// C contract of `fstatat64`.
-#[no_mangle]
-pub unsafe extern "C" fn kfd_sim_fstatat64(
-    dirfd: c_int,
-    path: *const c_char,
-    buf: *mut libc::stat64,
-    flags: c_int,
-) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { stat_at(dirfd, path, buf, flags) }
-}
-
-/// `__xstat` (binaries linked against glibc < 2.33; the version argument
-/// selects the x86-64 `struct stat`, the only one).
-///
-/// # Safety
-///
-/// C contract of `__xstat`.
-#[no_mangle]
-pub unsafe extern "C" fn kfd_sim___xstat(
-    _ver: c_int,
-    path: *const c_char,
-    buf: *mut libc::stat64,
-) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { stat_path(path, buf, true) }
-}
-
-/// `__xstat64`.
-///
-/// # Safety
-///
-/// C contract of `__xstat64`.
-#[no_mangle]
-pub unsafe extern "C" fn kfd_sim___xstat64(
-    _ver: c_int,
-    path: *const c_char,
-    buf: *mut libc::stat64,
-) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { stat_path(path, buf, true) }
-}
-
-/// `__lxstat`.
-///
-/// # Safety
-///
-/// C contract of `__lxstat`.
-#[no_mangle]
-pub unsafe extern "C" fn kfd_sim___lxstat(
-    _ver: c_int,
-    path: *const c_char,
-    buf: *mut libc::stat64,
-) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { stat_path(path, buf, false) }
-}
-
-/// `__lxstat64`.
-///
-/// # Safety
-///
-/// C contract of `__lxstat64`.
-#[no_mangle]
-pub unsafe extern "C" fn kfd_sim___lxstat64(
-    _ver: c_int,
-    path: *const c_char,
-    buf: *mut libc::stat64,
-) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { stat_path(path, buf, false) }
-}
-
-/// `__fxstat`.
-///
-/// # Safety
-///
-/// C contract of `__fxstat`.
-#[no_mangle]
-pub unsafe extern "C" fn kfd_sim___fxstat(_ver: c_int, fd: c_int, buf: *mut libc::stat64) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { stat_fd(fd, buf) }
-}
-
-/// `__fxstat64`.
-///
-/// # Safety
-///
-/// C contract of `__fxstat64`.
-#[no_mangle]
-pub unsafe extern "C" fn kfd_sim___fxstat64(
-    _ver: c_int,
-    fd: c_int,
-    buf: *mut libc::stat64,
-) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { stat_fd(fd, buf) }
-}
-
-/// `__fxstatat`.
-///
-/// # Safety
-///
-/// C contract of `__fxstatat`.
-#[no_mangle]
-pub unsafe extern "C" fn kfd_sim___fxstatat(
-    _ver: c_int,
-    dirfd: c_int,
-    path: *const c_char,
-    buf: *mut libc::stat64,
-    flags: c_int,
-) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { stat_at(dirfd, path, buf, flags) }
-}
-
-/// `__fxstatat64`.
-///
-/// # Safety
-///
-/// C contract of `__fxstatat64`.
-#[no_mangle]
-pub unsafe extern "C" fn kfd_sim___fxstatat64(
-    _ver: c_int,
-    dirfd: c_int,
-    path: *const c_char,
-    buf: *mut libc::stat64,
-    flags: c_int,
-) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { stat_at(dirfd, path, buf, flags) }
+// `stat`, `lstat`, ... are real symbols since glibc 2.33; the versioned
+// `__xstat` family serves binaries linked against older glibc (the version
+// argument selects the x86-64 `struct stat`, the only one).
+stat_interposers! {
+    (path: *const c_char, buf: *mut libc::stat64) => stat_path(path, buf, true):
+        kfd_sim_stat, kfd_sim_stat64;
+    (path: *const c_char, buf: *mut libc::stat64) => stat_path(path, buf, false):
+        kfd_sim_lstat, kfd_sim_lstat64;
+    (fd: c_int, buf: *mut libc::stat64) => stat_fd(fd, buf):
+        kfd_sim_fstat, kfd_sim_fstat64;
+    (dirfd: c_int, path: *const c_char, buf: *mut libc::stat64, flags: c_int)
+        => stat_at(dirfd, path, buf, flags): kfd_sim_fstatat, kfd_sim_fstatat64;
+    (_ver: c_int, path: *const c_char, buf: *mut libc::stat64) => stat_path(path, buf, true):
+        kfd_sim___xstat, kfd_sim___xstat64;
+    (_ver: c_int, path: *const c_char, buf: *mut libc::stat64) => stat_path(path, buf, false):
+        kfd_sim___lxstat, kfd_sim___lxstat64;
+    (_ver: c_int, fd: c_int, buf: *mut libc::stat64) => stat_fd(fd, buf):
+        kfd_sim___fxstat, kfd_sim___fxstat64;
+    (_ver: c_int, dirfd: c_int, path: *const c_char, buf: *mut libc::stat64, flags: c_int)
+        => stat_at(dirfd, path, buf, flags): kfd_sim___fxstatat, kfd_sim___fxstatat64;
 }
 
 /// `statx(2)`.

@@ -1,6 +1,9 @@
 //! Shared helpers of the LD_PRELOAD tests.
 
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Mutex, OnceLock};
 
 /// `libkfd_sim.so` of this build. `cargo build` places it in
 /// `<target>/<profile>/`; `cargo test` builds the library only as a
@@ -29,4 +32,63 @@ pub fn preload_lib() -> PathBuf {
                 candidates
             )
         })
+}
+
+/// `tests/c/<name>.c` compiled with `cc` and linked with `-lhsakmt`, built
+/// once per test process and program: the tests run on parallel threads,
+/// and compiling over a binary another test is running fails with ETXTBSY.
+/// Panics (never skips) when cc or libhsakmt-dev is missing.
+#[allow(dead_code)] // not every test binary that includes this module compiles C
+pub fn compile_c(name: &str) -> PathBuf {
+    static BINS: Mutex<BTreeMap<String, &'static OnceLock<PathBuf>>> = Mutex::new(BTreeMap::new());
+    let cell: &'static OnceLock<PathBuf> = BINS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(name.to_owned())
+        .or_insert_with(|| Box::leak(Box::new(OnceLock::new())));
+    cell.get_or_init(|| build_c(name)).clone()
+}
+
+fn build_c(name: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.c"));
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe
+        .parent()
+        .unwrap()
+        .join(format!("{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bin = dir.join(name);
+    let out = Command::new("cc")
+        .args(["-std=gnu11", "-O1", "-Wall", "-Werror", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .args(["-lhsakmt", "-lpthread"])
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run cc (apt-get install gcc): {e}"));
+    assert!(
+        out.status.success(),
+        "compiling {name}.c failed (apt-get install libhsakmt-dev):\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    bin
+}
+
+/// Runs `cmd` (`what` names it in the panic) and returns its output with
+/// stdout as text.
+#[allow(dead_code)] // not every test binary that includes this module runs C
+pub fn output_text(cmd: &mut Command, what: &str) -> (Output, String) {
+    let out = cmd.output().expect(what);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    (out, text)
+}
+
+/// Asserts that a C test program exited successfully and printed `ALL OK`.
+#[allow(dead_code)] // not every test binary that includes this module runs C
+pub fn assert_all_ok(what: &str, out: &Output, text: &str) {
+    assert!(
+        out.status.success() && text.contains("ALL OK"),
+        "{what}: {:?}\nstdout:\n{text}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
