@@ -85,142 +85,62 @@ macro_rules! real_call {
 
 // ---- open family ---------------------------------------------------------
 
-/// `open(2)`.
-///
-/// # Safety
-///
-/// C contract of `open`.
-#[no_mangle]
-pub unsafe extern "C" fn kfd_sim_open(path: *const c_char, flags: c_int, mode: mode_t) -> c_int {
-    // SAFETY: `path` is a C string per the caller's contract.
-    match unsafe { classify(path) } {
-        Target::Device(st, d) => open_device(st, d, flags),
-        Target::Redirect(p) => real_call!(open, -1, p.as_ptr(), flags, mode),
-        Target::Pass => real_call!(open, -1, path, flags, mode),
-    }
+/// The classification of an open-family call: `classify_at(dirfd, path)`
+/// for the `*at` forms, `classify(path)` otherwise.
+macro_rules! classify_open {
+    ($dirfd:ident, $path:ident) => {
+        classify_at($dirfd, $path)
+    };
+    (, $path:ident) => {
+        classify($path)
+    };
 }
 
-/// `open64`.
+/// Defines the open-family interposers. Each row is
+/// `export => libc_field [dirfd] (mode);`: the optional `dirfd` makes the
+/// `*at` form, the optional `mode` the forms that take one (the
+/// `_FORTIFY_SOURCE` `__open*_2` entry points take none). Every function
+/// opens a simulated device itself, opens the redirected path (KFD sysfs)
+/// or passes the call through unchanged.
 ///
-/// # Safety
-///
-/// C contract of `open64`.
-#[no_mangle]
-pub unsafe extern "C" fn kfd_sim_open64(path: *const c_char, flags: c_int, mode: mode_t) -> c_int {
-    // SAFETY: as for open.
-    match unsafe { classify(path) } {
-        Target::Device(st, d) => open_device(st, d, flags),
-        Target::Redirect(p) => real_call!(open64, -1, p.as_ptr(), flags, mode),
-        Target::Pass => real_call!(open64, -1, path, flags, mode),
-    }
+/// `open`, `openat` and their 64-bit twins are variadic in C; on x86-64
+/// the SysV ABI passes the optional `mode` in the same register whether or
+/// not the callee is variadic, so a fixed third/fourth parameter reads it.
+macro_rules! open_interposers {
+    ($($name:ident => $real:ident [$($dirfd:ident)?] ($($mode:ident)?);)*) => {$(
+        #[doc = concat!("Open-family interposer `", stringify!($name), "`.")]
+        ///
+        /// # Safety
+        ///
+        /// C contract of the libc function of the same name.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            $($dirfd: c_int,)?
+            path: *const c_char,
+            flags: c_int
+            $(, $mode: mode_t)?
+        ) -> c_int {
+            // SAFETY: `path` is a C string per the caller's contract.
+            match unsafe { classify_open!($($dirfd)?, path) } {
+                Target::Device(st, d) => open_device(st, d, flags),
+                Target::Redirect(p) => {
+                    real_call!($real, -1, $($dirfd,)? p.as_ptr(), flags $(, $mode)?)
+                }
+                Target::Pass => real_call!($real, -1, $($dirfd,)? path, flags $(, $mode)?),
+            }
+        }
+    )*};
 }
 
-/// `__open_2` (`_FORTIFY_SOURCE` open without mode).
-///
-/// # Safety
-///
-/// C contract of `__open_2`.
-#[no_mangle]
-pub unsafe extern "C" fn kfd_sim___open_2(path: *const c_char, flags: c_int) -> c_int {
-    // SAFETY: as for open.
-    match unsafe { classify(path) } {
-        Target::Device(st, d) => open_device(st, d, flags),
-        Target::Redirect(p) => real_call!(open_2, -1, p.as_ptr(), flags),
-        Target::Pass => real_call!(open_2, -1, path, flags),
-    }
-}
-
-/// `__open64_2`.
-///
-/// # Safety
-///
-/// C contract of `__open64_2`.
-#[no_mangle]
-pub unsafe extern "C" fn kfd_sim___open64_2(path: *const c_char, flags: c_int) -> c_int {
-    // SAFETY: as for open.
-    match unsafe { classify(path) } {
-        Target::Device(st, d) => open_device(st, d, flags),
-        Target::Redirect(p) => real_call!(open64_2, -1, p.as_ptr(), flags),
-        Target::Pass => real_call!(open64_2, -1, path, flags),
-    }
-}
-
-/// `openat(2)`.
-///
-/// # Safety
-///
-/// C contract of `openat`.
-#[no_mangle]
-pub unsafe extern "C" fn kfd_sim_openat(
-    dirfd: c_int,
-    path: *const c_char,
-    flags: c_int,
-    mode: mode_t,
-) -> c_int {
-    // SAFETY: as for open.
-    match unsafe { classify_at(dirfd, path) } {
-        Target::Device(st, d) => open_device(st, d, flags),
-        Target::Redirect(p) => real_call!(openat, -1, dirfd, p.as_ptr(), flags, mode),
-        Target::Pass => real_call!(openat, -1, dirfd, path, flags, mode),
-    }
-}
-
-/// `openat64`.
-///
-/// # Safety
-///
-/// C contract of `openat64`.
-#[no_mangle]
-pub unsafe extern "C" fn kfd_sim_openat64(
-    dirfd: c_int,
-    path: *const c_char,
-    flags: c_int,
-    mode: mode_t,
-) -> c_int {
-    // SAFETY: as for open.
-    match unsafe { classify_at(dirfd, path) } {
-        Target::Device(st, d) => open_device(st, d, flags),
-        Target::Redirect(p) => real_call!(openat64, -1, dirfd, p.as_ptr(), flags, mode),
-        Target::Pass => real_call!(openat64, -1, dirfd, path, flags, mode),
-    }
-}
-
-/// `__openat_2`.
-///
-/// # Safety
-///
-/// C contract of `__openat_2`.
-#[no_mangle]
-pub unsafe extern "C" fn kfd_sim___openat_2(
-    dirfd: c_int,
-    path: *const c_char,
-    flags: c_int,
-) -> c_int {
-    // SAFETY: as for open.
-    match unsafe { classify_at(dirfd, path) } {
-        Target::Device(st, d) => open_device(st, d, flags),
-        Target::Redirect(p) => real_call!(openat_2, -1, dirfd, p.as_ptr(), flags),
-        Target::Pass => real_call!(openat_2, -1, dirfd, path, flags),
-    }
-}
-
-/// `__openat64_2`.
-///
-/// # Safety
-///
-/// C contract of `__openat64_2`.
-#[no_mangle]
-pub unsafe extern "C" fn kfd_sim___openat64_2(
-    dirfd: c_int,
-    path: *const c_char,
-    flags: c_int,
-) -> c_int {
-    // SAFETY: as for open.
-    match unsafe { classify_at(dirfd, path) } {
-        Target::Device(st, d) => open_device(st, d, flags),
-        Target::Redirect(p) => real_call!(openat64_2, -1, dirfd, p.as_ptr(), flags),
-        Target::Pass => real_call!(openat64_2, -1, dirfd, path, flags),
-    }
+open_interposers! {
+    kfd_sim_open => open [] (mode);
+    kfd_sim_open64 => open64 [] (mode);
+    kfd_sim___open_2 => open_2 [] ();
+    kfd_sim___open64_2 => open64_2 [] ();
+    kfd_sim_openat => openat [dirfd] (mode);
+    kfd_sim_openat64 => openat64 [dirfd] (mode);
+    kfd_sim___openat_2 => openat_2 [dirfd] ();
+    kfd_sim___openat64_2 => openat64_2 [dirfd] ();
 }
 
 /// A stdio stream on a simulated device (nothing reads devices through
