@@ -27,9 +27,13 @@ fn main() {
     );
     println!("cargo:rustc-cdylib-link-arg=-Wl,-z,nodelete");
     println!("cargo:rerun-if-changed=build.rs");
-    let current = std::env::var_os("CARGO_FEATURE_ABI_CURRENT").is_some();
-    let rocm52 = std::env::var_os("CARGO_FEATURE_ABI_ROCM_5_2").is_some();
-    if current == rocm52 {
-        panic!("hsakmt: enable exactly one of the features `abi-current` and `abi-rocm-5-2` (use --no-default-features --features abi-rocm-5-2 for the 5.2 build)");
+    // Cargo keeps the dot of a feature name in its variable name.
+    let generations = ["NEWEST", "ROCM_5.2"];
+    let on = generations
+        .iter()
+        .filter(|g| std::env::var_os(format!("CARGO_FEATURE_{g}")).is_some())
+        .count();
+    if on != 1 {
+        panic!("hsakmt: enable exactly one of the features `newest` and `rocm-5.2` (use --no-default-features --features rocm-5.2 for the 5.2 build)");
     }
 }

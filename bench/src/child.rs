@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use conformance::abi::{Abi, AbiKind, Current, Rocm52};
+use conformance::abi::{Abi, AbiKind, Newest, Rocm52};
 use conformance::api::{Api, St};
 use conformance::cx::status_text;
 
@@ -279,7 +279,7 @@ impl<W: Write> Meter<W> {
 pub fn run(cfg: &ChildConfig) -> Result<(), String> {
     match cfg.abi {
         AbiKind::Rocm52 => run_abi::<Rocm52>(cfg),
-        AbiKind::Current => run_abi::<Current>(cfg),
+        AbiKind::Newest => run_abi::<Newest>(cfg),
     }
 }
 

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use conformance::abi::{memflag as mf, Abi, AbiKind};
 use conformance::api::{Api, CtxPtr};
-use kfd_sys::hsakmt::common::{HsaEventDescriptor, HsaMemoryProperties, HsaSystemProperties};
+use hsakmt_sys::common::{HsaEventDescriptor, HsaMemoryProperties, HsaSystemProperties};
 use kfd_sys::kfd::{kfd_ioctl_get_version_args, AMDKFD_IOC_GET_VERSION};
 
 use crate::call;
@@ -617,7 +617,7 @@ fn count_maps() -> usize {
 
 fn ctx<A: Abi, W: Write>(api: &Api<A>, m: &mut Meter<W>) {
     const MEM: [&str; 4] = ["ctx-rss-bare", "ctx-rss-used", "ctx-fds", "ctx-maps"];
-    if A::KIND != AbiKind::Current {
+    if A::KIND != AbiKind::Newest {
         for op in ["ctx-open-close"].iter().chain(MEM.iter()) {
             m.out
                 .unsupported(op, "", "the rocm-5.2 ABI has no context API");

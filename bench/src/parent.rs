@@ -183,7 +183,7 @@ fn jobs(cfg: &Config) -> Vec<Job> {
 fn sides(cfg: &Config, job: &Job, flip: bool) -> Vec<(Side, AbiKind, PathBuf)> {
     if job.group == "ctx" {
         return match &cfg.ours_current {
-            Some(p) => vec![(Side::Ours, AbiKind::Current, p.clone())],
+            Some(p) => vec![(Side::Ours, AbiKind::Newest, p.clone())],
             None => vec![],
         };
     }

@@ -1,31 +1,31 @@
-//! ABI generations: which `kfd_sys::hsakmt` types a library under test is
+//! ABI generations: which `hsakmt_sys` types a library under test is
 //! called with.
 //!
 //! Debian's libhsakmt 5.2.3 and our `rocm-5.2` build take the
-//! [`Rocm52`] layouts; a newest-upstream reference and our `current`
-//! build take the [`Current`] layouts. The scenarios are generic over
+//! [`Rocm52`] layouts; a newest-upstream reference and our `newest`
+//! build take the [`Newest`] layouts. The scenarios are generic over
 //! [`Abi`], so every call passes buffers of exactly the size the library
 //! was built for.
 
 use std::fmt::Debug;
 
-use kfd_sys::hsakmt::{current, rocm_5_2};
+use hsakmt_sys::{newest, rocm_5_2};
 
 /// The generation named on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AbiKind {
-    /// Debian 5.2.3 layouts (`kfd_sys::hsakmt::rocm_5_2`).
+    /// Debian 5.2.3 layouts (`hsakmt_sys::rocm_5_2`).
     Rocm52,
-    /// Newest upstream layouts (`kfd_sys::hsakmt::current`).
-    Current,
+    /// Newest upstream layouts (`hsakmt_sys::newest`).
+    Newest,
 }
 
 impl AbiKind {
-    /// Parses `rocm-5.2` or `current`.
+    /// Parses `rocm-5.2` or `newest`.
     pub fn parse(s: &str) -> Option<AbiKind> {
         match s {
-            "rocm-5.2" | "rocm_5_2" | "5.2" => Some(AbiKind::Rocm52),
-            "current" => Some(AbiKind::Current),
+            "rocm-5.2" => Some(AbiKind::Rocm52),
+            "newest" => Some(AbiKind::Newest),
             _ => None,
         }
     }
@@ -34,7 +34,7 @@ impl AbiKind {
     pub fn name(self) -> &'static str {
         match self {
             AbiKind::Rocm52 => "rocm-5.2",
-            AbiKind::Current => "current",
+            AbiKind::Newest => "newest",
         }
     }
 }
@@ -148,13 +148,13 @@ pub trait Abi: 'static {
     fn cache_view(c: &Self::CacheProperties) -> (u32, u32);
 }
 
-/// Debian libhsakmt 5.2.3 (`kfd_sys::hsakmt::rocm_5_2`).
+/// Debian libhsakmt 5.2.3 (`hsakmt_sys::rocm_5_2`).
 #[derive(Debug, Clone, Copy)]
 pub struct Rocm52;
 
-/// Newest upstream (`kfd_sys::hsakmt::current`).
+/// Newest upstream (`hsakmt_sys::newest`).
 #[derive(Debug, Clone, Copy)]
-pub struct Current;
+pub struct Newest;
 
 macro_rules! impl_abi {
     ($t:ty, $kind:expr, $m:ident, $map:ty, $mapctor:expr) => {
@@ -247,11 +247,11 @@ impl_abi!(
     rocm_5_2::HsaMemMapFlags
 );
 impl_abi!(
-    Current,
-    AbiKind::Current,
-    current,
-    current::HsaMemFlags,
-    current::HsaMemFlags
+    Newest,
+    AbiKind::Newest,
+    newest,
+    newest::HsaMemFlags,
+    newest::HsaMemFlags
 );
 
 /// `HsaMemFlags` bit positions shared by every generation.

@@ -11,12 +11,12 @@ use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::path::Path;
 
-use kfd_sys::hsakmt::common::{
+use hsakmt_sys::common::{
     HsaClockCounters, HsaCounter, HsaCounterProperties, HsaDbgWaveMessage, HsaEventDescriptor,
     HsaGpuTileConfig, HsaMemoryProperties, HsaMemoryRange, HsaPmcTraceRoot, HsaSharedMemoryHandle,
     HsaSystemProperties, HsaVersionInfo, HSAKMT_STATUS, HSA_DBG_WATCH_MODE, HSA_SVM_ATTRIBUTE,
 };
-use kfd_sys::hsakmt::current::HsaKFDContext;
+use hsakmt_sys::newest::HsaKFDContext;
 
 use crate::abi::Abi;
 
@@ -271,17 +271,17 @@ pub const ROCM_5_2_EXPORTS: &[&str] = &[
 pub fn coverage_list(kind: crate::abi::AbiKind) -> Vec<&'static str> {
     match kind {
         crate::abi::AbiKind::Rocm52 => ROCM_5_2_EXPORTS.to_vec(),
-        crate::abi::AbiKind::Current => {
+        crate::abi::AbiKind::Newest => {
             let mut v: Vec<&str> = ROCM_5_2_EXPORTS
                 .iter()
                 .copied()
                 .filter(|n| *n != "hsaKmtGetKernelDebugTrapVersionInfo")
                 .collect();
-            let start = Api::<crate::abi::Current>::NAMES
+            let start = Api::<crate::abi::Newest>::NAMES
                 .iter()
                 .position(|n| *n == "hsaKmtExportDMABufHandle")
                 .unwrap_or(0);
-            v.extend_from_slice(&Api::<crate::abi::Current>::NAMES[start..]);
+            v.extend_from_slice(&Api::<crate::abi::Newest>::NAMES[start..]);
             v
         }
     }

@@ -139,7 +139,7 @@ impl<A: Abi> Debug for Cx<'_, A> {
 /// `SUCCESS(0)`, `INVALID_PARAMETER(3)`, ... (`UNKNOWN(n)` for values
 /// without a name).
 pub fn status_text(s: u32) -> String {
-    match kfd_sys::hsakmt::HSAKMT_STATUS(s).name() {
+    match hsakmt_sys::HSAKMT_STATUS(s).name() {
         Some(n) => format!("{}({s})", n.trim_start_matches("HSAKMT_STATUS_")),
         None => format!("UNKNOWN({s})"),
     }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::abi::{AbiKind, Current, Rocm52};
+use crate::abi::{AbiKind, Newest, Rocm52};
 use crate::cx::NOT_SUPPORTED;
 use crate::intended::Intended;
 use crate::scenarios::{self, Family, FAMILIES};
@@ -152,7 +152,7 @@ fn names_of(abi: AbiKind, family: &str) -> Vec<String> {
             .into_iter()
             .map(|s| s.name)
             .collect(),
-        AbiKind::Current => scenarios::all::<Current>()
+        AbiKind::Newest => scenarios::all::<Newest>()
             .into_iter()
             .map(|s| s.name)
             .collect(),
@@ -207,7 +207,7 @@ pub fn run(cfg: &Config) -> Result<RunResult, String> {
             }
             if let Some(cur) = current_fallback(cfg, fam, &names, &sides[1]) {
                 let tag = format!("{}-{}-ours-current", fam.name, preset);
-                let mut again = run_side(cfg, AbiKind::Current, fam, preset, cur, &names, &tag)?;
+                let mut again = run_side(cfg, AbiKind::Newest, fam, preset, cur, &names, &tag)?;
                 let why = format!(
                     "ours ran as our current-ABI build `{}` ({} lacks the API)",
                     cur.display(),
@@ -251,7 +251,7 @@ fn current_fallback<'c>(
         && ours
             .iter()
             .all(|s| s.crashed.is_none() && s.value("lacks-api").is_some());
-    (cfg.abi != AbiKind::Current && lacks_all && names_of(AbiKind::Current, fam.name) == names)
+    (cfg.abi != AbiKind::Newest && lacks_all && names_of(AbiKind::Newest, fam.name) == names)
         .then_some(cur)
 }
 
@@ -747,7 +747,7 @@ mod tests {
         let mut some = lacks.clone();
         some[0] = side(&[("check.a", "ok")]);
         assert_eq!(current_fallback(&c, fam, &names, &some), None);
-        c.abi = AbiKind::Current;
+        c.abi = AbiKind::Newest;
         assert_eq!(current_fallback(&c, fam, &names, &lacks), None);
         // A failed check of the current build still counts as a difference.
         let mut bad = side(&[("check.a", "FAIL: status 0, want 20")]);

@@ -3,7 +3,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use kfd_sys::hsakmt::HSAKMT_STATUS;
+use hsakmt_sys::HSAKMT_STATUS;
 
 /// Shorthand for the status type every export returns.
 pub type Status = HSAKMT_STATUS;

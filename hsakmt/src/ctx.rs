@@ -28,8 +28,8 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 
+pub use hsakmt_sys::newest::HsaKFDContext;
 use kfd_context::{primary, Context, ContextId};
-pub use kfd_sys::hsakmt::current::HsaKFDContext;
 
 use crate::border::{st, KmtResult, Status};
 

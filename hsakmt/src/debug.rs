@@ -2,10 +2,8 @@
 
 use std::ffi::c_void;
 
+use hsakmt_sys::common::{HsaDbgWaveMessage, HSA_DBG_WATCH_MODE, HSA_DBG_WAVEMODE, HSA_DBG_WAVEOP};
 use kfd_debug::AddressWatchPoint;
-use kfd_sys::hsakmt::common::{
-    HsaDbgWaveMessage, HSA_DBG_WATCH_MODE, HSA_DBG_WAVEMODE, HSA_DBG_WAVEOP,
-};
 use kfd_sys::kfd::{kfd_dbg_device_info_entry, kfd_runtime_info};
 
 use crate::border::{check_mut, read_in, slice_in, st, write_out, Kmt, KmtResult};

@@ -1,7 +1,7 @@
 //! Events: create, set/reset/query, destroy, waits.
 
+use hsakmt_sys::common::HsaEventDescriptor;
 use kfd_event::{Event, EventDescriptor, Events, WaitMode};
-use kfd_sys::hsakmt::common::HsaEventDescriptor;
 
 use crate::border::{check_mut, read_in, slice_in, st, write_out, Kmt, KmtResult};
 use crate::ctx::{self, HsaKFDContext};
@@ -11,7 +11,7 @@ use crate::generation::abi;
 /// dereferenced): NULL or unknown → `INVALID_HANDLE`.
 fn event(events: &Events, e: *mut abi::HsaEvent) -> KmtResult<Event> {
     events
-        .lookup(e as *const kfd_sys::hsakmt::current::HsaEvent)
+        .lookup(e as *const hsakmt_sys::newest::HsaEvent)
         .kmt()
 }
 
@@ -27,7 +27,7 @@ fn events_of(ctx: *mut HsaKFDContext) -> KmtResult<std::sync::Arc<Events>> {
 unsafe fn event_pointers<'a>(
     list: *mut *mut abi::HsaEvent,
     n: u32,
-) -> KmtResult<&'a [*const kfd_sys::hsakmt::current::HsaEvent]> {
+) -> KmtResult<&'a [*const hsakmt_sys::newest::HsaEvent]> {
     if list.is_null() {
         return Err(st::INVALID_HANDLE);
     }
@@ -36,7 +36,7 @@ unsafe fn event_pointers<'a>(
     // here: kfd-event validates each against its registry.
     unsafe {
         slice_in(
-            list as *const *const kfd_sys::hsakmt::current::HsaEvent,
+            list as *const *const hsakmt_sys::newest::HsaEvent,
             n as usize,
             st::INVALID_HANDLE,
         )

@@ -5,7 +5,7 @@
 //! `HSAKMT_STATUS`. Which build exports it is given by a leading mode
 //! word:
 //!
-//! | mode      | `abi-current`                 | `abi-rocm-5-2`                 |
+//! | mode      | `newest`                 | `rocm-5.2`                 |
 //! |-----------|-------------------------------|--------------------------------|
 //! | `both`    | exported                      | exported                       |
 //! | `ctx`     | exported (a `...Ctx` form)    | compiled, not exported         |
@@ -65,7 +65,7 @@ macro_rules! export {
         /// live contexts before use (never dereferenced).
         pub unsafe extern "C" fn $name($($a: $t),*) -> $crate::border::Status $body
 
-        #[cfg(feature = "abi-current")]
+        #[cfg(feature = "newest")]
         export!(@symbol $name);
     };
     (@one current [$($m:tt)*] $name:ident [$($a:ident : $t:ty),*] $body:block) => {
@@ -76,10 +76,10 @@ macro_rules! export {
         /// A C entry point of the newest hsakmt.h: pointer arguments must
         /// satisfy its contract; NULL and misaligned pointers are rejected
         /// with a status.
-        #[cfg(feature = "abi-current")]
+        #[cfg(feature = "newest")]
         pub unsafe extern "C" fn $name($($a: $t),*) -> $crate::border::Status $body
 
-        #[cfg(feature = "abi-current")]
+        #[cfg(feature = "newest")]
         export!(@symbol $name);
     };
     (@one rocm52 [$($m:tt)*] $name:ident [$($a:ident : $t:ty),*] $body:block) => {
@@ -90,10 +90,10 @@ macro_rules! export {
         /// A C entry point of Debian's 5.2.3 hsakmt.h: pointer arguments
         /// must satisfy its contract; NULL and misaligned pointers are
         /// rejected with a status.
-        #[cfg(feature = "abi-rocm-5-2")]
+        #[cfg(feature = "rocm-5.2")]
         pub unsafe extern "C" fn $name($($a: $t),*) -> $crate::border::Status $body
 
-        #[cfg(feature = "abi-rocm-5-2")]
+        #[cfg(feature = "rocm-5.2")]
         export!(@symbol $name);
     };
     ($(

@@ -1,25 +1,32 @@
 //! The one place where the two builds differ: which generation of the C
 //! types the exports take, and the conversions into them.
 //!
-//! `abi` is `kfd_sys::hsakmt::current` with the `abi-current` feature and
-//! `kfd_sys::hsakmt::rocm_5_2` with `abi-rocm-5-2`. Every export is
+//! `abi` is `hsakmt_sys::newest` with the `newest` feature and
+//! `hsakmt_sys::rocm_5_2` with `rocm-5.2`. Every export is
 //! written once against `abi::...`; where the layouts differ, the helpers
 //! below have one body per generation, selected by the same feature. A
 //! few behaviours in which Debian's 5.2.3 library and the newest one
 //! disagree are chosen here too ([`GENERATION`]).
 
-#[cfg(all(feature = "abi-current", feature = "abi-rocm-5-2"))]
-compile_error!("enable exactly one of the features `abi-current` and `abi-rocm-5-2`");
+#[cfg(all(feature = "newest", feature = "rocm-5.2"))]
+compile_error!("enable exactly one of the features `newest` and `rocm-5.2`");
 
-#[cfg(feature = "abi-current")]
-pub use kfd_sys::hsakmt::current as abi;
-#[cfg(feature = "abi-rocm-5-2")]
-pub use kfd_sys::hsakmt::rocm_5_2 as abi;
+#[cfg(feature = "newest")]
+pub use hsakmt_sys::newest as abi;
+#[cfg(feature = "rocm-5.2")]
+pub use hsakmt_sys::rocm_5_2 as abi;
 
-use kfd_fmm::{GraphicsResource, MemMapFlags};
-use kfd_queue::{BufferAbi, QueueInfo, QueueOptions, QueueRequest, QueueResource};
-use kfd_topology::hsakmt::{ffi, GpuApertures};
-use kfd_topology::{Node, Rules};
+/// The conversions into this build's C structs (`node_properties`,
+/// `store_queue_info`, `map_flags`, ...).
+#[cfg(feature = "newest")]
+pub use crate::convert::newest::*;
+/// The conversions into this build's C structs (`node_properties`,
+/// `store_queue_info`, `map_flags`, ...).
+#[cfg(feature = "rocm-5.2")]
+pub use crate::convert::rocm_5_2::*;
+
+use kfd_queue::{BufferAbi, QueueOptions};
+use kfd_topology::Rules;
 
 /// Which C library generation this build serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,10 +38,10 @@ pub enum Generation {
 }
 
 /// The generation of this build.
-#[cfg(feature = "abi-current")]
+#[cfg(feature = "newest")]
 pub const GENERATION: Generation = Generation::Current;
 /// The generation of this build.
-#[cfg(feature = "abi-rocm-5-2")]
+#[cfg(feature = "rocm-5.2")]
 pub const GENERATION: Generation = Generation::Rocm52;
 
 /// The topology rules of the generation (what the C library derives).
@@ -45,97 +52,9 @@ pub fn topology_rules() -> Rules {
     }
 }
 
-/// The 4th argument of `hsaKmtMapMemoryToGPUNodes`: `HsaMemMapFlags` in
-/// 5.2.3, `HsaMemFlags` in the newest header.
-#[cfg(feature = "abi-rocm-5-2")]
-pub type MapFlagsArg = abi::HsaMemMapFlags;
-/// The 4th argument of `hsaKmtMapMemoryToGPUNodes`: `HsaMemMapFlags` in
-/// 5.2.3, `HsaMemFlags` in the newest header.
-#[cfg(feature = "abi-current")]
-pub type MapFlagsArg = abi::HsaMemFlags;
-
-/// Decodes the map flags argument. `HsaMemMapFlags` is taken as is; of
-/// the newest header's `HsaMemFlags`, the fields at the same positions
-/// (CachePolicy, ReadOnly, PageSize, HostAccess: bits 1..=6) are kept.
-pub fn map_flags(f: MapFlagsArg) -> MemMapFlags {
-    match GENERATION {
-        Generation::Rocm52 => MemMapFlags::from_bits_retain(f.0),
-        Generation::Current => MemMapFlags::from_bits_retain(f.0 & 0b111_1110),
-    }
-}
-
-/// `HsaNodeProperties` of this generation.
-pub fn node_properties(node: &Node, ap: &GpuApertures) -> abi::HsaNodeProperties {
-    #[cfg(feature = "abi-rocm-5-2")]
-    return ffi::node_properties_rocm_5_2(node, ap);
-    #[cfg(feature = "abi-current")]
-    return ffi::node_properties_current(node, ap);
-}
-
-/// `HsaCacheProperties` of this generation (1056 or 1060 bytes each).
-pub fn cache_properties(node: &Node) -> Vec<abi::HsaCacheProperties> {
-    #[cfg(feature = "abi-rocm-5-2")]
-    return ffi::cache_properties_rocm_5_2(node);
-    #[cfg(feature = "abi-current")]
-    return ffi::cache_properties_current(node);
-}
-
-/// `HsaIoLinkProperties` of this generation (48 or 52 bytes each).
-pub fn io_link_properties(node: &Node) -> Vec<abi::HsaIoLinkProperties> {
-    #[cfg(feature = "abi-rocm-5-2")]
-    return ffi::io_link_properties_rocm_5_2(node);
-    #[cfg(feature = "abi-current")]
-    return ffi::io_link_properties_current(node);
-}
-
-/// Takes the caller's inputs of an `HsaQueueResource` (40 or 52 bytes;
-/// only this generation's size is read).
-pub fn queue_request(req: QueueRequest, r: &abi::HsaQueueResource) -> QueueRequest {
-    #[cfg(feature = "abi-rocm-5-2")]
-    return req.with_resource_5_2(r);
-    #[cfg(feature = "abi-current")]
-    return req.with_resource_current(r);
-}
-
-/// Stores the outputs into an `HsaQueueResource` (never beyond this
-/// generation's size).
-pub fn store_queue_resource(res: &QueueResource, r: &mut abi::HsaQueueResource) {
-    #[cfg(feature = "abi-rocm-5-2")]
-    res.store_5_2(r);
-    #[cfg(feature = "abi-current")]
-    res.store_current(r);
-}
-
-/// Stores queue details into an `HsaQueueInfo` (68 or 76 bytes).
-pub fn store_queue_info(info: &QueueInfo, q: &mut abi::HsaQueueInfo) {
-    #[cfg(feature = "abi-rocm-5-2")]
-    info.store_5_2(q);
-    #[cfg(feature = "abi-current")]
-    info.store_current(q);
-}
-
-/// Stores an imported graphics buffer into `HsaGraphicsResourceInfo`
-/// (32 bytes in 5.2.3, where offset 28 is `Reserved` and left alone;
-/// 40 in the newest header, which adds `NodeId` and reads
-/// `SizeHintInBytes`).
-pub fn store_graphics_info(
-    g: &GraphicsResource,
-    metadata: *const u8,
-    info: &mut abi::HsaGraphicsResourceInfo,
-) {
-    info.MemoryAddress = g.address as usize as *mut core::ffi::c_void;
-    info.SizeInBytes = g.size;
-    info.Metadata = metadata as *const core::ffi::c_void;
-    info.MetadataSizeInBytes = g.metadata.len() as u32;
-    #[cfg(feature = "abi-current")]
-    {
-        info.NodeId = g.node;
-    }
-}
-
 /// `hsaKmtProcessVMRead`/`Write`: 5.2.3 returns `ERROR`, the newest
 /// library `NOT_IMPLEMENTED`.
-pub fn process_vm_status() -> kfd_sys::hsakmt::HSAKMT_STATUS {
+pub fn process_vm_status() -> hsakmt_sys::HSAKMT_STATUS {
     match GENERATION {
         Generation::Rocm52 => crate::border::st::ERROR,
         Generation::Current => crate::border::st::NOT_IMPLEMENTED,

@@ -10,9 +10,9 @@
 //!
 //! Two builds, one source (see [`abi`]):
 //!
-//! - `--features abi-current` (default): every function of the newest
+//! - `--features newest` (default): every function of the newest
 //!   upstream `hsakmt.h` and `hsakmtctx.h`, with their struct layouts;
-//! - `--no-default-features --features abi-rocm-5-2`: exactly the 67
+//! - `--no-default-features --features rocm-5.2`: exactly the 67
 //!   functions of Debian's libhsakmt 5.2.3 with the 5.2.3 layouts, so
 //!   Debian's ROCr 5.2.3 and rocminfo run on it.
 //!
@@ -28,6 +28,7 @@
 #[macro_use]
 mod export;
 pub mod border;
+pub mod convert;
 pub mod ctx;
 pub mod generation;
 pub mod log;

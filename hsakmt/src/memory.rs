@@ -5,9 +5,9 @@ use std::ffi::c_void;
 use std::os::fd::{BorrowedFd, IntoRawFd};
 use std::sync::{Mutex, MutexGuard};
 
+use hsakmt_sys::common::{HsaGpuTileConfig, HsaMemoryRange, HsaSharedMemoryHandle};
 use kfd_context::{Context, ContextId};
 use kfd_fmm::{MemFlags, ShareHandle};
-use kfd_sys::hsakmt::common::{HsaGpuTileConfig, HsaMemoryRange, HsaSharedMemoryHandle};
 
 use crate::border::{check_mut, read_in, slice_in, st, write_out, Kmt, KmtResult};
 use crate::ctx::{self, HsaKFDContext};

@@ -1,7 +1,7 @@
 //! Open/close of the primary context, secondary contexts, the version.
 
+use hsakmt_sys::common::HsaVersionInfo;
 use kfd_context::{primary, primary::Opened, Context};
-use kfd_sys::hsakmt::common::HsaVersionInfo;
 use kfd_topology::SnapshotOptions;
 
 use crate::border::{check_mut, fwd, st, write_out, Kmt};

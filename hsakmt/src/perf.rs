@@ -4,12 +4,10 @@ use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use hsakmt_sys::common::{HsaClockCounters, HsaCounter, HsaCounterProperties, HsaPmcTraceRoot};
 use kfd_context::{Context, ContextId};
 use kfd_perf::pmc::Counter;
 use kfd_perf::Perf;
-use kfd_sys::hsakmt::common::{
-    HsaClockCounters, HsaCounter, HsaCounterProperties, HsaPmcTraceRoot,
-};
 
 use crate::border::{check_mut, read_in, slice_in, st, write_out, Kmt, KmtResult};
 use crate::ctx::{self, HsaKFDContext};

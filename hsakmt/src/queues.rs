@@ -4,9 +4,9 @@
 use std::ffi::c_void;
 use std::sync::Arc;
 
+use hsakmt_sys::common::HSA_QUEUE_PRIORITY;
 use kfd_context::Context;
 use kfd_queue::{QueueKind, QueueRequest, Queues};
-use kfd_sys::hsakmt::common::HSA_QUEUE_PRIORITY;
 
 use crate::border::{check_mut, slice_in, st, write_out, Kmt, KmtResult};
 use crate::ctx::{self, HsaKFDContext};
@@ -188,7 +188,7 @@ export! {
 
     /// `hsaKmtReportQueue`: declared but not implemented by any C library
     /// on this platform; `ERROR`, as its header documents.
-    current fn hsaKmtReportQueue(QueueId: u64, QueueReport: *mut kfd_sys::hsakmt::common::HsaQueueReport) {
+    current fn hsaKmtReportQueue(QueueId: u64, QueueReport: *mut hsakmt_sys::common::HsaQueueReport) {
         let _ = (QueueId, QueueReport);
         Err(st::ERROR)
     }

@@ -2,8 +2,8 @@
 
 use std::ffi::c_void;
 
+use hsakmt_sys::common::HSA_SVM_ATTRIBUTE;
 use kfd_fmm::SvmAttr;
-use kfd_sys::hsakmt::common::HSA_SVM_ATTRIBUTE;
 
 use crate::border::{check_mut, slice_in, st, write_array, write_out, Kmt};
 use crate::ctx::{self, HsaKFDContext};

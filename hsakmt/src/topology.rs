@@ -1,7 +1,7 @@
 //! Topology: system and node properties, memory banks, caches, IO links.
 
-use kfd_sys::hsakmt::common::{HsaMemoryProperties, HsaSystemProperties};
-use kfd_topology::hsakmt::ffi;
+use crate::convert as ffi;
+use hsakmt_sys::common::{HsaMemoryProperties, HsaSystemProperties};
 use kfd_topology::SnapshotOptions;
 
 use crate::border::{check_mut, st, write_array, write_out, Kmt, KmtResult};
@@ -13,7 +13,7 @@ fn node_of(
     node: u32,
 ) -> KmtResult<(
     std::sync::Arc<kfd_topology::Topology>,
-    kfd_sys::hsakmt::common::HSAuint32,
+    hsakmt_sys::common::HSAuint32,
 )> {
     let topo = c.topology().kmt()?;
     if node >= topo.num_nodes() {

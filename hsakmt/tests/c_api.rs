@@ -55,7 +55,7 @@ fn run(exe: &Path, args: &[&str], lib_dir: Option<&Path>, env: &[(&str, &Path)])
 
 #[test]
 fn ctx_api_tenants_are_isolated_and_leave_nothing_behind() {
-    let lib = support::hsakmt_lib_dir(Abi::Current);
+    let lib = support::hsakmt_lib_dir(Abi::Newest);
     let dir = support::scratch("ctx-api");
     let exe = dir.join("ctx_api");
     compile("ctx_api.c", &exe, true, Some(&lib));
@@ -92,7 +92,7 @@ fn ctx_api_tenants_are_isolated_and_leave_nothing_behind() {
 
 #[test]
 fn fork_child_sees_the_primary_closed_like_the_c_library() {
-    let lib = support::hsakmt_lib_dir(Abi::Current);
+    let lib = support::hsakmt_lib_dir(Abi::Newest);
     let dir = support::scratch("fork");
     let exe = dir.join("fork_legacy");
     compile("fork_legacy.c", &exe, false, None);

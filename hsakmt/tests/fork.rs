@@ -19,7 +19,7 @@ use hsakmt::generation::abi::HsaMemFlags;
 use hsakmt::memory::{hsaKmtAllocMemory, hsaKmtAllocMemoryCtx, hsaKmtFreeMemory};
 use hsakmt::openclose::{hsaKmtCloseKFD, hsaKmtGetVersion, hsaKmtOpenKFDCtx};
 use hsakmt::topology::hsaKmtAcquireSystemProperties;
-use kfd_sys::hsakmt::common::{HsaSystemProperties, HsaVersionInfo};
+use hsakmt_sys::common::{HsaSystemProperties, HsaVersionInfo};
 
 fn host_flags() -> HsaMemFlags {
     let mut f = HsaMemFlags::default();

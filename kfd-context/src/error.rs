@@ -1,6 +1,6 @@
 //! Errors of context management.
 
-use kfd_sys::hsakmt::HSAKMT_STATUS;
+use hsakmt_sys::HSAKMT_STATUS;
 use kfd_sys::Errno;
 
 /// Why a context operation failed.

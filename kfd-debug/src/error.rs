@@ -1,6 +1,6 @@
 //! The error type of kfd-debug and its mapping to `HSAKMT_STATUS`.
 
-use kfd_sys::hsakmt::HSAKMT_STATUS;
+use hsakmt_sys::HSAKMT_STATUS;
 use kfd_sys::Errno;
 
 /// Why a debug operation failed.

@@ -10,8 +10,8 @@
 //! which has the same status. Node validation comes first, as in C.
 
 use crate::{Debug, Error, Result};
+use hsakmt_sys::newest::{HSA_DBG_WATCH_MODE, HSA_DBG_WAVEMODE, HSA_DBG_WAVEOP};
 use kfd_sys::dbg_trap;
-use kfd_sys::hsakmt::current::{HSA_DBG_WATCH_MODE, HSA_DBG_WAVEMODE, HSA_DBG_WAVEOP};
 use kfd_sys::kfd;
 
 /// `MAX_ALLOWED_NUM_POINTS`: the most watch points one v1 address-watch
@@ -182,7 +182,7 @@ fn address_watch_payload(points: &[AddressWatchPoint], events: &[u64]) -> Vec<u8
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kfd_sys::hsakmt::current::HSA_DBG_WATCH_ALL;
+    use hsakmt_sys::newest::HSA_DBG_WATCH_ALL;
 
     fn point(address: u64, mask: u64) -> AddressWatchPoint {
         AddressWatchPoint {

@@ -4,11 +4,11 @@
 
 mod mock;
 
+use hsakmt_sys::newest::{
+    HSA_DBG_WATCH_ALL, HSA_DBG_WAVEMODE_BROADCAST_PROCESS, HSA_DBG_WAVEOP_HALT,
+};
 use kfd_debug::{
     AddressWatchPoint, Debug, DebugNode, DebugTrapRequest, Error, MAX_ALLOWED_NUM_POINTS,
-};
-use kfd_sys::hsakmt::current::{
-    HSA_DBG_WATCH_ALL, HSA_DBG_WAVEMODE_BROADCAST_PROCESS, HSA_DBG_WAVEOP_HALT,
 };
 use kfd_sys::kfd;
 use kfd_sys::Errno;

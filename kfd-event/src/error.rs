@@ -1,6 +1,6 @@
 //! Errors of the event operations and their `HSAKMT_STATUS` codes.
 
-use kfd_sys::hsakmt::HSAKMT_STATUS;
+use hsakmt_sys::HSAKMT_STATUS;
 use kfd_sys::Errno;
 
 use crate::memory::MemoryError;

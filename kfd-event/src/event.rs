@@ -4,11 +4,11 @@ use std::fmt;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Weak};
 
-use kfd_sys::hsakmt::common::{
+use hsakmt_sys::common::{
     HsaAccessAttributeFailure, HsaEventDescriptor, HsaMemoryAccessFault, HsaSyncVar,
     HsaSyncVarData, HSA_EVENTID_MEMORYFLAGS, HSA_EVENTTYPE,
 };
-use kfd_sys::hsakmt::current;
+use hsakmt_sys::newest;
 
 use crate::error::EventError;
 
@@ -199,8 +199,8 @@ impl CView {
         self.set(W_UNION + 3, h.reset_cause);
     }
 
-    fn snapshot(&self) -> current::HsaEvent {
-        let u = current::HsaEventDataUnion {
+    fn snapshot(&self) -> newest::HsaEvent {
+        let u = newest::HsaEventDataUnion {
             MemoryAccessFault: HsaMemoryAccessFault {
                 NodeId: self.get(W_UNION),
                 VirtualAddress: self.get64(W_UNION + 1),
@@ -208,9 +208,9 @@ impl CView {
                 Flags: HSA_EVENTID_MEMORYFLAGS(self.get(W_UNION + 4)),
             },
         };
-        current::HsaEvent {
+        newest::HsaEvent {
             EventId: self.get(W_EVENT_ID),
-            EventData: current::HsaEventData {
+            EventData: newest::HsaEventData {
                 EventType: HSA_EVENTTYPE(self.get(W_EVENT_TYPE)),
                 EventData: u,
                 HWData1: self.get64(W_HWDATA1),
@@ -308,14 +308,14 @@ impl Event {
     /// The C struct the `hsakmt` border hands out: its address is the
     /// `HsaEvent *` C callers hold. Stable for the event's lifetime;
     /// [`crate::Events::lookup`] maps it back to this handle.
-    pub fn as_hsa_ptr(&self) -> *mut current::HsaEvent {
-        self.obj.c.addr() as *mut current::HsaEvent
+    pub fn as_hsa_ptr(&self) -> *mut newest::HsaEvent {
+        self.obj.c.addr() as *mut newest::HsaEvent
     }
 
     /// A copy of the C struct (both ABI generations share this layout; the
     /// union is returned as its memory-fault member, which covers all 20
     /// bytes).
-    pub fn hsa_event(&self) -> current::HsaEvent {
+    pub fn hsa_event(&self) -> newest::HsaEvent {
         self.obj.c.snapshot()
     }
 
@@ -377,10 +377,10 @@ mod tests {
     #[test]
     fn c_view_has_the_c_layout() {
         assert_eq!(std::mem::size_of::<CView>(), HSA_EVENT_SIZE);
-        assert_eq!(std::mem::size_of::<current::HsaEvent>(), HSA_EVENT_SIZE);
+        assert_eq!(std::mem::size_of::<newest::HsaEvent>(), HSA_EVENT_SIZE);
         assert_eq!(
             std::mem::align_of::<CView>(),
-            std::mem::align_of::<current::HsaEvent>()
+            std::mem::align_of::<newest::HsaEvent>()
         );
         let desc = EventDescriptor {
             event_type: EventType::Memory,

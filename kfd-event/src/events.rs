@@ -7,8 +7,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::os::fd::AsFd;
 use std::sync::{Arc, Mutex};
 
-use kfd_sys::hsakmt::common::{HsaAccessAttributeFailure, HSA_EVENTID_MEMORYFLAGS};
-use kfd_sys::hsakmt::{current, HSAKMT_STATUS};
+use hsakmt_sys::common::{HsaAccessAttributeFailure, HSA_EVENTID_MEMORYFLAGS};
+use hsakmt_sys::{newest, HSAKMT_STATUS};
 use kfd_sys::ioctl::{Ioctl, PlainArgs};
 use kfd_sys::kfd::{
     kfd_event_data, kfd_ioctl_create_event_args, kfd_ioctl_destroy_event_args,
@@ -458,7 +458,7 @@ impl Events {
     /// [`EventError::NullEvent`]; a pointer that is not a live event of
     /// this context (destroyed, another context's, or garbage) is
     /// [`EventError::UnknownEvent`]. The pointer is never dereferenced.
-    pub fn lookup(&self, ptr: *const current::HsaEvent) -> Result<Event, EventError> {
+    pub fn lookup(&self, ptr: *const newest::HsaEvent) -> Result<Event, EventError> {
         if ptr.is_null() {
             return Err(EventError::NullEvent);
         }
@@ -628,7 +628,7 @@ impl Events {
     /// [`Events::wait_with_age`].
     pub fn wait_pointers(
         &self,
-        ptrs: &[*const current::HsaEvent],
+        ptrs: &[*const newest::HsaEvent],
         mode: WaitMode,
         timeout_ms: u32,
         ages: Option<&mut [u64]>,

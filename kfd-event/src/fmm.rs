@@ -4,10 +4,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
+use hsakmt_sys::HSAKMT_STATUS;
 use kfd_fmm::{
     Buffer, Fmm, FmmError, Generation, MemFlags, MemMapFlags, SvmAttr, SvmFlags, PAGE_SIZE,
 };
-use kfd_sys::hsakmt::HSAKMT_STATUS;
 
 use crate::lock;
 use crate::memory::{DeviceMemory, ExecAlloc, MemoryError};

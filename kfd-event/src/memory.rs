@@ -10,7 +10,7 @@
 
 use std::fmt;
 
-use kfd_sys::hsakmt::HSAKMT_STATUS;
+use hsakmt_sys::HSAKMT_STATUS;
 
 /// An allocation request with the meaning of the C library's
 /// "executable, page-aligned GPU memory" helper: host-accessible unless

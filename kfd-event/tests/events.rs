@@ -8,12 +8,12 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use common::*;
+use hsakmt_sys::common::{HsaEventDescriptor, HSA_EVENTID_MEMORYFLAGS, HSA_EVENTTYPE};
 use kfd_event::{
     EventDescriptor, EventError, EventType, Events, NoDeviceMemory, WaitMode, WaitOutcome,
     TIMEOUT_IMMEDIATE, TIMEOUT_INFINITE,
 };
 use kfd_sim::Sim;
-use kfd_sys::hsakmt::common::{HsaEventDescriptor, HSA_EVENTID_MEMORYFLAGS, HSA_EVENTTYPE};
 
 fn signal(events: &Events, manual: bool) -> kfd_event::Event {
     events

@@ -1,6 +1,6 @@
 //! The memory manager's error type and its mapping to `HSAKMT_STATUS`.
 
-use kfd_sys::hsakmt::HSAKMT_STATUS;
+use hsakmt_sys::HSAKMT_STATUS;
 use kfd_sys::Errno;
 
 /// Why a memory-manager operation failed.

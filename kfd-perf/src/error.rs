@@ -1,6 +1,6 @@
 //! The error type of kfd-perf and its mapping to `HSAKMT_STATUS`.
 
-use kfd_sys::hsakmt::HSAKMT_STATUS;
+use hsakmt_sys::HSAKMT_STATUS;
 use kfd_sys::Errno;
 
 use crate::pmc::{BlockId, GfxVersion};

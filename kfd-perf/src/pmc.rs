@@ -32,7 +32,7 @@
 //! through the host's `amd_iommu` perf-event source, which this machine
 //! and the simulator do not have, and upstream removed the block.
 
-use kfd_sys::hsakmt::current::{self as hsa, HSA_UUID};
+use hsakmt_sys::newest::{self as hsa, HSA_UUID};
 
 /// The thunk's counter block ids (`enum perf_block_id`); the value is what
 /// `HsaCounter::BlockIndex` carries.
@@ -134,7 +134,7 @@ impl BlockId {
             BlockId::Td => hsa::HSA_PROFILEBLOCK_AMD_TD,
             BlockId::Vgt => hsa::HSA_PROFILEBLOCK_AMD_VGT,
             BlockId::Wd => hsa::HSA_PROFILEBLOCK_AMD_WD,
-            BlockId::Iommuv2 => kfd_sys::hsakmt::rocm_5_2::HSA_PROFILEBLOCK_AMD_IOMMUV2,
+            BlockId::Iommuv2 => hsakmt_sys::rocm_5_2::HSA_PROFILEBLOCK_AMD_IOMMUV2,
         })
     }
 

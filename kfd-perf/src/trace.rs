@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 
-use kfd_sys::hsakmt::current as hsa;
+use hsakmt_sys::newest as hsa;
 
 use crate::pmc::{BlockId, Counter, NUM_BLOCK_IDS};
 use crate::{Error, Perf, Result};

@@ -13,8 +13,8 @@
 //! library: `tests/sim.rs` compares kfd-perf with its output for the mi210,
 //! mi300x and navi31 presets (fixtures in `tests/fixtures/`).
 
+use hsakmt_sys::newest as hsa;
 use kfd_perf::pmc::{Asic, BlockId, GfxVersion, COUNTER_FLAG_GLOBAL};
-use kfd_sys::hsakmt::current as hsa;
 
 /// (block, slots, number of counters) of 5.2.3's `vega_blocks`, in order.
 const VEGA: &[(BlockId, u32, usize)] = &[

@@ -6,12 +6,12 @@ mod mock;
 
 use std::sync::Arc;
 
+use hsakmt_sys::newest as hsa;
 use kfd_perf::pmc::{BlockId, Counter, GfxVersion, COUNTER_FLAG_GLOBAL};
 use kfd_perf::{
     Error, KernelOp, PcSamplingInfo, PcSamplingTraceId, Perf, PerfNode, SpmBuffer, TraceId,
     MAX_COUNTERS_PER_TRACE,
 };
-use kfd_sys::hsakmt::current as hsa;
 use kfd_sys::{kfd, Errno};
 use mock::{MockKfd, ANY_OP, GPU};
 

@@ -3,7 +3,6 @@
 use std::fmt;
 use std::sync::{Arc, Mutex, Weak};
 
-use kfd_sys::hsakmt::{current, rocm_5_2};
 use kfd_sys::kfd::{
     KFD_IOC_QUEUE_TYPE_COMPUTE, KFD_IOC_QUEUE_TYPE_COMPUTE_AQL, KFD_IOC_QUEUE_TYPE_SDMA,
     KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID, KFD_IOC_QUEUE_TYPE_SDMA_XGMI,
@@ -127,6 +126,12 @@ impl QueueId {
     pub fn raw(self) -> u64 {
         self.0
     }
+
+    /// The id with this C value (lookups validate it; a made-up id
+    /// names no queue).
+    pub fn from_raw(raw: u64) -> Self {
+        QueueId(raw)
+    }
 }
 
 /// A queue creation request (`hsaKmtCreateQueueV2` arguments).
@@ -175,23 +180,6 @@ impl QueueRequest {
             write_ptr: 0,
         }
     }
-
-    /// Takes the caller-supplied fields of a 5.2.3 `HsaQueueResource`
-    /// (read/write pointers and the error-reason payload).
-    pub fn with_resource_5_2(mut self, r: &rocm_5_2::HsaQueueResource) -> Self {
-        self.read_ptr = r.QueueRptrValue;
-        self.write_ptr = r.QueueWptrValue;
-        self.error_reason = r.ErrorReason as u64;
-        self
-    }
-
-    /// Takes the caller-supplied fields of a newest-ABI `HsaQueueResource`.
-    pub fn with_resource_current(mut self, r: &current::HsaQueueResource) -> Self {
-        self.read_ptr = r.QueueRptrValue;
-        self.write_ptr = r.QueueWptrValue;
-        self.error_reason = r.ErrorReason as u64;
-        self
-    }
 }
 
 /// What queue creation returns (the output fields of `HsaQueueResource`).
@@ -205,27 +193,6 @@ pub struct QueueResource {
     pub write_ptr: u64,
     /// Read pointer address (library-provided for non-AQL queues).
     pub read_ptr: u64,
-}
-
-impl QueueResource {
-    /// Stores the outputs into a 5.2.3 (40-byte) `HsaQueueResource`:
-    /// `QueueId`, the doorbell and the read/write pointers. `ErrorReason`
-    /// is an input and is left alone.
-    pub fn store_5_2(&self, r: &mut rocm_5_2::HsaQueueResource) {
-        r.QueueId = self.queue_id.0;
-        r.QueueDoorBell = self.doorbell;
-        r.QueueWptrValue = self.write_ptr;
-        r.QueueRptrValue = self.read_ptr;
-    }
-
-    /// Stores the outputs into a newest-ABI (52-byte) `HsaQueueResource`;
-    /// the Windows-only trailing fields are left alone.
-    pub fn store_current(&self, r: &mut current::HsaQueueResource) {
-        r.QueueId = self.queue_id.0;
-        r.QueueDoorBell = self.doorbell;
-        r.QueueWptrValue = self.write_ptr;
-        r.QueueRptrValue = self.read_ptr;
-    }
 }
 
 /// What `hsaKmtGetQueueInfo` reports.
@@ -247,35 +214,6 @@ pub struct QueueInfo {
     pub save_area_header: u64,
     /// `ctx_save_restore_size` (newest ABI only).
     pub save_area_alloc_size: u64,
-}
-
-/// Fills the fields both `HsaQueueInfo` layouts share.
-macro_rules! store_queue_info {
-    ($info:expr, $q:expr) => {{
-        let (info, q) = ($info, $q);
-        q.QueueDetailError = 0;
-        q.QueueTypeExtended = 0;
-        q.NumCUAssigned = info.num_cu_assigned;
-        q.CUMaskInfo = info.cu_mask_info as usize as *mut u32;
-        q.UserContextSaveArea = info.user_context_save_area as usize as *mut u32;
-        q.SaveAreaSizeInBytes = info.save_area_size;
-        q.ControlStackTop = info.control_stack_top as usize as *mut u32;
-        q.ControlStackUsedInBytes = info.control_stack_used;
-        q.SaveAreaHeader = info.save_area_header as usize as *mut _;
-    }};
-}
-
-impl QueueInfo {
-    /// Stores into a 5.2.3 (68-byte) `HsaQueueInfo`.
-    pub fn store_5_2(&self, q: &mut rocm_5_2::HsaQueueInfo) {
-        store_queue_info!(self, &mut *q);
-    }
-
-    /// Stores into a newest-ABI (76-byte) `HsaQueueInfo`.
-    pub fn store_current(&self, q: &mut current::HsaQueueInfo) {
-        store_queue_info!(self, &mut *q);
-        q.SaveAreaAllocSize = self.save_area_alloc_size;
-    }
 }
 
 /// Offsets inside the per-queue page (system memory, GPU mapped).
@@ -434,33 +372,5 @@ mod tests {
         ] {
             assert_eq!(QueueKind::from_hsa(k.hsa_type(), 0).unwrap(), k);
         }
-    }
-
-    #[test]
-    fn resource_store_stays_inside_the_5_2_layout() {
-        assert_eq!(std::mem::size_of::<rocm_5_2::HsaQueueResource>(), 40);
-        assert_eq!(std::mem::size_of::<current::HsaQueueResource>(), 52);
-        let res = QueueResource {
-            queue_id: QueueId(0x1000),
-            doorbell: 0x2000,
-            write_ptr: 0x3000,
-            read_ptr: 0x4000,
-        };
-        let mut r = rocm_5_2::HsaQueueResource {
-            ErrorReason: 0x5000 as *mut i64,
-            ..Default::default()
-        };
-        res.store_5_2(&mut r);
-        assert_eq!({ r.QueueId }, 0x1000);
-        assert_eq!({ r.QueueDoorBell }, 0x2000);
-        assert_eq!(r.Queue_write_ptr_aql() as usize, 0x3000);
-        assert_eq!({ r.ErrorReason } as usize, 0x5000);
-        let mut c = current::HsaQueueResource {
-            SdmaHwQueueEpilogueBytes: 7,
-            ..Default::default()
-        };
-        res.store_current(&mut c);
-        assert_eq!({ c.SdmaHwQueueEpilogueBytes }, 7);
-        assert_eq!({ c.QueueRptrValue }, 0x4000);
     }
 }

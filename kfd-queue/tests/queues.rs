@@ -13,7 +13,6 @@ use kfd_event::{DeviceMemory, EventDescriptor, EventType, ExecAlloc};
 use kfd_queue::sizes::{self, CwsrSizes};
 use kfd_queue::{BufferAbi, QueueError, QueueKind, QueueOptions, QueueRequest, Queues};
 use kfd_sim::Sim;
-use kfd_sys::hsakmt::{current, rocm_5_2};
 
 const RING: u64 = 64 * 1024;
 
@@ -482,57 +481,6 @@ fn queue_of_one_context_cannot_be_destroyed_through_another() {
     free(&b, bufs_b);
     drop((qa, qb, a, b));
     assert_no_leaks(&sim);
-}
-
-#[test]
-fn resources_fill_both_abi_generations() {
-    let sim = Sim::preset("navi31").unwrap();
-    let ctx = Ctx::primary(&sim);
-    let qs = queues(&ctx);
-    let (req, bufs) = request(&ctx, ctx.gpu_node(), QueueKind::Compute);
-    let old = rocm_5_2::HsaQueueResource {
-        ErrorReason: 0x4242 as *mut i64,
-        ..Default::default()
-    };
-    let q = qs.create(&req.with_resource_5_2(&old)).unwrap();
-    // 5.2.3 callers pass 40 bytes: store into a 40-byte struct inside a
-    // larger buffer and check the bytes behind it are untouched.
-    #[repr(C)]
-    struct Guarded {
-        r: rocm_5_2::HsaQueueResource,
-        guard: [u8; 16],
-    }
-    let mut g = Guarded {
-        r: old,
-        guard: [0xAA; 16],
-    };
-    q.resource().store_5_2(&mut g.r);
-    assert_eq!(g.guard, [0xAA; 16]);
-    assert_eq!({ g.r.QueueId }, q.id().raw());
-    assert_eq!({ g.r.ErrorReason } as usize, 0x4242);
-    assert_eq!(g.r.Queue_DoorBell_aql() as u64, q.resource().doorbell);
-    let mut c = current::HsaQueueResource::default();
-    q.resource().store_current(&mut c);
-    assert_eq!({ c.QueueRptrValue }, q.resource().read_ptr);
-    let i = kfd_queue::QueueInfo {
-        control_stack_top: 1,
-        user_context_save_area: 2,
-        save_area_size: 3,
-        control_stack_used: 4,
-        num_cu_assigned: 96,
-        cu_mask_info: 5,
-        save_area_header: 6,
-        save_area_alloc_size: 7,
-    };
-    let mut info5 = rocm_5_2::HsaQueueInfo::default();
-    let mut info = current::HsaQueueInfo::default();
-    i.store_5_2(&mut info5);
-    i.store_current(&mut info);
-    assert_eq!({ info.SaveAreaAllocSize }, 7);
-    assert_eq!({ info5.NumCUAssigned }, 96);
-    assert_eq!(info5.SaveAreaHeader as usize, 6);
-    qs.destroy(&q).unwrap();
-    free(&ctx, bufs);
 }
 
 #[test]

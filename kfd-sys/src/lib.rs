@@ -1,11 +1,9 @@
-//! Raw ABI of the AMD KFD (amdkfd) driver and of the hsakmt C library.
+//! Raw ABI of the AMD KFD (amdkfd) driver.
 //!
 //! This crate holds types and numbers only, no logic:
 //!
 //! - [`kfd`]: the `kfd_ioctl.h` uapi — argument structs, typed request
 //!   constants ([`ioctl::Ioctl`]), flags, enums and mmap offset encodings;
-//! - [`hsakmt`]: the C types of `hsakmttypes.h` in two ABI generations
-//!   (`rocm_5_2` and `current`) plus `HSAKMT_STATUS`;
 //! - [`drm`]: the amdgpu DRM uapi subset used on render nodes, and
 //!   [`drm::query_device_info`] (`AMDGPU_INFO_DEV_INFO`);
 //! - [`sysfs`]: property names of the KFD topology tree;
@@ -17,6 +15,9 @@
 //! - the [`Driver`] boundary (open `/dev/kfd` and render nodes, issue
 //!   ioctls, read sysfs below a root), with [`NixDriver`] for the real
 //!   kernel; `kfd-sim` implements the same trait.
+//!
+//! The C types of the hsakmt library (`hsakmttypes.h`) are not here: they
+//! live in the `hsakmt-sys` crate, one module per library generation.
 //!
 //! # Example
 //!
@@ -37,7 +38,6 @@ pub mod driver;
 pub mod drm;
 pub mod errno;
 pub mod file;
-pub mod hsakmt;
 pub mod ioctl;
 pub mod kfd;
 pub mod mman;

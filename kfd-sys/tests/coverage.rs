@@ -5,11 +5,9 @@
 //! parsed here (direction, number, argument struct) and the numbers are
 //! evaluated by the C compiler through the probe.
 
-mod common;
-
-use common::Probe;
 use kfd_sys::ioctl::{ioc_dir, ioc_nr, ioc_size, ioc_type, IOC_NONE, IOC_READ, IOC_WRITE};
 use kfd_sys::kfd::KFD_IOCTLS;
+use layout_probe::Probe;
 
 const HEADER: &str = "/usr/include/linux/kfd_ioctl.h";
 
@@ -118,7 +116,7 @@ fn every_system_header_request_is_declared() {
         "requests of {HEADER} missing from KFD_IOCTLS: {missing:?}"
     );
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
-    p.run();
+    p.run(env!("CARGO_TARGET_TMPDIR"));
 }
 
 #[test]

@@ -4,12 +4,10 @@
 //! subset: every item it declares is checked, except the few family ids
 //! newer than that header, which are pinned at the end.
 
-mod common;
-
 use std::mem::offset_of;
 
-use common::Probe;
 use kfd_sys::drm::*;
+use layout_probe::{layout, Probe};
 
 macro_rules! consts {
     ($p:expr; $($name:ident),* $(,)?) => {{
@@ -358,7 +356,7 @@ fn drm_layouts_match_system_headers() {
         AMDGPU_FAMILY_VI, AMDGPU_FAMILY_CZ, AMDGPU_FAMILY_AI, AMDGPU_FAMILY_RV,
         AMDGPU_FAMILY_NV, AMDGPU_FAMILY_VGH, AMDGPU_FAMILY_YC,
     );
-    p.run();
+    p.run(env!("CARGO_TARGET_TMPDIR"));
 }
 
 /// Family ids newer than libdrm 2.4.114, from the kernel's amdgpu_drm.h

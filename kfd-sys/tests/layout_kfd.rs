@@ -3,14 +3,12 @@
 //! 6.1, KFD ioctl interface 1.11) with the C probe, plus pinned sizes and
 //! offsets for everything newer than that header.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::mem::{align_of, offset_of, size_of};
 
-use common::Probe;
 use kfd_sys::ioctl::{ioc_dir, ioc_nr, ioc_size, ioc_type};
 use kfd_sys::kfd::*;
+use layout_probe::{layout, Probe};
 
 const HEADER: &str = "/usr/include/linux/kfd_ioctl.h";
 
@@ -559,7 +557,7 @@ fn kfd_ioctl_layouts_match_system_header() {
         missing.is_empty(),
         "constants of {HEADER} not checked: {missing:?}"
     );
-    p.run();
+    p.run(env!("CARGO_TARGET_TMPDIR"));
 }
 
 /// Types and values newer than the 1.11 system header, pinned from the
@@ -1102,7 +1100,7 @@ fn kfd_sysfs_constants_match_system_header() {
         missing.is_empty(),
         "constants of {header} not checked: {missing:?}"
     );
-    p.run();
+    p.run(env!("CARGO_TARGET_TMPDIR"));
 }
 
 /// kfd_sysfs.h bits newer than the 6.1 header (upstream 6.5 debugger API

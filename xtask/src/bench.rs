@@ -57,7 +57,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let _env = sh.push_env("CARGO_TARGET_DIR", &build);
     build::sim(&sh, true)?;
     let mut libs = Vec::new();
-    for dir in ["rocm-5.2", "current"] {
+    for dir in ["rocm-5.2", "newest"] {
         let abi = abi_named(dir).ok_or_else(|| format!("no ABI generation `{dir}`"))?;
         build::library(&sh, abi)?;
         libs.push(install(

@@ -93,7 +93,7 @@ pub fn sim(sh: &Shell, release: bool) -> Result<(), String> {
 /// `cargo build --release` of our libhsakmt of ABI generation `abi`
 /// (`<target>/release/libhsakmt.so`).
 pub fn library(sh: &Shell, abi: &Abi) -> Result<(), String> {
-    let feature = abi.feature;
+    let feature = abi.name;
     cmd!(
         sh,
         "cargo build --release -p hsakmt --no-default-features --features {feature}"

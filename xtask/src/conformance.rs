@@ -52,7 +52,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     let abi_name = value(args, "--abi")?.unwrap_or("rocm-5.2");
     let abi = abi_named(abi_name)
-        .ok_or_else(|| format!("unknown --abi `{abi_name}` (rocm-5.2 or current)"))?;
+        .ok_or_else(|| format!("unknown --abi `{abi_name}` (rocm-5.2 or newest)"))?;
     let force_sim = args.iter().any(|a| a == "--sim");
     let force_hw = args.iter().any(|a| a == "--hardware");
     if force_sim && force_hw {
@@ -64,8 +64,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
 
     // Upstream ships no shared libhsakmt of the newest generation.
-    let no_system = (abi.dir == "current").then_some(
-        "--abi current needs --reference PATH: upstream ships no shared \
+    let no_system = (abi.name == "newest").then_some(
+        "--abi newest needs --reference PATH: upstream ships no shared \
          libhsakmt any more; build one from ROCm's rocm-systems \
          (projects/rocr-runtime/libhsakmt) and pass it",
     );
@@ -90,11 +90,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
         None => dist_abi(abi)?,
     };
     // Our rocm-5.2 build lacks the Ctx API; the parent runs that family's
-    // "ours" side on our current build (the Ctx functions are always ours).
-    let current_ours = if abi.dir == "current" {
+    // "ours" side on our newest build (the Ctx functions are always ours).
+    let current_ours = if abi.name == "newest" {
         None
     } else {
-        let cur = abi_named("current").ok_or("no current ABI generation")?;
+        let cur = abi_named("newest").ok_or("no newest ABI generation")?;
         Some(dist_abi(cur)?)
     };
     build::runner(&sh, "conformance", "kfd-conformance", false)?;
@@ -104,7 +104,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut run = vec![
         "run".to_string(),
         "--abi".into(),
-        abi.dir.into(),
+        abi.name.into(),
         "--reference".into(),
         reference.display().to_string(),
         "--ours".into(),
@@ -148,7 +148,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     println!(
         "conformance: {} ({}) vs {} on {}",
         reference.display(),
-        abi.dir,
+        abi.name,
         ours.display(),
         if hardware { "the real KFD" } else { "kfd-sim" }
     );

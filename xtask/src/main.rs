@@ -4,7 +4,7 @@
 //!   actionlint, the workspace tests and the conformance run on the
 //!   simulator (the README's test command).
 //! - `cargo xtask dist`: builds the drop-in `libhsakmt.so.1` for both ABI
-//!   generations into `target/dist/{current,rocm-5.2}/lib`.
+//!   generations into `target/dist/{newest,rocm-5.2}/lib`.
 //! - `cargo xtask conformance`: the C libhsakmt and ours side by side (see
 //!   `conformance.rs` and the README's "Conformance" section).
 //! - `cargo xtask bench`: C libhsakmt vs ours, microbenchmarks on kfd-sim
@@ -118,23 +118,20 @@ fn lint_workflows() -> Result<(), String> {
 
 /// One ABI generation of the drop-in library.
 struct Abi {
-    /// Directory name under target/dist.
-    dir: &'static str,
-    /// Cargo feature selecting it.
-    feature: &'static str,
+    /// Its name: the `--abi` value, the hsakmt Cargo feature selecting it
+    /// and the directory under target/dist.
+    name: &'static str,
     /// Version reported in the pkg-config file.
     version: &'static str,
 }
 
 const ABIS: &[Abi] = &[
     Abi {
-        dir: "current",
-        feature: "abi-current",
+        name: "newest",
         version: "1.0.6",
     },
     Abi {
-        dir: "rocm-5.2",
-        feature: "abi-rocm-5-2",
+        name: "rocm-5.2",
         version: "1.0.6",
     },
 ];
@@ -149,7 +146,7 @@ fn dist() -> Result<PathBuf, String> {
 
 /// The ABI generation whose directory under target/dist is `dir`.
 fn abi_named(dir: &str) -> Option<&'static Abi> {
-    ABIS.iter().find(|a| a.dir == dir)
+    ABIS.iter().find(|a| a.name == dir)
 }
 
 /// Builds one ABI generation; returns the path of its `libhsakmt.so.1`.
@@ -159,7 +156,7 @@ fn dist_abi(abi: &Abi) -> Result<PathBuf, String> {
     let dist = target.join("dist");
     {
         build::library(&sh, abi)?;
-        let lib = dist.join(abi.dir).join("lib");
+        let lib = dist.join(abi.name).join("lib");
         std::fs::create_dir_all(lib.join("pkgconfig")).map_err(|e| e.to_string())?;
         let built = target.join("release").join("libhsakmt.so");
         let so1 = lib.join("libhsakmt.so.1");
@@ -168,13 +165,13 @@ fn dist_abi(abi: &Abi) -> Result<PathBuf, String> {
         let link = lib.join("libhsakmt.so");
         let _ = std::fs::remove_file(&link);
         std::os::unix::fs::symlink("libhsakmt.so.1", &link).map_err(|e| e.to_string())?;
-        let prefix = dist.join(abi.dir);
+        let prefix = dist.join(abi.name);
         std::fs::write(
             lib.join("pkgconfig").join("libhsakmt.pc"),
             pkg_config(&prefix, abi),
         )
         .map_err(|e| e.to_string())?;
-        if abi.dir == "current" {
+        if abi.name == "newest" {
             install_headers(&prefix)?;
         }
         println!("dist: {}", so1.display());
@@ -183,7 +180,7 @@ fn dist_abi(abi: &Abi) -> Result<PathBuf, String> {
 }
 
 /// Copies the C headers of the Ctx API (`hsakmt/include`) to
-/// `<prefix>/include` (only the current ABI exports the Ctx functions).
+/// `<prefix>/include` (only the newest ABI exports the Ctx functions).
 fn install_headers(prefix: &Path) -> Result<(), String> {
     let src = project_root().join("hsakmt").join("include").join("hsakmt");
     let dst = prefix.join("include").join("hsakmt");
@@ -205,7 +202,7 @@ fn pkg_config(prefix: &Path, abi: &Abi) -> String {
          Name: libhsakmt\nDescription: HSA Kernel Mode Thunk library for AMD KFD (kfd-rs, {dir} ABI)\n\
          Version: {version}\nLibs: -L${{libdir}} -lhsakmt\nCflags: -I${{includedir}}\n",
         prefix = prefix.display(),
-        dir = abi.dir,
+        dir = abi.name,
         version = abi.version,
     )
 }

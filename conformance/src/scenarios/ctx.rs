@@ -6,7 +6,7 @@
 use std::ffi::c_void;
 use std::ptr::null_mut;
 
-use kfd_sys::hsakmt::common::{HsaEventDescriptor, HsaSystemProperties};
+use hsakmt_sys::common::{HsaEventDescriptor, HsaSystemProperties};
 
 use super::{add, Scenario};
 use crate::abi::{memflag as mf, Abi};

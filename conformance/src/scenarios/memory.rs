@@ -6,7 +6,7 @@
 use std::ffi::c_void;
 use std::ptr::null_mut;
 
-use kfd_sys::hsakmt::common::{HsaSharedMemoryHandle, HSA_SVM_ATTRIBUTE};
+use hsakmt_sys::common::{HsaSharedMemoryHandle, HSA_SVM_ATTRIBUTE};
 
 use super::{add, alloc, cnull, free, pattern, pointer_info, setup, teardown, Scenario, Topo};
 use crate::abi::{memflag as mf, Abi, AbiKind};
@@ -798,7 +798,7 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
     });
 
     // --- dma-buf (newest ABI only)
-    if A::KIND == AbiKind::Current {
+    if A::KIND == AbiKind::Newest {
         add(v, "dmabuf/export", |cx| {
             let Some(t) = setup(cx) else { return };
             if let Some(p) = alloc(cx, "alloc", t.gpu(), 0x4000, 0) {

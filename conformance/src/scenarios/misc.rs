@@ -6,7 +6,7 @@
 use std::ffi::c_void;
 use std::ptr::null_mut;
 
-use kfd_sys::hsakmt::common::{
+use hsakmt_sys::common::{
     HsaClockCounters, HsaCounter, HsaCounterProperties, HsaDbgWaveMessage, HsaGpuTileConfig,
     HsaPmcTraceRoot, HSA_DBG_WATCH_MODE, HSA_UUID,
 };

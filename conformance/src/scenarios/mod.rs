@@ -9,7 +9,7 @@
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};
 
-use kfd_sys::hsakmt::common::{
+use hsakmt_sys::common::{
     HsaClockCounters, HsaCounter, HsaCounterProperties, HsaDbgWaveMessage, HsaEventDescriptor,
     HsaGpuTileConfig, HsaMemoryProperties, HsaMemoryRange, HsaPmcTraceRoot, HsaSharedMemoryHandle,
     HsaSystemProperties, HsaVersionInfo, HSA_DBG_WATCH_MODE, HSA_SVM_ATTRIBUTE,

@@ -4,7 +4,7 @@
 
 use std::ptr::null_mut;
 
-use kfd_sys::hsakmt::common::HsaVersionInfo;
+use hsakmt_sys::common::HsaVersionInfo;
 
 use super::{add, setup, standard_call, teardown, Scenario};
 use crate::abi::{Abi, AbiKind};

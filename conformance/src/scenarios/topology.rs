@@ -3,7 +3,7 @@
 
 use std::ptr::null_mut;
 
-use kfd_sys::hsakmt::common::{HsaMemoryProperties, HsaSystemProperties};
+use hsakmt_sys::common::{HsaMemoryProperties, HsaSystemProperties};
 
 use super::{add, setup, teardown, Scenario};
 use crate::abi::Abi;

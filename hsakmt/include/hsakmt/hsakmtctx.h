@@ -2,7 +2,7 @@
  * hsakmtctx.h - the context (Ctx) API of kfd-rs's libhsakmt.so.1.
  *
  * Part of kfd-rs (MIT). Written for kfd-rs; declares the entry points the
- * `abi-current` build of libhsakmt.so.1 exports next to the legacy ones.
+ * `newest` build of libhsakmt.so.1 exports next to the legacy ones.
  *
  * Types come from the hsakmt type header installed on the system
  * (<hsakmttypes.h>, included through <hsakmt.h>). Two generations exist:

@@ -53,9 +53,9 @@ fn cargo_build(dir: &Path, args: &[&str]) {
 /// Which build of the library.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Abi {
-    /// `abi-current` (default features).
-    Current,
-    /// `abi-rocm-5-2`.
+    /// `newest` (default features).
+    Newest,
+    /// `rocm-5.2`.
     Rocm52,
 }
 
@@ -63,7 +63,7 @@ pub enum Abi {
 /// `libhsakmt.so.1` (for `LD_LIBRARY_PATH`).
 pub fn hsakmt_lib_dir(abi: Abi) -> PathBuf {
     let (name, args): (&str, &[&str]) = match abi {
-        Abi::Current => ("current", &["-p", "hsakmt"]),
+        Abi::Newest => ("newest", &["-p", "hsakmt"]),
         Abi::Rocm52 => (
             "rocm-5.2",
             &[
@@ -71,7 +71,7 @@ pub fn hsakmt_lib_dir(abi: Abi) -> PathBuf {
                 "hsakmt",
                 "--no-default-features",
                 "--features",
-                "abi-rocm-5-2",
+                "rocm-5.2",
             ],
         ),
     };

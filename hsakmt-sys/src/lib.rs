@@ -1,16 +1,23 @@
-//! The C types of `hsakmttypes.h`, the header of the hsakmt thunk API, in
-//! two ABI generations.
+//! The C types of `hsakmttypes.h`, the header of the hsakmt thunk API
+//! (libhsakmt), in every ABI generation kfd-rs serves — one module per
+//! generation, as kvm-bindings keeps one file per kernel version:
 //!
-//! - [`rocm_5_2`]: exactly Debian's `/usr/include/hsakmttypes.h` from
+//! - [`rocm_5_2`]: exactly Debian 12's `/usr/include/hsakmttypes.h` from
 //!   libhsakmt-dev 5.2.3, the layouts Debian's ROCr 5.2.3 and libhsakmt
 //!   5.2.3 were built with.
-//! - [`current`]: the newest upstream header (ROCm/rocm-systems,
+//! - [`newest`]: the newest upstream header (ROCm/rocm-systems,
 //!   `projects/rocr-runtime/libhsakmt/include/hsakmt/hsakmttypes.h`),
 //!   which adds fields to several structs (so sizes differ), new bit
-//!   fields, new types and the opaque [`current::HsaKFDContext`].
-//! - [`common`]: every type that is identical in both; each generation
-//!   module re-exports all of it, so `rocm_5_2::X` and `current::X` name
-//!   the same Rust type when the C types are the same.
+//!   fields, new types and the opaque [`newest::HsaKFDContext`].
+//! - [`common`]: every type that is identical in all generations; each
+//!   generation module re-exports all of it, so `rocm_5_2::X` and
+//!   `newest::X` name the same Rust type when the C types are the same.
+//!   Types whose fields differ are declared once by a macro in `common`
+//!   with the shared fields, and each generation adds its own.
+//!
+//! This crate holds types and numbers only. The kernel's uapi is in
+//! `kfd-sys`; the library that exports functions over these types is
+//! `hsakmt`.
 //!
 //! # Representation
 //!
@@ -37,14 +44,14 @@
 //! # Example
 //!
 //! ```
-//! use kfd_sys::hsakmt::{rocm_5_2, current, HSAKMT_STATUS};
+//! use hsakmt_sys::{newest, rocm_5_2, HSAKMT_STATUS};
 //!
 //! let mut flags = rocm_5_2::HsaMemFlags::default();
 //! flags.set_HostAccess(1);
 //! flags.set_CachePolicy(rocm_5_2::HSA_CACHING_WRITECOMBINED.0);
 //! assert_eq!(flags.0, 0b100_0100);
 //! assert_eq!(core::mem::size_of::<rocm_5_2::HsaNodeProperties>(), 356);
-//! assert_eq!(core::mem::size_of::<current::HsaNodeProperties>(), 396);
+//! assert_eq!(core::mem::size_of::<newest::HsaNodeProperties>(), 396);
 //! assert_eq!(HSAKMT_STATUS::HSAKMT_STATUS_SUCCESS.to_string(), "HSAKMT_STATUS_SUCCESS");
 //! ```
 
@@ -54,7 +61,7 @@
 mod macros;
 #[macro_use]
 pub mod common;
-pub mod current;
+pub mod newest;
 pub mod rocm_5_2;
 
 pub use common::HSAKMT_STATUS;

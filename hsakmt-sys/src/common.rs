@@ -1,7 +1,7 @@
 //! hsakmt C types that are identical in the 5.2.3 and the newest header.
 //!
 //! Everything here is re-exported by both [`super::rocm_5_2`] and
-//! [`super::current`]; prefer those paths. The macros at the end declare
+//! [`super::newest`]; prefer those paths. The macros at the end declare
 //! the types that differ between generations only in a few members, so
 //! the shared part is written once.
 
@@ -1198,26 +1198,26 @@ macro_rules! node_name_helpers {
             /// `MarketingName` decoded from UTF-16 (up to the first NUL).
             pub fn marketing_name(&self) -> String {
                 let n = self.MarketingName;
-                $crate::hsakmt::common::utf16_name(&n)
+                $crate::common::utf16_name(&n)
             }
 
             /// Stores `s` into `MarketingName` (truncated, NUL-terminated).
             pub fn set_marketing_name(&mut self, s: &str) {
                 let mut n = self.MarketingName;
-                $crate::hsakmt::common::set_utf16_name(&mut n, s);
+                $crate::common::set_utf16_name(&mut n, s);
                 self.MarketingName = n;
             }
 
             /// `AMDName` decoded as text (up to the first NUL).
             pub fn amd_name(&self) -> String {
                 let n = self.AMDName;
-                $crate::hsakmt::common::byte_name(&n)
+                $crate::common::byte_name(&n)
             }
 
             /// Stores `s` into `AMDName` (truncated, NUL-terminated).
             pub fn set_amd_name(&mut self, s: &str) {
                 let mut n = self.AMDName;
-                $crate::hsakmt::common::set_byte_name(&mut n, s);
+                $crate::common::set_byte_name(&mut n, s);
                 self.AMDName = n;
             }
         }
@@ -1235,7 +1235,7 @@ macro_rules! event_data_types {
         #[derive(Clone, Copy, Debug, Default)]
         pub struct HsaEventData {
             /// Event kind.
-            pub EventType: $crate::hsakmt::common::HSA_EVENTTYPE,
+            pub EventType: $crate::common::HSA_EVENTTYPE,
             /// Kind-specific data; which member is valid follows `EventType`.
             pub EventData: HsaEventDataUnion,
             /// Thunk-internal (OS event handle).
@@ -1252,7 +1252,7 @@ macro_rules! event_data_types {
         #[derive(Clone, Copy, Debug, Default)]
         pub struct HsaEvent {
             /// Event id.
-            pub EventId: $crate::hsakmt::common::HSA_EVENTID,
+            pub EventId: $crate::common::HSA_EVENTID,
             /// Event data.
             pub EventData: HsaEventData,
         }

@@ -127,8 +127,8 @@ macro_rules! bitfield {
             )*
 
             /// Every named field, in header order.
-            pub const FIELDS: &'static [$crate::hsakmt::BitField<$name, $int>] = &[$(
-                $crate::hsakmt::BitField {
+            pub const FIELDS: &'static [$crate::BitField<$name, $int>] = &[$(
+                $crate::BitField {
                     name: stringify!($get),
                     lo: $lo,
                     width: $hi - $lo,

@@ -7,15 +7,19 @@
 //! layout!(p, kfd_ioctl_get_version_args, "struct kfd_ioctl_get_version_args",
 //!         [major_version, minor_version]);
 //! p.constant("AMDKFD_IOC_GET_VERSION", AMDKFD_IOC_GET_VERSION.request());
-//! p.run();
+//! p.run(env!("CARGO_TARGET_TMPDIR"));
 //! ```
-#![allow(dead_code)]
+//!
+//! Headers are looked up in the system include path, after any directory
+//! given with [`Probe::include_dir`] (headers of another ABI generation
+//! extracted from a Debian package, for instance).
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// One registered check.
+#[derive(Debug)]
 enum Check {
     Layout {
         ctype: String,
@@ -31,8 +35,10 @@ enum Check {
 
 /// Collects checks, generates one C program, compiles and runs it, and
 /// reports every mismatch at once.
+#[derive(Debug)]
 pub struct Probe {
     includes: Vec<String>,
+    include_dirs: Vec<PathBuf>,
     prelude: String,
     checks: Vec<Check>,
 }
@@ -42,9 +48,15 @@ impl Probe {
     pub fn new(includes: &[&str]) -> Self {
         Probe {
             includes: includes.iter().map(|s| s.to_string()).collect(),
+            include_dirs: Vec::new(),
             prelude: String::new(),
             checks: Vec::new(),
         }
+    }
+
+    /// Searches `dir` for headers before the system include path.
+    pub fn include_dir(&mut self, dir: impl Into<PathBuf>) {
+        self.include_dirs.push(dir.into());
     }
 
     /// Extra C code placed after the includes (typedefs, feature macros).
@@ -77,6 +89,11 @@ impl Probe {
     /// Number of registered checks.
     pub fn len(&self) -> usize {
         self.checks.len()
+    }
+
+    /// Whether no check is registered.
+    pub fn is_empty(&self) -> bool {
+        self.checks.is_empty()
     }
 
     fn program(&self) -> String {
@@ -113,9 +130,10 @@ impl Probe {
         c
     }
 
-    /// Compiles and runs the probe; panics with the list of mismatches.
-    pub fn run(self) {
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+    /// Compiles and runs the probe in a directory below `tmp` (a test's
+    /// `CARGO_TARGET_TMPDIR`); panics with the list of mismatches.
+    pub fn run(self, tmp: impl AsRef<Path>) {
+        let dir = tmp.as_ref().join(format!(
             "probe-{}-{}",
             std::process::id(),
             self.checks.len()
@@ -130,7 +148,11 @@ impl Probe {
         std::fs::create_dir_all(shim.join("drm")).unwrap();
         std::fs::write(shim.join("drm/drm.h"), "#include <libdrm/drm.h>\n").unwrap();
         let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
-        let out = Command::new(&cc)
+        let mut compile = Command::new(&cc);
+        for d in &self.include_dirs {
+            compile.arg("-I").arg(d);
+        }
+        let out = compile
             .arg("-std=gnu11")
             .arg("-I")
             .arg(&shim)

@@ -1,4 +1,4 @@
-//! Layouts of `kfd_sys::hsakmt`.
+//! Layouts of `hsakmt_sys`.
 //!
 //! - `rocm_5_2` is checked against Debian's `/usr/include/hsakmttypes.h`
 //!   (libhsakmt-dev 5.2.3) by a C probe: size, alignment and every field
@@ -8,17 +8,14 @@
 //!   maximum value and prints the word; the Rust setter must give the same
 //!   word). A scan of the header then asserts that every typedef,
 //!   enumerator, numeric `#define`, UUID and bit field in it was checked.
-//! - `current` has no installed header: its sizes and offsets are pinned by
+//! - `newest` has no installed header: its sizes and offsets are pinned by
 //!   hand below from ROCm/rocm-systems
 //!   `projects/rocr-runtime/libhsakmt/include/hsakmt/hsakmttypes.h` at
 //!   commit 24bf20d307bd5a346d1ab5200b4197b1dbd1ddbf (gcc x86_64 rules
 //!   under `#pragma pack(4)`).
 
-#[allow(clippy::write_with_newline)]
-mod common;
-
-use common::Probe;
-use kfd_sys::hsakmt::{current as cur, rocm_5_2 as r, BitField};
+use hsakmt_sys::{newest as cur, rocm_5_2 as r, BitField};
+use layout_probe::{layout, Probe};
 use std::collections::{BTreeMap, BTreeSet};
 use std::mem::{align_of, offset_of, size_of};
 
@@ -769,7 +766,7 @@ fn rocm_5_2_matches_system_header() {
     }
 
     let checks = p.len();
-    p.run();
+    p.run(env!("CARGO_TARGET_TMPDIR"));
 
     // Completeness: everything the header declares was checked above.
     let items = scan_header(&std::fs::read_to_string(HEADER).expect("read hsakmttypes.h"));
@@ -906,12 +903,12 @@ macro_rules! pin {
     }};
 }
 
-/// Every size and field offset of `current`, from the upstream header at
+/// Every size and field offset of `newest`, from the upstream header at
 /// commit 24bf20d307bd5a346d1ab5200b4197b1dbd1ddbf
 /// (projects/rocr-runtime/libhsakmt/include/hsakmt/hsakmttypes.h), laid
 /// out by gcc's x86_64 rules under `#pragma pack(push, 4)`.
 #[test]
-fn current_pinned_layouts() {
+fn newest_pinned_layouts() {
     // Types that differ from 5.2.3.
     pin!(cur::HsaNodeProperties, 396, 4, {
         NumCPUCores: 0, NumFComputeCores: 4, NumNeuralCores: 8, NumMemoryBanks: 12,
@@ -1012,7 +1009,7 @@ fn current_pinned_layouts() {
         assert_eq!(e, 4);
     }
 
-    // Shared types re-exported by `current` are the very same Rust types.
+    // Shared types re-exported by `newest` are the very same Rust types.
     let _: r::HsaMemoryProperties = cur::HsaMemoryProperties::default();
     let _: r::HsaClockCounters = cur::HsaClockCounters::default();
     let _: r::HsaSyncVar = cur::HsaSyncVar::default();
@@ -1020,7 +1017,7 @@ fn current_pinned_layouts() {
 }
 
 /// Section 5.1 of the libhsakmt reference note: the size table, both
-/// generations (the `current` column is the "newest" one).
+/// generations (the `newest` column is the "newest" one).
 #[test]
 fn size_table_of_the_reference_note() {
     let rows: &[(&str, usize, usize)] = &[
@@ -1241,10 +1238,10 @@ fn size_table_of_the_reference_note() {
     assert_eq!(size_of::<r::HsaMemMapFlags>(), 4);
 }
 
-/// Bit positions of the fields that exist only in `current` (pinned), and
+/// Bit positions of the fields that exist only in `newest` (pinned), and
 /// the shared part of the generation-specific words (same as 5.2.3).
 #[test]
-fn current_bitfields_pinned() {
+fn newest_bitfields_pinned() {
     fn positions<T, V>(fields: &[BitField<T, V>]) -> Vec<(&'static str, u32, u32)> {
         fields.iter().map(|f| (f.name, f.lo, f.width)).collect()
     }
@@ -1321,9 +1318,9 @@ fn current_bitfields_pinned() {
     }
 }
 
-/// Values that exist only in `current` (pinned from the upstream header).
+/// Values that exist only in `newest` (pinned from the upstream header).
 #[test]
-fn current_enum_values_pinned() {
+fn newest_enum_values_pinned() {
     assert_eq!(cur::HSA_QUEUE_SDMA_BY_ENG_ID.0, 6);
     assert_eq!(cur::HSA_POINTER_RESERVED_ADDR.0, 5);
     assert_eq!(cur::HSA_SVM_FLAG_GPU_ALWAYS_MAPPED.0, 0x40);
@@ -1374,7 +1371,7 @@ fn current_enum_values_pinned() {
 
 #[test]
 fn status_names_and_helpers() {
-    use kfd_sys::hsakmt::HSAKMT_STATUS;
+    use hsakmt_sys::HSAKMT_STATUS;
     assert_eq!(
         HSAKMT_STATUS::HSAKMT_STATUS_WAIT_TIMEOUT.to_string(),
         "HSAKMT_STATUS_WAIT_TIMEOUT"
