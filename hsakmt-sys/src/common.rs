@@ -1522,3 +1522,303 @@ macro_rules! hsa_svm_flags {
         }
     };
 }
+
+/// Declares a generation's `HsaNodeProperties` (`#pragma pack(4)`): the
+/// fields every generation has, in header order, with the caller's own
+/// fields spliced in at the places where generations differ:
+/// `after_simds` (after `NumFComputeCores`), `after_capability`,
+/// `after_engine_id`, `after_gws` (the byte after `NumGws`: `Reserved2` in
+/// 5.2.3, `Integrated` later) and `tail` (after `SGPRSizePerCU`).
+macro_rules! node_properties_struct {
+    (
+        $(#[$m:meta])*
+        after_simds { $($simds:tt)* }
+        after_capability { $($cap:tt)* }
+        after_engine_id { $($engine:tt)* }
+        after_gws { $($gws:tt)* }
+        tail { $($tail:tt)* }
+    ) => {
+        $(#[$m])*
+        #[repr(C, packed(4))]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct HsaNodeProperties {
+            /// Number of CPU cores (0 on a discrete GPU node).
+            pub NumCPUCores: u32,
+            /// Number of GPU SIMDs (0 on a CPU-only node).
+            pub NumFComputeCores: u32,
+            $($simds)*
+            /// Number of memory banks (`hsaKmtGetNodeMemoryProperties`).
+            pub NumMemoryBanks: u32,
+            /// Number of caches (`hsaKmtGetNodeCacheProperties`).
+            pub NumCaches: u32,
+            /// Number of IO links (`hsaKmtGetNodeIoLinkProperties`).
+            pub NumIOLinks: u32,
+            /// First CPU core id.
+            pub CComputeIdLo: u32,
+            /// First GPU compute unit id.
+            pub FComputeIdLo: u32,
+            /// Capabilities.
+            pub Capability: HSA_CAPABILITY,
+            $($cap)*
+            /// Maximum waves per SIMD.
+            pub MaxWavesPerSIMD: u32,
+            /// LDS size in KiB.
+            pub LDSSizeInKB: u32,
+            /// GDS size in KiB.
+            pub GDSSizeInKB: u32,
+            /// Wavefront size (32 or 64).
+            pub WaveFrontSize: u32,
+            /// Number of shader engines.
+            pub NumShaderBanks: u32,
+            /// SIMD arrays per engine.
+            pub NumArrays: u32,
+            /// Compute units per array.
+            pub NumCUPerArray: u32,
+            /// SIMDs per compute unit.
+            pub NumSIMDPerCU: u32,
+            /// Scratch wave slots per CU (0 = unlimited).
+            pub MaxSlotsScratchCU: u32,
+            /// Engine / firmware identification.
+            pub EngineId: HSA_ENGINE_ID,
+            $($engine)*
+            /// PCI vendor id (0 on CPU nodes).
+            pub VendorId: u16,
+            /// PCI device id (0 on CPU nodes).
+            pub DeviceId: u16,
+            /// PCI bus/device/function.
+            pub LocationId: u32,
+            /// Local memory size in bytes.
+            pub LocalMemSize: u64,
+            /// Maximum GPU engine clock (MHz).
+            pub MaxEngineClockMhzFCompute: u32,
+            /// Maximum CPU engine clock (MHz).
+            pub MaxEngineClockMhzCCompute: u32,
+            /// DRM render node minor number.
+            pub DrmRenderMinor: i32,
+            /// Marketing name, UTF-16, NUL-terminated.
+            pub MarketingName: [u16; $crate::common::HSA_PUBLIC_NAME_SIZE],
+            /// AMD internal name, ASCII, NUL-terminated.
+            pub AMDName: [u8; $crate::common::HSA_PUBLIC_NAME_SIZE],
+            /// SDMA microcode versions.
+            pub uCodeEngineVersions: $crate::common::HSA_ENGINE_VERSION,
+            /// Debug properties.
+            pub DebugProperties: $crate::common::HSA_DEBUG_PROPERTIES,
+            /// xGMI hive id.
+            pub HiveID: u64,
+            /// PCIe-optimised SDMA engines.
+            pub NumSdmaEngines: u32,
+            /// xGMI-optimised SDMA engines.
+            pub NumSdmaXgmiEngines: u32,
+            /// SDMA queues per engine.
+            pub NumSdmaQueuesPerEngine: u8,
+            /// Compute queues.
+            pub NumCpQueues: u8,
+            /// GWS barriers.
+            pub NumGws: u8,
+            $($gws)*
+            /// PCI domain.
+            pub Domain: u32,
+            /// Unique immutable device id.
+            pub UniqueID: u64,
+            /// VGPR bytes per CU.
+            pub VGPRSizePerCU: u32,
+            /// SGPR bytes per CU.
+            pub SGPRSizePerCU: u32,
+            $($tail)*
+        }
+
+        node_name_helpers!(HsaNodeProperties);
+    };
+}
+
+/// Declares a generation's `HsaCacheProperties`: the shared fields, then
+/// the caller's trailing ones.
+macro_rules! cache_properties_struct {
+    ($(#[$m:meta])* ; $($tail:tt)*) => {
+        $(#[$m])*
+        #[repr(C)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct HsaCacheProperties {
+            /// Processor id the cache belongs to.
+            pub ProcessorIdLow: u32,
+            /// Cache level (1, 2, ...).
+            pub CacheLevel: u32,
+            /// Size (KiB).
+            pub CacheSize: u32,
+            /// Line size in bytes.
+            pub CacheLineSize: u32,
+            /// Lines per tag.
+            pub CacheLinesPerTag: u32,
+            /// Associativity.
+            pub CacheAssociativity: u32,
+            /// Latency (ns).
+            pub CacheLatency: u32,
+            /// Kind of cache.
+            pub CacheType: $crate::common::HsaCacheType,
+            /// Processors sharing the cache, one bit each.
+            pub SiblingMap: [u32; $crate::common::HSA_CPU_SIBLINGS],
+            $($tail)*
+        }
+    };
+}
+
+/// Declares a generation's `HsaIoLinkProperties`: the shared fields, with
+/// the caller's fields inserted before `Flags` (the last field).
+macro_rules! io_link_properties_struct {
+    ($(#[$m:meta])* ; $($before_flags:tt)*) => {
+        $(#[$m])*
+        #[repr(C)]
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+        pub struct HsaIoLinkProperties {
+            /// Bus type.
+            pub IoLinkType: $crate::common::HSA_IOLINKTYPE,
+            /// Bus interface major version.
+            pub VersionMajor: u32,
+            /// Bus interface minor version.
+            pub VersionMinor: u32,
+            /// Source node.
+            pub NodeFrom: u32,
+            /// Destination node.
+            pub NodeTo: u32,
+            /// Weight (relative distance).
+            pub Weight: u32,
+            /// Minimum latency (ns).
+            pub MinimumLatency: u32,
+            /// Maximum latency (ns).
+            pub MaximumLatency: u32,
+            /// Minimum bandwidth (MB/s).
+            pub MinimumBandwidth: u32,
+            /// Maximum bandwidth (MB/s).
+            pub MaximumBandwidth: u32,
+            /// Recommended transfer size (bytes).
+            pub RecTransferSize: u32,
+            $($before_flags)*
+            /// Link flags.
+            pub Flags: $crate::common::HSA_LINKPROPERTY,
+        }
+    };
+}
+
+/// Declares a generation's `HsaGraphicsResourceInfo`: the shared fields,
+/// then the caller's (the word after `MetadataSizeInBytes` and anything
+/// after it).
+macro_rules! graphics_resource_info_struct {
+    ($(#[$m:meta])* ; $($tail:tt)*) => {
+        $(#[$m])*
+        #[repr(C, packed(4))]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct HsaGraphicsResourceInfo {
+            /// Address to use with `hsaKmtMapMemoryToGPU(Nodes)` (out).
+            pub MemoryAddress: *mut ::core::ffi::c_void,
+            /// Buffer size (out).
+            pub SizeInBytes: u64,
+            /// Metadata owned by the thunk (out).
+            pub Metadata: *const ::core::ffi::c_void,
+            /// Size of the metadata (out).
+            pub MetadataSizeInBytes: u32,
+            $($tail)*
+        }
+    };
+}
+
+/// Declares a generation's `HsaQueueInfo`: the shared fields, then the
+/// caller's trailing ones.
+macro_rules! queue_info_struct {
+    ($(#[$m:meta])* ; $($tail:tt)*) => {
+        $(#[$m])*
+        #[repr(C, packed(4))]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct HsaQueueInfo {
+            /// Hardware-specific error state.
+            pub QueueDetailError: u32,
+            /// Hardware-specific queue type (0 = none).
+            pub QueueTypeExtended: u32,
+            /// Bits in `CUMaskInfo` (multiple of 32).
+            pub NumCUAssigned: u32,
+            /// CU assignment bit array.
+            pub CUMaskInfo: *mut u32,
+            /// User context save area.
+            pub UserContextSaveArea: *mut u32,
+            /// Size of the save area.
+            pub SaveAreaSizeInBytes: u64,
+            /// Control stack top.
+            pub ControlStackTop: *mut u32,
+            /// Bytes of control stack in use.
+            pub ControlStackUsedInBytes: u64,
+            /// Save area header.
+            pub SaveAreaHeader: *mut $crate::common::HsaUserContextSaveAreaHeader,
+            /// Reserved.
+            pub Reserved2: u64,
+            $($tail)*
+        }
+    };
+}
+
+/// Declares a generation's `HsaQueueResource` (the three anonymous
+/// pointer/value unions of the header stored as their 64-bit members,
+/// the pointer members as methods): the shared fields, then the caller's
+/// trailing ones.
+macro_rules! queue_resource_struct {
+    ($(#[$m:meta])* ; $($tail:tt)*) => {
+        $(#[$m])*
+        #[repr(C, packed(4))]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct HsaQueueResource {
+            /// Queue id.
+            pub QueueId: $crate::common::HSA_QUEUEID,
+            /// Doorbell address (union with `Queue_DoorBell(_aql)`).
+            pub QueueDoorBell: u64,
+            /// Write pointer address (union with `Queue_write_ptr(_aql)`).
+            pub QueueWptrValue: u64,
+            /// Read pointer address (union with `Queue_read_ptr(_aql)`).
+            pub QueueRptrValue: u64,
+            /// Exception bits signal payload.
+            pub ErrorReason: *mut i64,
+            $($tail)*
+        }
+
+        queue_resource_accessors!(HsaQueueResource);
+    };
+}
+
+/// Declares a generation's `HsaEventDataUnion` (the C member
+/// `HsaEventData::EventData`), then its `HsaEventData` and `HsaEvent`:
+/// the members every generation has, then the caller's.
+macro_rules! event_data_union {
+    ($(#[$m:meta])* ; $($extra:tt)*) => {
+        $(#[$m])*
+        #[repr(C, packed(4))]
+        #[derive(Clone, Copy)]
+        pub union HsaEventDataUnion {
+            /// Signal and other events: the sync variable.
+            pub SyncVar: $crate::common::HsaSyncVar,
+            /// Node change events.
+            pub NodeChangeState: $crate::common::HsaNodeChange,
+            /// Device state change events.
+            pub DeviceState: $crate::common::HsaDeviceStateChange,
+            /// Memory fault events.
+            pub MemoryAccessFault: $crate::common::HsaMemoryAccessFault,
+            $($extra)*
+        }
+
+        impl HsaEventDataUnion {
+            /// The 20 raw bytes of the union.
+            pub fn bytes(&self) -> [u8; 20] {
+                // SAFETY: the union is 20 bytes of plain integer data
+                // (checked by the layout tests); any bit pattern is a
+                // valid byte array.
+                unsafe { ::core::mem::transmute::<HsaEventDataUnion, [u8; 20]>(*self) }
+            }
+        }
+
+        impl ::core::fmt::Debug for HsaEventDataUnion {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                write!(f, "HsaEventDataUnion({:02x?})", self.bytes())
+            }
+        }
+
+        zeroed_default!(HsaEventDataUnion);
+
+        event_data_types!();
+    };
+}

@@ -5,6 +5,10 @@
 //! - [`rocm_5_2`]: exactly Debian 12's `/usr/include/hsakmttypes.h` from
 //!   libhsakmt-dev 5.2.3, the layouts Debian's ROCr 5.2.3 and libhsakmt
 //!   5.2.3 were built with.
+//! - [`rocm_6_2`]: exactly Debian 13's `/usr/include/hsakmt/hsakmttypes.h`
+//!   from libhsakmt-dev 6.2.4 (the last shared libhsakmt ROCm released),
+//!   the layouts of Debian 13's libhsakmt and ROCr 6.1.2: 5.2.3's sizes,
+//!   with reserved fields and bits named and types added.
 //! - [`newest`]: the newest upstream header (ROCm/rocm-systems,
 //!   `projects/rocr-runtime/libhsakmt/include/hsakmt/hsakmttypes.h`),
 //!   which adds fields to several structs (so sizes differ), new bit
@@ -14,6 +18,8 @@
 //!   `newest::X` name the same Rust type when the C types are the same.
 //!   Types whose fields differ are declared once by a macro in `common`
 //!   with the shared fields, and each generation adds its own.
+//! - [`since_6_2`]: the types 6.2.4 introduced that the newest header
+//!   keeps unchanged, re-exported by `rocm_6_2` and `newest`.
 //!
 //! This crate holds types and numbers only. The kernel's uapi is in
 //! `kfd-sys`; the library that exports functions over these types is
@@ -51,6 +57,7 @@
 //! flags.set_CachePolicy(rocm_5_2::HSA_CACHING_WRITECOMBINED.0);
 //! assert_eq!(flags.0, 0b100_0100);
 //! assert_eq!(core::mem::size_of::<rocm_5_2::HsaNodeProperties>(), 356);
+//! assert_eq!(core::mem::size_of::<hsakmt_sys::rocm_6_2::HsaNodeProperties>(), 356);
 //! assert_eq!(core::mem::size_of::<newest::HsaNodeProperties>(), 396);
 //! assert_eq!(HSAKMT_STATUS::HSAKMT_STATUS_SUCCESS.to_string(), "HSAKMT_STATUS_SUCCESS");
 //! ```
@@ -63,6 +70,8 @@ mod macros;
 pub mod common;
 pub mod newest;
 pub mod rocm_5_2;
+pub mod rocm_6_2;
+pub mod since_6_2;
 
 pub use common::HSAKMT_STATUS;
 pub use macros::BitField;

