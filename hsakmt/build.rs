@@ -28,12 +28,18 @@ fn main() {
     println!("cargo:rustc-cdylib-link-arg=-Wl,-z,nodelete");
     println!("cargo:rerun-if-changed=build.rs");
     // Cargo keeps the dot of a feature name in its variable name.
-    let generations = ["NEWEST", "ROCM_5.2"];
-    let on = generations
-        .iter()
-        .filter(|g| std::env::var_os(format!("CARGO_FEATURE_{g}")).is_some())
-        .count();
-    if on != 1 {
-        panic!("hsakmt: enable exactly one of the features `newest` and `rocm-5.2` (use --no-default-features --features rocm-5.2 for the 5.2 build)");
+    let on: Vec<&str> = ["rocm-5.2", "rocm-6.2", "newest"]
+        .into_iter()
+        .filter(|g| {
+            let var = format!("CARGO_FEATURE_{}", g.to_uppercase().replace('-', "_"));
+            std::env::var_os(var).is_some()
+        })
+        .collect();
+    match on.as_slice() {
+        [g] => println!("cargo:rustc-env=HSAKMT_GENERATION={g}"),
+        _ => panic!(
+            "hsakmt: enable exactly one of the features `rocm-5.2`, `rocm-6.2` and `newest` \
+             (e.g. --no-default-features --features rocm-6.2); enabled: {on:?}"
+        ),
     }
 }

@@ -86,12 +86,17 @@ pub fn resolve(ctx: *mut HsaKFDContext) -> KmtResult<Context> {
     lookup(ctx)
 }
 
-/// [`resolve`] for the functions 5.2.3 exports without `CHECK_KFD_OPEN`:
-/// in the 5.2 build, the primary context while KFD is closed gives
-/// `closed` (what 5.2.3 ends up returning with no open descriptor and no
-/// topology snapshot) instead of 20.
-pub fn resolve_unchecked(ctx: *mut HsaKFDContext, closed: Status) -> KmtResult<Context> {
-    if ctx == primary_ptr() && crate::generation::lax_open_check() {
+/// [`resolve`] for the functions the C library may export without
+/// `CHECK_KFD_OPEN`: when `unchecked` (a switch of the profile's
+/// [`crate::profile::Unchecked`]), the primary context while KFD is
+/// closed gives `closed` (what the C library ends up returning with no
+/// open descriptor and no topology snapshot) instead of 20.
+pub fn resolve_unless(
+    ctx: *mut HsaKFDContext,
+    unchecked: bool,
+    closed: Status,
+) -> KmtResult<Context> {
+    if unchecked && ctx == primary_ptr() {
         return primary::get().map_err(|_| closed);
     }
     resolve(ctx)

@@ -8,7 +8,7 @@ use kfd_sys::kfd::{kfd_dbg_device_info_entry, kfd_runtime_info};
 
 use crate::border::{check_mut, read_in, slice_in, st, write_out, Kmt, KmtResult};
 use crate::ctx::{self, HsaKFDContext};
-use crate::generation::{self, abi, Generation};
+use crate::generation::{self, abi};
 
 /// Copies `items` into a `malloc`ed buffer the C caller frees with
 /// `free()`, as the C library hands out its debugger snapshots.
@@ -37,7 +37,7 @@ export! {
     /// follows 5.2.3, which checks the 5.2-era debug-trap interface
     /// version first (11 without it, also when KFD is not open).
     ctx fn hsaKmtRuntimeEnableCtx(ctx: *mut HsaKFDContext, rDebug: *mut c_void, setupTtmp: bool) {
-        if generation::GENERATION == Generation::Rocm52 {
+        if generation::PROFILE.border.legacy_runtime_enable {
             let c = ctx::resolve(ctx).map_err(|_| st::NOT_SUPPORTED)?;
             let d = c.debug().map_err(|_| st::NOT_SUPPORTED)?;
             d.kernel_debug_trap_version().map_err(|_| st::NOT_SUPPORTED)?;
@@ -51,7 +51,7 @@ export! {
 
     /// `hsaKmtRuntimeDisableCtx`: as [`hsaKmtRuntimeEnableCtx`].
     ctx fn hsaKmtRuntimeDisableCtx(ctx: *mut HsaKFDContext) {
-        if generation::GENERATION == Generation::Rocm52 {
+        if generation::PROFILE.border.legacy_runtime_enable {
             let c = ctx::resolve(ctx).map_err(|_| st::NOT_SUPPORTED)?;
             let d = c.debug().map_err(|_| st::NOT_SUPPORTED)?;
             d.kernel_debug_trap_version().map_err(|_| st::NOT_SUPPORTED)?;
@@ -141,7 +141,7 @@ export! {
     }
 
     /// `hsaKmtGetCoreRuntimeInfo`: the primary context's runtime info.
-    current fn hsaKmtGetCoreRuntimeInfo(runtime_info: *mut kfd_runtime_info) {
+    newest fn hsaKmtGetCoreRuntimeInfo(runtime_info: *mut kfd_runtime_info) {
         let c = ctx::primary()?;
         let info = c.debug().kmt()?.core_runtime_info().kmt()?;
         // SAFETY: an OUT argument; checked by `write_out`.
@@ -150,7 +150,7 @@ export! {
 
     /// `hsaKmtGetCoreDeviceInfo`: the device snapshot entry of `gpu_id`
     /// (unknown → 3).
-    current fn hsaKmtGetCoreDeviceInfo(gpu_id: u32, device_info: *mut kfd_dbg_device_info_entry) {
+    newest fn hsaKmtGetCoreDeviceInfo(gpu_id: u32, device_info: *mut kfd_dbg_device_info_entry) {
         let c = ctx::primary()?;
         check_mut(device_info, st::INVALID_PARAMETER)?;
         let v = c.debug().kmt()?.get_device_data().kmt()?;
@@ -161,24 +161,24 @@ export! {
 
     /// `hsaKmtSetSigbusDelay`: not implemented by the subsystem crates →
     /// `NOT_SUPPORTED`.
-    current fn hsaKmtSetSigbusDelay(NodeId: u32, DelayMs: u32) {
+    newest fn hsaKmtSetSigbusDelay(NodeId: u32, DelayMs: u32) {
         let _ = (NodeId, DelayMs);
         ctx::check_open()?;
         Err(st::NOT_SUPPORTED)
     }
 
     /// `hsaKmtDbgRegister` (v1 debugger, primary context).
-    both fn hsaKmtDbgRegister(NodeId: u32) {
+    all fn hsaKmtDbgRegister(NodeId: u32) {
         ctx::primary()?.debug().kmt()?.dbg_register(NodeId).kmt()
     }
 
     /// `hsaKmtDbgUnregister` (v1 debugger, primary context).
-    both fn hsaKmtDbgUnregister(NodeId: u32) {
+    all fn hsaKmtDbgUnregister(NodeId: u32) {
         ctx::primary()?.debug().kmt()?.dbg_unregister(NodeId).kmt()
     }
 
     /// `hsaKmtDbgWavefrontControl` (v1 debugger): a NULL message → 3.
-    both fn hsaKmtDbgWavefrontControl(NodeId: u32, Operand: HSA_DBG_WAVEOP, Mode: HSA_DBG_WAVEMODE, TrapId: u32, DbgWaveMsgRing: *mut HsaDbgWaveMessage) {
+    all fn hsaKmtDbgWavefrontControl(NodeId: u32, Operand: HSA_DBG_WAVEOP, Mode: HSA_DBG_WAVEMODE, TrapId: u32, DbgWaveMsgRing: *mut HsaDbgWaveMessage) {
         let c = ctx::primary()?;
         // SAFETY: an IN argument; checked by `read_in`.
         let msg = unsafe { read_in(DbgWaveMsgRing as *const HsaDbgWaveMessage, st::INVALID_PARAMETER) }?;
@@ -191,7 +191,7 @@ export! {
     /// required for `NumWatchPoints > 0`; masks are optional; a non-NULL
     /// `WatchEvent` array's `NumWatchPoints` event pointers are passed to
     /// the kernel after the masks, as 5.2.3 does.
-    both fn hsaKmtDbgAddressWatch(NodeId: u32, NumWatchPoints: u32, WatchMode: *mut HSA_DBG_WATCH_MODE, WatchAddress: *mut *mut c_void, WatchMask: *mut u64, WatchEvent: *mut *mut abi::HsaEvent) {
+    all fn hsaKmtDbgAddressWatch(NodeId: u32, NumWatchPoints: u32, WatchMode: *mut HSA_DBG_WATCH_MODE, WatchAddress: *mut *mut c_void, WatchMask: *mut u64, WatchEvent: *mut *mut abi::HsaEvent) {
         let c = ctx::primary()?;
         let n = NumWatchPoints as usize;
         let d = c.debug().kmt()?;
@@ -228,7 +228,7 @@ export! {
     /// debug-trap interface version. NULL outputs → 3. 5.2.3 has no open
     /// check: with KFD closed its ioctl fails (on descriptor 0) → 1.
     rocm52 fn hsaKmtGetKernelDebugTrapVersionInfo(Major: *mut u32, Minor: *mut u32) {
-        let c = ctx::resolve_unchecked(ctx::primary_ptr(), st::ERROR)?;
+        let c = ctx::resolve_unless(ctx::primary_ptr(), true, st::ERROR)?;
         check_mut(Major, st::INVALID_PARAMETER)?;
         check_mut(Minor, st::INVALID_PARAMETER)?;
         let (ma, mi) = c.debug().kmt()?.kernel_debug_trap_version().kmt()?;
@@ -242,21 +242,21 @@ export! {
 
 forward! {
     /// `hsaKmtRuntimeEnable`.
-    both fn hsaKmtRuntimeEnable(rDebug: *mut c_void, setupTtmp: bool) => hsaKmtRuntimeEnableCtx;
+    all fn hsaKmtRuntimeEnable(rDebug: *mut c_void, setupTtmp: bool) => hsaKmtRuntimeEnableCtx;
     /// `hsaKmtRuntimeDisable`.
-    both fn hsaKmtRuntimeDisable() => hsaKmtRuntimeDisableCtx;
+    all fn hsaKmtRuntimeDisable() => hsaKmtRuntimeDisableCtx;
     /// `hsaKmtGetRuntimeCapabilities`.
-    current fn hsaKmtGetRuntimeCapabilities(caps_mask: *mut u32) => hsaKmtGetRuntimeCapabilitiesCtx;
+    since62 fn hsaKmtGetRuntimeCapabilities(caps_mask: *mut u32) => hsaKmtGetRuntimeCapabilitiesCtx;
     /// `hsaKmtDbgEnable`.
-    current fn hsaKmtDbgEnable(runtime_info: *mut *mut c_void, data_size: *mut u32) => hsaKmtDbgEnableCtx;
+    since62 fn hsaKmtDbgEnable(runtime_info: *mut *mut c_void, data_size: *mut u32) => hsaKmtDbgEnableCtx;
     /// `hsaKmtDbgDisable`.
-    current fn hsaKmtDbgDisable() => hsaKmtDbgDisableCtx;
+    since62 fn hsaKmtDbgDisable() => hsaKmtDbgDisableCtx;
     /// `hsaKmtDbgGetDeviceData`.
-    current fn hsaKmtDbgGetDeviceData(data: *mut *mut c_void, n_entries: *mut u32, entry_size: *mut u32) => hsaKmtDbgGetDeviceDataCtx;
+    since62 fn hsaKmtDbgGetDeviceData(data: *mut *mut c_void, n_entries: *mut u32, entry_size: *mut u32) => hsaKmtDbgGetDeviceDataCtx;
     /// `hsaKmtDbgGetQueueData`.
-    current fn hsaKmtDbgGetQueueData(data: *mut *mut c_void, n_entries: *mut u32, entry_size: *mut u32, suspend_queues: bool) => hsaKmtDbgGetQueueDataCtx;
+    since62 fn hsaKmtDbgGetQueueData(data: *mut *mut c_void, n_entries: *mut u32, entry_size: *mut u32, suspend_queues: bool) => hsaKmtDbgGetQueueDataCtx;
     /// `hsaKmtCheckRuntimeDebugSupport`.
-    current fn hsaKmtCheckRuntimeDebugSupport() => hsaKmtCheckRuntimeDebugSupportCtx;
+    since62 fn hsaKmtCheckRuntimeDebugSupport() => hsaKmtCheckRuntimeDebugSupportCtx;
     /// `hsaKmtDebugTrapIoctl`.
-    current fn hsaKmtDebugTrapIoctl(args: *mut c_void, Queues: *mut u64, DebugReturn: *mut u64) => hsaKmtDebugTrapIoctlCtx;
+    since62 fn hsaKmtDebugTrapIoctl(args: *mut c_void, Queues: *mut u64, DebugReturn: *mut u64) => hsaKmtDebugTrapIoctlCtx;
 }

@@ -153,23 +153,23 @@ export! {
 
 forward! {
     /// `hsaKmtCreateEvent`.
-    both fn hsaKmtCreateEvent(EventDesc: *mut HsaEventDescriptor, ManualReset: bool, IsSignaled: bool, Event: *mut *mut abi::HsaEvent) => hsaKmtCreateEventCtx;
+    all fn hsaKmtCreateEvent(EventDesc: *mut HsaEventDescriptor, ManualReset: bool, IsSignaled: bool, Event: *mut *mut abi::HsaEvent) => hsaKmtCreateEventCtx;
     /// `hsaKmtDestroyEvent`.
-    both fn hsaKmtDestroyEvent(Event: *mut abi::HsaEvent) => hsaKmtDestroyEventCtx;
+    all fn hsaKmtDestroyEvent(Event: *mut abi::HsaEvent) => hsaKmtDestroyEventCtx;
     /// `hsaKmtSetEvent`.
-    both fn hsaKmtSetEvent(Event: *mut abi::HsaEvent) => hsaKmtSetEventCtx;
+    all fn hsaKmtSetEvent(Event: *mut abi::HsaEvent) => hsaKmtSetEventCtx;
     /// `hsaKmtResetEvent`.
-    both fn hsaKmtResetEvent(Event: *mut abi::HsaEvent) => hsaKmtResetEventCtx;
+    all fn hsaKmtResetEvent(Event: *mut abi::HsaEvent) => hsaKmtResetEventCtx;
     /// `hsaKmtQueryEventState`.
-    both fn hsaKmtQueryEventState(Event: *mut abi::HsaEvent) => hsaKmtQueryEventStateCtx;
+    all fn hsaKmtQueryEventState(Event: *mut abi::HsaEvent) => hsaKmtQueryEventStateCtx;
     /// `hsaKmtWaitOnEvent`.
-    both fn hsaKmtWaitOnEvent(Event: *mut abi::HsaEvent, Milliseconds: u32) => hsaKmtWaitOnEventCtx;
+    all fn hsaKmtWaitOnEvent(Event: *mut abi::HsaEvent, Milliseconds: u32) => hsaKmtWaitOnEventCtx;
     /// `hsaKmtWaitOnEvent_Ext`.
-    current fn hsaKmtWaitOnEvent_Ext(Event: *mut abi::HsaEvent, Milliseconds: u32, event_age: *mut u64) => hsaKmtWaitOnEvent_ExtCtx;
+    since62 fn hsaKmtWaitOnEvent_Ext(Event: *mut abi::HsaEvent, Milliseconds: u32, event_age: *mut u64) => hsaKmtWaitOnEvent_ExtCtx;
     /// `hsaKmtWaitOnMultipleEvents`.
-    both fn hsaKmtWaitOnMultipleEvents(Events: *mut *mut abi::HsaEvent, NumEvents: u32, WaitOnAll: bool, Milliseconds: u32) => hsaKmtWaitOnMultipleEventsCtx;
+    all fn hsaKmtWaitOnMultipleEvents(Events: *mut *mut abi::HsaEvent, NumEvents: u32, WaitOnAll: bool, Milliseconds: u32) => hsaKmtWaitOnMultipleEventsCtx;
     /// `hsaKmtWaitOnMultipleEvents_Ext`.
-    current fn hsaKmtWaitOnMultipleEvents_Ext(Events: *mut *mut abi::HsaEvent, NumEvents: u32, WaitOnAll: bool, Milliseconds: u32, event_age: *mut u64) => hsaKmtWaitOnMultipleEvents_ExtCtx;
+    since62 fn hsaKmtWaitOnMultipleEvents_Ext(Events: *mut *mut abi::HsaEvent, NumEvents: u32, WaitOnAll: bool, Milliseconds: u32, event_age: *mut u64) => hsaKmtWaitOnMultipleEvents_ExtCtx;
     /// `hsaKmtOpenSMI`.
-    current fn hsaKmtOpenSMI(NodeId: u32, fd: *mut i32) => hsaKmtOpenSMICtx;
+    since62 fn hsaKmtOpenSMI(NodeId: u32, fd: *mut i32) => hsaKmtOpenSMICtx;
 }

@@ -5,12 +5,13 @@
 //! `HSAKMT_STATUS`. Which build exports it is given by a leading mode
 //! word:
 //!
-//! | mode      | `newest`                 | `rocm-5.2`                 |
-//! |-----------|-------------------------------|--------------------------------|
-//! | `both`    | exported                      | exported                       |
-//! | `ctx`     | exported (a `...Ctx` form)    | compiled, not exported         |
-//! | `current` | exported                      | not compiled                   |
-//! | `rocm52`  | not compiled                  | exported                       |
+//! | mode      | `rocm-5.2`            | `rocm-6.2`            | `newest`                   |
+//! |-----------|-----------------------|-----------------------|----------------------------|
+//! | `all`     | exported              | exported              | exported                   |
+//! | `since62` | not compiled          | exported              | exported                   |
+//! | `newest`  | not compiled          | not compiled          | exported                   |
+//! | `rocm52`  | exported              | not compiled          | not compiled               |
+//! | `ctx`     | compiled, not exported| compiled, not exported| exported (a `...Ctx` form) |
 //!
 //! Exported means: the C name is defined in assembly, next to the Rust
 //! function, as a jump to it (the Rust function keeps its mangled,
@@ -43,7 +44,7 @@ macro_rules! export {
             f = sym $name,
         );
     };
-    (@one both [$($m:tt)*] $name:ident [$($a:ident : $t:ty),*] $body:block) => {
+    (@one all [$($m:tt)*] $name:ident [$($a:ident : $t:ty),*] $body:block) => {
         $($m)*
         ///
         /// # Safety
@@ -68,7 +69,21 @@ macro_rules! export {
         #[cfg(feature = "newest")]
         export!(@symbol $name);
     };
-    (@one current [$($m:tt)*] $name:ident [$($a:ident : $t:ty),*] $body:block) => {
+    (@one since62 [$($m:tt)*] $name:ident [$($a:ident : $t:ty),*] $body:block) => {
+        $($m)*
+        ///
+        /// # Safety
+        ///
+        /// A C entry point of the 6.2 and newest hsakmt.h: pointer
+        /// arguments must satisfy its contract; NULL and misaligned
+        /// pointers are rejected with a status.
+        #[cfg(any(feature = "rocm-6.2", feature = "newest"))]
+        pub unsafe extern "C" fn $name($($a: $t),*) -> $crate::border::Status $body
+
+        #[cfg(any(feature = "rocm-6.2", feature = "newest"))]
+        export!(@symbol $name);
+    };
+    (@one newest [$($m:tt)*] $name:ident [$($a:ident : $t:ty),*] $body:block) => {
         $($m)*
         ///
         /// # Safety

@@ -32,6 +32,7 @@ pub mod convert;
 pub mod ctx;
 pub mod generation;
 pub mod log;
+pub mod profile;
 
 pub mod debug;
 pub mod events;

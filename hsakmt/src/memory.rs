@@ -12,6 +12,7 @@ use kfd_fmm::{MemFlags, ShareHandle};
 use crate::border::{check_mut, read_in, slice_in, st, write_out, Kmt, KmtResult};
 use crate::ctx::{self, HsaKFDContext};
 use crate::generation::{self, abi};
+use crate::profile::ProcessVm;
 
 /// Memory the C caller reads through pointers the border handed out: the
 /// metadata of imported graphics buffers. Kept per context and object
@@ -229,9 +230,9 @@ export! {
         Ok(())
     }
 
-    /// `hsaKmtMapMemoryToGPUCtx`: NULL → 1; unknown address → 3 (in the
-    /// 5.2 build every failure of the mapping is 1: 5.2.3 turns any
-    /// nonzero `fmm_map_to_gpu` result into ERROR). `AlternateVAGPU` may
+    /// `hsaKmtMapMemoryToGPUCtx`: NULL → 1; unknown address → 3 (5.2.3
+    /// turns every nonzero `fmm_map_to_gpu` result into ERROR:
+    /// [`crate::profile::Border::map_failures_are_errors`]). `AlternateVAGPU` may
     /// be NULL.
     ctx fn hsaKmtMapMemoryToGPUCtx(ctx: *mut HsaKFDContext, MemoryAddress: *mut c_void, MemorySizeInBytes: u64, AlternateVAGPU: *mut u64) {
         let c = ctx::resolve(ctx)?;
@@ -243,7 +244,7 @@ export! {
             .kmt()?
             .map_to_gpu(MemoryAddress as u64, MemorySizeInBytes)
             .kmt()
-            .map_err(|s| if generation::GENERATION == generation::Generation::Rocm52 { st::ERROR } else { s })?;
+            .map_err(|s| if generation::PROFILE.border.map_failures_are_errors { st::ERROR } else { s })?;
         if !AlternateVAGPU.is_null() {
             // SAFETY: checked non-NULL and aligned above; an OUT argument.
             unsafe { write_out(AlternateVAGPU, alt, st::INVALID_PARAMETER)? };
@@ -256,7 +257,7 @@ export! {
     /// checks → 3/5. The map flags are decoded per ABI and, as in C,
     /// ignored.
     ctx fn hsaKmtMapMemoryToGPUNodesCtx(ctx: *mut HsaKFDContext, MemoryAddress: *mut c_void, MemorySizeInBytes: u64, AlternateVAGPU: *mut u64, MemMapFlags: generation::MapFlagsArg, NumberOfNodes: u64, NodeArray: *mut u32) {
-        if generation::GENERATION == generation::Generation::Rocm52 && MemoryAddress.is_null() {
+        if generation::PROFILE.border.map_nodes_null_before_open && MemoryAddress.is_null() {
             return Err(st::ERROR);
         }
         let c = ctx::resolve(ctx)?;
@@ -300,10 +301,10 @@ export! {
     /// `hsaKmtGetTileConfigCtx`: bad node (or no snapshot) → 5; the
     /// caller's arrays are zeroed, then filled by GET_TILE_CONFIG (a
     /// failing ioctl, e.g. on a CPU node → 1). 5.2.3 has no open check:
-    /// with KFD closed it fails the node check (5); the current build
-    /// checks first (20).
+    /// with KFD closed it fails the node check (5); 6.2.4 and the newest
+    /// library check first (20).
     ctx fn hsaKmtGetTileConfigCtx(ctx: *mut HsaKFDContext, NodeId: u32, config: *mut HsaGpuTileConfig) {
-        let c = ctx::resolve_unchecked(ctx, st::INVALID_NODE_UNIT)?;
+        let c = ctx::resolve_unless(ctx, generation::PROFILE.border.unchecked.tile_config, st::INVALID_NODE_UNIT)?;
         let topo = c.topology().kmt()?;
         let gpu_id = topo.validate_node(NodeId).map_err(|_| st::INVALID_NODE_UNIT)?;
         let cfg = check_mut(config, st::INVALID_PARAMETER)?;
@@ -350,10 +351,11 @@ export! {
     /// 5.2.3 has no open check: NULL info → 3, then with KFD closed no
     /// pointer is known → 1.
     ctx fn hsaKmtQueryPointerInfoCtx(ctx: *mut HsaKFDContext, Pointer: *const c_void, PointerInfo: *mut abi::HsaPointerInfo) {
-        if generation::lax_open_check() {
+        let unchecked = generation::PROFILE.border.unchecked.pointer_info;
+        if unchecked {
             check_mut(PointerInfo, st::INVALID_PARAMETER)?;
         }
-        let c = ctx::resolve_unchecked(ctx, st::ERROR)?;
+        let c = ctx::resolve_unless(ctx, unchecked, st::ERROR)?;
         let out = check_mut(PointerInfo, st::INVALID_PARAMETER)?;
         // The node arrays belong to the memory object (valid as long as it
         // lives, as the C library guarantees), so nothing is kept here.
@@ -378,7 +380,7 @@ export! {
     /// `hsaKmtSetMemoryUserDataCtx`: unknown pointer → 1 (5.2.3 has no
     /// open check: with KFD closed no pointer is known → 1).
     ctx fn hsaKmtSetMemoryUserDataCtx(ctx: *mut HsaKFDContext, Pointer: *const c_void, UserData: *mut c_void) {
-        let c = ctx::resolve_unchecked(ctx, st::ERROR)?;
+        let c = ctx::resolve_unless(ctx, generation::PROFILE.border.unchecked.pointer_info, st::ERROR)?;
         c.fmm().kmt()?.set_user_data(Pointer as u64, UserData as u64).kmt()
     }
 
@@ -399,88 +401,88 @@ export! {
     }
 
     /// `hsaKmtMapGraphicHandle`: always `NOT_IMPLEMENTED`, as C.
-    both fn hsaKmtMapGraphicHandle(NodeId: u32, GraphicDeviceHandle: u64, GraphicResourceHandle: u64, GraphicResourceOffset: u64, GraphicResourceSize: u64, FlatMemoryAddress: *mut u64) {
+    all fn hsaKmtMapGraphicHandle(NodeId: u32, GraphicDeviceHandle: u64, GraphicResourceHandle: u64, GraphicResourceOffset: u64, GraphicResourceSize: u64, FlatMemoryAddress: *mut u64) {
         let _ = (NodeId, GraphicDeviceHandle, GraphicResourceHandle, GraphicResourceOffset, GraphicResourceSize, FlatMemoryAddress);
         Err(st::NOT_IMPLEMENTED)
     }
 
-    /// `hsaKmtProcessVMRead`: `NOT_IMPLEMENTED` in the current build (as
-    /// the newest library). The 5.2 build does what 5.2.3 does: NULL
-    /// arrays or zero counts → 1; then the ROCm-only
+    /// `hsaKmtProcessVMRead`: `NOT_IMPLEMENTED` touching nothing (6.2.4
+    /// and the newest library), or what 5.2.3 does
+    /// ([`ProcessVm::CrossMemoryCopy`]): NULL arrays or zero counts → 1; then the ROCm-only
     /// AMDKFD_IOC_CROSS_MEMORY_COPY (0x83), remote ranges to local ones;
     /// any failure (upstream kernels lack the request; KFD closed) → 1;
     /// `*SizeCopied` gets the kernel's byte count.
-    both fn hsaKmtProcessVMRead(Pid: u32, LocalMemoryArray: *mut HsaMemoryRange, LocalMemoryArrayCount: u64, RemoteMemoryArray: *mut HsaMemoryRange, RemoteMemoryArrayCount: u64, SizeCopied: *mut u64) {
+    all fn hsaKmtProcessVMRead(Pid: u32, LocalMemoryArray: *mut HsaMemoryRange, LocalMemoryArrayCount: u64, RemoteMemoryArray: *mut HsaMemoryRange, RemoteMemoryArrayCount: u64, SizeCopied: *mut u64) {
         // SAFETY: the C contract for both arrays and the OUT pointer.
         unsafe { process_vm(Pid, false, (LocalMemoryArray, LocalMemoryArrayCount), (RemoteMemoryArray, RemoteMemoryArrayCount), SizeCopied) }
     }
 
     /// `hsaKmtProcessVMWrite`: as [`hsaKmtProcessVMRead`], local ranges to
-    /// remote ones; the 5.2 build zeroes `*SizeCopied` first, as 5.2.3.
-    both fn hsaKmtProcessVMWrite(Pid: u32, LocalMemoryArray: *mut HsaMemoryRange, LocalMemoryArrayCount: u64, RemoteMemoryArray: *mut HsaMemoryRange, RemoteMemoryArrayCount: u64, SizeCopied: *mut u64) {
+    /// remote ones; 5.2.3 zeroes `*SizeCopied` first.
+    all fn hsaKmtProcessVMWrite(Pid: u32, LocalMemoryArray: *mut HsaMemoryRange, LocalMemoryArrayCount: u64, RemoteMemoryArray: *mut HsaMemoryRange, RemoteMemoryArrayCount: u64, SizeCopied: *mut u64) {
         // SAFETY: the C contract for both arrays and the OUT pointer.
         unsafe { process_vm(Pid, true, (LocalMemoryArray, LocalMemoryArrayCount), (RemoteMemoryArray, RemoteMemoryArrayCount), SizeCopied) }
     }
 
     /// `hsaKmtGetAmdGPUDeviceFd`: no libdrm_amdgpu device → `NOT_SUPPORTED`.
-    current fn hsaKmtGetAmdGPUDeviceFd(DeviceHandle: *mut c_void, fd: *mut i32) {
+    newest fn hsaKmtGetAmdGPUDeviceFd(DeviceHandle: *mut c_void, fd: *mut i32) {
         let _ = (DeviceHandle, fd);
         ctx::check_open()?;
         Err(st::NOT_SUPPORTED)
     }
 
     /// `hsaKmtHandleImport` (experimental DRM layer): `NOT_SUPPORTED`.
-    current fn hsaKmtHandleImport(ImportDesc: *const c_void, ImportResult: *mut c_void, Flags: *mut c_void) {
+    newest fn hsaKmtHandleImport(ImportDesc: *const c_void, ImportResult: *mut c_void, Flags: *mut c_void) {
         let _ = (ImportDesc, ImportResult, Flags);
         Err(st::NOT_SUPPORTED)
     }
 
     /// `hsaKmtHandleExport` (experimental DRM layer): `NOT_SUPPORTED`.
-    current fn hsaKmtHandleExport(ExportDesc: *const c_void, ExportResult: *mut c_void, Flags: *mut c_void) {
+    newest fn hsaKmtHandleExport(ExportDesc: *const c_void, ExportResult: *mut c_void, Flags: *mut c_void) {
         let _ = (ExportDesc, ExportResult, Flags);
         Err(st::NOT_SUPPORTED)
     }
 
     /// `hsaKmtMemoryVaMap` (experimental DRM layer): `NOT_SUPPORTED`.
-    current fn hsaKmtMemoryVaMap(Handle: *mut c_void, offset: u64, size: u64, addr: u64, flags: u32, NodeId: u32) {
+    newest fn hsaKmtMemoryVaMap(Handle: *mut c_void, offset: u64, size: u64, addr: u64, flags: u32, NodeId: u32) {
         let _ = (Handle, offset, size, addr, flags, NodeId);
         Err(st::NOT_SUPPORTED)
     }
 
     /// `hsaKmtMemoryVaUnmap` (experimental DRM layer): `NOT_SUPPORTED`.
-    current fn hsaKmtMemoryVaUnmap(Handle: *mut c_void, offset: u64, size: u64, addr: u64, NodeId: u32) {
+    newest fn hsaKmtMemoryVaUnmap(Handle: *mut c_void, offset: u64, size: u64, addr: u64, NodeId: u32) {
         let _ = (Handle, offset, size, addr, NodeId);
         Err(st::NOT_SUPPORTED)
     }
 
     /// `hsaKmtMemoryCpuMap` (experimental DRM layer): `NOT_SUPPORTED`.
-    current fn hsaKmtMemoryCpuMap(Handle: *mut c_void, out_cpu_ptr: *mut *mut c_void) {
+    newest fn hsaKmtMemoryCpuMap(Handle: *mut c_void, out_cpu_ptr: *mut *mut c_void) {
         let _ = (Handle, out_cpu_ptr);
         Err(st::NOT_SUPPORTED)
     }
 
     /// `hsaKmtMemHandleFree` (experimental DRM layer): `NOT_SUPPORTED`.
-    current fn hsaKmtMemHandleFree(Handle: *mut c_void) {
+    newest fn hsaKmtMemHandleFree(Handle: *mut c_void) {
         let _ = Handle;
         Err(st::NOT_SUPPORTED)
     }
 
     /// `hsaKmtMemHandleFreePreserveMetadata` (experimental DRM layer):
     /// `NOT_SUPPORTED`.
-    current fn hsaKmtMemHandleFreePreserveMetadata(Handle: *mut c_void) {
+    newest fn hsaKmtMemHandleFreePreserveMetadata(Handle: *mut c_void) {
         let _ = Handle;
         Err(st::NOT_SUPPORTED)
     }
 
     /// `hsaKmtMemoryGetCpuAddr` (experimental DRM layer): `NOT_SUPPORTED`.
-    current fn hsaKmtMemoryGetCpuAddr(DeviceHandle: *mut c_void, MemoryHandle: *mut c_void, cpu_addr: *mut u64) {
+    newest fn hsaKmtMemoryGetCpuAddr(DeviceHandle: *mut c_void, MemoryHandle: *mut c_void, cpu_addr: *mut u64) {
         let _ = (DeviceHandle, MemoryHandle, cpu_addr);
         Err(st::NOT_SUPPORTED)
     }
 
     /// `hsaKmtAisReadWriteFile` (direct file I/O to GPU memory):
     /// `NOT_SUPPORTED`.
-    current fn hsaKmtAisReadWriteFile(MemoryAddress: *mut c_void, MemorySizeInBytes: u64, fd: i32, file_offset: i64, AisFlags: u32, SizeCopiedInBytes: *mut u64, status: *mut i32) {
+    newest fn hsaKmtAisReadWriteFile(MemoryAddress: *mut c_void, MemorySizeInBytes: u64, fd: i32, file_offset: i64, AisFlags: u32, SizeCopiedInBytes: *mut u64, status: *mut i32) {
         let _ = (MemoryAddress, MemorySizeInBytes, fd, file_offset, AisFlags, SizeCopiedInBytes, status);
         Err(st::NOT_SUPPORTED)
     }
@@ -500,8 +502,8 @@ unsafe fn process_vm(
     remote: (*mut HsaMemoryRange, u64),
     copied: *mut u64,
 ) -> KmtResult {
-    if generation::GENERATION != generation::Generation::Rocm52 {
-        return Err(generation::process_vm_status());
+    if generation::PROFILE.border.process_vm == ProcessVm::NotImplemented {
+        return Err(st::NOT_IMPLEMENTED);
     }
     if write && !copied.is_null() {
         // SAFETY: forwarded contract (checked by `write_out`).
@@ -529,7 +531,7 @@ unsafe fn process_vm(
     };
     // Without an open KFD 5.2.3 issues the request on descriptor 0, which
     // fails.
-    let c = ctx::resolve_unchecked(ctx::primary_ptr(), st::ERROR)?;
+    let c = ctx::resolve_unless(ctx::primary_ptr(), true, st::ERROR)?;
     let mut args = kfd_sys::kfd::kfd_ioctl_cross_memory_copy_args {
         pid,
         // KFD_CROSS_MEMORY_RW_BIT: set for a write to the remote process.
@@ -614,55 +616,55 @@ fn register_shared(
 
 forward! {
     /// `hsaKmtSetMemoryPolicy`.
-    both fn hsaKmtSetMemoryPolicy(Node: u32, DefaultPolicy: u32, AlternatePolicy: u32, MemoryAddressAlternate: *mut c_void, MemorySizeInBytes: u64) => hsaKmtSetMemoryPolicyCtx;
+    all fn hsaKmtSetMemoryPolicy(Node: u32, DefaultPolicy: u32, AlternatePolicy: u32, MemoryAddressAlternate: *mut c_void, MemorySizeInBytes: u64) => hsaKmtSetMemoryPolicyCtx;
     /// `hsaKmtAllocMemory`.
-    both fn hsaKmtAllocMemory(PreferredNode: u32, SizeInBytes: u64, MemFlags: abi::HsaMemFlags, MemoryAddress: *mut *mut c_void) => hsaKmtAllocMemoryCtx;
+    all fn hsaKmtAllocMemory(PreferredNode: u32, SizeInBytes: u64, MemFlags: abi::HsaMemFlags, MemoryAddress: *mut *mut c_void) => hsaKmtAllocMemoryCtx;
     /// `hsaKmtAllocMemoryAlign`.
-    current fn hsaKmtAllocMemoryAlign(PreferredNode: u32, SizeInBytes: u64, Alignment: u64, MemFlags: abi::HsaMemFlags, MemoryAddress: *mut *mut c_void) => hsaKmtAllocMemoryAlignCtx;
+    since62 fn hsaKmtAllocMemoryAlign(PreferredNode: u32, SizeInBytes: u64, Alignment: u64, MemFlags: abi::HsaMemFlags, MemoryAddress: *mut *mut c_void) => hsaKmtAllocMemoryAlignCtx;
     /// `hsaKmtAllocMemoryHostGtt`.
-    current fn hsaKmtAllocMemoryHostGtt(PreferredNode: u32, GttAnchorNode: u32, SizeInBytes: u64, MemFlags: abi::HsaMemFlags, MemoryAddress: *mut *mut c_void) => hsaKmtAllocMemoryHostGttCtx;
+    newest fn hsaKmtAllocMemoryHostGtt(PreferredNode: u32, GttAnchorNode: u32, SizeInBytes: u64, MemFlags: abi::HsaMemFlags, MemoryAddress: *mut *mut c_void) => hsaKmtAllocMemoryHostGttCtx;
     /// `hsaKmtFreeMemory`.
-    both fn hsaKmtFreeMemory(MemoryAddress: *mut c_void, SizeInBytes: u64) => hsaKmtFreeMemoryCtx;
+    all fn hsaKmtFreeMemory(MemoryAddress: *mut c_void, SizeInBytes: u64) => hsaKmtFreeMemoryCtx;
     /// `hsaKmtAvailableMemory`.
-    current fn hsaKmtAvailableMemory(Node: u32, AvailableBytes: *mut u64) => hsaKmtAvailableMemoryCtx;
+    since62 fn hsaKmtAvailableMemory(Node: u32, AvailableBytes: *mut u64) => hsaKmtAvailableMemoryCtx;
     /// `hsaKmtRegisterMemory`.
-    both fn hsaKmtRegisterMemory(MemoryAddress: *mut c_void, MemorySizeInBytes: u64) => hsaKmtRegisterMemoryCtx;
+    all fn hsaKmtRegisterMemory(MemoryAddress: *mut c_void, MemorySizeInBytes: u64) => hsaKmtRegisterMemoryCtx;
     /// `hsaKmtRegisterMemoryToNodes`.
-    both fn hsaKmtRegisterMemoryToNodes(MemoryAddress: *mut c_void, MemorySizeInBytes: u64, NumberOfNodes: u64, NodeArray: *mut u32) => hsaKmtRegisterMemoryToNodesCtx;
+    all fn hsaKmtRegisterMemoryToNodes(MemoryAddress: *mut c_void, MemorySizeInBytes: u64, NumberOfNodes: u64, NodeArray: *mut u32) => hsaKmtRegisterMemoryToNodesCtx;
     /// `hsaKmtRegisterMemoryWithFlags`.
-    both fn hsaKmtRegisterMemoryWithFlags(MemoryAddress: *mut c_void, MemorySizeInBytes: u64, MemFlags: abi::HsaMemFlags) => hsaKmtRegisterMemoryWithFlagsCtx;
+    all fn hsaKmtRegisterMemoryWithFlags(MemoryAddress: *mut c_void, MemorySizeInBytes: u64, MemFlags: abi::HsaMemFlags) => hsaKmtRegisterMemoryWithFlagsCtx;
     /// `hsaKmtRegisterGraphicsHandleToNodes`.
-    both fn hsaKmtRegisterGraphicsHandleToNodes(GraphicsResourceHandle: u64, GraphicsResourceInfo: *mut abi::HsaGraphicsResourceInfo, NumberOfNodes: u64, NodeArray: *mut u32) => hsaKmtRegisterGraphicsHandleToNodesCtx;
+    all fn hsaKmtRegisterGraphicsHandleToNodes(GraphicsResourceHandle: u64, GraphicsResourceInfo: *mut abi::HsaGraphicsResourceInfo, NumberOfNodes: u64, NodeArray: *mut u32) => hsaKmtRegisterGraphicsHandleToNodesCtx;
     /// `hsaKmtRegisterGraphicsHandleToNodesExt`.
-    current fn hsaKmtRegisterGraphicsHandleToNodesExt(GraphicsResourceHandle: u64, GraphicsResourceInfo: *mut abi::HsaGraphicsResourceInfo, NumberOfNodes: u64, NodeArray: *mut u32, RegisterFlags: u32) => hsaKmtRegisterGraphicsHandleToNodesExtCtx;
+    newest fn hsaKmtRegisterGraphicsHandleToNodesExt(GraphicsResourceHandle: u64, GraphicsResourceInfo: *mut abi::HsaGraphicsResourceInfo, NumberOfNodes: u64, NodeArray: *mut u32, RegisterFlags: u32) => hsaKmtRegisterGraphicsHandleToNodesExtCtx;
     /// `hsaKmtExportDMABufHandle`.
-    current fn hsaKmtExportDMABufHandle(MemoryAddress: *mut c_void, MemorySizeInBytes: u64, DMABufFd: *mut i32, Offset: *mut u64) => hsaKmtExportDMABufHandleCtx;
+    since62 fn hsaKmtExportDMABufHandle(MemoryAddress: *mut c_void, MemorySizeInBytes: u64, DMABufFd: *mut i32, Offset: *mut u64) => hsaKmtExportDMABufHandleCtx;
     /// `hsaKmtShareMemory`.
-    both fn hsaKmtShareMemory(MemoryAddress: *mut c_void, SizeInBytes: u64, SharedMemoryHandle: *mut HsaSharedMemoryHandle) => hsaKmtShareMemoryCtx;
+    all fn hsaKmtShareMemory(MemoryAddress: *mut c_void, SizeInBytes: u64, SharedMemoryHandle: *mut HsaSharedMemoryHandle) => hsaKmtShareMemoryCtx;
     /// `hsaKmtRegisterSharedHandle`.
-    both fn hsaKmtRegisterSharedHandle(SharedMemoryHandle: *const HsaSharedMemoryHandle, MemoryAddress: *mut *mut c_void, SizeInBytes: *mut u64) => hsaKmtRegisterSharedHandleCtx;
+    all fn hsaKmtRegisterSharedHandle(SharedMemoryHandle: *const HsaSharedMemoryHandle, MemoryAddress: *mut *mut c_void, SizeInBytes: *mut u64) => hsaKmtRegisterSharedHandleCtx;
     /// `hsaKmtRegisterSharedHandleToNodes`.
-    both fn hsaKmtRegisterSharedHandleToNodes(SharedMemoryHandle: *const HsaSharedMemoryHandle, MemoryAddress: *mut *mut c_void, SizeInBytes: *mut u64, NumberOfNodes: u64, NodeArray: *mut u32) => hsaKmtRegisterSharedHandleToNodesCtx;
+    all fn hsaKmtRegisterSharedHandleToNodes(SharedMemoryHandle: *const HsaSharedMemoryHandle, MemoryAddress: *mut *mut c_void, SizeInBytes: *mut u64, NumberOfNodes: u64, NodeArray: *mut u32) => hsaKmtRegisterSharedHandleToNodesCtx;
     /// `hsaKmtDeregisterMemory`.
-    both fn hsaKmtDeregisterMemory(MemoryAddress: *mut c_void) => hsaKmtDeregisterMemoryCtx;
+    all fn hsaKmtDeregisterMemory(MemoryAddress: *mut c_void) => hsaKmtDeregisterMemoryCtx;
     /// `hsaKmtMapMemoryToGPU`.
-    both fn hsaKmtMapMemoryToGPU(MemoryAddress: *mut c_void, MemorySizeInBytes: u64, AlternateVAGPU: *mut u64) => hsaKmtMapMemoryToGPUCtx;
+    all fn hsaKmtMapMemoryToGPU(MemoryAddress: *mut c_void, MemorySizeInBytes: u64, AlternateVAGPU: *mut u64) => hsaKmtMapMemoryToGPUCtx;
     /// `hsaKmtMapMemoryToGPUNodes`.
-    both fn hsaKmtMapMemoryToGPUNodes(MemoryAddress: *mut c_void, MemorySizeInBytes: u64, AlternateVAGPU: *mut u64, MemMapFlags: generation::MapFlagsArg, NumberOfNodes: u64, NodeArray: *mut u32) => hsaKmtMapMemoryToGPUNodesCtx;
+    all fn hsaKmtMapMemoryToGPUNodes(MemoryAddress: *mut c_void, MemorySizeInBytes: u64, AlternateVAGPU: *mut u64, MemMapFlags: generation::MapFlagsArg, NumberOfNodes: u64, NodeArray: *mut u32) => hsaKmtMapMemoryToGPUNodesCtx;
     /// `hsaKmtUnmapMemoryToGPU`.
-    both fn hsaKmtUnmapMemoryToGPU(MemoryAddress: *mut c_void) => hsaKmtUnmapMemoryToGPUCtx;
+    all fn hsaKmtUnmapMemoryToGPU(MemoryAddress: *mut c_void) => hsaKmtUnmapMemoryToGPUCtx;
     /// `hsaKmtUnmapGraphicHandle`.
-    both fn hsaKmtUnmapGraphicHandle(NodeId: u32, FlatMemoryAddress: u64, SizeInBytes: u64) => hsaKmtUnmapGraphicHandleCtx;
+    all fn hsaKmtUnmapGraphicHandle(NodeId: u32, FlatMemoryAddress: u64, SizeInBytes: u64) => hsaKmtUnmapGraphicHandleCtx;
     /// `hsaKmtGetAMDGPUDeviceHandle`.
-    current fn hsaKmtGetAMDGPUDeviceHandle(NodeId: u32, DeviceHandle: *mut *mut c_void) => hsaKmtGetAMDGPUDeviceHandleCtx;
+    since62 fn hsaKmtGetAMDGPUDeviceHandle(NodeId: u32, DeviceHandle: *mut *mut c_void) => hsaKmtGetAMDGPUDeviceHandleCtx;
     /// `hsaKmtGetTileConfig`.
-    both fn hsaKmtGetTileConfig(NodeId: u32, config: *mut HsaGpuTileConfig) => hsaKmtGetTileConfigCtx;
+    all fn hsaKmtGetTileConfig(NodeId: u32, config: *mut HsaGpuTileConfig) => hsaKmtGetTileConfigCtx;
     /// `hsaKmtQueryPointerInfo`.
-    both fn hsaKmtQueryPointerInfo(Pointer: *const c_void, PointerInfo: *mut abi::HsaPointerInfo) => hsaKmtQueryPointerInfoCtx;
+    all fn hsaKmtQueryPointerInfo(Pointer: *const c_void, PointerInfo: *mut abi::HsaPointerInfo) => hsaKmtQueryPointerInfoCtx;
     /// `hsaKmtSetMemoryUserData`.
-    both fn hsaKmtSetMemoryUserData(Pointer: *const c_void, UserData: *mut c_void) => hsaKmtSetMemoryUserDataCtx;
+    all fn hsaKmtSetMemoryUserData(Pointer: *const c_void, UserData: *mut c_void) => hsaKmtSetMemoryUserDataCtx;
     /// `hsaKmtReplaceAsanHeaderPage`.
-    current fn hsaKmtReplaceAsanHeaderPage(addr: *mut c_void) => hsaKmtReplaceAsanHeaderPageCtx;
+    since62 fn hsaKmtReplaceAsanHeaderPage(addr: *mut c_void) => hsaKmtReplaceAsanHeaderPageCtx;
     /// `hsaKmtReturnAsanHeaderPage`.
-    current fn hsaKmtReturnAsanHeaderPage(addr: *mut c_void) => hsaKmtReturnAsanHeaderPageCtx;
+    since62 fn hsaKmtReturnAsanHeaderPage(addr: *mut c_void) => hsaKmtReturnAsanHeaderPageCtx;
 }

@@ -21,10 +21,10 @@ export! {
             crate::log::init_from_env();
         }
         let (c, how) = primary::open_with(generation::primary_options()).kmt()?;
-        if how == Opened::First && generation::memory_at_open() {
+        if how == Opened::First && generation::PROFILE.border.memory_at_open {
             // 5.2.3 sets up its apertures inside the open (a failure there
             // fails the open and closes the descriptor).
-            let opts = SnapshotOptions::from_env(generation::topology_rules());
+            let opts = SnapshotOptions::from_env(generation::PROFILE.topology);
             if let Err(e) = c.init_memory_with(&opts).kmt() {
                 drop(c);
                 let _ = primary::close();
@@ -94,13 +94,13 @@ export! {
     }
 
     /// `hsaKmtOpenKFD`: [`hsaKmtOpenKFDCtx`] without the handle.
-    both fn hsaKmtOpenKFD() {
+    all fn hsaKmtOpenKFD() {
         // SAFETY: NULL is an accepted `pCtx`.
         fwd(unsafe { hsaKmtOpenKFDCtx(std::ptr::null_mut()) })
     }
 
     /// `hsaKmtCloseKFD`: [`hsaKmtCloseKFDCtx`].
-    both fn hsaKmtCloseKFD() {
+    all fn hsaKmtCloseKFD() {
         // SAFETY: no arguments.
         fwd(unsafe { hsaKmtCloseKFDCtx() })
     }
@@ -108,7 +108,7 @@ export! {
     /// `hsaKmtGetVersion`: the KFD ioctl interface version of the primary
     /// context. 20 when closed; a NULL `VersionInfo` is
     /// `INVALID_PARAMETER` (C writes through it).
-    both fn hsaKmtGetVersion(VersionInfo: *mut HsaVersionInfo) {
+    all fn hsaKmtGetVersion(VersionInfo: *mut HsaVersionInfo) {
         let v = ctx::primary()?.version();
         let info = HsaVersionInfo {
             KernelInterfaceMajorVersion: v.major,
@@ -119,7 +119,7 @@ export! {
     }
 
     /// `hsaKmtModelEnabled`: always false (no hardware model here).
-    current fn hsaKmtModelEnabled(enable: *mut bool) {
+    newest fn hsaKmtModelEnabled(enable: *mut bool) {
         // SAFETY: an OUT argument; checked by `write_out`.
         unsafe { write_out(enable, false, st::INVALID_PARAMETER) }
     }

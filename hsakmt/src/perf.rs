@@ -11,7 +11,7 @@ use kfd_perf::Perf;
 
 use crate::border::{check_mut, read_in, slice_in, st, write_out, Kmt, KmtResult};
 use crate::ctx::{self, HsaKFDContext};
-use crate::generation::{self, Generation};
+use crate::generation;
 
 /// Memory the C caller reads through pointers the border handed out:
 /// counter tables (per node) and the buffers traces were started with.
@@ -136,7 +136,7 @@ export! {
     /// `hsaKmtPmcStartTrace` (primary): trace 0, NULL buffer or size 0
     /// → 3 (before anything else, as C); KFD closed → 4. The buffer
     /// receives the values at each `hsaKmtPmcQueryTrace`.
-    both fn hsaKmtPmcStartTrace(TraceId: u64, TraceBuffer: *mut c_void, TraceBufferSizeBytes: u64) {
+    all fn hsaKmtPmcStartTrace(TraceId: u64, TraceBuffer: *mut c_void, TraceBufferSizeBytes: u64) {
         if TraceBuffer.is_null() || TraceBufferSizeBytes == 0 {
             return Err(st::INVALID_PARAMETER);
         }
@@ -149,7 +149,7 @@ export! {
 
     /// `hsaKmtPmcQueryTrace` (primary): trace 0 → 3; KFD closed → 4;
     /// writes one 64-bit value per counter into the trace buffer.
-    both fn hsaKmtPmcQueryTrace(TraceId: u64) {
+    all fn hsaKmtPmcQueryTrace(TraceId: u64) {
         let c = trace_ctx(ctx::primary_ptr(), TraceId, st::INVALID_HANDLE)?;
         let values = perf_of(&c)?.query_trace(kfd_perf::TraceId(TraceId)).kmt()?;
         let buf = held().get(&c.id()).and_then(|h| h.buffers.get(&TraceId).copied());
@@ -162,21 +162,21 @@ export! {
     }
 
     /// `hsaKmtPmcStopTrace` (primary): trace 0 → 3; KFD closed → 4.
-    both fn hsaKmtPmcStopTrace(TraceId: u64) {
+    all fn hsaKmtPmcStopTrace(TraceId: u64) {
         let c = trace_ctx(ctx::primary_ptr(), TraceId, st::INVALID_HANDLE)?;
         perf_of(&c)?.stop_trace(kfd_perf::TraceId(TraceId)).kmt()
     }
 
     /// `hsaKmtSPMAcquire` (primary): no SPM in the kernel → 11. 5.2.3
     /// has no open check: with KFD closed its node check fails (5).
-    both fn hsaKmtSPMAcquire(PreferredNode: u32) {
-        let c = ctx::resolve_unchecked(ctx::primary_ptr(), st::INVALID_NODE_UNIT)?;
+    all fn hsaKmtSPMAcquire(PreferredNode: u32) {
+        let c = ctx::resolve_unless(ctx::primary_ptr(), generation::PROFILE.border.unchecked.spm, st::INVALID_NODE_UNIT)?;
         perf_of(&c)?.spm_acquire(PreferredNode).kmt()
     }
 
     /// `hsaKmtSPMRelease` (primary); closed as [`hsaKmtSPMAcquire`].
-    both fn hsaKmtSPMRelease(PreferredNode: u32) {
-        let c = ctx::resolve_unchecked(ctx::primary_ptr(), st::INVALID_NODE_UNIT)?;
+    all fn hsaKmtSPMRelease(PreferredNode: u32) {
+        let c = ctx::resolve_unless(ctx::primary_ptr(), generation::PROFILE.border.unchecked.spm, st::INVALID_NODE_UNIT)?;
         perf_of(&c)?.spm_release(PreferredNode).kmt()
     }
 
@@ -184,8 +184,8 @@ export! {
     /// `isSPMDataLoss` → 3; closed as [`hsaKmtSPMAcquire`] (5.2.3 ignores
     /// its failed node check and returns the raw -1 of the ioctl; see
     /// intended-differences.txt).
-    both fn hsaKmtSPMSetDestBuffer(PreferredNode: u32, SizeInBytes: u32, timeout: *mut u32, SizeCopied: *mut u32, DestMemoryAddress: *mut c_void, isSPMDataLoss: *mut bool) {
-        let c = ctx::resolve_unchecked(ctx::primary_ptr(), st::INVALID_NODE_UNIT)?;
+    all fn hsaKmtSPMSetDestBuffer(PreferredNode: u32, SizeInBytes: u32, timeout: *mut u32, SizeCopied: *mut u32, DestMemoryAddress: *mut c_void, isSPMDataLoss: *mut bool) {
+        let c = ctx::resolve_unless(ctx::primary_ptr(), generation::PROFILE.border.unchecked.spm, st::INVALID_NODE_UNIT)?;
         // SAFETY: IN/OUT argument; checked by `read_in`.
         let t = unsafe { read_in(timeout as *const u32, st::INVALID_PARAMETER) }?;
         check_mut(SizeCopied, st::INVALID_PARAMETER)?;
@@ -204,13 +204,13 @@ export! {
     }
 
     /// `hsaKmtPcSamplingSupport`: 20; KFD < 1.16 → 11.
-    current fn hsaKmtPcSamplingSupport() {
+    since62 fn hsaKmtPcSamplingSupport() {
         perf_of(&ctx::primary()?)?.pc_sampling_support().kmt()
     }
 
     /// `hsaKmtPcSamplingQueryCapabilities`: NULL `sz_needed` → 3 (before
     /// the open check); 20; too small → 7 with `*sz_needed` set.
-    current fn hsaKmtPcSamplingQueryCapabilities(NodeId: u32, sample_info: *mut c_void, sample_info_sz: u32, sz_needed: *mut u32) {
+    since62 fn hsaKmtPcSamplingQueryCapabilities(NodeId: u32, sample_info: *mut c_void, sample_info_sz: u32, sz_needed: *mut u32) {
         check_mut(sz_needed, st::INVALID_PARAMETER)?;
         let c = ctx::primary()?;
         let infos = if sample_info.is_null() { std::ptr::null_mut() } else { check_mut(sample_info as *mut kfd_perf::PcSamplingInfo, st::INVALID_PARAMETER)? };
@@ -233,7 +233,7 @@ export! {
 
     /// `hsaKmtPcSamplingCreate`: NULL arguments → 3 (before the open
     /// check); 20; the kernel's errno table.
-    current fn hsaKmtPcSamplingCreate(node_id: u32, sample_info: *mut kfd_perf::PcSamplingInfo, traceId: *mut u32) {
+    since62 fn hsaKmtPcSamplingCreate(node_id: u32, sample_info: *mut kfd_perf::PcSamplingInfo, traceId: *mut u32) {
         let info = check_mut(sample_info, st::INVALID_PARAMETER)?;
         check_mut(traceId, st::INVALID_PARAMETER)?;
         let c = ctx::primary()?;
@@ -248,7 +248,7 @@ export! {
     }
 
     /// `hsaKmtPcSamplingDestroy`: trace 0 → 4 (before the open check).
-    current fn hsaKmtPcSamplingDestroy(NodeId: u32, traceId: u32) {
+    since62 fn hsaKmtPcSamplingDestroy(NodeId: u32, traceId: u32) {
         if traceId == 0 {
             return Err(st::INVALID_HANDLE);
         }
@@ -256,7 +256,7 @@ export! {
     }
 
     /// `hsaKmtPcSamplingStart`: trace 0 → 4 (before the open check).
-    current fn hsaKmtPcSamplingStart(NodeId: u32, traceId: u32) {
+    since62 fn hsaKmtPcSamplingStart(NodeId: u32, traceId: u32) {
         if traceId == 0 {
             return Err(st::INVALID_HANDLE);
         }
@@ -264,23 +264,24 @@ export! {
     }
 
     /// `hsaKmtPcSamplingStop`: trace 0 → 4 (before the open check).
-    current fn hsaKmtPcSamplingStop(NodeId: u32, traceId: u32) {
+    since62 fn hsaKmtPcSamplingStop(NodeId: u32, traceId: u32) {
         if traceId == 0 {
             return Err(st::INVALID_HANDLE);
         }
         perf_of(&ctx::primary()?)?.pc_sampling_stop(NodeId, kfd_perf::PcSamplingTraceId(traceId)).kmt()
     }
 
-    /// `hsaKmtGetClockCountersCtx`: 20; NULL → 3; bad node → 5. The
-    /// current build takes the best of several samples, as the newest C
-    /// library does; the 5.2 build one sample, as 5.2.3.
+    /// `hsaKmtGetClockCountersCtx`: 20; NULL → 3; bad node → 5. One
+    /// sample, or the best of several (the newest library:
+    /// [`crate::profile::Border::precise_clock_counters`]).
     ctx fn hsaKmtGetClockCountersCtx(ctx: *mut HsaKFDContext, NodeId: u32, Counters: *mut HsaClockCounters) {
         let c = ctx::resolve(ctx)?;
         check_mut(Counters, st::INVALID_PARAMETER)?;
         let p = perf_of(&c)?;
-        let cc = match generation::GENERATION {
-            Generation::Rocm52 => p.clock_counters(NodeId),
-            Generation::Current => p.clock_counters_precise(NodeId),
+        let cc = if generation::PROFILE.border.precise_clock_counters {
+            p.clock_counters_precise(NodeId)
+        } else {
+            p.clock_counters(NodeId)
         }
         .kmt()?;
         let out = HsaClockCounters {
@@ -296,15 +297,15 @@ export! {
 
 forward! {
     /// `hsaKmtPmcGetCounterProperties`.
-    both fn hsaKmtPmcGetCounterProperties(NodeId: u32, CounterProperties: *mut *mut HsaCounterProperties) => hsaKmtPmcGetCounterPropertiesCtx;
+    all fn hsaKmtPmcGetCounterProperties(NodeId: u32, CounterProperties: *mut *mut HsaCounterProperties) => hsaKmtPmcGetCounterPropertiesCtx;
     /// `hsaKmtPmcRegisterTrace`.
-    both fn hsaKmtPmcRegisterTrace(NodeId: u32, NumberOfCounters: u32, Counters: *mut HsaCounter, TraceRoot: *mut HsaPmcTraceRoot) => hsaKmtPmcRegisterTraceCtx;
+    all fn hsaKmtPmcRegisterTrace(NodeId: u32, NumberOfCounters: u32, Counters: *mut HsaCounter, TraceRoot: *mut HsaPmcTraceRoot) => hsaKmtPmcRegisterTraceCtx;
     /// `hsaKmtPmcUnregisterTrace`.
-    both fn hsaKmtPmcUnregisterTrace(NodeId: u32, TraceId: u64) => hsaKmtPmcUnregisterTraceCtx;
+    all fn hsaKmtPmcUnregisterTrace(NodeId: u32, TraceId: u64) => hsaKmtPmcUnregisterTraceCtx;
     /// `hsaKmtPmcAcquireTraceAccess`.
-    both fn hsaKmtPmcAcquireTraceAccess(NodeId: u32, TraceId: u64) => hsaKmtPmcAcquireTraceAccessCtx;
+    all fn hsaKmtPmcAcquireTraceAccess(NodeId: u32, TraceId: u64) => hsaKmtPmcAcquireTraceAccessCtx;
     /// `hsaKmtPmcReleaseTraceAccess`.
-    both fn hsaKmtPmcReleaseTraceAccess(NodeId: u32, TraceId: u64) => hsaKmtPmcReleaseTraceAccessCtx;
+    all fn hsaKmtPmcReleaseTraceAccess(NodeId: u32, TraceId: u64) => hsaKmtPmcReleaseTraceAccessCtx;
     /// `hsaKmtGetClockCounters`.
-    both fn hsaKmtGetClockCounters(NodeId: u32, Counters: *mut HsaClockCounters) => hsaKmtGetClockCountersCtx;
+    all fn hsaKmtGetClockCounters(NodeId: u32, Counters: *mut HsaClockCounters) => hsaKmtGetClockCountersCtx;
 }

@@ -47,14 +47,14 @@ fn create(
     let mut r = unsafe { res.read() };
     let req = generation::queue_request(req, &r);
     let q = match queues_of(&c)?.create(&req) {
-        // 5.2.3 (queues.c) returns ERROR for every failed CREATE_QUEUE; the
-        // newest library maps ENOMEM to 6 and EINVAL to 3.
+        // 5.2.3 and 6.2.4 (queues.c) return ERROR for every failed
+        // CREATE_QUEUE; the newest library maps ENOMEM to 6 and EINVAL to 3.
         Err(
             e @ kfd_queue::QueueError::Kernel {
                 op: "AMDKFD_IOC_CREATE_QUEUE",
                 ..
             },
-        ) if generation::GENERATION == generation::Generation::Rocm52 => {
+        ) if generation::PROFILE.border.queue_failures_are_errors => {
             let _ = Err::<(), _>(e).kmt();
             return Err(st::ERROR);
         }
@@ -169,7 +169,7 @@ export! {
     /// `hsaKmtGetKernelQueueId`: the KFD's queue id of a queue of the
     /// primary context. No open check; queue 0, unknown or NULL output →
     /// 3.
-    current fn hsaKmtGetKernelQueueId(QueueId: u64, KernelInternalQueueId: *mut u32) {
+    newest fn hsaKmtGetKernelQueueId(QueueId: u64, KernelInternalQueueId: *mut u32) {
         check_mut(KernelInternalQueueId, st::INVALID_PARAMETER)?;
         let c = ctx::lookup(ctx::primary_ptr()).map_err(|_| st::INVALID_PARAMETER)?;
         let q = queues_of(&c)?.lookup(QueueId).kmt()?;
@@ -179,7 +179,7 @@ export! {
 
     /// `hsaKmtQueueRingDoorbell`: writes `value` to the doorbell of a
     /// queue of the primary context.
-    current fn hsaKmtQueueRingDoorbell(QueueId: u64, value: u64) {
+    newest fn hsaKmtQueueRingDoorbell(QueueId: u64, value: u64) {
         let c = ctx::primary()?;
         let queues = queues_of(&c)?;
         let q = queues.lookup(QueueId).kmt()?;
@@ -188,31 +188,31 @@ export! {
 
     /// `hsaKmtReportQueue`: declared but not implemented by any C library
     /// on this platform; `ERROR`, as its header documents.
-    current fn hsaKmtReportQueue(QueueId: u64, QueueReport: *mut hsakmt_sys::common::HsaQueueReport) {
+    newest fn hsaKmtReportQueue(QueueId: u64, QueueReport: *mut hsakmt_sys::common::HsaQueueReport) {
         let _ = (QueueId, QueueReport);
         Err(st::ERROR)
     }
 
     /// `hsaKmtImportExternalSemaphore` (Windows/DXG): `NOT_SUPPORTED`.
-    current fn hsaKmtImportExternalSemaphore(NodeId: u32, NtHandle: *mut c_void, Type: u32, OutHandle: *mut u64) {
+    newest fn hsaKmtImportExternalSemaphore(NodeId: u32, NtHandle: *mut c_void, Type: u32, OutHandle: *mut u64) {
         let _ = (NodeId, NtHandle, Type, OutHandle);
         Err(st::NOT_SUPPORTED)
     }
 
     /// `hsaKmtDestroyExternalSemaphore` (Windows/DXG): `NOT_SUPPORTED`.
-    current fn hsaKmtDestroyExternalSemaphore(Handle: u64) {
+    newest fn hsaKmtDestroyExternalSemaphore(Handle: u64) {
         let _ = Handle;
         Err(st::NOT_SUPPORTED)
     }
 
     /// `hsaKmtQueueSignalExternalSemaphore` (Windows/DXG): `NOT_SUPPORTED`.
-    current fn hsaKmtQueueSignalExternalSemaphore(QueueId: u64, Handle: u64, Value: u64) {
+    newest fn hsaKmtQueueSignalExternalSemaphore(QueueId: u64, Handle: u64, Value: u64) {
         let _ = (QueueId, Handle, Value);
         Err(st::NOT_SUPPORTED)
     }
 
     /// `hsaKmtQueueWaitExternalSemaphore` (Windows/DXG): `NOT_SUPPORTED`.
-    current fn hsaKmtQueueWaitExternalSemaphore(QueueId: u64, Handle: u64, Value: u64) {
+    newest fn hsaKmtQueueWaitExternalSemaphore(QueueId: u64, Handle: u64, Value: u64) {
         let _ = (QueueId, Handle, Value);
         Err(st::NOT_SUPPORTED)
     }
@@ -220,21 +220,21 @@ export! {
 
 forward! {
     /// `hsaKmtCreateQueue`.
-    both fn hsaKmtCreateQueue(NodeId: u32, Type: abi::HSA_QUEUE_TYPE, QueuePercentage: u32, Priority: HSA_QUEUE_PRIORITY, QueueAddress: *mut c_void, QueueSizeInBytes: u64, Event: *mut abi::HsaEvent, QueueResource: *mut abi::HsaQueueResource) => hsaKmtCreateQueueCtx;
+    all fn hsaKmtCreateQueue(NodeId: u32, Type: abi::HSA_QUEUE_TYPE, QueuePercentage: u32, Priority: HSA_QUEUE_PRIORITY, QueueAddress: *mut c_void, QueueSizeInBytes: u64, Event: *mut abi::HsaEvent, QueueResource: *mut abi::HsaQueueResource) => hsaKmtCreateQueueCtx;
     /// `hsaKmtCreateQueueExt`.
-    current fn hsaKmtCreateQueueExt(NodeId: u32, Type: abi::HSA_QUEUE_TYPE, QueuePercentage: u32, Priority: HSA_QUEUE_PRIORITY, SdmaEngineId: u32, QueueAddress: *mut c_void, QueueSizeInBytes: u64, Event: *mut abi::HsaEvent, QueueResource: *mut abi::HsaQueueResource) => hsaKmtCreateQueueExtCtx;
+    newest fn hsaKmtCreateQueueExt(NodeId: u32, Type: abi::HSA_QUEUE_TYPE, QueuePercentage: u32, Priority: HSA_QUEUE_PRIORITY, SdmaEngineId: u32, QueueAddress: *mut c_void, QueueSizeInBytes: u64, Event: *mut abi::HsaEvent, QueueResource: *mut abi::HsaQueueResource) => hsaKmtCreateQueueExtCtx;
     /// `hsaKmtCreateQueueV2`.
-    current fn hsaKmtCreateQueueV2(NodeId: u32, Type: abi::HSA_QUEUE_TYPE, QueuePercentage: u32, Priority: HSA_QUEUE_PRIORITY, SdmaEngineId: u32, QueueAddress: *mut c_void, QueueSizeInBytes: u64, MetaDataPrefetchSizeInBytes: u64, Event: *mut abi::HsaEvent, QueueResource: *mut abi::HsaQueueResource) => hsaKmtCreateQueueV2Ctx;
+    newest fn hsaKmtCreateQueueV2(NodeId: u32, Type: abi::HSA_QUEUE_TYPE, QueuePercentage: u32, Priority: HSA_QUEUE_PRIORITY, SdmaEngineId: u32, QueueAddress: *mut c_void, QueueSizeInBytes: u64, MetaDataPrefetchSizeInBytes: u64, Event: *mut abi::HsaEvent, QueueResource: *mut abi::HsaQueueResource) => hsaKmtCreateQueueV2Ctx;
     /// `hsaKmtUpdateQueue`.
-    both fn hsaKmtUpdateQueue(QueueId: u64, QueuePercentage: u32, Priority: HSA_QUEUE_PRIORITY, QueueAddress: *mut c_void, QueueSize: u64, Event: *mut abi::HsaEvent) => hsaKmtUpdateQueueCtx;
+    all fn hsaKmtUpdateQueue(QueueId: u64, QueuePercentage: u32, Priority: HSA_QUEUE_PRIORITY, QueueAddress: *mut c_void, QueueSize: u64, Event: *mut abi::HsaEvent) => hsaKmtUpdateQueueCtx;
     /// `hsaKmtDestroyQueue`.
-    both fn hsaKmtDestroyQueue(QueueId: u64) => hsaKmtDestroyQueueCtx;
+    all fn hsaKmtDestroyQueue(QueueId: u64) => hsaKmtDestroyQueueCtx;
     /// `hsaKmtSetQueueCUMask`.
-    both fn hsaKmtSetQueueCUMask(QueueId: u64, CUMaskCount: u32, QueueCUMask: *mut u32) => hsaKmtSetQueueCUMaskCtx;
+    all fn hsaKmtSetQueueCUMask(QueueId: u64, CUMaskCount: u32, QueueCUMask: *mut u32) => hsaKmtSetQueueCUMaskCtx;
     /// `hsaKmtGetQueueInfo`.
-    both fn hsaKmtGetQueueInfo(QueueId: u64, QueueInfo: *mut abi::HsaQueueInfo) => hsaKmtGetQueueInfoCtx;
+    all fn hsaKmtGetQueueInfo(QueueId: u64, QueueInfo: *mut abi::HsaQueueInfo) => hsaKmtGetQueueInfoCtx;
     /// `hsaKmtAllocQueueGWS`.
-    both fn hsaKmtAllocQueueGWS(QueueId: u64, nGWS: u32, firstGWS: *mut u32) => hsaKmtAllocQueueGWSCtx;
+    all fn hsaKmtAllocQueueGWS(QueueId: u64, nGWS: u32, firstGWS: *mut u32) => hsaKmtAllocQueueGWSCtx;
     /// `hsaKmtSetTrapHandler`.
-    both fn hsaKmtSetTrapHandler(NodeId: u32, TrapHandlerBaseAddress: *mut c_void, TrapHandlerSizeInBytes: u64, TrapBufferBaseAddress: *mut c_void, TrapBufferSizeInBytes: u64) => hsaKmtSetTrapHandlerCtx;
+    all fn hsaKmtSetTrapHandler(NodeId: u32, TrapHandlerBaseAddress: *mut c_void, TrapHandlerSizeInBytes: u64, TrapBufferBaseAddress: *mut c_void, TrapBufferSizeInBytes: u64) => hsaKmtSetTrapHandlerCtx;
 }

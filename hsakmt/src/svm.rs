@@ -65,11 +65,11 @@ export! {
 
 forward! {
     /// `hsaKmtSVMSetAttr`.
-    both fn hsaKmtSVMSetAttr(start_addr: *mut c_void, size: u64, nattr: u32, attrs: *mut HSA_SVM_ATTRIBUTE) => hsaKmtSVMSetAttrCtx;
+    all fn hsaKmtSVMSetAttr(start_addr: *mut c_void, size: u64, nattr: u32, attrs: *mut HSA_SVM_ATTRIBUTE) => hsaKmtSVMSetAttrCtx;
     /// `hsaKmtSVMGetAttr`.
-    both fn hsaKmtSVMGetAttr(start_addr: *mut c_void, size: u64, nattr: u32, attrs: *mut HSA_SVM_ATTRIBUTE) => hsaKmtSVMGetAttrCtx;
+    all fn hsaKmtSVMGetAttr(start_addr: *mut c_void, size: u64, nattr: u32, attrs: *mut HSA_SVM_ATTRIBUTE) => hsaKmtSVMGetAttrCtx;
     /// `hsaKmtSetXNACKMode`.
-    both fn hsaKmtSetXNACKMode(enable: i32) => hsaKmtSetXNACKModeCtx;
+    all fn hsaKmtSetXNACKMode(enable: i32) => hsaKmtSetXNACKModeCtx;
     /// `hsaKmtGetXNACKMode`.
-    both fn hsaKmtGetXNACKMode(enable: *mut i32) => hsaKmtGetXNACKModeCtx;
+    all fn hsaKmtGetXNACKMode(enable: *mut i32) => hsaKmtGetXNACKModeCtx;
 }

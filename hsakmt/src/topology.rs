@@ -29,13 +29,13 @@ export! {
     ctx fn hsaKmtAcquireSystemPropertiesCtx(ctx: *mut HsaKFDContext, SystemProperties: *mut HsaSystemProperties) {
         let c = ctx::resolve(ctx)?;
         check_mut(SystemProperties, st::INVALID_PARAMETER)?;
-        let mut opts = SnapshotOptions::from_env(generation::topology_rules());
+        let mut opts = SnapshotOptions::from_env(generation::PROFILE.topology);
         opts.svm_api_supported = c.svm_api();
         let topo = c.acquire_system_properties_with(&opts).kmt()?;
         c.fmm().kmt()?;
-        if generation::GENERATION == generation::Generation::Current {
-            // The newest library rebuilds the apertures its release
-            // destroyed (ACQUIRE_VM etc. again).
+        if generation::PROFILE.border.apertures_follow_topology {
+            // Rebuild the apertures the release destroyed (ACQUIRE_VM etc.
+            // again).
             c.reacquire_apertures().kmt()?;
         }
         // SAFETY: checked above; an OUT argument.
@@ -47,10 +47,10 @@ export! {
     ctx fn hsaKmtReleaseSystemPropertiesCtx(ctx: *mut HsaKFDContext) {
         match ctx::lookup(ctx) {
             Ok(c) => {
-                if generation::GENERATION == generation::Generation::Current {
-                    // The newest library also destroys the process
-                    // apertures (topology.c: MMIO remap pages unmapped and
-                    // freed); the next acquire sets them up again.
+                if generation::PROFILE.border.apertures_follow_topology {
+                    // Also destroy the process apertures (topology.c: MMIO
+                    // remap pages unmapped and freed); the next acquire
+                    // sets them up again.
                     c.release_apertures();
                 }
                 c.release_system_properties();
@@ -117,7 +117,7 @@ export! {
     }
 
     /// `hsaKmtGetNodeWallclockFrequency`: the GPU wall clock in Hz.
-    current fn hsaKmtGetNodeWallclockFrequency(NodeId: u32, Frequency: *mut u64) {
+    newest fn hsaKmtGetNodeWallclockFrequency(NodeId: u32, Frequency: *mut u64) {
         let c = ctx::primary()?;
         let f = c.perf().kmt()?.wallclock_frequency(NodeId).kmt()?;
         // SAFETY: an OUT argument; checked by `write_out`.
@@ -127,15 +127,15 @@ export! {
 
 forward! {
     /// `hsaKmtAcquireSystemProperties`.
-    both fn hsaKmtAcquireSystemProperties(SystemProperties: *mut HsaSystemProperties) => hsaKmtAcquireSystemPropertiesCtx;
+    all fn hsaKmtAcquireSystemProperties(SystemProperties: *mut HsaSystemProperties) => hsaKmtAcquireSystemPropertiesCtx;
     /// `hsaKmtReleaseSystemProperties`.
-    both fn hsaKmtReleaseSystemProperties() => hsaKmtReleaseSystemPropertiesCtx;
+    all fn hsaKmtReleaseSystemProperties() => hsaKmtReleaseSystemPropertiesCtx;
     /// `hsaKmtGetNodeProperties`.
-    both fn hsaKmtGetNodeProperties(NodeId: u32, NodeProperties: *mut abi::HsaNodeProperties) => hsaKmtGetNodePropertiesCtx;
+    all fn hsaKmtGetNodeProperties(NodeId: u32, NodeProperties: *mut abi::HsaNodeProperties) => hsaKmtGetNodePropertiesCtx;
     /// `hsaKmtGetNodeMemoryProperties`.
-    both fn hsaKmtGetNodeMemoryProperties(NodeId: u32, NumBanks: u32, MemoryProperties: *mut HsaMemoryProperties) => hsaKmtGetNodeMemoryPropertiesCtx;
+    all fn hsaKmtGetNodeMemoryProperties(NodeId: u32, NumBanks: u32, MemoryProperties: *mut HsaMemoryProperties) => hsaKmtGetNodeMemoryPropertiesCtx;
     /// `hsaKmtGetNodeCacheProperties`.
-    both fn hsaKmtGetNodeCacheProperties(NodeId: u32, ProcessorId: u32, NumCaches: u32, CacheProperties: *mut abi::HsaCacheProperties) => hsaKmtGetNodeCachePropertiesCtx;
+    all fn hsaKmtGetNodeCacheProperties(NodeId: u32, ProcessorId: u32, NumCaches: u32, CacheProperties: *mut abi::HsaCacheProperties) => hsaKmtGetNodeCachePropertiesCtx;
     /// `hsaKmtGetNodeIoLinkProperties`.
-    both fn hsaKmtGetNodeIoLinkProperties(NodeId: u32, NumIoLinks: u32, IoLinkProperties: *mut abi::HsaIoLinkProperties) => hsaKmtGetNodeIoLinkPropertiesCtx;
+    all fn hsaKmtGetNodeIoLinkProperties(NodeId: u32, NumIoLinks: u32, IoLinkProperties: *mut abi::HsaIoLinkProperties) => hsaKmtGetNodeIoLinkPropertiesCtx;
 }

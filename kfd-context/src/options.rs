@@ -13,8 +13,8 @@ pub struct ContextOptions {
     /// `HSA_DISABLE_CACHE`, `HSA_CHECK_USERPTR`, `HSA_RESERVE_SVM`,
     /// `HSA_SVM_GUARD_PAGES`, `HSA_MAX_VA_ALIGN`, `HSA_ZFB`).
     pub fmm: FmmOptions,
-    /// How the queue sub-context allocates queue buffers: which C library
-    /// generation's buffers ([`kfd_queue::BufferAbi`]; default 5.2.3's)
+    /// How the queue sub-context allocates queue buffers: the C library's
+    /// choices ([`kfd_queue::QueueRules`]; default the newest library's)
     /// and whether save areas may be SVM memory. `svm_save_area` is a
     /// permission: the context passes it on only for a primary context
     /// with the SVM API on ([`ContextOptions::svm_api`]) on a kernel whose

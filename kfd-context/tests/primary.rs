@@ -130,12 +130,12 @@ fn primary_and_secondaries_are_isolated_and_torn_down() {
 #[serial]
 fn queue_options_follow_the_context() {
     use kfd_context::ContextOptions;
-    use kfd_queue::{BufferAbi, QueueOptions};
+    use kfd_queue::{QueueOptions, QueueRules};
 
     let sim = with_sim("mi210");
     let mut options = ContextOptions {
         queues: QueueOptions {
-            abi: BufferAbi::Current,
+            rules: QueueRules::default(),
             svm_save_area: true,
         },
         ..ContextOptions::default()
@@ -145,11 +145,11 @@ fn queue_options_follow_the_context() {
     let (host, _) = primary::open_with(options.clone()).unwrap();
     host.acquire_system_properties().unwrap();
     assert_eq!(host.queues().unwrap().options(), options.queues);
-    // A secondary keeps the generation but never uses SVM save areas.
+    // A secondary keeps the rules but never uses SVM save areas.
     let tenant = Context::open_secondary_with(Arc::new(sim.clone()), options.clone()).unwrap();
     tenant.acquire_system_properties().unwrap();
     let q = tenant.queues().unwrap().options();
-    assert_eq!((q.abi, q.svm_save_area), (BufferAbi::Current, false));
+    assert_eq!((q.rules, q.svm_save_area), (QueueRules::default(), false));
     drop(tenant);
     drop(host);
     primary::close().unwrap();

@@ -5,9 +5,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 
 use hsakmt_sys::HSAKMT_STATUS;
-use kfd_fmm::{
-    Buffer, Fmm, FmmError, Generation, MemFlags, MemMapFlags, SvmAttr, SvmFlags, PAGE_SIZE,
-};
+use kfd_fmm::{Buffer, Fmm, FmmError, MemFlags, MemMapFlags, SvmAttr, SvmFlags, PAGE_SIZE};
 
 use crate::lock;
 use crate::memory::{DeviceMemory, ExecAlloc, MemoryError};
@@ -149,12 +147,13 @@ impl DeviceMemory for FmmMemory {
             .fmm
             .alloc_doorbell_buffer(node, size, mmap_offset)
             .map_err(err("doorbell allocation"))?;
-        // 5.2.3 maps the doorbell page with no node list, i.e. into every
-        // GPU's VM; the newest library maps it for its own GPU (and the
-        // peers that may ring it, which this adapter does not model).
-        let mapped = match self.fmm.options().generation {
-            Generation::Rocm52 => buf.map(),
-            Generation::Current => buf.map_to_nodes(&[node]),
+        // With no node list (5.2.3) the page goes into every GPU's VM;
+        // the newest library maps it for its own GPU (and the peers that
+        // may ring it, which this adapter does not model).
+        let mapped = if self.fmm.options().rules.doorbells_on_all_gpus {
+            buf.map()
+        } else {
+            buf.map_to_nodes(&[node])
         };
         mapped.map_err(err("doorbell GPU mapping"))?;
         let addr = buf.addr();

@@ -73,28 +73,65 @@ pub enum RenderNodes {
     Shared(Vec<(u32, Arc<DeviceFile>)>),
 }
 
-/// Which C library's behaviour to follow where its generations differ
-/// ([`FmmOptions::generation`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Generation {
-    /// Debian's `libhsakmt1` 5.2.3 (ROCT-Thunk-Interface `rocm-5.2.3`):
-    /// - [`Fmm::alloc_memory_align`] has no flag-combination check (5.2.3
-    ///   knows no ExtendedCoherent; CoarseGrain drops the COHERENT
-    ///   allocation flag and Uncached adds UNCACHED, whatever else is
-    ///   set), ignores ExtendedCoherent and Contiguous (reserved bits in
-    ///   5.2.3) and does not ask for KFD 1.16 for Contiguous. As in both
-    ///   generations the node is checked (INVALID_NODE_UNIT) before the
-    ///   size (INVALID_PARAMETER);
-    /// - [`Fmm::register_memory`] and friends pass a NULL address or a
-    ///   zero size on to the kernel's userptr `ALLOC_MEMORY_OF_GPU`, which
-    ///   fails (EFAULT / EINVAL: status ERROR), instead of refusing first;
-    /// - [`Fmm::share_memory`] issues `AMDKFD_IOC_IPC_EXPORT_HANDLE` (0x81,
-    ///   a ROCm-only request) and reports ERROR when it fails, as it does
-    ///   on upstream kernels and kfd-sim (EINVAL).
-    Rocm52,
-    /// The newest upstream libhsakmt (ROCm's rocm-systems repository).
-    #[default]
-    Current,
+/// The places where the C libraries this memory manager serves behave
+/// differently, each a named switch. The C border (hsakmt) picks one value
+/// per library generation and passes it in [`FmmOptions::rules`]; the
+/// default is the newest upstream library's behaviour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FmmRules {
+    /// Allocation flags the library does not know (reserved bits of its
+    /// `HsaMemFlags`), cleared before anything looks at them (5.2.3:
+    /// ExtendedCoherent and Contiguous).
+    pub unknown_flags: MemFlags,
+    /// [`Fmm::alloc_memory_align`] refuses ExtendedCoherent together with
+    /// CoarseGrain or Uncached (INVALID_PARAMETER); without the check,
+    /// CoarseGrain drops the COHERENT allocation flag and Uncached adds
+    /// UNCACHED whatever else is set. Either way the node is checked
+    /// before the size.
+    pub refuse_extended_coherent_mixes: bool,
+    /// [`Fmm::alloc_memory_align`] refuses CoarseGrain together with
+    /// Uncached too (INVALID_PARAMETER).
+    pub refuse_coarse_uncached: bool,
+    /// Every allocation gets `KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE`, not
+    /// only those with ExecuteAccess.
+    pub always_executable: bool,
+    /// A GPU's MMIO remap page is mapped onto every GPU, not only onto
+    /// that GPU's usable peers.
+    pub mmio_on_all_gpus: bool,
+    /// A queue doorbell page is mapped onto every GPU (no node list), not
+    /// only onto its own GPU.
+    pub doorbells_on_all_gpus: bool,
+    /// With the SVM API on, unmapping an address no object covers succeeds
+    /// on a dGPU too (an SVM range); without it such an unmap fails there.
+    pub unmap_unknown_as_svm: bool,
+    /// [`Fmm::register_memory`] and friends refuse a NULL address or a zero
+    /// size themselves instead of passing it on to the kernel's userptr
+    /// `ALLOC_MEMORY_OF_GPU` (which fails: EFAULT / EINVAL).
+    pub refuse_empty_registration: bool,
+    /// [`Fmm::share_memory`] issues `AMDKFD_IOC_IPC_EXPORT_HANDLE` (0x81,
+    /// a ROCm-only request) instead of exporting a dma-buf.
+    pub share_via_rocm_ipc: bool,
+    /// Registering a share handle that [`Fmm::share_memory`] did not make
+    /// (no magic) fails with an invalid argument before any ioctl.
+    pub refuse_unmarked_share_handles: bool,
+}
+
+impl Default for FmmRules {
+    /// The newest upstream library.
+    fn default() -> Self {
+        FmmRules {
+            unknown_flags: MemFlags::empty(),
+            refuse_extended_coherent_mixes: true,
+            refuse_coarse_uncached: false,
+            always_executable: false,
+            mmio_on_all_gpus: false,
+            doorbells_on_all_gpus: false,
+            unmap_unknown_as_svm: true,
+            refuse_empty_registration: true,
+            share_via_rocm_ipc: false,
+            refuse_unmarked_share_handles: true,
+        }
+    }
 }
 
 /// Per-context options: the environment knobs of the C library, passed in
@@ -126,10 +163,8 @@ pub struct FmmOptions {
     pub zero_fb: bool,
     /// Render-node policy.
     pub render_nodes: RenderNodes,
-    /// Which C library generation to follow where they differ (default:
-    /// [`Generation::Current`]; the rocm-5.2 build of `hsakmt` selects
-    /// [`Generation::Rocm52`]).
-    pub generation: Generation,
+    /// How the C library being served behaves where generations differ.
+    pub rules: FmmRules,
 }
 
 impl FmmOptions {
@@ -145,7 +180,7 @@ impl FmmOptions {
             max_va_align_order: 9,
             zero_fb: false,
             render_nodes: RenderNodes::Open,
-            generation: Generation::Current,
+            rules: FmmRules::default(),
         }
     }
 
@@ -411,7 +446,8 @@ impl Fmm {
     }
 
     /// [`Fmm::new`] knowing, per node, the nodes its io links go to (what
-    /// [`Generation::Current`] needs to find each GPU's usable peers).
+    /// finding each GPU's usable peers needs, see
+    /// [`FmmRules::mmio_on_all_gpus`]).
     fn with_io_links(
         kfd: Arc<DeviceFile>,
         nodes: Vec<NodeDesc>,
@@ -761,13 +797,13 @@ impl Fmm {
             )
             .and_then(|()| {
                 obj.cpu = CpuView::Mapped { len: PAGE_SIZE };
-                // Both C generations map it with no node list. 5.2.3 maps
-                // such an object onto every GPU (the default mapping set);
-                // the current one, as the object belongs to a GPU node,
-                // onto that GPU's usable peers.
-                let targets = match self.opts.generation {
-                    Generation::Rocm52 => self.all_gpu_ids.clone(),
-                    Generation::Current => self.usable_peers(gi),
+                // Every C library maps it with no node list: onto every
+                // GPU (5.2.3's default mapping set), or, as the object
+                // belongs to a GPU node, onto that GPU's usable peers.
+                let targets = if self.opts.rules.mmio_on_all_gpus {
+                    self.all_gpu_ids.clone()
+                } else {
+                    self.usable_peers(gi)
                 };
                 self.map_ioctl(&mut obj, &targets)
             });
@@ -898,10 +934,9 @@ impl Fmm {
     // Helpers
     // ------------------------------------------------------------------
 
-    /// 5.2.3 makes every allocation executable; the newest library only
-    /// those with ExecuteAccess.
+    /// [`FmmRules::always_executable`].
     fn always_executable(&self) -> bool {
-        self.opts.generation == Generation::Rocm52
+        self.opts.rules.always_executable
     }
 
     fn gpu_index(&self, gpu_id: u32) -> Option<usize> {
@@ -1230,10 +1265,9 @@ impl Fmm {
     /// the status the C library reports for a failed allocation of that
     /// kind, NO_MEMORY for VRAM and scratch, ERROR for system memory.
     ///
-    /// Flag combinations follow [`FmmOptions::generation`]: the newest
-    /// upstream refuses ExtendedCoherent with CoarseGrain or Uncached
-    /// (and, as ROCT's last releases did, CoarseGrain with Uncached);
-    /// 5.2.3 checks none (see [`Generation::Rocm52`]).
+    /// Flag combinations follow [`FmmRules::refuse_extended_coherent_mixes`]
+    /// and [`FmmRules::refuse_coarse_uncached`], and the flags in
+    /// [`FmmRules::unknown_flags`] are ignored.
     pub fn alloc_memory_align(
         &self,
         node: u32,
@@ -1267,11 +1301,8 @@ impl Fmm {
         address: Option<u64>,
         owned: bool,
     ) -> Result<u64> {
-        let r52 = self.opts.generation == Generation::Rocm52;
-        if r52 {
-            // Reserved bits in 5.2.3's HsaMemFlags.
-            flags.remove(MemFlags::EXTENDED_COHERENT | MemFlags::CONTIGUOUS);
-        }
+        let rules = self.opts.rules;
+        flags.remove(rules.unknown_flags);
         if flags.contains(MemFlags::CONTIGUOUS) {
             self.check_minor(16)?;
         }
@@ -1294,12 +1325,13 @@ impl Fmm {
         let coarse = flags.contains(MemFlags::COARSE_GRAIN);
         let ext = flags.contains(MemFlags::EXTENDED_COHERENT);
         let unc = flags.contains(MemFlags::UNCACHED);
-        // As upstream (memory.c): ExtendedCoherent excludes CoarseGrain and
-        // Uncached; CoarseGrain with Uncached is allowed. 5.2.3 has no check.
-        if !r52 && ext && (coarse || unc) {
+        if rules.refuse_extended_coherent_mixes && ext && (coarse || unc) {
             return Err(FmmError::ConflictingFlags(
                 "ExtendedCoherent with CoarseGrain or Uncached",
             ));
+        }
+        if rules.refuse_coarse_uncached && coarse && unc {
+            return Err(FmmError::ConflictingFlags("CoarseGrain with Uncached"));
         }
         // Nothing this big fits in the address space; refused here, before
         // any size arithmetic, with the status of the path's failure.
@@ -2063,8 +2095,7 @@ impl Fmm {
         // Unknown address: a no-op on APUs; on dGPUs too with the SVM API
         // under the newest library (5.2.3 refuses it on dGPUs).
         .unwrap_or(
-            if !self.is_dgpu
-                || (self.opts.svm_api_enabled && self.opts.generation == Generation::Current)
+            if !self.is_dgpu || (self.opts.svm_api_enabled && self.opts.rules.unmap_unknown_as_svm)
             {
                 Ok(())
             } else {
@@ -2166,10 +2197,9 @@ impl Fmm {
         if self.gpus.is_empty() {
             return Err(FmmError::Failed("no GPU to register memory with"));
         }
-        // 5.2.3 lets the kernel refuse an empty range (EFAULT / EINVAL from
-        // the userptr allocation, status ERROR as here).
-        let r52 = self.opts.generation == Generation::Rocm52;
-        if !r52 && (addr == 0 || size == 0) {
+        // Without the check the kernel refuses an empty range (EFAULT /
+        // EINVAL from the userptr allocation, status ERROR as here).
+        if self.opts.rules.refuse_empty_registration && (addr == 0 || size == 0) {
             return Err(FmmError::Failed("empty user memory range"));
         }
         if size > crate::MAX_ALLOC_SIZE {
@@ -2406,7 +2436,7 @@ impl Fmm {
     /// for the format (a dma-buf kept open by this context while the
     /// memory lives).
     ///
-    /// Under [`Generation::Rocm52`] this is 5.2.3's ROCm-only IPC export
+    /// With [`FmmRules::share_via_rocm_ipc`] this is 5.2.3's ROCm-only IPC export
     /// instead: `AMDKFD_IOC_IPC_EXPORT_HANDLE` for the object's BO on the
     /// GPU of its node (the first GPU for system memory), and ERROR when
     /// the kernel refuses it (upstream kernels and kfd-sim do not have
@@ -2418,7 +2448,7 @@ impl Fmm {
         if size >= 1u64 << (32 + 12) {
             return Err(FmmError::InvalidArgument("size too large to share"));
         }
-        if self.opts.generation == Generation::Rocm52 {
+        if self.opts.rules.share_via_rocm_ipc {
             return self.ipc_export(addr, size);
         }
         self.check_minor(12)?;
@@ -2506,8 +2536,8 @@ impl Fmm {
         };
         // Upstream refuses a handle whose aperture type is invalid with
         // INVALID_PARAMETER before any ioctl; ours is one without the magic.
-        // 5.2.3 crashes on such a handle; Rocm52 keeps ERROR.
-        if !handle.has_magic() && self.opts.generation == Generation::Current {
+        // 5.2.3 crashes on such a handle (without the rule: ERROR).
+        if !handle.has_magic() && self.opts.rules.refuse_unmarked_share_handles {
             return Err(FmmError::InvalidArgument(
                 "share handle not made by ShareMemory",
             ));

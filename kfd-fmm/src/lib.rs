@@ -68,7 +68,7 @@ pub use flags::{
     AllocMemFlags, CachePolicy, MemFlags, MemMapFlags, SvmAttr, SvmFlags, INVALID_NODEID,
 };
 pub use fmm::{
-    Fmm, FmmOptions, Generation, GraphicsResource, NodeApertures, NodeArray, NodeDesc, PointerInfo,
+    Fmm, FmmOptions, FmmRules, GraphicsResource, NodeApertures, NodeArray, NodeDesc, PointerInfo,
     PointerInfoArrays, PointerType, Range, RenderNodes,
 };
 /// The GFX IP version of [`NodeDesc::gfx`]: kfd-topology's, re-exported.

@@ -1,5 +1,6 @@
 //! Regression tests for memory-safety fixes (sizes that wrap, memory freed
-//! under a live `Buffer`, guard pages) and for the 5.2.3 generation switch.
+//! under a live `Buffer`, guard pages) and for the behaviour switches
+//! ([`FmmRules`]) that differ between the C libraries.
 
 mod common;
 
@@ -7,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use common::*;
 use kfd_fmm::{
-    AllocMemFlags, Buffer, FmmError, FmmOptions, Generation, MemFlags, VaAllocator, MAX_ALLOC_SIZE,
+    AllocMemFlags, Buffer, FmmError, FmmOptions, FmmRules, MemFlags, VaAllocator, MAX_ALLOC_SIZE,
     PAGE_SIZE,
 };
 
@@ -49,11 +50,12 @@ fn mapped(addr: u64, len: u64) -> bool {
     unsafe { libc::mincore(addr as *mut libc::c_void, len as usize, v.as_mut_ptr()) == 0 }
 }
 
-fn r52() -> FmmOptions {
-    FmmOptions {
-        generation: Generation::Rocm52,
-        ..FmmOptions::primary()
-    }
+/// Primary-context options with one or more rules changed from the
+/// newest library's.
+fn with_rules(change: impl FnOnce(&mut FmmRules)) -> FmmOptions {
+    let mut o = FmmOptions::primary();
+    change(&mut o.rules);
+    o
 }
 
 /// Sizes near 2^64 used to wrap in the padding arithmetic and reach
@@ -269,11 +271,11 @@ fn guard_pages_are_released_in_mmap_apertures() {
     teardown(sim, fmm);
 }
 
-/// 5.2.3 maps the MMIO remap page onto every GPU (no node list: the
-/// default mapping set).
+/// `mmio_on_all_gpus` (5.2.3) maps the MMIO remap page onto every GPU
+/// (no node list: the default mapping set).
 #[test]
-fn rocm52_mmio_pages_are_mapped_on_all_gpus() {
-    let (sim, fmm) = primary_with("mi300x", r52());
+fn mmio_pages_are_mapped_on_all_gpus() {
+    let (sim, fmm) = primary_with("mi300x", with_rules(|r| r.mmio_on_all_gpus = true));
     let gpus: Vec<u32> = (0..fmm.nodes().len() as u32)
         .filter(|&n| fmm.nodes()[n as usize].is_gpu())
         .collect();
@@ -287,8 +289,8 @@ fn rocm52_mmio_pages_are_mapped_on_all_gpus() {
     teardown(sim, fmm);
 }
 
-/// The current generation maps each GPU's MMIO remap page onto that
-/// GPU's usable peers: itself and the GPUs with an io link to it.
+/// By default (the newest library) each GPU's MMIO remap page is mapped
+/// onto that GPU's usable peers: itself and the GPUs with an io link to it.
 #[test]
 fn mmio_pages_are_mapped_on_usable_peers() {
     for preset in ["mi300x", "large64"] {
@@ -327,12 +329,16 @@ fn mmio_pages_are_mapped_on_usable_peers() {
     }
 }
 
-/// 5.2.3 has no flag-combination check: CoarseGrain with Uncached drops
-/// COHERENT and adds UNCACHED; the newest rule refuses ExtendedCoherent
-/// with Uncached (status 3). Both check the node before the size.
+/// Without `refuse_extended_coherent_mixes` (5.2.3) CoarseGrain with Uncached
+/// drops COHERENT and adds UNCACHED and ExtendedCoherent with Uncached is
+/// allowed; with it (newest) the latter is refused (status 3). Both check
+/// the node before the size.
 #[test]
-fn rocm52_flag_rules() {
-    let (sim, fmm) = primary_with("mi210", r52());
+fn flag_combination_rule() {
+    let (sim, fmm) = primary_with(
+        "mi210",
+        with_rules(|r| r.refuse_extended_coherent_mixes = false),
+    );
     let g = gpu_node(&fmm);
     let trace = Trace::default();
     sim.set_trace(trace.clone());
@@ -365,17 +371,26 @@ fn rocm52_flag_rules() {
         3
     );
     assert_eq!(st(fmm.alloc_memory(9, 0, ext, None).unwrap_err()), 5);
+    // The newest library allows CoarseGrain with Uncached ...
+    fmm.free_memory(fmm.alloc_memory(g, PAGE_SIZE, f, None).unwrap())
+        .unwrap();
+    teardown(sim, fmm);
+    // ... 6.2.4 refuses it too.
+    let (sim, fmm) = primary_with("mi210", with_rules(|r| r.refuse_coarse_uncached = true));
+    assert_eq!(st(fmm.alloc_memory(g, PAGE_SIZE, f, None).unwrap_err()), 3);
+    assert_eq!(st(fmm.alloc_memory(9, 0, f, None).unwrap_err()), 5);
     teardown(sim, fmm);
 }
 
-/// 5.2.3 passes a NULL address or an empty range on to the kernel's
-/// userptr allocation; the current rule refuses them before any ioctl.
-/// The status is ERROR either way.
+/// Without `refuse_empty_registration` (5.2.3) a NULL address or an empty
+/// range goes on to the kernel's userptr allocation; with it (newest) it
+/// is refused before any ioctl. The status is ERROR either way.
 #[test]
-fn rocm52_registers_empty_ranges_through_the_kernel() {
+fn empty_registrations_go_to_the_kernel_without_the_rule() {
     let mut host = vec![0u8; 2 * PAGE_SIZE as usize];
     let addr = (host.as_mut_ptr() as u64 + PAGE_SIZE - 1) & !(PAGE_SIZE - 1);
-    for (opts, ioctls) in [(r52(), 1), (FmmOptions::primary(), 0)] {
+    let pass_on = with_rules(|r| r.refuse_empty_registration = false);
+    for (opts, ioctls) in [(pass_on, 1), (FmmOptions::primary(), 0)] {
         let (sim, fmm) = primary_with("mi210", opts);
         let objects = fmm.object_count();
         for (a, size) in [(0, PAGE_SIZE), (addr, 0)] {
@@ -395,11 +410,12 @@ fn rocm52_registers_empty_ranges_through_the_kernel() {
     drop(host);
 }
 
-/// 5.2.3 shares memory through the ROCm-only IPC export (0x81) and fails
-/// with ERROR where the kernel lacks it; no dma-buf is exported.
+/// `share_via_rocm_ipc` (5.2.3) shares memory through the ROCm-only IPC
+/// export (0x81) and fails with ERROR where the kernel lacks it; no
+/// dma-buf is exported.
 #[test]
-fn rocm52_share_memory_uses_the_ipc_export() {
-    let (sim, fmm) = primary_with("mi210", r52());
+fn share_memory_uses_the_ipc_export() {
+    let (sim, fmm) = primary_with("mi210", with_rules(|r| r.share_via_rocm_ipc = true));
     let buf = fmm
         .alloc_buffer(0, 4 * PAGE_SIZE, 0, MemFlags::HOST_ACCESS)
         .unwrap();
@@ -423,12 +439,15 @@ fn rocm52_share_memory_uses_the_ipc_export() {
     teardown(sim, fmm);
 }
 
-/// A forged share handle: ERROR under Rocm52 (5.2.3 crashes on it), while
-/// the newest rule says INVALID_PARAMETER.
+/// A forged share handle: ERROR without `refuse_unmarked_share_handles`
+/// (5.2.3 crashes on it), INVALID_PARAMETER with it (newest).
 #[test]
-fn rocm52_garbage_share_handle_is_an_error() {
+fn garbage_share_handle_rule() {
     let garbage = kfd_fmm::ShareHandle([0xdead_beef; 8]);
-    let (sim, fmm) = primary_with("mi210", r52());
+    let (sim, fmm) = primary_with(
+        "mi210",
+        with_rules(|r| r.refuse_unmarked_share_handles = false),
+    );
     assert_eq!(
         st(fmm.register_shared_handle(&garbage, &[]).unwrap_err()),
         1

@@ -46,7 +46,7 @@ pub use error::QueueError;
 pub use queue::{
     hsa_type, kfd_priority, Queue, QueueId, QueueInfo, QueueKind, QueueRequest, QueueResource,
 };
-pub use queues::{BufferAbi, QueueOptions, Queues};
+pub use queues::{QueueOptions, QueueRules, Queues};
 
 /// Locks `m`, carrying on through poisoning: every critical section in
 /// this crate leaves its data consistent before anything that can panic.

@@ -31,33 +31,53 @@ const METADATA_MIN_MINOR: u32 = 19;
 /// C library needs for an SVM save area.
 const SVM_ALWAYS_MAPPED_MIN_MINOR: u32 = 11;
 
-/// Which C library's choice of queue buffers a [`Queues`] follows. The
-/// two differ in the ioctls queue creation issues, so a context picks the
-/// one of the ABI generation it serves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum BufferAbi {
-    /// libhsakmt 5.2.3 (the `rocm-5.2` generation, Debian's): the
-    /// per-queue page and the context save/restore area are paged system
-    /// memory, which is a userptr BO on a dGPU primary context and a GTT
-    /// BO where paged memory is not userptr (secondary contexts).
-    #[default]
-    Rocm52,
-    /// The newest libhsakmt (`current`): the per-queue page is pinned GTT
-    /// memory; the save area is anonymous memory registered with SVM
-    /// (always GPU mapped) when [`QueueOptions::svm_save_area`] is set and
-    /// the KFD is 1.11 or newer, and paged system memory otherwise or if
+/// The places where the C libraries this crate serves choose queue
+/// buffers differently (they differ in the ioctls queue creation issues),
+/// each a named switch. The C border picks one value per library
+/// generation; the default is the newest upstream library's choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueRules {
+    /// The per-queue page (pointers of non-AQL queues, CU mask) is pinned
+    /// GTT memory rather than paged system memory (a userptr BO on a dGPU
+    /// primary context, a GTT BO where paged memory is not userptr).
+    pub pinned_queue_page: bool,
+    /// The save area is anonymous memory registered with SVM (always GPU
+    /// mapped) where the context allows it ([`QueueOptions::svm_save_area`])
+    /// and the KFD is 1.11 or newer; paged system memory otherwise or if
     /// that fails.
-    Current,
+    pub svm_save_area: bool,
+    /// The save area is laid out once per XCC, not once over the node.
+    pub save_area_per_xcc: bool,
+    /// The work-group data of the save area uses fixed SGPR, LDS and
+    /// hardware-register sizes per CU (see [`crate::sizes`]) rather than
+    /// each gfx version's own (the VGPR size is the node's either way).
+    pub fixed_work_group_sizes: bool,
+    /// AQL (and SDMA) queues on gfx94x get a 4 KiB EOP buffer too, not
+    /// only PM4 compute queues.
+    pub eop_for_every_queue: bool,
+}
+
+impl Default for QueueRules {
+    /// The newest upstream library.
+    fn default() -> Self {
+        QueueRules {
+            pinned_queue_page: true,
+            svm_save_area: true,
+            save_area_per_xcc: true,
+            fixed_work_group_sizes: false,
+            eop_for_every_queue: false,
+        }
+    }
 }
 
 /// How a [`Queues`] allocates queue buffers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct QueueOptions {
-    /// The C library generation to follow (default: 5.2.3).
-    pub abi: BufferAbi,
+    /// How the C library being served chooses buffers.
+    pub rules: QueueRules,
     /// The context may put save areas in SVM memory: its SVM API is on
     /// (primary contexts where the kernel supports SVM; never secondary
-    /// contexts). Only [`BufferAbi::Current`] uses it.
+    /// contexts). Used only with [`QueueRules::svm_save_area`].
     pub svm_save_area: bool,
 }
 
@@ -287,13 +307,13 @@ impl Queues {
         let gpu_id = node.gpu_id;
         let gfxv = sizes::gfx_of(node);
 
-        // The per-queue page: pointers of non-AQL queues and the CU mask.
-        // 5.2.3 takes paged memory for it, the newest library pinned GTT.
+        // The per-queue page: pointers of non-AQL queues and the CU mask
+        // (paged memory in 5.2.3, pinned GTT in the newest library).
         let page = self.alloc(&ExecAlloc {
             size: sizes::PAGE as u64,
             gpu_id,
             node_id: req.node_id,
-            non_paged: sh.options.abi == BufferAbi::Current,
+            non_paged: sh.options.rules.pinned_queue_page,
             device_local: false,
             uncached: true,
         })?;
@@ -321,7 +341,7 @@ impl Queues {
         let mut eop = None;
         let mut cwsr = None;
         if req.kind.needs_queue_buffers() {
-            let eop_size = sizes::eop_buffer_size(gfxv, req.kind.hsa_type(), sh.options.abi);
+            let eop_size = sizes::eop_buffer_size(gfxv, req.kind.hsa_type(), &sh.options.rules);
             if eop_size > 0 {
                 match self.alloc(&ExecAlloc {
                     size: eop_size as u64,
@@ -342,7 +362,7 @@ impl Queues {
                     }
                 }
             }
-            if let Some(sz) = sizes::cwsr_sizes(node, sh.options.abi) {
+            if let Some(sz) = sizes::cwsr_sizes(node, &sh.options.rules) {
                 match self.alloc_cwsr(req, gpu_id, &sz) {
                     Ok(b) => {
                         args.ctx_save_restore_address = b.addr;
@@ -456,7 +476,7 @@ impl Queues {
     /// memory, as the C library does).
     fn alloc_svm_cwsr(&self, node_id: u32, size: u64) -> Option<Buffer> {
         let opts = self.shared.options;
-        if opts.abi != BufferAbi::Current
+        if !opts.rules.svm_save_area
             || !opts.svm_save_area
             || self.kfd_minor() < SVM_ALWAYS_MAPPED_MIN_MINOR
         {

@@ -15,15 +15,17 @@
 //! - debugger area: 32 bytes per wave, 64-byte aligned;
 //! - everything once per XCC.
 //!
-//! libhsakmt 5.2.3 ([`BufferAbi::Rocm52`]) computed the work-group data
-//! with fixed per-CU sizes (VGPRs 512 KiB on gfx908/gfx90a, 256 KiB
-//! elsewhere; 16 KiB SGPRs; 64 KiB LDS; 4 KiB hardware registers), over
-//! all CUs of the node as one area (no XCC split), and gave every queue on
-//! gfx8+ a 4 KiB EOP buffer (AQL queues on gfx94x included).
+//! libhsakmt 5.2.3 and 6.2.4 computed the work-group data with the
+//! node's VGPR size and fixed other sizes (16 KiB SGPRs, 64 KiB LDS, 4 KiB
+//! hardware registers: [`QueueRules::fixed_work_group_sizes`]); 5.2.3 also
+//! laid it out over all CUs of the node as one area (no XCC split:
+//! [`QueueRules::save_area_per_xcc`] off), and gave every queue on gfx8+ a
+//! 4 KiB EOP buffer, AQL queues on gfx94x included
+//! ([`QueueRules::eop_for_every_queue`]).
 
 use kfd_topology::Node;
 
-use crate::BufferAbi;
+use crate::QueueRules;
 
 /// Packed gfx versions (`major << 16 | minor << 8 | stepping`).
 pub mod gfx {
@@ -78,17 +80,13 @@ pub fn gfx_of(node: &Node) -> u32 {
     node.derived.gfx_version.map_or(0, |v| v.full())
 }
 
-fn vgpr_size_per_cu(node: &Node, abi: BufferAbi) -> u32 {
-    if abi == BufferAbi::Rocm52 {
-        // gfx908 (Arcturus) and gfx90a (Aldebaran) have 512 VGPRs per lane.
-        return match gfx_of(node) {
-            0x09_00_08 | 0x09_00_0a => 0x80000,
-            _ => 0x40000,
-        };
-    }
-    match node.derived.gfx_version {
-        Some(v) if v.vgpr_size_per_cu_current() != 0 => v.vgpr_size_per_cu_current(),
-        _ => 0x40000,
+/// The VGPR bytes per CU of the node as its snapshot derived them (the
+/// C library sizes the save area with the same value it reports as
+/// `VGPRSizePerCU`), 256 KiB when unknown.
+fn vgpr_size_per_cu(node: &Node) -> u32 {
+    match node.derived.vgpr_size_per_cu {
+        0 => 0x40000,
+        v => v,
     }
 }
 
@@ -130,18 +128,19 @@ pub fn num_waves(node: &Node, gfxv: u32, cu_num: u32) -> u32 {
     }
 }
 
-/// The CWSR sizes of a compute queue on `node` as the library generation
-/// `abi` computes them, or `None` when the node needs no CWSR area
+/// The CWSR sizes of a compute queue on `node` as a C library with
+/// `rules` computes them, or `None` when the node needs no CWSR area
 /// (pre-Carrizo, or no compute units).
-pub fn cwsr_sizes(node: &Node, abi: BufferAbi) -> Option<CwsrSizes> {
+pub fn cwsr_sizes(node: &Node, rules: &QueueRules) -> Option<CwsrSizes> {
     let gfxv = gfx_of(node);
     let p = &node.properties;
     if gfxv < gfx::CARRIZO || p.simd_count == 0 || p.simd_per_cu == 0 {
         return None;
     }
-    let xcc = match abi {
-        BufferAbi::Rocm52 => 1,
-        BufferAbi::Current => num_xcc(node),
+    let xcc = if rules.save_area_per_xcc {
+        num_xcc(node)
+    } else {
+        1
     };
     let cu_num = p.simd_count / p.simd_per_cu / xcc;
     let waves = num_waves(node, gfxv, cu_num);
@@ -151,14 +150,13 @@ pub fn cwsr_sizes(node: &Node, abi: BufferAbi) -> Option<CwsrSizes> {
     if gfxv & 0x3f_0000 == 0x0A_0000 {
         ctl_stack_size = ctl_stack_size.min(0x7000);
     }
-    let wg_per_cu = match abi {
-        BufferAbi::Rocm52 => vgpr_size_per_cu(node, abi) + 0x4000 + 0x10000 + 0x1000,
-        BufferAbi::Current => {
-            vgpr_size_per_cu(node, abi)
-                + sgpr_size_per_cu(gfxv)
-                + (p.lds_size_in_kb << 10)
-                + hwreg_size_per_cu(node, gfxv)
-        }
+    let wg_per_cu = if rules.fixed_work_group_sizes {
+        vgpr_size_per_cu(node) + 0x4000 + 0x10000 + 0x1000
+    } else {
+        vgpr_size_per_cu(node)
+            + sgpr_size_per_cu(gfxv)
+            + (p.lds_size_in_kb << 10)
+            + hwreg_size_per_cu(node, gfxv)
     };
     let wg_data = cu_num * wg_per_cu;
     let ctx_save_restore_size = ctl_stack_size + align_up(wg_data, PAGE);
@@ -174,12 +172,12 @@ pub fn cwsr_sizes(node: &Node, abi: BufferAbi) -> Option<CwsrSizes> {
 }
 
 /// EOP buffer size for a queue of C type `hsa_type` (`HSA_QUEUE_TYPE`) on
-/// a node of gfx version `gfxv` for library generation `abi`; 0 means no
+/// a node of gfx version `gfxv` for a C library with `rules`; 0 means no
 /// EOP buffer.
-pub fn eop_buffer_size(gfxv: u32, hsa_type: u32, abi: BufferAbi) -> u32 {
+pub fn eop_buffer_size(gfxv: u32, hsa_type: u32, rules: &QueueRules) -> u32 {
     if gfxv == gfx::TONGA {
         TONGA_EOP_SIZE
-    } else if abi == BufferAbi::Current && gfxv & !0xff == gfx::AQUA_VANJARAM {
+    } else if !rules.eop_for_every_queue && gfxv & !0xff == gfx::AQUA_VANJARAM {
         // Only PM4 compute queues need one on gfx94x.
         if hsa_type == 1 {
             4096

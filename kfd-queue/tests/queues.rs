@@ -11,8 +11,19 @@ use std::sync::Arc;
 use common::*;
 use kfd_event::{DeviceMemory, EventDescriptor, EventType, ExecAlloc};
 use kfd_queue::sizes::{self, CwsrSizes};
-use kfd_queue::{BufferAbi, QueueError, QueueKind, QueueOptions, QueueRequest, Queues};
+use kfd_queue::{QueueError, QueueKind, QueueOptions, QueueRequest, QueueRules, Queues};
 use kfd_sim::Sim;
+
+/// libhsakmt 5.2.3's choice of queue buffers (the `rocm-5.2` profile).
+fn rocm52() -> QueueRules {
+    QueueRules {
+        pinned_queue_page: false,
+        svm_save_area: false,
+        save_area_per_xcc: false,
+        fixed_work_group_sizes: true,
+        eop_for_every_queue: true,
+    }
+}
 
 const RING: u64 = 64 * 1024;
 
@@ -93,7 +104,7 @@ fn every_queue_type_on_every_preset() {
             ctx.topology.clone(),
             ctx.memory.clone(),
             QueueOptions {
-                abi: BufferAbi::Current,
+                rules: QueueRules::default(),
                 svm_save_area: false,
             },
         );
@@ -207,16 +218,19 @@ fn cwsr_sizes_per_generation() {
         let t = kfd_topology::Topology::snapshot(&sim).unwrap();
         let node = t.gpu_nodes().next().unwrap();
         assert_eq!(
-            sizes::cwsr_sizes(node, BufferAbi::Current),
+            sizes::cwsr_sizes(node, &QueueRules::default()),
             Some(want),
             "{preset}"
         );
         let gfxv = sizes::gfx_of(node);
         assert_eq!(sizes::doorbell_page_size(gfxv), 8192);
         let eop_compute =
-            sizes::eop_buffer_size(gfxv, QueueKind::Compute.hsa_type(), BufferAbi::Current);
-        let eop_aql =
-            sizes::eop_buffer_size(gfxv, QueueKind::ComputeAql.hsa_type(), BufferAbi::Current);
+            sizes::eop_buffer_size(gfxv, QueueKind::Compute.hsa_type(), &QueueRules::default());
+        let eop_aql = sizes::eop_buffer_size(
+            gfxv,
+            QueueKind::ComputeAql.hsa_type(),
+            &QueueRules::default(),
+        );
         assert_eq!(eop_compute, 4096, "{preset}");
         assert_eq!(
             eop_aql,
@@ -241,9 +255,18 @@ fn cwsr_sizes_of_libhsakmt_5_2() {
         ("mi210", 4096, 0x9000 + 104 * 0x95000 + 4096 * 32),
     ] {
         let sim = Sim::preset(preset).unwrap();
-        let t = kfd_topology::Topology::snapshot(&sim).unwrap();
+        // 5.2.3's VGPR sizes come with its topology rules.
+        let rules = kfd_topology::Rules {
+            vgpr_table: kfd_topology::VgprTable::Gfx908And90aLarge,
+            ..kfd_topology::Rules::default()
+        };
+        let t = kfd_topology::Topology::snapshot_with(
+            &sim,
+            &kfd_topology::SnapshotOptions::from_env(rules),
+        )
+        .unwrap();
         let node = t.gpu_nodes().next().unwrap();
-        let sz = sizes::cwsr_sizes(node, BufferAbi::Rocm52).unwrap();
+        let sz = sizes::cwsr_sizes(node, &rocm52()).unwrap();
         assert_eq!(
             (sz.waves, sz.total_size, sz.num_xcc),
             (waves, total, 1),
@@ -252,7 +275,7 @@ fn cwsr_sizes_of_libhsakmt_5_2() {
         let gfxv = sizes::gfx_of(node);
         for kind in [QueueKind::Compute, QueueKind::ComputeAql] {
             assert_eq!(
-                sizes::eop_buffer_size(gfxv, kind.hsa_type(), BufferAbi::Rocm52),
+                sizes::eop_buffer_size(gfxv, kind.hsa_type(), &rocm52()),
                 4096,
                 "{preset} {kind:?}"
             );
@@ -664,20 +687,22 @@ fn traced_compute_queue(
 }
 
 #[test]
-fn save_area_memory_follows_the_abi_generation() {
+fn save_area_memory_follows_the_rules() {
     use kfd_sys::kfd::{
         KFD_IOC_ALLOC_MEM_FLAGS_GTT as GTT, KFD_IOC_ALLOC_MEM_FLAGS_USERPTR as USERPTR,
     };
     let sim = Sim::preset("mi210").unwrap();
     let ctx = Ctx::primary(&sim);
     let node = ctx.topology.node(ctx.gpu_node()).unwrap();
-    let total = sizes::cwsr_sizes(node, BufferAbi::Rocm52)
-        .unwrap()
-        .total_size as u64;
+    let total = sizes::cwsr_sizes(node, &rocm52()).unwrap().total_size as u64;
 
-    // 5.2.3 (the default): page and save area are paged memory, userptr
-    // BOs on a dGPU primary context; no SVM.
-    let (qs, q, bufs, trace) = traced_compute_queue(&sim, &ctx, QueueOptions::default());
+    // 5.2.3: page and save area are paged memory, userptr BOs on a dGPU
+    // primary context; no SVM.
+    let r52 = QueueOptions {
+        rules: rocm52(),
+        svm_save_area: true,
+    };
+    let (qs, q, bufs, trace) = traced_compute_queue(&sim, &ctx, r52);
     assert_eq!(
         trace.alloc_flags(4096).map(|f| f & (USERPTR | GTT)),
         Some(USERPTR)
@@ -693,7 +718,7 @@ fn save_area_memory_follows_the_abi_generation() {
 
     // Newest library, SVM off: paged memory as in 5.2.3, pinned page.
     let no_svm = QueueOptions {
-        abi: BufferAbi::Current,
+        rules: QueueRules::default(),
         svm_save_area: false,
     };
     let (qs, q, bufs, trace) = traced_compute_queue(&sim, &ctx, no_svm);
@@ -714,7 +739,7 @@ fn save_area_memory_follows_the_abi_generation() {
     // the model does not see the munmap that ends the SVM range, so a
     // later userptr at the same address would clash with it.)
     let current = QueueOptions {
-        abi: BufferAbi::Current,
+        rules: QueueRules::default(),
         svm_save_area: true,
     };
     let (qs, q, bufs, trace) = traced_compute_queue(&sim, &ctx, current);
@@ -802,12 +827,9 @@ fn queue_info_refuses_a_control_stack_larger_than_the_area() {
     let sim = Sim::preset("mi210").unwrap();
     for used_past_end in [1u32, 0x1000, u32::MAX] {
         let probe = Ctx::primary(&sim);
-        let ctl = sizes::cwsr_sizes(
-            probe.topology.node(probe.gpu_node()).unwrap(),
-            BufferAbi::Rocm52,
-        )
-        .unwrap()
-        .ctl_stack_size;
+        let ctl = sizes::cwsr_sizes(probe.topology.node(probe.gpu_node()).unwrap(), &rocm52())
+            .unwrap()
+            .ctl_stack_size;
         drop(probe);
         let used = ctl.saturating_add(used_past_end);
         let d: Arc<dyn Driver> = Arc::new(OversizedWaveState {

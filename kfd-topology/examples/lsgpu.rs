@@ -88,22 +88,20 @@ fn print_node(topo: &Topology, n: &Node) {
 fn run() -> Result<(), String> {
     let mut sim = None;
     let mut all = false;
-    let mut rules = Rules::Rocm52;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--sim" => sim = Some(args.next().ok_or("--sim needs a preset name")?),
             "--all" => all = true,
-            "--newest" => rules = Rules::Current,
             "-h" | "--help" => {
-                println!("usage: lsgpu [--sim PRESET] [--all] [--newest]");
+                println!("usage: lsgpu [--sim PRESET] [--all]");
                 println!("presets: {}", kfd_sim::presets::NAMES.join(", "));
                 return Ok(());
             }
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
-    let options = SnapshotOptions::from_env(rules);
+    let options = SnapshotOptions::from_env(Rules::default());
     let snap: Result<Topology, TopologyError> = match &sim {
         Some(name) => {
             let preset = kfd_sim::presets::preset(name).ok_or_else(|| {

@@ -11,8 +11,10 @@
 //!
 //! There is no global state: each snapshot is taken through a
 //! [`kfd_sys::Driver`] (or a root path, for fixtures) and owned by its
-//! caller. [`hsakmt`] converts a snapshot into the hsakmt C structs of both
-//! ABI generations ([`hsakmt::ffi`]).
+//! caller. Where the C libraries derive values differently, each
+//! difference is a named switch of [`Rules`] (the default follows the
+//! newest library). [`hsakmt`] adds what the C API reports beyond the
+//! snapshot (the memory banks the thunk makes for GPU nodes).
 //!
 //! # Example
 //!
@@ -44,7 +46,7 @@ pub use error::TopologyError;
 pub use gfx::GfxVersion;
 pub use model::{
     Cache, CacheType, Capability, HeapType, IoLink, IoLinkType, LinkOrigin, MemoryBank, Node,
-    NodeKind, NodeProperties, Rules, SystemProperties,
+    NodeKind, NodeProperties, Rules, SystemProperties, VgprTable,
 };
 pub use snapshot::{SnapshotOptions, MAX_CACHES, MAX_LINKS, MAX_MEM_BANKS, MAX_NODES};
 
@@ -122,13 +124,12 @@ impl Topology {
             return None;
         }
         let cpu = n.io_links.iter().find_map(|l| {
-            let ok = match self.rules {
-                Rules::Rocm52 => l.link_type == IoLinkType::PCIEXPRESS && l.weight <= 20,
-                Rules::Current => {
-                    (l.link_type == IoLinkType::PCIEXPRESS || l.link_type == IoLinkType::XGMI)
-                        && l.weight <= 20
-                        && self.node(l.node_to).is_some_and(|t| t.gpu_id == 0)
-                }
+            let ok = if self.rules.xgmi_cpu_links {
+                (l.link_type == IoLinkType::PCIEXPRESS || l.link_type == IoLinkType::XGMI)
+                    && l.weight <= 20
+                    && self.node(l.node_to).is_some_and(|t| t.gpu_id == 0)
+            } else {
+                l.link_type == IoLinkType::PCIEXPRESS && l.weight <= 20
             };
             ok.then_some(l.node_to)
         })?;

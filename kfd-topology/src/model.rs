@@ -4,16 +4,88 @@ use std::fmt;
 
 use crate::gfx::GfxVersion;
 
-/// Which C library's derivation rules a snapshot follows where the two
-/// differ (shader-bank count, gfx override, marketing names, indirect
-/// links, CPU-cache failure, ...).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Rules {
-    /// Debian's libhsakmt 5.2.3 (what ROCr 5.2.3 was built against).
-    #[default]
-    Rocm52,
-    /// The newest upstream libhsakmt (ROCm/rocm-systems).
-    Current,
+/// The places where the C libraries derive topology values differently,
+/// each a named switch. The C border (hsakmt) picks one value per library
+/// generation; the default is the newest upstream library's rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Rules {
+    /// `NumShaderBanks` is `array_count / simd_arrays_per_engine` (on GPU
+    /// nodes), not `array_count`.
+    pub shader_banks_per_engine: bool,
+    /// The gfx-derived fields (EngineId, AMDName, MarketingName, VGPR and
+    /// SGPR sizes, NumXcc) are filled only for nodes with SIMDs, and the
+    /// marketing name comes from DRM for every GPU node (APUs included),
+    /// not only for nodes without CPU cores.
+    pub gfx_fields_need_simds: bool,
+    /// The device-id table is not consulted for gfx target versions above
+    /// 10 (their ids are not in it).
+    pub device_table_up_to_gfx10: bool,
+    /// `HSA_OVERRIDE_GFX_VERSION` goes into `OverrideEngineId` (EngineId
+    /// keeps the device's version), not into EngineId itself.
+    pub separate_override_engine_id: bool,
+    /// `HSA_OVERRIDE_GFX_VERSION_<node>` overrides one node.
+    pub per_node_gfx_override: bool,
+    /// `FamilyID` is read from sysfs (`family_id`) first; DRM overrides it.
+    /// Without it FamilyID comes from DRM only.
+    pub family_id_from_sysfs: bool,
+    /// `Capability.SVMAPISupported` is cleared when the context does not
+    /// use the SVM API.
+    pub clear_svm_capability_without_svm_api: bool,
+    /// A CPU node with no cache information is accepted (no caches), not
+    /// an error.
+    pub cpu_caches_optional: bool,
+    /// A GPU's direct CPU link may be xGMI too and must lead to a CPU node
+    /// (without it: PCIe only, any target).
+    pub xgmi_cpu_links: bool,
+    /// Which VGPR register-file size per CU the library assumes.
+    pub vgpr_table: VgprTable,
+}
+
+impl Default for Rules {
+    /// The newest upstream library.
+    fn default() -> Self {
+        Rules {
+            shader_banks_per_engine: true,
+            gfx_fields_need_simds: true,
+            device_table_up_to_gfx10: true,
+            separate_override_engine_id: true,
+            per_node_gfx_override: true,
+            family_id_from_sysfs: true,
+            clear_svm_capability_without_svm_api: true,
+            cpu_caches_optional: true,
+            xgmi_cpu_links: true,
+            vgpr_table: VgprTable::ByGfxRange,
+        }
+    }
+}
+
+/// The VGPR register-file bytes per CU a C library assumes for a gfx
+/// version (`VGPRSizePerCU`, and the save-area sizing of queues).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum VgprTable {
+    /// 512 KiB on gfx908 and gfx90a, 256 KiB elsewhere (libhsakmt 5.2.3).
+    Gfx908And90aLarge,
+    /// 512 KiB on gfx908, gfx90a and gfx94x; 384 KiB on gfx1100, gfx1101,
+    /// gfx1200 and gfx1201; 256 KiB elsewhere (libhsakmt 6.2.4).
+    CdnaAndSomeRdnaLarge,
+    /// By gfx version range, as the newest library (0 past gfx1250).
+    ByGfxRange,
+}
+
+impl VgprTable {
+    /// The size for `v` under this table.
+    pub const fn size_per_cu(self, v: GfxVersion) -> u32 {
+        match self {
+            VgprTable::Gfx908And90aLarge => v.vgpr_size_per_cu_rocm_5_2(),
+            VgprTable::CdnaAndSomeRdnaLarge => match v.full() {
+                0x090008 | 0x09000A => 0x80000,
+                f if f & !0xff == 0x090400 => 0x80000,
+                0x0B0000 | 0x0B0001 | 0x0C0000 | 0x0C0001 => 0x60000,
+                _ => 0x40000,
+            },
+            VgprTable::ByGfxRange => v.vgpr_size_per_cu_current(),
+        }
+    }
 }
 
 /// `system_properties`.
@@ -454,10 +526,11 @@ pub struct IoLink {
 /// Values the thunk derives for a node rather than reading them.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Derived {
-    /// The GFX IP version in `EngineId` (None: 0.0.0). Under
-    /// [`Rules::Rocm52`] this already includes `HSA_OVERRIDE_GFX_VERSION`.
+    /// The GFX IP version in `EngineId` (None: 0.0.0). Without
+    /// [`Rules::separate_override_engine_id`] this already includes
+    /// `HSA_OVERRIDE_GFX_VERSION`.
     pub gfx_version: Option<GfxVersion>,
-    /// `OverrideEngineId` ([`Rules::Current`] only).
+    /// `OverrideEngineId` (with [`Rules::separate_override_engine_id`]).
     pub override_gfx_version: Option<GfxVersion>,
     /// True when the version came from the device-id table.
     pub from_device_table: bool,
@@ -472,14 +545,14 @@ pub struct Derived {
     pub vgpr_size_per_cu: u32,
     /// `SGPRSizePerCU`.
     pub sgpr_size_per_cu: u32,
-    /// `NumXcc` ([`Rules::Current`]: at least 1 for GPU nodes).
+    /// `NumXcc` (at least 1 for GPU nodes with SIMDs).
     pub num_xcc: u32,
-    /// `FamilyID` ([`Rules::Current`]: from sysfs, else from DRM).
+    /// `FamilyID` (from DRM, or sysfs: [`Rules::family_id_from_sysfs`]).
     pub family_id: u32,
-    /// `Integrated` ([`Rules::Current`]: the DRM fusion flag).
+    /// `Integrated` (the DRM fusion flag).
     pub integrated: bool,
-    /// `Capability` as reported (SVMAPISupported cleared under
-    /// [`Rules::Current`] when the context has no SVM API).
+    /// `Capability` as reported (SVMAPISupported cleared when the context
+    /// has no SVM API: [`Rules::clear_svm_capability_without_svm_api`]).
     pub capability: Capability,
 }
 

@@ -32,15 +32,16 @@ pub struct SnapshotOptions {
     pub rules: Rules,
     /// `HSA_OVERRIDE_GFX_VERSION`.
     pub gfx_override: Option<String>,
-    /// `HSA_OVERRIDE_GFX_VERSION_<node>` ([`Rules::Current`] only), by
-    /// node id.
+    /// `HSA_OVERRIDE_GFX_VERSION_<node>` (used with
+    /// [`Rules::per_node_gfx_override`]), by node id.
     pub node_gfx_overrides: BTreeMap<u32, String>,
     /// libdrm's `amdgpu.ids` for marketing names; `None` looks nothing up
     /// (GPU marketing names stay empty). A table that cannot be read is
     /// treated as empty, as libdrm does.
     pub amdgpu_ids_path: Option<PathBuf>,
-    /// Whether the context uses the SVM API ([`Rules::Current`] clears
-    /// `Capability.SVMAPISupported` otherwise).
+    /// Whether the context uses the SVM API (otherwise
+    /// `Capability.SVMAPISupported` is cleared under
+    /// [`Rules::clear_svm_capability_without_svm_api`]).
     pub svm_api_supported: bool,
     /// How many times the tree is read while `generation_id` keeps
     /// changing before giving up.
@@ -50,7 +51,7 @@ pub struct SnapshotOptions {
 impl Default for SnapshotOptions {
     fn default() -> Self {
         SnapshotOptions {
-            rules: Rules::Rocm52,
+            rules: Rules::default(),
             gfx_override: None,
             node_gfx_overrides: BTreeMap::new(),
             amdgpu_ids_path: Some(PathBuf::from(DEFAULT_AMDGPU_IDS_PATH)),
@@ -62,7 +63,8 @@ impl Default for SnapshotOptions {
 
 impl SnapshotOptions {
     /// Defaults for `rules`, with the gfx overrides taken from the
-    /// environment (`HSA_OVERRIDE_GFX_VERSION`, and for [`Rules::Current`]
+    /// environment (`HSA_OVERRIDE_GFX_VERSION`, and with
+    /// [`Rules::per_node_gfx_override`]
     /// `HSA_OVERRIDE_GFX_VERSION_<n>`).
     pub fn from_env(rules: Rules) -> Self {
         let mut o = SnapshotOptions {
@@ -70,7 +72,7 @@ impl SnapshotOptions {
             gfx_override: std::env::var("HSA_OVERRIDE_GFX_VERSION").ok(),
             ..SnapshotOptions::default()
         };
-        if rules == Rules::Current {
+        if rules.per_node_gfx_override {
             for (k, v) in std::env::vars() {
                 if let Some(n) = k.strip_prefix("HSA_OVERRIDE_GFX_VERSION_") {
                     if let Ok(n) = n.parse() {
@@ -85,9 +87,9 @@ impl SnapshotOptions {
 
 impl Topology {
     /// Takes a snapshot of the topology `driver` sees, with
-    /// [`SnapshotOptions::from_env`] for the 5.2.3 rules.
+    /// [`SnapshotOptions::from_env`] for the newest library's rules.
     pub fn snapshot(driver: &dyn Driver) -> Result<Topology, TopologyError> {
-        Self::snapshot_with(driver, &SnapshotOptions::from_env(Rules::Rocm52))
+        Self::snapshot_with(driver, &SnapshotOptions::from_env(Rules::default()))
     }
 
     /// Takes a snapshot of the topology `driver` sees.
@@ -338,86 +340,70 @@ impl Reader<'_> {
     /// does.
     fn derive(&self, node: &mut Node, props_path: &Path) -> Result<(), TopologyError> {
         let p = &node.properties;
-        let rules = self.options.rules;
+        let r = self.options.rules;
         let mut d = Derived {
             capability: p.capability,
+            num_xcc: if p.simd_count != 0 {
+                p.num_xcc.max(1)
+            } else {
+                p.num_xcc
+            },
             ..Derived::default()
         };
-        if rules == Rules::Current && !self.options.svm_api_supported {
+        if r.clear_svm_capability_without_svm_api && !self.options.svm_api_supported {
             d.capability.0 &= !(1 << 27);
         }
-        let target = GfxVersion::from_target_version(p.gfx_target_version);
-        match rules {
-            Rules::Rocm52 => {
-                d.num_shader_banks = p.array_count;
-                let table = gfx::lookup_device_id(p.device_id);
-                if table.is_some() || target.is_some() {
-                    let version = if let Some(o) = &self.options.gfx_override {
-                        parse_override(o)?
-                    } else if let Some(t) = table {
-                        t.version
-                    } else {
-                        target.unwrap_or_default()
-                    };
-                    d.from_device_table = table.is_some() && self.options.gfx_override.is_none();
-                    d.gfx_version = Some(version);
-                    d.amd_name = match table {
-                        Some(t) => t.amd_name.to_owned(),
-                        None => format!("GFX{:06x}", version.full()),
-                    };
-                    if p.cpu_cores_count == 0 {
-                        if let Some(info) = self.drm_info(node) {
-                            d.marketing_name = self.marketing_name(info);
-                        }
-                    }
-                    d.sgpr_size_per_cu = gfx::SGPR_SIZE_PER_CU;
-                    d.vgpr_size_per_cu = version.vgpr_size_per_cu_rocm_5_2();
-                }
+        if !r.gfx_fields_need_simds || p.simd_count != 0 {
+            d.num_shader_banks = if r.shader_banks_per_engine {
+                p.array_count
+                    .checked_div(p.simd_arrays_per_engine)
+                    .unwrap_or(0)
+            } else {
+                p.array_count
+            };
+            let target = GfxVersion::from_target_version(p.gfx_target_version);
+            let raw_major = (p.gfx_target_version / 10000) % 100;
+            let table = if r.device_table_up_to_gfx10 && raw_major > 10 {
+                None
+            } else {
+                gfx::lookup_device_id(p.device_id)
+            };
+            if r.family_id_from_sysfs {
+                d.family_id = p.family_id;
             }
-            Rules::Current => {
-                if p.simd_count != 0 {
-                    d.num_shader_banks = p
-                        .array_count
-                        .checked_div(p.simd_arrays_per_engine)
-                        .unwrap_or(0);
-                    let raw_major = (p.gfx_target_version / 10000) % 100;
-                    let table = if raw_major > 10 {
-                        None
-                    } else {
-                        gfx::lookup_device_id(p.device_id)
-                    };
-                    d.family_id = p.family_id;
-                    if table.is_some() || target.is_some() {
-                        let o = self
-                            .options
-                            .node_gfx_overrides
-                            .get(&node.id)
-                            .or(self.options.gfx_override.as_ref());
-                        if let Some(o) = o {
-                            d.override_gfx_version = Some(parse_override(o)?);
+            if table.is_some() || target.is_some() {
+                let global = self.options.gfx_override.as_ref();
+                let chosen = if r.per_node_gfx_override {
+                    self.options.node_gfx_overrides.get(&node.id).or(global)
+                } else {
+                    global
+                };
+                let overridden = chosen.map(|o| parse_override(o)).transpose()?;
+                let device = table.map(|t| t.version).or(target).unwrap_or_default();
+                let version = if r.separate_override_engine_id {
+                    d.override_gfx_version = overridden;
+                    device
+                } else {
+                    overridden.unwrap_or(device)
+                };
+                d.from_device_table =
+                    table.is_some() && (r.separate_override_engine_id || overridden.is_none());
+                d.gfx_version = Some(version);
+                d.amd_name = match table {
+                    Some(t) => t.amd_name.to_owned(),
+                    None => format!("GFX{:06x}", version.full()),
+                };
+                if r.gfx_fields_need_simds || p.cpu_cores_count == 0 {
+                    if let Some(info) = self.drm_info(node) {
+                        d.marketing_name = self.marketing_name(info);
+                        if let Some(f) = info.family {
+                            d.family_id = f;
                         }
-                        let version = match table {
-                            Some(t) => t.version,
-                            None => target.unwrap_or_default(),
-                        };
-                        d.from_device_table = table.is_some();
-                        d.gfx_version = Some(version);
-                        d.amd_name = match table {
-                            Some(t) => t.amd_name.to_owned(),
-                            None => format!("GFX{:06x}", version.full()),
-                        };
-                        if let Some(info) = self.drm_info(node) {
-                            d.marketing_name = self.marketing_name(info);
-                            if let Some(f) = info.family {
-                                d.family_id = f;
-                            }
-                            d.integrated = info.fusion.unwrap_or(false);
-                        }
-                        d.sgpr_size_per_cu = gfx::SGPR_SIZE_PER_CU;
-                        d.vgpr_size_per_cu = version.vgpr_size_per_cu_current();
+                        d.integrated = info.fusion.unwrap_or(false);
                     }
-                    d.num_xcc = p.num_xcc.max(1);
                 }
+                d.sgpr_size_per_cu = gfx::SGPR_SIZE_PER_CU;
+                d.vgpr_size_per_cu = r.vgpr_table.size_per_cu(version);
             }
         }
         if p.simd_count != 0 && d.gfx_version.map_or(0, |v| v.major) == 0 {
@@ -508,7 +494,7 @@ impl Reader<'_> {
         if node.properties.caches_count == 0 {
             if node.gpu_id == 0 {
                 node.caches = crate::cpu_cache::host_cpu_caches(self.root, node.id, self.cpuinfo);
-                if node.caches.is_empty() && self.options.rules == Rules::Rocm52 {
+                if node.caches.is_empty() && !self.options.rules.cpu_caches_optional {
                     return Err(TopologyError::NoCpuCaches { node: node.id });
                 }
             }
@@ -709,15 +695,14 @@ fn direct_link_cpu(nodes: &[Build], gpu: usize, rules: Rules) -> Option<usize> {
         return None;
     }
     n.io_links.iter().find_map(|l| {
-        let ok = match rules {
-            Rules::Rocm52 => l.link_type == IoLinkType::PCIEXPRESS && l.weight <= 20,
-            Rules::Current => {
-                (l.link_type == IoLinkType::PCIEXPRESS || l.link_type == IoLinkType::XGMI)
-                    && l.weight <= 20
-                    && nodes
-                        .get(l.node_to as usize)
-                        .is_some_and(|t| t.node.gpu_id == 0)
-            }
+        let ok = if rules.xgmi_cpu_links {
+            (l.link_type == IoLinkType::PCIEXPRESS || l.link_type == IoLinkType::XGMI)
+                && l.weight <= 20
+                && nodes
+                    .get(l.node_to as usize)
+                    .is_some_and(|t| t.node.gpu_id == 0)
+        } else {
+            l.link_type == IoLinkType::PCIEXPRESS && l.weight <= 20
         };
         ok.then_some(l.node_to as usize)
     })

@@ -2,6 +2,8 @@
 //! through the driver, and the sysfs `revision` fallback when the query
 //! fails.
 
+mod common;
+
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::path::Path;
 
@@ -57,7 +59,7 @@ fn options(rules: Rules) -> SnapshotOptions {
 fn dev_info_comes_from_the_render_node() {
     for &name in kfd_sim::presets::NAMES {
         let sim = Sim::preset(name).unwrap();
-        let topo = Topology::snapshot_with(&sim, &options(Rules::Rocm52)).unwrap();
+        let topo = Topology::snapshot_with(&sim, &options(common::rocm52())).unwrap();
         for gpu in topo.gpu_nodes() {
             let p = &gpu.properties;
             let info = DriverDevices(&sim)
@@ -88,7 +90,7 @@ fn a_failing_dev_info_query_falls_back_to_sysfs() {
         }
         // The marketing name is the same either way: the PCI revision in
         // sysfs is the one DEV_INFO reports.
-        for rules in [Rules::Rocm52, Rules::Current] {
+        for rules in [common::rocm52(), Rules::default()] {
             let via_sysfs = Topology::snapshot_with(&no_drm, &options(rules)).unwrap();
             let via_drm = Topology::snapshot_with(&no_drm.0, &options(rules)).unwrap();
             assert_eq!(via_sysfs.num_nodes(), via_drm.num_nodes(), "{name}");

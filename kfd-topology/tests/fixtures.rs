@@ -19,7 +19,7 @@ fn opts(t: &Tree, rules: Rules) -> SnapshotOptions {
 }
 
 fn read(t: &Tree) -> Result<Topology, TopologyError> {
-    Topology::read(t.root(), &FixtureDevices::new(), &opts(t, Rules::Rocm52))
+    Topology::read(t.root(), &FixtureDevices::new(), &opts(t, common::rocm52()))
 }
 
 #[test]
@@ -158,7 +158,7 @@ fn gpu_nodes_whose_render_node_is_missing_are_dropped() {
     let t = four_gpu_tree("drop");
     for errno in [Errno::ENOENT, Errno::EPERM] {
         let dev = FixtureDevices::new().fail(129, errno);
-        let topo = Topology::read(t.root(), &dev, &opts(&t, Rules::Rocm52)).unwrap();
+        let topo = Topology::read(t.root(), &dev, &opts(&t, common::rocm52())).unwrap();
         assert_eq!(topo.num_nodes(), 5);
         assert_eq!(topo.num_sysfs_nodes, 6);
         let ids: Vec<(u32, u32)> = topo.nodes.iter().map(|n| (n.id, n.sysfs_id)).collect();
@@ -176,7 +176,7 @@ fn gpu_nodes_whose_render_node_is_missing_are_dropped() {
         assert_eq!(cpu0, vec![1, 2, 3, 4]);
     }
     let dev = FixtureDevices::new().fail(129, Errno::EACCES);
-    let err = Topology::read(t.root(), &dev, &opts(&t, Rules::Rocm52)).unwrap_err();
+    let err = Topology::read(t.root(), &dev, &opts(&t, common::rocm52())).unwrap_err();
     assert!(
         matches!(
             err,
@@ -227,7 +227,7 @@ fn generation_change_retries() {
         tree: &t,
         bumps: Cell::new(3),
     };
-    let topo = Topology::read(t.root(), &dev, &opts(&t, Rules::Rocm52)).unwrap();
+    let topo = Topology::read(t.root(), &dev, &opts(&t, common::rocm52())).unwrap();
     assert_eq!(topo.generation_id, 4);
 
     let dev = Bumping {
@@ -236,7 +236,7 @@ fn generation_change_retries() {
     };
     let o = SnapshotOptions {
         max_attempts: 5,
-        ..opts(&t, Rules::Rocm52)
+        ..opts(&t, common::rocm52())
     };
     let err = Topology::read(t.root(), &dev, &o).unwrap_err();
     assert!(matches!(err, TopologyError::Unstable { attempts: 5 }));
@@ -247,7 +247,7 @@ fn gfx_override_and_target_version() {
     let t = mi210_tree("override");
     let o = SnapshotOptions {
         gfx_override: Some("9.4.2".into()),
-        ..opts(&t, Rules::Rocm52)
+        ..opts(&t, common::rocm52())
     };
     let topo = Topology::read(t.root(), &FixtureDevices::new(), &o).unwrap();
     let gpu = topo.node(1).unwrap();
@@ -256,7 +256,7 @@ fn gfx_override_and_target_version() {
 
     let o = SnapshotOptions {
         gfx_override: Some("9.4".into()),
-        ..opts(&t, Rules::Rocm52)
+        ..opts(&t, common::rocm52())
     };
     let err = Topology::read(t.root(), &FixtureDevices::new(), &o).unwrap_err();
     assert!(matches!(err, TopologyError::InvalidGfxOverride { .. }));
@@ -264,7 +264,7 @@ fn gfx_override_and_target_version() {
     // Under the newest rules the override goes to OverrideEngineId.
     let o = SnapshotOptions {
         gfx_override: Some("9.4.2".into()),
-        ..opts(&t, Rules::Current)
+        ..opts(&t, Rules::default())
     };
     let topo = Topology::read(t.root(), &FixtureDevices::new(), &o).unwrap();
     let gpu = topo.node(1).unwrap();
@@ -301,7 +301,7 @@ fn current_rules_differences() {
     let t = mi210_tree("current");
     let o = SnapshotOptions {
         svm_api_supported: false,
-        ..opts(&t, Rules::Current)
+        ..opts(&t, Rules::default())
     };
     let topo = Topology::read(t.root(), &FixtureDevices::new(), &o).unwrap();
     let gpu = topo.node(1).unwrap();

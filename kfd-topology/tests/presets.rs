@@ -1,6 +1,8 @@
 //! Every kfd-sim preset, rendered as sysfs and snapshotted; the typed
 //! topologies are held in insta snapshots.
 
+mod common;
+
 use kfd_topology::{FixtureDevices, Rules, SnapshotOptions, Topology};
 
 static COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
@@ -74,7 +76,7 @@ fn summary(t: &Topology) -> String {
 #[test]
 fn every_preset_snapshots() {
     for &name in kfd_sim::presets::NAMES {
-        let topo = snapshot_preset(name, Rules::Rocm52);
+        let topo = snapshot_preset(name, common::rocm52());
         assert!(topo.gpu_nodes().count() > 0, "{name}");
         for gpu in topo.gpu_nodes() {
             assert!(gpu.isa_version().is_some(), "{name}: node {}", gpu.id);
@@ -92,8 +94,8 @@ fn every_preset_snapshots() {
 #[test]
 fn newest_rules_on_every_preset() {
     for &name in kfd_sim::presets::NAMES {
-        let old = snapshot_preset(name, Rules::Rocm52);
-        let new = snapshot_preset(name, Rules::Current);
+        let old = snapshot_preset(name, common::rocm52());
+        let new = snapshot_preset(name, Rules::default());
         assert_eq!(old.num_nodes(), new.num_nodes(), "{name}");
         for (a, b) in old.nodes.iter().zip(&new.nodes) {
             assert_eq!(a.properties, b.properties, "{name}");
@@ -108,7 +110,7 @@ fn snapshot_through_the_in_process_sim_driver() {
         let sim = kfd_sim::Sim::preset(name).unwrap();
         let via_driver = Topology::snapshot_with(&sim, &SnapshotOptions::default())
             .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let via_root = snapshot_preset(name, Rules::Rocm52);
+        let via_root = snapshot_preset(name, common::rocm52());
         assert_eq!(via_driver.nodes, via_root.nodes, "{name}");
     }
 }

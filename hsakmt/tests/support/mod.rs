@@ -57,24 +57,26 @@ pub enum Abi {
     Newest,
     /// `rocm-5.2`.
     Rocm52,
+    /// `rocm-6.2`.
+    Rocm62,
+}
+
+impl Abi {
+    /// The generation's name (its Cargo feature).
+    pub fn name(self) -> &'static str {
+        match self {
+            Abi::Newest => "newest",
+            Abi::Rocm52 => "rocm-5.2",
+            Abi::Rocm62 => "rocm-6.2",
+        }
+    }
 }
 
 /// Builds the library for `abi` and returns a directory holding
 /// `libhsakmt.so.1` (for `LD_LIBRARY_PATH`).
 pub fn hsakmt_lib_dir(abi: Abi) -> PathBuf {
-    let (name, args): (&str, &[&str]) = match abi {
-        Abi::Newest => ("newest", &["-p", "hsakmt"]),
-        Abi::Rocm52 => (
-            "rocm-5.2",
-            &[
-                "-p",
-                "hsakmt",
-                "--no-default-features",
-                "--features",
-                "rocm-5.2",
-            ],
-        ),
-    };
+    let name = abi.name();
+    let args = ["-p", "hsakmt", "--no-default-features", "--features", name];
     // Built and installed once per test process and ABI: tests of one
     // binary run on parallel threads, and a second copy over the file
     // while another test links or loads it would hand them a short file.
@@ -83,10 +85,13 @@ pub fn hsakmt_lib_dir(abi: Abi) -> PathBuf {
     if let Some((_, lib)) = dirs.iter().find(|(a, _)| *a == abi) {
         return lib.clone();
     }
-    let dir = target_dir().join("hsakmt-it").join(name);
-    cargo_build(&dir, args);
+    // One target directory for every generation: the builds differ only
+    // in hsakmt's feature, so each rebuilds hsakmt alone; the library is
+    // copied out before the next build (the lock above serialises them).
+    let dir = target_dir().join("hsakmt-it").join("libs");
+    cargo_build(&dir, &args);
     let so = dir.join("debug").join("libhsakmt.so");
-    let lib = dir.join("lib");
+    let lib = target_dir().join("hsakmt-it").join(name).join("lib");
     std::fs::create_dir_all(&lib).unwrap();
     // Copy next to the destination, then rename: a process that already
     // has the old file open or mapped keeps a complete file.

@@ -8,6 +8,22 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 pub const TOPO: &str = kfd_sys::sysfs::TOPOLOGY_DIR;
 
+/// The derivation rules of libhsakmt 5.2.3 (hsakmt's `rocm-5.2` profile).
+pub fn rocm52() -> kfd_topology::Rules {
+    kfd_topology::Rules {
+        shader_banks_per_engine: false,
+        gfx_fields_need_simds: false,
+        device_table_up_to_gfx10: false,
+        separate_override_engine_id: false,
+        per_node_gfx_override: false,
+        family_id_from_sysfs: false,
+        clear_svm_capability_without_svm_api: false,
+        cpu_caches_optional: false,
+        xgmi_cpu_links: false,
+        vgpr_table: kfd_topology::VgprTable::Gfx908And90aLarge,
+    }
+}
+
 /// A temporary machine root, removed on drop.
 #[derive(Debug)]
 pub struct Tree {
