@@ -138,13 +138,18 @@ impl Client {
     }
 }
 
-/// Lines ROCr's ThunkLoader logs about `libdtif.so` itself (left out of
-/// the comparison; a failure to load it is not among them).
+/// Lines ROCr 7.2.4's ThunkLoader prints when `libdtif.so` loads and
+/// unloads well, and the line rocminfo 7.2.4 prints when it sees
+/// `HSA_ENABLE_DTIF` (from the strings of both binaries). They are left
+/// out of the comparison; the failure lines ("Cannot load ...", "dlsym
+/// failed: ...", "DtifCreate failed!") are not.
 const DTIF_LOG_LINES: &[&str] = &[
     "Load libdtif.so successully!",
-    "Unload libdtif.so successully!",
+    "Load all DTIF APIs OK!",
     "DtifCreate OK!",
     "DtifDestroy OK!",
+    "Unload libdtif.so successully!",
+    "HSA-DTIF environment detected.",
 ];
 
 const HELP: &str = "cargo xtask clients [flags]
@@ -220,7 +225,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     let reference_only = args.iter().any(|a| a == "--reference-only");
     let suites = pick_suites(value(args, "--suite")?, value(args, "--abi")?)?;
-    let presets: Vec<String> = list(value(args, "--preset")?.unwrap_or(PRESETS));
+    let presets = pick_presets(value(args, "--preset")?)?;
     let clients = pick_clients(value(args, "--client")?)?;
     let timeout = match value(args, "--timeout")? {
         Some(t) => Duration::from_secs(
@@ -365,6 +370,20 @@ fn pick_suites(names: Option<&str>, abi: Option<&str>) -> Result<Vec<&'static Su
         return Err("no suite left to run (check --suite and --abi)".into());
     }
     Ok(picked)
+}
+
+/// The presets to run: known kfd-sim preset names only (a topology file
+/// of the host would not exist inside a rootfs).
+fn pick_presets(names: Option<&str>) -> Result<Vec<String>, String> {
+    let known = list(PRESETS);
+    let picked = list(names.unwrap_or(PRESETS));
+    if picked.is_empty() {
+        return Err("--preset needs at least one preset".into());
+    }
+    match picked.iter().find(|p| !known.contains(p)) {
+        Some(p) => Err(format!("unknown preset `{p}` ({PRESETS})")),
+        None => Ok(picked),
+    }
 }
 
 fn pick_clients(names: Option<&str>) -> Result<Vec<Client>, String> {
@@ -934,5 +953,9 @@ mod tests {
         }
         assert!(pick_clients(Some("rocminfo,rocr-client")).unwrap().len() == 2);
         assert!(pick_clients(Some("hipinfo")).is_err());
+        assert_eq!(pick_presets(None).unwrap().len(), 5);
+        assert_eq!(pick_presets(Some("navi31,apu")).unwrap(), ["navi31", "apu"]);
+        assert!(pick_presets(Some("/tmp/topo.txt")).is_err());
+        assert!(pick_presets(Some(",")).is_err());
     }
 }
