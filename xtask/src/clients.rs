@@ -57,7 +57,7 @@ struct Suite {
     /// Our build of this generation (`target/dist/<generation>/lib`).
     generation: &'static str,
     /// `None`: the host itself.
-    rootfs: Option<Spec>,
+    rootfs: Option<&'static Spec>,
     reference: Reference,
     door: Door,
 }
@@ -79,14 +79,7 @@ const SUITES: &[Suite] = &[
         name: "trixie",
         about: "Debian 13 rootfs: rocminfo 6.1.2, ROCr 6.1.2, libhsakmt 6.2.4",
         generation: "rocm-6.2",
-        rootfs: Some(Spec {
-            name: "trixie",
-            suite: "trixie",
-            extra_suites: &[],
-            packages: &["rocminfo", "libhsa-runtime64-1", "libhsakmt1"],
-            pinned: &[],
-            ignore_valid_until: false,
-        }),
+        rootfs: Some(&rootfs::TRIXIE),
         reference: Reference::SystemLibrary,
         door: Door::LibraryPath,
     },
@@ -94,14 +87,7 @@ const SUITES: &[Suite] = &[
         name: "sid",
         about: "Debian sid + experimental rootfs: rocminfo 7.2.4, ROCr 7.2.4 (embedded thunk)",
         generation: "newest",
-        rootfs: Some(Spec {
-            name: "sid",
-            suite: "sid",
-            extra_suites: &["experimental"],
-            packages: &["rocminfo", "libhsa-runtime64-1"],
-            pinned: &["libhsa-runtime64-1"],
-            ignore_valid_until: true,
-        }),
+        rootfs: Some(&rootfs::SID),
         reference: Reference::Embedded,
         door: Door::Dtif,
     },

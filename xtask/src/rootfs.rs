@@ -54,6 +54,29 @@ pub struct Spec {
 
 const MIRROR: &str = "http://deb.debian.org/debian";
 
+/// Debian 13: rocminfo 6.1.2, ROCr 6.1.2, libhsakmt1 6.2.4 (the C
+/// reference of the `rocm-6.2` generation).
+pub const TRIXIE: Spec = Spec {
+    name: "trixie",
+    suite: "trixie",
+    extra_suites: &[],
+    packages: &["rocminfo", "libhsa-runtime64-1", "libhsakmt1"],
+    pinned: &[],
+    ignore_valid_until: false,
+};
+
+/// Debian sid with ROCr 7.2.4 from experimental (its thunk embedded) and
+/// rocminfo 7.2.4 from sid; their Release files are past Valid-Until
+/// here.
+pub const SID: Spec = Spec {
+    name: "sid",
+    suite: "sid",
+    extra_suites: &["experimental"],
+    packages: &["rocminfo", "libhsa-runtime64-1"],
+    pinned: &["libhsa-runtime64-1"],
+    ignore_valid_until: true,
+};
+
 impl Spec {
     /// The mmdebstrap arguments after the mode (everything that decides
     /// the result).
