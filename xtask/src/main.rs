@@ -10,7 +10,7 @@
 //!   `conformance.rs` and the README's "Conformance" section).
 //! - `cargo xtask clients`: real ROCm clients (rocminfo, our ROCr program)
 //!   with the C libhsakmt and with ours, on the host and in Debian rootfs
-//!   suites, compared byte for byte (see `clients.rs`, `rootfs.rs` and the
+//!   suites, compared byte for byte (see `clients/`, `rootfs.rs` and the
 //!   README's "Real clients" section).
 //! - `cargo xtask bench`: C libhsakmt vs ours, microbenchmarks on kfd-sim
 //!   (see `bench.rs` and the README's "Benchmarks" section).
