@@ -12,7 +12,7 @@
 //!   (libhsakmt-dev 5.2.3, installed on the build machine);
 //! - `rocm_6_2` against Debian 13's `hsakmt/hsakmttypes.h` (libhsakmt-dev
 //!   6.2.4), taken from the Debian 13 root file system that `cargo xtask`
-//!   keeps under `target/rootfs/trixie` (or from the include directory
+//!   keeps under `target/rootfs/trixie/root` (or from the include directory
 //!   named by `KFD_RS_HSAKMT_6_2_INCLUDE`).
 
 use hsakmt_sys::{common as c, rocm_5_2 as r52, rocm_6_2 as r62, since_6_2 as s62, BitField};
@@ -787,7 +787,7 @@ fn rocm_6_2_include() -> PathBuf {
     let dir = target
         .parent()
         .expect("target dir")
-        .join("rootfs/trixie/usr/include");
+        .join("rootfs/trixie/root/usr/include");
     assert!(
         dir.join("hsakmt/hsakmttypes.h").exists(),
         "{} has no hsakmt/hsakmttypes.h: make the Debian 13 root file system \

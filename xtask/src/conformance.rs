@@ -10,7 +10,7 @@ use crate::build::{self, check_args, find_reference, value};
 use crate::{abi_named, dist_abi, project_root, shell, target_dir};
 
 /// The simulator presets (kfd-sim's `presets::NAMES`).
-const PRESETS: &str = "mi210,mi300x,apu,navi31,large64";
+pub const PRESETS: &str = "mi210,mi300x,apu,navi31,large64";
 
 const HELP: &str = "cargo xtask conformance [flags]
 

@@ -9,7 +9,8 @@ use std::process::Command;
 /// (kfd_ioctl.h), libhsakmt-dev/libhsakmt1 (hsakmttypes.h, and the C
 /// reference library), libdrm-dev/libdrm-amdgpu1 (amdgpu_drm.h; libdrm at
 /// run time), rocminfo (the unmodified ROCm binary the simulator runs),
-/// pkg-config.
+/// libhsa-runtime-dev (hsa.h, which the ROCr client's declarations are
+/// checked against), pkg-config.
 pub const TEST_PACKAGES: &[&str] = &[
     "gcc",
     "libc6-dev",
@@ -20,7 +21,13 @@ pub const TEST_PACKAGES: &[&str] = &[
     "libdrm-dev",
     "libdrm-amdgpu1",
     "rocminfo",
+    "libhsa-runtime-dev",
 ];
+
+/// What making a Debian rootfs of another suite needs (`cargo xtask
+/// clients` with a rootfs suite): mmdebstrap (unshare, mount, chroot,
+/// timeout and diff come with the base system).
+pub const ROOTFS_PACKAGES: &[&str] = &["mmdebstrap"];
 
 /// Header files that must exist once the packages are installed.
 pub const TEST_FILES: &[&str] = &[
@@ -28,6 +35,7 @@ pub const TEST_FILES: &[&str] = &[
     "/usr/include/hsakmttypes.h",
     "/usr/include/hsakmt.h",
     "/usr/include/libdrm/amdgpu_drm.h",
+    "/usr/include/hsa/hsa.h",
     "/usr/lib/x86_64-linux-gnu/libhsakmt.so.1",
 ];
 
@@ -47,7 +55,8 @@ fn on_path(tool: &str) -> bool {
         .unwrap_or(false)
 }
 
-fn is_root() -> bool {
+/// Whether this process runs as root.
+pub fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
         .output()

