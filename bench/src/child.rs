@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use conformance::abi::{Abi, AbiKind, Newest, Rocm52};
+use conformance::abi::{Abi, AbiKind, Newest, Rocm52, Rocm62};
 use conformance::api::{Api, St};
 use conformance::cx::status_text;
 
@@ -279,6 +279,7 @@ impl<W: Write> Meter<W> {
 pub fn run(cfg: &ChildConfig) -> Result<(), String> {
     match cfg.abi {
         AbiKind::Rocm52 => run_abi::<Rocm52>(cfg),
+        AbiKind::Rocm62 => run_abi::<Rocm62>(cfg),
         AbiKind::Newest => run_abi::<Newest>(cfg),
     }
 }
@@ -299,7 +300,7 @@ fn run_abi<A: Abi + Sync>(cfg: &ChildConfig) -> Result<(), String> {
     // The floor first, before the library exists in the process.
     crate::ops::floor(&mut m);
     // SAFETY: the parent names a libhsakmt of generation `A` (it pairs
-    // Debian 5.2.3 and our rocm-5.2 build with `Rocm52`, our current build
+    // Debian 5.2.3 and our rocm-5.2 build with `Rocm52`, our newest build
     // with `Current`); this process exists only to host it.
     let api = unsafe { Api::<A>::load(Path::new(&cfg.lib)) }?;
     crate::ops::run_group(&api, cfg, &mut m)

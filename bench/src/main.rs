@@ -11,7 +11,7 @@ use kfd_bench::parent::{self, Config};
 use kfd_bench::{report, svg};
 
 const USAGE: &str = "usage:
-  kfd-bench run --reference LIB --ours LIB [--ours-current LIB] --sim LIBKFD_SIM
+  kfd-bench run --reference LIB --ours LIB [--ours-newest LIB] --sim LIBKFD_SIM
                 [--presets a,b,..] [--default-preset NAME] [--scaling-preset NAME]
                 [--levels 0,1000,..] [--live vram|sys]
                 [--reps N] [--per-op-ms N] [--max-samples N] [--min-samples N]
@@ -134,7 +134,7 @@ fn run(v: &[String]) -> Result<(), String> {
     let cfg = Config {
         reference: a.need("--reference")?.into(),
         ours: a.need("--ours")?.into(),
-        ours_current: a.one("--ours-current").map(PathBuf::from),
+        ours_newest: a.one("--ours-newest").map(PathBuf::from),
         sim: a.need("--sim")?.into(),
         presets: a.list("--presets", "mi210,apu,navi31,mi300x,large64"),
         default_preset: a.one("--default-preset").unwrap_or("mi210").into(),
@@ -150,7 +150,7 @@ fn run(v: &[String]) -> Result<(), String> {
     };
     for p in [&cfg.reference, &cfg.ours, &cfg.sim]
         .into_iter()
-        .chain(cfg.ours_current.as_ref())
+        .chain(cfg.ours_newest.as_ref())
     {
         if !p.exists() {
             return Err(format!("{}: no such file", p.display()));
@@ -160,9 +160,9 @@ fn run(v: &[String]) -> Result<(), String> {
         "kfd-bench: C {} vs ours {} (rocm-5.2){}, on kfd-sim ({}), {} reps, alternating",
         cfg.reference.display(),
         cfg.ours.display(),
-        cfg.ours_current
+        cfg.ours_newest
             .as_ref()
-            .map(|p| format!(" + {} (current, contexts)", p.display()))
+            .map(|p| format!(" + {} (newest, contexts)", p.display()))
             .unwrap_or_default(),
         cfg.sim.display(),
         cfg.reps

@@ -8,7 +8,7 @@
 //! | `events` | set→wait wake-up across threads; wait on 64 events (all, any) |
 //! | `queues` | AQL queue create+destroy |
 //! | `threads` | alloc+free 4 KiB system on one thread, then on two at once |
-//! | `ctx` | (our `current` build only) secondary context open+close, and what a live one costs |
+//! | `ctx` | (our `newest` build only) secondary context open+close, and what a live one costs |
 
 use std::ffi::c_void;
 use std::io::Write;
@@ -45,7 +45,7 @@ pub struct OpInfo {
     pub title: &'static str,
     /// Unit of its samples.
     pub unit: Unit,
-    /// Measured with our `current` build only (the C 5.2.3 lacks the API).
+    /// Measured with our `newest` build only (the C 5.2.3 lacks the API).
     pub ours_only: bool,
 }
 

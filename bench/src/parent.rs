@@ -39,8 +39,8 @@ pub struct Config {
     pub reference: PathBuf,
     /// Our rocm-5.2 build.
     pub ours: PathBuf,
-    /// Our `current` build, for the context API (`None`: skipped).
-    pub ours_current: Option<PathBuf>,
+    /// Our `newest` build, for the context API (`None`: skipped).
+    pub ours_newest: Option<PathBuf>,
     /// `libkfd_sim.so`.
     pub sim: PathBuf,
     /// Topology presets.
@@ -182,7 +182,7 @@ fn jobs(cfg: &Config) -> Vec<Job> {
 /// Which libraries a job runs, in the order of repetition `rep`.
 fn sides(cfg: &Config, job: &Job, flip: bool) -> Vec<(Side, AbiKind, PathBuf)> {
     if job.group == "ctx" {
-        return match &cfg.ours_current {
+        return match &cfg.ours_newest {
             Some(p) => vec![(Side::Ours, AbiKind::Newest, p.clone())],
             None => vec![],
         };

@@ -300,10 +300,10 @@ pub fn json(r: &Results, wall_seconds: Option<f64>) -> String {
     let _ = writeln!(s, "  \"tool\": \"kfd-bench\",");
     let _ = writeln!(
         s,
-        "  \"libraries\": {{\"c\": {}, \"ours\": {}, \"ours_current\": {}}},",
+        "  \"libraries\": {{\"c\": {}, \"ours\": {}, \"ours_newest\": {}}},",
         json_string(&cfg.reference.display().to_string()),
         json_string(&cfg.ours.display().to_string()),
-        cfg.ours_current
+        cfg.ours_newest
             .as_ref()
             .map(|p| json_string(&p.display().to_string()))
             .unwrap_or_else(|| "null".into())
@@ -376,7 +376,7 @@ mod tests {
         let cfg = crate::parent::Config {
             reference: "/c.so".into(),
             ours: "/ours.so".into(),
-            ours_current: None,
+            ours_newest: None,
             sim: "/sim.so".into(),
             presets: vec!["mi210".into()],
             default_preset: "mi210".into(),

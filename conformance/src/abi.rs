@@ -1,30 +1,34 @@
 //! ABI generations: which `hsakmt_sys` types a library under test is
 //! called with.
 //!
-//! Debian's libhsakmt 5.2.3 and our `rocm-5.2` build take the
-//! [`Rocm52`] layouts; a newest-upstream reference and our `newest`
-//! build take the [`Newest`] layouts. The scenarios are generic over
+//! Debian 12's libhsakmt 5.2.3 and our `rocm-5.2` build take the
+//! [`Rocm52`] layouts, Debian 13's libhsakmt 6.2.4 and our `rocm-6.2`
+//! build the [`Rocm62`] layouts; a newest-upstream reference and our
+//! `newest` build take the [`Newest`] layouts. The scenarios are generic over
 //! [`Abi`], so every call passes buffers of exactly the size the library
 //! was built for.
 
 use std::fmt::Debug;
 
-use hsakmt_sys::{newest, rocm_5_2};
+use hsakmt_sys::{newest, rocm_5_2, rocm_6_2};
 
 /// The generation named on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AbiKind {
-    /// Debian 5.2.3 layouts (`hsakmt_sys::rocm_5_2`).
+    /// Debian 12's 5.2.3 layouts (`hsakmt_sys::rocm_5_2`).
     Rocm52,
+    /// Debian 13's 6.2.4 layouts (`hsakmt_sys::rocm_6_2`).
+    Rocm62,
     /// Newest upstream layouts (`hsakmt_sys::newest`).
     Newest,
 }
 
 impl AbiKind {
-    /// Parses `rocm-5.2` or `newest`.
+    /// Parses `rocm-5.2`, `rocm-6.2` or `newest`.
     pub fn parse(s: &str) -> Option<AbiKind> {
         match s {
             "rocm-5.2" => Some(AbiKind::Rocm52),
+            "rocm-6.2" => Some(AbiKind::Rocm62),
             "newest" => Some(AbiKind::Newest),
             _ => None,
         }
@@ -34,6 +38,7 @@ impl AbiKind {
     pub fn name(self) -> &'static str {
         match self {
             AbiKind::Rocm52 => "rocm-5.2",
+            AbiKind::Rocm62 => "rocm-6.2",
             AbiKind::Newest => "newest",
         }
     }
@@ -152,6 +157,10 @@ pub trait Abi: 'static {
 #[derive(Debug, Clone, Copy)]
 pub struct Rocm52;
 
+/// Debian libhsakmt 6.2.4 (`hsakmt_sys::rocm_6_2`).
+#[derive(Debug, Clone, Copy)]
+pub struct Rocm62;
+
 /// Newest upstream (`hsakmt_sys::newest`).
 #[derive(Debug, Clone, Copy)]
 pub struct Newest;
@@ -245,6 +254,13 @@ impl_abi!(
     rocm_5_2,
     rocm_5_2::HsaMemMapFlags,
     rocm_5_2::HsaMemMapFlags
+);
+impl_abi!(
+    Rocm62,
+    AbiKind::Rocm62,
+    rocm_6_2,
+    rocm_6_2::HsaMemMapFlags,
+    rocm_6_2::HsaMemMapFlags
 );
 impl_abi!(
     Newest,

@@ -264,13 +264,51 @@ pub const ROCM_5_2_EXPORTS: &[&str] = &[
     "hsaKmtWaitOnMultipleEvents",
 ];
 
+/// The 22 functions libhsakmt 6.2.4 exports that 5.2.3 does not (its
+/// other 66 are 5.2.3's, without `hsaKmtGetKernelDebugTrapVersionInfo`).
+pub const SINCE_6_2_EXPORTS: &[&str] = &[
+    "hsaKmtAllocMemoryAlign",
+    "hsaKmtAvailableMemory",
+    "hsaKmtCheckRuntimeDebugSupport",
+    "hsaKmtDbgDisable",
+    "hsaKmtDbgEnable",
+    "hsaKmtDbgGetDeviceData",
+    "hsaKmtDbgGetQueueData",
+    "hsaKmtDebugTrapIoctl",
+    "hsaKmtExportDMABufHandle",
+    "hsaKmtGetAMDGPUDeviceHandle",
+    "hsaKmtGetRuntimeCapabilities",
+    "hsaKmtOpenSMI",
+    "hsaKmtPcSamplingCreate",
+    "hsaKmtPcSamplingDestroy",
+    "hsaKmtPcSamplingQueryCapabilities",
+    "hsaKmtPcSamplingStart",
+    "hsaKmtPcSamplingStop",
+    "hsaKmtPcSamplingSupport",
+    "hsaKmtReplaceAsanHeaderPage",
+    "hsaKmtReturnAsanHeaderPage",
+    "hsaKmtWaitOnEvent_Ext",
+    "hsaKmtWaitOnMultipleEvents_Ext",
+];
+
 /// The functions the coverage table counts for a generation: the 5.2.3
-/// list, and for `current` that list without the 5.2.3-only
-/// `hsaKmtGetKernelDebugTrapVersionInfo` plus the newest entry points this
-/// table has scenarios for.
+/// list; for `rocm-6.2` that list without the 5.2.3-only
+/// `hsaKmtGetKernelDebugTrapVersionInfo` plus [`SINCE_6_2_EXPORTS`]; for
+/// `newest` the 5.2.3 list without that function plus the newest entry
+/// points this table has scenarios for.
 pub fn coverage_list(kind: crate::abi::AbiKind) -> Vec<&'static str> {
     match kind {
         crate::abi::AbiKind::Rocm52 => ROCM_5_2_EXPORTS.to_vec(),
+        crate::abi::AbiKind::Rocm62 => {
+            let mut v: Vec<&str> = ROCM_5_2_EXPORTS
+                .iter()
+                .copied()
+                .filter(|n| *n != "hsaKmtGetKernelDebugTrapVersionInfo")
+                .collect();
+            v.extend_from_slice(SINCE_6_2_EXPORTS);
+            v.sort_unstable();
+            v
+        }
         crate::abi::AbiKind::Newest => {
             let mut v: Vec<&str> = ROCM_5_2_EXPORTS
                 .iter()

@@ -7,7 +7,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::abi::{Abi, AbiKind, Newest, Rocm52};
+use crate::abi::{Abi, AbiKind, Newest, Rocm52, Rocm62};
 use crate::api::Api;
 use crate::cx::{Cx, Env};
 use crate::scenarios;
@@ -41,6 +41,7 @@ fn trace_len(p: &Option<PathBuf>) -> u64 {
 pub fn run(args: &ChildArgs) -> Result<(), String> {
     match args.abi {
         AbiKind::Rocm52 => run_abi::<Rocm52>(args),
+        AbiKind::Rocm62 => run_abi::<Rocm62>(args),
         AbiKind::Newest => run_abi::<Newest>(args),
     }
 }

@@ -13,11 +13,11 @@ use conformance::parent::{self, Config};
 use conformance::report;
 
 const USAGE: &str = "usage:
-  kfd-conformance run --reference LIB --ours LIB [--abi rocm-5.2|current]
+  kfd-conformance run --reference LIB --ours LIB [--abi rocm-5.2|rocm-6.2|newest]
                       (--sim LIBKFD_SIM | --hardware) [--presets a,b,..]
                       [--default-preset NAME] [--family NAME]... [--out DIR]
                       [--intended FILE] [--timeout SECS] [--trace-advisory]
-                      [--current-ours LIB]
+                      [--newest-ours LIB]
   kfd-conformance child --abi ABI --lib LIB --list FILE --out FILE
                       [--trace FILE] [--preset NAME] [--hardware]";
 
@@ -70,7 +70,7 @@ impl<'a> Args<'a> {
 
 fn abi_of(a: &Args<'_>) -> Result<AbiKind, String> {
     let s = a.one("--abi").unwrap_or("rocm-5.2");
-    AbiKind::parse(s).ok_or_else(|| format!("unknown ABI `{s}` (rocm-5.2 or current)"))
+    AbiKind::parse(s).ok_or_else(|| format!("unknown ABI `{s}` (rocm-5.2, rocm-6.2 or newest)"))
 }
 
 fn child_main(v: &[String]) -> Result<ExitCode, String> {
@@ -135,12 +135,12 @@ fn run(v: &[String]) -> Result<ExitCode, String> {
                 .unwrap_or(120),
         ),
         trace_gate: !a.has("--trace-advisory"),
-        current_ours: a.one("--current-ours").map(PathBuf::from),
+        newest_ours: a.one("--newest-ours").map(PathBuf::from),
     };
-    let current = cfg.current_ours.iter().map(|p| ("current-ours", p));
+    let newest = cfg.newest_ours.iter().map(|p| ("newest-ours", p));
     for (what, p) in [("reference", &cfg.reference), ("ours", &cfg.ours)]
         .into_iter()
-        .chain(current)
+        .chain(newest)
     {
         if !p.exists() {
             return Err(format!("{what} library {} does not exist", p.display()));
@@ -151,7 +151,7 @@ fn run(v: &[String]) -> Result<ExitCode, String> {
         "Reference: `{}`. Ours: `{}`{}. Intended differences: `{}`.",
         cfg.reference.display(),
         cfg.ours.display(),
-        cfg.current_ours
+        cfg.newest_ours
             .as_ref()
             .map(|p| format!(
                 " (families whose API it lacks: `{}`, the current ABI)",

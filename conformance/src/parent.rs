@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::abi::{AbiKind, Newest, Rocm52};
+use crate::abi::{AbiKind, Newest, Rocm52, Rocm62};
 use crate::cx::NOT_SUPPORTED;
 use crate::intended::Intended;
 use crate::scenarios::{self, Family, FAMILIES};
@@ -42,12 +42,12 @@ pub struct Config {
     pub child_timeout: Duration,
     /// Whether trace differences fail the run.
     pub trace_gate: bool,
-    /// Our build of the `current` generation. When `ours` lacks a family's
+    /// Our build of the `newest` generation. When `ours` lacks a family's
     /// API (every scenario of the family records `lacks-api`, as the Ctx
     /// family does on our rocm-5.2 build), that family's "ours" side runs
-    /// again with this library and the `current` layouts, so that its
+    /// again with this library and the `newest` layouts, so that its
     /// documented-semantics checks still judge our implementation.
-    pub current_ours: Option<PathBuf>,
+    pub newest_ours: Option<PathBuf>,
 }
 
 /// One library's result for one scenario.
@@ -63,7 +63,7 @@ pub struct Side {
     pub trace: Vec<String>,
     /// Whether a trace was recorded.
     pub traced: bool,
-    /// `Some(description)` when this side ran on [`Config::current_ours`]
+    /// `Some(description)` when this side ran on [`Config::newest_ours`]
     /// because the configured library lacks the API.
     pub ran_as: Option<String>,
 }
@@ -152,6 +152,10 @@ fn names_of(abi: AbiKind, family: &str) -> Vec<String> {
             .into_iter()
             .map(|s| s.name)
             .collect(),
+        AbiKind::Rocm62 => scenarios::all::<Rocm62>()
+            .into_iter()
+            .map(|s| s.name)
+            .collect(),
         AbiKind::Newest => scenarios::all::<Newest>()
             .into_iter()
             .map(|s| s.name)
@@ -205,11 +209,11 @@ pub fn run(cfg: &Config) -> Result<RunResult, String> {
                 );
                 sides[which] = run_side(cfg, cfg.abi, fam, preset, lib, &names, &tag)?;
             }
-            if let Some(cur) = current_fallback(cfg, fam, &names, &sides[1]) {
-                let tag = format!("{}-{}-ours-current", fam.name, preset);
+            if let Some(cur) = newest_fallback(cfg, fam, &names, &sides[1]) {
+                let tag = format!("{}-{}-ours-newest", fam.name, preset);
                 let mut again = run_side(cfg, AbiKind::Newest, fam, preset, cur, &names, &tag)?;
                 let why = format!(
-                    "ours ran as our current-ABI build `{}` ({} lacks the API)",
+                    "ours ran as our newest-ABI build `{}` ({} lacks the API)",
                     cur.display(),
                     cfg.ours.display()
                 );
@@ -236,17 +240,17 @@ pub fn run(cfg: &Config) -> Result<RunResult, String> {
     })
 }
 
-/// The library to run a family's "ours" side on again: `current_ours`
+/// The library to run a family's "ours" side on again: `newest_ours`
 /// when `ours` is of another generation, lacks the family's API in every
 /// scenario (recorded `lacks-api`, no crash) and the current generation
 /// has the same scenarios.
-fn current_fallback<'c>(
+fn newest_fallback<'c>(
     cfg: &'c Config,
     fam: Family,
     names: &[String],
     ours: &[Side],
 ) -> Option<&'c Path> {
-    let cur = cfg.current_ours.as_deref()?;
+    let cur = cfg.newest_ours.as_deref()?;
     let lacks_all = !ours.is_empty()
         && ours
             .iter()
@@ -676,7 +680,7 @@ mod tests {
             runner: "x".into(),
             child_timeout: Duration::from_secs(1),
             trace_gate: true,
-            current_ours: None,
+            newest_ours: None,
         }
     }
 
@@ -733,22 +737,22 @@ mod tests {
     }
 
     #[test]
-    fn ours_lacking_the_api_runs_on_the_current_build() {
+    fn ours_lacking_the_api_runs_on_the_newest_build() {
         let mut c = cfg("");
         let fam = crate::scenarios::family("ctx").unwrap();
         let names = names_of(AbiKind::Rocm52, "ctx");
         let lacks = vec![side(&[("lacks-api", "hsaKmtOpenKFDCtx")]); names.len()];
-        assert_eq!(current_fallback(&c, fam, &names, &lacks), None);
-        c.current_ours = Some("cur".into());
+        assert_eq!(newest_fallback(&c, fam, &names, &lacks), None);
+        c.newest_ours = Some("cur".into());
         assert_eq!(
-            current_fallback(&c, fam, &names, &lacks),
+            newest_fallback(&c, fam, &names, &lacks),
             Some(Path::new("cur"))
         );
         let mut some = lacks.clone();
         some[0] = side(&[("check.a", "ok")]);
-        assert_eq!(current_fallback(&c, fam, &names, &some), None);
+        assert_eq!(newest_fallback(&c, fam, &names, &some), None);
         c.abi = AbiKind::Newest;
-        assert_eq!(current_fallback(&c, fam, &names, &lacks), None);
+        assert_eq!(newest_fallback(&c, fam, &names, &lacks), None);
         // A failed check of the current build still counts as a difference.
         let mut bad = side(&[("check.a", "FAIL: status 0, want 20")]);
         bad.ran_as = Some("ours ran as cur".into());

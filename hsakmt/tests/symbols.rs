@@ -15,7 +15,8 @@ const DEBIAN_LIB: &str = "/usr/lib/x86_64-linux-gnu/libhsakmt.so.1";
 /// Debian 13's libhsakmt 6.2.4, in the root file system `cargo xtask`
 /// keeps under target/rootfs/trixie.
 fn debian_13_lib() -> std::path::PathBuf {
-    let lib = support::target_dir().join("rootfs/trixie/root/usr/lib/x86_64-linux-gnu/libhsakmt.so.1");
+    let lib =
+        support::target_dir().join("rootfs/trixie/root/usr/lib/x86_64-linux-gnu/libhsakmt.so.1");
     assert!(
         lib.exists(),
         "{} is missing: make the Debian 13 root file system with `cargo xtask rootfs trixie`",

@@ -14,7 +14,7 @@ use crate::{abi_named, shell, target_dir};
 const HELP: &str = "cargo xtask bench [flags]
 
 Runs the same microbenchmarks against Debian's C libhsakmt 5.2.3 and our
-libhsakmt (rocm-5.2 build; the `current` build for the context API), each
+libhsakmt (rocm-5.2 build; the `newest` build for the context API), each
 library in its own process on kfd-sim, alternating C/ours, several
 repetitions. Prints median and p10-p90 per operation for both and the ratio
 C/ours; writes target/bench/report.json, report.txt and scaling.svg.
@@ -73,7 +73,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         reference.display().to_string(),
         "--ours".into(),
         libs[0].display().to_string(),
-        "--ours-current".into(),
+        "--ours-newest".into(),
         libs[1].display().to_string(),
         "--sim".into(),
         build.join("release/libkfd_sim.so").display().to_string(),

@@ -1,13 +1,28 @@
 //! `cargo xtask conformance`: builds what the run needs, finds the
 //! reference library, and runs `kfd-conformance run` (the `conformance`
 //! crate), which prints the per-family table, writes
-//! `target/conformance/report.{md,json}` and exits non-zero on any
+//! `target/conformance/<abi>/report.{md,json}` and exits non-zero on any
 //! unexpected difference.
+//!
+//! Every generation with a packaged C library runs by default: rocm-5.2
+//! against Debian 12's libhsakmt 5.2.3 on the host, rocm-6.2 against
+//! Debian 13's 6.2.4 inside the trixie rootfs ([`crate::rootfs`]: its
+//! binaries need a newer glibc), with the runner, the simulator and our
+//! libraries staged into it.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::build::{self, check_args, find_reference, value};
-use crate::{abi_named, dist_abi, project_root, shell, target_dir};
+use crate::rootfs::{self, Place};
+use crate::{abi_named, dist_abi, project_root, shell, target_dir, Abi};
+
+/// The generations `cargo xtask conformance` runs when no `--abi` is
+/// given: those with a packaged C reference.
+pub const PACKAGED: &[&str] = &["rocm-5.2", "rocm-6.2"];
+
+/// Time limit of one whole run inside a rootfs.
+const ROOTFS_RUN_LIMIT: Duration = Duration::from_secs(3600);
 
 /// The simulator presets (kfd-sim's `presets::NAMES`).
 pub const PRESETS: &str = "mi210,mi300x,apu,navi31,large64";
@@ -24,7 +39,7 @@ flags:
   --abi GEN          rocm-5.2 (default; pairs with Debian 5.2.3) or current
                      (needs --reference: a newest-upstream build)
   --ours PATH        our library to test (default: built with `dist` code)
-                     With --abi rocm-5.2 our current-ABI build is built too:
+                     With --abi rocm-5.2 our newest-ABI build is built too:
                      the families whose API ours lacks (the Ctx API) run
                      their \"ours\" side on it, checked against the documented
                      semantics (the reference still lacks the API)
@@ -50,9 +65,37 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if !check_args(args, &known_flags, &known_switches, HELP)? {
         return Ok(());
     }
-    let abi_name = value(args, "--abi")?.unwrap_or("rocm-5.2");
-    let abi = abi_named(abi_name)
-        .ok_or_else(|| format!("unknown --abi `{abi_name}` (rocm-5.2 or newest)"))?;
+    let abis: Vec<&Abi> = match value(args, "--abi")? {
+        Some(name) => vec![abi_named(name)
+            .ok_or_else(|| format!("unknown --abi `{name}` (rocm-5.2, rocm-6.2 or newest)"))?],
+        None => PACKAGED
+            .iter()
+            .map(|n| abi_named(n).expect("packaged generation"))
+            .collect(),
+    };
+    if abis.len() > 1 && (value(args, "--reference")?.is_some() || value(args, "--ours")?.is_some())
+    {
+        return Err("--reference and --ours name one library: give --abi too".into());
+    }
+    let mut failed = Vec::new();
+    for abi in abis {
+        if let Err(e) = run_one(args, abi) {
+            eprintln!("conformance {}: {e}", abi.name);
+            failed.push(abi.name);
+        }
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "conformance found unexpected differences or could not run: {}",
+            failed.join(", ")
+        ))
+    }
+}
+
+/// One generation's run.
+fn run_one(args: &[String], abi: &Abi) -> Result<(), String> {
     let force_sim = args.iter().any(|a| a == "--sim");
     let force_hw = args.iter().any(|a| a == "--hardware");
     if force_sim && force_hw {
@@ -69,7 +112,19 @@ pub fn run(args: &[String]) -> Result<(), String> {
          libhsakmt any more; build one from ROCm's rocm-systems \
          (projects/rocr-runtime/libhsakmt) and pass it",
     );
-    let reference = find_reference(value(args, "--reference")?, no_system)?;
+    // Debian 13's binaries run inside its rootfs.
+    let root = if abi.name == "rocm-6.2" {
+        Some(rootfs::ensure(&rootfs::TRIXIE)?.root)
+    } else {
+        None
+    };
+    let reference = match &root {
+        Some(root) => match value(args, "--reference")? {
+            Some(p) => PathBuf::from(p),
+            None => root.join(build::SYSTEM_REFERENCE.trim_start_matches('/')),
+        },
+        None => find_reference(value(args, "--reference")?, no_system)?,
+    };
     let sh = shell()?;
     let target = target_dir();
 
@@ -91,7 +146,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     };
     // Our rocm-5.2 build lacks the Ctx API; the parent runs that family's
     // "ours" side on our newest build (the Ctx functions are always ours).
-    let current_ours = if abi.name == "newest" {
+    let newest_ours = if abi.name == "newest" {
         None
     } else {
         let cur = abi_named("newest").ok_or("no newest ABI generation")?;
@@ -100,26 +155,63 @@ pub fn run(args: &[String]) -> Result<(), String> {
     build::runner(&sh, "conformance", "kfd-conformance", false)?;
     let runner = target.join("debug").join("kfd-conformance");
 
-    let out = target.join("conformance");
+    let out = target.join("conformance").join(abi.name);
+    // Inside a rootfs every file the run needs is staged at
+    // rootfs::INSIDE; `seen` names a host file as the run sees it.
+    let stage = target
+        .join("conformance")
+        .join(format!("stage-{}", abi.name));
+    let place = match &root {
+        Some(root) => {
+            let _ = std::fs::remove_dir_all(&stage);
+            std::fs::create_dir_all(stage.join("out")).map_err(|e| e.to_string())?;
+            Place::Chroot {
+                root: root.clone(),
+                stage: stage.clone(),
+            }
+        }
+        None => Place::Host {
+            stage: stage.clone(),
+        },
+    };
+    let mut staged = 0;
+    let mut seen = |p: &Path| -> Result<String, String> {
+        let Some(root) = &root else {
+            return Ok(p.display().to_string());
+        };
+        if let Ok(inside) = p.strip_prefix(root) {
+            return Ok(format!("/{}", inside.display()));
+        }
+        staged += 1;
+        let name = format!(
+            "{staged}-{}",
+            p.file_name().and_then(|n| n.to_str()).unwrap_or("file")
+        );
+        std::fs::copy(p, stage.join(&name)).map_err(|e| format!("stage {}: {e}", p.display()))?;
+        Ok(place.seen(&name))
+    };
+    let intended = project_root().join("conformance/intended-differences.txt");
+    let out_seen = if root.is_some() {
+        place.seen("out")
+    } else {
+        out.display().to_string()
+    };
     let mut run = vec![
         "run".to_string(),
         "--abi".into(),
         abi.name.into(),
         "--reference".into(),
-        reference.display().to_string(),
+        seen(&reference)?,
         "--ours".into(),
-        ours.display().to_string(),
+        seen(&ours)?,
         "--out".into(),
-        out.display().to_string(),
+        out_seen,
         "--intended".into(),
-        project_root()
-            .join("conformance/intended-differences.txt")
-            .display()
-            .to_string(),
+        seen(&intended)?,
     ];
     match &sim {
         Some(so) => {
-            run.extend(["--sim".into(), so.display().to_string()]);
+            run.extend(["--sim".into(), seen(so)?]);
             match value(args, "--preset")? {
                 Some(p) => run.extend([
                     "--presets".into(),
@@ -132,8 +224,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
         }
         None => run.push("--hardware".into()),
     }
-    if let Some(cur) = &current_ours {
-        run.extend(["--current-ours".into(), cur.display().to_string()]);
+    if let Some(cur) = &newest_ours {
+        run.extend(["--newest-ours".into(), seen(cur)?]);
     }
     for (i, a) in args.iter().enumerate() {
         if a == "--family" || a == "--timeout" {
@@ -146,22 +238,46 @@ pub fn run(args: &[String]) -> Result<(), String> {
         }
     }
     println!(
-        "conformance: {} ({}) vs {} on {}",
+        "conformance: {} ({}) vs {} on {}{}",
         reference.display(),
         abi.name,
         ours.display(),
-        if hardware { "the real KFD" } else { "kfd-sim" }
+        if hardware { "the real KFD" } else { "kfd-sim" },
+        match &root {
+            Some(r) => format!(", inside {}", r.display()),
+            None => String::new(),
+        }
     );
-    let status = std::process::Command::new(&runner)
-        .args(&run)
-        .current_dir(project_root())
-        .status()
-        .map_err(|e| format!("{}: {e}", runner.display()))?;
+    let status = match &root {
+        None => std::process::Command::new(&runner)
+            .args(&run)
+            .current_dir(project_root())
+            .status(),
+        Some(_) => {
+            let mut argv = vec![seen(&runner)?];
+            argv.extend(run);
+            let env = [("PATH".to_string(), "/usr/bin:/bin".to_string())];
+            place.command(ROOTFS_RUN_LIMIT, &env, &argv).status()
+        }
+    }
+    .map_err(|e| format!("{}: {e}", runner.display()))?;
+    if root.is_some() {
+        // The report was written into the stage; keep it where the host
+        // run's report goes.
+        let _ = std::fs::remove_dir_all(&out);
+        std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
+        for name in ["report.md", "report.json"] {
+            let from = stage.join("out").join(name);
+            if from.exists() {
+                std::fs::copy(&from, out.join(name)).map_err(|e| e.to_string())?;
+            }
+        }
+    }
     if status.success() {
         Ok(())
     } else {
         Err(format!(
-            "conformance found unexpected differences (see above and {})",
+            "unexpected differences (see above and {})",
             out.join("report.md").display()
         ))
     }

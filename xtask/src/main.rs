@@ -133,7 +133,7 @@ fn lint_workflows() -> Result<(), String> {
 }
 
 /// One ABI generation of the drop-in library.
-struct Abi {
+pub(crate) struct Abi {
     /// Its name: the `--abi` value, the hsakmt Cargo feature selecting it
     /// and the directory under target/dist.
     name: &'static str,

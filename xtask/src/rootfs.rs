@@ -61,7 +61,12 @@ pub const TRIXIE: Spec = Spec {
     name: "trixie",
     suite: "trixie",
     extra_suites: &[],
-    packages: &["rocminfo", "libhsa-runtime64-1", "libhsakmt1", "libhsakmt-dev"],
+    packages: &[
+        "rocminfo",
+        "libhsa-runtime64-1",
+        "libhsakmt1",
+        "libhsakmt-dev",
+    ],
     pinned: &[],
     ignore_valid_until: false,
 };
