@@ -31,9 +31,19 @@ fn malloc_copy<T: Copy>(items: &[T]) -> KmtResult<*mut c_void> {
     Ok(p)
 }
 
+/// KFD closed (20) → ERROR; other statuses unchanged.
+fn closed_is_error(s: crate::border::Status) -> crate::border::Status {
+    if s == st::NOT_OPENED {
+        st::ERROR
+    } else {
+        s
+    }
+}
+
 export! {
-    /// `hsaKmtRuntimeEnableCtx`: secondary context → 11; firmware without
-    /// debugger support or KFD < 1.13 → 11; EBUSY → 12. The 5.2 build
+    /// `hsaKmtRuntimeEnableCtx`: KFD closed → 1 (not 20); secondary
+    /// context → 11; firmware without debugger support or KFD < 1.13 →
+    /// 11; EBUSY → 12. The 5.2 build
     /// follows 5.2.3, which checks the 5.2-era debug-trap interface
     /// version first (11 without it, also when KFD is not open).
     ctx fn hsaKmtRuntimeEnableCtx(ctx: *mut HsaKFDContext, rDebug: *mut c_void, setupTtmp: bool) {
@@ -44,7 +54,9 @@ export! {
             // The 5.2-era runtime-enable request is not implemented.
             return Err(st::NOT_SUPPORTED);
         }
-        let c = ctx::resolve(ctx)?;
+        // The C library's open check hides in an inner
+        // AcquireSystemProperties whose failure it reports as ERROR.
+        let c = ctx::resolve(ctx).map_err(closed_is_error)?;
         c.debug().kmt()?.runtime_enable(rDebug as u64, setupTtmp).kmt()?;
         Ok(())
     }
@@ -57,7 +69,7 @@ export! {
             d.kernel_debug_trap_version().map_err(|_| st::NOT_SUPPORTED)?;
             return Err(st::NOT_SUPPORTED);
         }
-        let c = ctx::resolve(ctx)?;
+        let c = ctx::resolve(ctx).map_err(closed_is_error)?;
         c.debug().kmt()?.runtime_disable().kmt()
     }
 

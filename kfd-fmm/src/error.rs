@@ -66,6 +66,10 @@ pub enum FmmError {
     /// A node to map to is not among the nodes the memory was registered to.
     #[error("node with gpu_id {0:#x} is not registered for this memory")]
     NodeNotRegistered(u32),
+    /// Registration of an address inside memory that is not user memory
+    /// (an allocation of this context).
+    #[error("memory at {0:#x} is not user memory")]
+    NotUserMemory(u64),
     /// The memory is already registered to a different set of nodes.
     #[error("memory at {0:#x} is already registered to other nodes")]
     AlreadyRegistered(u64),
@@ -162,6 +166,7 @@ impl FmmError {
                 HSAKMT_STATUS::HSAKMT_STATUS_MEMORY_NOT_REGISTERED
             }
             AlreadyRegistered(_) => HSAKMT_STATUS::HSAKMT_STATUS_MEMORY_ALREADY_REGISTERED,
+            NotUserMemory(_) => HSAKMT_STATUS::HSAKMT_STATUS_INVALID_HANDLE,
             NotSupported(_) | KfdTooOld { .. } => HSAKMT_STATUS::HSAKMT_STATUS_NOT_SUPPORTED,
             NotImplemented(_) => HSAKMT_STATUS::HSAKMT_STATUS_NOT_IMPLEMENTED,
             OutOfMemory(_) | AllocFailed { device: true, .. } => {

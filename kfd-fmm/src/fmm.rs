@@ -108,6 +108,15 @@ pub struct FmmRules {
     /// size themselves instead of passing it on to the kernel's userptr
     /// `ALLOC_MEMORY_OF_GPU` (which fails: EFAULT / EINVAL).
     pub refuse_empty_registration: bool,
+    /// With the SVM API on, user memory no object covers is registered as
+    /// an SVM range (`AMDKFD_IOC_SVM` SET_ATTR of its coherence flags; no
+    /// memory object, so pointer queries do not know it), falling back to
+    /// a userptr BO if that fails; otherwise always a userptr BO.
+    pub register_through_svm: bool,
+    /// Registering an address that belongs to memory other than a userptr
+    /// (an allocation) is refused (INVALID_HANDLE) instead of adding the
+    /// registration to it.
+    pub register_needs_userptr: bool,
     /// [`Fmm::share_memory`] issues `AMDKFD_IOC_IPC_EXPORT_HANDLE` (0x81,
     /// a ROCm-only request) instead of exporting a dma-buf.
     pub share_via_rocm_ipc: bool,
@@ -128,6 +137,8 @@ impl Default for FmmRules {
             doorbells_on_all_gpus: false,
             unmap_unknown_as_svm: true,
             refuse_empty_registration: true,
+            register_through_svm: true,
+            register_needs_userptr: true,
             share_via_rocm_ipc: false,
             refuse_unmarked_share_handles: true,
         }
@@ -1931,30 +1942,35 @@ impl Fmm {
         match r {
             Some(r) => r,
             None if self.opts.svm_api_enabled && self.is_dgpu => {
-                let start = addr & !(PAGE_SIZE - 1);
-                let end = addr
-                    .checked_add(size.max(1))
-                    .and_then(|e| checked_align_up(e, PAGE_SIZE))
-                    .ok_or(FmmError::InvalidArgument(
-                        "range runs past the end of the address space",
-                    ))?;
-                let len = end - start;
-                let attrs: Vec<(u32, u32)> = self
-                    .all_gpu_ids
-                    .iter()
-                    .map(|&g| (crate::flags::svm_attr::ACCESS_IN_PLACE, g))
-                    .collect();
-                self.svm_ioctl(
-                    kfd::KFD_IOCTL_SVM_OP_SET_ATTR,
-                    start,
-                    len,
-                    &mut attrs.clone(),
-                )?;
-                Ok(0)
+                self.map_svm_range(addr, size, &self.all_gpu_ids)
             }
             None if !self.is_dgpu => Ok(0),
             None => Err(FmmError::NoSuchObject(addr)),
         }
+    }
+
+    /// Maps memory no object covers as an SVM range (the SVM API's
+    /// fallback): `ACCESS_IN_PLACE` for each of `gpu_ids` on the
+    /// page-aligned range. The GPU address is the CPU address.
+    fn map_svm_range(&self, addr: u64, size: u64, gpu_ids: &[u32]) -> Result<u64> {
+        let start = addr & !(PAGE_SIZE - 1);
+        let end = addr
+            .checked_add(size.max(1))
+            .and_then(|e| checked_align_up(e, PAGE_SIZE))
+            .ok_or(FmmError::InvalidArgument(
+                "range runs past the end of the address space",
+            ))?;
+        let mut attrs: Vec<(u32, u32)> = gpu_ids
+            .iter()
+            .map(|&g| (crate::flags::svm_attr::ACCESS_IN_PLACE, g))
+            .collect();
+        self.svm_ioctl(
+            kfd::KFD_IOCTL_SVM_OP_SET_ATTR,
+            start,
+            end - start,
+            &mut attrs,
+        )?;
+        Ok(addr)
     }
 
     /// The GPUs an object may be mapped to: those it is registered to,
@@ -2050,7 +2066,13 @@ impl Fmm {
             }
             Ok(0)
         })
-        .unwrap_or(Err(FmmError::UnknownPointer(addr)))
+        .unwrap_or_else(|| {
+            if self.opts.svm_api_enabled {
+                self.map_svm_range(addr, size, &ids)
+            } else {
+                Err(FmmError::UnknownPointer(addr))
+            }
+        })
     }
 
     /// `hsaKmtUnmapMemoryToGPU`: unmaps the object at `addr` from all GPUs
@@ -2114,7 +2136,7 @@ impl Fmm {
         if !self.is_dgpu {
             return Ok(());
         }
-        self.register(addr, size, Vec::new(), true)
+        self.register(addr, size, Vec::new(), true, false)
     }
 
     /// `hsaKmtRegisterMemoryToNodes`: as [`Fmm::register_memory`], limited
@@ -2124,13 +2146,14 @@ impl Fmm {
             return Err(FmmError::NotSupported("RegisterMemoryToNodes on an APU"));
         }
         let ids = self.gpu_ids_for_nodes(nodes)?;
-        self.register(addr, size, ids, true)
+        self.register(addr, size, ids, true, false)
     }
 
     /// `hsaKmtRegisterMemoryWithFlags`: registers ordinary paged host
     /// memory (HostAccess set, NonPaged clear); CoarseGrain selects a
     /// non-coherent userptr.
     pub fn register_memory_with_flags(&self, addr: u64, size: u64, flags: MemFlags) -> Result<()> {
+        let flags = flags.difference(self.opts.rules.unknown_flags);
         if flags.contains(MemFlags::EXTENDED_COHERENT) && flags.contains(MemFlags::COARSE_GRAIN) {
             return Err(FmmError::ConflictingFlags(
                 "ExtendedCoherent and CoarseGrain",
@@ -2149,11 +2172,16 @@ impl Fmm {
             size,
             Vec::new(),
             flags.contains(MemFlags::COARSE_GRAIN),
+            flags.contains(MemFlags::EXTENDED_COHERENT),
         )
     }
 
-    fn register(&self, addr: u64, size: u64, ids: Vec<u32>, coarse: bool) -> Result<()> {
+    fn register(&self, addr: u64, size: u64, ids: Vec<u32>, coarse: bool, ext: bool) -> Result<()> {
+        let rules = self.opts.rules;
         let existing = self.with_object(addr, Lookup::Exact { size }, |o| {
+            if rules.register_needs_userptr && !matches!(o.kind, Kind::Userptr { .. }) {
+                return Err(FmmError::NotUserMemory(addr));
+            }
             if !o.registered.is_empty() {
                 return if o.registered == ids {
                     if let Kind::Userptr { count, .. } = &mut o.kind {
@@ -2175,7 +2203,13 @@ impl Fmm {
         if let Some(r) = existing {
             return r;
         }
-        let obj = self.create_userptr(addr, size, coarse)?;
+        if rules.register_through_svm
+            && self.opts.svm_api_enabled
+            && self.register_svm(addr, size, coarse, ext).is_ok()
+        {
+            return Ok(());
+        }
+        let obj = self.create_userptr(addr, size, coarse, ext)?;
         let shard = self.shard_of(obj.gpu_id);
         let mut s = lock(&self.shards[shard]);
         if let Some(start) = s.find(addr, Lookup::Exact { size }) {
@@ -2193,7 +2227,38 @@ impl Fmm {
         Ok(())
     }
 
-    fn create_userptr(&self, addr: u64, size: u64, coarse: bool) -> Result<VmObject> {
+    /// Registers user memory as an SVM range: `AMDKFD_IOC_SVM` SET_ATTR on
+    /// the page-aligned range, setting or clearing COHERENT (by
+    /// `coarse`) and EXT_COHERENT (by `ext`). No memory object is made.
+    fn register_svm(&self, addr: u64, size: u64, coarse: bool, ext: bool) -> Result<()> {
+        use crate::flags::svm_attr::{CLR_FLAGS, SET_FLAGS};
+        if self.gpus.is_empty() {
+            return Err(FmmError::Failed("no GPU to register memory with"));
+        }
+        let off = addr & (PAGE_SIZE - 1);
+        let size = size
+            .checked_add(off)
+            .filter(|s| *s <= crate::MAX_ALLOC_SIZE)
+            .ok_or(FmmError::Failed("size exceeds the virtual address space"))?;
+        let mut attrs = [
+            (
+                if coarse { CLR_FLAGS } else { SET_FLAGS },
+                kfd::SvmFlags::COHERENT.bits(),
+            ),
+            (
+                if ext { SET_FLAGS } else { CLR_FLAGS },
+                kfd::SvmFlags::EXT_COHERENT.bits(),
+            ),
+        ];
+        self.svm_ioctl(
+            kfd::KFD_IOCTL_SVM_OP_SET_ATTR,
+            addr - off,
+            page_align_up(size),
+            &mut attrs,
+        )
+    }
+
+    fn create_userptr(&self, addr: u64, size: u64, coarse: bool, ext: bool) -> Result<VmObject> {
         if self.gpus.is_empty() {
             return Err(FmmError::Failed("no GPU to register memory with"));
         }
@@ -2221,6 +2286,9 @@ impl Fmm {
         let mut ioc = AllocMemFlags::USERPTR | AllocMemFlags::WRITABLE | AllocMemFlags::EXECUTABLE;
         if !coarse {
             ioc |= AllocMemFlags::COHERENT;
+        }
+        if ext {
+            ioc |= AllocMemFlags::EXT_COHERENT;
         }
         let aperture = self
             .aperture(ApId::SvmDefault)

@@ -414,7 +414,10 @@ fn free_and_map_bad_inputs() {
 
 #[test]
 fn map_to_node_lists() {
-    let (sim, fmm) = primary("mi300x");
+    // Registering an allocation to nodes, as 5.2.3 allows.
+    let mut opts = userptr_options();
+    opts.rules.register_needs_userptr = false;
+    let (sim, fmm) = primary_with("mi300x", opts);
     let gpus: Vec<u32> = (0..fmm.nodes().len() as u32)
         .filter(|&n| fmm.nodes()[n as usize].is_gpu())
         .collect();
@@ -504,7 +507,7 @@ fn map_to_node_lists() {
 
 #[test]
 fn userptr_registration() {
-    let (sim, fmm) = primary("mi210");
+    let (sim, fmm) = primary_with("mi210", userptr_options());
     let mut host = vec![0u8; 5 * PAGE_SIZE as usize];
     let addr = host.as_mut_ptr() as u64 + 24; // deliberately unaligned
     let size = 3 * PAGE_SIZE;
@@ -1100,7 +1103,7 @@ fn a_buffer_marked_kernel_held_is_neither_unmapped_nor_freed_at_teardown() {
 /// change, empty lists as NULL, and they agree with `pointer_info`.
 #[test]
 fn pointer_info_arrays_belong_to_the_object() {
-    let (sim, fmm) = primary("mi300x");
+    let (sim, fmm) = primary_with("mi300x", userptr_options());
     let gpus: Vec<u32> = (0..fmm.nodes().len() as u32)
         .filter(|&n| fmm.nodes()[n as usize].is_gpu())
         .collect();

@@ -460,3 +460,52 @@ fn garbage_share_handle_rule() {
     );
     teardown(sim, fmm);
 }
+
+/// With the SVM API on and `register_through_svm` (6.2.4 and newest),
+/// user memory no object covers is registered as an SVM range: one
+/// AMDKFD_IOC_SVM, no BO, unknown to pointer queries; maps go through
+/// SVM ACCESS_IN_PLACE and report the CPU address; if the SVM request
+/// fails, a userptr BO is made instead. Registering inside an allocation
+/// is refused with INVALID_HANDLE (`register_needs_userptr`).
+#[test]
+fn user_memory_registered_through_svm() {
+    let (sim, fmm) = primary("mi300x");
+    let host = vec![0u8; 8 * PAGE_SIZE as usize];
+    let addr = (host.as_ptr() as u64 + PAGE_SIZE - 1) & !(PAGE_SIZE - 1);
+    let bos = live_bos(&sim);
+    let trace = Trace::default();
+    sim.set_trace(trace.clone());
+    fmm.register_memory(addr, 4 * PAGE_SIZE).unwrap();
+    assert_eq!(trace.count("AMDKFD_IOC_SVM"), 1, "{}", trace.text());
+    assert_eq!(live_bos(&sim), bos);
+    assert!(fmm.pointer_info(addr).is_err());
+    assert_eq!(fmm.map_to_gpu(addr + 8, 4 * PAGE_SIZE).unwrap(), addr + 8);
+    let g = gpu_node(&fmm);
+    let mapped = fmm
+        .map_to_gpu_nodes(addr, PAGE_SIZE, &[g], kfd_fmm::MemMapFlags::empty())
+        .unwrap();
+    assert_eq!(mapped, addr);
+    assert_eq!(trace.count("AMDKFD_IOC_SVM"), 3, "{}", trace.text());
+    fmm.unmap_from_gpu(addr).unwrap();
+    fmm.deregister_memory(addr).unwrap();
+
+    // The SVM request fails: a userptr BO after all.
+    let other = addr + 6 * PAGE_SIZE;
+    sim.inject_fault("SVM", 1, kfd_sys::Errno::EINVAL);
+    fmm.register_memory(other, PAGE_SIZE).unwrap();
+    assert_eq!(live_bos(&sim), bos + 1);
+    assert!(fmm.pointer_info(other).is_ok());
+    fmm.deregister_memory(other).unwrap();
+
+    // Inside an allocation: refused.
+    let buf = fmm
+        .alloc_buffer(0, 4 * PAGE_SIZE, 0, MemFlags::HOST_ACCESS)
+        .unwrap();
+    assert_eq!(
+        st(fmm.register_memory(buf.addr(), 4 * PAGE_SIZE).unwrap_err()),
+        4
+    );
+    drop(buf);
+    drop(host);
+    teardown(sim, fmm);
+}

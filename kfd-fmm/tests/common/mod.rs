@@ -37,6 +37,14 @@ pub fn primary(preset: &str) -> (Sim, Arc<Fmm>) {
     primary_with(preset, FmmOptions::primary())
 }
 
+/// Primary-context options that register user memory as userptr BOs (not
+/// through the SVM API), for the tests of the userptr object model.
+pub fn userptr_options() -> FmmOptions {
+    let mut o = FmmOptions::primary();
+    o.rules.register_through_svm = false;
+    o
+}
+
 pub fn primary_with(preset: &str, opts: FmmOptions) -> (Sim, Arc<Fmm>) {
     let sim = Sim::preset(preset).expect("preset");
     let fmm = Fmm::new(open_kfd(&sim), nodes_of(&sim), opts).expect("fmm");
