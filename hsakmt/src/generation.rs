@@ -51,6 +51,7 @@ pub fn context_options(profile: &Profile) -> kfd_context::ContextOptions {
         o.svm_api = false;
         o.fmm.svm_api_enabled = false;
     }
+    o.keep_after_close = profile.border.keep_after_close;
     o.fmm.rules = profile.fmm;
     o.queues.rules = profile.queues;
     o.queues.svm_save_area = true;

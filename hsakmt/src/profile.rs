@@ -49,6 +49,10 @@ pub struct Border {
     /// remap pages) is set up inside `hsaKmtOpenKFD`; otherwise when the
     /// topology snapshot is taken.
     pub memory_at_open: bool,
+    /// `hsaKmtCloseKFD` never closes `/dev/kfd`: the last close keeps the
+    /// primary context with every kernel object for the next open
+    /// (`kfd_context::ContextOptions::keep_after_close`).
+    pub keep_after_close: bool,
     /// `hsaKmtReleaseSystemProperties` also destroys the process apertures
     /// and doorbells, and the next acquire sets them up again.
     pub apertures_follow_topology: bool,
@@ -136,6 +140,7 @@ pub const ROCM_5_2: Profile = Profile {
     },
     border: Border {
         svm_api: false,
+        keep_after_close: false,
         memory_at_open: true,
         apertures_follow_topology: false,
         unchecked: Unchecked {
@@ -196,6 +201,7 @@ pub const ROCM_6_2: Profile = Profile {
     },
     border: Border {
         svm_api: true,
+        keep_after_close: true,
         memory_at_open: false,
         apertures_follow_topology: true,
         unchecked: Unchecked {
@@ -250,6 +256,7 @@ pub const NEWEST: Profile = Profile {
     },
     border: Border {
         svm_api: true,
+        keep_after_close: true,
         memory_at_open: false,
         apertures_follow_topology: true,
         unchecked: Unchecked {

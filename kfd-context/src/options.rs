@@ -21,11 +21,19 @@ pub struct ContextOptions {
     /// GPU nodes all support the SVM API (their `SVMAPISupported`
     /// capability), as the C library's `is_svm_api_supported`.
     pub queues: QueueOptions,
+    /// The last close of the primary context keeps it — the descriptor,
+    /// every kernel object (memory, queues, events) and the topology
+    /// snapshot — and the next open takes it up again, as libhsakmt 6.2.4
+    /// and the newest library do (their CloseKFD never closes `/dev/kfd`).
+    /// Without it the last close tears everything down (5.2.3). A forked
+    /// child never takes up its parent's context either way.
+    pub keep_after_close: bool,
 }
 
 impl Default for ContextOptions {
     fn default() -> Self {
         ContextOptions {
+            keep_after_close: true,
             svm_api: true,
             fmm: FmmOptions::primary(),
             queues: QueueOptions::default(),

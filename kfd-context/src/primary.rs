@@ -2,7 +2,9 @@
 //!
 //! This is the only global mutable state of kfd-rs. Opening increments the
 //! count (the first open creates the context), closing decrements it (the
-//! last close tears the context down). After `fork()`, the child sees the
+//! last close tears the context down, or, with
+//! [`ContextOptions::keep_after_close`], keeps it closed for the next open
+//! to take up). After `fork()`, the child sees the
 //! primary as closed and must open it again, as with the C library.
 //!
 //! # Fork detection
@@ -45,6 +47,8 @@ pub enum Opened {
 }
 
 struct Slot {
+    /// The context: open while `count > 0`; kept after the last close
+    /// with [`ContextOptions::keep_after_close`].
     ctx: Option<Context>,
     count: u64,
     /// References a forked child inherited from its parent (see
@@ -98,7 +102,7 @@ enum ForkCheck {
 
 fn slot(check: ForkCheck) -> MutexGuard<'static, Slot> {
     let mut s = SLOT.lock().unwrap_or_else(|e| e.into_inner());
-    if s.count > 0 {
+    if s.count > 0 || s.ctx.is_some() {
         let forked = s.generation != FORK_GENERATION.load(Ordering::Relaxed)
             || ((check == ForkCheck::Pid || !ATFORK_REGISTERED.load(Ordering::Relaxed))
                 && s.pid != std::process::id());
@@ -125,7 +129,11 @@ pub fn set_driver(driver: Arc<dyn Driver>) -> Result<(), ContextError> {
     if s.count > 0 {
         return Err(ContextError::AlreadyOpen);
     }
+    // A context kept by its last close belongs to the old driver.
+    let kept = s.ctx.take();
     s.driver = Some(driver);
+    drop(s);
+    drop(kept);
     Ok(())
 }
 
@@ -134,15 +142,20 @@ pub fn open() -> Result<(Context, Opened), ContextError> {
     open_with(ContextOptions::from_env())
 }
 
-/// [`open`] with explicit options (used only when this open creates it).
+/// [`open`] with explicit options (used only when this open creates the
+/// context: a context kept by the last close is taken up with its own).
 pub fn open_with(options: ContextOptions) -> Result<(Context, Opened), ContextError> {
     register_fork_handler();
     let mut s = slot(ForkCheck::Pid);
-    if s.count > 0 {
-        if let Some(ctx) = s.ctx.clone() {
-            s.count += 1;
-            return Ok((ctx, Opened::Again));
-        }
+    if let Some(ctx) = s.ctx.clone() {
+        let how = if s.count > 0 {
+            Opened::Again
+        } else {
+            // Kept by the last close: taken up again, as a first open.
+            Opened::First
+        };
+        s.count += 1;
+        return Ok((ctx, how));
     }
     let driver = s
         .driver
@@ -157,19 +170,35 @@ pub fn open_with(options: ContextOptions) -> Result<(Context, Opened), ContextEr
     Ok((ctx, Opened::First))
 }
 
-/// Drops one reference to the primary context; the last one tears it down.
+/// Drops one reference to the primary context; the last one tears it
+/// down, unless the context was opened with
+/// [`ContextOptions::keep_after_close`] (then it stays, closed, for the
+/// next [`open`]).
 pub fn close() -> Result<(), ContextError> {
     let mut s = slot(ForkCheck::Pid);
     if s.count == 0 {
         return Err(ContextError::NotOpen);
     }
     s.count -= 1;
-    if s.count == 0 {
+    let keep = s.ctx.as_ref().is_some_and(|c| c.options().keep_after_close);
+    if s.count == 0 && !keep {
         let ctx = s.ctx.take();
         drop(s);
         drop(ctx);
     }
     Ok(())
+}
+
+/// Tears down a primary context kept by its last close (nothing happens
+/// if it is open or was not kept). For tests and for callers that want
+/// the kernel objects gone before the process ends.
+pub fn discard_closed() {
+    let mut s = slot(ForkCheck::Pid);
+    if s.count == 0 {
+        let ctx = s.ctx.take();
+        drop(s);
+        drop(ctx);
+    }
 }
 
 /// In a forked child that has not reopened the primary: drops one of the

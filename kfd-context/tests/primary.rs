@@ -35,7 +35,49 @@ fn refcounted_open_close() {
     primary::close().unwrap();
     assert!(matches!(primary::get(), Err(ContextError::NotOpen)));
     assert_eq!(primary::close().unwrap_err().status().0, 20);
+    // Kept after the last close (the default), torn down on request.
+    assert!(!sim.live_objects().is_empty());
+    primary::discard_closed();
     assert!(sim.live_objects().is_empty());
+}
+
+/// With `keep_after_close` (6.2.4 and newest) the last close keeps the
+/// context and its kernel objects, and the next open takes it up as a
+/// first open; without it (5.2.3) the last close tears everything down.
+#[test]
+#[serial]
+fn the_last_close_keeps_the_context_when_asked() {
+    use kfd_context::ContextOptions;
+    let sim = with_sim("mi210");
+    let (a, _) = primary::open().unwrap();
+    a.acquire_system_properties().unwrap();
+    let addr = a
+        .fmm()
+        .unwrap()
+        .alloc_memory(0, 0x4000, kfd_fmm::MemFlags::HOST_ACCESS, None)
+        .unwrap();
+    drop(a);
+    primary::close().unwrap();
+    assert!(matches!(primary::get(), Err(ContextError::NotOpen)));
+    assert!(!sim.live_objects().is_empty(), "kept");
+    let (b, how) = primary::open().unwrap();
+    assert_eq!(how, Opened::First);
+    assert!(b.fmm().unwrap().pointer_info(addr).is_ok(), "same memory");
+    b.fmm().unwrap().free_memory(addr).unwrap();
+    drop(b);
+    primary::close().unwrap();
+    primary::discard_closed();
+    assert!(sim.live_objects().is_empty());
+
+    let options = ContextOptions {
+        keep_after_close: false,
+        ..ContextOptions::default()
+    };
+    let (c, _) = primary::open_with(options).unwrap();
+    c.acquire_system_properties().unwrap();
+    drop(c);
+    primary::close().unwrap();
+    assert!(sim.live_objects().is_empty(), "torn down at the last close");
 }
 
 #[test]
@@ -56,6 +98,7 @@ fn concurrent_open_close_keeps_count_consistent() {
         t.join().unwrap();
     }
     assert_eq!(primary::open_count(), 0);
+    primary::discard_closed();
     assert!(sim.live_objects().is_empty());
 }
 
@@ -122,6 +165,7 @@ fn primary_and_secondaries_are_isolated_and_torn_down() {
     );
     drop(host);
     primary::close().unwrap();
+    primary::discard_closed();
     let live = sim.live_objects();
     assert!(live.is_empty(), "{live:?}");
 }
@@ -154,7 +198,9 @@ fn queue_options_follow_the_context() {
     drop(host);
     primary::close().unwrap();
 
-    // Without the SVM API the primary does not use them either.
+    // Without the SVM API the primary does not use them either (a new
+    // context: the kept one would be taken up with its own options).
+    primary::discard_closed();
     options.svm_api = false;
     options.fmm.svm_api_enabled = false;
     let (host, _) = primary::open_with(options).unwrap();
@@ -162,8 +208,9 @@ fn queue_options_follow_the_context() {
     assert!(!host.queues().unwrap().options().svm_save_area);
     drop(host);
     primary::close().unwrap();
+    primary::discard_closed();
     assert!(sim.live_objects().is_empty());
 
-    // The default is 5.2.3's buffers.
+    // The default is the newest library's buffers.
     assert_eq!(ContextOptions::default().queues, QueueOptions::default());
 }

@@ -4,9 +4,9 @@
 
 use std::ptr::null_mut;
 
-use hsakmt_sys::common::HsaVersionInfo;
+use hsakmt_sys::common::{HsaSystemProperties, HsaVersionInfo};
 
-use super::{add, setup, standard_call, teardown, Scenario};
+use super::{add, alloc, free, setup, standard_call, teardown, Scenario};
 use crate::abi::{Abi, AbiKind};
 use crate::kmt;
 
@@ -79,6 +79,49 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
             hsaKmtGetVersion(&mut ver),
             "live struct"
         );
+    });
+    // What survives the last close: 5.2.3 closes /dev/kfd and frees
+    // everything; 6.2.4 and the newest library keep the descriptor and
+    // every kernel object, and the next open picks them up (with the
+    // topology snapshot, if it was not released).
+    add(v, "openclose/reopen-keeps-state", |cx| {
+        let Some(t) = setup(cx) else { return };
+        let p = alloc(
+            cx,
+            "alloc-host",
+            0,
+            0x4000,
+            crate::abi::memflag::HOST_ACCESS,
+        );
+        let vram = alloc(cx, "alloc-vram", t.gpu(), 0x4000, 0);
+        kmt!(cx, "close", hsaKmtCloseKFD(), "no arguments");
+        kmt!(cx, "reopen", hsaKmtOpenKFD(), "no arguments");
+        let mut info = A::PointerInfo::default();
+        if let Some(p) = p {
+            if kmt!(
+                cx,
+                "info-host",
+                hsaKmtQueryPointerInfo(p, &mut info),
+                "live struct; p was allocated before the close"
+            ) == 0
+            {
+                cx.rec("info-host.Type", A::pointer_info(&info).ty);
+            }
+        }
+        let mut sp = HsaSystemProperties::default();
+        kmt!(
+            cx,
+            "reacquire",
+            hsaKmtAcquireSystemProperties(&mut sp),
+            "live struct"
+        );
+        cx.rec("reacquire.NumNodes", sp.NumNodes);
+        for (label, q) in [("free-host", p), ("free-vram", vram)] {
+            if let Some(q) = q {
+                free(cx, label, q, 0x4000);
+            }
+        }
+        teardown(cx);
     });
     for f in closed_list(A::KIND) {
         add(v, format!("closed/{f}"), move |cx| {
