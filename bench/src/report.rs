@@ -341,6 +341,19 @@ pub fn markdown(r: &Results, run: &RunInfo) -> String {
             .unwrap_or_default()
     );
     let _ = writeln!(s, "| load average at the end | {} (1, 5, 15 min) |", m.load);
+    let busy = m
+        .load
+        .split_whitespace()
+        .next()
+        .and_then(|l| l.parse::<f64>().ok())
+        .is_some_and(|l| l > m.cpus as f64);
+    if busy {
+        s.push_str(
+            "\nThe load average was above the CPU count: other work shared the machine \
+             during the run, which widens the spreads and moves single medians; compare \
+             p10 values, or rerun on an idle machine before calling a row a regression.\n",
+        );
+    }
     let _ = writeln!(
         s,
         "\n| operation | param | C 5.2.3 median [p10-p90] | ours median [p10-p90] | ioctls | C/ours |"
@@ -597,6 +610,10 @@ mod tests {
         };
         let md = markdown(&results(), &run);
         assert!(md.starts_with("# Benchmarks\n"));
+        assert!(!md.contains("load average was above"), "an idle machine");
+        let mut busy = run.clone();
+        busy.machine.load = "4.61 3.72 2.54".into();
+        assert!(markdown(&results(), &busy).contains("load average was above the CPU count"));
         assert!(md.contains("## How it measures"), "the method is included");
         assert!(md.contains("| commit | `0123abcd` |"));
         assert!(md.contains("| machine | Test CPU, 2 CPUs, Debian GNU/Linux 12 (bookworm) |"));
