@@ -184,8 +184,25 @@ pub fn msrv(sh: &Shell) -> Result<(), String> {
     Ok(())
 }
 
+/// The target directory of the packaging steps. Not the workspace's:
+/// kfd-sim and hsakmt are cdylib crates, whose rlibs cargo names without
+/// a hash (`deps/libhsakmt.rlib`), so the verification build of a packaged
+/// copy would overwrite the workspace's file unnoticed, and the next
+/// workspace build would link the copy (two `kfd_context`s in one binary:
+/// a doctest that set the driver on one opened the real `/dev/kfd` with
+/// the other).
+fn packaging_dir() -> PathBuf {
+    target_dir().join("packaging")
+}
+
+/// The `.crate` files [`package`] writes.
+fn crates_dir() -> PathBuf {
+    packaging_dir().join("package")
+}
+
 /// `cargo package --workspace` of the published crates: packages each and
-/// builds it from its `.crate` against the others (a temporary registry).
+/// builds it from its `.crate` against the others (a temporary registry),
+/// in [`packaging_dir`].
 pub fn package() -> Result<(), String> {
     let mut args = vec!["package", "--workspace", "--allow-dirty"];
     let members = members()?;
@@ -195,6 +212,7 @@ pub fn package() -> Result<(), String> {
     let start = Instant::now();
     let mut child = Command::new("cargo")
         .args(&args)
+        .env("CARGO_TARGET_DIR", packaging_dir())
         .current_dir(project_root())
         .stderr(Stdio::piped())
         .spawn()
@@ -216,9 +234,10 @@ pub fn package() -> Result<(), String> {
         return Err(format!("cargo package failed ({status})"));
     }
     println!(
-        "package: {} crates packaged and verified in {:.0} s ({left_out} test targets stay in the repository)",
+        "package: {} crates packaged and verified in {:.0} s into {} ({left_out} test targets stay in the repository)",
         members.iter().filter(|m| m.publish).count(),
-        start.elapsed().as_secs_f64()
+        start.elapsed().as_secs_f64(),
+        crates_dir().display()
     );
     Ok(())
 }
@@ -302,7 +321,8 @@ fn run_example(label: &str, exe: &Path, args: &[&str], out_dir: &Path) -> Result
 /// the published crates from their unpacked `.crate` files — each named
 /// by version as from crates.io, `[patch.crates-io]` pointing at the
 /// unpacked sources — and every packaged example as a binary; it builds
-/// and runs each. Needs [`package`] first.
+/// and runs each. Needs [`package`] first (its `.crate` files in
+/// [`crates_dir`]).
 pub fn standalone(sh: &Shell) -> Result<(), String> {
     let target = target_dir();
     let dir = target.join("standalone");
@@ -325,7 +345,7 @@ pub fn standalone(sh: &Shell) -> Result<(), String> {
     let mut programs = Vec::new();
     for m in members()?.iter().filter(|m| m.publish) {
         let stem = format!("{}-{version}", m.name);
-        let file = target.join("package").join(format!("{stem}.crate"));
+        let file = crates_dir().join(format!("{stem}.crate"));
         let (file_s, crates_s) = (file.display().to_string(), crates.display().to_string());
         cmd!(sh, "tar -xzf {file_s} -C {crates_s}")
             .quiet()
