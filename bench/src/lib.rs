@@ -13,7 +13,9 @@
 //! spent. Samples go to stdout ([`proto`]); the parent pools them per
 //! operation, parameter and library, and prints the median and the
 //! p10–p90 spread of each, with the ratio C/ours ([`report`]); it also
-//! writes `report.json` and `scaling.svg` ([`svg`]).
+//! writes `report.json`, `report.md` (the page `docs/benchmarks.md` is
+//! made from, with the method and [`machine`]) and `scaling.svg`
+//! ([`svg`]).
 //!
 //! An operation whose first call answers `HSAKMT_STATUS_NOT_SUPPORTED`
 //! (11), or whose symbol is missing, is reported as "unsupported" and never
@@ -47,6 +49,7 @@
 //! ```
 
 pub mod child;
+pub mod machine;
 pub mod ops;
 pub mod parent;
 pub mod proto;

@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use conformance::abi::AbiKind;
 use kfd_bench::child::{self, Budget, ChildConfig, Live};
 use kfd_bench::parent::{self, Config};
-use kfd_bench::{report, svg};
+use kfd_bench::{machine, report, svg};
 
 const USAGE: &str = "usage:
   kfd-bench run --reference LIB --ours LIB [--ours-newest LIB] --sim LIBKFD_SIM
@@ -16,12 +16,15 @@ const USAGE: &str = "usage:
                 [--levels 0,1000,..] [--live vram|sys]
                 [--reps N] [--per-op-ms N] [--max-samples N] [--min-samples N]
                 [--group NAME]... [--out DIR] [--timeout SECS] [--since UNIX_MS]
+                [--markdown FILE] [--commit TEXT] [--toolchain TEXT] [--command TEXT]
   kfd-bench child --abi ABI --lib LIB --group NAME [--preset NAME] [--levels ..]
                 [--live vram|sys]
                 [--per-op-ms N] [--max-samples N] [--min-samples N] [--batch N]
                 [--count-ioctls] [--only OP]
   (--count-ioctls: count each operation's ioctls in KFD_SIM_TRACE instead
    of timing it)
+  (--markdown FILE: also write the report page (method, machine, table) to
+   FILE; --commit, --toolchain and --command fill in what it says was run)
   (--batch N: exactly N calls per sample and --max-samples samples, for
    instruction counts under valgrind --tool=callgrind; --only OP measures
    just that operation id of the group)";
@@ -190,8 +193,25 @@ fn run(v: &[String]) -> Result<(), String> {
     write("report.json", &report::json(&res, wall))?;
     write("report.txt", &table)?;
     write("scaling.svg", &svg::render(&rows))?;
+    let unknown = |flag: &str| a.one(flag).unwrap_or("unknown").to_string();
+    let page = report::markdown(
+        &res,
+        &report::RunInfo {
+            command: a.one("--command").unwrap_or("kfd-bench run").to_string(),
+            commit: unknown("--commit"),
+            toolchain: unknown("--toolchain"),
+            date: machine::now_utc(),
+            machine: machine::Machine::probe(),
+            wall_seconds: wall,
+        },
+    );
+    write("report.md", &page)?;
+    if let Some(path) = a.one("--markdown") {
+        std::fs::write(path, &page).map_err(|e| format!("{path}: {e}"))?;
+        println!("wrote {path}");
+    }
     println!(
-        "measured in {:.0} s{}; wrote {}/report.json, report.txt, scaling.svg",
+        "measured in {:.0} s{}; wrote {}/report.json, report.txt, report.md, scaling.svg",
         res.elapsed.as_secs_f64(),
         wall.map(|w| format!(" ({w:.0} s with the builds)"))
             .unwrap_or_default(),

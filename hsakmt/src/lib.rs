@@ -1,5 +1,52 @@
 //! hsakmt: the C ABI of libhsakmt, as a drop-in `libhsakmt.so.1`.
 //!
+//! # Example
+//!
+//! The exports are ordinary `unsafe extern "C"` functions in the rlib,
+//! so Rust can call them the way a C program does. Here the primary
+//! context is given a simulated MI210 (`kfd-sim`) instead of `/dev/kfd`;
+//! a C program reaches the simulator through its LD_PRELOAD library
+//! instead (see the README).
+//!
+//! ```
+//! use std::{ffi::c_void, ptr, sync::Arc};
+//! use hsakmt::generation::abi::{HsaMemFlags, HsaSystemProperties, HsaVersionInfo};
+//! use hsakmt::memory::{hsaKmtAllocMemory, hsaKmtFreeMemory, hsaKmtMapMemoryToGPU, hsaKmtUnmapMemoryToGPU};
+//! use hsakmt::openclose::{hsaKmtCloseKFD, hsaKmtGetVersion, hsaKmtOpenKFD};
+//! use hsakmt::topology::hsaKmtAcquireSystemProperties;
+//!
+//! kfd_context::primary::set_driver(Arc::new(kfd_sim::Sim::preset("mi210")?))?;
+//! let mut version = HsaVersionInfo::default();
+//! let mut system = HsaSystemProperties::default();
+//! let mut flags = HsaMemFlags::default();
+//! flags.set_NonPaged(1);
+//! flags.set_HostAccess(1);
+//! let mut buf: *mut c_void = ptr::null_mut();
+//! // SAFETY: every pointer argument points to a live local of the type
+//! // the prototype names; `buf` is used only between alloc and free.
+//! unsafe {
+//!     assert_eq!(hsaKmtOpenKFD().0, 0); // HSAKMT_STATUS_SUCCESS
+//!     assert_eq!(hsaKmtGetVersion(&mut version).0, 0);
+//!     assert_eq!(hsaKmtAcquireSystemProperties(&mut system).0, 0);
+//!     assert_eq!(system.NumNodes, 2); // a CPU and a GPU
+//!     // 1 MiB of VRAM on node 1, mapped to the GPU, written by the CPU.
+//!     assert_eq!(hsaKmtAllocMemory(1, 1 << 20, flags, &mut buf).0, 0);
+//!     assert_eq!(hsaKmtMapMemoryToGPU(buf, 1 << 20, ptr::null_mut()).0, 0);
+//!     buf.cast::<u32>().write(0xdead_beef);
+//!     assert_eq!(hsaKmtUnmapMemoryToGPU(buf).0, 0);
+//!     assert_eq!(hsaKmtFreeMemory(buf, 1 << 20).0, 0);
+//!     assert_eq!(hsaKmtCloseKFD().0, 0);
+//!     // Closed: KERNEL_IO_CHANNEL_NOT_OPENED.
+//!     assert_eq!(hsaKmtGetVersion(&mut version).0, 20);
+//! }
+//! assert_eq!(version.KernelInterfaceMajorVersion, 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! `examples/c_abi.rs` also lists the nodes and queries the pointer.
+//!
+//! # Overview
+//!
 //! The library exports the hsakmt API over the Rust crates of kfd-rs:
 //! `Ctx` functions (`hsaKmtAllocMemoryCtx(ctx, ...)`) are the border
 //! implementation: they look the `HsaKFDContext *` up ([`ctx`]), convert
@@ -8,7 +55,7 @@
 //! (`hsaKmtAllocMemory(...)`) are one-line forwards to the `Ctx` form on
 //! the primary context.
 //!
-//! Two builds, one source (see [`abi`]):
+//! Two builds, one source (see [`generation::abi`]):
 //!
 //! - `--features newest` (default): every function of the newest
 //!   upstream `hsakmt.h` and `hsakmtctx.h`, with their struct layouts;

@@ -1,6 +1,40 @@
 //! kfd-debug: the debugger side of the KFD thunk, as a per-context
 //! sub-context.
 //!
+//! # Example
+//!
+//! What ROCr does at start-up and what a debugger does next, on a
+//! simulated MI210 (`kfd-sim`; with [`kfd_sys::NixDriver`] instead, on
+//! this machine): runtime enable, attach (DBG_TRAP enable), a device
+//! snapshot, detach.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use kfd_debug::Debug;
+//! use kfd_sys::{kfd, DeviceFile, Driver};
+//!
+//! let sim = kfd_sim::Sim::preset("mi210")?;
+//! let topology = kfd_topology::Topology::snapshot(&sim)?;
+//! let driver: Arc<dyn Driver> = Arc::new(sim.clone());
+//! let file = Arc::new(DeviceFile::open_kfd(driver)?);
+//! let debug = Debug::from_topology(file, true, &topology); // primary context
+//!
+//! assert!(debug.kfd_version()? >= (1, 13)); // DBG_TRAP exists
+//! debug.runtime_enable(0, true)?;
+//! let info = debug.enable(kfd::KFD_EC_MASK_QUEUE)?;
+//! assert_eq!(info.runtime_state, kfd::DEBUG_RUNTIME_STATE_ENABLED);
+//! let devices = debug.device_snapshot(0)?;
+//! assert_eq!(devices.len(), 1);
+//! assert_eq!(devices[0].gfx_target_version, 90010); // gfx90a
+//! debug.disable()?;
+//! debug.runtime_disable()?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! `examples/runtime.rs` does the same and prints each answer.
+//!
+//! # Overview
+//!
 //! A [`struct@Debug`] belongs to one KFD context (one `/dev/kfd` descriptor). It
 //! knows whether that context is the process's primary context: only the
 //! primary context may debug, so on a secondary context every operation
@@ -30,24 +64,6 @@
 //!
 //! Node ids are the thunk's user node ids (indices into the topology
 //! snapshot); [`DebugNode`] carries what this crate needs of each node.
-//!
-//! # Example
-//!
-//! ```no_run
-//! use std::sync::Arc;
-//! use kfd_debug::{Debug, DebugNode};
-//! use kfd_sys::{DeviceFile, NixDriver};
-//!
-//! let file = Arc::new(DeviceFile::open_kfd(Arc::new(NixDriver::new()))?);
-//! // One CPU node and one GPU (gpu_id 0x1234, 416 SIMDs, debugger firmware).
-//! let nodes = vec![DebugNode::cpu(16), DebugNode::gpu(0x1234, 416, true)];
-//! let debug = Debug::new(file, true, nodes);
-//! match debug.runtime_enable(0, true) {
-//!     Ok(caps) => println!("runtime enabled, capabilities {:#x}", caps.0),
-//!     Err(e) => println!("runtime enable failed: {e} (status {:?})", e.status()),
-//! }
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
 
 #![forbid(unsafe_code)]
 

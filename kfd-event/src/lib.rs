@@ -1,5 +1,42 @@
 //! kfd-event: the events of one KFD context.
 //!
+//! # Example
+//!
+//! One event and two threads on a simulated MI210 (`kfd-sim`; with
+//! [`kfd_sys::NixDriver`] instead, on this machine): a wait that times
+//! out, then a wait that the other thread ends by setting the event.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use kfd_event::{EventDescriptor, EventType, Events, FmmMemory, WaitOutcome};
+//! use kfd_fmm::{Fmm, FmmOptions};
+//! use kfd_sys::{DeviceFile, Driver};
+//!
+//! let sim = kfd_sim::Sim::preset("mi210")?;
+//! let topology = Arc::new(kfd_topology::Topology::snapshot(&sim)?);
+//! let driver: Arc<dyn Driver> = Arc::new(sim.clone());
+//! let kfd = Arc::new(DeviceFile::open_kfd(driver)?);
+//! // On a dGPU the event page is a buffer from the memory manager.
+//! let fmm = Fmm::from_topology(kfd.clone(), &topology, FmmOptions::primary())?;
+//! let events = Events::new(kfd, Some(topology), Arc::new(FmmMemory::new(Arc::new(fmm))));
+//!
+//! let e = events.create(&EventDescriptor::new(EventType::Signal), false, false)?;
+//! assert_eq!(events.wait_one(&e, 10)?, WaitOutcome::TimedOut);
+//! let (waited, set) = std::thread::scope(|s| {
+//!     let setter = s.spawn(|| events.set(&e));
+//!     (events.wait_one(&e, 10_000), setter.join().unwrap())
+//! });
+//! set?;
+//! assert_eq!(waited?, WaitOutcome::Signaled);
+//! events.destroy(&e)?;
+//! assert_eq!(events.live_count(), 0);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! `examples/signal.rs` does the same and prints the timings.
+//!
+//! # Overview
+//!
 //! An [`Events`] is the event sub-context of a KFD context: it owns the
 //! context's signal event page and a registry of its live events, and
 //! implements the hsakmt event API on top of the KFD ioctls:
@@ -25,24 +62,6 @@
 //! Buffers come from the context's memory manager through the
 //! [`DeviceMemory`] trait: [`FmmMemory`] implements it on `kfd-fmm`;
 //! [`NoDeviceMemory`] makes the crate use only kernel-allocated memory.
-//!
-//! # Example
-//!
-//! ```no_run
-//! use std::sync::Arc;
-//! use kfd_event::{EventDescriptor, EventType, Events, NoDeviceMemory, WaitMode};
-//! use kfd_sys::{DeviceFile, NixDriver};
-//!
-//! let file = Arc::new(DeviceFile::open_kfd(Arc::new(NixDriver::new()))?);
-//! let events = Events::new(file, None, Arc::new(NoDeviceMemory));
-//! let e = events.create(&EventDescriptor::new(EventType::Signal), false, false)?;
-//! std::thread::scope(|s| {
-//!     s.spawn(|| events.set(&e));
-//!     events.wait(&[e.clone()], WaitMode::Any, kfd_event::TIMEOUT_INFINITE)
-//! })?;
-//! events.destroy(&e)?;
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
 
 mod error;
 mod event;

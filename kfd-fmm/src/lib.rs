@@ -1,5 +1,43 @@
 //! kfd-fmm: the GPU memory manager of one KFD context.
 //!
+//! # Example
+//!
+//! Allocate host-visible VRAM on a simulated MI210 (`kfd-sim`; with
+//! [`kfd_sys::NixDriver`] instead, on this machine's GPU), map it to the
+//! GPU, write and read it through the CPU, and ask what the pointer is:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use kfd_fmm::{Fmm, FmmOptions, MemFlags, PointerType};
+//! use kfd_sys::{DeviceFile, Driver};
+//!
+//! let sim = kfd_sim::Sim::preset("mi210")?;
+//! let topology = kfd_topology::Topology::snapshot(&sim)?;
+//! let driver: Arc<dyn Driver> = Arc::new(sim.clone());
+//! let kfd = Arc::new(DeviceFile::open_kfd(driver)?);
+//! let fmm = Arc::new(Fmm::from_topology(kfd, &topology, FmmOptions::primary())?);
+//!
+//! // 1 MiB of VRAM on node 1 (the GPU); unmapped and freed on drop.
+//! let buf = fmm.alloc_buffer(1, 1 << 20, 0, MemFlags::NON_PAGED | MemFlags::HOST_ACCESS)?;
+//! buf.map()?;
+//! buf.write(4096, b"hello")?;
+//! let mut back = [0u8; 5];
+//! buf.read(4096, &mut back)?;
+//! assert_eq!(&back, b"hello");
+//!
+//! let info = fmm.pointer_info(buf.addr() + 4096)?;
+//! assert_eq!(info.kind, PointerType::Allocated);
+//! assert_eq!((info.gpu_address, info.size), (buf.addr(), 1 << 20));
+//! assert_eq!(info.mapped_nodes, [1]);
+//! drop(buf);
+//! assert!(fmm.pointer_info(info.gpu_address).is_err());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! `examples/vram.rs` does the same and prints each step.
+//!
+//! # Overview
+//!
 //! This is the Rust counterpart of libhsakmt's `fmm.c` / `memory.c` /
 //! `svm.c`, built around the context model of the design: an [`Fmm`] is
 //! created per context from that context's `/dev/kfd` file and topology,
@@ -18,36 +56,6 @@
 //!   [`Buffer`] wraps an allocation in RAII for Rust users.
 //! - Every error is an [`FmmError`] whose [`FmmError::status`] is the
 //!   `HSAKMT_STATUS` the C library returns for the same cause.
-//!
-//! # Example
-//!
-//! ```no_run
-//! use std::sync::Arc;
-//! use kfd_fmm::{Fmm, FmmOptions, MemFlags, NodeDesc, GfxVersion};
-//! use kfd_sys::{DeviceFile, NixDriver};
-//!
-//! let kfd = Arc::new(DeviceFile::open_kfd(Arc::new(NixDriver::new()))?);
-//! let nodes = vec![
-//!     NodeDesc { cpu_cores: 16, ..Default::default() },
-//!     NodeDesc {
-//!         gpu_id: 0xd024,
-//!         simd_count: 416,
-//!         gfx: GfxVersion { major: 9, minor: 0, stepping: 10 },
-//!         device_id: 0x740f,
-//!         drm_render_minor: 128,
-//!         ..Default::default()
-//!     },
-//! ];
-//! let fmm = Arc::new(Fmm::new(kfd, nodes, FmmOptions::primary())?);
-//! // 1 MiB of host-accessible VRAM on node 1, mapped to every GPU.
-//! let buf = fmm.alloc_buffer(1, 1 << 20, 0, MemFlags::NON_PAGED | MemFlags::HOST_ACCESS)?;
-//! buf.map()?;
-//! buf.write(0, b"hello")?;
-//! let info = fmm.pointer_info(buf.addr() + 3)?;
-//! assert_eq!(info.gpu_address, buf.addr());
-//! drop(buf); // unmapped and freed
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -1,6 +1,37 @@
 //! kfd-perf: the profiling side of the KFD thunk, as a per-context
 //! sub-context.
 //!
+//! # Example
+//!
+//! The counter blocks of a simulated MI210 (`kfd-sim`; with
+//! [`kfd_sys::NixDriver`] instead, of this machine's GPU) and two reads of
+//! its clock counters:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use kfd_perf::{pmc::BlockId, Perf};
+//! use kfd_sys::{DeviceFile, Driver};
+//!
+//! let sim = kfd_sim::Sim::preset("mi210")?;
+//! let topology = kfd_topology::Topology::snapshot(&sim)?;
+//! let driver: Arc<dyn Driver> = Arc::new(sim.clone());
+//! let perf = Perf::from_topology(Arc::new(DeviceFile::open_kfd(driver)?), &topology);
+//!
+//! let props = perf.counter_properties(1)?; // node 1: the gfx90a
+//! let sq = props.block(BlockId::Sq).expect("gfx90a has SQ counters");
+//! println!("{} blocks; SQ: {} counters, {} at once", props.blocks.len(), sq.counters.len(), sq.num_concurrent);
+//!
+//! let a = perf.clock_counters(1)?;
+//! let b = perf.clock_counters(1)?;
+//! assert!(b.gpu >= a.gpu && b.system >= a.system);
+//! assert_eq!(a.system_frequency_hz, 1_000_000_000); // CLOCK_BOOTTIME in ns
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! `examples/counters.rs` lists every block and measures the GPU clock.
+//!
+//! # Overview
+//!
 //! A [`Perf`] belongs to one KFD context (one `/dev/kfd` descriptor) and
 //! offers:
 //!
@@ -29,27 +60,6 @@
 //!
 //! Performance counters, SPM and PC sampling are also available on
 //! secondary contexts: only debugging is reserved to the primary context.
-//!
-//! # Example
-//!
-//! ```no_run
-//! use std::sync::Arc;
-//! use kfd_perf::{pmc::{BlockId, GfxVersion}, Perf, PerfNode};
-//! use kfd_sys::{DeviceFile, NixDriver};
-//!
-//! let file = Arc::new(DeviceFile::open_kfd(Arc::new(NixDriver::new()))?);
-//! let nodes = vec![
-//!     PerfNode::cpu(),
-//!     PerfNode::gpu(0x1234, GfxVersion::new(9, 0, 10), 0x740f, 100_000),
-//! ];
-//! let perf = Perf::new(file, nodes);
-//! let props = perf.counter_properties(1)?;
-//! let sq = props.block(BlockId::Sq).expect("gfx90a has SQ counters");
-//! println!("SQ: {} counters, {} at once", sq.counters.len(), sq.num_concurrent);
-//! let clocks = perf.clock_counters(1)?;
-//! println!("GPU clock {} at system clock {} Hz", clocks.gpu, clocks.system_frequency_hz);
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
 
 #![forbid(unsafe_code)]
 

@@ -1,5 +1,50 @@
 //! kfd-queue: the user-mode queues of one KFD context.
 //!
+//! # Example
+//!
+//! Create an AQL queue on a simulated MI210 (`kfd-sim`; with
+//! [`kfd_sys::NixDriver`] instead, on this machine's GPU). The caller
+//! supplies the ring and the read/write pointers, as ROCr does; the
+//! library adds the EOP buffer, the context save area and the doorbell.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use kfd_event::FmmMemory;
+//! use kfd_fmm::{Fmm, FmmOptions, MemFlags};
+//! use kfd_queue::{QueueKind, QueueRequest, Queues};
+//! use kfd_sys::{DeviceFile, Driver};
+//!
+//! let sim = kfd_sim::Sim::preset("mi210")?;
+//! let topology = Arc::new(kfd_topology::Topology::snapshot(&sim)?);
+//! let driver: Arc<dyn Driver> = Arc::new(sim.clone());
+//! let kfd = Arc::new(DeviceFile::open_kfd(driver)?);
+//! let fmm = Arc::new(Fmm::from_topology(kfd.clone(), &topology, FmmOptions::primary())?);
+//! let queues = Queues::new(kfd, topology, Arc::new(FmmMemory::new(fmm.clone())));
+//!
+//! let host = MemFlags::NON_PAGED | MemFlags::HOST_ACCESS;
+//! let ring = fmm.alloc_buffer(0, 64 << 10, 0, host)?;
+//! let pointers = fmm.alloc_buffer(0, 4096, 0, host)?;
+//! ring.map()?; // the GPU reads the packets and updates the pointers
+//! pointers.map()?;
+//! let mut request = QueueRequest::new(1, QueueKind::ComputeAql, ring.addr(), ring.size());
+//! request.read_ptr = pointers.addr();
+//! request.write_ptr = pointers.addr() + 8;
+//! let queue = queues.create(&request)?;
+//!
+//! let res = queue.resource();
+//! assert_eq!((res.read_ptr, res.write_ptr), (request.read_ptr, request.write_ptr));
+//! assert_ne!(res.doorbell, 0);
+//! let (_, cwsr) = queue.cwsr().expect("gfx90a saves waves");
+//! println!("queue {:#x}: doorbell {:#x}, {} waves", res.queue_id.raw(), res.doorbell, cwsr.waves);
+//! queues.destroy(&queue)?;
+//! assert_eq!(queues.live_count(), 0);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! `examples/aql.rs` does the same and prints every resource.
+//!
+//! # Overview
+//!
 //! A [`Queues`] is the queue sub-context of a KFD context. It implements
 //! the hsakmt queue API on top of the KFD ioctls:
 //!
@@ -20,22 +65,6 @@
 //! `HSAKMT_STATUS` the C library returns. A [`QueueId`] is owned by the
 //! context that created the queue: [`Queues::lookup`] in another context
 //! fails instead of touching the queue.
-//!
-//! # Example
-//!
-//! ```no_run
-//! use std::sync::Arc;
-//! use kfd_queue::{QueueKind, QueueRequest, Queues};
-//! # fn demo(file: Arc<kfd_sys::DeviceFile>, topology: Arc<kfd_topology::Topology>,
-//! #         memory: Arc<dyn kfd_event::DeviceMemory>, ring: u64) -> Result<(), kfd_queue::QueueError> {
-//! let queues = Queues::new(file, topology, memory);
-//! let q = queues.create(&QueueRequest::new(1, QueueKind::Compute, ring, 4096))?;
-//! let res = q.resource();
-//! println!("queue {:#x}: doorbell at {:#x}", res.queue_id.raw(), res.doorbell);
-//! queues.set_cu_mask(&q, 32, &[0x0000_ffff])?;
-//! queues.destroy(&q)?;
-//! # Ok(()) }
-//! ```
 
 mod error;
 mod queue;

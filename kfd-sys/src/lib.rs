@@ -1,5 +1,43 @@
 //! Raw ABI of the AMD KFD (amdkfd) driver.
 //!
+//! # Example
+//!
+//! Open the KFD through a [`Driver`], ask for its ioctl interface version
+//! and issue a typed request. The driver here is a simulated MI210
+//! (`kfd-sim`); with [`NixDriver`] instead it is this machine's
+//! `/dev/kfd`, and the rest of the code stays the same.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use kfd_sys::{kfd, DeviceFile, Driver};
+//!
+//! let driver: Arc<dyn Driver> = Arc::new(kfd_sim::Sim::preset("mi210")?);
+//! let kfd = DeviceFile::open_kfd(driver)?;
+//! let (major, minor) = kfd.kfd_version()?; // AMDKFD_IOC_GET_VERSION
+//! println!("KFD ioctl interface {major}.{minor}");
+//!
+//! // The request constant fixes the argument type; `ioctl_plain` is safe
+//! // because the struct carries no pointers for the kernel to follow.
+//! let mut apertures = kfd::kfd_ioctl_get_process_apertures_args::default();
+//! kfd.ioctl_plain(kfd::AMDKFD_IOC_GET_PROCESS_APERTURES, &mut apertures)?;
+//! assert_eq!(apertures.num_of_nodes, 1); // one GPU
+//! let gpu = apertures.process_apertures[0];
+//! assert!(gpu.gpuvm_base < gpu.gpuvm_limit);
+//!
+//! let mut clocks = kfd::kfd_ioctl_get_clock_counters_args {
+//!     gpu_id: gpu.gpu_id,
+//!     ..Default::default()
+//! };
+//! kfd.ioctl_plain(kfd::AMDKFD_IOC_GET_CLOCK_COUNTERS, &mut clocks)?;
+//! assert!(clocks.gpu_clock_counter > 0);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! `examples/version.rs` does the same for any preset (or, with `--real`,
+//! this machine's GPUs).
+//!
+//! # Contents
+//!
 //! This crate holds types and numbers only, no logic:
 //!
 //! - [`kfd`]: the `kfd_ioctl.h` uapi — argument structs, typed request
@@ -18,20 +56,6 @@
 //!
 //! The C types of the hsakmt library (`hsakmttypes.h`) are not here: they
 //! live in the `hsakmt-sys` crate, one module per library generation.
-//!
-//! # Example
-//!
-//! ```no_run
-//! use kfd_sys::{ioctl::ioctl_plain, kfd, Driver, NixDriver};
-//! use std::os::fd::AsFd;
-//!
-//! let driver = NixDriver::new();
-//! let fd = driver.open_kfd()?;
-//! let mut v = kfd::kfd_ioctl_get_version_args::default();
-//! ioctl_plain(&driver, fd.as_fd(), kfd::AMDKFD_IOC_GET_VERSION, &mut v)?;
-//! println!("KFD ioctl interface {}.{}", v.major_version, v.minor_version);
-//! # Ok::<(), kfd_sys::Errno>(())
-//! ```
 
 pub mod dbg_trap;
 pub mod driver;

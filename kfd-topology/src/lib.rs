@@ -1,5 +1,35 @@
 //! kfd-topology: typed snapshots of the KFD sysfs topology.
 //!
+//! # Example
+//!
+//! Take a snapshot of a simulated MI300X (`kfd-sim`; with
+//! [`kfd_sys::NixDriver`] instead, of this machine) and list its GPUs:
+//!
+//! ```
+//! use kfd_topology::{HeapType, Topology};
+//!
+//! let sim = kfd_sim::Sim::preset("mi300x")?;
+//! let topology = Topology::snapshot(&sim)?;
+//! for node in topology.gpu_nodes() {
+//!     let isa = node.isa_version().map(|v| v.name()).unwrap_or_default();
+//!     let vram = node.memory_size(HeapType::FRAME_BUFFER_PUBLIC);
+//!     println!(
+//!         "node {}: {isa} \"{}\", {} CUs, {} GiB VRAM",
+//!         node.id,
+//!         node.derived.marketing_name,
+//!         node.compute_units(),
+//!         vram >> 30
+//!     );
+//!     assert_eq!(isa, "gfx942");
+//! }
+//! assert_eq!(topology.gpu_nodes().count(), 8);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! `examples/lsgpu.rs` prints every property, like a tiny rocminfo.
+//!
+//! # Overview
+//!
 //! A [`Topology`] is an owned, immutable copy of what the KFD reports below
 //! `sys/devices/virtual/kfd/kfd/topology` (system properties, nodes, memory
 //! banks, caches, io and p2p links) plus everything the C thunk derives
@@ -15,20 +45,6 @@
 //! difference is a named switch of [`Rules`] (the default follows the
 //! newest library). [`hsakmt`] adds what the C API reports beyond the
 //! snapshot (the memory banks the thunk makes for GPU nodes).
-//!
-//! # Example
-//!
-//! ```no_run
-//! use kfd_topology::Topology;
-//!
-//! let driver = kfd_sys::NixDriver::new();
-//! let topology = Topology::snapshot(&driver)?;
-//! for node in topology.gpu_nodes() {
-//!     let isa = node.isa_version().map(|v| v.name()).unwrap_or_default();
-//!     println!("node {}: {isa} {}", node.id, node.derived.marketing_name);
-//! }
-//! # Ok::<(), kfd_topology::TopologyError>(())
-//! ```
 
 mod cpu_cache;
 pub mod cpuinfo;

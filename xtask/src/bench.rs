@@ -3,13 +3,17 @@
 //! directory (`<target>/bench/build`, so concurrent debug or `dist` builds
 //! are neither clobbered nor clobber it), finds Debian's C libhsakmt, and
 //! runs `kfd-bench run`, which prints the table and writes
-//! `<target>/bench/report.{json,txt}` and `scaling.svg`.
+//! `<target>/bench/report.{json,txt,md}` and `scaling.svg`; with
+//! `--markdown` also `docs/benchmarks.md` (method, machine, commit, date
+//! and table, generated whole).
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use xshell::{cmd, Shell};
+
 use crate::build::{self, check_args, find_reference, value};
-use crate::{abi_named, shell, target_dir};
+use crate::{abi_named, project_root, shell, target_dir};
 
 const HELP: &str = "cargo xtask bench [flags]
 
@@ -17,7 +21,8 @@ Runs the same microbenchmarks against Debian's C libhsakmt 5.2.3 and our
 libhsakmt (rocm-5.2 build; the `newest` build for the context API), each
 library in its own process on kfd-sim, alternating C/ours, several
 repetitions. Prints median and p10-p90 per operation for both and the ratio
-C/ours; writes target/bench/report.json, report.txt and scaling.svg.
+C/ours; writes target/bench/report.json, report.txt, report.md and
+scaling.svg.
 
 flags:
   --quick            short run: 2 reps, live sets up to 10k, small budgets
@@ -28,7 +33,9 @@ flags:
                      queues, threads, ctx
   --per-op-ms N      sampling time per operation and child (default 150)
   --reference PATH   the C library (default: the system's libhsakmt.so.1,
-                     installed with apt when root and missing)";
+                     installed with apt when root and missing)
+  --markdown         also rewrite docs/benchmarks.md from this run (the
+                     method, the machine, the commit, the date, the table)";
 
 /// Entry point: `args` are the words after `bench`.
 pub fn run(args: &[String]) -> Result<(), String> {
@@ -44,7 +51,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "--per-op-ms",
         "--reference",
     ];
-    if !check_args(args, &flags, &["--quick"], HELP)? {
+    if !check_args(args, &flags, &["--quick", "--markdown"], HELP)? {
         return Ok(());
     }
     let quick = args.iter().any(|a| a == "--quick");
@@ -104,6 +111,27 @@ pub fn run(args: &[String]) -> Result<(), String> {
             }
         }
     }
+    if args.iter().any(|a| a == "--markdown") {
+        let docs = project_root().join("docs");
+        std::fs::create_dir_all(&docs).map_err(|e| format!("{}: {e}", docs.display()))?;
+        run.extend([
+            "--markdown".to_string(),
+            docs.join("benchmarks.md").display().to_string(),
+            "--commit".into(),
+            commit(&sh),
+            "--toolchain".into(),
+            cmd!(sh, "rustc -V")
+                .quiet()
+                .read()
+                .unwrap_or_else(|_| "unknown".into()),
+            "--command".into(),
+            ["cargo xtask bench".to_string()]
+                .into_iter()
+                .chain(args.iter().cloned())
+                .collect::<Vec<_>>()
+                .join(" "),
+        ]);
+    }
     let runner = build.join("release/kfd-bench");
     let status = std::process::Command::new(&runner)
         .args(&run)
@@ -127,4 +155,22 @@ fn install(built: &Path, dir: &Path) -> Result<PathBuf, String> {
         .and_then(|_| std::fs::rename(&tmp, &so1))
         .map_err(|e| format!("copy {} -> {}: {e}", built.display(), so1.display()))?;
     Ok(so1)
+}
+
+/// The commit being measured, `git describe`-style: the short hash, and
+/// whether tracked files differ from it.
+fn commit(sh: &Shell) -> String {
+    let Ok(hash) = cmd!(sh, "git rev-parse --short=12 HEAD").quiet().read() else {
+        return "unknown (not a git checkout)".into();
+    };
+    let dirty = cmd!(sh, "git status --porcelain --untracked-files=no")
+        .quiet()
+        .read()
+        .map(|s| !s.trim().is_empty())
+        .unwrap_or(true);
+    if dirty {
+        format!("`{hash}` with uncommitted changes")
+    } else {
+        format!("`{hash}`")
+    }
 }

