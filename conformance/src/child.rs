@@ -47,6 +47,15 @@ pub fn run(args: &ChildArgs) -> Result<(), String> {
 }
 
 fn run_abi<A: Abi>(args: &ChildArgs) -> Result<(), String> {
+    // On the simulator /dev/kfd exists only through its preload: without
+    // it both libraries would fail every open alike and compare "equal".
+    if !args.env.hardware && std::fs::metadata("/dev/kfd").is_err() {
+        return Err(
+            "the simulator is not active in this child: /dev/kfd does not exist \
+                    (LD_PRELOAD not in effect, or kfd-sim could not start; see its message above)"
+                .into(),
+        );
+    }
     let mut out = std::fs::OpenOptions::new()
         .create(true)
         .append(true)

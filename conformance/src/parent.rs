@@ -327,6 +327,14 @@ fn run_side(
             use std::io::Read;
             let _ = e.read_to_string(&mut stderr);
         }
+        // Exit code 2 is the runner's own error (a library that does not
+        // load, no simulator): a broken run, not a result to compare.
+        if status.code() == Some(2) && stderr.contains("kfd-conformance:") {
+            return Err(format!(
+                "{tag}: the child could not run: {}",
+                stderr.trim_end()
+            ));
+        }
         let text = std::fs::read_to_string(&out).unwrap_or_default();
         let trace_text = std::fs::read(&tr).unwrap_or_default();
         let parsed = parse_output(&text);

@@ -75,6 +75,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     drop(buffers);
     drop(tenants);
     primary::close()?;
+    // The last close keeps the primary for a next open, as the C library
+    // does (ContextOptions::keep_after_close); end it here.
+    primary::discard_closed();
     let live = sim.live_objects();
     println!("live kernel objects after close: {}", live.processes.len());
     assert!(live.is_empty(), "{live:?}");

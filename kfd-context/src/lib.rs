@@ -29,6 +29,9 @@
 //! drop(buf);
 //! drop((host, tenant));
 //! primary::close()?;
+//! // As the C library, the last close keeps the primary for the next
+//! // open (ContextOptions::keep_after_close); discard it to end here.
+//! primary::discard_closed();
 //! assert!(sim.live_objects().is_empty()); // every kernel object is gone
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```

@@ -19,9 +19,13 @@ struct TempRoot(PathBuf);
 impl TempRoot {
     fn create() -> io::Result<TempRoot> {
         static N: AtomicU64 = AtomicU64::new(0);
+        static SWEPT: std::sync::Once = std::sync::Once::new();
         let base = std::env::var_os("KFD_SIM_TMPDIR")
             .map(PathBuf::from)
             .unwrap_or_else(std::env::temp_dir);
+        // Trees of processes that died without removing theirs (killed,
+        // crashed): once per process, before adding one.
+        SWEPT.call_once(|| sweep_stale(&base));
         for _ in 0..100 {
             let n = N.fetch_add(1, Ordering::Relaxed);
             let nanos = std::time::SystemTime::now()
@@ -44,6 +48,27 @@ impl TempRoot {
 impl Drop for TempRoot {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Removes the `kfd-sim-<pid>-*` trees in `base` whose process is gone.
+fn sweep_stale(base: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("kfd-sim-"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
     }
 }
 
