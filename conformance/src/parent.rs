@@ -359,7 +359,7 @@ fn run_side(
                     None => what,
                 });
             }
-            if fam.isolated && cfg.sim.is_some() {
+            if fam.isolated && fam.exit_check && cfg.sim.is_some() {
                 if let Some(line) = std::fs::read_to_string(&summary)
                     .unwrap_or_default()
                     .lines()
