@@ -4,7 +4,7 @@
 //!
 //! The subsystem crates know only their own switches
 //! ([`kfd_topology::Rules`], [`kfd_fmm::FmmRules`],
-//! [`kfd_queue::QueueRules`]); this module decides their values per
+//! [`kfd_queue::QueueRules`], [`kfd_debug::DebugRules`]); this module decides their values per
 //! generation, together with the switches of the C border itself
 //! ([`Border`]). A build exports one generation
 //! ([`crate::generation::PROFILE`]); all three values are compiled and
@@ -16,6 +16,7 @@
 //! `projects/rocr-runtime/libhsakmt`). Each switch's documentation says
 //! what it does; each value below says where a generation stands.
 
+use kfd_debug::DebugRules;
 use kfd_fmm::{FmmRules, MemFlags};
 use kfd_queue::QueueRules;
 use kfd_topology::{Rules, VgprTable};
@@ -33,6 +34,8 @@ pub struct Profile {
     pub fmm: FmmRules,
     /// Queue buffers.
     pub queues: QueueRules,
+    /// The debugger runtime.
+    pub debug: DebugRules,
     /// The C border's own switches.
     pub border: Border,
 }
@@ -68,6 +71,10 @@ pub struct Border {
     pub precise_clock_counters: bool,
     /// `hsaKmtProcessVMRead/Write`: how they answer.
     pub process_vm: ProcessVm,
+    /// `hsaKmtPcSamplingQueryCapabilities` reports a kernel that does not
+    /// know the request (`ENOTTY`) as NOT_SUPPORTED; otherwise ERROR, as
+    /// every errno outside its table.
+    pub pc_sampling_enotty_not_supported: bool,
     /// `hsaKmtRuntimeEnable/Disable` check the 5.2-era debug-trap
     /// interface (`AMDKFD_IOC_DBG_TRAP` 0x82) first and stop there: the
     /// 5.2-era runtime-enable request is not implemented (NOT_SUPPORTED).
@@ -132,6 +139,10 @@ pub const ROCM_5_2: Profile = Profile {
         fixed_work_group_sizes: true,
         eop_for_every_queue: true,
     },
+    // 5.2.3 has no firmware check (legacy_runtime_enable); unused.
+    debug: DebugRules {
+        firmware_check_skips_apus: false,
+    },
     border: Border {
         svm_api: false,
         memory_at_open: true,
@@ -146,6 +157,8 @@ pub const ROCM_5_2: Profile = Profile {
         queue_failures_are_errors: true,
         precise_clock_counters: false,
         process_vm: ProcessVm::CrossMemoryCopy,
+        // 5.2.3 has no PC sampling; unused.
+        pc_sampling_enotty_not_supported: false,
         legacy_runtime_enable: true,
     },
 };
@@ -190,6 +203,10 @@ pub const ROCM_6_2: Profile = Profile {
         fixed_work_group_sizes: true,
         eop_for_every_queue: false,
     },
+    // debug.c: `if (node.NumCPUCores) continue;` skips APU nodes too.
+    debug: DebugRules {
+        firmware_check_skips_apus: true,
+    },
     border: Border {
         svm_api: true,
         memory_at_open: false,
@@ -204,6 +221,8 @@ pub const ROCM_6_2: Profile = Profile {
         queue_failures_are_errors: true,
         precise_clock_counters: false,
         process_vm: ProcessVm::NotImplemented,
+        // pc_sampling.c: ENOTTY is not in the errno table → ERROR.
+        pc_sampling_enotty_not_supported: false,
         legacy_runtime_enable: false,
     },
 };
@@ -242,6 +261,9 @@ pub const NEWEST: Profile = Profile {
         fixed_work_group_sizes: false,
         eop_for_every_queue: false,
     },
+    debug: DebugRules {
+        firmware_check_skips_apus: false,
+    },
     border: Border {
         svm_api: true,
         memory_at_open: false,
@@ -256,6 +278,7 @@ pub const NEWEST: Profile = Profile {
         queue_failures_are_errors: false,
         precise_clock_counters: true,
         process_vm: ProcessVm::NotImplemented,
+        pc_sampling_enotty_not_supported: true,
         legacy_runtime_enable: false,
     },
 };
@@ -272,6 +295,7 @@ mod tests {
         assert_eq!(NEWEST.topology, Rules::default());
         assert_eq!(NEWEST.fmm, FmmRules::default());
         assert_eq!(NEWEST.queues, QueueRules::default());
+        assert_eq!(NEWEST.debug, DebugRules::default());
     }
 
     #[test]

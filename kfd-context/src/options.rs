@@ -1,6 +1,7 @@
 //! Context options, read once from the environment variables the C
 //! library honours.
 
+use kfd_debug::DebugRules;
 use kfd_fmm::FmmOptions;
 use kfd_queue::QueueOptions;
 
@@ -21,6 +22,9 @@ pub struct ContextOptions {
     /// GPU nodes all support the SVM API (their `SVMAPISupported`
     /// capability), as the C library's `is_svm_api_supported`.
     pub queues: QueueOptions,
+    /// The debug sub-context's choices ([`kfd_debug::DebugRules`];
+    /// default the newest library's).
+    pub debug: DebugRules,
 }
 
 impl Default for ContextOptions {
@@ -29,6 +33,7 @@ impl Default for ContextOptions {
             svm_api: true,
             fmm: FmmOptions::primary(),
             queues: QueueOptions::default(),
+            debug: DebugRules::default(),
         }
     }
 }
