@@ -1279,6 +1279,21 @@ impl Fmm {
         self.alloc_impl(node, size, align, flags, address, false)
     }
 
+    /// The checks an allocation makes before it looks at its arguments:
+    /// KFD 1.16 for [`MemFlags::CONTIGUOUS`] (unless the generation
+    /// ignores that flag), then the node. Returns the node's gpu_id (0 for
+    /// a CPU node). `hsaKmtAllocMemory` runs these before refusing a NULL
+    /// output pointer, as the C library does.
+    pub fn check_alloc_node(&self, node: u32, flags: MemFlags) -> Result<u32> {
+        if flags
+            .difference(self.opts.rules.unknown_flags)
+            .contains(MemFlags::CONTIGUOUS)
+        {
+            self.check_minor(16)?;
+        }
+        self.validate_node(node)
+    }
+
     /// [`Fmm::alloc_memory_align`] for an RAII handle: the object is
     /// marked owned from the moment it is in the index, so no address-based
     /// call can release it under its owner.
@@ -1302,11 +1317,8 @@ impl Fmm {
         owned: bool,
     ) -> Result<u64> {
         let rules = self.opts.rules;
+        let gpu_id = self.check_alloc_node(node, flags)?;
         flags.remove(rules.unknown_flags);
-        if flags.contains(MemFlags::CONTIGUOUS) {
-            self.check_minor(16)?;
-        }
-        let gpu_id = self.validate_node(node)?;
         let page = flags.page_size();
         if align != 0 && (align < page || !align.is_power_of_two()) {
             return Err(FmmError::BadAlignment(align));
