@@ -60,6 +60,29 @@ pub fn query_capabilities(
     (r, args.num_sample_info)
 }
 
+/// `KFD_IOCTL_PCS_OP_QUERY_CAPABILITIES` without a buffer (address 0,
+/// which the kernel never writes through) announcing `num_sample_info`
+/// entries, as a caller passing a NULL buffer with a count does. Returns
+/// as [`query_capabilities`].
+pub fn query_capabilities_count(
+    file: &DeviceFile,
+    gpu_id: u32,
+    flags: u32,
+    num_sample_info: u32,
+) -> (Result<(), Errno>, u32) {
+    let mut args = kfd_ioctl_pc_sample_args {
+        sample_info_ptr: 0,
+        num_sample_info,
+        op: kfd::rocm::KFD_IOCTL_PCS_OP_QUERY_CAPABILITIES,
+        gpu_id,
+        flags,
+        ..Default::default()
+    };
+    // SAFETY: no sample info address (0): the kernel writes nothing.
+    let r = unsafe { pc_sample(file, &mut args) };
+    (r, args.num_sample_info)
+}
+
 /// `KFD_IOCTL_PCS_OP_CREATE`: creates a session on `gpu_id` with
 /// configuration `info` (which the kernel may overwrite with the one in
 /// use). Returns the trace id.
