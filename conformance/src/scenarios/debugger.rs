@@ -289,6 +289,20 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
         }
         teardown(cx);
     });
+    add(v, "debug/dbg-before-acquire", |cx| {
+        // The debugger requests name no node: they work right after the
+        // open, before any AcquireSystemProperties.
+        if kmt!(cx, "open", hsaKmtOpenKFD(), "no arguments") != 0 {
+            return;
+        }
+        let s = dbg_enable(cx, "enable", 0);
+        device_data(cx, "device-data");
+        queue_data(cx, "queue-data", false, 0);
+        if s == 0 {
+            kmt!(cx, "disable", hsaKmtDbgDisable(), "none");
+        }
+        kmt!(cx, "close", hsaKmtCloseKFD(), "no arguments");
+    });
     add(v, "debug/device-data", |cx| {
         let Some(_t) = setup(cx) else { return };
         device_data(cx, "not-enabled");
