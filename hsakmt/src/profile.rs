@@ -131,6 +131,8 @@ pub const ROCM_5_2: Profile = Profile {
         refuse_empty_registration: false,
         share_via_rocm_ipc: true,
         refuse_unmarked_share_handles: false,
+        // 5.2.3: OnlyAddress is one of its reserved bits; as 6.2.4 here.
+        only_address_on_host_path: false,
     },
     queues: QueueRules {
         pinned_queue_page: false,
@@ -195,6 +197,8 @@ pub const ROCM_6_2: Profile = Profile {
         refuse_empty_registration: false,
         share_via_rocm_ipc: true,
         refuse_unmarked_share_handles: true,
+        // memory.c: only the VRAM path looks at OnlyAddress.
+        only_address_on_host_path: false,
     },
     queues: QueueRules {
         pinned_queue_page: true,
@@ -253,6 +257,7 @@ pub const NEWEST: Profile = Profile {
         refuse_empty_registration: true,
         share_via_rocm_ipc: false,
         refuse_unmarked_share_handles: true,
+        only_address_on_host_path: true,
     },
     queues: QueueRules {
         pinned_queue_page: true,

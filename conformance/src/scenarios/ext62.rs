@@ -14,6 +14,9 @@ use crate::abi::{memflag as mf, Abi, AbiKind};
 use crate::cx::{Cx, HostBuf};
 use crate::kmt;
 
+/// `HsaMemFlags::OnlyAddress` (6.2.4 and newest): address space only.
+const ONLY_ADDRESS: u32 = 1 << 19;
+
 /// Alignments of the AllocMemoryAlign matrix (0 = the default).
 const ALIGNMENTS: &[u64] = &[0, 0x1000, 0x2000, 0x10000, 0x20_0000];
 
@@ -106,6 +109,18 @@ fn memory<A: Abi>(v: &mut Vec<Scenario<A>>) {
                 teardown(cx);
             });
         }
+    }
+    for (name, vram) in [("sys", false), ("vram", true)] {
+        add(v, format!("memory/align-{name}-only-address"), move |cx| {
+            let Some(t) = setup(cx) else { return };
+            let (node, flags) = kind(&t, vram);
+            let flags = flags | ONLY_ADDRESS;
+            if let Some(p) = alloc_align(cx, "alloc", node, 0x4000, 0x1_0000, flags) {
+                pointer_info(cx, "info", p);
+                free(cx, "free", p, 0x4000);
+            }
+            teardown(cx);
+        });
     }
     add(v, "memory/align-bad-input", |cx| {
         let Some(t) = setup(cx) else { return };
