@@ -415,3 +415,45 @@ forward! {
     /// `hsaKmtDebugTrapIoctl`.
     since62 fn hsaKmtDebugTrapIoctl(args: *mut kfd_ioctl_dbg_trap_args, Queues: *mut u64, DebugReturn: *mut u64) => hsaKmtDebugTrapIoctlCtx;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runtime_capabilities_need_no_open_but_an_output() {
+        RUNTIME_CAPABILITIES.store(0x5, Ordering::Relaxed);
+        let mut caps = 0u32;
+        // SAFETY: a live out word; NULL is the deliberate bad input.
+        let (s, null) = unsafe {
+            (
+                hsaKmtGetRuntimeCapabilitiesCtx(ctx::primary_ptr(), &mut caps),
+                hsaKmtGetRuntimeCapabilitiesCtx(ctx::primary_ptr(), std::ptr::null_mut()),
+            )
+        };
+        assert_eq!(
+            (s, caps),
+            (st::SUCCESS, 0x5),
+            "no open check, the last mask"
+        );
+        assert_eq!(null, st::INVALID_PARAMETER);
+        RUNTIME_CAPABILITIES.store(0, Ordering::Relaxed);
+    }
+
+    #[test]
+    fn debug_trap_ioctl_checks_open_then_args() {
+        let mut ret = 7u64;
+        // SAFETY: NULL arguments are the deliberate bad input.
+        let s = unsafe {
+            hsaKmtDebugTrapIoctlCtx(
+                ctx::primary_ptr(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                &mut ret,
+            )
+        };
+        // KFD is not open in unit tests.
+        assert_eq!(s, st::NOT_OPENED);
+        assert_eq!(ret, 7, "nothing written");
+    }
+}

@@ -709,3 +709,26 @@ forward! {
     /// `hsaKmtReturnAsanHeaderPage`.
     since62 fn hsaKmtReturnAsanHeaderPage(addr: *mut c_void) => hsaKmtReturnAsanHeaderPageCtx;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn asan_header_pages_are_not_supported_without_any_check() {
+        for ctx in [
+            ctx::primary_ptr(),
+            std::ptr::null_mut(),
+            0x10 as *mut HsaKFDContext,
+        ] {
+            // SAFETY: the address is never looked at.
+            let (r, s) = unsafe {
+                (
+                    hsaKmtReplaceAsanHeaderPageCtx(ctx, 0x1000 as *mut c_void),
+                    hsaKmtReturnAsanHeaderPageCtx(ctx, std::ptr::null_mut()),
+                )
+            };
+            assert_eq!((r, s), (st::NOT_SUPPORTED, st::NOT_SUPPORTED));
+        }
+    }
+}
