@@ -886,9 +886,8 @@ fn svm_attributes() {
     teardown(sim, fmm);
 }
 
-#[test]
-fn apu_system_memory_is_plain_cpu_memory() {
-    // An APU whose GPU node also has CPU cores: not a dGPU system.
+/// An APU whose GPU node also has CPU cores: not a dGPU system.
+fn apu() -> (kfd_sim::Sim, std::sync::Arc<kfd_fmm::Fmm>) {
     let sim = kfd_sim::Sim::preset("apu").unwrap();
     let mut nodes = nodes_of(&sim);
     for n in nodes.iter_mut().filter(|n| n.is_gpu()) {
@@ -898,6 +897,12 @@ fn apu_system_memory_is_plain_cpu_memory() {
         kfd_fmm::Fmm::new(open_kfd(&sim), nodes, FmmOptions::primary()).unwrap(),
     );
     assert!(!fmm.is_dgpu());
+    (sim, fmm)
+}
+
+#[test]
+fn apu_system_memory_is_plain_cpu_memory() {
+    let (sim, fmm) = apu();
     let bos = live_bos(&sim);
     let b = fmm
         .alloc_buffer(0, 2 * PAGE_SIZE, 0, MemFlags::HOST_ACCESS)
@@ -1154,15 +1159,7 @@ fn pointer_info_arrays_belong_to_the_object() {
 
 #[test]
 fn apu_system_memory_takes_no_alignment() {
-    let sim = kfd_sim::Sim::preset("apu").unwrap();
-    let mut nodes = nodes_of(&sim);
-    for n in nodes.iter_mut().filter(|n| n.is_gpu()) {
-        n.cpu_cores = 4;
-    }
-    let fmm = std::sync::Arc::new(
-        kfd_fmm::Fmm::new(open_kfd(&sim), nodes, FmmOptions::primary()).unwrap(),
-    );
-    assert!(!fmm.is_dgpu());
+    let (sim, fmm) = apu();
     // The C library's fmm_allocate_host: no alignment on non-dGPU
     // systems, a failed host allocation (ERROR).
     let e = fmm

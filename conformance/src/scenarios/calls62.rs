@@ -48,14 +48,7 @@ pub(crate) fn standard_call<A: Abi>(cx: &mut Cx<A>, f: &str, node: u32) -> Optio
                 hsaKmtAllocMemoryAlign(0, 0x1000, 0x1000, host, &mut pa),
                 "live out-pointer"
             );
-            if s == 0 && !pa.is_null() {
-                kmt!(
-                    cx,
-                    "cleanup.free",
-                    hsaKmtFreeMemory(pa, 0x1000),
-                    "allocation just made"
-                );
-            }
+            super::cleanup_free(cx, s, pa, 0x1000);
             s
         }
         "hsaKmtAvailableMemory" => kmt!(

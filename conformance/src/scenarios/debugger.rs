@@ -155,6 +155,19 @@ fn trap<A: Abi>(
     s
 }
 
+/// `hsaKmtRuntimeEnable` with a live page as the r_debug stand-in;
+/// returns the page (keep it while enabled) and the status.
+fn runtime_enable<A: Abi>(cx: &mut Cx<A>) -> (HostBuf, u32) {
+    let rdebug = HostBuf::new(0x1000);
+    let s = kmt!(
+        cx,
+        "runtime-enable",
+        hsaKmtRuntimeEnable(rdebug.ptr(), true),
+        "r_debug stand-in: a live page"
+    );
+    (rdebug, s)
+}
+
 fn enable_args(rinfo: &mut kfd_runtime_info, dbg_fd: i32) -> kfd_ioctl_dbg_trap_args {
     kfd_ioctl_dbg_trap_args {
         u: kfd_ioctl_dbg_trap_args_union {
@@ -236,13 +249,7 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
         get(cx, "before-open");
         let Some(_t) = setup(cx) else { return };
         get(cx, "open");
-        let rdebug = HostBuf::new(0x1000);
-        let s = kmt!(
-            cx,
-            "runtime-enable",
-            hsaKmtRuntimeEnable(rdebug.ptr(), true),
-            "r_debug stand-in: a live page"
-        );
+        let (_rdebug, s) = runtime_enable(cx);
         get(cx, "enabled");
         if s == 0 {
             kmt!(cx, "runtime-disable", hsaKmtRuntimeDisable(), "none");
@@ -273,13 +280,7 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
     });
     add(v, "debug/dbg-enable-runtime", |cx| {
         let Some(_t) = setup(cx) else { return };
-        let rdebug = HostBuf::new(0x1000);
-        let r = kmt!(
-            cx,
-            "runtime-enable",
-            hsaKmtRuntimeEnable(rdebug.ptr(), true),
-            "r_debug stand-in: a live page"
-        );
+        let (rdebug, r) = runtime_enable(cx);
         let s = dbg_enable(cx, "enable", rdebug.ptr() as usize);
         if s == 0 {
             kmt!(cx, "disable", hsaKmtDbgDisable(), "none");
@@ -317,13 +318,7 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
         queues::with_ring(cx, |cx, t, r| {
             let ring = r.ring as usize;
             queue_data(cx, "not-enabled", false, ring);
-            let rdebug = HostBuf::new(0x1000);
-            let re = kmt!(
-                cx,
-                "runtime-enable",
-                hsaKmtRuntimeEnable(rdebug.ptr(), true),
-                "r_debug stand-in: a live page"
-            );
+            let (rdebug, re) = runtime_enable(cx);
             let de = dbg_enable(cx, "enable", rdebug.ptr() as usize);
             queue_data(cx, "no-queues", false, ring);
             queue_data(cx, "no-queues-suspend", true, ring);
@@ -361,13 +356,7 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
     });
     add(v, "debug/trap-ioctl", |cx| {
         let Some(_t) = setup(cx) else { return };
-        let rdebug = HostBuf::new(0x1000);
-        let re = kmt!(
-            cx,
-            "runtime-enable",
-            hsaKmtRuntimeEnable(rdebug.ptr(), true),
-            "r_debug stand-in: a live page"
-        );
+        let (rdebug, re) = runtime_enable(cx);
         // The notification descriptor the kernel keeps: a pipe's write end.
         let mut pipe = [-1i32; 2];
         // SAFETY: pipe(2) into a live two-element array.

@@ -37,16 +37,11 @@ fn alloc_align<A: Abi>(
         hsaKmtAllocMemoryAlign(node, size, align, A::mem_flags(flags), &mut p),
         "p is a live out-pointer"
     );
-    let rel = cx.rel(p as usize);
-    cx.rec(&format!("{label}.ptr"), rel);
-    if s != 0 || p.is_null() {
-        return None;
-    }
+    let p = super::allocated(cx, label, s, p, size)?;
     cx.rec(
         &format!("{label}.aligned"),
         align == 0 || (p as u64) % align == 0,
     );
-    cx.note_alloc(p as usize, size);
     Some(p)
 }
 

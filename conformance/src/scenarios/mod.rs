@@ -236,6 +236,18 @@ pub(crate) fn alloc<A: Abi>(
         hsaKmtAllocMemory(node, size, A::mem_flags(flags), &mut p),
         "p is a live out-pointer"
     );
+    allocated(cx, label, s, p, size)
+}
+
+/// Records the pointer an allocation call of status `s` returned (by
+/// relation) and remembers the allocation; returns it if `s` succeeded.
+pub(crate) fn allocated<A: Abi>(
+    cx: &mut Cx<A>,
+    label: &str,
+    s: u32,
+    p: *mut c_void,
+    size: u64,
+) -> Option<*mut c_void> {
     let rel = cx.rel(p as usize);
     cx.rec(&format!("{label}.ptr"), rel);
     if s == 0 && !p.is_null() {
@@ -255,6 +267,19 @@ pub(crate) fn free<A: Abi>(cx: &mut Cx<A>, label: &str, p: *mut c_void, size: u6
         "p came from hsaKmtAllocMemory of this library"
     );
     cx.forget_alloc(p as usize);
+}
+
+/// Frees what a standard call's successful allocation (status `s`)
+/// returned.
+pub(crate) fn cleanup_free<A: Abi>(cx: &mut Cx<A>, s: u32, p: *mut c_void, size: u64) {
+    if s == 0 && !p.is_null() {
+        kmt!(
+            cx,
+            "cleanup.free",
+            hsaKmtFreeMemory(p, size),
+            "allocation just made"
+        );
+    }
 }
 
 /// Writes a pattern into the first and last words of `[p, p + size)`
@@ -509,14 +534,7 @@ pub(crate) fn standard_call<A: Abi>(cx: &mut Cx<A>, f: &str, node: u32) -> u32 {
                 hsaKmtAllocMemory(0, 0x1000, host, &mut pa),
                 "live out-pointer"
             );
-            if s == 0 && !pa.is_null() {
-                kmt!(
-                    cx,
-                    "cleanup.free",
-                    hsaKmtFreeMemory(pa, 0x1000),
-                    "allocation just made"
-                );
-            }
+            cleanup_free(cx, s, pa, 0x1000);
             s
         }
         "hsaKmtFreeMemory" => kmt!(
