@@ -17,6 +17,8 @@ use hsakmt_sys::common::{
     HsaSystemProperties, HsaVersionInfo, HSAKMT_STATUS, HSA_DBG_WATCH_MODE, HSA_SVM_ATTRIBUTE,
 };
 use hsakmt_sys::newest::HsaKFDContext;
+use hsakmt_sys::since_6_2::HsaPcSamplingInfo;
+use kfd_sys::kfd::kfd_ioctl_dbg_trap_args;
 
 use crate::abi::Abi;
 
@@ -168,8 +170,30 @@ api_table! {
     hsaKmtSPMAcquire(u32);
     hsaKmtSPMRelease(u32);
     hsaKmtSPMSetDestBuffer(u32, u32, *mut u32, *mut u32, *mut c_void, *mut bool);
-    // newest only: dma-buf
+    // since 6.2.4 (and newest): the first of these starts the newest
+    // part of the coverage list (see `coverage_list`)
     hsaKmtExportDMABufHandle(*mut c_void, u64, *mut i32, *mut u64);
+    hsaKmtAllocMemoryAlign(u32, u64, u64, A::MemFlags, *mut *mut c_void);
+    hsaKmtAvailableMemory(u32, *mut u64);
+    hsaKmtGetAMDGPUDeviceHandle(u32, *mut *mut c_void);
+    hsaKmtReplaceAsanHeaderPage(*mut c_void);
+    hsaKmtReturnAsanHeaderPage(*mut c_void);
+    hsaKmtWaitOnEvent_Ext(*mut A::Event, u32, *mut u64);
+    hsaKmtWaitOnMultipleEvents_Ext(*mut *mut A::Event, u32, bool, u32, *mut u64);
+    hsaKmtOpenSMI(u32, *mut i32);
+    hsaKmtCheckRuntimeDebugSupport();
+    hsaKmtGetRuntimeCapabilities(*mut u32);
+    hsaKmtDbgEnable(*mut *mut c_void, *mut u32);
+    hsaKmtDbgDisable();
+    hsaKmtDbgGetDeviceData(*mut *mut c_void, *mut u32, *mut u32);
+    hsaKmtDbgGetQueueData(*mut *mut c_void, *mut u32, *mut u32, bool);
+    hsaKmtDebugTrapIoctl(*mut kfd_ioctl_dbg_trap_args, *mut u64, *mut u64);
+    hsaKmtPcSamplingSupport();
+    hsaKmtPcSamplingQueryCapabilities(u32, *mut c_void, u32, *mut u32);
+    hsaKmtPcSamplingCreate(u32, *mut HsaPcSamplingInfo, *mut u32);
+    hsaKmtPcSamplingDestroy(u32, u32);
+    hsaKmtPcSamplingStart(u32, u32);
+    hsaKmtPcSamplingStop(u32, u32);
     // newest only: contexts
     hsaKmtOpenKFDCtx(*mut CtxPtr);
     hsaKmtCloseKFDCtx();

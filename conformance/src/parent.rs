@@ -367,7 +367,7 @@ fn run_side(
                     None => what,
                 });
             }
-            if fam.isolated && cfg.sim.is_some() {
+            if fam.isolated && fam.exit_check && cfg.sim.is_some() {
                 if let Some(line) = std::fs::read_to_string(&summary)
                     .unwrap_or_default()
                     .lines()
@@ -592,7 +592,7 @@ fn classify(cfg: &Config, name: &str, family: &str, r: &Side, o: &Side) -> Outco
         }
         let mut all_intended = true;
         if let Some(c) = &crash_diff {
-            match cfg.intended.find(name, "crash") {
+            match cfg.intended.find(cfg.abi, name, "crash") {
                 Some(e) => oc.details.push(format!(
                     "crash: {c} — intended (line {}): {}",
                     e.line, e.reason
@@ -611,7 +611,7 @@ fn classify(cfg: &Config, name: &str, family: &str, r: &Side, o: &Side) -> Outco
             if covered_by_crash {
                 continue;
             }
-            match cfg.intended.find(name, k) {
+            match cfg.intended.find(cfg.abi, name, k) {
                 Some(e) => oc.details.push(format!(
                     "{k}: reference {a} / ours {b} — intended (line {}): {}",
                     e.line, e.reason
@@ -639,7 +639,7 @@ fn classify(cfg: &Config, name: &str, family: &str, r: &Side, o: &Side) -> Outco
             _ => (&r.trace[..], &o.trace[..]),
         };
         if let Some(d) = trace::first_difference(rt, ot) {
-            match cfg.intended.find(name, "trace") {
+            match cfg.intended.find(cfg.abi, name, "trace") {
                 Some(e) => {
                     oc.trace_intended =
                         Some(format!("{d} — intended (line {}): {}", e.line, e.reason))
@@ -703,7 +703,7 @@ mod tests {
 
     #[test]
     fn classes() {
-        let c = cfg("s/crashy | crash | reason\ns/x | step2 | known");
+        let c = cfg("[rocm-5.2] s/crashy | crash | reason\n[rocm-5.2] s/x | step2 | known");
         let a = side(&[("open", "SUCCESS(0)"), ("step2", "INVALID_PARAMETER(3)")]);
         assert_eq!(classify(&c, "s/x", "s", &a, &a).class, Class::Equal);
         let b = side(&[("open", "SUCCESS(0)"), ("step2", "ERROR(1)")]);

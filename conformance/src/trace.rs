@@ -39,6 +39,10 @@ fn class_of(field: &str) -> Option<&'static str> {
         // Pointers to argument arrays the thunk builds on its heap: only
         // null versus non-null means anything.
         Some("uptr")
+    } else if f == "pid" {
+        // The target process of a debug-trap request: each library runs
+        // in a process of its own.
+        Some("pid")
     } else if f == "event_id" || f == "queue_id" || f == "trace_id" {
         Some("id")
     } else if f.ends_with("addr")
@@ -152,5 +156,17 @@ mod tests {
             "[99] AMDKFD_IOC_FREE_MEMORY_OF_GPU args { handle: 13 } -> 0".to_string(),
         ];
         assert!(first_difference(&normalise(&a), &normalise(&c)).is_some());
+    }
+
+    #[test]
+    fn debug_trap_pids_are_the_process_not_a_value() {
+        let line = |pid: u32, op: u32| {
+            vec![format!(
+                "[{pid}] AMDKFD_IOC_DBG_TRAP kfd_ioctl_dbg_trap_args {{ pid: {pid}, op: {op}, u: kfd_ioctl_dbg_trap_args_union {{ .. }} }} -> 0"
+            )]
+        };
+        assert_eq!(normalise(&line(11452, 0)), normalise(&line(11466, 0)));
+        assert!(normalise(&line(11452, 0))[0].contains("pid: pid#1"));
+        assert_ne!(normalise(&line(11452, 0)), normalise(&line(11452, 1)));
     }
 }

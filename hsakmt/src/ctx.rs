@@ -115,6 +115,14 @@ pub fn register_secondary(c: Context) -> *mut HsaKFDContext {
     ptr
 }
 
+/// The live secondary context with this identity, if any.
+pub fn secondary_by_id(id: ContextId) -> Option<Context> {
+    secondaries()
+        .values()
+        .find(|c| c.id() == id && !c.is_inherited())
+        .cloned()
+}
+
 /// Removes a secondary context's handle; returns the context, or `None`
 /// if the pointer is not a live secondary handle.
 pub fn unregister_secondary(ctx: *mut HsaKFDContext) -> Option<Context> {
@@ -135,8 +143,10 @@ pub fn teardown(c: Context) {
 }
 
 /// Drops the border's per-context caches (pointer-info node arrays,
-/// counter tables, graphics metadata) of a closed context.
+/// counter tables, graphics metadata, device handles) of a closed
+/// context.
 pub fn forget_caches(id: ContextId) {
+    crate::amdgpu::forget_context(id);
     crate::memory::forget_context(id);
     crate::perf::forget_context(id);
 }

@@ -1,10 +1,16 @@
 //! Debugger: runtime enable, the debug-trap interface, the v1 debugger.
 
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 
 use hsakmt_sys::common::{HsaDbgWaveMessage, HSA_DBG_WATCH_MODE, HSA_DBG_WAVEMODE, HSA_DBG_WAVEOP};
+use kfd_context::Context;
 use kfd_debug::AddressWatchPoint;
-use kfd_sys::kfd::{kfd_dbg_device_info_entry, kfd_runtime_info};
+use kfd_sys::kfd::{
+    self, kfd_dbg_device_info_entry, kfd_ioctl_dbg_trap_args, kfd_queue_snapshot_entry,
+    kfd_runtime_info,
+};
 
 use crate::border::{check_mut, read_in, slice_in, st, write_out, Kmt, KmtResult};
 use crate::ctx::{self, HsaKFDContext};
@@ -31,19 +37,97 @@ fn malloc_copy<T: Copy>(items: &[T]) -> KmtResult<*mut c_void> {
     Ok(p)
 }
 
-/// KFD closed (20) → ERROR; other statuses unchanged.
-fn closed_is_error(s: crate::border::Status) -> crate::border::Status {
-    if s == st::NOT_OPENED {
-        st::ERROR
-    } else {
-        s
+/// The C library's runtime capabilities (debug.c's static
+/// `runtime_capabilities_mask`): set by each successful runtime enable of
+/// the primary context and never reset, so `hsaKmtGetRuntimeCapabilities`
+/// returns it with no check at all, before the first open and after the
+/// last close too.
+static RUNTIME_CAPABILITIES: AtomicU32 = AtomicU32::new(0);
+
+/// `hsaKmtCheckRuntimeDebugSupport` as the C library does it, which is
+/// also the first step of runtime enable and disable: acquire the system
+/// properties (this takes the snapshot and sets up the memory manager if
+/// none is held, and stays), any failure of that, KFD closed included,
+/// being ERROR; then the firmware and KFD-version checks (11). A
+/// secondary context is refused (11) before anything.
+fn check_runtime_debug_support(ctx: *mut HsaKFDContext) -> KmtResult<Context> {
+    if ctx != ctx::primary_ptr() {
+        let c = ctx::resolve(ctx)?;
+        c.debug().kmt()?.check_runtime_debug_support().kmt()?;
+        return Ok(c);
+    }
+    let c = ctx::resolve(ctx).map_err(|_| st::ERROR)?;
+    crate::topology::acquire(&c).map_err(|_| st::ERROR)?;
+    c.debug().kmt()?.check_runtime_debug_support().kmt()?;
+    Ok(c)
+}
+
+/// The debugger calls' prologue after the open check: KFD 1.13 or newer
+/// (`CHECK_KFD_MINOR_VERSION`, 11), then the debug sub-context.
+fn debugger(c: &Context) -> KmtResult<Arc<kfd_debug::Debug>> {
+    c.require_minor(kfd_debug::KFD_MINOR_MIN_DEBUG).kmt()?;
+    c.debug().kmt()
+}
+
+/// The `(num_queues, queue_array_ptr)` of a suspend or resume request;
+/// `None` for every other operation.
+fn queue_array(a: &kfd_ioctl_dbg_trap_args) -> Option<(u32, u64)> {
+    match a.op {
+        // SAFETY: a union of plain integer members; the operation's is read.
+        kfd::KFD_IOC_DBG_TRAP_SUSPEND_QUEUES => Some(unsafe {
+            (
+                a.u.suspend_queues.num_queues,
+                a.u.suspend_queues.queue_array_ptr,
+            )
+        }),
+        // SAFETY: as above.
+        kfd::KFD_IOC_DBG_TRAP_RESUME_QUEUES => Some(unsafe {
+            (
+                a.u.resume_queues.num_queues,
+                a.u.resume_queues.queue_array_ptr,
+            )
+        }),
+        _ => None,
     }
 }
 
+/// Converts the caller's HSA queue ids into the kernel's, into the
+/// array a suspend or resume request names (the C library's
+/// `convert_queue_ids` and its `memcpy`). Another operation → 3: the C
+/// library reads the resume member of its arguments and copies ids
+/// wherever that points.
+///
+/// # Safety
+///
+/// `queues` must hold as many ids as the request names, and the
+/// request's `queue_array_ptr` (checked non-NULL and aligned) room for
+/// as many `u32`s.
+unsafe fn store_kernel_queue_ids(
+    c: &Context,
+    a: &kfd_ioctl_dbg_trap_args,
+    queues: *const u64,
+) -> KmtResult {
+    let (n, ptr) = queue_array(a).ok_or(st::INVALID_PARAMETER)?;
+    // SAFETY: forwarded contract: `queues` holds `n` ids.
+    let ids = unsafe { slice_in(queues, n as usize, st::INVALID_PARAMETER) }?;
+    let q = c.queues().kmt()?;
+    let kernel: Vec<u32> = ids
+        .iter()
+        .map(|&id| {
+            q.lookup(id)
+                .map(|q| q.kfd_queue_id())
+                .map_err(|_| st::INVALID_PARAMETER)
+        })
+        .collect::<KmtResult<_>>()?;
+    // SAFETY: forwarded contract: the request's array holds `n` u32s.
+    unsafe { crate::border::write_array(ptr as *mut u32, &kernel, st::INVALID_PARAMETER) }
+}
+
 export! {
-    /// `hsaKmtRuntimeEnableCtx`: KFD closed → 1 (not 20); secondary
-    /// context → 11; firmware without debugger support or KFD < 1.13 →
-    /// 11; EBUSY → 12. The 5.2 build
+    /// `hsaKmtRuntimeEnableCtx`: the checks of
+    /// [`hsaKmtCheckRuntimeDebugSupportCtx`] first (KFD closed → 1, as
+    /// the C library's inner acquire fails), then
+    /// RUNTIME_ENABLE: EBUSY → 12, any other failure → 1. The 5.2 build
     /// follows 5.2.3, which checks the 5.2-era debug-trap interface
     /// version first (11 without it, also when KFD is not open).
     ctx fn hsaKmtRuntimeEnableCtx(ctx: *mut HsaKFDContext, rDebug: *mut c_void, setupTtmp: bool) {
@@ -54,14 +138,16 @@ export! {
             // The 5.2-era runtime-enable request is not implemented.
             return Err(st::NOT_SUPPORTED);
         }
-        // The C library's open check hides in an inner
-        // AcquireSystemProperties whose failure it reports as ERROR.
-        let c = ctx::resolve(ctx).map_err(closed_is_error)?;
-        c.debug().kmt()?.runtime_enable(rDebug as u64, setupTtmp).kmt()?;
+        let c = check_runtime_debug_support(ctx)?;
+        let caps = c.debug().kmt()?.runtime_enable(rDebug as u64, setupTtmp).kmt()?;
+        if c.is_primary() {
+            RUNTIME_CAPABILITIES.store(caps.0, Ordering::Relaxed);
+        }
         Ok(())
     }
 
-    /// `hsaKmtRuntimeDisableCtx`: as [`hsaKmtRuntimeEnableCtx`].
+    /// `hsaKmtRuntimeDisableCtx`: as [`hsaKmtRuntimeEnableCtx`]; the
+    /// capabilities stay.
     ctx fn hsaKmtRuntimeDisableCtx(ctx: *mut HsaKFDContext) {
         if generation::PROFILE.border.legacy_runtime_enable {
             let c = ctx::resolve(ctx).map_err(|_| st::NOT_SUPPORTED)?;
@@ -69,87 +155,144 @@ export! {
             d.kernel_debug_trap_version().map_err(|_| st::NOT_SUPPORTED)?;
             return Err(st::NOT_SUPPORTED);
         }
-        let c = ctx::resolve(ctx).map_err(closed_is_error)?;
+        let c = check_runtime_debug_support(ctx)?;
         c.debug().kmt()?.runtime_disable().kmt()
     }
 
-    /// `hsaKmtGetRuntimeCapabilitiesCtx`: the mask of the last runtime
-    /// enable (0 before one). NULL → 3.
+    /// `hsaKmtGetRuntimeCapabilitiesCtx`: the primary's capabilities of
+    /// its last runtime enable (0 before one), with no check at all, as C
+    /// (which writes through NULL; ours: 3). A secondary context → 11.
     ctx fn hsaKmtGetRuntimeCapabilitiesCtx(ctx: *mut HsaKFDContext, caps_mask: *mut u32) {
-        let c = ctx::resolve(ctx)?;
-        check_mut(caps_mask, st::INVALID_PARAMETER)?;
-        let caps = c.debug().kmt()?.runtime_capabilities().kmt()?;
-        // SAFETY: checked above; an OUT argument.
-        unsafe { write_out(caps_mask, caps.0, st::INVALID_PARAMETER) }
+        let caps = if ctx == ctx::primary_ptr() {
+            RUNTIME_CAPABILITIES.load(Ordering::Relaxed)
+        } else {
+            let c = ctx::resolve(ctx)?;
+            c.debug().kmt()?.runtime_capabilities().kmt()?.0
+        };
+        // SAFETY: an OUT argument; checked by `write_out`.
+        unsafe { write_out(caps_mask, caps, st::INVALID_PARAMETER) }
     }
 
-    /// `hsaKmtDbgEnableCtx`: attaches as debugger; `*runtime_info` is a
-    /// `malloc`ed `struct kfd_runtime_info` the caller frees.
+    /// `hsaKmtDbgEnableCtx`: 20; KFD < 1.13 → 11; attaches as debugger
+    /// (no exceptions reported, the context's KFD descriptor notified).
+    /// `*data_size` is set to the record size first, as C; `*runtime_info`
+    /// is a `malloc`ed `struct kfd_runtime_info` the caller frees. NULL
+    /// outputs → 3 (C writes through them).
     ctx fn hsaKmtDbgEnableCtx(ctx: *mut HsaKFDContext, runtime_info: *mut *mut c_void, data_size: *mut u32) {
         let c = ctx::resolve(ctx)?;
+        let d = debugger(&c)?;
         check_mut(runtime_info, st::INVALID_PARAMETER)?;
-        check_mut(data_size, st::INVALID_PARAMETER)?;
-        let info: kfd_runtime_info = c.debug().kmt()?.enable(u64::MAX).kmt()?;
+        // SAFETY: OUT arguments; checked by `write_out`.
+        unsafe { write_out(data_size, std::mem::size_of::<kfd_runtime_info>() as u32, st::INVALID_PARAMETER)? };
+        let info: kfd_runtime_info = d.enable(0).kmt()?;
         let p = malloc_copy(std::slice::from_ref(&info))?;
-        // SAFETY: both checked above; OUT arguments.
-        unsafe {
-            write_out(data_size, std::mem::size_of::<kfd_runtime_info>() as u32, st::INVALID_PARAMETER)?;
-            write_out(runtime_info, p, st::INVALID_PARAMETER)
-        }
+        // SAFETY: checked above; an OUT argument.
+        unsafe { write_out(runtime_info, p, st::INVALID_PARAMETER) }
     }
 
-    /// `hsaKmtDbgDisableCtx`.
+    /// `hsaKmtDbgDisableCtx`: 20; KFD < 1.13 → 11; refused → 1.
     ctx fn hsaKmtDbgDisableCtx(ctx: *mut HsaKFDContext) {
         let c = ctx::resolve(ctx)?;
-        c.debug().kmt()?.disable().kmt()
+        debugger(&c)?.disable().kmt()
     }
 
-    /// `hsaKmtDbgGetDeviceDataCtx`: a `malloc`ed device snapshot.
+    /// `hsaKmtDbgGetDeviceDataCtx`: 20; KFD < 1.13 → 11; a `malloc`ed
+    /// device snapshot. As C, `*n_entries` and `*entry_size` are set to
+    /// `UINT32_MAX` and the entry size before the request; unlike C
+    /// (which allocates `120 * UINT32_MAX` bytes, computed in 32 bits, and
+    /// offers the kernel that many entries) the buffer has room for the
+    /// context's GPUs and grows if the kernel has more.
     ctx fn hsaKmtDbgGetDeviceDataCtx(ctx: *mut HsaKFDContext, data: *mut *mut c_void, n_entries: *mut u32, entry_size: *mut u32) {
         let c = ctx::resolve(ctx)?;
+        let d = debugger(&c)?;
         check_mut(data, st::INVALID_PARAMETER)?;
         check_mut(n_entries, st::INVALID_PARAMETER)?;
-        check_mut(entry_size, st::INVALID_PARAMETER)?;
-        let v = c.debug().kmt()?.get_device_data().kmt()?;
+        // SAFETY: OUT arguments; checked by `write_out`.
+        unsafe {
+            write_out(n_entries, u32::MAX, st::INVALID_PARAMETER)?;
+            write_out(entry_size, std::mem::size_of::<kfd_dbg_device_info_entry>() as u32, st::INVALID_PARAMETER)?;
+        }
+        let v = d.get_device_data().kmt()?;
         let p = malloc_copy(&v)?;
-        // SAFETY: all checked above; OUT arguments.
+        // SAFETY: checked above; OUT arguments.
         unsafe {
             write_out(n_entries, v.len() as u32, st::INVALID_PARAMETER)?;
-            write_out(entry_size, std::mem::size_of::<kfd_dbg_device_info_entry>() as u32, st::INVALID_PARAMETER)?;
             write_out(data, p, st::INVALID_PARAMETER)
         }
     }
 
-    /// `hsaKmtDbgGetQueueDataCtx`: a `malloc`ed queue snapshot.
+    /// `hsaKmtDbgGetQueueDataCtx`: 20; KFD < 1.13 → 11; a `malloc`ed
+    /// queue snapshot (see `kfd_debug::Debug::get_queue_data`: unlike C,
+    /// which returns 1 unless it suspended queues, the snapshot is also
+    /// returned without `suspend_queues` or without queues). `*entry_size`
+    /// and `*n_entries` are set first, as C.
     ctx fn hsaKmtDbgGetQueueDataCtx(ctx: *mut HsaKFDContext, data: *mut *mut c_void, n_entries: *mut u32, entry_size: *mut u32, suspend_queues: bool) {
         let c = ctx::resolve(ctx)?;
+        let d = debugger(&c)?;
         check_mut(data, st::INVALID_PARAMETER)?;
         check_mut(n_entries, st::INVALID_PARAMETER)?;
-        check_mut(entry_size, st::INVALID_PARAMETER)?;
-        let v = c.debug().kmt()?.get_queue_data(suspend_queues).kmt()?;
-        let size = std::mem::size_of_val(v.first().unwrap_or(&Default::default()));
+        // SAFETY: OUT arguments; checked by `write_out`.
+        unsafe {
+            write_out(entry_size, std::mem::size_of::<kfd_queue_snapshot_entry>() as u32, st::INVALID_PARAMETER)?;
+            write_out(n_entries, 0, st::INVALID_PARAMETER)?;
+        }
+        let v = d.get_queue_data(suspend_queues).kmt()?;
         let p = malloc_copy(&v)?;
-        // SAFETY: all checked above; OUT arguments.
+        // SAFETY: checked above; OUT arguments.
         unsafe {
             write_out(n_entries, v.len() as u32, st::INVALID_PARAMETER)?;
-            write_out(entry_size, size as u32, st::INVALID_PARAMETER)?;
             write_out(data, p, st::INVALID_PARAMETER)
         }
     }
 
-    /// `hsaKmtCheckRuntimeDebugSupportCtx`: secondary → 11; firmware or
-    /// KFD too old → 11.
+    /// `hsaKmtCheckRuntimeDebugSupportCtx`, as the C library does it: a
+    /// secondary context → 11; otherwise acquire the system properties
+    /// (this takes the snapshot and sets up the memory manager if none is
+    /// held, and both stay), any failure of that, KFD closed included,
+    /// being ERROR (1); then the firmware check of every GPU node and KFD
+    /// 1.13 or newer (11).
     ctx fn hsaKmtCheckRuntimeDebugSupportCtx(ctx: *mut HsaKFDContext) {
-        let c = ctx::resolve(ctx)?;
-        c.debug().kmt()?.check_runtime_debug_support().kmt()
+        check_runtime_debug_support(ctx).map(drop)
     }
 
-    /// `hsaKmtDebugTrapIoctlCtx` (raw debug-trap requests for tests): not
-    /// offered by the border → `NOT_SUPPORTED`.
-    ctx fn hsaKmtDebugTrapIoctlCtx(ctx: *mut HsaKFDContext, args: *mut c_void, Queues: *mut u64, DebugReturn: *mut u64) {
-        let _ = (args, Queues, DebugReturn);
-        ctx::resolve(ctx)?;
-        Err(st::NOT_SUPPORTED)
+    /// `hsaKmtDebugTrapIoctlCtx`: the caller's `AMDKFD_IOC_DBG_TRAP`
+    /// arguments passed to the kernel as they are (the kernel's answer
+    /// lands in `*args`). 20; NULL `args` → 3 (C dereferences it); a
+    /// secondary context → 11. With `Queues`, a suspend or resume
+    /// request's queue-id array first receives the kernel ids of those
+    /// HSA queue ids (unknown ids, or `Queues` with another operation → 3;
+    /// C follows the pointers). `*DebugReturn` (optional) receives the
+    /// ioctl's return value (-1 on failure). Suspend/resume succeed with a
+    /// count of 0..=num_queues, everything else with 0; otherwise 1.
+    ctx fn hsaKmtDebugTrapIoctlCtx(ctx: *mut HsaKFDContext, args: *mut kfd_ioctl_dbg_trap_args, Queues: *mut u64, DebugReturn: *mut u64) {
+        let c = ctx::resolve(ctx)?;
+        // SAFETY: an IN/OUT argument; checked by `read_in`.
+        let mut a = unsafe { read_in(args as *const kfd_ioctl_dbg_trap_args, st::INVALID_PARAMETER) }?;
+        if !DebugReturn.is_null() {
+            check_mut(DebugReturn, st::INVALID_PARAMETER)?;
+        }
+        if !c.is_primary() {
+            return Err(kfd_debug::Error::SecondaryContext.status());
+        }
+        if !Queues.is_null() {
+            // SAFETY: the API's contract for `Queues` and the request's
+            // queue-id array.
+            unsafe { store_kernel_queue_ids(&c, &a, Queues) }?;
+        }
+        let queue_count = queue_array(&a).map(|(n, _)| n as usize);
+        // SAFETY: the caller's request, as the C library passes it on:
+        // the API's contract is that every address in it is valid for
+        // what the kernel does with it for `op` (kfd_sys::dbg_trap's
+        // table); `a` is a copy of `*args`, answered back below.
+        let answer = unsafe { c.kfd().ioctl(kfd::AMDKFD_IOC_DBG_TRAP, &mut a) };
+        // SAFETY: checked above; IN/OUT and OUT arguments.
+        unsafe {
+            args.write(a);
+            if !DebugReturn.is_null() {
+                write_out(DebugReturn, answer.map_or(-1i64, i64::from) as u64, st::INVALID_PARAMETER)?;
+            }
+        }
+        kfd_debug::debug_trap_outcome(queue_count, answer).kmt().map(drop)
     }
 
     /// `hsaKmtGetCoreRuntimeInfo`: the primary context's runtime info.
@@ -270,5 +413,47 @@ forward! {
     /// `hsaKmtCheckRuntimeDebugSupport`.
     since62 fn hsaKmtCheckRuntimeDebugSupport() => hsaKmtCheckRuntimeDebugSupportCtx;
     /// `hsaKmtDebugTrapIoctl`.
-    since62 fn hsaKmtDebugTrapIoctl(args: *mut c_void, Queues: *mut u64, DebugReturn: *mut u64) => hsaKmtDebugTrapIoctlCtx;
+    since62 fn hsaKmtDebugTrapIoctl(args: *mut kfd_ioctl_dbg_trap_args, Queues: *mut u64, DebugReturn: *mut u64) => hsaKmtDebugTrapIoctlCtx;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runtime_capabilities_need_no_open_but_an_output() {
+        RUNTIME_CAPABILITIES.store(0x5, Ordering::Relaxed);
+        let mut caps = 0u32;
+        // SAFETY: a live out word; NULL is the deliberate bad input.
+        let (s, null) = unsafe {
+            (
+                hsaKmtGetRuntimeCapabilitiesCtx(ctx::primary_ptr(), &mut caps),
+                hsaKmtGetRuntimeCapabilitiesCtx(ctx::primary_ptr(), std::ptr::null_mut()),
+            )
+        };
+        assert_eq!(
+            (s, caps),
+            (st::SUCCESS, 0x5),
+            "no open check, the last mask"
+        );
+        assert_eq!(null, st::INVALID_PARAMETER);
+        RUNTIME_CAPABILITIES.store(0, Ordering::Relaxed);
+    }
+
+    #[test]
+    fn debug_trap_ioctl_checks_open_then_args() {
+        let mut ret = 7u64;
+        // SAFETY: NULL arguments are the deliberate bad input.
+        let s = unsafe {
+            hsaKmtDebugTrapIoctlCtx(
+                ctx::primary_ptr(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                &mut ret,
+            )
+        };
+        // KFD is not open in unit tests.
+        assert_eq!(s, st::NOT_OPENED);
+        assert_eq!(ret, 7, "nothing written");
+    }
 }

@@ -1,5 +1,7 @@
 //! Events: create, set/reset/query, destroy, waits.
 
+use std::os::fd::IntoRawFd;
+
 use hsakmt_sys::common::HsaEventDescriptor;
 use kfd_event::{Event, EventDescriptor, Events, WaitMode};
 
@@ -101,13 +103,16 @@ export! {
     }
 
     /// `hsaKmtWaitOnEvent_ExtCtx`: as [`hsaKmtWaitOnEventCtx`] with the
-    /// event age (IN/OUT; NULL → 3).
+    /// event age (IN/OUT; NULL: no age, as the non-Ext form).
     ctx fn hsaKmtWaitOnEvent_ExtCtx(ctx: *mut HsaKFDContext, Event: *mut abi::HsaEvent, Milliseconds: u32, event_age: *mut u64) {
         if Event.is_null() {
             return Err(st::INVALID_HANDLE);
         }
         let events = events_of(ctx)?;
         let e = event(&events, Event)?;
+        if event_age.is_null() {
+            return outcome(events.wait_one(&e, Milliseconds).kmt()?);
+        }
         let age_ptr = check_mut(event_age, st::INVALID_PARAMETER)?;
         // SAFETY: checked above; IN/OUT argument.
         let mut age = unsafe { age_ptr.read() };
@@ -128,26 +133,36 @@ export! {
     }
 
     /// `hsaKmtWaitOnMultipleEvents_ExtCtx`: with one age per event
-    /// (IN/OUT; NULL → 3).
+    /// (IN/OUT, read and written for signal events only; NULL: no ages,
+    /// as the non-Ext form).
     ctx fn hsaKmtWaitOnMultipleEvents_ExtCtx(ctx: *mut HsaKFDContext, Events: *mut *mut abi::HsaEvent, NumEvents: u32, WaitOnAll: bool, Milliseconds: u32, event_age: *mut u64) {
         let events = events_of(ctx)?;
         // SAFETY: the C contract: `Events` holds `NumEvents` pointers.
         let list = unsafe { event_pointers(Events, NumEvents) }?;
+        let mode = if WaitOnAll { WaitMode::All } else { WaitMode::Any };
+        if event_age.is_null() {
+            return outcome(events.wait_pointers(list, mode, Milliseconds, None).kmt()?);
+        }
         // SAFETY: the C contract: `event_age` holds one age per event.
         let mut ages = unsafe { slice_in(event_age as *const u64, NumEvents as usize, st::INVALID_PARAMETER) }?.to_vec();
-        let mode = if WaitOnAll { WaitMode::All } else { WaitMode::Any };
         let o = events.wait_pointers(list, mode, Milliseconds, Some(&mut ages)).kmt()?;
         // SAFETY: the same array, IN/OUT.
         unsafe { crate::border::write_array(event_age, &ages, st::INVALID_PARAMETER)? };
         outcome(o)
     }
 
-    /// `hsaKmtOpenSMICtx`: the SMI event interface is not implemented by
-    /// the subsystem crates → `NOT_SUPPORTED`.
+    /// `hsaKmtOpenSMICtx`: the SMI events descriptor of a GPU node,
+    /// which the caller owns. 20; no snapshot or unknown node → 5; the
+    /// kernel refusing (a CPU node) → 1. A NULL `fd` → 3 before the
+    /// request (C writes through it after the request, leaking the file).
     ctx fn hsaKmtOpenSMICtx(ctx: *mut HsaKFDContext, NodeId: u32, fd: *mut i32) {
-        let _ = (NodeId, fd);
-        ctx::resolve(ctx)?;
-        Err(st::NOT_SUPPORTED)
+        let c = ctx::resolve(ctx)?;
+        let gpu_id = crate::topology::validate_node(&c, NodeId)?;
+        check_mut(fd, st::INVALID_PARAMETER)?;
+        let smi = kfd_event::open_smi(c.kfd(), gpu_id).kmt()?;
+        // SAFETY: checked above; an OUT argument. The descriptor is
+        // handed to the caller, who closes it.
+        unsafe { write_out(fd, smi.into_raw_fd(), st::INVALID_PARAMETER) }
     }
 }
 

@@ -54,6 +54,7 @@ pub fn context_options(profile: &Profile) -> kfd_context::ContextOptions {
     o.keep_after_close = profile.border.keep_after_close;
     o.fmm.rules = profile.fmm;
     o.queues.rules = profile.queues;
+    o.debug = profile.debug;
     o.queues.svm_save_area = true;
     o
 }
@@ -74,6 +75,7 @@ mod tests {
             let o = context_options(p);
             assert_eq!(o.fmm.rules, p.fmm, "{}", p.name);
             assert_eq!(o.queues.rules, p.queues, "{}", p.name);
+            assert_eq!(o.debug, p.debug, "{}", p.name);
         }
         let old = context_options(&ROCM_5_2);
         assert!(!old.svm_api && !old.fmm.svm_api_enabled);

@@ -55,13 +55,15 @@
 //! (`hsaKmtAllocMemory(...)`) are one-line forwards to the `Ctx` form on
 //! the primary context.
 //!
-//! Two builds, one source (see [`generation::abi`]):
+//! Three builds, one source (see [`generation`]):
 //!
 //! - `--features newest` (default): every function of the newest
 //!   upstream `hsakmt.h` and `hsakmtctx.h`, with their struct layouts;
 //! - `--no-default-features --features rocm-5.2`: exactly the 67
 //!   functions of Debian's libhsakmt 5.2.3 with the 5.2.3 layouts, so
-//!   Debian's ROCr 5.2.3 and rocminfo run on it.
+//!   Debian's ROCr 5.2.3 and rocminfo run on it;
+//! - `--no-default-features --features rocm-6.2`: exactly the 88
+//!   functions of Debian 13's libhsakmt 6.2.4 with its layouts.
 //!
 //! Every export carries the `HSAKMT_1` version; the SONAME is
 //! `libhsakmt.so.1`. No panic crosses the border ([`border::guard`]).
@@ -74,6 +76,7 @@
 
 #[macro_use]
 mod export;
+pub mod amdgpu;
 pub mod border;
 pub mod convert;
 pub mod ctx;

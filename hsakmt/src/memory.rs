@@ -9,6 +9,7 @@ use hsakmt_sys::common::{HsaGpuTileConfig, HsaMemoryRange, HsaSharedMemoryHandle
 use kfd_context::{Context, ContextId};
 use kfd_fmm::{MemFlags, ShareHandle};
 
+use crate::amdgpu::Owner;
 use crate::border::{check_mut, read_in, slice_in, st, write_out, Kmt, KmtResult};
 use crate::ctx::{self, HsaKFDContext};
 use crate::generation::{self, abi};
@@ -76,8 +77,15 @@ fn alloc(
     flags: u32,
     out: *mut *mut c_void,
 ) -> KmtResult {
-    let out = check_mut(out, st::INVALID_PARAMETER)?;
     let flags = MemFlags::from_bits_retain(flags);
+    let fmm = c.fmm().kmt()?;
+    if out.is_null() {
+        // The C library checks the node (and the KFD version Contiguous
+        // needs) before the output pointer.
+        fmm.check_alloc_node(node, flags).kmt()?;
+        return Err(st::INVALID_PARAMETER);
+    }
+    let out = check_mut(out, st::INVALID_PARAMETER)?;
     let fixed = if flags.contains(MemFlags::FIXED_ADDRESS) {
         // SAFETY: checked non-NULL and aligned; IN/OUT argument.
         let a = unsafe { out.read() } as u64;
@@ -88,9 +96,7 @@ fn alloc(
     } else {
         None
     };
-    let addr = c
-        .fmm()
-        .kmt()?
+    let addr = fmm
         .alloc_memory_align(node, size, align, flags, fixed)
         .kmt()?;
     // SAFETY: checked above; IN/OUT argument.
@@ -137,9 +143,14 @@ export! {
         Ok(())
     }
 
-    /// `hsaKmtAvailableMemoryCtx`: VRAM still available on `Node`.
+    /// `hsaKmtAvailableMemoryCtx`: VRAM still available on `Node`. 20;
+    /// KFD < 1.9 → 11; no snapshot or unknown node → 5; the request
+    /// failing (a CPU node: gpu_id 0) → 1. A NULL `AvailableBytes` → 3
+    /// before the request (C writes through it after the request).
     ctx fn hsaKmtAvailableMemoryCtx(ctx: *mut HsaKFDContext, Node: u32, AvailableBytes: *mut u64) {
         let c = ctx::resolve(ctx)?;
+        c.require_minor(9).kmt()?;
+        crate::topology::validate_node(&c, Node)?;
         check_mut(AvailableBytes, st::INVALID_PARAMETER)?;
         let n = c.fmm().kmt()?.available_memory(Node).kmt()?;
         // SAFETY: checked above; an OUT argument.
@@ -290,12 +301,22 @@ export! {
         c.fmm().kmt()?.unmap_from_gpu(FlatMemoryAddress).kmt()
     }
 
-    /// `hsaKmtGetAMDGPUDeviceHandleCtx`: there is no libdrm_amdgpu device
-    /// behind the Rust memory manager → `NOT_SUPPORTED`.
+    /// `hsaKmtGetAMDGPUDeviceHandleCtx`: the device handle of a GPU node
+    /// (see [`crate::amdgpu`]: an opaque token of ours, not a
+    /// libdrm_amdgpu device). 20; no snapshot (before the acquire, after
+    /// the release: the C library's GPU list lives as long), an unknown
+    /// or CPU node → 5; a GPU without an open render node → 4. A NULL
+    /// `DeviceHandle` → 3 (C writes through it).
     ctx fn hsaKmtGetAMDGPUDeviceHandleCtx(ctx: *mut HsaKFDContext, NodeId: u32, DeviceHandle: *mut *mut c_void) {
-        let _ = (NodeId, DeviceHandle);
-        ctx::resolve(ctx)?;
-        Err(st::NOT_SUPPORTED)
+        let c = ctx::resolve(ctx)?;
+        let topo = c.topology().kmt()?;
+        let node = topo.node(NodeId).filter(|n| n.is_gpu()).ok_or(st::INVALID_NODE_UNIT)?;
+        check_mut(DeviceHandle, st::INVALID_PARAMETER)?;
+        c.fmm().kmt()?.render_node(node.gpu_id).ok_or(st::INVALID_HANDLE)?;
+        let owner = if c.is_primary() { Owner::Primary } else { Owner::Secondary(c.id()) };
+        let h = crate::amdgpu::handle(owner, node.properties.drm_render_minor);
+        // SAFETY: checked above; an OUT argument.
+        unsafe { write_out(DeviceHandle, h, st::INVALID_PARAMETER) }
     }
 
     /// `hsaKmtGetTileConfigCtx`: bad node (or no snapshot) → 5; the
@@ -384,19 +405,20 @@ export! {
         c.fmm().kmt()?.set_user_data(Pointer as u64, UserData as u64).kmt()
     }
 
-    /// `hsaKmtReplaceAsanHeaderPageCtx`: only in ASAN builds of the C
-    /// library → `NOT_SUPPORTED`.
+    /// `hsaKmtReplaceAsanHeaderPageCtx`: the C library implements it only
+    /// when built with AMD's GPU address sanitizer (`SANITIZER_AMDGPU`);
+    /// every other build, Debian's 6.2.4 among them, returns
+    /// `NOT_SUPPORTED` without any check (not even the open check). This
+    /// library is such a build.
     ctx fn hsaKmtReplaceAsanHeaderPageCtx(ctx: *mut HsaKFDContext, addr: *mut c_void) {
-        let _ = addr;
-        ctx::resolve(ctx)?;
+        let _ = (ctx, addr);
         Err(st::NOT_SUPPORTED)
     }
 
-    /// `hsaKmtReturnAsanHeaderPageCtx`: only in ASAN builds of the C
-    /// library → `NOT_SUPPORTED`.
+    /// `hsaKmtReturnAsanHeaderPageCtx`: as
+    /// [`hsaKmtReplaceAsanHeaderPageCtx`], `NOT_SUPPORTED` with no check.
     ctx fn hsaKmtReturnAsanHeaderPageCtx(ctx: *mut HsaKFDContext, addr: *mut c_void) {
-        let _ = addr;
-        ctx::resolve(ctx)?;
+        let _ = (ctx, addr);
         Err(st::NOT_SUPPORTED)
     }
 
@@ -424,11 +446,30 @@ export! {
         unsafe { process_vm(Pid, true, (LocalMemoryArray, LocalMemoryArrayCount), (RemoteMemoryArray, RemoteMemoryArrayCount), SizeCopied) }
     }
 
-    /// `hsaKmtGetAmdGPUDeviceFd`: no libdrm_amdgpu device → `NOT_SUPPORTED`.
+    /// `hsaKmtGetAmdGPUDeviceFd`: the render-node descriptor behind a
+    /// handle of `hsaKmtGetAMDGPUDeviceHandle` (the context's own; the
+    /// caller must not close it). 20; a handle that is not one (or whose
+    /// context closed) → 4; its GPU no longer in the snapshot → 5; NULL
+    /// `fd` → 3.
     newest fn hsaKmtGetAmdGPUDeviceFd(DeviceHandle: *mut c_void, fd: *mut i32) {
-        let _ = (DeviceHandle, fd);
+        use std::os::fd::{AsFd, AsRawFd};
         ctx::check_open()?;
-        Err(st::NOT_SUPPORTED)
+        let (owner, minor) = crate::amdgpu::lookup(DeviceHandle).ok_or(st::INVALID_HANDLE)?;
+        let c = match owner {
+            Owner::Primary => ctx::primary()?,
+            Owner::Secondary(id) => ctx::secondary_by_id(id).ok_or(st::INVALID_HANDLE)?,
+        };
+        let topo = c.topology().kmt()?;
+        let gpu_id = topo
+            .nodes
+            .iter()
+            .find(|n| n.is_gpu() && n.properties.drm_render_minor == minor)
+            .map(|n| n.gpu_id)
+            .ok_or(st::INVALID_NODE_UNIT)?;
+        let fmm = c.fmm().kmt()?;
+        let render = fmm.render_node(gpu_id).ok_or(st::INVALID_HANDLE)?;
+        // SAFETY: an OUT argument; checked by `write_out`.
+        unsafe { write_out(fd, render.as_fd().as_raw_fd(), st::INVALID_PARAMETER) }
     }
 
     /// `hsaKmtHandleImport` (experimental DRM layer): `NOT_SUPPORTED`.
@@ -667,4 +708,27 @@ forward! {
     since62 fn hsaKmtReplaceAsanHeaderPage(addr: *mut c_void) => hsaKmtReplaceAsanHeaderPageCtx;
     /// `hsaKmtReturnAsanHeaderPage`.
     since62 fn hsaKmtReturnAsanHeaderPage(addr: *mut c_void) => hsaKmtReturnAsanHeaderPageCtx;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn asan_header_pages_are_not_supported_without_any_check() {
+        for ctx in [
+            ctx::primary_ptr(),
+            std::ptr::null_mut(),
+            0x10 as *mut HsaKFDContext,
+        ] {
+            // SAFETY: the address is never looked at.
+            let (r, s) = unsafe {
+                (
+                    hsaKmtReplaceAsanHeaderPageCtx(ctx, 0x1000 as *mut c_void),
+                    hsaKmtReturnAsanHeaderPageCtx(ctx, std::ptr::null_mut()),
+                )
+            };
+            assert_eq!((r, s), (st::NOT_SUPPORTED, st::NOT_SUPPORTED));
+        }
+    }
 }

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use hsakmt_sys::common::{HsaClockCounters, HsaCounter, HsaCounterProperties, HsaPmcTraceRoot};
 use kfd_context::{Context, ContextId};
 use kfd_perf::pmc::Counter;
-use kfd_perf::Perf;
+use kfd_perf::{PcSamplingTraceId, Perf};
 
 use crate::border::{check_mut, read_in, slice_in, st, write_out, Kmt, KmtResult};
 use crate::ctx::{self, HsaKFDContext};
@@ -57,6 +57,19 @@ fn trace_ctx(
     }
     ctx::check_open().map_err(|_| closed)?;
     ctx::lookup(ctx)
+}
+
+/// The prologue of the PC-sampling session calls: trace 0 → 4 (before
+/// the open check), 20, then the node against the current snapshot (5).
+/// (The 5.2 build has no PC sampling.)
+#[cfg_attr(feature = "rocm-5.2", allow(dead_code))]
+fn pc_sampling_session(node: u32, trace: u32) -> KmtResult<(Context, PcSamplingTraceId)> {
+    if trace == 0 {
+        return Err(st::INVALID_HANDLE);
+    }
+    let c = ctx::primary()?;
+    crate::topology::validate_node(&c, node)?;
+    Ok((c, PcSamplingTraceId(trace)))
 }
 
 export! {
@@ -203,72 +216,101 @@ export! {
         }
     }
 
-    /// `hsaKmtPcSamplingSupport`: 20; KFD < 1.16 → 11.
+    /// `hsaKmtPcSamplingSupport`: 20; KFD < 1.16 → 11; nothing else.
     since62 fn hsaKmtPcSamplingSupport() {
-        perf_of(&ctx::primary()?)?.pc_sampling_support().kmt()
+        ctx::primary()?.require_minor(kfd_perf::KFD_MINOR_MIN_PC_SAMPLING).kmt()
     }
 
-    /// `hsaKmtPcSamplingQueryCapabilities`: NULL `sz_needed` → 3 (before
-    /// the open check); 20; too small → 7 with `*sz_needed` set.
-    since62 fn hsaKmtPcSamplingQueryCapabilities(NodeId: u32, sample_info: *mut c_void, sample_info_sz: u32, sz_needed: *mut u32) {
-        check_mut(sz_needed, st::INVALID_PARAMETER)?;
+    /// `hsaKmtPcSamplingQueryCapabilities`: NULL `size` → 3 (before the
+    /// open check); 20; KFD < 1.16 → 11; no snapshot or unknown node → 5;
+    /// then the request with the caller's buffer (`sample_info` entries,
+    /// or a NULL buffer announcing that count), after which `*size` is
+    /// the count the kernel left, whatever the result: ENOSPC → 7,
+    /// EINVAL → 3, EOPNOTSUPP → 11, EBUSY → 12; a kernel without the
+    /// request (ENOTTY) → 11 or 1
+    /// ([`crate::profile::Border::pc_sampling_enotty_not_supported`]).
+    since62 fn hsaKmtPcSamplingQueryCapabilities(NodeId: u32, sample_info: *mut c_void, sample_info_sz: u32, size: *mut u32) {
+        check_mut(size, st::INVALID_PARAMETER)?;
         let c = ctx::primary()?;
-        let infos = if sample_info.is_null() { std::ptr::null_mut() } else { check_mut(sample_info as *mut kfd_perf::PcSamplingInfo, st::INVALID_PARAMETER)? };
-        let n = if infos.is_null() { 0 } else { sample_info_sz as usize };
-        let mut buf = vec![kfd_perf::PcSamplingInfo::default(); n];
-        let r = perf_of(&c)?.pc_sampling_query_capabilities(NodeId, &mut buf);
-        let needed = match &r {
-            Ok(k) => *k,
-            Err(kfd_perf::Error::BufferTooSmall { needed }) => *needed,
-            Err(_) => 0,
+        c.require_minor(kfd_perf::KFD_MINOR_MIN_PC_SAMPLING).kmt()?;
+        crate::topology::validate_node(&c, NodeId)?;
+        let perf = perf_of(&c)?;
+        use crate::border::ToStatus;
+        use kfd_perf::{PcSamplingInfo, SampleInfos};
+        let infos = sample_info as *mut PcSamplingInfo;
+        let (r, n) = if infos.is_null() {
+            perf.pc_sampling_query(NodeId, SampleInfos::CountOnly(sample_info_sz))
+        } else {
+            // The C header's HsaPcSamplingInfo is packed to 4 bytes, so the
+            // caller's array is filled through a buffer of ours.
+            let mut buf = vec![PcSamplingInfo::default(); sample_info_sz as usize];
+            let (r, n) = perf.pc_sampling_query(NodeId, SampleInfos::Buffer(&mut buf));
+            if r.is_ok() {
+                let k = (n as usize).min(buf.len());
+                for (i, e) in buf[..k].iter().enumerate() {
+                    // SAFETY: the caller's array holds `sample_info_sz`
+                    // entries (the C contract), `i` is below that; an
+                    // unaligned write, as the C type is packed.
+                    unsafe { infos.add(i).write_unaligned(*e) };
+                }
+            }
+            (r, n)
         };
         // SAFETY: checked above; an OUT argument.
-        unsafe { write_out(sz_needed, needed, st::INVALID_PARAMETER)? };
-        r.kmt()?;
-        let k = (needed as usize).min(n);
-        // SAFETY: `infos` holds `sample_info_sz >= k` entries (the C
-        // contract), checked non-NULL and aligned when `n > 0`.
-        unsafe { crate::border::write_array(infos, &buf[..k], st::INVALID_PARAMETER) }
+        unsafe { write_out(size, n, st::INVALID_PARAMETER)? };
+        r.map_err(|e| match e {
+            kfd_perf::Error::Kernel { errno: kfd_sys::Errno::ENOTTY, .. }
+                if !generation::PROFILE.border.pc_sampling_enotty_not_supported =>
+            {
+                st::ERROR
+            }
+            e => e.to_status(),
+        })
     }
 
     /// `hsaKmtPcSamplingCreate`: NULL arguments → 3 (before the open
-    /// check); 20; the kernel's errno table.
+    /// check); 20; `*traceId` = 0; no snapshot or unknown node → 5; the
+    /// kernel's errno table (EINVAL 3, ENOMEM 6, EBUSY 12, else 1). The
+    /// kernel may adjust `*sample_info`.
     since62 fn hsaKmtPcSamplingCreate(node_id: u32, sample_info: *mut kfd_perf::PcSamplingInfo, traceId: *mut u32) {
-        let info = check_mut(sample_info, st::INVALID_PARAMETER)?;
+        if sample_info.is_null() {
+            return Err(st::INVALID_PARAMETER);
+        }
         check_mut(traceId, st::INVALID_PARAMETER)?;
         let c = ctx::primary()?;
-        // SAFETY: checked above; IN/OUT argument.
-        let mut i = unsafe { info.read() };
-        let id = perf_of(&c)?.pc_sampling_create(node_id, &mut i).kmt()?;
-        // SAFETY: both checked above.
-        unsafe {
-            write_out(info, i, st::INVALID_PARAMETER)?;
-            write_out(traceId, id.0, st::INVALID_PARAMETER)
-        }
+        // SAFETY: checked above; an OUT argument.
+        unsafe { write_out(traceId, 0, st::INVALID_PARAMETER)? };
+        crate::topology::validate_node(&c, node_id)?;
+        // SAFETY: non-NULL (checked); IN/OUT argument, read unaligned as
+        // the C type is packed to 4 bytes.
+        let mut info = unsafe { sample_info.read_unaligned() };
+        let id = perf_of(&c)?.pc_sampling_create(node_id, &mut info).kmt()?;
+        // SAFETY: as above.
+        unsafe { sample_info.write_unaligned(info) };
+        // SAFETY: checked above.
+        unsafe { write_out(traceId, id.0, st::INVALID_PARAMETER) }
     }
 
-    /// `hsaKmtPcSamplingDestroy`: trace 0 → 4 (before the open check).
+    /// `hsaKmtPcSamplingDestroy`: trace 0 → 4 (before the open check);
+    /// 20; no snapshot or unknown node → 5; a stop (its result ignored),
+    /// then the destroy: EINVAL 3, else 1.
     since62 fn hsaKmtPcSamplingDestroy(NodeId: u32, traceId: u32) {
-        if traceId == 0 {
-            return Err(st::INVALID_HANDLE);
-        }
-        perf_of(&ctx::primary()?)?.pc_sampling_destroy(NodeId, kfd_perf::PcSamplingTraceId(traceId)).kmt()
+        let (c, trace) = pc_sampling_session(NodeId, traceId)?;
+        perf_of(&c)?.pc_sampling_destroy(NodeId, trace).kmt()
     }
 
-    /// `hsaKmtPcSamplingStart`: trace 0 → 4 (before the open check).
+    /// `hsaKmtPcSamplingStart`: trace 0 → 4 (before the open check); 20;
+    /// node → 5; EINVAL 3, ENOMEM 13, EBUSY 12, EALREADY 22, else 1.
     since62 fn hsaKmtPcSamplingStart(NodeId: u32, traceId: u32) {
-        if traceId == 0 {
-            return Err(st::INVALID_HANDLE);
-        }
-        perf_of(&ctx::primary()?)?.pc_sampling_start(NodeId, kfd_perf::PcSamplingTraceId(traceId)).kmt()
+        let (c, trace) = pc_sampling_session(NodeId, traceId)?;
+        perf_of(&c)?.pc_sampling_start(NodeId, trace).kmt()
     }
 
-    /// `hsaKmtPcSamplingStop`: trace 0 → 4 (before the open check).
+    /// `hsaKmtPcSamplingStop`: trace 0 → 4 (before the open check); 20;
+    /// node → 5; EINVAL 3, EALREADY 22, else 1.
     since62 fn hsaKmtPcSamplingStop(NodeId: u32, traceId: u32) {
-        if traceId == 0 {
-            return Err(st::INVALID_HANDLE);
-        }
-        perf_of(&ctx::primary()?)?.pc_sampling_stop(NodeId, kfd_perf::PcSamplingTraceId(traceId)).kmt()
+        let (c, trace) = pc_sampling_session(NodeId, traceId)?;
+        perf_of(&c)?.pc_sampling_stop(NodeId, trace).kmt()
     }
 
     /// `hsaKmtGetClockCountersCtx`: 20; NULL → 3; bad node → 5. One

@@ -4,7 +4,7 @@
 //!
 //! The subsystem crates know only their own switches
 //! ([`kfd_topology::Rules`], [`kfd_fmm::FmmRules`],
-//! [`kfd_queue::QueueRules`]); this module decides their values per
+//! [`kfd_queue::QueueRules`], [`kfd_debug::DebugRules`]); this module decides their values per
 //! generation, together with the switches of the C border itself
 //! ([`Border`]). A build exports one generation
 //! ([`crate::generation::PROFILE`]); all three values are compiled and
@@ -16,6 +16,7 @@
 //! `projects/rocr-runtime/libhsakmt`). Each switch's documentation says
 //! what it does; each value below says where a generation stands.
 
+use kfd_debug::DebugRules;
 use kfd_fmm::{FmmRules, MemFlags};
 use kfd_queue::QueueRules;
 use kfd_topology::{Rules, VgprTable};
@@ -33,6 +34,8 @@ pub struct Profile {
     pub fmm: FmmRules,
     /// Queue buffers.
     pub queues: QueueRules,
+    /// The debugger runtime.
+    pub debug: DebugRules,
     /// The C border's own switches.
     pub border: Border,
 }
@@ -72,6 +75,10 @@ pub struct Border {
     pub precise_clock_counters: bool,
     /// `hsaKmtProcessVMRead/Write`: how they answer.
     pub process_vm: ProcessVm,
+    /// `hsaKmtPcSamplingQueryCapabilities` reports a kernel that does not
+    /// know the request (`ENOTTY`) as NOT_SUPPORTED; otherwise ERROR, as
+    /// every errno outside its table.
+    pub pc_sampling_enotty_not_supported: bool,
     /// `hsaKmtRuntimeEnable/Disable` check the 5.2-era debug-trap
     /// interface (`AMDKFD_IOC_DBG_TRAP` 0x82) first and stop there: the
     /// 5.2-era runtime-enable request is not implemented (NOT_SUPPORTED).
@@ -130,6 +137,8 @@ pub const ROCM_5_2: Profile = Profile {
         register_needs_userptr: false,
         share_via_rocm_ipc: true,
         refuse_unmarked_share_handles: false,
+        // 5.2.3: OnlyAddress is one of its reserved bits; as 6.2.4 here.
+        only_address_on_host_path: false,
     },
     queues: QueueRules {
         pinned_queue_page: false,
@@ -137,6 +146,10 @@ pub const ROCM_5_2: Profile = Profile {
         save_area_per_xcc: false,
         fixed_work_group_sizes: true,
         eop_for_every_queue: true,
+    },
+    // 5.2.3 has no firmware check (legacy_runtime_enable); unused.
+    debug: DebugRules {
+        firmware_check_skips_apus: false,
     },
     border: Border {
         svm_api: false,
@@ -153,6 +166,8 @@ pub const ROCM_5_2: Profile = Profile {
         queue_failures_are_errors: true,
         precise_clock_counters: false,
         process_vm: ProcessVm::CrossMemoryCopy,
+        // 5.2.3 has no PC sampling; unused.
+        pc_sampling_enotty_not_supported: false,
         legacy_runtime_enable: true,
     },
 };
@@ -191,6 +206,8 @@ pub const ROCM_6_2: Profile = Profile {
         register_needs_userptr: true,
         share_via_rocm_ipc: true,
         refuse_unmarked_share_handles: true,
+        // memory.c: only the VRAM path looks at OnlyAddress.
+        only_address_on_host_path: false,
     },
     queues: QueueRules {
         pinned_queue_page: true,
@@ -198,6 +215,10 @@ pub const ROCM_6_2: Profile = Profile {
         save_area_per_xcc: true,
         fixed_work_group_sizes: true,
         eop_for_every_queue: false,
+    },
+    // debug.c: `if (node.NumCPUCores) continue;` skips APU nodes too.
+    debug: DebugRules {
+        firmware_check_skips_apus: true,
     },
     border: Border {
         svm_api: true,
@@ -214,6 +235,8 @@ pub const ROCM_6_2: Profile = Profile {
         queue_failures_are_errors: true,
         precise_clock_counters: false,
         process_vm: ProcessVm::NotImplemented,
+        // pc_sampling.c: ENOTTY is not in the errno table → ERROR.
+        pc_sampling_enotty_not_supported: false,
         legacy_runtime_enable: false,
     },
 };
@@ -246,6 +269,7 @@ pub const NEWEST: Profile = Profile {
         register_needs_userptr: true,
         share_via_rocm_ipc: false,
         refuse_unmarked_share_handles: true,
+        only_address_on_host_path: true,
     },
     queues: QueueRules {
         pinned_queue_page: true,
@@ -253,6 +277,9 @@ pub const NEWEST: Profile = Profile {
         save_area_per_xcc: true,
         fixed_work_group_sizes: false,
         eop_for_every_queue: false,
+    },
+    debug: DebugRules {
+        firmware_check_skips_apus: false,
     },
     border: Border {
         svm_api: true,
@@ -269,6 +296,7 @@ pub const NEWEST: Profile = Profile {
         queue_failures_are_errors: false,
         precise_clock_counters: true,
         process_vm: ProcessVm::NotImplemented,
+        pc_sampling_enotty_not_supported: true,
         legacy_runtime_enable: false,
     },
 };
@@ -285,6 +313,7 @@ mod tests {
         assert_eq!(NEWEST.topology, Rules::default());
         assert_eq!(NEWEST.fmm, FmmRules::default());
         assert_eq!(NEWEST.queues, QueueRules::default());
+        assert_eq!(NEWEST.debug, DebugRules::default());
     }
 
     #[test]

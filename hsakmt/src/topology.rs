@@ -1,25 +1,50 @@
 //! Topology: system and node properties, memory banks, caches, IO links.
 
+use std::sync::Arc;
+
 use crate::convert as ffi;
 use hsakmt_sys::common::{HsaMemoryProperties, HsaSystemProperties};
-use kfd_topology::SnapshotOptions;
+use kfd_context::Context;
+use kfd_topology::{SnapshotOptions, Topology};
 
 use crate::border::{check_mut, st, write_array, write_out, Kmt, KmtResult};
 use crate::ctx::{self, HsaKFDContext};
 use crate::generation::{self, abi};
 
-fn node_of(
-    c: &kfd_context::Context,
-    node: u32,
-) -> KmtResult<(
-    std::sync::Arc<kfd_topology::Topology>,
-    hsakmt_sys::common::HSAuint32,
-)> {
+fn node_of(c: &Context, node: u32) -> KmtResult<(Arc<Topology>, hsakmt_sys::common::HSAuint32)> {
     let topo = c.topology().kmt()?;
     if node >= topo.num_nodes() {
         return Err(st::INVALID_NODE_UNIT);
     }
     Ok((topo, node))
+}
+
+/// What `hsaKmtAcquireSystemProperties` does once its arguments are
+/// checked: takes the context's topology snapshot and sets up its memory
+/// manager (apertures), rebuilding what a release destroyed. The C
+/// library's internal callers (`hsaKmtCheckRuntimeDebugSupport`) go
+/// through here too.
+pub(crate) fn acquire(c: &Context) -> KmtResult<Arc<Topology>> {
+    let mut opts = SnapshotOptions::from_env(generation::PROFILE.topology);
+    opts.svm_api_supported = c.svm_api();
+    let topo = c.acquire_system_properties_with(&opts).kmt()?;
+    c.fmm().kmt()?;
+    if generation::PROFILE.border.apertures_follow_topology {
+        // Rebuild the apertures the release destroyed (ACQUIRE_VM etc.
+        // again).
+        c.reacquire_apertures().kmt()?;
+    }
+    Ok(topo)
+}
+
+/// The C library's `validate_nodeid` against the context's current
+/// snapshot: the node's gpu_id (0 for a CPU node); no snapshot (before
+/// the acquire, after the release) or an unknown node → 5.
+pub(crate) fn validate_node(c: &Context, node: u32) -> KmtResult<u32> {
+    c.topology()
+        .kmt()?
+        .validate_node(node)
+        .map_err(|_| st::INVALID_NODE_UNIT)
 }
 
 export! {
@@ -29,15 +54,7 @@ export! {
     ctx fn hsaKmtAcquireSystemPropertiesCtx(ctx: *mut HsaKFDContext, SystemProperties: *mut HsaSystemProperties) {
         let c = ctx::resolve(ctx)?;
         check_mut(SystemProperties, st::INVALID_PARAMETER)?;
-        let mut opts = SnapshotOptions::from_env(generation::PROFILE.topology);
-        opts.svm_api_supported = c.svm_api();
-        let topo = c.acquire_system_properties_with(&opts).kmt()?;
-        c.fmm().kmt()?;
-        if generation::PROFILE.border.apertures_follow_topology {
-            // Rebuild the apertures the release destroyed (ACQUIRE_VM etc.
-            // again).
-            c.reacquire_apertures().kmt()?;
-        }
+        let topo = acquire(&c)?;
         // SAFETY: checked above; an OUT argument.
         unsafe { write_out(SystemProperties, ffi::system_properties(&topo), st::INVALID_PARAMETER) }
     }

@@ -461,19 +461,34 @@ impl Context {
         o
     }
 
-    /// The debug sub-context, created on first use. On a secondary context
-    /// every debug operation is refused with `NOT_SUPPORTED`.
+    /// The debug sub-context, created on first use from the topology
+    /// snapshot. On a secondary context every debug operation is refused
+    /// with `NOT_SUPPORTED`.
+    ///
+    /// Without a snapshot this is a sub-context that knows no node and is
+    /// not kept: the debugger requests that name no node (attach, detach,
+    /// snapshots, the raw debug-trap interface) need none, as in the C
+    /// library, which issues them before any `AcquireSystemProperties`;
+    /// runtime enable and everything that names a node fail (no node is
+    /// known) until a snapshot exists, and the sub-context made then is
+    /// kept.
     pub fn debug(&self) -> Result<Arc<Debug>, ContextError> {
         let mut subs = self.subs();
         if let Some(d) = &subs.debug {
             return Ok(d.clone());
         }
-        let topo = self.topology()?;
-        let debug = Arc::new(Debug::from_topology(
-            self.inner.kfd.clone(),
-            self.is_primary(),
-            &topo,
-        ));
+        let kfd = self.inner.kfd.clone();
+        let rules = self.inner.options.debug;
+        let topo = match self.topology() {
+            Ok(t) => t,
+            Err(ContextError::NoSnapshot) => {
+                return Ok(Arc::new(
+                    Debug::new(kfd, self.is_primary(), Vec::new()).with_rules(rules),
+                ))
+            }
+            Err(e) => return Err(e),
+        };
+        let debug = Arc::new(Debug::from_topology(kfd, self.is_primary(), &topo).with_rules(rules));
         subs.debug = Some(debug.clone());
         Ok(debug)
     }

@@ -1,6 +1,7 @@
 //! Context options, read once from the environment variables the C
 //! library honours.
 
+use kfd_debug::DebugRules;
 use kfd_fmm::FmmOptions;
 use kfd_queue::QueueOptions;
 
@@ -28,6 +29,9 @@ pub struct ContextOptions {
     /// Without it the last close tears everything down (5.2.3). A forked
     /// child never takes up its parent's context either way.
     pub keep_after_close: bool,
+    /// The debug sub-context's choices ([`kfd_debug::DebugRules`];
+    /// default the newest library's).
+    pub debug: DebugRules,
 }
 
 impl Default for ContextOptions {
@@ -37,6 +41,7 @@ impl Default for ContextOptions {
             svm_api: true,
             fmm: FmmOptions::primary(),
             queues: QueueOptions::default(),
+            debug: DebugRules::default(),
         }
     }
 }

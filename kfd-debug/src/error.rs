@@ -45,6 +45,11 @@ pub enum Error {
     #[error("the runtime is busy (already enabled or owned by a debugger)")]
     RuntimeBusy,
 
+    /// The sub-context was made without a topology snapshot, so it knows
+    /// no node to check (see `kfd_context::Context::debug`).
+    #[error("no topology snapshot: the debugger-support check needs the nodes")]
+    NoTopology,
+
     /// The node id is not in the topology snapshot of this context.
     #[error("node {0} does not exist")]
     InvalidNode(u32),
@@ -93,7 +98,7 @@ impl Error {
     /// |---|---|
     /// | secondary context, debugger firmware missing, KFD < 1.13, version query failed | `NOT_SUPPORTED` |
     /// | `EBUSY` on runtime enable | `UNAVAILABLE` |
-    /// | unknown node, CPU node where a GPU is needed | `INVALID_NODE_UNIT` |
+    /// | no topology snapshot, unknown node, CPU node where a GPU is needed | `INVALID_NODE_UNIT` |
     /// | too many watch points, bad argument | `INVALID_PARAMETER` |
     /// | any other kernel error | `ERROR` |
     pub fn status(&self) -> HSAKMT_STATUS {
@@ -103,7 +108,7 @@ impl Error {
             | Error::KfdTooOld { .. }
             | Error::VersionQuery(_) => HSAKMT_STATUS::HSAKMT_STATUS_NOT_SUPPORTED,
             Error::RuntimeBusy => HSAKMT_STATUS::HSAKMT_STATUS_UNAVAILABLE,
-            Error::InvalidNode(_) | Error::NotAGpu(_) => {
+            Error::NoTopology | Error::InvalidNode(_) | Error::NotAGpu(_) => {
                 HSAKMT_STATUS::HSAKMT_STATUS_INVALID_NODE_UNIT
             }
             Error::TooManyWatchPoints { .. } | Error::InvalidArgument(_) => {

@@ -130,6 +130,17 @@ impl DebugNode {
     }
 }
 
+/// The choices the C library generations make differently in this
+/// sub-context (default: the newest library's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DebugRules {
+    /// The debugger-firmware check of runtime enable skips every node
+    /// that has CPU cores, APU nodes included, so only discrete GPUs are
+    /// checked (libhsakmt 6.2.4's `if (node.NumCPUCores) continue;`).
+    /// Otherwise only CPU-only nodes are skipped (the newest library).
+    pub firmware_check_skips_apus: bool,
+}
+
 /// Runtime capabilities the kernel reports on runtime enable
 /// (`capabilities_mask` of `kfd_ioctl_runtime_enable_args`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
@@ -202,6 +213,7 @@ pub struct Debug {
     file: Arc<DeviceFile>,
     primary: bool,
     nodes: Vec<DebugNode>,
+    rules: DebugRules,
     kfd_version: KfdVersionCell,
     state: Mutex<State>,
 }
@@ -212,6 +224,7 @@ impl fmt::Debug for Debug {
             .field("file", &self.file)
             .field("primary", &self.primary)
             .field("nodes", &self.nodes)
+            .field("rules", &self.rules)
             .field("kfd_version", &self.kfd_version)
             .field("state", &*self.lock())
             .finish()
@@ -227,9 +240,16 @@ impl Debug {
             file,
             primary,
             nodes,
+            rules: DebugRules::default(),
             kfd_version: KfdVersionCell::default(),
             state: Mutex::new(State::default()),
         }
+    }
+
+    /// The same sub-context following `rules` instead of the newest
+    /// library's choices.
+    pub fn with_rules(self, rules: DebugRules) -> Debug {
+        Debug { rules, ..self }
     }
 
     /// Like [`Debug::new`], with the KFD ioctl interface version already
@@ -318,14 +338,24 @@ impl Debug {
 
     /// Whether this context may use the debugger runtime interfaces
     /// (`hsaKmtCheckRuntimeDebugSupportCtx`): it must be the primary
-    /// context, every node that is not CPU-only must have debugger
-    /// firmware, and the KFD ioctl interface must be 1.13 or newer.
+    /// context, every GPU node must have debugger firmware (APU nodes
+    /// too, unless [`DebugRules::firmware_check_skips_apus`]), and the
+    /// KFD ioctl interface must be 1.13 or newer.
+    ///
+    /// A sub-context made without nodes (no topology snapshot) fails with
+    /// [`Error::NoTopology`]: every system has at least one node.
     pub fn check_runtime_debug_support(&self) -> Result<()> {
         self.require_primary()?;
+        if self.nodes.is_empty() {
+            return Err(Error::NoTopology);
+        }
+        let skipped = |n: &DebugNode| {
+            n.is_cpu_only() || (self.rules.firmware_check_skips_apus && n.cpu_cores != 0)
+        };
         if let Some(i) = self
             .nodes
             .iter()
-            .position(|n| !n.is_cpu_only() && !n.debug_supported_firmware)
+            .position(|n| !skipped(n) && !n.debug_supported_firmware)
         {
             return Err(Error::FirmwareUnsupported { node: i as u32 });
         }
@@ -692,12 +722,20 @@ impl Debug {
     pub fn queue_snapshot(&self, exception_mask: u64) -> Result<Vec<kfd_queue_snapshot_entry>> {
         self.debugger_checks()?;
         snapshot(Vec::new(), |entries| {
-            dbg_trap::get_queue_snapshot(&self.file, std::process::id(), exception_mask, entries)
-                .map_err(|errno| Error::Kernel {
-                    op: "DBG_TRAP_GET_QUEUE_SNAPSHOT",
-                    errno,
-                })
+            self.fetch_queue_snapshot(exception_mask, entries)
         })
+    }
+
+    fn fetch_queue_snapshot(
+        &self,
+        exception_mask: u64,
+        entries: &mut [kfd_queue_snapshot_entry],
+    ) -> Result<(u32, u32)> {
+        dbg_trap::get_queue_snapshot(&self.file, std::process::id(), exception_mask, entries)
+            .map_err(|errno| Error::Kernel {
+                op: "DBG_TRAP_GET_QUEUE_SNAPSHOT",
+                errno,
+            })
     }
 
     /// Snapshot of the devices of this process
@@ -728,10 +766,14 @@ impl Debug {
     /// "new queue" exception; with `suspend`, suspends every queue first
     /// and returns the snapshot taken after suspending.
     ///
-    /// The C library returns `HSAKMT_STATUS_ERROR` whenever `suspend` is
-    /// false or there are no queues (its queue-id buffer is then NULL and
-    /// it treats that as an allocation failure); this returns the snapshot
-    /// in those cases.
+    /// The requests are the C library's: a count-only snapshot, then one
+    /// into a buffer of that many entries and, with `suspend`, the
+    /// suspension of those queues and a last snapshot into the same
+    /// buffer, every one clearing "new queue". The C library returns
+    /// `HSAKMT_STATUS_ERROR` whenever `suspend` is false or there are no
+    /// queues (its queue-id buffer is then NULL and it treats that as an
+    /// allocation failure), after the count-only request; this returns
+    /// the snapshot in those cases.
     pub fn get_queue_data(&self, suspend: bool) -> Result<Vec<kfd_queue_snapshot_entry>> {
         let new_queue = kfd::kfd_ec_mask(kfd::EC_QUEUE_NEW);
         let entries = self.queue_snapshot(new_queue)?;
@@ -740,32 +782,46 @@ impl Debug {
         }
         let ids: Vec<u32> = entries.iter().map(|e| e.queue_id).collect();
         self.suspend_queues(&ids, new_queue, 0)?;
-        self.queue_snapshot(0)
+        snapshot(entries, |e| self.fetch_queue_snapshot(new_queue, e))
     }
 
-    /// Issues a caller-built `AMDKFD_IOC_DBG_TRAP` request as
-    /// `hsaKmtDebugTrapIoctlCtx` does, with its success rule: suspend and
-    /// resume succeed when the kernel returns a count between 0 and the
-    /// number of queues, every other operation only on 0. Returns what
-    /// the kernel returned; its answer is written into `request`.
+    /// Issues a caller-built `AMDKFD_IOC_DBG_TRAP` request for process
+    /// `pid` as `hsaKmtDebugTrapIoctlCtx` does, with its success rule:
+    /// suspend and resume succeed when the kernel returns a count between
+    /// 0 and the number of queues, every other operation only on 0.
+    /// Returns what the kernel returned; its answer is written into
+    /// `request`. A refused request is [`Error::Kernel`], a success value
+    /// outside the rule [`Error::UnexpectedReturn`] (with the value).
     ///
     /// Only the primary context is checked, not the KFD version, as in C.
-    pub fn debug_trap_ioctl(&self, request: &mut DebugTrapRequest<'_>) -> Result<i32> {
+    pub fn debug_trap_ioctl(&self, pid: u32, request: &mut DebugTrapRequest<'_>) -> Result<i32> {
         self.require_primary()?;
-        let r = dbg_trap::issue(&self.file, std::process::id(), request).map_err(|errno| {
-            Error::Kernel {
-                op: "DBG_TRAP",
-                errno,
-            }
-        })?;
-        match request.queue_count() {
-            Some(n) if r >= 0 && r as usize <= n => Ok(r),
-            None if r == 0 => Ok(r),
-            _ => Err(Error::UnexpectedReturn {
-                op: "DBG_TRAP",
-                value: r,
-            }),
-        }
+        let answer = dbg_trap::issue(&self.file, pid, request);
+        debug_trap_outcome(request.queue_count(), answer)
+    }
+}
+
+/// The success rule of `hsaKmtDebugTrapIoctl` applied to the kernel's
+/// `answer` to one `AMDKFD_IOC_DBG_TRAP` request: suspend and resume
+/// (`queue_count` is the number of queue ids they carried) succeed with
+/// a count between 0 and that number, every other operation only with 0.
+/// Returns the kernel's value; a refusal is [`Error::Kernel`], another
+/// value [`Error::UnexpectedReturn`] carrying it.
+pub fn debug_trap_outcome(
+    queue_count: Option<usize>,
+    answer: std::result::Result<i32, Errno>,
+) -> Result<i32> {
+    let r = answer.map_err(|errno| Error::Kernel {
+        op: "DBG_TRAP",
+        errno,
+    })?;
+    match queue_count {
+        Some(n) if r >= 0 && r as usize <= n => Ok(r),
+        None if r == 0 => Ok(r),
+        _ => Err(Error::UnexpectedReturn {
+            op: "DBG_TRAP",
+            value: r,
+        }),
     }
 }
 

@@ -8,7 +8,8 @@ use hsakmt_sys::newest::{
     HSA_DBG_WATCH_ALL, HSA_DBG_WAVEMODE_BROADCAST_PROCESS, HSA_DBG_WAVEOP_HALT,
 };
 use kfd_debug::{
-    AddressWatchPoint, Debug, DebugNode, DebugTrapRequest, Error, MAX_ALLOWED_NUM_POINTS,
+    AddressWatchPoint, Debug, DebugNode, DebugRules, DebugTrapRequest, Error,
+    MAX_ALLOWED_NUM_POINTS,
 };
 use kfd_sys::kfd;
 use kfd_sys::Errno;
@@ -168,9 +169,12 @@ fn every_debug_entry_point_refuses_a_secondary_context() {
         d.device_snapshot(0).map(drop).unwrap_err(),
         d.get_device_data().map(drop).unwrap_err(),
         d.get_queue_data(true).map(drop).unwrap_err(),
-        d.debug_trap_ioctl(&mut DebugTrapRequest::Disable { dbg_fd: 0 })
-            .map(drop)
-            .unwrap_err(),
+        d.debug_trap_ioctl(
+            std::process::id(),
+            &mut DebugTrapRequest::Disable { dbg_fd: 0 },
+        )
+        .map(drop)
+        .unwrap_err(),
         d.dbg_register(1).unwrap_err(),
         d.dbg_unregister(1).unwrap_err(),
         d.dbg_wavefront_control(
@@ -281,7 +285,11 @@ fn raw_debug_trap_ioctl_success_rule() {
         grace_period: 0,
         queue_ids: &mut ids,
     };
-    assert_eq!(d.debug_trap_ioctl(&mut request).unwrap(), 1);
+    assert_eq!(
+        d.debug_trap_ioctl(std::process::id(), &mut request)
+            .unwrap(),
+        1
+    );
     assert_eq!(ids[1], 2 | kfd::KFD_DBG_QUEUE_INVALID_MASK);
 }
 
@@ -397,4 +405,67 @@ fn debugger_ops_need_kfd_1_13() {
         assert_eq!(status(&e), 11);
     }
     assert!(!m.calls().iter().any(|c| c.0 == 0x26));
+}
+
+#[test]
+fn the_firmware_check_of_6_2_skips_apus() {
+    let m = mock::new(1, 17);
+    let apu = DebugNode {
+        gpu_id: 7,
+        cpu_cores: 4,
+        simd_count: 32,
+        debug_supported_firmware: false,
+    };
+    let mut dgpu = nodes();
+    dgpu[1].debug_supported_firmware = false;
+    let skip = DebugRules {
+        firmware_check_skips_apus: true,
+    };
+    let d = Debug::new(m.open(), true, vec![apu]).with_rules(skip);
+    d.check_runtime_debug_support().unwrap();
+    // A discrete GPU without debugger firmware still fails.
+    let d = Debug::new(m.open(), true, dgpu).with_rules(skip);
+    assert_eq!(status(&d.check_runtime_debug_support().unwrap_err()), 11);
+}
+
+#[test]
+fn queue_data_issues_the_c_librarys_requests() {
+    let (m, d) = primary(17);
+    m.state.lock().unwrap().queues = vec![3, 5];
+    d.enable(0).unwrap();
+    let trap = |calls: &[(u8, u32)]| -> Vec<u32> {
+        calls
+            .iter()
+            .filter(|(nr, _)| *nr == kfd::AMDKFD_IOC_DBG_TRAP.nr())
+            .map(|(_, op)| *op)
+            .collect()
+    };
+    let before = m.calls().len();
+    assert_eq!(d.get_queue_data(true).unwrap().len(), 2);
+    let snap = kfd::KFD_IOC_DBG_TRAP_GET_QUEUE_SNAPSHOT;
+    // Count, fetch, suspend, fetch again into the same buffer.
+    assert_eq!(
+        trap(&m.calls()[before..]),
+        vec![snap, snap, kfd::KFD_IOC_DBG_TRAP_SUSPEND_QUEUES, snap]
+    );
+    let before = m.calls().len();
+    assert_eq!(d.get_queue_data(false).unwrap().len(), 2);
+    assert_eq!(trap(&m.calls()[before..]), vec![snap, snap]);
+}
+
+#[test]
+fn debug_trap_outcome_is_the_c_rule() {
+    use kfd_debug::debug_trap_outcome as outcome;
+    assert_eq!(outcome(Some(2), Ok(2)).unwrap(), 2);
+    assert_eq!(outcome(Some(2), Ok(0)).unwrap(), 0);
+    assert!(matches!(
+        outcome(Some(2), Ok(3)),
+        Err(Error::UnexpectedReturn { value: 3, .. })
+    ));
+    assert_eq!(outcome(None, Ok(0)).unwrap(), 0);
+    assert!(matches!(
+        outcome(None, Ok(1)),
+        Err(Error::UnexpectedReturn { value: 1, .. })
+    ));
+    assert_eq!(status(&outcome(None, Err(Errno::EINVAL)).unwrap_err()), 1);
 }

@@ -49,7 +49,8 @@
 //! - waits on one or many events (any or all) with timeouts, blocking in
 //!   the kernel, and the event-age form that cannot lose a set that
 //!   happened before the wait;
-//! - memory-fault and hardware-exception data returned by waits.
+//! - memory-fault and hardware-exception data returned by waits;
+//! - the SMI events descriptor of a GPU ([`open_smi`]).
 //!
 //! Every failure is an [`EventError`] whose [`EventError::status`] is the
 //! `HSAKMT_STATUS` the C library returns for the same input. Events are
@@ -68,12 +69,14 @@ mod event;
 mod events;
 mod fmm;
 mod memory;
+mod smi;
 
 pub use error::EventError;
 pub use event::{Event, EventDescriptor, EventType, HwException, MemoryFault, HSA_EVENT_SIZE};
 pub use events::{Events, WaitMode, WaitOutcome, TIMEOUT_IMMEDIATE, TIMEOUT_INFINITE};
 pub use fmm::FmmMemory;
 pub use memory::{DeviceMemory, ExecAlloc, MemoryError, NoDeviceMemory};
+pub use smi::open_smi;
 
 /// Locks `m`, carrying on through poisoning: every critical section in
 /// this crate leaves its data consistent before anything that can panic.

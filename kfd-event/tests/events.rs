@@ -653,3 +653,19 @@ fn wait_on_c_pointers() {
     assert_eq!(m.memory_fault().virtual_address, 0x7f00_1234_5000);
     assert_eq!(m.memory_fault().node_id, node);
 }
+
+#[test]
+fn smi_descriptors_for_gpus_only() {
+    let sim = Sim::preset("mi210").unwrap();
+    let ctx = Ctx::primary(&sim);
+    let gpu = ctx.topology.node(ctx.gpu_node()).unwrap().gpu_id;
+    let fd = kfd_event::open_smi(&ctx.file, gpu).unwrap();
+    let other = kfd_event::open_smi(&ctx.file, gpu).unwrap();
+    assert_ne!(
+        std::os::fd::AsRawFd::as_raw_fd(&fd),
+        std::os::fd::AsRawFd::as_raw_fd(&other),
+        "one file per request"
+    );
+    // A CPU node's gpu_id (0) is no device of the process: ERROR.
+    assert_eq!(st(kfd_event::open_smi(&ctx.file, 0).unwrap_err()), 1);
+}

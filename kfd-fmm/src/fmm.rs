@@ -123,6 +123,12 @@ pub struct FmmRules {
     /// Registering a share handle that [`Fmm::share_memory`] did not make
     /// (no magic) fails with an invalid argument before any ioctl.
     pub refuse_unmarked_share_handles: bool,
+    /// [`MemFlags::ONLY_ADDRESS`] sends an allocation down the system
+    /// memory path, where (on a dGPU system) it reserves address space in
+    /// the SVM aperture with no memory and no node; otherwise only VRAM
+    /// allocations honour it and system memory ignores it (memory is
+    /// really allocated).
+    pub only_address_on_host_path: bool,
 }
 
 impl Default for FmmRules {
@@ -141,6 +147,7 @@ impl Default for FmmRules {
             register_needs_userptr: true,
             share_via_rocm_ipc: false,
             refuse_unmarked_share_handles: true,
+            only_address_on_host_path: true,
         }
     }
 }
@@ -1290,6 +1297,21 @@ impl Fmm {
         self.alloc_impl(node, size, align, flags, address, false)
     }
 
+    /// The checks an allocation makes before it looks at its arguments:
+    /// KFD 1.16 for [`MemFlags::CONTIGUOUS`] (unless the generation
+    /// ignores that flag), then the node. Returns the node's gpu_id (0 for
+    /// a CPU node). `hsaKmtAllocMemory` runs these before refusing a NULL
+    /// output pointer, as the C library does.
+    pub fn check_alloc_node(&self, node: u32, flags: MemFlags) -> Result<u32> {
+        if flags
+            .difference(self.opts.rules.unknown_flags)
+            .contains(MemFlags::CONTIGUOUS)
+        {
+            self.check_minor(16)?;
+        }
+        self.validate_node(node)
+    }
+
     /// [`Fmm::alloc_memory_align`] for an RAII handle: the object is
     /// marked owned from the moment it is in the index, so no address-based
     /// call can release it under its owner.
@@ -1313,11 +1335,8 @@ impl Fmm {
         owned: bool,
     ) -> Result<u64> {
         let rules = self.opts.rules;
+        let gpu_id = self.check_alloc_node(node, flags)?;
         flags.remove(rules.unknown_flags);
-        if flags.contains(MemFlags::CONTIGUOUS) {
-            self.check_minor(16)?;
-        }
-        let gpu_id = self.validate_node(node)?;
         let page = flags.page_size();
         if align != 0 && (align < page || !align.is_power_of_two()) {
             return Err(FmmError::BadAlignment(align));
@@ -1361,7 +1380,14 @@ impl Fmm {
             return self.alloc_scratch(gi, fixed, size, owned);
         }
         let non_paged = flags.contains(MemFlags::NON_PAGED);
-        if gpu_id == 0 || !non_paged || self.opts.zero_fb || flags.contains(MemFlags::GTT_ACCESS) {
+        let va_only_host =
+            rules.only_address_on_host_path && flags.contains(MemFlags::ONLY_ADDRESS);
+        if gpu_id == 0
+            || !non_paged
+            || self.opts.zero_fb
+            || flags.contains(MemFlags::GTT_ACCESS)
+            || va_only_host
+        {
             if self.opts.zero_fb && gpu_id != 0 && non_paged {
                 flags |= MemFlags::COARSE_GRAIN;
             }
@@ -1421,7 +1447,9 @@ impl Fmm {
             (ApId::Gpuvm(gi), size)
         };
         if flags.contains(MemFlags::ONLY_ADDRESS) {
-            return self.alloc_va_only(gi, ap, fixed, va_size, align, flags, owned);
+            // No memory, so no node: the newest library sets the object's
+            // node to 0 (fmm_allocate_va); 6.2.4 leaves it uninitialised.
+            return self.alloc_va_only(gi, ap, 0, fixed, va_size, align, flags, owned);
         }
         if flags.contains(MemFlags::NO_ADDRESS) {
             ap = ApId::MemHandle;
@@ -1455,11 +1483,14 @@ impl Fmm {
         Ok(addr)
     }
 
+    /// Address space in aperture `ap` with no memory behind it (no
+    /// handle), recorded for GPU `gi` and node `node_id`.
     #[allow(clippy::too_many_arguments)]
     fn alloc_va_only(
         &self,
         gi: usize,
         ap: ApId,
+        node_id: u32,
         fixed: Option<u64>,
         size: u64,
         align: u64,
@@ -1472,7 +1503,7 @@ impl Fmm {
         let addr = aperture.allocate(fixed, size, align)?;
         let mut obj = VmObject::new(addr, size, None, self.gpus[gi].gpu_id, ap);
         obj.mflags = flags;
-        obj.node_id = self.gpus[gi].node_id;
+        obj.node_id = node_id;
         obj.kind = Kind::ReservedAddr;
         obj.owned = owned;
         self.insert(obj);
@@ -1491,6 +1522,11 @@ impl Fmm {
         owned: bool,
     ) -> Result<u64> {
         if !self.is_dgpu {
+            if align != 0 {
+                return Err(FmmError::HostAllocFailed(
+                    "an alignment is not supported for APU system memory",
+                ));
+            }
             return self.alloc_host_cpu(fixed, size, flags, owned);
         }
         let gi = if gpu_id != 0 {
@@ -1522,6 +1558,9 @@ impl Fmm {
         }
         let aql = flags.contains(MemFlags::AQL_QUEUE_MEMORY);
         let va_size = if aql { aql_size(size)? } else { size };
+        if self.opts.rules.only_address_on_host_path && flags.contains(MemFlags::ONLY_ADDRESS) {
+            return self.alloc_va_only(gi, ap, 0, fixed, va_size, align, flags, owned);
+        }
         let gpu = &self.gpus[gi];
         let mut obj;
         if !flags.contains(MemFlags::NON_PAGED) && self.opts.userptr_for_paged_mem {

@@ -177,6 +177,7 @@ fn vram_variants() {
         fmm.pointer_info(r + 5).unwrap().kind,
         PointerType::ReservedAddr
     );
+    assert_eq!(fmm.pointer_info(r).unwrap().node, 0, "no memory, no node");
     assert_eq!(st(fmm.map_to_gpu(r, MIB).unwrap_err()), 3);
     fmm.free_memory(r).unwrap();
     teardown(sim, fmm);
@@ -306,15 +307,7 @@ fn alloc_bad_inputs_give_the_c_status() {
         )),
         3
     );
-    assert_eq!(
-        e(fmm.alloc_memory(
-            g,
-            PAGE_SIZE,
-            np | MemFlags::ONLY_ADDRESS | MemFlags::NO_ADDRESS,
-            None
-        )),
-        3
-    );
+    // OnlyAddress with NoAddress: see only_address_system_memory_per_rule.
     assert_eq!(
         e(fmm.alloc_memory_align(g, PAGE_SIZE, 2 * PAGE_SIZE, MemFlags::SCRATCH, None)),
         10,
@@ -896,9 +889,8 @@ fn svm_attributes() {
     teardown(sim, fmm);
 }
 
-#[test]
-fn apu_system_memory_is_plain_cpu_memory() {
-    // An APU whose GPU node also has CPU cores: not a dGPU system.
+/// An APU whose GPU node also has CPU cores: not a dGPU system.
+fn apu() -> (kfd_sim::Sim, std::sync::Arc<kfd_fmm::Fmm>) {
     let sim = kfd_sim::Sim::preset("apu").unwrap();
     let mut nodes = nodes_of(&sim);
     for n in nodes.iter_mut().filter(|n| n.is_gpu()) {
@@ -908,6 +900,12 @@ fn apu_system_memory_is_plain_cpu_memory() {
         kfd_fmm::Fmm::new(open_kfd(&sim), nodes, FmmOptions::primary()).unwrap(),
     );
     assert!(!fmm.is_dgpu());
+    (sim, fmm)
+}
+
+#[test]
+fn apu_system_memory_is_plain_cpu_memory() {
+    let (sim, fmm) = apu();
     let bos = live_bos(&sim);
     let b = fmm
         .alloc_buffer(0, 2 * PAGE_SIZE, 0, MemFlags::HOST_ACCESS)
@@ -1160,4 +1158,56 @@ fn pointer_info_arrays_belong_to_the_object() {
     assert_eq!(st(fmm.pointer_info_arrays(0x1234_5000).unwrap_err()), 1);
     teardown(sim, fmm);
     drop(host);
+}
+
+#[test]
+fn apu_system_memory_takes_no_alignment() {
+    let (sim, fmm) = apu();
+    // The C library's fmm_allocate_host: no alignment on non-dGPU
+    // systems, a failed host allocation (ERROR).
+    let e = fmm
+        .alloc_memory_align(0, PAGE_SIZE, PAGE_SIZE, MemFlags::HOST_ACCESS, None)
+        .unwrap_err();
+    assert_eq!(st(e), 1);
+    let p = fmm
+        .alloc_memory_align(0, PAGE_SIZE, 0, MemFlags::HOST_ACCESS, None)
+        .unwrap();
+    fmm.free_memory(p).unwrap();
+    teardown(sim, fmm);
+}
+
+#[test]
+fn only_address_system_memory_per_rule() {
+    for on_host_path in [true, false] {
+        let mut opts = FmmOptions::primary();
+        opts.rules.only_address_on_host_path = on_host_path;
+        let (sim, fmm) = primary_with("mi210", opts);
+        let bos = live_bos(&sim);
+        let flags = MemFlags::HOST_ACCESS | MemFlags::ONLY_ADDRESS;
+        let p = fmm
+            .alloc_memory_align(0, 4 * PAGE_SIZE, 0, flags, None)
+            .unwrap();
+        let info = fmm.pointer_info(p).unwrap();
+        if on_host_path {
+            // Address space only: no kernel object, no node.
+            assert_eq!(live_bos(&sim), bos);
+            assert_eq!(info.node, 0);
+        } else {
+            // 6.2.4: system memory ignores OnlyAddress.
+            assert_eq!(live_bos(&sim), bos + 1);
+        }
+        fmm.free_memory(p).unwrap();
+        // OnlyAddress with NoAddress on a GPU node: refused on the VRAM
+        // path (6.2.4); the newest library sends it down the system
+        // memory path first, which reserves the address space.
+        let g = gpu_node(&fmm);
+        let both = MemFlags::NON_PAGED | MemFlags::ONLY_ADDRESS | MemFlags::NO_ADDRESS;
+        let r = fmm.alloc_memory(g, PAGE_SIZE, both, None);
+        if on_host_path {
+            fmm.free_memory(r.unwrap()).unwrap();
+        } else {
+            assert_eq!(st(r.unwrap_err()), 3);
+        }
+        teardown(sim, fmm);
+    }
 }

@@ -71,7 +71,10 @@ mod trace;
 
 pub use clock::ClockCounters;
 pub use error::{Error, KernelOp, Result};
-pub use sampling::{PcSamplingInfo, PcSamplingTraceId, SpmBuffer, SpmBufferStatus};
+pub use sampling::{
+    PcSamplingInfo, PcSamplingTraceId, SampleInfos, SpmBuffer, SpmBufferStatus,
+    KFD_MINOR_MIN_PC_SAMPLING,
+};
 pub use trace::{TraceId, TraceRoot, MAX_COUNTERS_PER_TRACE};
 
 use std::collections::HashMap;

@@ -20,6 +20,17 @@ use crate::{Error, KernelOp, Perf, Result};
 /// as the kernel's `struct kfd_pc_sample_info`).
 pub type PcSamplingInfo = kfd::kfd_pc_sample_info;
 
+/// Where a capabilities query ([`Perf::pc_sampling_query`]) puts the
+/// configurations.
+#[derive(Debug)]
+pub enum SampleInfos<'a> {
+    /// Into these entries (as many as fit).
+    Buffer(&'a mut [PcSamplingInfo]),
+    /// Nowhere, telling the kernel the buffer holds this many (the C
+    /// library's NULL buffer with a count).
+    CountOnly(u32),
+}
+
 /// A PC-sampling session id (`HsaPcSamplingTraceId`); 0 is never valid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PcSamplingTraceId(pub u32);
@@ -127,15 +138,45 @@ impl Perf {
         node: u32,
         infos: &mut [PcSamplingInfo],
     ) -> Result<u32> {
-        self.require_kfd_minor(KFD_MINOR_MIN_PC_SAMPLING)?;
-        let gpu_id = self.node(node)?.gpu_id;
-        u32::try_from(infos.len()).map_err(|_| Error::InvalidArgument("too many sample infos"))?;
-        let op = KernelOp::PcSamplingQueryCapabilities;
-        match pc_sample::query_capabilities(&self.file, gpu_id, 0, infos) {
+        match self.pc_sampling_query(node, SampleInfos::Buffer(infos)) {
             (Ok(()), n) => Ok(n),
-            (Err(Errno::ENOSPC), needed) => Err(Error::BufferTooSmall { needed }),
-            (Err(errno), _) => Err(Error::Kernel { op, errno }),
+            (
+                Err(Error::Kernel {
+                    errno: Errno::ENOSPC,
+                    ..
+                }),
+                needed,
+            ) => Err(Error::BufferTooSmall { needed }),
+            (Err(e), _) => Err(e),
         }
+    }
+
+    /// The capabilities query as the C library issues it: returns the
+    /// result (a kernel refusal as [`Error::Kernel`], `ENOSPC` included)
+    /// together with the `num_sample_info` the kernel left, which the C
+    /// library reports whatever the result: the count needed with
+    /// `ENOSPC`, the count it was told when the kernel refused without
+    /// answering. The version and node checks come first (their failures
+    /// report a count of 0).
+    pub fn pc_sampling_query(&self, node: u32, infos: SampleInfos<'_>) -> (Result<()>, u32) {
+        let checked = self
+            .require_kfd_minor(KFD_MINOR_MIN_PC_SAMPLING)
+            .and_then(|()| {
+                let gpu_id = self.node(node)?.gpu_id;
+                Ok(gpu_id)
+            });
+        let gpu_id = match checked {
+            Ok(g) => g,
+            Err(e) => return (Err(e), 0),
+        };
+        let op = KernelOp::PcSamplingQueryCapabilities;
+        let (r, n) = match infos {
+            SampleInfos::Buffer(b) => pc_sample::query_capabilities(&self.file, gpu_id, 0, b),
+            SampleInfos::CountOnly(n) => {
+                pc_sample::query_capabilities_count(&self.file, gpu_id, 0, n)
+            }
+        };
+        (r.map_err(|errno| Error::Kernel { op, errno }), n)
     }
 
     /// Every PC-sampling configuration of `node`: asks for the count, then

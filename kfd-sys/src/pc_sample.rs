@@ -25,6 +25,34 @@ unsafe fn pc_sample(file: &DeviceFile, args: &mut kfd_ioctl_pc_sample_args) -> R
     unsafe { file.ioctl(kfd::AMDKFD_IOC_PC_SAMPLE, args) }.map(drop)
 }
 
+/// `KFD_IOCTL_PCS_OP_QUERY_CAPABILITIES` into `sample_info_ptr`,
+/// announcing `num_sample_info` entries; returns the result and the
+/// `num_sample_info` the kernel left.
+///
+/// # Safety
+///
+/// As [`pc_sample`]: the address is 0 or points at `num_sample_info`
+/// entries, exclusively borrowed for the call.
+unsafe fn query(
+    file: &DeviceFile,
+    gpu_id: u32,
+    flags: u32,
+    sample_info_ptr: u64,
+    num_sample_info: u32,
+) -> (Result<(), Errno>, u32) {
+    let mut args = kfd_ioctl_pc_sample_args {
+        sample_info_ptr,
+        num_sample_info,
+        op: kfd::rocm::KFD_IOCTL_PCS_OP_QUERY_CAPABILITIES,
+        gpu_id,
+        flags,
+        ..Default::default()
+    };
+    // SAFETY: forwarded contract.
+    let r = unsafe { pc_sample(file, &mut args) };
+    (r, args.num_sample_info)
+}
+
 /// `KFD_IOCTL_PCS_OP_QUERY_CAPABILITIES`: fills `infos` with the
 /// configurations `gpu_id` supports (`flags`: `KFD_IOCTL_PCS_QUERY_TYPE_*`).
 ///
@@ -37,27 +65,33 @@ pub fn query_capabilities(
     flags: u32,
     infos: &mut [kfd_pc_sample_info],
 ) -> (Result<(), Errno>, u32) {
-    let Ok(num_sample_info) = u32::try_from(infos.len()) else {
+    let Ok(n) = u32::try_from(infos.len()) else {
         return (Err(Errno::EOVERFLOW), 0);
     };
-    let mut args = kfd_ioctl_pc_sample_args {
-        sample_info_ptr: if infos.is_empty() {
-            0
-        } else {
-            infos.as_mut_ptr() as u64
-        },
-        num_sample_info,
-        op: kfd::rocm::KFD_IOCTL_PCS_OP_QUERY_CAPABILITIES,
-        gpu_id,
-        flags,
-        ..Default::default()
+    let ptr = if infos.is_empty() {
+        0
+    } else {
+        infos.as_mut_ptr() as u64
     };
     // SAFETY: the address is 0 for an empty slice, else `infos`,
-    // exclusively borrowed, `num_sample_info` >= 1 entries of the
-    // header's `#[repr(C)]` layout; the kernel writes at most that many
-    // (one, or all when they fit).
-    let r = unsafe { pc_sample(file, &mut args) };
-    (r, args.num_sample_info)
+    // exclusively borrowed, `n` >= 1 entries of the header's `#[repr(C)]`
+    // layout; the kernel writes at most that many (one, or all when they
+    // fit).
+    unsafe { query(file, gpu_id, flags, ptr, n) }
+}
+
+/// `KFD_IOCTL_PCS_OP_QUERY_CAPABILITIES` without a buffer (address 0,
+/// which the kernel never writes through) announcing `num_sample_info`
+/// entries, as a caller passing a NULL buffer with a count does. Returns
+/// as [`query_capabilities`].
+pub fn query_capabilities_count(
+    file: &DeviceFile,
+    gpu_id: u32,
+    flags: u32,
+    num_sample_info: u32,
+) -> (Result<(), Errno>, u32) {
+    // SAFETY: no sample info address (0): the kernel writes nothing.
+    unsafe { query(file, gpu_id, flags, 0, num_sample_info) }
 }
 
 /// `KFD_IOCTL_PCS_OP_CREATE`: creates a session on `gpu_id` with

@@ -12,7 +12,7 @@ use crate::kmt;
 
 /// Creates an event, records status and fields (the slot address by
 /// relation); returns it.
-fn create<A: Abi>(
+pub(super) fn create<A: Abi>(
     cx: &mut Cx<A>,
     label: &str,
     ty: u32,

@@ -1,6 +1,6 @@
 //! `memory` (AllocMemory flag matrix, sizes, frees), `map`
 //! (MapMemoryToGPU / ...Nodes / Unmap), `register` (userptr),
-//! `share` (IPC handles, graphics handles), `dmabuf` (newest ABI only) and
+//! `share` (IPC handles, graphics handles), `dmabuf` (6.2.4 and newest) and
 //! `svm` (SVM attributes).
 
 use std::ffi::c_void;
@@ -797,8 +797,8 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
         teardown(cx);
     });
 
-    // --- dma-buf (newest ABI only)
-    if A::KIND == AbiKind::Newest {
+    // --- dma-buf (6.2.4 and newest)
+    if A::KIND != AbiKind::Rocm52 {
         add(v, "dmabuf/export", |cx| {
             let Some(t) = setup(cx) else { return };
             if let Some(p) = alloc(cx, "alloc", t.gpu(), 0x4000, 0) {

@@ -128,7 +128,12 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
             standard_call(cx, f, 1);
         });
     }
-    for f in [
+    let since62: &[&'static str] = if A::KIND == AbiKind::Rocm52 {
+        &[]
+    } else {
+        crate::api::SINCE_6_2_EXPORTS
+    };
+    for &f in [
         "hsaKmtAllocMemory",
         "hsaKmtCreateEvent",
         "hsaKmtGetNodeProperties",
@@ -139,7 +144,10 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
         "hsaKmtPmcGetCounterProperties",
         "hsaKmtSVMSetAttr",
         "hsaKmtGetTileConfig",
-    ] {
+    ]
+    .iter()
+    .chain(since62)
+    {
         add(v, format!("closed/after-close/{f}"), move |cx| {
             if setup(cx).is_none() {
                 return;

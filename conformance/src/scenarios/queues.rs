@@ -10,14 +10,14 @@ use crate::cx::Cx;
 use crate::kmt;
 
 const RING: u64 = 0x1_0000;
-const COMPUTE: u32 = 1;
+pub(super) const COMPUTE: u32 = 1;
 const SDMA: u32 = 2;
 const SDMA_XGMI: u32 = 5;
 const COMPUTE_AQL: u32 = 21;
 
 /// A GPU-mapped ring plus a page for AQL read/write pointers.
-struct Ring {
-    ring: *mut c_void,
+pub(super) struct Ring {
+    pub(super) ring: *mut c_void,
     ptrs: *mut c_void,
 }
 
@@ -59,7 +59,7 @@ fn unring<A: Abi>(cx: &mut Cx<A>, r: Ring) {
 
 /// Creates a queue of `ty` on `node`; records status and the resource by
 /// relation. Returns `(queue id, doorbell)`.
-fn create<A: Abi>(
+pub(super) fn create<A: Abi>(
     cx: &mut Cx<A>,
     label: &str,
     node: u32,
@@ -119,7 +119,7 @@ fn create<A: Abi>(
     Some((id, db))
 }
 
-fn destroy<A: Abi>(cx: &mut Cx<A>, label: &str, id: u64) {
+pub(super) fn destroy<A: Abi>(cx: &mut Cx<A>, label: &str, id: u64) {
     kmt!(
         cx,
         label,
@@ -128,7 +128,7 @@ fn destroy<A: Abi>(cx: &mut Cx<A>, label: &str, id: u64) {
     );
 }
 
-fn with_ring<A: Abi>(cx: &mut Cx<A>, f: impl FnOnce(&mut Cx<A>, &Topo, &Ring)) {
+pub(super) fn with_ring<A: Abi>(cx: &mut Cx<A>, f: impl FnOnce(&mut Cx<A>, &Topo, &Ring)) {
     let Some(t) = setup(cx) else { return };
     if let Some(r) = ring(cx) {
         f(cx, &t, &r);
