@@ -207,6 +207,36 @@ fn crates_dir() -> PathBuf {
 pub fn package() -> Result<(), String> {
     let mut args = vec!["package", "--workspace", "--allow-dirty"];
     let members = members()?;
+    forget_verified_sources(&members);
+    // Cargo takes a registry crate of a given name and version to never
+    // change, so the verification builds of earlier runs would be reused
+    // for changed sources: forget them.
+    let fingerprints = packaging_dir().join("debug").join(".fingerprint");
+    for e in std::fs::read_dir(&fingerprints)
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let ours = members.iter().filter(|m| m.publish).any(|m| {
+            name.strip_prefix(&m.name)
+                .and_then(|r| r.strip_prefix('-'))
+                .is_some_and(|h| h.chars().all(|c| c.is_ascii_hexdigit()))
+        });
+        if ours {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+    // Earlier packages and their temporary registry: cargo keeps a
+    // `.crate` of the same name and version instead of packaging again.
+    let out = crates_dir();
+    for e in std::fs::read_dir(&out).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".crate") || name == "tmp-registry" || name == "tmp-crate" {
+            let p = e.path();
+            let _ = std::fs::remove_dir_all(&p).or_else(|_| std::fs::remove_file(&p));
+        }
+    }
     for m in members.iter().filter(|m| !m.publish) {
         args.extend(["--exclude", &m.name]);
     }
@@ -241,6 +271,40 @@ pub fn package() -> Result<(), String> {
         crates_dir().display()
     );
     Ok(())
+}
+
+/// Removes the sources cargo extracted from earlier runs' temporary
+/// registries (`$CARGO_HOME/registry/src/-<hash>/<crate>-<version>`):
+/// cargo reuses them by name and version, so a crate changed since then
+/// (same version) would be verified against the old copy of its
+/// dependencies.
+fn forget_verified_sources(members: &[Member]) {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
+    let Some(src) = home.map(|h| h.join("registry").join("src")) else {
+        return;
+    };
+    let Ok(registries) = std::fs::read_dir(&src) else {
+        return;
+    };
+    for r in registries.flatten() {
+        // Only the temporary registries of `cargo package` are named by a
+        // bare hash; crates.io's are `index.crates.io-<hash>`.
+        if !r.file_name().to_string_lossy().starts_with('-') {
+            continue;
+        }
+        for m in members.iter().filter(|m| m.publish) {
+            let prefix = format!("{}-", m.name);
+            for e in std::fs::read_dir(r.path()).into_iter().flatten().flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let rest = name.strip_prefix(&prefix).unwrap_or_default();
+                if rest.starts_with(|c: char| c.is_ascii_digit()) {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+    }
 }
 
 /// Checks that [`EXAMPLES`] lists exactly the example files and gives
