@@ -200,15 +200,16 @@ export! {
             c.topology().kmt()?.validate_node(NodeId).map_err(|_| st::INVALID_NODE_UNIT)?;
             return Err(st::INVALID_PARAMETER);
         }
+        let max = kfd_debug::MAX_ALLOWED_NUM_POINTS;
         // SAFETY: the C contract: `NumWatchPoints` entries each.
-        let modes = unsafe { slice_in(WatchMode as *const HSA_DBG_WATCH_MODE, n, st::INVALID_PARAMETER) }?;
+        let modes = unsafe { slice_in(WatchMode as *const HSA_DBG_WATCH_MODE, n, max, st::INVALID_PARAMETER) }?;
         // SAFETY: as above.
-        let addrs = unsafe { slice_in(WatchAddress as *const *mut c_void, n, st::INVALID_PARAMETER) }?;
+        let addrs = unsafe { slice_in(WatchAddress as *const *mut c_void, n, max, st::INVALID_PARAMETER) }?;
         let masks: &[u64] = if WatchMask.is_null() {
             &[]
         } else {
             // SAFETY: as above (the mask array is optional).
-            unsafe { slice_in(WatchMask as *const u64, n, st::INVALID_PARAMETER) }?
+            unsafe { slice_in(WatchMask as *const u64, n, max, st::INVALID_PARAMETER) }?
         };
         let points: Vec<AddressWatchPoint> = (0..n)
             .map(|i| AddressWatchPoint { mode: modes[i], address: addrs[i] as u64, mask: masks.get(i).copied().unwrap_or(0) })
@@ -218,7 +219,7 @@ export! {
         } else {
             // SAFETY: as above (the event array is optional); the pointers
             // are only passed on, never followed.
-            let e = unsafe { slice_in(WatchEvent as *const *mut abi::HsaEvent, n, st::INVALID_PARAMETER) }?;
+            let e = unsafe { slice_in(WatchEvent as *const *mut abi::HsaEvent, n, max, st::INVALID_PARAMETER) }?;
             Some(e.iter().map(|&p| p as u64).collect())
         };
         d.dbg_address_watch(NodeId, &points, events.as_deref()).kmt()

@@ -3,7 +3,7 @@
 use hsakmt_sys::common::HsaEventDescriptor;
 use kfd_event::{Event, EventDescriptor, Events, WaitMode};
 
-use crate::border::{check_mut, read_in, slice_in, st, write_out, Kmt, KmtResult};
+use crate::border::{check_mut, read_in, slice_in, slice_mut, st, write_out, Kmt, KmtResult};
 use crate::ctx::{self, HsaKFDContext};
 use crate::generation::abi;
 
@@ -38,6 +38,7 @@ unsafe fn event_pointers<'a>(
         slice_in(
             list as *const *const hsakmt_sys::newest::HsaEvent,
             n as usize,
+            u32::MAX as usize,
             st::INVALID_HANDLE,
         )
     }
@@ -133,13 +134,11 @@ export! {
         let events = events_of(ctx)?;
         // SAFETY: the C contract: `Events` holds `NumEvents` pointers.
         let list = unsafe { event_pointers(Events, NumEvents) }?;
-        // SAFETY: the C contract: `event_age` holds one age per event.
-        let mut ages = unsafe { slice_in(event_age as *const u64, NumEvents as usize, st::INVALID_PARAMETER) }?.to_vec();
+        // SAFETY: the C contract: `event_age` holds one age per event
+        // (IN/OUT), borrowed in place: nothing is allocated by the count.
+        let ages = unsafe { slice_mut(event_age, NumEvents as usize, u32::MAX as usize, st::INVALID_PARAMETER) }?;
         let mode = if WaitOnAll { WaitMode::All } else { WaitMode::Any };
-        let o = events.wait_pointers(list, mode, Milliseconds, Some(&mut ages)).kmt()?;
-        // SAFETY: the same array, IN/OUT.
-        unsafe { crate::border::write_array(event_age, &ages, st::INVALID_PARAMETER)? };
-        outcome(o)
+        outcome(events.wait_pointers(list, mode, Milliseconds, Some(ages)).kmt()?)
     }
 
     /// `hsaKmtOpenSMICtx`: the SMI event interface is not implemented by

@@ -101,8 +101,9 @@ impl DeviceMemory for FmmMemory {
         let mapped = if req.node_id != 0 {
             self.fmm
                 .map_to_gpu_nodes(buf.addr(), buf.size(), &[req.node_id], MemMapFlags::empty())
+                .map(drop)
         } else {
-            buf.map()
+            buf.map().map(drop)
         };
         mapped.map_err(err("GPU mapping"))?;
         let addr = buf.addr();
@@ -153,8 +154,8 @@ impl DeviceMemory for FmmMemory {
         // GPU's VM; the newest library maps it for its own GPU (and the
         // peers that may ring it, which this adapter does not model).
         let mapped = match self.fmm.options().generation {
-            Generation::Rocm52 => buf.map(),
-            Generation::Current => buf.map_to_nodes(&[node]),
+            Generation::Rocm52 => buf.map().map(drop),
+            Generation::Current => buf.map_to_nodes(&[node]).map(drop),
         };
         mapped.map_err(err("doorbell GPU mapping"))?;
         let addr = buf.addr();

@@ -1258,17 +1258,21 @@ impl Fmm {
         self.alloc_impl(node, size, align, flags, None, true)
     }
 
-    fn alloc_impl(
+    /// The checks [`Fmm::alloc_memory_align`] makes before it looks at
+    /// the address: the flags' kernel version (Contiguous needs KFD 1.16),
+    /// the node, the alignment, then the size (non-zero, a multiple of
+    /// the flags' page size). The C border runs them before it touches
+    /// the caller's address pointer, as the C library does. Returns the
+    /// node's gpu_id (0 for a CPU node) and the flags as this generation
+    /// reads them.
+    pub fn check_alloc(
         &self,
         node: u32,
         size: u64,
         align: u64,
         mut flags: MemFlags,
-        address: Option<u64>,
-        owned: bool,
-    ) -> Result<u64> {
-        let r52 = self.opts.generation == Generation::Rocm52;
-        if r52 {
+    ) -> Result<(u32, MemFlags)> {
+        if self.opts.generation == Generation::Rocm52 {
             // Reserved bits in 5.2.3's HsaMemFlags.
             flags.remove(MemFlags::EXTENDED_COHERENT | MemFlags::CONTIGUOUS);
         }
@@ -1283,6 +1287,20 @@ impl Fmm {
         if size == 0 || size % page != 0 {
             return Err(FmmError::BadSize { size, page });
         }
+        Ok((gpu_id, flags))
+    }
+
+    fn alloc_impl(
+        &self,
+        node: u32,
+        size: u64,
+        align: u64,
+        flags: MemFlags,
+        address: Option<u64>,
+        owned: bool,
+    ) -> Result<u64> {
+        let r52 = self.opts.generation == Generation::Rocm52;
+        let (gpu_id, mut flags) = self.check_alloc(node, size, align, flags)?;
         let fixed = if flags.contains(MemFlags::FIXED_ADDRESS) {
             match address {
                 Some(a) if a != 0 => Some(a),
@@ -1971,18 +1989,23 @@ impl Fmm {
     /// `hsaKmtMapMemoryToGPUNodes`: maps the object at `addr` to exactly
     /// the GPUs of `nodes` (unmapping it from others). The map flags are
     /// accepted and, as in the C library, ignored.
+    ///
+    /// Returns the alternate GPU VA where the C library writes one
+    /// (`AlternateVAGPU`): on an APU with one node (it maps as
+    /// [`Fmm::map_to_gpu`]) and for a userptr; `None` otherwise (the
+    /// caller's variable is left alone).
     pub fn map_to_gpu_nodes(
         &self,
         addr: u64,
         size: u64,
         nodes: &[u32],
         _flags: MemMapFlags,
-    ) -> Result<u64> {
+    ) -> Result<Option<u64>> {
         if addr == 0 {
             return Err(FmmError::NullAddress);
         }
         if !self.is_dgpu && nodes.len() == 1 {
-            return self.map_to_gpu(addr, size);
+            return self.map_to_gpu(addr, size).map(Some);
         }
         let ids = self.gpu_ids_for_nodes(nodes)?;
         self.with_object(addr, Lookup::Exact { size }, |o| {
@@ -1994,7 +2017,7 @@ impl Fmm {
             }
             if o.userptr().is_some() {
                 // As upstream: userptrs map to all their registered nodes.
-                return self.map_object(o, addr);
+                return self.map_object(o, addr).map(Some);
             }
             if o.handle.is_none() {
                 return Err(FmmError::NotMappable(addr));
@@ -2016,7 +2039,7 @@ impl Fmm {
                 self.map_ioctl(o, &ids)?;
                 o.mapping_count = 1;
             }
-            Ok(0)
+            Ok(None)
         })
         .unwrap_or(Err(FmmError::UnknownPointer(addr)))
     }
@@ -2771,7 +2794,10 @@ impl Fmm {
     // SVM and XNACK
     // ------------------------------------------------------------------
 
-    fn check_svm_range(&self, addr: u64, size: u64) -> Result<()> {
+    /// The checks of [`Fmm::svm_set_attr`] and [`Fmm::svm_get_attr`]
+    /// that come before their attributes are looked at: KFD 1.5, a
+    /// non-empty range with a page-aligned start and size.
+    pub fn check_svm_range(&self, addr: u64, size: u64) -> Result<()> {
         self.check_minor(5)?;
         if addr == 0 || size == 0 {
             return Err(FmmError::InvalidArgument("SVM range is empty"));
