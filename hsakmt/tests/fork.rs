@@ -10,6 +10,8 @@
 //! C library.) One test per binary: the child of a multi-threaded
 //! process must not contend for locks other threads may hold.
 
+mod support;
+
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -90,30 +92,7 @@ fn forked_child_must_reopen_the_primary() {
         assert_eq!(hsaKmtAcquireSystemProperties(&mut sys).0, 0);
         assert_eq!(hsaKmtAllocMemory(0, 4096, host_flags(), &mut p).0, 0);
     }
-    // SAFETY: fork has no preconditions; the child only runs `child` and
-    // leaves with `_exit`.
-    let pid = unsafe { libc::fork() };
-    assert!(pid >= 0, "fork failed");
-    if pid == 0 {
-        let code = match std::panic::catch_unwind(child) {
-            Ok(Ok(())) => 0,
-            Ok(Err(msg)) => {
-                eprintln!("child: {msg}");
-                1
-            }
-            Err(_) => 2,
-        };
-        // SAFETY: ends the child without running the parent's test
-        // harness teardown.
-        unsafe { libc::_exit(code) };
-    }
-    let mut status = 0;
-    // SAFETY: `pid` is our child; `status` is a valid out-pointer.
-    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "child failed with status {status:#x}"
-    );
+    assert!(support::in_forked_child(child), "the child failed");
     // The parent's primary is untouched.
     let mut v = HsaVersionInfo::default();
     // SAFETY: valid out-pointers; `p` was allocated above.

@@ -353,6 +353,23 @@ impl Context {
         Ok(())
     }
 
+    /// The snapshot of a context a forked child inherited, if it can be
+    /// read without waiting (a lock held by a thread of the parent at the
+    /// fork is never released in the child).
+    pub(crate) fn snapshot_after_fork(&self) -> Option<Arc<Topology>> {
+        self.inner.topology.try_read().ok().and_then(|t| t.clone())
+    }
+
+    /// Makes `topo` this context's snapshot (a forked child's new primary
+    /// takes its parent's).
+    pub(crate) fn adopt_topology(&self, topo: Arc<Topology>) {
+        *self
+            .inner
+            .topology
+            .write()
+            .unwrap_or_else(|e| e.into_inner()) = Some(topo);
+    }
+
     /// The current topology snapshot.
     pub fn topology(&self) -> Result<Arc<Topology>, ContextError> {
         self.inner

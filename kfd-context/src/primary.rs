@@ -3,7 +3,10 @@
 //! This is the only global mutable state of kfd-rs. Opening increments the
 //! count (the first open creates the context), closing decrements it (the
 //! last close tears the context down). After `fork()`, the child sees the
-//! primary as closed and must open it again, as with the C library.
+//! primary as closed and must open it again, as with the C library; its
+//! first open keeps the parent's topology snapshot (the C library keeps
+//! its topology across fork), so the child may use nodes without
+//! acquiring the system properties again.
 //!
 //! # Fork detection
 //!
@@ -29,6 +32,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Once};
 
 use kfd_sys::{Driver, NixDriver};
+use kfd_topology::Topology;
 
 use crate::context::{Context, ContextKind};
 use crate::ContextError;
@@ -50,6 +54,10 @@ struct Slot {
     /// References a forked child inherited from its parent (see
     /// [`release_inherited`]).
     inherited: u64,
+    /// In a forked child: the topology snapshot of the context inherited
+    /// from the parent, which the child's first open adopts (see
+    /// [`open_with`]).
+    inherited_topology: Option<Arc<Topology>>,
     /// The process and the fork generation the context was opened in.
     pid: u32,
     generation: u64,
@@ -60,6 +68,7 @@ static SLOT: Mutex<Slot> = Mutex::new(Slot {
     ctx: None,
     count: 0,
     inherited: 0,
+    inherited_topology: None,
     pid: 0,
     generation: 0,
     driver: None,
@@ -109,6 +118,9 @@ fn slot(check: ForkCheck) -> MutexGuard<'static, Slot> {
             // ioctls on the parent's behalf, so it is left alone; the child
             // starts closed.
             if let Some(inherited) = s.ctx.take() {
+                // The snapshot is plain memory, valid in the child: it is
+                // kept, as the C library keeps its topology across fork.
+                s.inherited_topology = inherited.snapshot_after_fork();
                 std::mem::forget(inherited);
             }
             s.inherited = s.count;
@@ -149,6 +161,12 @@ pub fn open_with(options: ContextOptions) -> Result<(Context, Opened), ContextEr
         .clone()
         .unwrap_or_else(|| Arc::new(NixDriver::new()) as Arc<dyn Driver>);
     let ctx = Context::open(driver, ContextKind::Primary, options)?;
+    if let Some(topo) = s.inherited_topology.take() {
+        // A forked child's first open: the parent's snapshot stays valid
+        // here (5.2.3's openclose.c: the duplicated topology "is valid in
+        // the child process so it is not cleared").
+        ctx.adopt_topology(topo);
+    }
     s.ctx = Some(ctx.clone());
     s.count = 1;
     s.inherited = 0;
@@ -218,6 +236,7 @@ mod tests {
         set_driver(Arc::new(sim)).unwrap();
         let (parent, first) = open().unwrap();
         assert_eq!(first, Opened::First);
+        let snapshot = parent.acquire_system_properties().unwrap();
         open().unwrap();
         assert_eq!(open_count(), 2);
         after_fork_in_child();
@@ -229,6 +248,8 @@ mod tests {
         assert!(release_inherited());
         let (child, again) = open().unwrap();
         assert_eq!(again, Opened::First, "the child opens its own");
+        // ... with the parent's snapshot (issue 17 item 9).
+        assert!(Arc::ptr_eq(&child.topology().unwrap(), &snapshot));
         assert_eq!(open_count(), 1);
         assert!(!release_inherited(), "a reopen ends the inherited count");
         drop(child);

@@ -145,3 +145,34 @@ pub fn exports(so: &Path) -> Vec<(String, String)> {
     v.sort();
     v
 }
+
+/// Runs `child` in a forked child process and returns whether it
+/// succeeded; a failure's message goes to stderr. The child leaves with
+/// `_exit`, so none of the parent's test harness runs there. Call it from
+/// a test binary with one test only: the child of a multi-threaded
+/// process must not contend for locks other threads may hold.
+pub fn in_forked_child(
+    child: impl FnOnce() -> Result<(), String> + std::panic::UnwindSafe,
+) -> bool {
+    // SAFETY: fork has no preconditions; the child only runs `child` and
+    // leaves with `_exit`.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        let code = match std::panic::catch_unwind(child) {
+            Ok(Ok(())) => 0,
+            Ok(Err(msg)) => {
+                eprintln!("child: {msg}");
+                1
+            }
+            Err(_) => 2,
+        };
+        // SAFETY: ends the child without running the parent's test
+        // harness teardown.
+        unsafe { libc::_exit(code) };
+    }
+    let mut status = 0;
+    // SAFETY: `pid` is our child; `status` is a valid out-pointer.
+    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+    libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+}
