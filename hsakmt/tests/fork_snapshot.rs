@@ -38,9 +38,11 @@ fn child() -> Result<(), String> {
     kfd_context::primary::set_driver(sim()).map_err(|e| e.to_string())?;
     let mut np = abi::HsaNodeProperties::default();
     let mut cc = HsaClockCounters::default();
-    let mut desc = HsaEventDescriptor::default();
-    desc.EventType = hsakmt_sys::common::HSA_EVENTTYPE::HSA_EVENTTYPE_SIGNAL;
-    desc.NodeId = 1;
+    let mut desc = HsaEventDescriptor {
+        EventType: hsakmt_sys::common::HSA_EVENTTYPE::HSA_EVENTTYPE_SIGNAL,
+        NodeId: 1,
+        ..Default::default()
+    };
     let mut event: *mut abi::HsaEvent = null_mut();
     let mut flags = abi::HsaMemFlags::default();
     flags.set_HostAccess(1);
