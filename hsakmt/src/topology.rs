@@ -22,6 +22,23 @@ fn node_of(
     Ok((topo, node))
 }
 
+/// A node's snapshot and apertures, consistent with each other (see
+/// `Context::node_view`): no snapshot or a bad node → 5.
+fn node_view(
+    c: &kfd_context::Context,
+    node: u32,
+) -> KmtResult<(
+    std::sync::Arc<kfd_topology::Topology>,
+    kfd_topology::hsakmt::GpuApertures,
+)> {
+    match c.node_view(node) {
+        Err(kfd_context::ContextError::NoSnapshot | kfd_context::ContextError::Topology(_)) => {
+            Err(st::INVALID_NODE_UNIT)
+        }
+        r => r.kmt(),
+    }
+}
+
 export! {
     /// `hsaKmtAcquireSystemPropertiesCtx`: takes the context's topology
     /// snapshot and sets up its memory manager (apertures), as the C
@@ -31,13 +48,10 @@ export! {
         check_mut(SystemProperties, st::INVALID_PARAMETER)?;
         let mut opts = SnapshotOptions::from_env(generation::topology_rules());
         opts.svm_api_supported = c.svm_api();
-        let topo = c.acquire_system_properties_with(&opts).kmt()?;
-        c.fmm().kmt()?;
-        if generation::GENERATION == generation::Generation::Current {
-            // The newest library rebuilds the apertures its release
-            // destroyed (ACQUIRE_VM etc. again).
-            c.reacquire_apertures().kmt()?;
-        }
+        // The newest library rebuilds the apertures its release destroyed
+        // (ACQUIRE_VM etc. again). One change for concurrent readers.
+        let rebuild = generation::GENERATION == generation::Generation::Current;
+        let topo = c.acquire_properties(&opts, rebuild).kmt()?;
         // SAFETY: checked above; an OUT argument.
         unsafe { write_out(SystemProperties, ffi::system_properties(&topo), st::INVALID_PARAMETER) }
     }
@@ -47,13 +61,10 @@ export! {
     ctx fn hsaKmtReleaseSystemPropertiesCtx(ctx: *mut HsaKFDContext) {
         match ctx::lookup(ctx) {
             Ok(c) => {
-                if generation::GENERATION == generation::Generation::Current {
-                    // The newest library also destroys the process
-                    // apertures (topology.c: MMIO remap pages unmapped and
-                    // freed); the next acquire sets them up again.
-                    c.release_apertures();
-                }
-                c.release_system_properties();
+                // The newest library also destroys the process apertures
+                // (topology.c: MMIO remap pages unmapped and freed); the
+                // next acquire sets them up again.
+                c.release_properties(generation::GENERATION == generation::Generation::Current);
                 Ok(())
             }
             Err(_) if ctx == ctx::primary_ptr() => Ok(()),
@@ -66,9 +77,8 @@ export! {
     ctx fn hsaKmtGetNodePropertiesCtx(ctx: *mut HsaKFDContext, NodeId: u32, NodeProperties: *mut abi::HsaNodeProperties) {
         check_mut(NodeProperties, st::INVALID_PARAMETER)?;
         let c = ctx::resolve(ctx)?;
-        let (topo, id) = node_of(&c, NodeId)?;
-        let node = &topo.nodes[id as usize];
-        let ap = c.gpu_apertures(id).kmt()?;
+        let (topo, ap) = node_view(&c, NodeId)?;
+        let node = &topo.nodes[NodeId as usize];
         // SAFETY: checked above; an OUT argument of this generation's size.
         unsafe { write_out(NodeProperties, generation::node_properties(node, &ap), st::INVALID_PARAMETER) }
     }
@@ -78,9 +88,8 @@ export! {
     ctx fn hsaKmtGetNodeMemoryPropertiesCtx(ctx: *mut HsaKFDContext, NodeId: u32, NumBanks: u32, MemoryProperties: *mut HsaMemoryProperties) {
         check_mut(MemoryProperties, st::INVALID_PARAMETER)?;
         let c = ctx::resolve(ctx)?;
-        let (topo, id) = node_of(&c, NodeId)?;
-        let node = &topo.nodes[id as usize];
-        let ap = c.gpu_apertures(id).kmt()?;
+        let (topo, ap) = node_view(&c, NodeId)?;
+        let node = &topo.nodes[NodeId as usize];
         let banks = ffi::memory_properties_c(&topo, node, &ap, NumBanks);
         // SAFETY: the caller provides `NumBanks` entries; at most that many
         // are written.

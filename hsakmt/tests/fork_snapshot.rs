@@ -12,18 +12,15 @@
 
 mod support;
 
+use support::kmt;
+
 use std::ffi::c_void;
 use std::ptr::null_mut;
-use std::sync::Arc;
 
 use hsakmt::generation::abi;
 use hsakmt_sys::common::{
     HsaClockCounters, HsaEventDescriptor, HsaSystemProperties, HSA_QUEUE_PRIORITY,
 };
-
-fn sim() -> Arc<kfd_sim::Sim> {
-    Arc::new(kfd_sim::Sim::preset("mi210").expect("mi210 preset"))
-}
 
 fn check(what: &str, got: hsakmt::border::Status) -> Result<(), String> {
     if got.0 == 0 {
@@ -35,7 +32,7 @@ fn check(what: &str, got: hsakmt::border::Status) -> Result<(), String> {
 
 /// The child: reopen only, then use GPU node 1.
 fn child() -> Result<(), String> {
-    kfd_context::primary::set_driver(sim()).map_err(|e| e.to_string())?;
+    kmt::sim_on("mi210");
     let mut np = abi::HsaNodeProperties::default();
     let mut cc = HsaClockCounters::default();
     let mut desc = HsaEventDescriptor {
@@ -44,8 +41,7 @@ fn child() -> Result<(), String> {
         ..Default::default()
     };
     let mut event: *mut abi::HsaEvent = null_mut();
-    let mut flags = abi::HsaMemFlags::default();
-    flags.set_HostAccess(1);
+    let flags = kmt::host_flags();
     let mut ring: *mut c_void = null_mut();
     let mut q = abi::HsaQueueResource::default();
     // SAFETY: valid out-pointers and buffers; the event, ring and queue
@@ -97,7 +93,7 @@ fn child() -> Result<(), String> {
 
 #[test]
 fn forked_child_keeps_the_parents_snapshot() {
-    kfd_context::primary::set_driver(sim()).unwrap();
+    kmt::sim_on("mi210");
     let mut sys = HsaSystemProperties::default();
     // SAFETY: valid out-pointer.
     unsafe {

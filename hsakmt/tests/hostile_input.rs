@@ -12,12 +12,13 @@ use std::ffi::c_void;
 use std::ptr::null_mut;
 use std::sync::Arc;
 
-use hsakmt::border::panics_caught;
 use hsakmt::generation::{abi, Generation, MapFlagsArg, GENERATION};
-use hsakmt_sys::common::{
-    HsaCounter, HsaMemoryRange, HsaPmcTraceRoot, HsaSystemProperties, HSA_QUEUE_PRIORITY,
-};
+use hsakmt_sys::common::{HsaCounter, HsaMemoryRange, HsaPmcTraceRoot, HSA_QUEUE_PRIORITY};
 use serial_test::serial;
+
+mod support;
+
+use support::kmt;
 
 /// Two pages: the first read/write, the second `PROT_NONE`, so an array
 /// placed at the end of the first has nothing readable after it.
@@ -71,52 +72,10 @@ impl Drop for Guarded {
     }
 }
 
-fn host_flags() -> abi::HsaMemFlags {
-    let mut f = abi::HsaMemFlags::default();
-    f.set_HostAccess(1);
-    f
-}
-
-/// Opens the primary on a fresh mi210 simulator and takes the snapshot.
 fn open() -> Arc<kfd_sim::Sim> {
-    let sim = Arc::new(kfd_sim::Sim::preset("mi210").expect("mi210 preset"));
-    kfd_context::primary::set_driver(sim.clone()).unwrap();
-    let mut sys = HsaSystemProperties::default();
-    // SAFETY: valid out-pointer.
-    unsafe {
-        assert_eq!(hsakmt::openclose::hsaKmtOpenKFD().0, 0);
-        assert_eq!(
-            hsakmt::topology::hsaKmtAcquireSystemProperties(&mut sys).0,
-            0
-        );
-    }
-    assert_eq!(sys.NumNodes, 2);
+    let (sim, nodes) = kmt::open_on("mi210");
+    assert_eq!(nodes, 2);
     sim
-}
-
-/// Closes the primary; nothing may be left in the simulated kernel.
-fn close(sim: &kfd_sim::Sim) {
-    // SAFETY: no arguments.
-    unsafe {
-        hsakmt::topology::hsaKmtReleaseSystemProperties();
-        assert_eq!(hsakmt::openclose::hsaKmtCloseKFD().0, 0);
-    }
-    let live = sim.live_objects();
-    assert!(live.is_empty(), "left behind: {live:?}");
-    assert_eq!(panics_caught(), 0, "an export panicked");
-}
-
-fn alloc(size: u64) -> *mut c_void {
-    let mut p: *mut c_void = null_mut();
-    // SAFETY: valid out-pointer.
-    let r = unsafe { hsakmt::memory::hsaKmtAllocMemory(0, size, host_flags(), &mut p) }.0;
-    assert_eq!(r, 0);
-    p
-}
-
-fn free(p: *mut c_void, size: u64) {
-    // SAFETY: `p` came from `alloc`.
-    assert_eq!(unsafe { hsakmt::memory::hsaKmtFreeMemory(p, size) }.0, 0);
 }
 
 /// Issue 17 item 1: `NumberOfNodes × 4` overflowed into a slice length.
@@ -130,8 +89,8 @@ fn huge_node_counts_are_invalid_parameters() {
     let nodes = g.tail::<u32>(1);
     // SAFETY: `nodes` holds one node id, readable.
     unsafe { nodes.write(1) };
-    let buf = alloc(0x10000);
-    let host = host_buffer();
+    let buf = kmt::alloc(0x10000);
+    let host = kmt::HostBuf::new(0x10000);
     let mut va = 0x5eed_u64;
     let mut addr: *mut c_void = null_mut();
     let mut size = 0u64;
@@ -177,27 +136,9 @@ fn huge_node_counts_are_invalid_parameters() {
         )
     };
     assert_eq!(s.0, want);
-    free(buf, 0x10000);
+    kmt::free(buf, 0x10000);
     drop(host);
-    close(&sim);
-}
-
-/// A page-aligned host buffer of 64 KiB (for registrations).
-struct Host(*mut c_void, std::alloc::Layout);
-
-fn host_buffer() -> Host {
-    let layout = std::alloc::Layout::from_size_align(0x10000, PAGE).unwrap();
-    // SAFETY: non-zero size.
-    let p = unsafe { std::alloc::alloc_zeroed(layout) };
-    assert!(!p.is_null());
-    Host(p.cast(), layout)
-}
-
-impl Drop for Host {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `host_buffer` with this layout.
-        unsafe { std::alloc::dealloc(self.0.cast(), self.1) };
-    }
+    kmt::close_and_check(&sim);
 }
 
 /// Item 7: MapMemoryToGPUNodes leaves `AlternateVAGPU` alone for memory
@@ -212,7 +153,7 @@ fn scalars_are_checked_before_pointers() {
     let node = g.tail::<u32>(1);
     // SAFETY: one readable node id.
     unsafe { node.write(1) };
-    let buf = alloc(0x10000);
+    let buf = kmt::alloc(0x10000);
     let mut va = 0x5eed_u64;
     // SAFETY: live buffer, out word and node list.
     let s = unsafe {
@@ -229,7 +170,7 @@ fn scalars_are_checked_before_pointers() {
     assert_eq!(va, 0x5eed, "AlternateVAGPU written for a non-userptr");
     // SAFETY: `buf` is mapped.
     assert_eq!(unsafe { hsakmt::memory::hsaKmtUnmapMemoryToGPU(buf) }.0, 0);
-    free(buf, 0x10000);
+    kmt::free(buf, 0x10000);
 
     // Every flag set: PageSize 1 GiB, so 64 KiB is a bad size (3), found
     // before the unwritable out-pointer is read for FixedAddress.
@@ -240,10 +181,10 @@ fn scalars_are_checked_before_pointers() {
     assert_eq!(s.0, 3);
     // A bad node (5) before a NULL out-pointer (3), as C.
     // SAFETY: NULL out-pointer, the bad input.
-    let s = unsafe { hsakmt::memory::hsaKmtAllocMemory(7, 0x1000, host_flags(), null_mut()) };
+    let s = unsafe { hsakmt::memory::hsaKmtAllocMemory(7, 0x1000, kmt::host_flags(), null_mut()) };
     assert_eq!(s.0, 5);
 
-    let ring = alloc(0x1000);
+    let ring = kmt::alloc(0x1000);
     // SAFETY: the resource is unreadable; the node check comes first (5).
     let s = unsafe {
         hsakmt::queues::hsaKmtCreateQueue(
@@ -288,8 +229,8 @@ fn scalars_are_checked_before_pointers() {
         )
     };
     assert_eq!(s.0, 5);
-    free(ring, 0x1000);
-    close(&sim);
+    kmt::free(ring, 0x1000);
+    kmt::close_and_check(&sim);
 }
 
 /// Item 2: `firstGWS` is optional (5.2.3 writes it only when non-NULL).
@@ -299,7 +240,7 @@ fn scalars_are_checked_before_pointers() {
 #[serial]
 fn queue_gws_and_cu_mask() {
     let sim = open();
-    let ring = alloc(0x1000);
+    let ring = kmt::alloc(0x1000);
     let mut q = abi::HsaQueueResource::default();
     // SAFETY: live ring and resource.
     let s = unsafe {
@@ -333,8 +274,8 @@ fn queue_gws_and_cu_mask() {
     // SAFETY: the queue just made.
     let r = unsafe { hsakmt::queues::hsaKmtDestroyQueue(q.QueueId) }.0;
     assert_eq!(r, 0);
-    free(ring, 0x1000);
-    close(&sim);
+    kmt::free(ring, 0x1000);
+    kmt::close_and_check(&sim);
 }
 
 /// Item 3: 5.2.3's PmcRegisterTrace checks the node (5) and its
@@ -355,7 +296,7 @@ fn pmc_counter_limit_before_the_array() {
     // SAFETY: as above, with a bad node.
     let s = unsafe { hsakmt::perf::hsaKmtPmcRegisterTrace(9, 1000, counters, &mut root) };
     assert_eq!(s.0, 5);
-    close(&sim);
+    kmt::close_and_check(&sim);
 }
 
 /// Item 4: 5.2.3's ProcessVMRead/Write hand the caller's arrays to the
@@ -396,7 +337,7 @@ fn process_vm_counts_are_the_kernels_business() {
             );
         }
     }
-    close(&sim);
+    kmt::close_and_check(&sim);
 }
 
 /// The other caller-sized arrays: SVM attribute lists longer than one
@@ -408,7 +349,7 @@ fn other_counts_are_bounded() {
     let sim = open();
     let g = Guarded::new();
     let attrs = g.tail::<hsakmt_sys::common::HSA_SVM_ATTRIBUTE>(1);
-    let host = host_buffer();
+    let host = kmt::HostBuf::new(0x10000);
     for n in [2045u32, 0x8000_0000, u32::MAX] {
         // SAFETY: one readable attribute; the count is the bad input.
         unsafe {
@@ -454,5 +395,5 @@ fn other_counts_are_bounded() {
         assert_ne!(s.0, 6, "PcSamplingQueryCapabilities ran out of memory");
     }
     drop(host);
-    close(&sim);
+    kmt::close_and_check(&sim);
 }

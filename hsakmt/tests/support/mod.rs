@@ -8,6 +8,8 @@
 
 #![allow(dead_code)]
 
+pub mod kmt;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
