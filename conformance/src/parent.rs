@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::abi::{AbiKind, Newest, Rocm52};
 use crate::cx::NOT_SUPPORTED;
+use crate::fuzz::FuzzCounts;
 use crate::intended::Intended;
 use crate::scenarios::{self, Family, FAMILIES};
 use crate::spawn;
@@ -92,6 +93,10 @@ pub enum Class {
     /// The reference lacks the API; ours was checked against the documented
     /// semantics and passed (or lacks it too).
     RefLacksApi,
+    /// A robustness family (`fuzz`): no crash, hang or panic of ours
+    /// where the reference returned a status, but statuses differ (they
+    /// are listed, not judged).
+    Robust,
 }
 
 impl Class {
@@ -103,6 +108,7 @@ impl Class {
             Class::Intended => "intended",
             Class::Unsupported => "unsupported",
             Class::RefLacksApi => "reference-lacks-API",
+            Class::Robust => "robust",
         }
     }
 }
@@ -130,6 +136,8 @@ pub struct Outcome {
     pub ref_crash: Option<String>,
     /// Ours crashed here (description).
     pub ours_crash: Option<String>,
+    /// The call counts of a robustness (`fuzz`) scenario.
+    pub fuzz: Option<FuzzCounts>,
 }
 
 /// All outcomes of a run.
@@ -495,7 +503,12 @@ fn classify(cfg: &Config, name: &str, family: &str, r: &Side, o: &Side) -> Outco
         calls,
         ref_crash: r.crashed.clone(),
         ours_crash: o.crashed.clone(),
+        fuzz: None,
     };
+    if crate::scenarios::family(family).is_some_and(|f| f.robustness) {
+        judge_robustness(cfg, &mut oc, r, o);
+        return oc;
+    }
     // Reference lacks the API: judge ours by its documented checks.
     if let Some(missing) = r.value("lacks-api") {
         oc.class = Class::RefLacksApi;
@@ -640,7 +653,85 @@ fn classify(cfg: &Config, name: &str, family: &str, r: &Side, o: &Side) -> Outco
     oc
 }
 
+/// Status differences listed per robustness scenario (the rest counted).
+const LISTED_STATUS_DIFFERENCES: usize = 5;
+
+/// The judgement of a robustness family's scenario (see
+/// [`crate::fuzz`]): per call (`cNN` records), a crash, hang or panic of
+/// ours where the reference returned a status is unexpected unless
+/// listed as intended; status differences are counted and the first few
+/// listed with their arguments (`aNN`). A scenario process that died is
+/// judged as in other families (`crash`). Traces are not compared.
+fn judge_robustness(cfg: &Config, oc: &mut Outcome, r: &Side, o: &Side) {
+    let mut counts = FuzzCounts::default();
+    let mut unexpected = false;
+    let mut listed = 0;
+    for (k, rv, _) in r.records.iter().filter(|(k, _, _)| k.starts_with('c')) {
+        let Some(ov) = o.value(k) else {
+            continue;
+        };
+        let args = r.value(&format!("a{}", &k[1..])).unwrap_or("-");
+        if counts.call(rv, ov) {
+            match cfg.intended.find(&oc.name, k) {
+                Some(e) => oc.details.push(format!(
+                    "{k} ({args}): reference {rv} / ours {ov} — intended (line {}): {}",
+                    e.line, e.reason
+                )),
+                None => {
+                    unexpected = true;
+                    oc.details
+                        .push(format!("{k} ({args}): reference {rv} / ours {ov}"));
+                }
+            }
+        } else if rv != ov && listed < LISTED_STATUS_DIFFERENCES {
+            listed += 1;
+            oc.details.push(format!(
+                "{k} ({args}): reference {rv} / ours {ov} (not judged)"
+            ));
+        }
+    }
+    if counts.status_differ > listed {
+        oc.details.push(format!(
+            "{} more status differences (not judged)",
+            counts.status_differ - listed
+        ));
+    }
+    if let (None, Some(c)) = (&r.crashed, &o.crashed) {
+        match cfg.intended.find(&oc.name, "crash") {
+            Some(e) => oc.details.push(format!(
+                "crash: ours {c} — intended (line {}): {}",
+                e.line, e.reason
+            )),
+            None => {
+                unexpected = true;
+                oc.details
+                    .push(format!("crash: ours crashed ({c}); reference completed"));
+            }
+        }
+    }
+    oc.class = if unexpected {
+        Class::Differ
+    } else if counts.status_differ > 0 {
+        Class::Robust
+    } else {
+        Class::Equal
+    };
+    oc.fuzz = Some(counts);
+}
+
 impl RunResult {
+    /// The fuzz counts of every robustness scenario, summed (`None` when
+    /// no such scenario ran).
+    pub fn fuzz_totals(&self) -> Option<FuzzCounts> {
+        let mut any = false;
+        let mut t = FuzzCounts::default();
+        for c in self.outcomes.iter().filter_map(|o| o.fuzz.as_ref()) {
+            any = true;
+            t.add(c);
+        }
+        any.then_some(t)
+    }
+
     /// Scenarios with unexpected API differences.
     pub fn unexpected(&self) -> Vec<&Outcome> {
         self.outcomes

@@ -31,6 +31,15 @@ fn malloc_copy<T: Copy>(items: &[T]) -> KmtResult<*mut c_void> {
     Ok(p)
 }
 
+/// The C library's `validate_nodeid`: no snapshot or a bad node → 5.
+fn validate_node(c: &kfd_context::Context, node: u32) -> KmtResult {
+    c.topology()
+        .kmt()?
+        .validate_node(node)
+        .map_err(|_| st::INVALID_NODE_UNIT)?;
+    Ok(())
+}
+
 export! {
     /// `hsaKmtRuntimeEnableCtx`: secondary context → 11; firmware without
     /// debugger support or KFD < 1.13 → 11; EBUSY → 12. The 5.2 build
@@ -177,9 +186,11 @@ export! {
         ctx::primary()?.debug().kmt()?.dbg_unregister(NodeId).kmt()
     }
 
-    /// `hsaKmtDbgWavefrontControl` (v1 debugger): a NULL message → 3.
+    /// `hsaKmtDbgWavefrontControl` (v1 debugger): bad node → 5 (before
+    /// the message is read, as C); a NULL message → 3.
     both fn hsaKmtDbgWavefrontControl(NodeId: u32, Operand: HSA_DBG_WAVEOP, Mode: HSA_DBG_WAVEMODE, TrapId: u32, DbgWaveMsgRing: *mut HsaDbgWaveMessage) {
         let c = ctx::primary()?;
+        validate_node(&c, NodeId)?;
         // SAFETY: an IN argument; checked by `read_in`.
         let msg = unsafe { read_in(DbgWaveMsgRing as *const HsaDbgWaveMessage, st::INVALID_PARAMETER) }?;
         // SAFETY: the union has one member (Gen2), plain integers.
@@ -195,9 +206,9 @@ export! {
         let c = ctx::primary()?;
         let n = NumWatchPoints as usize;
         let d = c.debug().kmt()?;
+        // The node, then the count, before any array is read, as in C.
+        validate_node(&c, NodeId)?;
         if n > kfd_debug::MAX_ALLOWED_NUM_POINTS {
-            // The node is checked first, as in C.
-            c.topology().kmt()?.validate_node(NodeId).map_err(|_| st::INVALID_NODE_UNIT)?;
             return Err(st::INVALID_PARAMETER);
         }
         let max = kfd_debug::MAX_ALLOWED_NUM_POINTS;

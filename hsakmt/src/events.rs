@@ -49,12 +49,18 @@ fn outcome(o: kfd_event::WaitOutcome) -> KmtResult {
 }
 
 export! {
-    /// `hsaKmtCreateEventCtx`: 20; type ≥ MAXID → 3; a NULL descriptor
-    /// or out-pointer → 3 (C dereferences them).
+    /// `hsaKmtCreateEventCtx`: 20; type ≥ MAXID → 3 (read before the rest
+    /// of the descriptor, as C); a NULL descriptor or out-pointer → 3 (C
+    /// dereferences them).
     ctx fn hsaKmtCreateEventCtx(ctx: *mut HsaKFDContext, EventDesc: *mut HsaEventDescriptor, ManualReset: bool, IsSignaled: bool, Event: *mut *mut abi::HsaEvent) {
         let events = events_of(ctx)?;
+        let desc = check_mut(EventDesc, st::INVALID_PARAMETER)?;
+        // SAFETY: checked non-NULL and aligned; `EventType` is the
+        // descriptor's first field, a 32-bit word.
+        let ty = unsafe { read_in(desc as *const u32, st::INVALID_PARAMETER) }?;
+        kfd_event::EventType::from_raw(ty).ok_or(kfd_event::EventError::InvalidEventType(ty)).kmt()?;
         // SAFETY: an IN argument; checked by `read_in`.
-        let desc = unsafe { read_in(EventDesc as *const HsaEventDescriptor, st::INVALID_PARAMETER) }?;
+        let desc = unsafe { read_in(desc as *const HsaEventDescriptor, st::INVALID_PARAMETER) }?;
         let out = check_mut(Event, st::INVALID_PARAMETER)?;
         let desc = EventDescriptor::from_hsa(&desc).kmt()?;
         let e = events.create(&desc, ManualReset, IsSignaled).kmt()?;

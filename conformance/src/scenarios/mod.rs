@@ -21,6 +21,7 @@ use crate::kmt;
 
 mod ctx;
 mod events;
+mod fuzz;
 mod memory;
 mod misc;
 mod openclose;
@@ -66,6 +67,10 @@ pub struct Family {
     /// One child process per scenario (needed when the scenario checks
     /// process-exit state such as live simulator objects).
     pub isolated: bool,
+    /// Only robustness is judged: a crash, hang or panic of ours where
+    /// the reference returned a status (the `fuzz` family; status
+    /// differences are counted, traces not compared).
+    pub robustness: bool,
 }
 
 /// The families, in report order.
@@ -86,6 +91,12 @@ pub const FAMILIES: &[Family] = &[
     fam("clocks", false, false),
     fam("misc", false, false),
     fam("ctx", false, true),
+    Family {
+        name: "fuzz",
+        all_presets: false,
+        isolated: true,
+        robustness: true,
+    },
 ];
 
 const fn fam(name: &'static str, all_presets: bool, isolated: bool) -> Family {
@@ -93,6 +104,7 @@ const fn fam(name: &'static str, all_presets: bool, isolated: bool) -> Family {
         name,
         all_presets,
         isolated,
+        robustness: false,
     }
 }
 
@@ -123,6 +135,7 @@ pub fn all<A: Abi>() -> Vec<Scenario<A>> {
     queues::add_all(&mut v);
     misc::add_all(&mut v);
     ctx::add_all(&mut v);
+    fuzz::add_all(&mut v);
     v
 }
 
