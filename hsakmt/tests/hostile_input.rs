@@ -397,3 +397,35 @@ fn other_counts_are_bounded() {
     drop(host);
     kmt::close_and_check(&sim);
 }
+
+/// Found by the conformance fuzz family: C checks a field or the node
+/// before it reads the rest. CreateEvent reads the descriptor's
+/// `EventType` first (≥ MAXID → 3); DbgWavefrontControl and
+/// DbgAddressWatch validate the node (5) before reading the message or
+/// the arrays.
+#[test]
+#[serial]
+fn fields_and_nodes_before_the_data_behind_them() {
+    let sim = open();
+    let g = Guarded::new();
+    let ty = g.tail::<u32>(2);
+    let mut e: *mut abi::HsaEvent = null_mut();
+    // SAFETY: the first 8 bytes of the descriptor are readable, the rest
+    // is the unreadable page (the bad input); C reads only the type.
+    unsafe {
+        ty.write(0xffff_ffff);
+        let s = hsakmt::events::hsaKmtCreateEvent(ty.cast(), true, false, &mut e);
+        assert_eq!(s.0, 3);
+        let s = hsakmt::debug::hsaKmtDbgWavefrontControl(
+            7,
+            hsakmt_sys::common::HSA_DBG_WAVEOP(0),
+            hsakmt_sys::common::HSA_DBG_WAVEMODE(0),
+            0,
+            g.none(),
+        );
+        assert_eq!(s.0, 5);
+        let s = hsakmt::debug::hsaKmtDbgAddressWatch(7, 1, g.none(), g.none(), g.none(), g.none());
+        assert_eq!(s.0, 5);
+    }
+    kmt::close_and_check(&sim);
+}
