@@ -39,14 +39,31 @@ use crate::abi::{memflag, Abi};
 use crate::api::{Api, St};
 use crate::cx::status_text;
 
-/// Calls per export and library.
+/// Calls per export and library (`KFD_FUZZ_CALLS` overrides it for a
+/// deeper run; CI uses the default).
 pub const CALLS: u32 = 30;
+
+/// [`CALLS`], or `KFD_FUZZ_CALLS` when set to a number.
+pub fn calls() -> u32 {
+    std::env::var("KFD_FUZZ_CALLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(CALLS)
+}
 
 /// A call still running after this long is a hang (its child is killed).
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// Mixed into every seed: change it to explore other inputs.
+/// Mixed into every seed (`KFD_FUZZ_SEED` replaces it to explore other
+/// inputs; CI uses this one).
 pub const SEED: u64 = 0x6b66_642d_7273_1717;
+
+fn seed() -> u64 {
+    std::env::var("KFD_FUZZ_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(SEED)
+}
 
 /// What ours prints (at `HSAKMT_DEBUG_LEVEL` 3) when an export panicked.
 pub const PANIC_MARK: &str = "hsakmt: internal error in an entry point";
@@ -154,7 +171,7 @@ impl Gen {
             h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
         }
         Gen {
-            rng: h ^ SEED ^ u64::from(n).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            rng: h ^ seed() ^ u64::from(n).wrapping_mul(0x9e37_79b9_7f4a_7c15),
             live: Live::default(),
             pages: None,
             desc: Vec::new(),
@@ -559,6 +576,28 @@ pub fn call_in_child<A: Abi>(api: &Api<A>, name: &str, n: u32) -> (String, Strin
 }
 
 fn call_once<A: Abi>(api: &Api<A>, name: &str, n: u32, timeout: Duration) -> (String, String) {
+    // The child's simulator (kfd-sim makes one per forked process)
+    // renders its sysfs tree in a directory of this call, removed here
+    // once the child is gone: the child leaves with `_exit` (or is
+    // killed) and would leave its tree behind.
+    let base = std::env::var_os("KFD_SIM_TMPDIR")
+        .map_or_else(std::env::temp_dir, std::path::PathBuf::from);
+    let tmp = base.join(format!("kfd-fuzz-{}-{n}", std::process::id()));
+    if std::fs::create_dir_all(&tmp).is_err() {
+        return ("-".into(), "harness-error:tmpdir".into());
+    }
+    let r = call_in(api, name, n, timeout, &tmp);
+    let _ = std::fs::remove_dir_all(&tmp);
+    r
+}
+
+fn call_in<A: Abi>(
+    api: &Api<A>,
+    name: &str,
+    n: u32,
+    timeout: Duration,
+    tmp: &std::path::Path,
+) -> (String, String) {
     use std::os::fd::AsRawFd;
     let (Some((out_r, out_w)), Some((err_r, err_w))) = (pipe(), pipe()) else {
         return ("-".into(), "harness-error:pipe".into());
@@ -575,6 +614,7 @@ fn call_once<A: Abi>(api: &Api<A>, name: &str, n: u32, timeout: Duration) -> (St
         unsafe {
             libc::dup2(err_w.as_raw_fd(), 2);
             std::env::set_var("HSAKMT_DEBUG_LEVEL", "3");
+            std::env::set_var("KFD_SIM_TMPDIR", tmp);
             let mut g = Gen::new(name, n);
             let state = g.state();
             g.note(format!("{state:?}:"));

@@ -33,6 +33,9 @@ pub struct Config {
     pub default_preset: String,
     /// Only these families (all when empty).
     pub families: Vec<String>,
+    /// Only the scenarios matching one of these globs (`*` wildcards; all
+    /// when empty).
+    pub scenarios: Vec<String>,
     /// Work and report directory.
     pub out_dir: PathBuf,
     /// The intended-differences file.
@@ -182,7 +185,10 @@ pub fn run(cfg: &Config) -> Result<RunResult, String> {
         .filter(|f| cfg.families.is_empty() || cfg.families.iter().any(|x| x == f.name))
         .collect();
     for fam in fams {
-        let names = names_of(cfg.abi, fam.name);
+        let mut names = names_of(cfg.abi, fam.name);
+        if !cfg.scenarios.is_empty() {
+            names.retain(|n| cfg.scenarios.iter().any(|g| crate::intended::glob(g, n)));
+        }
         if names.is_empty() {
             continue;
         }
@@ -762,6 +768,7 @@ mod tests {
             presets: vec![],
             default_preset: "mi210".into(),
             families: vec![],
+            scenarios: vec![],
             out_dir: "/nonexistent".into(),
             intended: Intended::parse(intended).unwrap(),
             runner: "x".into(),

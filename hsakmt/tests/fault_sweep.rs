@@ -374,6 +374,7 @@ fn every_ioctl_of_a_session_fails_once_and_is_recovered() {
     let trace = Trace::default();
     sim.set_trace(trace.clone());
     let clean = run_session(&sim).expect("the clean session");
+    kmt::remove_sysfs(&sim);
     assert!(
         clean.retried.is_empty(),
         "clean session failed steps: {:?}",
@@ -390,7 +391,9 @@ fn every_ioctl_of_a_session_fails_once_and_is_recovered() {
                 let _watchdog = Watchdog::new(case.clone());
                 let sim = kmt::sim_on("mi210");
                 sim.inject_fault(name, nth, errno);
-                match run_session(&sim) {
+                let r = run_session(&sim);
+                kmt::remove_sysfs(&sim);
+                match r {
                     Ok(r)
                         if matches!(errno, Errno::EINTR | Errno::EAGAIN)
                             && !r.retried.is_empty() =>

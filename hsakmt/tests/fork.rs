@@ -73,7 +73,7 @@ fn child() -> Result<(), String> {
 
 #[test]
 fn forked_child_must_reopen_the_primary() {
-    kmt::sim_on("mi210");
+    let sim = kmt::sim_on("mi210");
     let mut sys = HsaSystemProperties::default();
     let mut p: *mut c_void = std::ptr::null_mut();
     // SAFETY: valid out-pointers.
@@ -92,4 +92,5 @@ fn forked_child_must_reopen_the_primary() {
         assert_eq!(hsaKmtCloseKFD().0, 0);
         assert_eq!(hsaKmtCloseKFD().0, 20);
     }
+    kmt::remove_sysfs(&sim);
 }

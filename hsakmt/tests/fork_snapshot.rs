@@ -93,7 +93,7 @@ fn child() -> Result<(), String> {
 
 #[test]
 fn forked_child_keeps_the_parents_snapshot() {
-    kmt::sim_on("mi210");
+    let sim = kmt::sim_on("mi210");
     let mut sys = HsaSystemProperties::default();
     // SAFETY: valid out-pointer.
     unsafe {
@@ -109,4 +109,5 @@ fn forked_child_keeps_the_parents_snapshot() {
         hsakmt::topology::hsaKmtReleaseSystemProperties();
         assert_eq!(hsakmt::openclose::hsaKmtCloseKFD().0, 0);
     }
+    kmt::remove_sysfs(&sim);
 }

@@ -76,6 +76,8 @@ fn ci() -> Result<(), String> {
     lint_workflows()?;
     trixie_rootfs()?;
     run(cmd!(sh, "cargo test --workspace"))?;
+    // The reliability tests of the 5.2 build (cargo test runs the newest).
+    run(cmd!(sh, "cargo test -p hsakmt --no-default-features --features rocm-5.2 --test hostile_input --test stress --test fault_sweep --test fork_snapshot"))?;
     // The main job as a regression gate: C libhsakmt 5.2.3 and ours on the
     // simulator must show no unexpected difference.
     conformance::run(&["--sim".to_string()])

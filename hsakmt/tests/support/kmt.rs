@@ -68,6 +68,14 @@ pub fn close_and_check(sim: &kfd_sim::Sim) {
     let live = sim.live_objects();
     assert!(live.is_empty(), "left behind: {live:?}");
     assert_eq!(hsakmt::border::panics_caught(), 0, "an export panicked");
+    remove_sysfs(sim);
+}
+
+/// Removes the sysfs tree of a simulator that stays the primary's driver
+/// (the slot is never emptied, so the simulator is not dropped before the
+/// test process exits and would leave its tree behind).
+pub fn remove_sysfs(sim: &kfd_sim::Sim) {
+    let _ = std::fs::remove_dir_all(sim.root());
 }
 
 /// `hsaKmtAllocMemory` on node 0 with host access (must succeed).

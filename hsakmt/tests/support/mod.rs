@@ -169,6 +169,16 @@ pub fn in_forked_child(
             }
             Err(_) => 2,
         };
+        // The sysfs trees of the child's simulators (they are not dropped:
+        // `_exit` follows).
+        let base =
+            std::env::var_os("KFD_SIM_TMPDIR").map_or_else(std::env::temp_dir, PathBuf::from);
+        let mine = format!("kfd-sim-{}-", std::process::id());
+        for e in std::fs::read_dir(base).into_iter().flatten().flatten() {
+            if e.file_name().to_string_lossy().starts_with(&mine) {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
         // SAFETY: ends the child without running the parent's test
         // harness teardown.
         unsafe { libc::_exit(code) };
