@@ -672,22 +672,19 @@ fn judge_robustness(cfg: &Config, oc: &mut Outcome, r: &Side, o: &Side) {
     let mut counts = FuzzCounts::default();
     let mut unexpected = false;
     let mut listed = 0;
-    for (k, rv, _) in r.records.iter().filter(|(k, _, _)| k.starts_with('c')) {
+    let is_call =
+        |k: &str| k.len() > 1 && k.starts_with('c') && k[1..].bytes().all(|b| b.is_ascii_digit());
+    for (k, rv, _) in r.records.iter().filter(|(k, _, _)| is_call(k)) {
         let Some(ov) = o.value(k) else {
             continue;
         };
         let args = r.value(&format!("a{}", &k[1..])).unwrap_or("-");
         if counts.call(rv, ov) {
-            match cfg.intended.find(&oc.name, k) {
-                Some(e) => oc.details.push(format!(
-                    "{k} ({args}): reference {rv} / ours {ov} — intended (line {}): {}",
-                    e.line, e.reason
-                )),
-                None => {
-                    unexpected = true;
-                    oc.details
-                        .push(format!("{k} ({args}): reference {rv} / ours {ov}"));
-                }
+            let d = format!("{k} ({args}): reference {rv} / ours {ov}");
+            if note_failure(cfg, oc, k, d) {
+                unexpected = true;
+            } else {
+                counts.excuse();
             }
         } else if rv != ov && listed < LISTED_STATUS_DIFFERENCES {
             listed += 1;
@@ -703,17 +700,8 @@ fn judge_robustness(cfg: &Config, oc: &mut Outcome, r: &Side, o: &Side) {
         ));
     }
     if let (None, Some(c)) = (&r.crashed, &o.crashed) {
-        match cfg.intended.find(&oc.name, "crash") {
-            Some(e) => oc.details.push(format!(
-                "crash: ours {c} — intended (line {}): {}",
-                e.line, e.reason
-            )),
-            None => {
-                unexpected = true;
-                oc.details
-                    .push(format!("crash: ours crashed ({c}); reference completed"));
-            }
-        }
+        let d = format!("crash: ours crashed ({c}); reference completed");
+        unexpected |= note_failure(cfg, oc, "crash", d);
     }
     oc.class = if unexpected {
         Class::Differ
@@ -723,6 +711,24 @@ fn judge_robustness(cfg: &Config, oc: &mut Outcome, r: &Side, o: &Side) {
         Class::Equal
     };
     oc.fuzz = Some(counts);
+}
+
+/// Adds a failure of ours at `step` to the details, as intended when an
+/// entry covers it; true when none does (an unexpected difference).
+fn note_failure(cfg: &Config, oc: &mut Outcome, step: &str, detail: String) -> bool {
+    match cfg.intended.find(&oc.name, step) {
+        Some(e) => {
+            oc.details.push(format!(
+                "{detail} — intended (line {}): {}",
+                e.line, e.reason
+            ));
+            false
+        }
+        None => {
+            oc.details.push(detail);
+            true
+        }
+    }
 }
 
 impl RunResult {
@@ -853,6 +859,40 @@ mod tests {
         let o = classify(&c, "ctx/a", "ctx", &lacks[0], &bad);
         assert_eq!(o.class, Class::Differ);
         assert!(o.details.iter().any(|d| d == "ours ran as cur"));
+    }
+
+    #[test]
+    fn the_fuzz_family_judges_crashes_of_ours_only() {
+        let c = cfg("fuzz/f | c02 | reviewed");
+        let r = side(&[
+            ("c00", "SUCCESS(0)"),
+            ("c01", "crash:SIGSEGV"),
+            ("c02", "ERROR(1)"),
+        ]);
+        let o = side(&[
+            ("c00", "ERROR(1)"),
+            ("c01", "ERROR(1)"),
+            ("c02", "crash:SIGSEGV"),
+        ]);
+        let oc = classify(&c, "fuzz/f", "fuzz", &r, &o);
+        assert_eq!(oc.class, Class::Robust, "{:?}", oc.details);
+        let counts = oc.fuzz.unwrap();
+        let got = (
+            counts.calls,
+            counts.unexpected,
+            counts.intended,
+            counts.status_differ,
+        );
+        assert_eq!(got, (3, 0, 1, 1));
+        let crash = side(&[("c00", "hang"), ("c01", "ERROR(1)"), ("c02", "ERROR(1)")]);
+        let oc = classify(&c, "fuzz/f", "fuzz", &r, &crash);
+        assert_eq!(oc.class, Class::Differ);
+        assert!(
+            oc.details.iter().any(|d| d.starts_with("c00")),
+            "{:?}",
+            oc.details
+        );
+        assert_eq!(classify(&c, "fuzz/f", "fuzz", &r, &r).class, Class::Equal);
     }
 
     #[test]

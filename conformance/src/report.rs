@@ -295,8 +295,8 @@ pub fn json(r: &RunResult) -> String {
         Some(t) => {
             let _ = write!(
                 s,
-                "{{\"calls\": {}, \"reference_crashes\": {}, \"reference_hangs\": {}, \"ours_crashes\": {}, \"ours_hangs\": {}, \"ours_panics\": {}, \"unexpected\": {}, \"status_differences\": {}}}",
-                t.calls, t.ref_crashes, t.ref_hangs, t.ours_crashes, t.ours_hangs, t.ours_panics, t.unexpected, t.status_differ
+                "{{\"calls\": {}, \"reference_crashes\": {}, \"reference_hangs\": {}, \"ours_crashes\": {}, \"ours_hangs\": {}, \"ours_panics\": {}, \"unexpected\": {}, \"intended\": {}, \"status_differences\": {}}}",
+                t.calls, t.ref_crashes, t.ref_hangs, t.ours_crashes, t.ours_hangs, t.ours_panics, t.unexpected, t.intended, t.status_differ
             );
         }
         None => s.push_str("null"),

@@ -59,6 +59,7 @@ fn trace_ctx(
     ctx::lookup(ctx)
 }
 
+#[cfg(feature = "newest")]
 /// The most PC-sampling method descriptions
 /// `hsaKmtPcSamplingQueryCapabilities` asks the kernel for (it knows two
 /// methods, hosttrap and stochastic, per GPU).

@@ -18,9 +18,7 @@ use std::ffi::c_void;
 use std::ptr::null_mut;
 
 use hsakmt::generation::abi;
-use hsakmt_sys::common::{
-    HsaClockCounters, HsaEventDescriptor, HsaSystemProperties, HSA_QUEUE_PRIORITY,
-};
+use hsakmt_sys::common::{HsaClockCounters, HsaEventDescriptor, HsaSystemProperties};
 
 fn check(what: &str, got: hsakmt::border::Status) -> Result<(), String> {
     if got.0 == 0 {
@@ -69,16 +67,7 @@ fn child() -> Result<(), String> {
         )?;
         check(
             "create queue",
-            hsakmt::queues::hsaKmtCreateQueue(
-                1,
-                abi::HSA_QUEUE_TYPE(1),
-                100,
-                HSA_QUEUE_PRIORITY(0),
-                ring,
-                0x1000,
-                event,
-                &mut q,
-            ),
+            kmt::create_queue(1, 1, 0, ring, event, &mut q),
         )?;
         check(
             "destroy queue",

@@ -13,7 +13,7 @@ use std::ptr::null_mut;
 use std::sync::Arc;
 
 use hsakmt::generation::{abi, Generation, MapFlagsArg, GENERATION};
-use hsakmt_sys::common::{HsaCounter, HsaMemoryRange, HsaPmcTraceRoot, HSA_QUEUE_PRIORITY};
+use hsakmt_sys::common::{HsaCounter, HsaMemoryRange, HsaPmcTraceRoot};
 use serial_test::serial;
 
 mod support;
@@ -186,48 +186,15 @@ fn scalars_are_checked_before_pointers() {
 
     let ring = kmt::alloc(0x1000);
     // SAFETY: the resource is unreadable; the node check comes first (5).
-    let s = unsafe {
-        hsakmt::queues::hsaKmtCreateQueue(
-            0xffff_ffff,
-            abi::HSA_QUEUE_TYPE(1),
-            100,
-            HSA_QUEUE_PRIORITY(0),
-            ring,
-            0x1000,
-            null_mut(),
-            g.none(),
-        )
-    };
+    let s = unsafe { kmt::create_queue(0xffff_ffff, 1, 0, ring, null_mut(), g.none()) };
     assert_eq!(s.0, 5);
     // A bad priority (3) before the node (5).
     // SAFETY: as above.
-    let s = unsafe {
-        hsakmt::queues::hsaKmtCreateQueue(
-            0xffff_ffff,
-            abi::HSA_QUEUE_TYPE(1),
-            100,
-            HSA_QUEUE_PRIORITY(9),
-            ring,
-            0x1000,
-            null_mut(),
-            g.none(),
-        )
-    };
+    let s = unsafe { kmt::create_queue(0xffff_ffff, 1, 9, ring, null_mut(), g.none()) };
     assert_eq!(s.0, 3);
     // A bad node (5) before a bad queue type (3).
     // SAFETY: as above.
-    let s = unsafe {
-        hsakmt::queues::hsaKmtCreateQueue(
-            0xffff_ffff,
-            abi::HSA_QUEUE_TYPE(77),
-            100,
-            HSA_QUEUE_PRIORITY(0),
-            ring,
-            0x1000,
-            null_mut(),
-            g.none(),
-        )
-    };
+    let s = unsafe { kmt::create_queue(0xffff_ffff, 77, 0, ring, null_mut(), g.none()) };
     assert_eq!(s.0, 5);
     kmt::free(ring, 0x1000);
     kmt::close_and_check(&sim);
@@ -243,18 +210,7 @@ fn queue_gws_and_cu_mask() {
     let ring = kmt::alloc(0x1000);
     let mut q = abi::HsaQueueResource::default();
     // SAFETY: live ring and resource.
-    let s = unsafe {
-        hsakmt::queues::hsaKmtCreateQueue(
-            1,
-            abi::HSA_QUEUE_TYPE(1),
-            100,
-            HSA_QUEUE_PRIORITY(0),
-            ring,
-            0x1000,
-            null_mut(),
-            &mut q,
-        )
-    };
+    let s = unsafe { kmt::create_queue(1, 1, 0, ring, null_mut(), &mut q) };
     assert_eq!(s.0, 0);
     // SAFETY: NULL `firstGWS` is allowed.
     let r = unsafe { hsakmt::queues::hsaKmtAllocQueueGWS(q.QueueId, 1, null_mut()) }.0;

@@ -24,9 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use hsakmt::border::Status;
 use hsakmt::ctx::HsaKFDContext;
 use hsakmt::generation::abi;
-use hsakmt_sys::common::{
-    HsaEventDescriptor, HsaMemoryProperties, HsaSystemProperties, HSA_QUEUE_PRIORITY,
-};
+use hsakmt_sys::common::{HsaEventDescriptor, HsaMemoryProperties, HsaSystemProperties};
 use serial_test::serial;
 use support::kmt;
 
@@ -179,16 +177,7 @@ fn queue_worker() -> Outcome {
         unsafe {
             ok(
                 "create queue",
-                hsakmt::queues::hsaKmtCreateQueue(
-                    1,
-                    abi::HSA_QUEUE_TYPE(1),
-                    100,
-                    HSA_QUEUE_PRIORITY(0),
-                    ring,
-                    0x1000,
-                    null_mut(),
-                    &mut q,
-                ),
+                kmt::create_queue(1, 1, 0, ring, null_mut(), &mut q),
             )?;
             ok(
                 "destroy queue",

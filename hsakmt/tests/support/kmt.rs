@@ -6,8 +6,9 @@ use std::ffi::c_void;
 use std::ptr::null_mut;
 use std::sync::{Arc, Once};
 
+use hsakmt::border::Status;
 use hsakmt::generation::abi;
-use hsakmt_sys::common::HsaSystemProperties;
+use hsakmt_sys::common::{HsaSystemProperties, HSA_QUEUE_PRIORITY};
 
 /// `HostAccess` memory flags.
 pub fn host_flags() -> abi::HsaMemFlags {
@@ -92,6 +93,26 @@ pub fn free(p: *mut c_void, size: u64) {
     // SAFETY: `p` came from the library.
     let s = unsafe { hsakmt::memory::hsaKmtFreeMemory(p, size) };
     assert_eq!(s.0, 0, "free {p:?}");
+}
+
+/// `hsaKmtCreateQueue` of type `ty` on `node` with `priority`, 100 %,
+/// on the 4 KiB `ring`.
+///
+/// # Safety
+///
+/// `event` and `resource` as the C contract says, or the deliberate bad
+/// pointers of a test (the library must reject them).
+pub unsafe fn create_queue(
+    node: u32,
+    ty: u32,
+    priority: i64,
+    ring: *mut c_void,
+    event: *mut abi::HsaEvent,
+    resource: *mut abi::HsaQueueResource,
+) -> Status {
+    let (t, p) = (abi::HSA_QUEUE_TYPE(ty), HSA_QUEUE_PRIORITY(priority));
+    // SAFETY: forwarded contract; `ring` is the caller's live buffer.
+    unsafe { hsakmt::queues::hsaKmtCreateQueue(node, t, 100, p, ring, 0x1000, event, resource) }
 }
 
 /// A page-aligned, zeroed host buffer (for registrations and SVM).
