@@ -21,7 +21,7 @@ use std::io::Write;
 use crate::abi::Abi;
 use crate::api::{Api, St};
 
-/// The status word [`kmt!`] returns for a function the library does not
+/// The status word [`kmt!`](crate::kmt!) returns for a function the library does not
 /// export (recorded as `MISSING`; a library returning this value is
 /// recorded as `UNKNOWN(4294967295)`).
 pub const MISSING: u32 = u32::MAX;
@@ -199,13 +199,13 @@ impl<'a, A: Abi> Cx<'a, A> {
         self.line(&format!("C\t{func}\n"));
     }
 
-    /// Marks the start of a call (used by [`kmt!`]): written before the
+    /// Marks the start of a call (used by [`kmt!`](crate::kmt!)): written before the
     /// call so that a crash inside it names the function.
     pub fn begin_call(&mut self, func: &str) {
         self.line(&format!("F\t{func}\n"));
     }
 
-    /// Records a call's status (used by [`kmt!`]).
+    /// Records a call's status (used by [`kmt!`](crate::kmt!)).
     pub fn status(&mut self, label: &str, _func: &str, s: Option<St>) -> u32 {
         match s {
             Some(s) => {

@@ -88,7 +88,7 @@ fn install_hook() {
 }
 
 /// Runs an export body; a panic becomes `HSAKMT_STATUS_ERROR`, silently
-/// (see [`install_hook`]) and counted ([`panics_caught`]).
+/// (the panic hook prints nothing for it) and counted ([`panics_caught`]).
 pub fn guard(body: impl FnOnce() -> KmtResult) -> Status {
     install_hook();
     let inside = InExport::enter();

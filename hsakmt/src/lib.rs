@@ -8,7 +8,7 @@
 //! (`hsaKmtAllocMemory(...)`) are one-line forwards to the `Ctx` form on
 //! the primary context.
 //!
-//! Two builds, one source (see [`abi`]):
+//! Two builds, one source (see [`generation::abi`]):
 //!
 //! - `--features newest` (default): every function of the newest
 //!   upstream `hsakmt.h` and `hsakmtctx.h`, with their struct layouts;

@@ -11,8 +11,9 @@
 //!
 //! There is no global state: each snapshot is taken through a
 //! [`kfd_sys::Driver`] (or a root path, for fixtures) and owned by its
-//! caller. [`hsakmt`] converts a snapshot into the hsakmt C structs of both
-//! ABI generations ([`hsakmt::ffi`]).
+//! caller. [`hsakmt`] derives what the C library reports from a snapshot;
+//! the `hsakmt` crate's `convert` module turns that into the C structs of
+//! each ABI generation.
 //!
 //! # Example
 //!
