@@ -67,7 +67,12 @@ export! {
                 c.release_properties(generation::GENERATION == generation::Generation::Current);
                 Ok(())
             }
-            Err(_) if ctx == ctx::primary_ptr() => Ok(()),
+            Err(_) if ctx == ctx::primary_ptr() => {
+                // Closed: the snapshot kept for the next open goes (C's
+                // release needs no open KFD either).
+                kfd_context::primary::forget_snapshot();
+                Ok(())
+            }
             Err(s) => Err(s),
         }
     }

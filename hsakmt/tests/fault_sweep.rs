@@ -292,9 +292,11 @@ fn run_session(sim: &kfd_sim::Sim) -> Result<Run, String> {
         let again = f(&mut s);
         if again.0 != 0 {
             // SAFETY: the session's own secondary handle (unknown handles
-            // are refused); no arguments.
+            // are refused); no arguments. The snapshot is released too:
+            // it would outlive the close into the next case.
             unsafe {
                 hsakmt::openclose::hsaKmtCloseSecondaryKFDCtx(s.ctx);
+                hsakmt::topology::hsaKmtReleaseSystemProperties();
                 while hsakmt::openclose::hsaKmtCloseKFD().0 == 0 {}
             }
             return Err(format!(

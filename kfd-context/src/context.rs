@@ -423,10 +423,10 @@ impl Context {
         Ok(())
     }
 
-    /// The snapshot of a context a forked child inherited, if it can be
-    /// read without waiting (a lock held by a thread of the parent at the
-    /// fork is never released in the child).
-    pub(crate) fn snapshot_after_fork(&self) -> Option<Arc<Topology>> {
+    /// The snapshot, if it can be read without waiting (in a forked
+    /// child, a lock a thread of the parent held at the fork is never
+    /// released).
+    pub(crate) fn snapshot_unlocked(&self) -> Option<Arc<Topology>> {
         self.inner.topology.try_read().ok().and_then(|t| t.clone())
     }
 

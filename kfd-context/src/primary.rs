@@ -6,7 +6,8 @@
 //! primary as closed and must open it again, as with the C library; its
 //! first open keeps the parent's topology snapshot (the C library keeps
 //! its topology across fork), so the child may use nodes without
-//! acquiring the system properties again.
+//! acquiring the system properties again. So does the open after the
+//! last close: the C library's snapshot outlives CloseKFD.
 //!
 //! # Fork detection
 //!
@@ -54,10 +55,13 @@ struct Slot {
     /// References a forked child inherited from its parent (see
     /// [`release_inherited`]).
     inherited: u64,
-    /// In a forked child: the topology snapshot of the context inherited
-    /// from the parent, which the child's first open adopts (see
-    /// [`open_with`]).
-    inherited_topology: Option<Arc<Topology>>,
+    /// The topology snapshot the next first open adopts (see
+    /// [`open_with`]): the last context's when it was closed, or, in a
+    /// forked child, the one of the context inherited from the parent.
+    /// The C library's snapshot is process-global and outlives both a
+    /// close and a fork; only ReleaseSystemProperties drops it
+    /// ([`forget_snapshot`]).
+    kept_topology: Option<Arc<Topology>>,
     /// The process and the fork generation the context was opened in.
     pid: u32,
     generation: u64,
@@ -68,7 +72,7 @@ static SLOT: Mutex<Slot> = Mutex::new(Slot {
     ctx: None,
     count: 0,
     inherited: 0,
-    inherited_topology: None,
+    kept_topology: None,
     pid: 0,
     generation: 0,
     driver: None,
@@ -120,7 +124,7 @@ fn slot(check: ForkCheck) -> MutexGuard<'static, Slot> {
             if let Some(inherited) = s.ctx.take() {
                 // The snapshot is plain memory, valid in the child: it is
                 // kept, as the C library keeps its topology across fork.
-                s.inherited_topology = inherited.snapshot_after_fork();
+                s.kept_topology = inherited.snapshot_unlocked();
                 std::mem::forget(inherited);
             }
             s.inherited = s.count;
@@ -161,10 +165,11 @@ pub fn open_with(options: ContextOptions) -> Result<(Context, Opened), ContextEr
         .clone()
         .unwrap_or_else(|| Arc::new(NixDriver::new()) as Arc<dyn Driver>);
     let ctx = Context::open(driver, ContextKind::Primary, options)?;
-    if let Some(topo) = s.inherited_topology.take() {
-        // A forked child's first open: the parent's snapshot stays valid
-        // here (5.2.3's openclose.c: the duplicated topology "is valid in
-        // the child process so it is not cleared").
+    if let Some(topo) = s.kept_topology.take() {
+        // The snapshot of the last context (5.2.3 and the newest library
+        // keep theirs across CloseKFD), or a forked child's copy of its
+        // parent's (openclose.c: the duplicated topology "is valid in the
+        // child process so it is not cleared").
         ctx.adopt_topology(topo);
     }
     s.ctx = Some(ctx.clone());
@@ -184,10 +189,17 @@ pub fn close() -> Result<(), ContextError> {
     s.count -= 1;
     if s.count == 0 {
         let ctx = s.ctx.take();
+        s.kept_topology = ctx.as_ref().and_then(Context::snapshot_unlocked);
         drop(s);
         drop(ctx);
     }
     Ok(())
+}
+
+/// Drops the snapshot kept for the next open (ReleaseSystemProperties
+/// while the primary is closed: the C library drops its snapshot then).
+pub fn forget_snapshot() {
+    slot(ForkCheck::Generation).kept_topology = None;
 }
 
 /// In a forked child that has not reopened the primary: drops one of the
@@ -255,5 +267,15 @@ mod tests {
         drop(child);
         close().unwrap();
         assert_eq!(open_count(), 0);
+        // The snapshot outlives the last close, until it is forgotten.
+        let (again, _) = open().unwrap();
+        assert!(Arc::ptr_eq(&again.topology().unwrap(), &snapshot));
+        drop(again);
+        close().unwrap();
+        forget_snapshot();
+        let (last, _) = open().unwrap();
+        assert!(last.topology().is_err());
+        drop(last);
+        close().unwrap();
     }
 }
