@@ -114,26 +114,26 @@ pub trait Abi: 'static {
     /// The generation.
     const KIND: AbiKind;
     /// `HsaNodeProperties`.
-    type NodeProperties: Copy + Debug + Default;
+    type NodeProperties: Copy + Debug + Default + 'static;
     /// `HsaCacheProperties`.
-    type CacheProperties: Copy + Debug + Default;
+    type CacheProperties: Copy + Debug + Default + 'static;
     /// `HsaIoLinkProperties`.
-    type IoLinkProperties: Copy + Debug + Default;
+    type IoLinkProperties: Copy + Debug + Default + 'static;
     /// `HsaQueueResource`.
-    type QueueResource: Copy + Debug + Default;
+    type QueueResource: Copy + Debug + Default + 'static;
     /// `HsaQueueInfo`.
-    type QueueInfo: Copy + Debug + Default;
+    type QueueInfo: Copy + Debug + Default + 'static;
     /// `HsaGraphicsResourceInfo`.
-    type GraphicsResourceInfo: Copy + Debug + Default;
+    type GraphicsResourceInfo: Copy + Debug + Default + 'static;
     /// `HsaPointerInfo`.
-    type PointerInfo: Copy + Debug + Default;
+    type PointerInfo: Copy + Debug + Default + 'static;
     /// `HsaMemFlags`.
-    type MemFlags: Copy + Debug;
+    type MemFlags: Copy + Debug + crate::fuzz::FuzzArg;
     /// The fourth argument of `hsaKmtMapMemoryToGPUNodes`
     /// (`HsaMemMapFlags` in 5.2.3, `HsaMemFlags` in the newest header).
-    type MapFlags: Copy + Debug;
+    type MapFlags: Copy + Debug + crate::fuzz::FuzzArg;
     /// `HsaEvent`.
-    type Event: Copy + Debug;
+    type Event: Copy + Debug + 'static;
 
     /// An `HsaMemFlags` from its word.
     fn mem_flags(bits: u32) -> Self::MemFlags;

@@ -83,6 +83,23 @@ macro_rules! api_table {
                 Ok(Api { _lib: lib, _abi: PhantomData, $($name),* })
             }
 
+            /// Calls export `name` with arguments picked by `g` (the
+            /// fuzz family): `Some(None)` when the library lacks it,
+            /// `None` for a name this table does not know.
+            ///
+            /// # Safety
+            ///
+            /// Calls C with arbitrary arguments: only in a child process
+            /// made for this one call ([`crate::fuzz::call_in_child`]).
+            pub unsafe fn fuzz_call(&self, name: &str, g: &mut crate::fuzz::Gen) -> Option<Option<St>> {
+                use crate::fuzz::FuzzCall;
+                match name {
+                    // SAFETY: forwarded contract.
+                    $(stringify!($name) => Some(self.$name.map(|f| unsafe { f.fuzz_call(g) })),)*
+                    _ => None,
+                }
+            }
+
             /// Whether the library exports `name`.
             pub fn has(&self, name: &str) -> bool {
                 match name {
@@ -213,6 +230,90 @@ api_table! {
     hsaKmtDestroyEventCtx(CtxPtr, *mut A::Event);
     hsaKmtSetEventCtx(CtxPtr, *mut A::Event);
     hsaKmtWaitOnEventCtx(CtxPtr, *mut A::Event, u32);
+    // newest only: every other export of the newest library (for the
+    // fuzz family; struct types the harness does not model are untyped)
+    hsaKmtAisReadWriteFile(*mut c_void, u64, i32, i64, u32, *mut u64, *mut i32);
+    hsaKmtAllocMemoryAlignCtx(CtxPtr, u32, u64, u64, A::MemFlags, *mut *mut c_void);
+    hsaKmtAllocMemoryHostGtt(u32, u32, u64, A::MemFlags, *mut *mut c_void);
+    hsaKmtAllocMemoryHostGttCtx(CtxPtr, u32, u32, u64, A::MemFlags, *mut *mut c_void);
+    hsaKmtAllocQueueGWSCtx(CtxPtr, u64, u32, *mut u32);
+    hsaKmtAvailableMemoryCtx(CtxPtr, u32, *mut u64);
+    hsaKmtCheckRuntimeDebugSupportCtx(CtxPtr);
+    hsaKmtCreateQueueCtx(CtxPtr, u32, u32, u32, i64, *mut c_void, u64, *mut A::Event, *mut A::QueueResource);
+    hsaKmtCreateQueueExt(u32, u32, u32, i64, u32, *mut c_void, u64, *mut A::Event, *mut A::QueueResource);
+    hsaKmtCreateQueueExtCtx(CtxPtr, u32, u32, u32, i64, u32, *mut c_void, u64, *mut A::Event, *mut A::QueueResource);
+    hsaKmtCreateQueueV2(u32, u32, u32, i64, u32, *mut c_void, u64, u64, *mut A::Event, *mut A::QueueResource);
+    hsaKmtCreateQueueV2Ctx(CtxPtr, u32, u32, u32, i64, u32, *mut c_void, u64, u64, *mut A::Event, *mut A::QueueResource);
+    hsaKmtDbgDisableCtx(CtxPtr);
+    hsaKmtDbgEnableCtx(CtxPtr, *mut *mut c_void, *mut u32);
+    hsaKmtDbgGetDeviceDataCtx(CtxPtr, *mut *mut c_void, *mut u32, *mut u32);
+    hsaKmtDbgGetQueueDataCtx(CtxPtr, *mut *mut c_void, *mut u32, *mut u32, bool);
+    hsaKmtDebugTrapIoctlCtx(CtxPtr, *mut c_void, *mut u64, *mut u64);
+    hsaKmtDeregisterMemoryCtx(CtxPtr, *mut c_void);
+    hsaKmtDestroyExternalSemaphore(u64);
+    hsaKmtDestroyQueueCtx(CtxPtr, u64);
+    hsaKmtExportDMABufHandleCtx(CtxPtr, *mut c_void, u64, *mut i32, *mut u64);
+    hsaKmtGetAMDGPUDeviceHandleCtx(CtxPtr, u32, *mut *mut c_void);
+    hsaKmtGetAmdGPUDeviceFd(*mut c_void, *mut i32);
+    hsaKmtGetClockCountersCtx(CtxPtr, u32, *mut HsaClockCounters);
+    hsaKmtGetCoreDeviceInfo(u32, *mut c_void);
+    hsaKmtGetCoreRuntimeInfo(*mut c_void);
+    hsaKmtGetKernelQueueId(u64, *mut u32);
+    hsaKmtGetNodeCachePropertiesCtx(CtxPtr, u32, u32, u32, *mut A::CacheProperties);
+    hsaKmtGetNodeIoLinkPropertiesCtx(CtxPtr, u32, u32, *mut A::IoLinkProperties);
+    hsaKmtGetNodeMemoryPropertiesCtx(CtxPtr, u32, u32, *mut HsaMemoryProperties);
+    hsaKmtGetNodeWallclockFrequency(u32, *mut u64);
+    hsaKmtGetQueueInfoCtx(CtxPtr, u64, *mut A::QueueInfo);
+    hsaKmtGetRuntimeCapabilitiesCtx(CtxPtr, *mut u32);
+    hsaKmtGetTileConfigCtx(CtxPtr, u32, *mut HsaGpuTileConfig);
+    hsaKmtGetXNACKModeCtx(CtxPtr, *mut i32);
+    hsaKmtHandleExport(*const c_void, *mut c_void, *mut c_void);
+    hsaKmtHandleImport(*const c_void, *mut c_void, *mut c_void);
+    hsaKmtImportExternalSemaphore(u32, *mut c_void, u32, *mut u64);
+    hsaKmtMapMemoryToGPUNodesCtx(CtxPtr, *mut c_void, u64, *mut u64, A::MapFlags, u64, *mut u32);
+    hsaKmtMemHandleFree(*mut c_void);
+    hsaKmtMemHandleFreePreserveMetadata(*mut c_void);
+    hsaKmtMemoryCpuMap(*mut c_void, *mut *mut c_void);
+    hsaKmtMemoryGetCpuAddr(*mut c_void, *mut c_void, *mut u64);
+    hsaKmtMemoryVaMap(*mut c_void, u64, u64, u64, u32, u32);
+    hsaKmtMemoryVaUnmap(*mut c_void, u64, u64, u64, u32);
+    hsaKmtModelEnabled(*mut bool);
+    hsaKmtOpenSMICtx(CtxPtr, u32, *mut i32);
+    hsaKmtPmcAcquireTraceAccessCtx(CtxPtr, u32, u64);
+    hsaKmtPmcGetCounterPropertiesCtx(CtxPtr, u32, *mut *mut HsaCounterProperties);
+    hsaKmtPmcRegisterTraceCtx(CtxPtr, u32, u32, *mut HsaCounter, *mut HsaPmcTraceRoot);
+    hsaKmtPmcReleaseTraceAccessCtx(CtxPtr, u32, u64);
+    hsaKmtPmcUnregisterTraceCtx(CtxPtr, u32, u64);
+    hsaKmtQueryEventStateCtx(CtxPtr, *mut A::Event);
+    hsaKmtQueueRingDoorbell(u64, u64);
+    hsaKmtQueueSignalExternalSemaphore(u64, u64, u64);
+    hsaKmtQueueWaitExternalSemaphore(u64, u64, u64);
+    hsaKmtRegisterGraphicsHandleToNodesCtx(CtxPtr, u64, *mut A::GraphicsResourceInfo, u64, *mut u32);
+    hsaKmtRegisterGraphicsHandleToNodesExt(u64, *mut A::GraphicsResourceInfo, u64, *mut u32, u32);
+    hsaKmtRegisterGraphicsHandleToNodesExtCtx(CtxPtr, u64, *mut A::GraphicsResourceInfo, u64, *mut u32, u32);
+    hsaKmtRegisterMemoryCtx(CtxPtr, *mut c_void, u64);
+    hsaKmtRegisterMemoryToNodesCtx(CtxPtr, *mut c_void, u64, u64, *mut u32);
+    hsaKmtRegisterMemoryWithFlagsCtx(CtxPtr, *mut c_void, u64, A::MemFlags);
+    hsaKmtRegisterSharedHandleCtx(CtxPtr, *const HsaSharedMemoryHandle, *mut *mut c_void, *mut u64);
+    hsaKmtRegisterSharedHandleToNodesCtx(CtxPtr, *const HsaSharedMemoryHandle, *mut *mut c_void, *mut u64, u64, *mut u32);
+    hsaKmtReplaceAsanHeaderPageCtx(CtxPtr, *mut c_void);
+    hsaKmtReportQueue(u64, *mut c_void);
+    hsaKmtResetEventCtx(CtxPtr, *mut A::Event);
+    hsaKmtReturnAsanHeaderPageCtx(CtxPtr, *mut c_void);
+    hsaKmtSVMGetAttrCtx(CtxPtr, *mut c_void, u64, u32, *mut HSA_SVM_ATTRIBUTE);
+    hsaKmtSVMSetAttrCtx(CtxPtr, *mut c_void, u64, u32, *mut HSA_SVM_ATTRIBUTE);
+    hsaKmtSetMemoryPolicyCtx(CtxPtr, u32, u32, u32, *mut c_void, u64);
+    hsaKmtSetMemoryUserDataCtx(CtxPtr, *const c_void, *mut c_void);
+    hsaKmtSetQueueCUMaskCtx(CtxPtr, u64, u32, *mut u32);
+    hsaKmtSetSigbusDelay(u32, u32);
+    hsaKmtSetTrapHandlerCtx(CtxPtr, u32, *mut c_void, u64, *mut c_void, u64);
+    hsaKmtSetXNACKModeCtx(CtxPtr, i32);
+    hsaKmtShareMemoryCtx(CtxPtr, *mut c_void, u64, *mut HsaSharedMemoryHandle);
+    hsaKmtUnmapGraphicHandleCtx(CtxPtr, u32, u64, u64);
+    hsaKmtUpdateQueueCtx(CtxPtr, u64, u32, i64, *mut c_void, u64, *mut A::Event);
+    hsaKmtWaitOnEvent_ExtCtx(CtxPtr, *mut A::Event, u32, *mut u64);
+    hsaKmtWaitOnMultipleEventsCtx(CtxPtr, *mut *mut A::Event, u32, bool, u32);
+    hsaKmtWaitOnMultipleEvents_ExtCtx(CtxPtr, *mut *mut A::Event, u32, bool, u32, *mut u64);
 }
 
 /// The 67 functions Debian's libhsakmt 5.2.3 exports (libhsakmt-api.md
@@ -315,11 +416,12 @@ pub const SINCE_6_2_EXPORTS: &[&str] = &[
     "hsaKmtWaitOnMultipleEvents_Ext",
 ];
 
-/// The functions the coverage table counts for a generation: the 5.2.3
-/// list; for `rocm-6.2` that list without the 5.2.3-only
-/// `hsaKmtGetKernelDebugTrapVersionInfo` plus [`SINCE_6_2_EXPORTS`]; for
-/// `newest` the 5.2.3 list without that function plus the newest entry
-/// points this table has scenarios for.
+/// Every export of a generation: what the coverage table counts and the
+/// `fuzz` family calls. The 5.2.3 list; for `rocm-6.2` that list without
+/// the 5.2.3-only `hsaKmtGetKernelDebugTrapVersionInfo` plus
+/// [`SINCE_6_2_EXPORTS`]; for `newest` the 5.2.3 list without that
+/// function plus the newest-only entry points of the table (all of them:
+/// a test compares the list with our newest build's exports).
 pub fn coverage_list(kind: crate::abi::AbiKind) -> Vec<&'static str> {
     match kind {
         crate::abi::AbiKind::Rocm52 => ROCM_5_2_EXPORTS.to_vec(),
@@ -346,5 +448,32 @@ pub fn coverage_list(kind: crate::abi::AbiKind) -> Vec<&'static str> {
             v.extend_from_slice(&Api::<crate::abi::Newest>::NAMES[start..]);
             v
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::abi::AbiKind;
+
+    /// The newest generation's list (what the fuzz family calls and the
+    /// coverage table counts) is every export of our newest build.
+    #[test]
+    fn the_newest_list_is_every_export() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../hsakmt/tests/data/newest_exports.txt"
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut exports: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        exports.sort_unstable();
+        let mut list = coverage_list(AbiKind::Newest);
+        list.sort_unstable();
+        assert_eq!(list, exports);
+        assert_eq!(coverage_list(AbiKind::Rocm52).len(), 67);
     }
 }

@@ -37,6 +37,7 @@ pub mod abi;
 pub mod api;
 pub mod child;
 pub mod cx;
+pub mod fuzz;
 pub mod intended;
 pub mod parent;
 pub mod report;

@@ -15,7 +15,8 @@ use conformance::report;
 const USAGE: &str = "usage:
   kfd-conformance run --reference LIB --ours LIB [--abi rocm-5.2|rocm-6.2|newest]
                       (--sim LIBKFD_SIM | --hardware) [--presets a,b,..]
-                      [--default-preset NAME] [--family NAME]... [--out DIR]
+                      [--default-preset NAME] [--family NAME]...
+                      [--scenario GLOB]... [--out DIR]
                       [--intended FILE] [--timeout SECS] [--trace-advisory]
                       [--newest-ours LIB]
   kfd-conformance child --abi ABI --lib LIB --list FILE --out FILE
@@ -126,6 +127,11 @@ fn run(v: &[String]) -> Result<ExitCode, String> {
         default_preset: a.one("--default-preset").unwrap_or("mi210").to_string(),
         presets,
         families: a.all("--family").into_iter().map(str::to_string).collect(),
+        scenarios: a
+            .all("--scenario")
+            .into_iter()
+            .map(str::to_string)
+            .collect(),
         out_dir: out_dir.clone(),
         intended,
         runner: std::env::current_exe().map_err(|e| e.to_string())?,
@@ -185,7 +191,7 @@ fn run(v: &[String]) -> Result<ExitCode, String> {
     } else {
         Vec::new()
     };
-    let full = cfg.families.is_empty();
+    let full = cfg.families.is_empty() && cfg.scenarios.is_empty();
     if bad.is_empty() && bad_traces.is_empty() && (uncovered.is_empty() || !full) {
         println!("conformance: no unexpected differences");
         return Ok(ExitCode::SUCCESS);

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::abi::{AbiKind, Newest, Rocm52, Rocm62};
 use crate::cx::NOT_SUPPORTED;
+use crate::fuzz::FuzzCounts;
 use crate::intended::Intended;
 use crate::scenarios::{self, Family, FAMILIES};
 use crate::spawn;
@@ -32,6 +33,9 @@ pub struct Config {
     pub default_preset: String,
     /// Only these families (all when empty).
     pub families: Vec<String>,
+    /// Only the scenarios matching one of these globs (`*` wildcards; all
+    /// when empty).
+    pub scenarios: Vec<String>,
     /// Work and report directory.
     pub out_dir: PathBuf,
     /// The intended-differences file.
@@ -92,6 +96,10 @@ pub enum Class {
     /// The reference lacks the API; ours was checked against the documented
     /// semantics and passed (or lacks it too).
     RefLacksApi,
+    /// A robustness family (`fuzz`): no crash, hang or panic of ours
+    /// where the reference returned a status, but statuses differ (they
+    /// are listed, not judged).
+    Robust,
 }
 
 impl Class {
@@ -103,6 +111,7 @@ impl Class {
             Class::Intended => "intended",
             Class::Unsupported => "unsupported",
             Class::RefLacksApi => "reference-lacks-API",
+            Class::Robust => "robust",
         }
     }
 }
@@ -130,6 +139,8 @@ pub struct Outcome {
     pub ref_crash: Option<String>,
     /// Ours crashed here (description).
     pub ours_crash: Option<String>,
+    /// The call counts of a robustness (`fuzz`) scenario.
+    pub fuzz: Option<FuzzCounts>,
 }
 
 /// All outcomes of a run.
@@ -178,7 +189,10 @@ pub fn run(cfg: &Config) -> Result<RunResult, String> {
         .filter(|f| cfg.families.is_empty() || cfg.families.iter().any(|x| x == f.name))
         .collect();
     for fam in fams {
-        let names = names_of(cfg.abi, fam.name);
+        let mut names = names_of(cfg.abi, fam.name);
+        if !cfg.scenarios.is_empty() {
+            names.retain(|n| cfg.scenarios.iter().any(|g| crate::intended::glob(g, n)));
+        }
         if names.is_empty() {
             continue;
         }
@@ -506,7 +520,12 @@ fn classify(cfg: &Config, name: &str, family: &str, r: &Side, o: &Side) -> Outco
         calls,
         ref_crash: r.crashed.clone(),
         ours_crash: o.crashed.clone(),
+        fuzz: None,
     };
+    if crate::scenarios::family(family).is_some_and(|f| f.robustness) {
+        judge_robustness(cfg, &mut oc, r, o);
+        return oc;
+    }
     // Reference lacks the API: judge ours by its documented checks.
     if let Some(missing) = r.value("lacks-api") {
         oc.class = Class::RefLacksApi;
@@ -651,7 +670,91 @@ fn classify(cfg: &Config, name: &str, family: &str, r: &Side, o: &Side) -> Outco
     oc
 }
 
+/// Status differences listed per robustness scenario (the rest counted).
+const LISTED_STATUS_DIFFERENCES: usize = 5;
+
+/// The judgement of a robustness family's scenario (see
+/// [`crate::fuzz`]): per call (`cNN` records), a crash, hang or panic of
+/// ours where the reference returned a status is unexpected unless
+/// listed as intended; status differences are counted and the first few
+/// listed with their arguments (`aNN`). A scenario process that died is
+/// judged as in other families (`crash`). Traces are not compared.
+fn judge_robustness(cfg: &Config, oc: &mut Outcome, r: &Side, o: &Side) {
+    let mut counts = FuzzCounts::default();
+    let mut unexpected = false;
+    let mut listed = 0;
+    let is_call =
+        |k: &str| k.len() > 1 && k.starts_with('c') && k[1..].bytes().all(|b| b.is_ascii_digit());
+    for (k, rv, _) in r.records.iter().filter(|(k, _, _)| is_call(k)) {
+        let Some(ov) = o.value(k) else {
+            continue;
+        };
+        let args = r.value(&format!("a{}", &k[1..])).unwrap_or("-");
+        if counts.call(rv, ov) {
+            let d = format!("{k} ({args}): reference {rv} / ours {ov}");
+            if note_failure(cfg, oc, k, d) {
+                unexpected = true;
+            } else {
+                counts.excuse();
+            }
+        } else if rv != ov && listed < LISTED_STATUS_DIFFERENCES {
+            listed += 1;
+            oc.details.push(format!(
+                "{k} ({args}): reference {rv} / ours {ov} (not judged)"
+            ));
+        }
+    }
+    if counts.status_differ > listed {
+        oc.details.push(format!(
+            "{} more status differences (not judged)",
+            counts.status_differ - listed
+        ));
+    }
+    if let (None, Some(c)) = (&r.crashed, &o.crashed) {
+        let d = format!("crash: ours crashed ({c}); reference completed");
+        unexpected |= note_failure(cfg, oc, "crash", d);
+    }
+    oc.class = if unexpected {
+        Class::Differ
+    } else if counts.status_differ > 0 {
+        Class::Robust
+    } else {
+        Class::Equal
+    };
+    oc.fuzz = Some(counts);
+}
+
+/// Adds a failure of ours at `step` to the details, as intended when an
+/// entry covers it; true when none does (an unexpected difference).
+fn note_failure(cfg: &Config, oc: &mut Outcome, step: &str, detail: String) -> bool {
+    match cfg.intended.find(cfg.abi, &oc.name, step) {
+        Some(e) => {
+            oc.details.push(format!(
+                "{detail} — intended (line {}): {}",
+                e.line, e.reason
+            ));
+            false
+        }
+        None => {
+            oc.details.push(detail);
+            true
+        }
+    }
+}
+
 impl RunResult {
+    /// The fuzz counts of every robustness scenario, summed (`None` when
+    /// no such scenario ran).
+    pub fn fuzz_totals(&self) -> Option<FuzzCounts> {
+        let mut any = false;
+        let mut t = FuzzCounts::default();
+        for c in self.outcomes.iter().filter_map(|o| o.fuzz.as_ref()) {
+            any = true;
+            t.add(c);
+        }
+        any.then_some(t)
+    }
+
     /// Scenarios with unexpected API differences.
     pub fn unexpected(&self) -> Vec<&Outcome> {
         self.outcomes
@@ -682,6 +785,7 @@ mod tests {
             presets: vec![],
             default_preset: "mi210".into(),
             families: vec![],
+            scenarios: vec![],
             out_dir: "/nonexistent".into(),
             intended: Intended::parse(intended).unwrap(),
             runner: "x".into(),
@@ -766,6 +870,40 @@ mod tests {
         let o = classify(&c, "ctx/a", "ctx", &lacks[0], &bad);
         assert_eq!(o.class, Class::Differ);
         assert!(o.details.iter().any(|d| d == "ours ran as cur"));
+    }
+
+    #[test]
+    fn the_fuzz_family_judges_crashes_of_ours_only() {
+        let c = cfg("[rocm-5.2] fuzz/f | c02 | reviewed");
+        let r = side(&[
+            ("c00", "SUCCESS(0)"),
+            ("c01", "crash:SIGSEGV"),
+            ("c02", "ERROR(1)"),
+        ]);
+        let o = side(&[
+            ("c00", "ERROR(1)"),
+            ("c01", "ERROR(1)"),
+            ("c02", "crash:SIGSEGV"),
+        ]);
+        let oc = classify(&c, "fuzz/f", "fuzz", &r, &o);
+        assert_eq!(oc.class, Class::Robust, "{:?}", oc.details);
+        let counts = oc.fuzz.unwrap();
+        let got = (
+            counts.calls,
+            counts.unexpected,
+            counts.intended,
+            counts.status_differ,
+        );
+        assert_eq!(got, (3, 0, 1, 1));
+        let crash = side(&[("c00", "hang"), ("c01", "ERROR(1)"), ("c02", "ERROR(1)")]);
+        let oc = classify(&c, "fuzz/f", "fuzz", &r, &crash);
+        assert_eq!(oc.class, Class::Differ);
+        assert!(
+            oc.details.iter().any(|d| d.starts_with("c00")),
+            "{:?}",
+            oc.details
+        );
+        assert_eq!(classify(&c, "fuzz/f", "fuzz", &r, &r).class, Class::Equal);
     }
 
     #[test]

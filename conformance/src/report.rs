@@ -22,6 +22,8 @@ pub struct Row {
     pub unsupported: usize,
     /// Reference lacks the API.
     pub ref_lacks: usize,
+    /// Robustness families: status differences only (not judged).
+    pub robust: usize,
     /// Unexpected trace differences (API equal or intended).
     pub trace_differ: usize,
 }
@@ -56,6 +58,7 @@ fn add(row: &mut Row, o: &Outcome) {
         Class::Intended => row.intended += 1,
         Class::Unsupported => row.unsupported += 1,
         Class::RefLacksApi => row.ref_lacks += 1,
+        Class::Robust => row.robust += 1,
     }
     if o.trace_diff.is_some() {
         row.trace_differ += 1;
@@ -75,7 +78,7 @@ pub fn table(r: &RunResult) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{:<11} {:>9} {:>6} {:>6} {:>8} {:>11} {:>10} {:>12}",
+        "{:<11} {:>9} {:>6} {:>6} {:>8} {:>11} {:>10} {:>6} {:>12}",
         "family",
         "scenarios",
         "equal",
@@ -83,12 +86,13 @@ pub fn table(r: &RunResult) -> String {
         "intended",
         "unsupported",
         "ref-lacks",
+        "robust",
         "trace-differ"
     );
     for (name, row) in rows(r) {
         let _ = writeln!(
             s,
-            "{:<11} {:>9} {:>6} {:>6} {:>8} {:>11} {:>10} {:>12}",
+            "{:<11} {:>9} {:>6} {:>6} {:>8} {:>11} {:>10} {:>6} {:>12}",
             name,
             row.scenarios,
             row.equal,
@@ -96,8 +100,12 @@ pub fn table(r: &RunResult) -> String {
             row.intended,
             row.unsupported,
             row.ref_lacks,
+            row.robust,
             row.trace_differ
         );
+    }
+    if let Some(t) = r.fuzz_totals() {
+        let _ = writeln!(s, "{}", t.line());
     }
     s
 }
@@ -118,20 +126,43 @@ pub fn markdown(r: &RunResult, title: &str) -> String {
         r.abi.name()
     );
     let _ = writeln!(s, "## Per family\n");
-    let _ = writeln!(s, "| family | scenarios | equal | differ | intended | unsupported | reference lacks API | trace differ |");
-    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(s, "| family | scenarios | equal | differ | intended | unsupported | reference lacks API | robust | trace differ |");
+    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (name, row) in rows(r) {
         let _ = writeln!(
             s,
-            "| {name} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {name} | {} | {} | {} | {} | {} | {} | {} | {} |",
             row.scenarios,
             row.equal,
             row.differ,
             row.intended,
             row.unsupported,
             row.ref_lacks,
+            row.robust,
             row.trace_differ
         );
+    }
+    if let Some(t) = r.fuzz_totals() {
+        let _ = writeln!(s, "\n{}", t.line());
+        let _ = writeln!(s, "\n| fuzz scenario | calls | ref crashes | ref hangs | ours crashes | ours hangs | ours panics | unexpected | status differ |");
+        let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        for o in &r.outcomes {
+            if let Some(c) = &o.fuzz {
+                let _ = writeln!(
+                    s,
+                    "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} |",
+                    o.name,
+                    c.calls,
+                    c.ref_crashes,
+                    c.ref_hangs,
+                    c.ours_crashes,
+                    c.ours_hangs,
+                    c.ours_panics,
+                    c.unexpected,
+                    c.status_differ
+                );
+            }
+        }
     }
     let section = |s: &mut String, title: &str, pick: &dyn Fn(&Outcome) -> bool| {
         let list: Vec<&Outcome> = r.outcomes.iter().filter(|o| pick(o)).collect();
@@ -158,6 +189,11 @@ pub fn markdown(r: &RunResult, title: &str) -> String {
     section(&mut s, "Reference lacks API", &|o| {
         o.class == Class::RefLacksApi
     });
+    section(
+        &mut s,
+        "Robustness scenarios with status differences",
+        &|o| o.class == Class::Robust,
+    );
     let mut unsup: BTreeMap<String, Vec<&str>> = BTreeMap::new();
     for o in r.outcomes.iter().filter(|o| o.class == Class::Unsupported) {
         unsup
@@ -248,13 +284,24 @@ pub fn json(r: &RunResult) -> String {
     for (i, (name, row)) in rows.iter().enumerate() {
         let _ = write!(
             s,
-            "    {{\"family\": {}, \"scenarios\": {}, \"equal\": {}, \"differ\": {}, \"intended\": {}, \"unsupported\": {}, \"reference_lacks_api\": {}, \"trace_differ\": {}}}{}",
-            json_string(name), row.scenarios, row.equal, row.differ, row.intended, row.unsupported, row.ref_lacks, row.trace_differ,
+            "    {{\"family\": {}, \"scenarios\": {}, \"equal\": {}, \"differ\": {}, \"intended\": {}, \"unsupported\": {}, \"reference_lacks_api\": {}, \"robust\": {}, \"trace_differ\": {}}}{}",
+            json_string(name), row.scenarios, row.equal, row.differ, row.intended, row.unsupported, row.ref_lacks, row.robust, row.trace_differ,
             if i + 1 < rows.len() { "," } else { "" }
         );
         s.push('\n');
     }
-    s.push_str("  ],\n  \"coverage\": {");
+    s.push_str("  ],\n  \"fuzz\": ");
+    match r.fuzz_totals() {
+        Some(t) => {
+            let _ = write!(
+                s,
+                "{{\"calls\": {}, \"reference_crashes\": {}, \"reference_hangs\": {}, \"ours_crashes\": {}, \"ours_hangs\": {}, \"ours_panics\": {}, \"unexpected\": {}, \"intended\": {}, \"status_differences\": {}}}",
+                t.calls, t.ref_crashes, t.ref_hangs, t.ours_crashes, t.ours_hangs, t.ours_panics, t.unexpected, t.intended, t.status_differ
+            );
+        }
+        None => s.push_str("null"),
+    }
+    s.push_str(",\n  \"coverage\": {");
     let cov = coverage(r);
     for (i, (f, n)) in cov.iter().enumerate() {
         let _ = write!(

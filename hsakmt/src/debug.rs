@@ -109,7 +109,7 @@ unsafe fn store_kernel_queue_ids(
 ) -> KmtResult {
     let (n, ptr) = queue_array(a).ok_or(st::INVALID_PARAMETER)?;
     // SAFETY: forwarded contract: `queues` holds `n` ids.
-    let ids = unsafe { slice_in(queues, n as usize, st::INVALID_PARAMETER) }?;
+    let ids = unsafe { slice_in(queues, n as usize, u32::MAX as usize, st::INVALID_PARAMETER) }?;
     let q = c.queues().kmt()?;
     let kernel: Vec<u32> = ids
         .iter()
@@ -332,9 +332,11 @@ export! {
         ctx::primary()?.debug().kmt()?.dbg_unregister(NodeId).kmt()
     }
 
-    /// `hsaKmtDbgWavefrontControl` (v1 debugger): a NULL message → 3.
+    /// `hsaKmtDbgWavefrontControl` (v1 debugger): bad node → 5 (before
+    /// the message is read, as C); a NULL message → 3.
     all fn hsaKmtDbgWavefrontControl(NodeId: u32, Operand: HSA_DBG_WAVEOP, Mode: HSA_DBG_WAVEMODE, TrapId: u32, DbgWaveMsgRing: *mut HsaDbgWaveMessage) {
         let c = ctx::primary()?;
+        crate::topology::validate_node(&c, NodeId)?;
         // SAFETY: an IN argument; checked by `read_in`.
         let msg = unsafe { read_in(DbgWaveMsgRing as *const HsaDbgWaveMessage, st::INVALID_PARAMETER) }?;
         // SAFETY: the union has one member (Gen2), plain integers.
@@ -350,20 +352,21 @@ export! {
         let c = ctx::primary()?;
         let n = NumWatchPoints as usize;
         let d = c.debug().kmt()?;
+        // The node, then the count, before any array is read, as in C.
+        crate::topology::validate_node(&c, NodeId)?;
         if n > kfd_debug::MAX_ALLOWED_NUM_POINTS {
-            // The node is checked first, as in C.
-            c.topology().kmt()?.validate_node(NodeId).map_err(|_| st::INVALID_NODE_UNIT)?;
             return Err(st::INVALID_PARAMETER);
         }
+        let max = kfd_debug::MAX_ALLOWED_NUM_POINTS;
         // SAFETY: the C contract: `NumWatchPoints` entries each.
-        let modes = unsafe { slice_in(WatchMode as *const HSA_DBG_WATCH_MODE, n, st::INVALID_PARAMETER) }?;
+        let modes = unsafe { slice_in(WatchMode as *const HSA_DBG_WATCH_MODE, n, max, st::INVALID_PARAMETER) }?;
         // SAFETY: as above.
-        let addrs = unsafe { slice_in(WatchAddress as *const *mut c_void, n, st::INVALID_PARAMETER) }?;
+        let addrs = unsafe { slice_in(WatchAddress as *const *mut c_void, n, max, st::INVALID_PARAMETER) }?;
         let masks: &[u64] = if WatchMask.is_null() {
             &[]
         } else {
             // SAFETY: as above (the mask array is optional).
-            unsafe { slice_in(WatchMask as *const u64, n, st::INVALID_PARAMETER) }?
+            unsafe { slice_in(WatchMask as *const u64, n, max, st::INVALID_PARAMETER) }?
         };
         let points: Vec<AddressWatchPoint> = (0..n)
             .map(|i| AddressWatchPoint { mode: modes[i], address: addrs[i] as u64, mask: masks.get(i).copied().unwrap_or(0) })
@@ -373,7 +376,7 @@ export! {
         } else {
             // SAFETY: as above (the event array is optional); the pointers
             // are only passed on, never followed.
-            let e = unsafe { slice_in(WatchEvent as *const *mut abi::HsaEvent, n, st::INVALID_PARAMETER) }?;
+            let e = unsafe { slice_in(WatchEvent as *const *mut abi::HsaEvent, n, max, st::INVALID_PARAMETER) }?;
             Some(e.iter().map(|&p| p as u64).collect())
         };
         d.dbg_address_watch(NodeId, &points, events.as_deref()).kmt()

@@ -5,7 +5,7 @@ use std::os::fd::IntoRawFd;
 use hsakmt_sys::common::HsaEventDescriptor;
 use kfd_event::{Event, EventDescriptor, Events, WaitMode};
 
-use crate::border::{check_mut, read_in, slice_in, st, write_out, Kmt, KmtResult};
+use crate::border::{check_mut, read_in, slice_in, slice_mut, st, write_out, Kmt, KmtResult};
 use crate::ctx::{self, HsaKFDContext};
 use crate::generation::abi;
 
@@ -40,6 +40,7 @@ unsafe fn event_pointers<'a>(
         slice_in(
             list as *const *const hsakmt_sys::newest::HsaEvent,
             n as usize,
+            u32::MAX as usize,
             st::INVALID_HANDLE,
         )
     }
@@ -50,12 +51,18 @@ fn outcome(o: kfd_event::WaitOutcome) -> KmtResult {
 }
 
 export! {
-    /// `hsaKmtCreateEventCtx`: 20; type ≥ MAXID → 3; a NULL descriptor
-    /// or out-pointer → 3 (C dereferences them).
+    /// `hsaKmtCreateEventCtx`: 20; type ≥ MAXID → 3 (read before the rest
+    /// of the descriptor, as C); a NULL descriptor or out-pointer → 3 (C
+    /// dereferences them).
     ctx fn hsaKmtCreateEventCtx(ctx: *mut HsaKFDContext, EventDesc: *mut HsaEventDescriptor, ManualReset: bool, IsSignaled: bool, Event: *mut *mut abi::HsaEvent) {
         let events = events_of(ctx)?;
+        let desc = check_mut(EventDesc, st::INVALID_PARAMETER)?;
+        // SAFETY: checked non-NULL and aligned; `EventType` is the
+        // descriptor's first field, a 32-bit word.
+        let ty = unsafe { read_in(desc as *const u32, st::INVALID_PARAMETER) }?;
+        kfd_event::EventType::from_raw(ty).ok_or(kfd_event::EventError::InvalidEventType(ty)).kmt()?;
         // SAFETY: an IN argument; checked by `read_in`.
-        let desc = unsafe { read_in(EventDesc as *const HsaEventDescriptor, st::INVALID_PARAMETER) }?;
+        let desc = unsafe { read_in(desc as *const HsaEventDescriptor, st::INVALID_PARAMETER) }?;
         let out = check_mut(Event, st::INVALID_PARAMETER)?;
         let desc = EventDescriptor::from_hsa(&desc).kmt()?;
         let e = events.create(&desc, ManualReset, IsSignaled).kmt()?;
@@ -143,12 +150,10 @@ export! {
         if event_age.is_null() {
             return outcome(events.wait_pointers(list, mode, Milliseconds, None).kmt()?);
         }
-        // SAFETY: the C contract: `event_age` holds one age per event.
-        let mut ages = unsafe { slice_in(event_age as *const u64, NumEvents as usize, st::INVALID_PARAMETER) }?.to_vec();
-        let o = events.wait_pointers(list, mode, Milliseconds, Some(&mut ages)).kmt()?;
-        // SAFETY: the same array, IN/OUT.
-        unsafe { crate::border::write_array(event_age, &ages, st::INVALID_PARAMETER)? };
-        outcome(o)
+        // SAFETY: the C contract: `event_age` holds one age per event
+        // (IN/OUT), borrowed in place: nothing is allocated by the count.
+        let ages = unsafe { slice_mut(event_age, NumEvents as usize, u32::MAX as usize, st::INVALID_PARAMETER) }?;
+        outcome(events.wait_pointers(list, mode, Milliseconds, Some(ages)).kmt()?)
     }
 
     /// `hsaKmtOpenSMICtx`: the SMI events descriptor of a GPU node,

@@ -40,19 +40,33 @@ fn forget_object(id: ContextId, addr: u64) {
     }
 }
 
+/// The most node ids a `NumberOfNodes`/`NodeArray` pair may name: the C
+/// library's `validate_nodeid_array` takes the count as a 32-bit value
+/// (a larger one is truncated there: a multiple of 2^32 becomes 0 → 3,
+/// anything else makes it read fewer ids than it later uses).
+const MAX_NODE_IDS: u64 = u32::MAX as u64;
+
 /// The node list of the `NumberOfNodes`/`NodeArray` pair (the C
-/// library's `validate_nodeid_array`: 0 nodes or a NULL array → 3).
+/// library's `validate_nodeid_array`: 0 nodes or a NULL array → 3; so is
+/// a count above [`MAX_NODE_IDS`], before the array is read).
 ///
 /// # Safety
 ///
-/// `nodes` must be valid for `n` reads when non-NULL.
+/// `nodes` must be valid for `n` reads when non-NULL and `n` is within
+/// [`MAX_NODE_IDS`].
 unsafe fn node_list<'a>(n: u64, nodes: *const u32) -> KmtResult<&'a [u32]> {
-    if n == 0 || nodes.is_null() {
+    if n == 0 || nodes.is_null() || n > MAX_NODE_IDS {
         return Err(st::INVALID_PARAMETER);
     }
-    let n = usize::try_from(n).map_err(|_| st::INVALID_PARAMETER)?;
-    // SAFETY: forwarded contract.
-    unsafe { slice_in(nodes, n, st::INVALID_PARAMETER) }
+    // SAFETY: forwarded contract; the count is checked against the limit.
+    unsafe {
+        slice_in(
+            nodes,
+            n as usize,
+            MAX_NODE_IDS as usize,
+            st::INVALID_PARAMETER,
+        )
+    }
 }
 
 /// As [`node_list`], but an absent list (0 and NULL) is no list.
@@ -69,6 +83,10 @@ unsafe fn optional_node_list<'a>(n: u64, nodes: *const u32) -> KmtResult<&'a [u3
     }
 }
 
+/// The body of the AllocMemory functions, in the C library's order: the
+/// memory manager's checks of the node, alignment and size first (5/3),
+/// then the out-pointer (NULL → 3), which is read for `FixedAddress`
+/// (NULL there → 3) and otherwise set to NULL before allocating, as C.
 fn alloc(
     c: &Context,
     node: u32,
@@ -77,14 +95,9 @@ fn alloc(
     flags: u32,
     out: *mut *mut c_void,
 ) -> KmtResult {
-    let flags = MemFlags::from_bits_retain(flags);
     let fmm = c.fmm().kmt()?;
-    if out.is_null() {
-        // The C library checks the node (and the KFD version Contiguous
-        // needs) before the output pointer.
-        fmm.check_alloc_node(node, flags).kmt()?;
-        return Err(st::INVALID_PARAMETER);
-    }
+    let flags = MemFlags::from_bits_retain(flags);
+    fmm.check_alloc(node, size, align, flags).kmt()?;
     let out = check_mut(out, st::INVALID_PARAMETER)?;
     let fixed = if flags.contains(MemFlags::FIXED_ADDRESS) {
         // SAFETY: checked non-NULL and aligned; IN/OUT argument.
@@ -94,6 +107,8 @@ fn alloc(
         }
         Some(a)
     } else {
+        // SAFETY: as above; C clears the OUT value before allocating.
+        unsafe { out.write(std::ptr::null_mut()) };
         None
     };
     let addr = fmm
@@ -111,8 +126,9 @@ export! {
     }
 
     /// `hsaKmtAllocMemoryCtx`: 20 first (even for a NULL out-pointer);
-    /// NULL `MemoryAddress` → 3; FixedAddress with `*MemoryAddress ==
-    /// NULL` → 3; then the memory manager's checks.
+    /// bad node → 5, bad size → 3; then NULL `MemoryAddress` → 3;
+    /// FixedAddress with `*MemoryAddress == NULL` → 3; then the memory
+    /// manager's other checks.
     ctx fn hsaKmtAllocMemoryCtx(ctx: *mut HsaKFDContext, PreferredNode: u32, SizeInBytes: u64, MemFlags: abi::HsaMemFlags, MemoryAddress: *mut *mut c_void) {
         let c = ctx::resolve(ctx)?;
         alloc(&c, PreferredNode, SizeInBytes, 0, MemFlags.0, MemoryAddress)
@@ -266,7 +282,8 @@ export! {
     /// `hsaKmtMapMemoryToGPUNodesCtx`: NULL address → 1 (5.2.3 checks
     /// that before the open check, and so does the 5.2 build); node list
     /// checks → 3/5. The map flags are decoded per ABI and, as in C,
-    /// ignored.
+    /// ignored. `AlternateVAGPU` (optional) is written only where C
+    /// writes it: for a userptr, and on an APU mapping to one node.
     ctx fn hsaKmtMapMemoryToGPUNodesCtx(ctx: *mut HsaKFDContext, MemoryAddress: *mut c_void, MemorySizeInBytes: u64, AlternateVAGPU: *mut u64, MemMapFlags: generation::MapFlagsArg, NumberOfNodes: u64, NodeArray: *mut u32) {
         if generation::PROFILE.border.map_nodes_null_before_open && MemoryAddress.is_null() {
             return Err(st::ERROR);
@@ -275,17 +292,14 @@ export! {
         if MemoryAddress.is_null() {
             return Err(st::ERROR);
         }
-        if !AlternateVAGPU.is_null() {
-            check_mut(AlternateVAGPU, st::INVALID_PARAMETER)?;
-        }
         // SAFETY: the C contract: `NodeArray` holds `NumberOfNodes` ids.
         let nodes = unsafe { node_list(NumberOfNodes, NodeArray) }?;
         let alt = c.fmm().kmt()?.map_to_gpu_nodes(MemoryAddress as u64, MemorySizeInBytes, nodes, generation::map_flags(MemMapFlags)).kmt()?;
-        if !AlternateVAGPU.is_null() {
-            // SAFETY: checked non-NULL and aligned above; an OUT argument.
-            unsafe { write_out(AlternateVAGPU, alt, st::INVALID_PARAMETER)? };
+        match alt {
+            // SAFETY: an OUT argument; checked by `write_out`.
+            Some(va) if !AlternateVAGPU.is_null() => unsafe { write_out(AlternateVAGPU, va, st::INVALID_PARAMETER) },
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     /// `hsaKmtUnmapMemoryToGPUCtx`: NULL is a no-op success, as C.
@@ -530,12 +544,15 @@ export! {
 }
 
 /// The body of `hsaKmtProcessVMRead` (`write == false`) and
-/// `hsaKmtProcessVMWrite`.
+/// `hsaKmtProcessVMWrite`. As 5.2.3, the caller's range arrays go to the
+/// kernel as they are (`HsaMemoryRange` has the layout of
+/// `struct kfd_memory_range`): the library neither reads them nor
+/// allocates by their counts; the kernel copies in what it needs (or
+/// fails with EFAULT).
 ///
 /// # Safety
 ///
-/// Each array, when non-NULL, holds its count of ranges; `copied`, when
-/// non-NULL and aligned, is valid for a write.
+/// `copied`, when non-NULL and aligned, is valid for a write.
 unsafe fn process_vm(
     pid: u32,
     write: bool,
@@ -553,22 +570,14 @@ unsafe fn process_vm(
     if local.0.is_null() || remote.0.is_null() || local.1 == 0 || remote.1 == 0 {
         return Err(st::ERROR);
     }
-    let ranges =
-        |(p, n): (*mut HsaMemoryRange, u64)| -> KmtResult<Vec<kfd_sys::kfd::kfd_memory_range>> {
-            let n = usize::try_from(n).map_err(|_| st::ERROR)?;
-            // SAFETY: forwarded contract: `p` holds `n` ranges.
-            let v = unsafe { slice_in(p as *const HsaMemoryRange, n, st::ERROR) }?;
-            Ok(v.iter()
-                .map(|r| kfd_sys::kfd::kfd_memory_range {
-                    va_addr: r.MemoryAddress as u64,
-                    size: r.SizeInBytes,
-                })
-                .collect())
-        };
+    const _: () = assert!(
+        std::mem::size_of::<HsaMemoryRange>()
+            == std::mem::size_of::<kfd_sys::kfd::kfd_memory_range>()
+    );
     let (src, dst) = if write {
-        (ranges(local)?, ranges(remote)?)
+        (local, remote)
     } else {
-        (ranges(remote)?, ranges(local)?)
+        (remote, local)
     };
     // Without an open KFD 5.2.3 issues the request on descriptor 0, which
     // fails.
@@ -577,15 +586,16 @@ unsafe fn process_vm(
         pid,
         // KFD_CROSS_MEMORY_RW_BIT: set for a write to the remote process.
         flags: u32::from(write),
-        src_mem_range_array: src.as_ptr() as u64,
-        src_mem_array_size: src.len() as u64,
-        dst_mem_range_array: dst.as_ptr() as u64,
-        dst_mem_array_size: dst.len() as u64,
+        src_mem_range_array: src.0 as u64,
+        src_mem_array_size: src.1,
+        dst_mem_range_array: dst.0 as u64,
+        dst_mem_array_size: dst.1,
         bytes_copied: 0,
     };
-    // SAFETY: both range arrays live until the call returns and hold the
-    // announced counts; the ranges themselves are the caller's memory,
-    // which the API lets the kernel read and write.
+    // SAFETY: the two arrays are the caller's, announced with the caller's
+    // counts, as the C library passes them; the kernel copies them in
+    // with its own checks (EFAULT for memory it cannot read) and reads
+    // and writes the ranges they name, which the API lets it do.
     let r = unsafe {
         c.kfd()
             .ioctl(kfd_sys::kfd::AMDKFD_IOC_CROSS_MEMORY_COPY, &mut args)
@@ -605,8 +615,15 @@ fn register_graphics(
     nodes: *mut u32,
 ) -> KmtResult {
     let info = check_mut(info, st::INVALID_PARAMETER)?;
-    // SAFETY: the C contract: `NodeArray` holds `NumberOfNodes` ids.
-    let nodes = unsafe { optional_node_list(n, nodes) }?;
+    // 5.2.3 validates the node list whatever it is (0 nodes or NULL → 3);
+    // 6.2.4 and the newest library only a list that is given.
+    let nodes = if generation::PROFILE.border.graphics_node_list_required {
+        // SAFETY: the C contract: `NodeArray` holds `NumberOfNodes` ids.
+        unsafe { node_list(n, nodes) }?
+    } else {
+        // SAFETY: as above.
+        unsafe { optional_node_list(n, nodes) }?
+    };
     // A value that is no descriptor fails GET_DMABUF_INFO in the kernel
     // (EBADF), which the C library reports as ERROR.
     let fd = i32::try_from(handle).map_err(|_| st::ERROR)?;

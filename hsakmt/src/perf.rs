@@ -72,6 +72,12 @@ fn pc_sampling_session(node: u32, trace: u32) -> KmtResult<(Context, PcSamplingT
     Ok((c, PcSamplingTraceId(trace)))
 }
 
+#[cfg(any(feature = "rocm-6.2", feature = "newest"))]
+/// The most PC-sampling method descriptions
+/// `hsaKmtPcSamplingQueryCapabilities` asks the kernel for (it knows two
+/// methods, hosttrap and stochastic, per GPU).
+const PC_SAMPLING_MAX_INFOS: usize = 256;
+
 export! {
     /// `hsaKmtPmcGetCounterPropertiesCtx`: not open → 6; NULL → 3; bad
     /// node → 5. The table stays valid until the context closes.
@@ -91,15 +97,19 @@ export! {
     }
 
     /// `hsaKmtPmcRegisterTraceCtx`: not open → 6; NULL counters or root,
-    /// or 0 counters → 3; then the counter checks.
+    /// or 0 counters → 3; bad node → 5; more than 512 counters → 6
+    /// (before the array is read, as C); then the counter checks.
     ctx fn hsaKmtPmcRegisterTraceCtx(ctx: *mut HsaKFDContext, NodeId: u32, NumberOfCounters: u32, Counters: *mut HsaCounter, TraceRoot: *mut HsaPmcTraceRoot) {
         let c = pmc_ctx(ctx)?;
         if Counters.is_null() || NumberOfCounters == 0 {
             return Err(st::INVALID_PARAMETER);
         }
         let root = check_mut(TraceRoot, st::INVALID_PARAMETER)?;
-        // SAFETY: the C contract: `NumberOfCounters` counters.
-        let raw = unsafe { slice_in(Counters as *const HsaCounter, NumberOfCounters as usize, st::INVALID_PARAMETER) }?;
+        c.topology().kmt()?.validate_node(NodeId).map_err(|_| st::INVALID_NODE_UNIT)?;
+        let max = kfd_perf::MAX_COUNTERS_PER_TRACE;
+        // SAFETY: the C contract: `NumberOfCounters` counters (at most
+        // `max` of them are read; more → NO_MEMORY, as C).
+        let raw = unsafe { slice_in(Counters as *const HsaCounter, NumberOfCounters as usize, max, st::NO_MEMORY) }?;
         let counters: Vec<Counter> = raw
             .iter()
             .map(|h| Counter {
@@ -242,8 +252,12 @@ export! {
             perf.pc_sampling_query(NodeId, SampleInfos::CountOnly(sample_info_sz))
         } else {
             // The C header's HsaPcSamplingInfo is packed to 4 bytes, so the
-            // caller's array is filled through a buffer of ours.
-            let mut buf = vec![PcSamplingInfo::default(); sample_info_sz as usize];
+            // caller's array is filled through a buffer of ours. The
+            // kernel reports a handful of sampling methods: a larger buffer
+            // is offered to it as PC_SAMPLING_MAX_INFOS entries (the same
+            // answer), so the allocation stays bounded.
+            let n = (sample_info_sz as usize).min(PC_SAMPLING_MAX_INFOS);
+            let mut buf = vec![PcSamplingInfo::default(); n];
             let (r, n) = perf.pc_sampling_query(NodeId, SampleInfos::Buffer(&mut buf));
             if r.is_ok() {
                 let k = (n as usize).min(buf.len());

@@ -62,6 +62,10 @@ pub struct Border {
     /// The functions that run without the open check (20) on the primary
     /// context.
     pub unchecked: Unchecked,
+    /// `hsaKmtRegisterGraphicsHandleToNodes` validates its node list even
+    /// when it is empty (0 nodes or NULL → 3); otherwise only a list that
+    /// is given.
+    pub graphics_node_list_required: bool,
     /// `hsaKmtMapMemoryToGPUNodes` refuses a NULL address (1) before the
     /// open check.
     pub map_nodes_null_before_open: bool,
@@ -161,6 +165,7 @@ pub const ROCM_5_2: Profile = Profile {
             pointer_info: true,
             spm: true,
         },
+        graphics_node_list_required: true,
         map_nodes_null_before_open: true,
         map_failures_are_errors: true,
         queue_failures_are_errors: true,
@@ -230,6 +235,7 @@ pub const ROCM_6_2: Profile = Profile {
             pointer_info: false,
             spm: true,
         },
+        graphics_node_list_required: false,
         map_nodes_null_before_open: false,
         map_failures_are_errors: false,
         queue_failures_are_errors: true,
@@ -291,6 +297,7 @@ pub const NEWEST: Profile = Profile {
             pointer_info: false,
             spm: false,
         },
+        graphics_node_list_required: false,
         map_nodes_null_before_open: false,
         map_failures_are_errors: false,
         queue_failures_are_errors: false,

@@ -16,11 +16,15 @@ fn queues_of(c: &Context) -> KmtResult<Arc<Queues>> {
     c.queues().kmt()
 }
 
+/// The body of the CreateQueue functions. As the C library, the scalar
+/// arguments are checked first — the priority (3), the node (5), then
+/// the queue type (`kind`'s error, 3) — and only then is the
+/// `QueueResource` read or written (NULL → 3).
 #[allow(clippy::too_many_arguments)]
 fn create(
     ctx: *mut HsaKFDContext,
     node: u32,
-    kind: QueueKind,
+    kind: KmtResult<QueueKind>,
     percentage: u32,
     priority: HSA_QUEUE_PRIORITY,
     ring: *mut c_void,
@@ -30,6 +34,14 @@ fn create(
     resource: *mut abi::HsaQueueResource,
 ) -> KmtResult {
     let c = ctx::resolve(ctx)?;
+    if kfd_queue::kfd_priority(priority.0).is_none() {
+        return Err(st::INVALID_PARAMETER);
+    }
+    c.topology()
+        .kmt()?
+        .validate_node(node)
+        .map_err(|_| st::INVALID_NODE_UNIT)?;
+    let kind = kind?;
     let res = check_mut(resource, st::INVALID_PARAMETER)?;
     let mut req = QueueRequest::new(node, kind, ring as u64, ring_size);
     req.percentage = percentage;
@@ -77,14 +89,13 @@ export! {
             }
         }
         ctx::check_open()?;
-        let kind = kind?;
         create(ctx, NodeId, kind, QueuePercentage, Priority, QueueAddress, QueueSizeInBytes, 0, Event, QueueResource)
     }
 
     /// `hsaKmtCreateQueueExtCtx`: with an SDMA engine id.
     ctx fn hsaKmtCreateQueueExtCtx(ctx: *mut HsaKFDContext, NodeId: u32, Type: abi::HSA_QUEUE_TYPE, QueuePercentage: u32, Priority: HSA_QUEUE_PRIORITY, SdmaEngineId: u32, QueueAddress: *mut c_void, QueueSizeInBytes: u64, Event: *mut abi::HsaEvent, QueueResource: *mut abi::HsaQueueResource) {
         ctx::check_open()?;
-        let kind = QueueKind::from_hsa(Type.0, SdmaEngineId).kmt()?;
+        let kind = QueueKind::from_hsa(Type.0, SdmaEngineId).kmt();
         create(ctx, NodeId, kind, QueuePercentage, Priority, QueueAddress, QueueSizeInBytes, 0, Event, QueueResource)
     }
 
@@ -92,7 +103,7 @@ export! {
     /// (KFD 1.19, page aligned).
     ctx fn hsaKmtCreateQueueV2Ctx(ctx: *mut HsaKFDContext, NodeId: u32, Type: abi::HSA_QUEUE_TYPE, QueuePercentage: u32, Priority: HSA_QUEUE_PRIORITY, SdmaEngineId: u32, QueueAddress: *mut c_void, QueueSizeInBytes: u64, MetaDataQueueSizeInBytes: u64, Event: *mut abi::HsaEvent, QueueResource: *mut abi::HsaQueueResource) {
         ctx::check_open()?;
-        let kind = QueueKind::from_hsa(Type.0, SdmaEngineId).kmt()?;
+        let kind = QueueKind::from_hsa(Type.0, SdmaEngineId).kmt();
         create(ctx, NodeId, kind, QueuePercentage, Priority, QueueAddress, QueueSizeInBytes, MetaDataQueueSizeInBytes, Event, QueueResource)
     }
 
@@ -119,14 +130,17 @@ export! {
     }
 
     /// `hsaKmtSetQueueCUMaskCtx`: 20; count 0, not a multiple of 32, or a
-    /// NULL mask → 3.
+    /// NULL mask → 3. The kernel uses (and reads) at most the first 1024
+    /// bits of a longer mask; so does the library.
     ctx fn hsaKmtSetQueueCUMaskCtx(ctx: *mut HsaKFDContext, QueueId: u64, CUMaskCount: u32, QueueCUMask: *mut u32) {
         let c = ctx::resolve(ctx)?;
         if CUMaskCount == 0 || CUMaskCount % 32 != 0 || QueueCUMask.is_null() {
             return Err(st::INVALID_PARAMETER);
         }
-        // SAFETY: the C contract: `CUMaskCount / 32` mask words.
-        let mask = unsafe { slice_in(QueueCUMask as *const u32, (CUMaskCount / 32) as usize, st::INVALID_PARAMETER) }?;
+        let words = kfd_queue::cu_mask_words(CUMaskCount);
+        // SAFETY: the C contract: `CUMaskCount / 32` mask words, of which
+        // the first `words` are read.
+        let mask = unsafe { slice_in(QueueCUMask as *const u32, words, words, st::INVALID_PARAMETER) }?;
         let queues = queues_of(&c)?;
         let q = queues.lookup(QueueId).kmt()?;
         queues.set_cu_mask(&q, CUMaskCount, mask).kmt()
@@ -148,13 +162,19 @@ export! {
         unsafe { write_out(out, qi, st::INVALID_PARAMETER) }
     }
 
-    /// `hsaKmtAllocQueueGWSCtx`: NULL `firstGWS` → 3 (C writes through it).
+    /// `hsaKmtAllocQueueGWSCtx`: `firstGWS` is optional, as in C (written
+    /// only when non-NULL; a misaligned one → 3).
     ctx fn hsaKmtAllocQueueGWSCtx(ctx: *mut HsaKFDContext, QueueId: u64, nGWS: u32, firstGWS: *mut u32) {
         let c = ctx::resolve(ctx)?;
-        check_mut(firstGWS, st::INVALID_PARAMETER)?;
+        if !firstGWS.is_null() {
+            check_mut(firstGWS, st::INVALID_PARAMETER)?;
+        }
         let queues = queues_of(&c)?;
         let q = queues.lookup(QueueId).kmt()?;
         let first = queues.alloc_gws(&q, nGWS).kmt()?;
+        if firstGWS.is_null() {
+            return Ok(());
+        }
         // SAFETY: checked above; an OUT argument.
         unsafe { write_out(firstGWS, first, st::INVALID_PARAMETER) }
     }

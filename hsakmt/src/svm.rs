@@ -1,40 +1,35 @@
 //! SVM attributes and the XNACK mode.
 
 use std::ffi::c_void;
+use std::sync::Arc;
 
 use hsakmt_sys::common::HSA_SVM_ATTRIBUTE;
-use kfd_fmm::SvmAttr;
+use kfd_fmm::{Fmm, SvmAttr};
 
-use crate::border::{check_mut, slice_in, st, write_array, write_out, Kmt};
+use crate::border::{check_mut, slice_in, st, write_array, write_out, Kmt, KmtResult};
 use crate::ctx::{self, HsaKFDContext};
+
+// The C library sends a list longer than kfd::SVM_MAX_ATTRS with a
+// mangled request number, which the kernel refuses; the border refuses it
+// with the same status (ERROR) without reading the list.
+use kfd_sys::kfd::SVM_MAX_ATTRS;
 
 export! {
     /// `hsaKmtSVMSetAttrCtx`: 20; KFD < 1.5 → 11; NULL start or size 0
-    /// → 3; unaligned → 3; bad node in a location/access attribute → 5.
+    /// → 3; unaligned → 3; more attributes than one request carries → 1;
+    /// bad node in a location/access attribute → 5.
     ctx fn hsaKmtSVMSetAttrCtx(ctx: *mut HsaKFDContext, start_addr: *mut c_void, size: u64, nattr: u32, attrs: *mut HSA_SVM_ATTRIBUTE) {
-        let c = ctx::resolve(ctx)?;
-        c.require_minor(5).kmt()?;
-        if start_addr.is_null() || size == 0 {
-            return Err(st::INVALID_PARAMETER);
-        }
         // SAFETY: the C contract: `attrs` holds `nattr` attributes.
-        let raw = unsafe { slice_in(attrs, nattr as usize, st::INVALID_PARAMETER) }?;
-        let list: Vec<SvmAttr> = raw.iter().map(|a| SvmAttr::from_raw(a.r#type, a.value)).collect();
-        c.fmm().kmt()?.svm_set_attr(start_addr as u64, size, &list).kmt()
+        let (fmm, list) = unsafe { svm_request(ctx, start_addr, size, nattr, attrs) }?;
+        fmm.svm_set_attr(start_addr as u64, size, &list).kmt()
     }
 
     /// `hsaKmtSVMGetAttrCtx`: as [`hsaKmtSVMSetAttrCtx`]; the attributes
     /// are read back into `attrs`.
     ctx fn hsaKmtSVMGetAttrCtx(ctx: *mut HsaKFDContext, start_addr: *mut c_void, size: u64, nattr: u32, attrs: *mut HSA_SVM_ATTRIBUTE) {
-        let c = ctx::resolve(ctx)?;
-        c.require_minor(5).kmt()?;
-        if start_addr.is_null() || size == 0 {
-            return Err(st::INVALID_PARAMETER);
-        }
         // SAFETY: the C contract: `attrs` holds `nattr` attributes.
-        let raw = unsafe { slice_in(attrs, nattr as usize, st::INVALID_PARAMETER) }?;
-        let mut list: Vec<SvmAttr> = raw.iter().map(|a| SvmAttr::from_raw(a.r#type, a.value)).collect();
-        c.fmm().kmt()?.svm_get_attr(start_addr as u64, size, &mut list).kmt()?;
+        let (fmm, mut list) = unsafe { svm_request(ctx, start_addr, size, nattr, attrs) }?;
+        fmm.svm_get_attr(start_addr as u64, size, &mut list).kmt()?;
         let out: Vec<HSA_SVM_ATTRIBUTE> = list
             .iter()
             .map(|a| {
@@ -61,6 +56,41 @@ export! {
         // SAFETY: checked above; an OUT argument.
         unsafe { write_out(enable, i32::from(on), st::INVALID_PARAMETER) }
     }
+}
+
+/// The checks of both SVM calls, in the C library's order — 20, KFD <
+/// 1.5 → 11, the range (NULL, empty or unaligned → 3), then the number of
+/// attributes (more than [`SVM_MAX_ATTRS`] → 1) — and then the attribute
+/// list, read (NULL with attributes → 3).
+///
+/// # Safety
+///
+/// `attrs` holds `nattr` attributes when `nattr` is within
+/// [`SVM_MAX_ATTRS`].
+unsafe fn svm_request(
+    ctx: *mut HsaKFDContext,
+    start: *mut c_void,
+    size: u64,
+    nattr: u32,
+    attrs: *mut HSA_SVM_ATTRIBUTE,
+) -> KmtResult<(Arc<Fmm>, Vec<SvmAttr>)> {
+    let c = ctx::resolve(ctx)?;
+    c.require_minor(5).kmt()?;
+    if start.is_null() || size == 0 {
+        return Err(st::INVALID_PARAMETER);
+    }
+    let fmm = c.fmm().kmt()?;
+    fmm.check_svm_range(start as u64, size).kmt()?;
+    if nattr as usize > SVM_MAX_ATTRS {
+        return Err(st::ERROR);
+    }
+    // SAFETY: forwarded contract, the count within the limit.
+    let raw = unsafe { slice_in(attrs, nattr as usize, SVM_MAX_ATTRS, st::INVALID_PARAMETER) }?;
+    let list = raw
+        .iter()
+        .map(|a| SvmAttr::from_raw(a.r#type, a.value))
+        .collect();
+    Ok((fmm, list))
 }
 
 forward! {

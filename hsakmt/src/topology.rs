@@ -20,21 +20,15 @@ fn node_of(c: &Context, node: u32) -> KmtResult<(Arc<Topology>, hsakmt_sys::comm
 }
 
 /// What `hsaKmtAcquireSystemProperties` does once its arguments are
-/// checked: takes the context's topology snapshot and sets up its memory
-/// manager (apertures), rebuilding what a release destroyed. The C
-/// library's internal callers (`hsaKmtCheckRuntimeDebugSupport`) go
-/// through here too.
+/// checked, as one change for concurrent readers: takes the context's
+/// topology snapshot and sets up its memory manager (apertures),
+/// rebuilding what a release destroyed. The C library's internal callers
+/// (`hsaKmtCheckRuntimeDebugSupport`) go through here too.
 pub(crate) fn acquire(c: &Context) -> KmtResult<Arc<Topology>> {
     let mut opts = SnapshotOptions::from_env(generation::PROFILE.topology);
     opts.svm_api_supported = c.svm_api();
-    let topo = c.acquire_system_properties_with(&opts).kmt()?;
-    c.fmm().kmt()?;
-    if generation::PROFILE.border.apertures_follow_topology {
-        // Rebuild the apertures the release destroyed (ACQUIRE_VM etc.
-        // again).
-        c.reacquire_apertures().kmt()?;
-    }
-    Ok(topo)
+    c.acquire_properties(&opts, generation::PROFILE.border.apertures_follow_topology)
+        .kmt()
 }
 
 /// The C library's `validate_nodeid` against the context's current
@@ -45,6 +39,23 @@ pub(crate) fn validate_node(c: &Context, node: u32) -> KmtResult<u32> {
         .kmt()?
         .validate_node(node)
         .map_err(|_| st::INVALID_NODE_UNIT)
+}
+
+/// A node's snapshot and apertures, consistent with each other (see
+/// `Context::node_view`): no snapshot or a bad node → 5.
+fn node_view(
+    c: &kfd_context::Context,
+    node: u32,
+) -> KmtResult<(
+    std::sync::Arc<kfd_topology::Topology>,
+    kfd_topology::hsakmt::GpuApertures,
+)> {
+    match c.node_view(node) {
+        Err(kfd_context::ContextError::NoSnapshot | kfd_context::ContextError::Topology(_)) => {
+            Err(st::INVALID_NODE_UNIT)
+        }
+        r => r.kmt(),
+    }
 }
 
 export! {
@@ -64,16 +75,22 @@ export! {
     ctx fn hsaKmtReleaseSystemPropertiesCtx(ctx: *mut HsaKFDContext) {
         match ctx::lookup(ctx) {
             Ok(c) => {
-                if generation::PROFILE.border.apertures_follow_topology {
-                    // Also destroy the process apertures (topology.c: MMIO
-                    // remap pages unmapped and freed); the next acquire
-                    // sets them up again.
-                    c.release_apertures();
-                }
-                c.release_system_properties();
+                // Also destroy the process apertures (topology.c: MMIO
+                // remap pages unmapped and freed) where the generation
+                // does; the next acquire sets them up again.
+                c.release_properties(generation::PROFILE.border.apertures_follow_topology);
                 Ok(())
             }
-            Err(_) if ctx == ctx::primary_ptr() => Ok(()),
+            Err(_) if ctx == ctx::primary_ptr() => {
+                // Closed: C's release needs no open KFD, so it acts on a
+                // primary kept by the last close, and the snapshot kept
+                // for the next open goes.
+                if let Some(c) = kfd_context::primary::kept() {
+                    c.release_properties(generation::PROFILE.border.apertures_follow_topology);
+                }
+                kfd_context::primary::forget_snapshot();
+                Ok(())
+            }
             Err(s) => Err(s),
         }
     }
@@ -83,9 +100,8 @@ export! {
     ctx fn hsaKmtGetNodePropertiesCtx(ctx: *mut HsaKFDContext, NodeId: u32, NodeProperties: *mut abi::HsaNodeProperties) {
         check_mut(NodeProperties, st::INVALID_PARAMETER)?;
         let c = ctx::resolve(ctx)?;
-        let (topo, id) = node_of(&c, NodeId)?;
-        let node = &topo.nodes[id as usize];
-        let ap = c.gpu_apertures(id).kmt()?;
+        let (topo, ap) = node_view(&c, NodeId)?;
+        let node = &topo.nodes[NodeId as usize];
         // SAFETY: checked above; an OUT argument of this generation's size.
         unsafe { write_out(NodeProperties, generation::node_properties(node, &ap), st::INVALID_PARAMETER) }
     }
@@ -95,9 +111,8 @@ export! {
     ctx fn hsaKmtGetNodeMemoryPropertiesCtx(ctx: *mut HsaKFDContext, NodeId: u32, NumBanks: u32, MemoryProperties: *mut HsaMemoryProperties) {
         check_mut(MemoryProperties, st::INVALID_PARAMETER)?;
         let c = ctx::resolve(ctx)?;
-        let (topo, id) = node_of(&c, NodeId)?;
-        let node = &topo.nodes[id as usize];
-        let ap = c.gpu_apertures(id).kmt()?;
+        let (topo, ap) = node_view(&c, NodeId)?;
+        let node = &topo.nodes[NodeId as usize];
         let banks = ffi::memory_properties_c(&topo, node, &ap, NumBanks);
         // SAFETY: the caller provides `NumBanks` entries; at most that many
         // are written.

@@ -10,26 +10,18 @@
 //! C library.) One test per binary: the child of a multi-threaded
 //! process must not contend for locks other threads may hold.
 
+mod support;
+
+use support::kmt;
+
 use std::ffi::c_void;
-use std::sync::Arc;
 
 use hsakmt::border::Status;
 use hsakmt::ctx::HsaKFDContext;
-use hsakmt::generation::abi::HsaMemFlags;
 use hsakmt::memory::{hsaKmtAllocMemory, hsaKmtAllocMemoryCtx, hsaKmtFreeMemory};
 use hsakmt::openclose::{hsaKmtCloseKFD, hsaKmtGetVersion, hsaKmtOpenKFDCtx};
 use hsakmt::topology::hsaKmtAcquireSystemProperties;
 use hsakmt_sys::common::{HsaSystemProperties, HsaVersionInfo};
-
-fn host_flags() -> HsaMemFlags {
-    let mut f = HsaMemFlags::default();
-    f.set_HostAccess(1);
-    f
-}
-
-fn sim() -> Arc<kfd_sim::Sim> {
-    Arc::new(kfd_sim::Sim::preset("mi210").expect("mi210 preset"))
-}
 
 /// The child's checks; returns the first failure.
 fn child() -> Result<(), String> {
@@ -53,11 +45,11 @@ fn child() -> Result<(), String> {
         )?;
         check(
             "alloc before reopen",
-            hsaKmtAllocMemory(0, 4096, host_flags(), &mut p),
+            hsaKmtAllocMemory(0, 4096, kmt::host_flags(), &mut p),
             20,
         )?;
     }
-    kfd_context::primary::set_driver(sim()).map_err(|e| e.to_string())?;
+    kmt::sim_on("mi210");
     let mut ctx: *mut HsaKFDContext = std::ptr::null_mut();
     // SAFETY: valid out-pointers; the context handle comes from the library.
     unsafe {
@@ -70,7 +62,7 @@ fn child() -> Result<(), String> {
         )?;
         check(
             "alloc after reopen",
-            hsaKmtAllocMemoryCtx(ctx, 0, 4096, host_flags(), &mut p),
+            hsaKmtAllocMemoryCtx(ctx, 0, 4096, kmt::host_flags(), &mut p),
             0,
         )?;
         check("free after reopen", hsaKmtFreeMemory(p, 4096), 0)?;
@@ -81,39 +73,16 @@ fn child() -> Result<(), String> {
 
 #[test]
 fn forked_child_must_reopen_the_primary() {
-    kfd_context::primary::set_driver(sim()).unwrap();
+    let sim = kmt::sim_on("mi210");
     let mut sys = HsaSystemProperties::default();
     let mut p: *mut c_void = std::ptr::null_mut();
     // SAFETY: valid out-pointers.
     unsafe {
         assert_eq!(hsakmt::openclose::hsaKmtOpenKFD().0, 0);
         assert_eq!(hsaKmtAcquireSystemProperties(&mut sys).0, 0);
-        assert_eq!(hsaKmtAllocMemory(0, 4096, host_flags(), &mut p).0, 0);
+        assert_eq!(hsaKmtAllocMemory(0, 4096, kmt::host_flags(), &mut p).0, 0);
     }
-    // SAFETY: fork has no preconditions; the child only runs `child` and
-    // leaves with `_exit`.
-    let pid = unsafe { libc::fork() };
-    assert!(pid >= 0, "fork failed");
-    if pid == 0 {
-        let code = match std::panic::catch_unwind(child) {
-            Ok(Ok(())) => 0,
-            Ok(Err(msg)) => {
-                eprintln!("child: {msg}");
-                1
-            }
-            Err(_) => 2,
-        };
-        // SAFETY: ends the child without running the parent's test
-        // harness teardown.
-        unsafe { libc::_exit(code) };
-    }
-    let mut status = 0;
-    // SAFETY: `pid` is our child; `status` is a valid out-pointer.
-    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "child failed with status {status:#x}"
-    );
+    assert!(support::in_forked_child(child), "the child failed");
     // The parent's primary is untouched.
     let mut v = HsaVersionInfo::default();
     // SAFETY: valid out-pointers; `p` was allocated above.
@@ -123,4 +92,5 @@ fn forked_child_must_reopen_the_primary() {
         assert_eq!(hsaKmtCloseKFD().0, 0);
         assert_eq!(hsaKmtCloseKFD().0, 20);
     }
+    kmt::remove_sysfs(&sim);
 }

@@ -74,6 +74,15 @@ pub(crate) struct Inner {
     kfd: Arc<DeviceFile>,
     topology: RwLock<Option<Arc<Topology>>>,
     subs: Mutex<Subs>,
+    /// The render-node files this context opened, by minor, kept for its
+    /// lifetime (see [`Context::fmm_options`]).
+    render_nodes: Mutex<Vec<(u32, Arc<DeviceFile>)>>,
+    /// Held for writing across [`Context::acquire_properties`] and
+    /// [`Context::release_properties`], for reading across
+    /// [`Context::node_view`]: a node's properties are read from one
+    /// state of the snapshot and the apertures, never from a half-changed
+    /// one.
+    properties: RwLock<()>,
 }
 
 impl Drop for Inner {
@@ -165,6 +174,8 @@ impl Context {
                 kfd: Arc::new(kfd),
                 topology: RwLock::new(None),
                 subs: Mutex::new(Subs::default()),
+                render_nodes: Mutex::new(Vec::new()),
+                properties: RwLock::new(()),
             }),
         })
     }
@@ -273,12 +284,71 @@ impl Context {
         Ok(topo)
     }
 
+    /// `hsaKmtAcquireSystemProperties` as one change for readers of
+    /// [`Context::node_view`]: takes a snapshot (replacing any), creates
+    /// the memory manager if needed and, with `rebuild_apertures`, sets up
+    /// again what [`Context::release_properties`] released (the newest
+    /// library's order). Concurrent acquires and releases of one context
+    /// run one after the other.
+    pub fn acquire_properties(
+        &self,
+        options: &SnapshotOptions,
+        rebuild_apertures: bool,
+    ) -> Result<Arc<Topology>, ContextError> {
+        let _change = self
+            .inner
+            .properties
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        let topo = self.acquire_system_properties_with(options)?;
+        self.fmm()?;
+        if rebuild_apertures {
+            self.reacquire_apertures()?;
+        }
+        Ok(topo)
+    }
+
+    /// `hsaKmtReleaseSystemProperties` as one change for readers of
+    /// [`Context::node_view`]: with `release_apertures` (the newest
+    /// library) first [`Context::release_apertures`], then the snapshot
+    /// is dropped.
+    pub fn release_properties(&self, release_apertures: bool) {
+        let _change = self
+            .inner
+            .properties
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        if release_apertures {
+            self.release_apertures();
+        }
+        self.release_system_properties();
+    }
+
+    /// The snapshot and the apertures of `node` ([`Context::gpu_apertures`])
+    /// read together: never across an [`Context::acquire_properties`] or
+    /// [`Context::release_properties`] of another thread.
+    pub fn node_view(&self, node: u32) -> Result<(Arc<Topology>, GpuApertures), ContextError> {
+        let _read = self
+            .inner
+            .properties
+            .read()
+            .unwrap_or_else(|e| e.into_inner());
+        let topo = self.topology()?;
+        let ap = self.apertures_in(&topo, node)?;
+        Ok((topo, ap))
+    }
+
     /// The apertures of `node` as the C library reports them in
     /// `hsaKmtGetNodeProperties`/`hsaKmtGetNodeMemoryProperties` (LDS,
     /// scratch, GPUVM, SVM, MMIO); all `None` for a CPU node. Creates the
     /// memory manager if needed.
     pub fn gpu_apertures(&self, node: u32) -> Result<GpuApertures, ContextError> {
-        let topo = self.topology()?;
+        self.apertures_in(&*self.topology()?, node)
+    }
+
+    /// [`Context::gpu_apertures`] of a node of `topo` (an error if `topo`
+    /// has no such node).
+    fn apertures_in(&self, topo: &Topology, node: u32) -> Result<GpuApertures, ContextError> {
         let n = topo.node(node).ok_or(ContextError::Topology(
             kfd_topology::TopologyError::InvalidNode {
                 node,
@@ -353,6 +423,23 @@ impl Context {
         Ok(())
     }
 
+    /// The snapshot, if it can be read without waiting (in a forked
+    /// child, a lock a thread of the parent held at the fork is never
+    /// released).
+    pub(crate) fn snapshot_unlocked(&self) -> Option<Arc<Topology>> {
+        self.inner.topology.try_read().ok().and_then(|t| t.clone())
+    }
+
+    /// Makes `topo` this context's snapshot (a forked child's new primary
+    /// takes its parent's).
+    pub(crate) fn adopt_topology(&self, topo: Arc<Topology>) {
+        *self
+            .inner
+            .topology
+            .write()
+            .unwrap_or_else(|e| e.into_inner()) = Some(topo);
+    }
+
     /// The current topology snapshot.
     pub fn topology(&self) -> Result<Arc<Topology>, ContextError> {
         self.inner
@@ -367,6 +454,37 @@ impl Context {
         self.inner.subs.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The memory-manager options for a manager of `topo`'s GPUs. Unless
+    /// the options name render-node files of their own, the manager uses
+    /// this context's, opened on first need and kept for the context's
+    /// lifetime: a manager that fails to set up (an ioctl failing after
+    /// ACQUIRE_VM) leaves the GPU VMs it acquired bound to those files in
+    /// the kernel, which refuses the next attempt on a new file (EBUSY)
+    /// but accepts the same one again, so a retry recovers (issue 17 item
+    /// 5; the C library also keeps its render-node descriptors open).
+    fn fmm_options(&self, topo: &Topology) -> Result<kfd_fmm::FmmOptions, ContextError> {
+        let mut o = self.inner.options.fmm.clone();
+        if !matches!(o.render_nodes, kfd_fmm::RenderNodes::Open) {
+            return Ok(o);
+        }
+        let mut files = self
+            .inner
+            .render_nodes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        for n in topo.nodes.iter().filter(|n| n.gpu_id != 0) {
+            let minor = n.properties.drm_render_minor;
+            if files.iter().any(|(m, _)| *m == minor) {
+                continue;
+            }
+            let f = DeviceFile::open_render_node(self.driver().clone(), minor)
+                .map_err(|errno| kfd_fmm::FmmError::RenderNode { minor, errno })?;
+            files.push((minor, Arc::new(f)));
+        }
+        o.render_nodes = kfd_fmm::RenderNodes::Shared(files.clone());
+        Ok(o)
+    }
+
     fn fmm_locked(&self, subs: &mut Subs) -> Result<(Arc<Fmm>, Arc<FmmMemory>), ContextError> {
         if let (Some(f), Some(m)) = (&subs.fmm, &subs.memory) {
             return Ok((f.clone(), m.clone()));
@@ -375,7 +493,7 @@ impl Context {
         let fmm = Arc::new(Fmm::from_topology(
             self.inner.kfd.clone(),
             &topo,
-            self.inner.options.fmm.clone(),
+            self.fmm_options(&topo)?,
         )?);
         let memory = Arc::new(FmmMemory::new(fmm.clone()));
         subs.fmm = Some(fmm.clone());
@@ -401,7 +519,7 @@ impl Context {
         let fmm = Arc::new(Fmm::from_topology(
             self.inner.kfd.clone(),
             &topo,
-            self.inner.options.fmm.clone(),
+            self.fmm_options(&topo)?,
         )?);
         subs.memory = Some(Arc::new(FmmMemory::new(fmm.clone())));
         subs.fmm = Some(fmm);

@@ -4,8 +4,12 @@
 //! count (the first open creates the context), closing decrements it (the
 //! last close tears the context down, or, with
 //! [`ContextOptions::keep_after_close`], keeps it closed for the next open
-//! to take up). After `fork()`, the child sees the
-//! primary as closed and must open it again, as with the C library.
+//! to take up). After `fork()`, the child sees the primary as closed and
+//! must open it again, as with the C library; its first open keeps the
+//! parent's topology snapshot (the C library keeps its topology across
+//! fork), so the child may use nodes without acquiring the system
+//! properties again. So does the open after a last close that tore the
+//! context down: the C library's snapshot outlives CloseKFD.
 //!
 //! # Fork detection
 //!
@@ -31,6 +35,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Once};
 
 use kfd_sys::{Driver, NixDriver};
+use kfd_topology::Topology;
 
 use crate::context::{Context, ContextKind};
 use crate::ContextError;
@@ -54,6 +59,13 @@ struct Slot {
     /// References a forked child inherited from its parent (see
     /// [`release_inherited`]).
     inherited: u64,
+    /// The topology snapshot the next first open adopts (see
+    /// [`open_with`]): the last context's when it was closed, or, in a
+    /// forked child, the one of the context inherited from the parent.
+    /// The C library's snapshot is process-global and outlives both a
+    /// close and a fork; only ReleaseSystemProperties drops it
+    /// ([`forget_snapshot`]).
+    kept_topology: Option<Arc<Topology>>,
     /// The process and the fork generation the context was opened in.
     pid: u32,
     generation: u64,
@@ -64,6 +76,7 @@ static SLOT: Mutex<Slot> = Mutex::new(Slot {
     ctx: None,
     count: 0,
     inherited: 0,
+    kept_topology: None,
     pid: 0,
     generation: 0,
     driver: None,
@@ -113,6 +126,9 @@ fn slot(check: ForkCheck) -> MutexGuard<'static, Slot> {
             // ioctls on the parent's behalf, so it is left alone; the child
             // starts closed.
             if let Some(inherited) = s.ctx.take() {
+                // The snapshot is plain memory, valid in the child: it is
+                // kept, as the C library keeps its topology across fork.
+                s.kept_topology = inherited.snapshot_unlocked();
                 std::mem::forget(inherited);
             }
             s.inherited = s.count;
@@ -162,6 +178,13 @@ pub fn open_with(options: ContextOptions) -> Result<(Context, Opened), ContextEr
         .clone()
         .unwrap_or_else(|| Arc::new(NixDriver::new()) as Arc<dyn Driver>);
     let ctx = Context::open(driver, ContextKind::Primary, options)?;
+    if let Some(topo) = s.kept_topology.take() {
+        // The snapshot of the last context (5.2.3 and the newest library
+        // keep theirs across CloseKFD), or a forked child's copy of its
+        // parent's (openclose.c: the duplicated topology "is valid in the
+        // child process so it is not cleared").
+        ctx.adopt_topology(topo);
+    }
     s.ctx = Some(ctx.clone());
     s.count = 1;
     s.inherited = 0;
@@ -183,6 +206,7 @@ pub fn close() -> Result<(), ContextError> {
     let keep = s.ctx.as_ref().is_some_and(|c| c.options().keep_after_close);
     if s.count == 0 && !keep {
         let ctx = s.ctx.take();
+        s.kept_topology = ctx.as_ref().and_then(Context::snapshot_unlocked);
         drop(s);
         drop(ctx);
     }
@@ -199,6 +223,23 @@ pub fn discard_closed() {
         drop(s);
         drop(ctx);
     }
+}
+
+/// The primary context while it is closed but kept by its last close
+/// ([`ContextOptions::keep_after_close`]): what a call that needs no open
+/// KFD (ReleaseSystemProperties) still acts on, as the C library does.
+pub fn kept() -> Option<Context> {
+    let s = slot(ForkCheck::Generation);
+    match (&s.ctx, s.count) {
+        (Some(ctx), 0) => Some(ctx.clone()),
+        _ => None,
+    }
+}
+
+/// Drops the snapshot kept for the next open (ReleaseSystemProperties
+/// while the primary is closed: the C library drops its snapshot then).
+pub fn forget_snapshot() {
+    slot(ForkCheck::Generation).kept_topology = None;
 }
 
 /// In a forked child that has not reopened the primary: drops one of the
@@ -247,6 +288,7 @@ mod tests {
         set_driver(Arc::new(sim)).unwrap();
         let (parent, first) = open().unwrap();
         assert_eq!(first, Opened::First);
+        let snapshot = parent.acquire_system_properties().unwrap();
         open().unwrap();
         assert_eq!(open_count(), 2);
         after_fork_in_child();
@@ -258,10 +300,27 @@ mod tests {
         assert!(release_inherited());
         let (child, again) = open().unwrap();
         assert_eq!(again, Opened::First, "the child opens its own");
+        // ... with the parent's snapshot (issue 17 item 9).
+        assert!(Arc::ptr_eq(&child.topology().unwrap(), &snapshot));
         assert_eq!(open_count(), 1);
         assert!(!release_inherited(), "a reopen ends the inherited count");
         drop(child);
         close().unwrap();
         assert_eq!(open_count(), 0);
+        // The snapshot outlives the last close, until it is forgotten.
+        let (again, _) = open().unwrap();
+        assert!(Arc::ptr_eq(&again.topology().unwrap(), &snapshot));
+        drop(again);
+        close().unwrap();
+        // Release while closed: the kept context drops its snapshot, and
+        // so does the slot.
+        kept()
+            .expect("kept by the close")
+            .release_system_properties();
+        forget_snapshot();
+        let (last, _) = open().unwrap();
+        assert!(last.topology().is_err());
+        drop(last);
+        close().unwrap();
     }
 }

@@ -99,8 +99,9 @@ impl DeviceMemory for FmmMemory {
         let mapped = if req.node_id != 0 {
             self.fmm
                 .map_to_gpu_nodes(buf.addr(), buf.size(), &[req.node_id], MemMapFlags::empty())
+                .map(drop)
         } else {
-            buf.map()
+            buf.map().map(drop)
         };
         mapped.map_err(err("GPU mapping"))?;
         let addr = buf.addr();
@@ -151,9 +152,9 @@ impl DeviceMemory for FmmMemory {
         // the newest library maps it for its own GPU (and the peers that
         // may ring it, which this adapter does not model).
         let mapped = if self.fmm.options().rules.doorbells_on_all_gpus {
-            buf.map()
+            buf.map().map(drop)
         } else {
-            buf.map_to_nodes(&[node])
+            buf.map_to_nodes(&[node]).map(drop)
         };
         mapped.map_err(err("doorbell GPU mapping"))?;
         let addr = buf.addr();

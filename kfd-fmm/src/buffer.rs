@@ -121,8 +121,9 @@ impl Buffer {
         self.fmm.map_to_gpu(self.addr, self.size)
     }
 
-    /// Maps the buffer to exactly the GPUs of `nodes`.
-    pub fn map_to_nodes(&self, nodes: &[u32]) -> Result<u64> {
+    /// Maps the buffer to exactly the GPUs of `nodes` (the alternate GPU
+    /// VA as [`Fmm::map_to_gpu_nodes`] reports it).
+    pub fn map_to_nodes(&self, nodes: &[u32]) -> Result<Option<u64>> {
         self.fmm
             .map_to_gpu_nodes(self.addr, self.size, nodes, MemMapFlags::empty())
     }

@@ -1325,18 +1325,22 @@ impl Fmm {
         self.alloc_impl(node, size, align, flags, None, true)
     }
 
-    fn alloc_impl(
+    /// The checks [`Fmm::alloc_memory_align`] makes before it looks at
+    /// the address: the flags' kernel version (Contiguous needs KFD 1.16),
+    /// the node, the alignment, then the size (non-zero, a multiple of
+    /// the flags' page size). The C border runs them before it touches
+    /// the caller's address pointer, as the C library does. Returns the
+    /// node's gpu_id (0 for a CPU node) and the flags as this generation
+    /// reads them.
+    pub fn check_alloc(
         &self,
         node: u32,
         size: u64,
         align: u64,
         mut flags: MemFlags,
-        address: Option<u64>,
-        owned: bool,
-    ) -> Result<u64> {
-        let rules = self.opts.rules;
+    ) -> Result<(u32, MemFlags)> {
         let gpu_id = self.check_alloc_node(node, flags)?;
-        flags.remove(rules.unknown_flags);
+        flags.remove(self.opts.rules.unknown_flags);
         let page = flags.page_size();
         if align != 0 && (align < page || !align.is_power_of_two()) {
             return Err(FmmError::BadAlignment(align));
@@ -1344,6 +1348,20 @@ impl Fmm {
         if size == 0 || size % page != 0 {
             return Err(FmmError::BadSize { size, page });
         }
+        Ok((gpu_id, flags))
+    }
+
+    fn alloc_impl(
+        &self,
+        node: u32,
+        size: u64,
+        align: u64,
+        flags: MemFlags,
+        address: Option<u64>,
+        owned: bool,
+    ) -> Result<u64> {
+        let rules = self.opts.rules;
+        let (gpu_id, mut flags) = self.check_alloc(node, size, align, flags)?;
         let fixed = if flags.contains(MemFlags::FIXED_ADDRESS) {
             match address {
                 Some(a) if a != 0 => Some(a),
@@ -2058,18 +2076,24 @@ impl Fmm {
     /// `hsaKmtMapMemoryToGPUNodes`: maps the object at `addr` to exactly
     /// the GPUs of `nodes` (unmapping it from others). The map flags are
     /// accepted and, as in the C library, ignored.
+    ///
+    /// Returns the alternate GPU VA where the C library writes one
+    /// (`AlternateVAGPU`): on an APU with one node (it maps as
+    /// [`Fmm::map_to_gpu`]), for a userptr and for an SVM range (memory
+    /// registered through the SVM API); `None` otherwise (the caller's
+    /// variable is left alone).
     pub fn map_to_gpu_nodes(
         &self,
         addr: u64,
         size: u64,
         nodes: &[u32],
         _flags: MemMapFlags,
-    ) -> Result<u64> {
+    ) -> Result<Option<u64>> {
         if addr == 0 {
             return Err(FmmError::NullAddress);
         }
         if !self.is_dgpu && nodes.len() == 1 {
-            return self.map_to_gpu(addr, size);
+            return self.map_to_gpu(addr, size).map(Some);
         }
         let ids = self.gpu_ids_for_nodes(nodes)?;
         self.with_object(addr, Lookup::Exact { size }, |o| {
@@ -2081,7 +2105,7 @@ impl Fmm {
             }
             if o.userptr().is_some() {
                 // As upstream: userptrs map to all their registered nodes.
-                return self.map_object(o, addr);
+                return self.map_object(o, addr).map(Some);
             }
             if o.handle.is_none() {
                 return Err(FmmError::NotMappable(addr));
@@ -2103,11 +2127,12 @@ impl Fmm {
                 self.map_ioctl(o, &ids)?;
                 o.mapping_count = 1;
             }
-            Ok(0)
+            Ok(None)
         })
         .unwrap_or_else(|| {
             if self.opts.svm_api_enabled {
-                self.map_svm_range(addr, size, &ids)
+                // An SVM range: the C library reports its GPU address.
+                self.map_svm_range(addr, size, &ids).map(Some)
             } else {
                 Err(FmmError::UnknownPointer(addr))
             }
@@ -2908,7 +2933,10 @@ impl Fmm {
     // SVM and XNACK
     // ------------------------------------------------------------------
 
-    fn check_svm_range(&self, addr: u64, size: u64) -> Result<()> {
+    /// The checks of [`Fmm::svm_set_attr`] and [`Fmm::svm_get_attr`]
+    /// that come before their attributes are looked at: KFD 1.5, a
+    /// non-empty range with a page-aligned start and size.
+    pub fn check_svm_range(&self, addr: u64, size: u64) -> Result<()> {
         self.check_minor(5)?;
         if addr == 0 || size == 0 {
             return Err(FmmError::InvalidArgument("SVM range is empty"));
@@ -3069,6 +3097,11 @@ impl Fmm {
         // struct kfd_ioctl_svm_args followed by its attributes, built in a
         // u64 buffer (8-byte aligned; every field pair packs into one u64,
         // low half first, as the structs lie in memory on little-endian).
+        if attrs.len() > kfd::SVM_MAX_ATTRS {
+            return Err(FmmError::Failed(
+                "too many SVM attributes for one AMDKFD_IOC_SVM request",
+            ));
+        }
         let mut buf = Vec::with_capacity(3 + attrs.len());
         buf.push(addr);
         buf.push(size);

@@ -436,7 +436,7 @@ fn map_to_node_lists() {
         gpus.len()
     );
     b.unmap().unwrap();
-    let e = |r: kfd_fmm::Result<u64>| st(r.unwrap_err());
+    let e = |r: kfd_fmm::Result<Option<u64>>| st(r.unwrap_err());
     assert_eq!(
         e(fmm.map_to_gpu_nodes(b.addr(), MIB, &[], MemMapFlags::empty())),
         3,

@@ -73,7 +73,8 @@ pub mod sizes;
 
 pub use error::QueueError;
 pub use queue::{
-    hsa_type, kfd_priority, Queue, QueueId, QueueInfo, QueueKind, QueueRequest, QueueResource,
+    cu_mask_words, hsa_type, kfd_priority, Queue, QueueId, QueueInfo, QueueKind, QueueRequest,
+    QueueResource, MAX_CU_MASK_BITS,
 };
 pub use queues::{QueueOptions, QueueRules, Queues};
 

@@ -116,6 +116,16 @@ pub fn kfd_priority(priority: i64) -> Option<u32> {
     usize::try_from(i).ok().and_then(|i| MAP.get(i)).copied()
 }
 
+/// The kernel's limit on a CU mask: it uses (and copies in) at most the
+/// first 1024 bits of a longer one (`kfd_ioctl_set_cu_mask`).
+pub const MAX_CU_MASK_BITS: u32 = 1024;
+
+/// How many 32-bit words of a `count`-bit CU mask the kernel reads:
+/// `count / 32`, at most [`MAX_CU_MASK_BITS`]` / 32`.
+pub fn cu_mask_words(count: u32) -> usize {
+    (count.min(MAX_CU_MASK_BITS) / 32) as usize
+}
+
 /// The opaque `HSA_QUEUEID` of a queue: unique among the live queues of
 /// the process, owned by the context that created the queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -21,7 +21,8 @@ use kfd_topology::{Node, Topology};
 use crate::error::QueueError;
 use crate::lock;
 use crate::queue::{
-    kfd_priority, page, Buffer, Queue, QueueId, QueueInfo, QueueObj, QueueRequest, QueueResource,
+    cu_mask_words, kfd_priority, page, Buffer, Queue, QueueId, QueueInfo, QueueObj, QueueRequest,
+    QueueResource,
 };
 use crate::sizes::{self, gfx, CwsrSizes, SAVE_AREA_HEADER_SIZE};
 
@@ -656,9 +657,11 @@ impl Queues {
     /// Restricts the queue to the CUs set in `mask` (`hsaKmtSetQueueCUMask`).
     ///
     /// `count` is the number of mask bits: it must be a non-zero multiple
-    /// of 32 and `mask` must hold `count / 32` words.
+    /// of 32 and `mask` must hold the [`cu_mask_words`]`(count)` words the
+    /// kernel reads (`count / 32`, at most 32: the kernel ignores the bits
+    /// of a longer mask past [`crate::MAX_CU_MASK_BITS`]).
     pub fn set_cu_mask(&self, q: &Queue, count: u32, mask: &[u32]) -> Result<(), QueueError> {
-        let words = (count / 32) as usize;
+        let words = cu_mask_words(count);
         if count == 0 || count % 32 != 0 || mask.len() < words {
             return Err(QueueError::InvalidCuMask {
                 count,

@@ -24,6 +24,7 @@ mod ctx;
 mod debugger;
 mod events;
 mod ext62;
+mod fuzz;
 mod memory;
 mod misc;
 mod openclose;
@@ -76,6 +77,10 @@ pub struct Family {
     /// its last close, so this is only asked where the reference lacks
     /// the API or closes its descriptor).
     pub exit_check: bool,
+    /// Only robustness is judged: a crash, hang or panic of ours where
+    /// the reference returned a status (the `fuzz` family; status
+    /// differences are counted, traces not compared).
+    pub robustness: bool,
 }
 
 /// The families, in report order.
@@ -97,6 +102,13 @@ pub const FAMILIES: &[Family] = &[
     fam("clocks", false, false),
     fam("misc", false, false),
     fam_exit_checked("ctx"),
+    Family {
+        name: "fuzz",
+        all_presets: false,
+        isolated: true,
+        exit_check: false,
+        robustness: true,
+    },
 ];
 
 const fn fam(name: &'static str, all_presets: bool, isolated: bool) -> Family {
@@ -105,6 +117,7 @@ const fn fam(name: &'static str, all_presets: bool, isolated: bool) -> Family {
         all_presets,
         isolated,
         exit_check: false,
+        robustness: false,
     }
 }
 
@@ -146,6 +159,7 @@ pub fn all<A: Abi>() -> Vec<Scenario<A>> {
     ext62::add_all(&mut v);
     waits::add_all(&mut v);
     ctx::add_all(&mut v);
+    fuzz::add_all(&mut v);
     v
 }
 

@@ -123,6 +123,55 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
         }
         teardown(cx);
     });
+    add(v, "openclose/reopen-keeps-snapshot", |cx| {
+        // The snapshot outlives CloseKFD (only ReleaseSystemProperties
+        // drops it, open or not).
+        let mut sp = HsaSystemProperties::default();
+        let mut np = A::NodeProperties::default();
+        for release_while_closed in [false, true] {
+            kmt!(cx, "open", hsaKmtOpenKFD(), "no arguments");
+            kmt!(
+                cx,
+                "acquire",
+                hsaKmtAcquireSystemProperties(&mut sp),
+                "live struct"
+            );
+            kmt!(cx, "close", hsaKmtCloseKFD(), "no arguments");
+            if release_while_closed {
+                kmt!(
+                    cx,
+                    "release-closed",
+                    hsaKmtReleaseSystemProperties(),
+                    "no arguments"
+                );
+            }
+            kmt!(cx, "reopen", hsaKmtOpenKFD(), "no arguments");
+            let s = kmt!(
+                cx,
+                "node-after-reopen",
+                hsaKmtGetNodeProperties(1, &mut np),
+                "live struct of this generation"
+            );
+            if s == 0 {
+                let c = A::node_counts(&np);
+                cx.rec("node-after-reopen.simds", c.simds);
+                cx.rec("node-after-reopen.banks", c.banks);
+            }
+            kmt!(
+                cx,
+                "release",
+                hsaKmtReleaseSystemProperties(),
+                "no arguments"
+            );
+            kmt!(
+                cx,
+                "node-after-release",
+                hsaKmtGetNodeProperties(1, &mut np),
+                "live struct of this generation"
+            );
+            kmt!(cx, "close-again", hsaKmtCloseKFD(), "no arguments");
+        }
+    });
     for f in closed_list(A::KIND) {
         add(v, format!("closed/{f}"), move |cx| {
             standard_call(cx, f, 1);

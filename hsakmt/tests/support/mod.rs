@@ -8,6 +8,8 @@
 
 #![allow(dead_code)]
 
+pub mod kmt;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
@@ -149,4 +151,45 @@ pub fn exports(so: &Path) -> Vec<(String, String)> {
     }
     v.sort();
     v
+}
+
+/// Runs `child` in a forked child process and returns whether it
+/// succeeded; a failure's message goes to stderr. The child leaves with
+/// `_exit`, so none of the parent's test harness runs there. Call it from
+/// a test binary with one test only: the child of a multi-threaded
+/// process must not contend for locks other threads may hold.
+pub fn in_forked_child(
+    child: impl FnOnce() -> Result<(), String> + std::panic::UnwindSafe,
+) -> bool {
+    // SAFETY: fork has no preconditions; the child only runs `child` and
+    // leaves with `_exit`.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        let code = match std::panic::catch_unwind(child) {
+            Ok(Ok(())) => 0,
+            Ok(Err(msg)) => {
+                eprintln!("child: {msg}");
+                1
+            }
+            Err(_) => 2,
+        };
+        // The sysfs trees of the child's simulators (they are not dropped:
+        // `_exit` follows).
+        let base =
+            std::env::var_os("KFD_SIM_TMPDIR").map_or_else(std::env::temp_dir, PathBuf::from);
+        let mine = format!("kfd-sim-{}-", std::process::id());
+        for e in std::fs::read_dir(base).into_iter().flatten().flatten() {
+            if e.file_name().to_string_lossy().starts_with(&mine) {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+        // SAFETY: ends the child without running the parent's test
+        // harness teardown.
+        unsafe { libc::_exit(code) };
+    }
+    let mut status = 0;
+    // SAFETY: `pid` is our child; `status` is a valid out-pointer.
+    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+    libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
 }

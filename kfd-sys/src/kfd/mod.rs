@@ -1225,8 +1225,15 @@ pub const fn svm_ioctl<const N: usize>() -> Ioctl<kfd_ioctl_svm_args_n<N>> {
     )
 }
 
+/// The most attributes one `AMDKFD_IOC_SVM` request can carry: the size
+/// field of an ioctl number has 14 bits, and the header takes 24 bytes.
+pub const SVM_MAX_ATTRS: usize = ((1 << 14) - 1 - std::mem::size_of::<kfd_ioctl_svm_args>())
+    / std::mem::size_of::<kfd_ioctl_svm_attribute>();
+
 /// The `AMDKFD_IOC_SVM` request number for `nattr` attributes: the header
 /// size plus `nattr * 8` in the size field, as libhsakmt computes it.
+/// Callers keep `nattr` at or below [`SVM_MAX_ATTRS`]; beyond it the size
+/// would spill into the direction bits.
 pub const fn svm_request(nattr: usize) -> u32 {
     crate::ioctl::ioc(
         IOC_READ | IOC_WRITE,
