@@ -239,6 +239,15 @@ impl Sim {
             .store(on, Ordering::Relaxed);
     }
 
+    /// The kernel's MMU notifier: call after this simulated OS process
+    /// unmapped `[addr, addr + len)` (`munmap`, or `mmap` with `MAP_FIXED`
+    /// over it). SVM ranges lose those pages at once, as in the kernel; the
+    /// LD_PRELOAD library calls this from its `munmap`/`mmap` interposers.
+    /// Returns the number of SVM pages removed.
+    pub fn cpu_unmapped(&self, addr: u64, len: u64) -> u64 {
+        self.inner.machine.cpu_unmapped(self.pid, addr, len)
+    }
+
     /// Simulates a GPU VM fault: signals every MEMORY event of every
     /// process of this OS process with the given exception data.
     pub fn signal_vm_fault(&self, gpu_id: u32, va: u64) {

@@ -76,6 +76,23 @@ fn kmt_smoke_mi210() {
     }
 }
 
+/// kfdtest PartialUnmapSysMemTest's pattern through the C library: the
+/// `munmap` interposer drops the unmapped pages from the SVM range, so
+/// memory mapped in the hole registers as userptr memory (EADDRINUSE
+/// before the sim saw `munmap`).
+#[test]
+fn kmt_svm_partial_unmap_then_register_in_the_hole() {
+    let (out, text) = run("mi210", &["svm-unmap"], &[], None);
+    assert_all_ok("svm-unmap", &out, &text);
+    for check in [
+        "unmap_register_in_hole",
+        "unmap_map_hole",
+        "unmap_rest_keeps_attributes",
+    ] {
+        assert!(text.contains(&format!("OK {check}\n")), "{check}:\n{text}");
+    }
+}
+
 #[test]
 fn kmt_topology_of_every_preset() {
     let expect: &[(&str, &str, &str)] = &[

@@ -75,6 +75,11 @@ impl Backend {
         self.sim.on_close(fd);
     }
 
+    /// The MMU notifier: `[addr, addr + len)` was unmapped.
+    pub fn cpu_unmapped(&self, addr: u64, len: u64) {
+        self.sim.cpu_unmapped(addr, len);
+    }
+
     pub fn set_trace(&self, w: Box<dyn io::Write + Send>) {
         self.sim.set_trace(w);
     }

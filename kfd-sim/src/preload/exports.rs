@@ -64,6 +64,9 @@ pub(crate) const EXPORTED: &[&str] = &[
     "close",
     "popen",
     "pclose",
+    "mmap",
+    "mmap64",
+    "munmap",
 ];
 
 /// Calls the real function `$f` or fails with ENOSYS (`$err` is the
@@ -694,4 +697,73 @@ pub unsafe extern "C" fn kfd_sim_pclose(stream: *mut FILE) -> c_int {
         return 0;
     }
     real_call!(pclose, -1, stream)
+}
+
+// ---- memory mappings (the MMU notifier) --------------------------------
+
+/// Tells the simulator that `[addr, addr + len)` is no longer the memory
+/// it was (unmapped, or replaced by a `MAP_FIXED` mapping): SVM ranges
+/// lose those pages, as the kernel's MMU notifier removes them. The
+/// caller's `errno` is kept.
+fn notify_unmapped(addr: *mut c_void, len: size_t) {
+    if busy() {
+        return;
+    }
+    let Some(st) = existing() else { return };
+    // SAFETY: __errno_location returns the calling thread's errno slot.
+    let saved = unsafe { *libc::__errno_location() };
+    let _ = in_sim(|| {
+        st.sim.cpu_unmapped(addr as u64, len as u64);
+        Ok(())
+    });
+    // SAFETY: as above.
+    unsafe { *libc::__errno_location() = saved };
+}
+
+/// Defines `mmap` and `mmap64`: the call goes to libc; a successful
+/// `MAP_FIXED` mapping (which replaces whatever was mapped there) is
+/// reported to the simulator like an unmap of the old memory.
+macro_rules! mmap_interposers {
+    ($($name:ident => $real:ident;)*) => {$(
+        #[doc = concat!("`", stringify!($real), "(2)` interposer.")]
+        ///
+        /// # Safety
+        ///
+        /// C contract of the libc function of the same name.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            addr: *mut c_void,
+            len: size_t,
+            prot: c_int,
+            flags: c_int,
+            fd: c_int,
+            off: libc::off_t,
+        ) -> *mut c_void {
+            let r = real_call!($real, libc::MAP_FAILED, addr, len, prot, flags, fd, off);
+            let replaced = flags & libc::MAP_FIXED != 0 && flags & libc::MAP_FIXED_NOREPLACE == 0;
+            if r != libc::MAP_FAILED && replaced {
+                notify_unmapped(r, len);
+            }
+            r
+        }
+    )*};
+}
+
+mmap_interposers! {
+    kfd_sim_mmap => mmap;
+    kfd_sim_mmap64 => mmap64;
+}
+
+/// `munmap(2)`: libc unmaps, then the simulator drops the SVM pages.
+///
+/// # Safety
+///
+/// C contract of `munmap`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_munmap(addr: *mut c_void, len: size_t) -> c_int {
+    let r = real_call!(munmap, -1, addr, len);
+    if r == 0 {
+        notify_unmapped(addr, len);
+    }
+    r
 }

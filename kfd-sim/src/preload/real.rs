@@ -27,6 +27,9 @@ type IoctlFn = unsafe extern "C" fn(c_int, libc::c_ulong, *mut c_void) -> c_int;
 type CloseFn = unsafe extern "C" fn(c_int) -> c_int;
 type PopenFn = unsafe extern "C" fn(*const c_char, *const c_char) -> *mut FILE;
 type PcloseFn = unsafe extern "C" fn(*mut FILE) -> c_int;
+type MmapFn =
+    unsafe extern "C" fn(*mut c_void, size_t, c_int, c_int, c_int, libc::off_t) -> *mut c_void;
+type MunmapFn = unsafe extern "C" fn(*mut c_void, size_t) -> c_int;
 
 /// Pointers to the next definition (libc's) of every interposed function.
 /// `None` where the C library has no such symbol.
@@ -59,6 +62,9 @@ pub(crate) struct Real {
     pub close: Option<CloseFn>,
     pub popen: Option<PopenFn>,
     pub pclose: Option<PcloseFn>,
+    pub mmap: Option<MmapFn>,
+    pub mmap64: Option<MmapFn>,
+    pub munmap: Option<MunmapFn>,
 }
 
 fn sym<T: Copy>(name: &CStr) -> Option<T> {
@@ -106,5 +112,8 @@ pub(crate) fn real() -> &'static Real {
         close: sym(c"close"),
         popen: sym(c"popen"),
         pclose: sym(c"pclose"),
+        mmap: sym(c"mmap"),
+        mmap64: sym(c"mmap64"),
+        munmap: sym(c"munmap"),
     })
 }
