@@ -32,7 +32,9 @@
 //!   all CPU visible (amdgpu reports no private part for APUs), so it is
 //!   FB_PUBLIC too.
 
-use crate::topology::{cache_type, Cache, CpuIdentity, GpuIdentity, Node, Props, Topology};
+use crate::topology::{
+    cache_type, Cache, CpuIdentity, GpuIdentity, Node, Platform, Props, Topology,
+};
 
 /// Names of the built-in presets. The first is the default.
 pub const NAMES: &[&str] = &["mi210", "mi300x", "apu", "navi31", "large64"];
@@ -945,6 +947,7 @@ fn machine(
         generation_id: 1,
         system: props(&[("platform_oem", 0), ("platform_id", 0), ("platform_rev", 0)]),
         nodes,
+        platform: Platform::default(),
     };
     t.sync_counts();
     t
@@ -1105,5 +1108,25 @@ mod tests {
         assert!(err.to_string().contains("HSACU"), "{err}");
         let err = Topology::parse("[node 2]\n").unwrap_err();
         assert!(matches!(err, TopologyError::Parse { line: 1, .. }), "{err}");
+    }
+
+    #[test]
+    fn text_format_platform_section() {
+        let text = "base mi210\n[platform]\ncpu_caches_in_kfd 1\namdgpu_version 6.8.5\namdgpu_param noretry 0\namdgpu_param noretry 1\n";
+        let t = Topology::parse(text).unwrap();
+        assert!(t.platform.cpu_caches_in_kfd);
+        assert_eq!(t.platform.amdgpu_version.as_deref(), Some("6.8.5"));
+        assert_eq!(
+            t.platform.amdgpu_params,
+            vec![("noretry".to_string(), "1".to_string())]
+        );
+        assert_eq!(Topology::parse(&t.to_text()).unwrap(), t);
+        for bad in ["amdgpu_param a/b 1", "colour blue"] {
+            let err = Topology::parse(&format!("base mi210\n[platform]\n{bad}\n")).unwrap_err();
+            assert!(
+                matches!(err, TopologyError::Parse { line: 3, .. }),
+                "{bad}: {err}"
+            );
+        }
     }
 }

@@ -24,7 +24,11 @@
 //!   node's [`CpuIdentity`](crate::topology::CpuIdentity). libhsakmt names
 //!   CPU agents from it and stops at the host's `get_nprocs()`, so listing
 //!   only the first processor of each node keeps the names deterministic on
-//!   any host with at least as many CPUs as the preset has CPU nodes.
+//!   any host with at least as many CPUs as the preset has CPU nodes;
+//! - `sys/module/amdgpu`: `initstate` (`live`), `refcnt`, `version` when
+//!   the topology's [`Platform`](crate::topology::Platform) names one (an
+//!   in-tree module has none), and `parameters/` with a current kernel's
+//!   defaults ([`AMDGPU_PARAMETERS`]).
 
 use std::fmt::Write as _;
 use std::fs;
@@ -148,6 +152,102 @@ pub fn render(topology: &Topology, root: &Path) -> io::Result<()> {
     fs::create_dir_all(root.join("sys/bus/pci/devices"))?;
 
     write(&root.join("proc/cpuinfo"), &cpuinfo(topology))?;
+    render_module(root, topology)?;
+    Ok(())
+}
+
+/// The parameters of a current amdgpu module (`amdgpu_drv.c`, its KFD
+/// part included) with their defaults as sysfs prints them (`%d` for int,
+/// `%u` for uint, `0x%x` for hexint, `Y`/`N` for bool, the text for
+/// strings; an unset string array is empty). Module parameters are
+/// per module, not per GPU: every preset shows the same values unless
+/// its [`Platform::amdgpu_params`](crate::topology::Platform) differ.
+pub const AMDGPU_PARAMETERS: &[(&str, &str)] = &[
+    ("vramlimit", "0"),
+    ("vis_vramlimit", "0"),
+    ("gartsize", "4294967295"),
+    ("gttsize", "-1"),
+    ("moverate", "-1"),
+    ("audio", "-1"),
+    ("disp_priority", "0"),
+    ("hw_i2c", "0"),
+    ("pcie_gen2", "-1"),
+    ("msi", "-1"),
+    ("lockup_timeout", ""),
+    ("dpm", "-1"),
+    ("fw_load_type", "-1"),
+    ("aspm", "-1"),
+    ("runpm", "-1"),
+    ("ip_block_mask", "4294967295"),
+    ("bapm", "-1"),
+    ("deep_color", "0"),
+    ("vm_size", "-1"),
+    ("vm_fragment_size", "-1"),
+    ("vm_block_size", "-1"),
+    ("vm_fault_stop", "0"),
+    ("vm_update_mode", "-1"),
+    ("exp_hw_support", "0"),
+    ("dc", "-1"),
+    ("sched_jobs", "32"),
+    ("sched_hw_submission", "2"),
+    ("ppfeaturemask", "0xfff7bfff"),
+    ("pcie_gen_cap", "0"),
+    ("pcie_lane_cap", "0"),
+    ("cg_mask", "4294967295"),
+    ("pg_mask", "4294967295"),
+    ("sdma_phase_quantum", "32"),
+    ("job_hang_limit", "0"),
+    ("lbpw", "-1"),
+    ("compute_multipipe", "-1"),
+    ("gpu_recovery", "-1"),
+    ("emu_mode", "0"),
+    ("ras_enable", "-1"),
+    ("ras_mask", "4294967295"),
+    ("async_gfx_ring", "1"),
+    ("mcbp", "-1"),
+    ("discovery", "-1"),
+    ("mes", "0"),
+    ("noretry", "-1"),
+    ("force_asic_type", "-1"),
+    ("mtype_local", "0"),
+    ("sched_policy", "0"),
+    ("hws_max_conc_proc", "8"),
+    ("cwsr_enable", "1"),
+    ("max_num_of_queues_per_device", "4096"),
+    ("send_sigterm", "0"),
+    ("debug_largebar", "0"),
+    ("ignore_crat", "0"),
+    ("halt_if_hws_hang", "0"),
+    ("hws_gws_support", "N"),
+    ("queue_preemption_timeout_ms", "9000"),
+    ("debug_evictions", "N"),
+    ("no_system_mem_limit", "N"),
+    ("no_queue_eviction_on_vm_fault", "0"),
+];
+
+/// `sys/module/amdgpu`: `initstate` (`live`, what a loaded module shows;
+/// rocminfo 6.x and 7.x refuse to run without it), `version` when the
+/// topology names one, and `parameters/`.
+fn render_module(root: &Path, topology: &Topology) -> io::Result<()> {
+    let dir = root.join("sys/module/amdgpu");
+    write(&dir.join("initstate"), "live\n")?;
+    write(&dir.join("refcnt"), "0\n")?;
+    if let Some(v) = &topology.platform.amdgpu_version {
+        write(&dir.join("version"), &format!("{v}\n"))?;
+    }
+    let mut params: Vec<(String, String)> = AMDGPU_PARAMETERS
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    for (k, v) in &topology.platform.amdgpu_params {
+        match params.iter_mut().find(|(n, _)| n == k) {
+            Some(slot) => slot.1 = v.clone(),
+            None => params.push((k.clone(), v.clone())),
+        }
+    }
+    for (k, v) in params {
+        write(&dir.join("parameters").join(k), &format!("{v}\n"))?;
+    }
     Ok(())
 }
 
@@ -322,6 +422,39 @@ mod tests {
         render(&presets::preset("mi300x").unwrap(), &root).unwrap();
         assert_eq!(fs::read_dir(topo.join("nodes")).unwrap().count(), 10);
         assert!(root.join("sys/dev/char/226:135").exists());
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn amdgpu_module_directory() {
+        let root = tmp("module");
+        let mut t = presets::preset("navi31").unwrap();
+        render(&t, &root).unwrap();
+        let m = root.join("sys/module/amdgpu");
+        assert_eq!(fs::read_to_string(m.join("initstate")).unwrap(), "live\n");
+        assert!(
+            !m.join("version").exists(),
+            "an in-tree module has no version"
+        );
+        let param = |name: &str| fs::read_to_string(m.join("parameters").join(name)).unwrap();
+        assert_eq!(param("cwsr_enable"), "1\n");
+        assert_eq!(param("noretry"), "-1\n");
+        assert_eq!(param("sched_policy"), "0\n");
+        assert_eq!(param("hws_gws_support"), "N\n");
+        assert_eq!(param("lockup_timeout"), "\n");
+        t.platform.amdgpu_version = Some("6.8.5".into());
+        t.platform.amdgpu_params = vec![
+            ("noretry".into(), "1".into()),
+            ("new_param".into(), "7".into()),
+        ];
+        render(&t, &root).unwrap();
+        assert_eq!(fs::read_to_string(m.join("version")).unwrap(), "6.8.5\n");
+        assert_eq!(param("noretry"), "1\n");
+        assert_eq!(param("new_param"), "7\n");
+        assert_eq!(
+            fs::read_dir(m.join("parameters")).unwrap().count(),
+            AMDGPU_PARAMETERS.len() + 1
+        );
         fs::remove_dir_all(&root).unwrap();
     }
 

@@ -291,10 +291,8 @@ fn partial_munmap_then_userptr_in_the_hole() {
     .unwrap();
     let hole = base + 2 * 4096;
     // SAFETY: part of our own anonymous test mapping, no references into it.
-    assert_eq!(
-        unsafe { libc::munmap(hole as *mut libc::c_void, 4 * 4096) },
-        0
-    );
+    let r = unsafe { libc::munmap(hole as *mut libc::c_void, 4 * 4096) };
+    assert_eq!(r, 0);
     assert_eq!(sim.cpu_unmapped(hole, 4 * 4096), 4);
     // SAFETY: maps fresh anonymous memory exactly over the hole just made.
     let q = unsafe {

@@ -169,3 +169,22 @@ fn preload_library_exports_the_libc_names() {
         );
     }
 }
+
+/// rocminfo 6.x and 7.x read `/sys/module/amdgpu/initstate` before
+/// anything else ("ROCk module is NOT loaded" without it) and print
+/// `version` when it exists. Under the preload both come from the
+/// simulated module, created on that first look.
+#[test]
+fn amdgpu_module_is_live_under_the_preload() {
+    let script = "cat /sys/module/amdgpu/initstate /sys/module/amdgpu/parameters/cwsr_enable; \
+                  test -d /sys/module/amdgpu/parameters && echo dir; \
+                  test -e /sys/module/amdgpu/version || echo no-version";
+    let out = Command::new("sh")
+        .args(["-c", script])
+        .env("LD_PRELOAD", preload_lib())
+        .env("KFD_SIM_TOPOLOGY", "mi210")
+        .output()
+        .expect("sh");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text, "live\n1\ndir\nno-version\n", "{:?}", out);
+}

@@ -7,7 +7,7 @@
 //! |---|---|
 //! | `/dev/kfd` | a simulated kfd file ([`Sim`](crate::Sim), memfd-backed) |
 //! | `/dev/dri/renderD<minor>` (minors of the topology) | a simulated render file |
-//! | `/sys/devices/virtual/kfd/...`, `/sys/class/kfd/...` | the rendered tree below the sim root |
+//! | `/sys/devices/virtual/kfd/...`, `/sys/class/kfd/...`, `/sys/module/amdgpu/...` | the rendered tree below the sim root |
 //! | `/sys/dev/char/226:<minor>/...` (minors of the topology) | idem |
 //! | `/sys/devices/pci*/<slot>/...`, `/sys/bus/pci/devices/<slot>` of simulated GPUs | idem (once the sim exists) |
 //! | `/proc/cpuinfo` | the preset's CPUs (once the sim exists) |
@@ -441,6 +441,7 @@ fn classify_bytes(path: &[u8]) -> Target {
     }
     if strip(path, b"/sys/devices/virtual/kfd").is_some()
         || strip(path, b"/sys/class/kfd").is_some()
+        || strip(path, b"/sys/module/amdgpu").is_some()
     {
         return match state() {
             Some(st) => st.redirect(path),
