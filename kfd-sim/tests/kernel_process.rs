@@ -89,14 +89,6 @@ fn create_process_isolates_handles() {
     assert!(sim.live_objects().is_empty(), "{:?}", sim.live_objects());
 }
 
-fn pipe() -> (OwnedFd, OwnedFd) {
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 writes two descriptors into `fds`.
-    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
-    // SAFETY: fresh descriptors we own.
-    unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
-}
-
 #[test]
 fn os_processes_share_buffers_only_through_dmabuf() {
     let sim = Sim::preset("mi210").unwrap();

@@ -130,6 +130,12 @@ impl SvmMap {
         removed
     }
 
+    /// The range containing page `page`: (last page, attributes).
+    pub fn range_of(&self, page: u64) -> Option<(u64, &Attrs)> {
+        let (_, (l, a)) = self.ranges.range(..=page).next_back()?;
+        (*l >= page).then_some((*l, a))
+    }
+
     /// The ranges as (start page, last page) pairs (for tests and traces).
     #[allow(dead_code)]
     pub fn spans(&self) -> Vec<(u64, u64)> {

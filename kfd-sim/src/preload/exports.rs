@@ -767,3 +767,32 @@ pub unsafe extern "C" fn kfd_sim_munmap(addr: *mut c_void, len: size_t) -> c_int
     }
     r
 }
+
+// ---- the doorbell hook ---------------------------------------------------
+
+/// The C border's doorbell hook (not a libc name): queue `queue_id` of the
+/// simulated `/dev/kfd` open as `kfd_fd` has new work, so the engine looks
+/// at it now rather than at its next poll. A thunk's
+/// `hsaKmtQueueRingDoorbell` calls it after writing the doorbell, found
+/// with `dlsym(RTLD_DEFAULT, "kfd_sim_ring_doorbell")` (absent when the
+/// simulator is not preloaded). Returns 0, or -1 with `errno` `EBADF`
+/// (not a simulated kfd descriptor, or no simulator yet) or `EINVAL` (no
+/// such queue).
+///
+/// # Safety
+///
+/// None beyond the C calling convention; it takes no pointers.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_ring_doorbell(kfd_fd: c_int, queue_id: u32) -> c_int {
+    let Some(st) = existing() else {
+        set_errno(Errno::EBADF);
+        return -1;
+    };
+    match in_sim(|| st.sim.ring_doorbell(kfd_fd, queue_id)) {
+        Ok(()) => 0,
+        Err(e) => {
+            set_errno(e);
+            -1
+        }
+    }
+}

@@ -93,6 +93,12 @@ impl Drop for Guard {
     }
 }
 
+/// Marks the calling thread as a simulator thread for good (the engine
+/// thread): every interposed call it makes goes straight to libc.
+pub(crate) fn enter_sim_thread() {
+    let _ = BUSY.try_with(|b| b.set(true));
+}
+
 /// Sets the calling thread's errno.
 fn set_errno(e: Errno) {
     // SAFETY: __errno_location returns the calling thread's errno slot.
