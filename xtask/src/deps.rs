@@ -9,7 +9,8 @@ use std::process::Command;
 /// (kfd_ioctl.h), libhsakmt-dev/libhsakmt1 (hsakmttypes.h, and the C
 /// reference library), libdrm-dev/libdrm-amdgpu1 (amdgpu_drm.h; libdrm at
 /// run time), rocminfo (the unmodified ROCm binary the simulator runs),
-/// pkg-config.
+/// libhsa-runtime-dev/libhsa-runtime64-1 (ROCr's headers and library for
+/// kfd-sim's ROCr end-to-end test), pkg-config.
 pub const TEST_PACKAGES: &[&str] = &[
     "gcc",
     "libc6-dev",
@@ -20,6 +21,8 @@ pub const TEST_PACKAGES: &[&str] = &[
     "libdrm-dev",
     "libdrm-amdgpu1",
     "rocminfo",
+    "libhsa-runtime-dev",
+    "libhsa-runtime64-1",
 ];
 
 /// Header files that must exist once the packages are installed.
