@@ -30,7 +30,7 @@ use kfd_sys::Errno;
 
 use crate::topology::Topology;
 
-pub use engine::EngineStats;
+pub use engine::{EngineStats, DEEP_IDLE_AFTER, DEEP_POLL, MAX_POLL, MIN_POLL};
 pub use fault::{FaultParseError, FaultPlan, FaultRule};
 pub use memfd::FileId;
 pub(crate) use memory::ModelGem;

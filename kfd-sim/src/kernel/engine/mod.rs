@@ -17,8 +17,9 @@
 //! shared memory the model cannot trap, so the thread watches the write
 //! pointer of each live queue: after work it polls again at once, then
 //! backs off (the interval grows with the idle time from [`MIN_POLL`] to
-//! [`MAX_POLL`]), and with no runnable queue it parks on a condition
-//! variable. It is woken at once by [`Engine::kick`]: queue creation,
+//! [`MAX_POLL`], and is [`DEEP_POLL`] once the engine has been idle for
+//! [`DEEP_IDLE_AFTER`]), and with no runnable queue it parks on a
+//! condition variable. It is woken at once by [`Engine::kick`]: queue creation,
 //! update and destroy, every `AMDKFD_IOC_WAIT_EVENTS` (a thread going to
 //! sleep on an event is the usual sign that work was just submitted), and
 //! the explicit doorbell ring ([`crate::Sim::ring_doorbell`], the C
@@ -49,8 +50,14 @@ pub(crate) use gpumem::{Fault, GpuVm, PageCache};
 
 /// Shortest back-off between polls of the write pointers.
 pub const MIN_POLL: Duration = Duration::from_micros(20);
-/// Longest back-off between polls while queues are live.
+/// Longest back-off between polls in the first [`DEEP_IDLE_AFTER`] of
+/// idleness.
 pub const MAX_POLL: Duration = Duration::from_millis(10);
+/// Idle time after which the engine polls only every [`DEEP_POLL`].
+pub const DEEP_IDLE_AFTER: Duration = Duration::from_secs(1);
+/// The poll interval of a long-idle engine (live queues, no work, no
+/// kick).
+pub const DEEP_POLL: Duration = Duration::from_millis(50);
 /// Packets one queue may run before the thread serves the next queue.
 const BUDGET: u32 = 256;
 
@@ -378,7 +385,11 @@ impl Drop for Engine {
 
 /// The back-off after `idle` without any packet executed.
 fn poll_interval(idle: Duration) -> Duration {
-    (idle / 16).clamp(MIN_POLL, MAX_POLL)
+    if idle >= DEEP_IDLE_AFTER {
+        DEEP_POLL
+    } else {
+        (idle / 16).clamp(MIN_POLL, MAX_POLL)
+    }
 }
 
 fn run(shared: Arc<Shared>) {
