@@ -11,12 +11,14 @@
 //!
 //! Choices a real kernel leaves to the platform:
 //!
-//! - **CPU caches are listed in KFD sysfs** (`caches_count` > 0, types 5/6/7,
-//!   i.e. CPU|data, CPU|instruction, CPU|unified). A real kernel with a
-//!   virtual CRAT reports `caches_count 0` for CPU nodes, and libhsakmt then
-//!   walks the host's `/sys/devices/system/node/.../cache` tree; emulating the
-//!   caches keeps the snapshot independent of the host (and of containers
-//!   without those directories).
+//! - **CPU caches are not listed in KFD sysfs** (`caches_count 0` on CPU
+//!   nodes), as with the virtual CRAT current kernels build: libhsakmt then
+//!   reads `/sys/devices/system/node/.../cache`, which the simulator serves
+//!   from each CPU node's cache model ([`crate::sysfs::cpu`]), independent
+//!   of the host. The node's [`Node::caches`] are that model; with
+//!   [`Platform::cpu_caches_in_kfd`] they are listed in KFD as well (types
+//!   5/6/7, i.e. CPU|data, CPU|instruction, CPU|unified), as with an ACPI
+//!   CRAT.
 //! - **Caches are listed once per kind** (the first instance, with its
 //!   sibling map), not once per CU group as real hardware does (an MI210
 //!   reports ~200 cache entries). ROCr and rocminfo only use the distinct

@@ -188,3 +188,62 @@ fn amdgpu_module_is_live_under_the_preload() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(text, "live\n1\ndir\nno-version\n", "{:?}", out);
 }
+
+/// Under the preload, `readdir` of the simulated sysfs lists entries the
+/// way kernfs does (`.`, `..`, then by name hash), whatever file system
+/// the render root is on: `ls -f` (no sorting) of the simulated CPU tree
+/// matches what a real kernel prints. (`ls` touches `/sys/class/kfd`
+/// first, which creates the simulator; the CPU trees are served only once
+/// it exists.)
+#[test]
+fn readdir_lists_simulated_sysfs_in_kernfs_order() {
+    let out = Command::new("ls")
+        .args([
+            "-f",
+            "/sys/class/kfd/kfd",
+            "/sys/devices/system/node/node0",
+            "/sys/devices/system/cpu/cpu0/cache/index0",
+        ])
+        .env("LD_PRELOAD", preload_lib())
+        .env("KFD_SIM_TOPOLOGY", "mi210")
+        .output()
+        .expect("ls");
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let section = |name: &str| -> Vec<String> {
+        let start = text
+            .find(&format!("{name}:\n"))
+            .unwrap_or_else(|| panic!("{text}"));
+        text[start..]
+            .lines()
+            .skip(1)
+            .take_while(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(
+        section("/sys/devices/system/node/node0"),
+        [".", "..", "uevent", "distance", "cpu1", "meminfo", "cpulist", "cpu0", "cpumap"],
+        "{text}"
+    );
+    // Neither creation order nor its reverse, nor name order.
+    assert_eq!(
+        section("/sys/devices/system/cpu/cpu0/cache/index0"),
+        [
+            ".",
+            "..",
+            "uevent",
+            "physical_line_partition",
+            "number_of_sets",
+            "ways_of_associativity",
+            "id",
+            "shared_cpu_list",
+            "type",
+            "size",
+            "level",
+            "coherency_line_size",
+            "shared_cpu_map",
+        ],
+        "{text}"
+    );
+}

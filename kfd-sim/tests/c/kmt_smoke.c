@@ -92,6 +92,20 @@ static void print_topology(void)
 			s = hsaKmtGetNodeCacheProperties(n, p.CComputeIdLo ? p.CComputeIdLo : p.FComputeIdLo,
 							 p.NumCaches, c);
 			CHECK(s == HSAKMT_STATUS_SUCCESS, "cache_properties", "node %u status %d", n, s);
+			/* CPU caches in the library's order, with their siblings. */
+			for (uint32_t i = 0; s == HSAKMT_STATUS_SUCCESS && !p.NumFComputeCores && i < p.NumCaches;
+			     i++) {
+				printf("cache %u.%u: level=%u size=%u type=0x%x proc=%u siblings=", n, i,
+				       c[i].CacheLevel, c[i].CacheSize, c[i].CacheType.Value, c[i].ProcessorIdLow);
+				const char *sep = "";
+				for (int b = 0; b < HSA_CPU_SIBLINGS; b++) {
+					if (c[i].SiblingMap[b]) {
+						printf("%s%d", sep, b);
+						sep = ",";
+					}
+				}
+				printf("\n");
+			}
 			free(c);
 		}
 		if (p.NumIOLinks) {

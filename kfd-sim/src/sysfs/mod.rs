@@ -19,12 +19,13 @@
 //!   `device` link back);
 //! - `sys/dev/char/226:<minor>` links to those DRM directories, which is
 //!   what libdrm looks at (`drmNodeIsDRM`, `drmGetDevice2`, bus info);
-//! - `proc/cpuinfo`: one logical processor per CPU node, whose `apicid` is
-//!   the node's `cpu_core_id_base` and whose `model name` comes from the
-//!   node's [`CpuIdentity`](crate::topology::CpuIdentity). libhsakmt names
-//!   CPU agents from it and stops at the host's `get_nprocs()`, so listing
-//!   only the first processor of each node keeps the names deterministic on
-//!   any host with at least as many CPUs as the preset has CPU nodes;
+//! - `sys/devices/system/cpu` and `sys/devices/system/node`: a fixed set
+//!   of simulated CPUs with their caches, CPU lists and masks, NUMA nodes
+//!   and distances ([`cpu`]), and `proc/cpuinfo` for the same CPUs, named
+//!   from each node's [`CpuIdentity`](crate::topology::CpuIdentity).
+//!   Unless the topology's [`Platform`](crate::topology::Platform) lists
+//!   CPU caches in KFD, CPU nodes report `caches_count 0` in KFD, as with a
+//!   virtual CRAT, and libhsakmt reads the caches from these trees;
 //! - `sys/module/amdgpu`: `initstate` (`live`), `refcnt`, `version` when
 //!   the topology's [`Platform`](crate::topology::Platform) names one (an
 //!   in-tree module has none), and `parameters/` with a current kernel's
@@ -37,6 +38,10 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
 use crate::topology::{Node, Props, Topology};
+
+pub mod cpu;
+
+pub use cpu::{cpuinfo, kernfs_hash, kernfs_order, sim_cpus, SimCpu};
 
 /// The character-device major number the simulated `/dev/kfd` reports (the
 /// real one is allocated dynamically; 510 is a common value).
@@ -75,14 +80,14 @@ fn props_text(p: &Props) -> String {
     s
 }
 
-fn write(path: &Path, text: &str) -> io::Result<()> {
+pub(crate) fn write(path: &Path, text: &str) -> io::Result<()> {
     if let Some(dir) = path.parent() {
         fs::create_dir_all(dir)?;
     }
     fs::write(path, text)
 }
 
-fn link(target: &str, at: &Path) -> io::Result<()> {
+pub(crate) fn link(target: &str, at: &Path) -> io::Result<()> {
     if let Some(dir) = at.parent() {
         fs::create_dir_all(dir)?;
     }
@@ -143,7 +148,8 @@ pub fn render(topology: &Topology, root: &Path) -> io::Result<()> {
     )?;
     fs::create_dir_all(topo.join("nodes"))?;
     for (n, node) in topology.nodes.iter().enumerate() {
-        render_node(&topo.join(format!("nodes/{n}")), node)?;
+        let kfd_caches = node.is_gpu() || topology.platform.cpu_caches_in_kfd;
+        render_node(&topo.join(format!("nodes/{n}")), node, kfd_caches)?;
     }
 
     for (i, (_, node)) in topology.gpus().enumerate() {
@@ -152,6 +158,7 @@ pub fn render(topology: &Topology, root: &Path) -> io::Result<()> {
     fs::create_dir_all(root.join("sys/bus/pci/devices"))?;
 
     write(&root.join("proc/cpuinfo"), &cpuinfo(topology))?;
+    cpu::render(root, topology)?;
     render_module(root, topology)?;
     Ok(())
 }
@@ -251,10 +258,16 @@ fn render_module(root: &Path, topology: &Topology) -> io::Result<()> {
     Ok(())
 }
 
-fn render_node(dir: &Path, node: &Node) -> io::Result<()> {
+/// Writes one KFD node; `caches` false leaves its caches out
+/// (`caches_count 0`).
+fn render_node(dir: &Path, node: &Node, caches: bool) -> io::Result<()> {
     write(&dir.join("gpu_id"), &format!("{}\n", node.gpu_id))?;
     write(&dir.join("name"), &format!("{}\n", node.name))?;
-    write(&dir.join("properties"), &props_text(&node.properties))?;
+    let mut props = node.properties.clone();
+    if !caches {
+        props.set("caches_count", 0);
+    }
+    write(&dir.join("properties"), &props_text(&props))?;
     for sub in ["mem_banks", "caches", "io_links", "p2p_links", "perf"] {
         fs::create_dir_all(dir.join(sub))?;
     }
@@ -264,7 +277,7 @@ fn render_node(dir: &Path, node: &Node) -> io::Result<()> {
             &props_text(m),
         )?;
     }
-    for (i, c) in node.caches.iter().enumerate() {
+    for (i, c) in node.caches.iter().enumerate().filter(|_| caches) {
         let mut text = props_text(&c.properties);
         let map: Vec<String> = c.sibling_map.iter().map(u32::to_string).collect();
         let _ = writeln!(text, "sibling_map {}", map.join(","));
@@ -350,28 +363,6 @@ fn render_pci(root: &Path, node: &Node, card: usize) -> io::Result<()> {
     Ok(())
 }
 
-/// The simulated `/proc/cpuinfo` (see the module docs).
-pub fn cpuinfo(topology: &Topology) -> String {
-    let mut s = String::new();
-    for (proc_no, (_, node)) in topology.cpus().enumerate() {
-        let id = node.cpu.clone().unwrap_or_default();
-        let apic = node.properties.get_or_zero("cpu_core_id_base");
-        let threads = node.properties.get_or_zero("cpu_cores_count");
-        let mhz = node.properties.get_or_zero("max_engine_clk_ccompute");
-        let _ = write!(
-            s,
-            "processor\t: {proc_no}\nvendor_id\t: {}\ncpu family\t: {}\nmodel\t\t: {}\nmodel name\t: {}\nstepping\t: {}\ncpu MHz\t\t: {mhz}.000\nphysical id\t: {proc_no}\nsiblings\t: {threads}\ncore id\t\t: 0\ncpu cores\t: {}\napicid\t\t: {apic}\ninitial apicid\t: {apic}\nfpu\t\t: yes\nclflush size\t: 64\ncache_alignment\t: 64\naddress sizes\t: 48 bits physical, 48 bits virtual\n\n",
-            id.vendor_id,
-            id.family,
-            id.model,
-            id.model_name,
-            id.stepping,
-            threads.div_ceil(2),
-        );
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -418,6 +409,31 @@ mod tests {
         assert_eq!(sub.file_name().unwrap(), "pci");
         let cpuinfo = fs::read_to_string(root.join("proc/cpuinfo")).unwrap();
         assert!(cpuinfo.contains("model name\t: AMD EPYC 7313 16-Core Processor\n"));
+        // A virtual CRAT: no CPU caches in KFD, the CPU tree has them.
+        let cpu_props = fs::read_to_string(topo.join("nodes/0/properties")).unwrap();
+        assert!(cpu_props.contains("\ncaches_count 0\n"), "{cpu_props}");
+        assert_eq!(
+            fs::read_dir(topo.join("nodes/0/caches")).unwrap().count(),
+            0
+        );
+        let l3 = root.join("sys/devices/system/node/node0/cpu1/cache/index3");
+        assert_eq!(
+            fs::read_to_string(l3.join("shared_cpu_list")).unwrap(),
+            "0-1\n"
+        );
+        assert_eq!(fs::read_to_string(l3.join("size")).unwrap(), "32768K\n");
+        assert_eq!(
+            fs::read_to_string(root.join("sys/devices/system/cpu/online")).unwrap(),
+            "0-1\n"
+        );
+        // The platform option lists them in KFD instead.
+        let mut acpi = t.clone();
+        acpi.platform.cpu_caches_in_kfd = true;
+        render(&acpi, &root).unwrap();
+        let cpu_props = fs::read_to_string(topo.join("nodes/0/properties")).unwrap();
+        assert!(cpu_props.contains("\ncaches_count 4\n"), "{cpu_props}");
+        assert!(topo.join("nodes/0/caches/3/properties").exists());
+        assert!(l3.join("shared_cpu_map").exists());
         // Rendering again (another preset) replaces the tree.
         render(&presets::preset("mi300x").unwrap(), &root).unwrap();
         assert_eq!(fs::read_dir(topo.join("nodes")).unwrap().count(), 10);
