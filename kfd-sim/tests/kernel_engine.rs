@@ -289,6 +289,16 @@ impl World {
         self.p.wait(&[id], true, ms).1
     }
 
+    /// `RUNTIME_ENABLE` (what ROCr 6+ does at start).
+    fn runtime_enable(&self) {
+        let mut re = kfd_ioctl_runtime_enable_args {
+            r_debug: 0,
+            mode_mask: KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK,
+            capabilities_mask: 0,
+        };
+        io(&self.sim, &self.p.kfd, AMDKFD_IOC_RUNTIME_ENABLE, &mut re).unwrap();
+    }
+
     fn close(self) {
         self.mem.free(&self.p);
         // The event page BO cannot be freed (EPERM, as in the kernel): it
@@ -398,13 +408,7 @@ const DATA: u64 = 8 * PAGE;
 fn pm4_write_data_and_release_mem_with_interrupt() {
     let w = World::new("mi210");
     let (ev, slot) = w.event();
-    let mut q = Q::create(
-        &w,
-        KFD_IOC_QUEUE_TYPE_COMPUTE,
-        PAGE,
-        w.mem.va + RPTR,
-        w.mem.va + WPTR,
-    );
+    let mut q = compute_queue(&w);
     let dst = w.mem.va + DATA;
     let mut cmds = pm4::write_data(dst, &[0x11, 0x22, 0x33, 0x44]);
     cmds.extend(pm4::release_mem(slot, u64::from(ev), ev, 1, 2));
@@ -503,13 +507,7 @@ fn pm4_indirect_buffer_with_a_blocking_wait() {
     dws.extend(pm4::write_data(counter + 4, &[2]));
     let bytes: Vec<u8> = dws.iter().flat_map(|d| d.to_ne_bytes()).collect();
     ib.write(0, &bytes);
-    let mut q = Q::create(
-        &w,
-        KFD_IOC_QUEUE_TYPE_COMPUTE,
-        PAGE,
-        w.mem.va + RPTR,
-        w.mem.va + WPTR,
-    );
+    let mut q = compute_queue(&w);
     q.submit(&w, &pm4::indirect_buffer(ib.va, dws.len() as u32), true);
     assert!(wait_until(5, || w.mem.u32(DATA + 64) == 1));
     std::thread::sleep(Duration::from_millis(30));
@@ -556,13 +554,7 @@ fn text(b: &Arc<Mutex<Vec<u8>>>) -> String {
 fn pm4_unknown_opcode_stops_the_queue() {
     let w = World::new("mi210");
     let trace = trace_buffer(&w.sim);
-    let mut q = Q::create(
-        &w,
-        KFD_IOC_QUEUE_TYPE_COMPUTE,
-        PAGE,
-        w.mem.va + RPTR,
-        w.mem.va + WPTR,
-    );
+    let mut q = compute_queue(&w);
     let mut cmds = pm4::write_data(w.mem.va + DATA, &[5]);
     cmds.extend([pm4::hdr(0xEE, 3), 0, 0]);
     cmds.extend(pm4::write_data(w.mem.va + DATA + 4, &[6]));
@@ -602,13 +594,7 @@ fn pm4_unknown_opcode_stops_the_queue() {
 #[test]
 fn queue_destroy_while_busy() {
     let w = World::new("mi210");
-    let mut q = Q::create(
-        &w,
-        KFD_IOC_QUEUE_TYPE_COMPUTE,
-        PAGE,
-        w.mem.va + RPTR,
-        w.mem.va + WPTR,
-    );
+    let mut q = compute_queue(&w);
     let mut cmds = pm4::wait_reg_mem(w.mem.va + DATA, 1, !0, 3);
     cmds.extend(pm4::write_data(w.mem.va + DATA + 4, &[9]));
     q.submit(&w, &cmds, true);
@@ -631,13 +617,7 @@ fn queue_destroy_while_busy() {
 #[test]
 fn update_queue_to_zero_percent_pauses_it() {
     let w = World::new("mi210");
-    let mut q = Q::create(
-        &w,
-        KFD_IOC_QUEUE_TYPE_COMPUTE,
-        PAGE,
-        w.mem.va + RPTR,
-        w.mem.va + WPTR,
-    );
+    let mut q = compute_queue(&w);
     let (ring_va, qid) = (q.ring.va, q.id);
     let update = |percent: u32| {
         let mut u = kfd_ioctl_update_queue_args {
@@ -663,33 +643,12 @@ fn update_queue_to_zero_percent_pauses_it() {
 #[test]
 fn debugger_suspend_stops_the_queue() {
     let w = World::new("mi210");
-    let mut re = kfd_ioctl_runtime_enable_args {
-        r_debug: 0,
-        mode_mask: KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK,
-        capabilities_mask: 0,
-    };
-    io(&w.sim, &w.p.kfd, AMDKFD_IOC_RUNTIME_ENABLE, &mut re).unwrap();
+    w.runtime_enable();
     let (_rd, wr) = pipe();
     let mut rinfo = kfd_runtime_info::default();
-    let mut d = kfd_ioctl_dbg_trap_args {
-        pid: w.sim.os_pid(),
-        op: KFD_IOC_DBG_TRAP_ENABLE,
-        ..Default::default()
-    };
-    d.u.enable = kfd_ioctl_dbg_trap_enable_args {
-        exception_mask: 0,
-        rinfo_ptr: &mut rinfo as *mut _ as u64,
-        rinfo_size: std::mem::size_of::<kfd_runtime_info>() as u32,
-        dbg_fd: raw_fd(&wr) as u32,
-    };
+    let mut d = dbg_trap_enable(w.sim.os_pid(), 0, &mut rinfo, &wr);
     io(&w.sim, &w.p.kfd, AMDKFD_IOC_DBG_TRAP, &mut d).unwrap();
-    let mut q = Q::create(
-        &w,
-        KFD_IOC_QUEUE_TYPE_COMPUTE,
-        PAGE,
-        w.mem.va + RPTR,
-        w.mem.va + WPTR,
-    );
+    let mut q = compute_queue(&w);
     let mut ids = [q.id];
     let mut susp = |op: u32| {
         d.op = op;
@@ -890,6 +849,17 @@ fn gpu_write_to_a_read_only_buffer_faults() {
 /// `amd_queue_t` offsets, `amd_signal_t` layout.
 const AMDQ: u64 = 4 * PAGE;
 const SIGNALS: u64 = 5 * PAGE;
+
+/// A one-page PM4 compute queue with its pointers in the scratch buffer.
+fn compute_queue(w: &World) -> Q {
+    Q::create(
+        w,
+        KFD_IOC_QUEUE_TYPE_COMPUTE,
+        PAGE,
+        w.mem.va + RPTR,
+        w.mem.va + WPTR,
+    )
+}
 
 /// An AQL queue whose pointers live in an `amd_queue_t` image, as ROCr
 /// lays it out (the CP finds the structure from the read pointer).
@@ -1113,12 +1083,7 @@ fn aql_kernel_dispatch_is_refused_visibly() {
 #[test]
 fn aql_queue_error_reaches_an_enabled_runtime() {
     let w = World::new("mi210");
-    let mut re = kfd_ioctl_runtime_enable_args {
-        r_debug: 0,
-        mode_mask: KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK,
-        capabilities_mask: 0,
-    };
-    io(&w.sim, &w.p.kfd, AMDKFD_IOC_RUNTIME_ENABLE, &mut re).unwrap();
+    w.runtime_enable();
     let (ev, _) = w.event();
     let (hdr, payload) = (6 * PAGE, 7 * PAGE);
     w.mem.set_u64(hdr + 24, w.mem.va + payload);
@@ -1166,13 +1131,7 @@ fn ring_doorbell_checks_its_arguments() {
 #[test]
 fn engine_polls_write_pointers_and_backs_off() {
     let w = World::new("mi210");
-    let mut q = Q::create(
-        &w,
-        KFD_IOC_QUEUE_TYPE_COMPUTE,
-        PAGE,
-        w.mem.va + RPTR,
-        w.mem.va + WPTR,
-    );
+    let mut q = compute_queue(&w);
     q.submit(&w, &pm4::write_data(w.mem.va + DATA, &[1]), false);
     assert!(wait_until(5, || w.mem.u32(DATA) == 1));
     // Idle for a while: the back-off reaches its deep-idle interval.

@@ -43,6 +43,19 @@ fn at(t: u32, v: u32) -> kfd_ioctl_svm_attribute {
     }
 }
 
+/// Sets the preferred location of `[base, base + len)` to `gpu` (making
+/// or splitting SVM ranges).
+fn prefer(p: &Proc, base: u64, len: u64, gpu: u32) {
+    svm(
+        p,
+        KFD_IOCTL_SVM_OP_SET_ATTR,
+        base,
+        len,
+        &mut [at(KFD_IOCTL_SVM_ATTR_PREFERRED_LOC, gpu)],
+    )
+    .unwrap();
+}
+
 #[test]
 fn split_and_get_mixed() {
     let sim = Sim::preset("mi300x").unwrap();
@@ -52,24 +65,10 @@ fn split_and_get_mixed() {
     let base = anon(64 * 4096) as u64;
     let ranges = |sim: &Sim| sim.live_objects().processes[0].svm_ranges;
     // One range of 16 pages.
-    svm(
-        &p,
-        KFD_IOCTL_SVM_OP_SET_ATTR,
-        base,
-        16 * 4096,
-        &mut [at(KFD_IOCTL_SVM_ATTR_PREFERRED_LOC, g)],
-    )
-    .unwrap();
+    prefer(&p, base, 16 * 4096, g);
     assert_eq!(ranges(&sim), 1);
     // Setting the same value again splits nothing.
-    svm(
-        &p,
-        KFD_IOCTL_SVM_OP_SET_ATTR,
-        base + 4096,
-        4096,
-        &mut [at(KFD_IOCTL_SVM_ATTR_PREFERRED_LOC, g)],
-    )
-    .unwrap();
+    prefer(&p, base + 4096, 4096, g);
     assert_eq!(ranges(&sim), 1);
     // A different value in the middle splits it in three.
     svm(
@@ -244,14 +243,7 @@ fn unmapped_memory_leaves_its_svm_range() {
     let p = Proc::open(&sim);
     let g = p.gpu();
     let base = anon(8 * 4096) as u64;
-    svm(
-        &p,
-        KFD_IOCTL_SVM_OP_SET_ATTR,
-        base,
-        8 * 4096,
-        &mut [at(KFD_IOCTL_SVM_ATTR_PREFERRED_LOC, g)],
-    )
-    .unwrap();
+    prefer(&p, base, 8 * 4096, g);
     assert_eq!(p.alloc(g, base, 4096, GTT), Err(Errno(libc::EADDRINUSE)));
     // Unmap the upper half: only the lower half still clashes.
     // SAFETY: our own anonymous test mapping, no references into it.
@@ -281,14 +273,7 @@ fn partial_munmap_then_userptr_in_the_hole() {
     let p = Proc::open(&sim);
     let g = p.gpu();
     let base = anon(16 * 4096) as u64;
-    svm(
-        &p,
-        KFD_IOCTL_SVM_OP_SET_ATTR,
-        base,
-        16 * 4096,
-        &mut [at(KFD_IOCTL_SVM_ATTR_PREFERRED_LOC, g)],
-    )
-    .unwrap();
+    prefer(&p, base, 16 * 4096, g);
     let hole = base + 2 * 4096;
     // SAFETY: part of our own anonymous test mapping, no references into it.
     let r = unsafe { libc::munmap(hole as *mut libc::c_void, 4 * 4096) };

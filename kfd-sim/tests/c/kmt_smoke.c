@@ -36,20 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failures;
-
-#define CHECK(cond, name, ...)                                        \
-	do {                                                          \
-		if (cond) {                                           \
-			printf("OK %s\n", name);                      \
-		} else {                                              \
-			failures++;                                   \
-			printf("FAIL %s: ", name);                    \
-			printf(__VA_ARGS__);                          \
-			printf("\n");                                 \
-		}                                                     \
-		fflush(stdout);                                       \
-	} while (0)
+#include "check.h"
 
 #define MIB (1024ull * 1024ull)
 

@@ -231,6 +231,30 @@ pub fn unmap_fd(p: *mut u8, len: usize) {
     unsafe { libc::munmap(p.cast(), len) };
 }
 
+/// `DBG_TRAP` arguments enabling the debugger on `pid` with
+/// `exception_mask`, the runtime info written to `rinfo` and events sent
+/// to the pipe end `dbg_fd`.
+#[allow(dead_code)] // not every test binary that includes this module debugs
+pub fn dbg_trap_enable(
+    pid: u32,
+    exception_mask: u64,
+    rinfo: &mut kfd_runtime_info,
+    dbg_fd: &impl AsRawFd,
+) -> kfd_ioctl_dbg_trap_args {
+    let mut d = kfd_ioctl_dbg_trap_args {
+        pid,
+        op: KFD_IOC_DBG_TRAP_ENABLE,
+        ..Default::default()
+    };
+    d.u.enable = kfd_ioctl_dbg_trap_enable_args {
+        exception_mask,
+        rinfo_ptr: rinfo as *mut _ as u64,
+        rinfo_size: std::mem::size_of::<kfd_runtime_info>() as u32,
+        dbg_fd: dbg_fd.as_raw_fd() as u32,
+    };
+    d
+}
+
 /// A close-on-exec pipe (read end, write end).
 pub fn pipe() -> (OwnedFd, OwnedFd) {
     let mut fds = [0; 2];

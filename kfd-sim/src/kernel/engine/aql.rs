@@ -183,25 +183,9 @@ pub(crate) fn step(q: &mut QueueCtx, budget: u32) -> Progress {
     if base == 0 || slots == 0 {
         return Progress::Stopped;
     }
-    let wptr = match q.vm.read_u64(q.hw.wptr) {
-        Ok(w) => w,
-        Err(f) => {
-            report::vm_fault(q, f);
-            return Progress::Stopped;
-        }
+    let Some((wptr, mut read)) = q.ring_pointers() else {
+        return Progress::Stopped;
     };
-    q.run.last_wptr = wptr;
-    let mut read = match q.run.read {
-        Some(r) => r,
-        None => match q.vm.read_u64(q.hw.rptr) {
-            Ok(r) => r,
-            Err(f) => {
-                report::vm_fault(q, f);
-                return Progress::Stopped;
-            }
-        },
-    };
-    q.run.read = Some(read);
     let mut ran = 0;
     while read < wptr && ran < budget {
         let slot = base + (read % slots) * PACKET;
@@ -231,42 +215,24 @@ pub(crate) fn step(q: &mut QueueCtx, budget: u32) -> Progress {
             )
         });
         let o = packet(q, header, &p);
-        match report::settle(q, o) {
-            Outcome::Done => {
-                // The slot is released (header INVALID, read index past
-                // it) before the end-of-pipe signal, as the CP does.
-                let ts = report::profiling(q).then(|| (start, gpu_clock()));
-                let done =
-                    q.vm.write_u16(slot, ty::INVALID)
-                        .and_then(|()| q.vm.write_u64(q.hw.rptr, read + 1))
-                        .and_then(|()| complete_signal(q, u64_at(&p, COMPLETION_SIGNAL), ts));
-                if let Err(f) = done {
-                    report::vm_fault(q, f);
-                    return Progress::Stopped;
-                }
-                read += 1;
-                q.run.read = Some(read);
-                q.run.started_at = None;
-                q.run.blocked = false;
-                q.count_packet();
-                ran += 1;
-            }
-            Outcome::Blocked => {
-                q.run.blocked = true;
-                return if ran > 0 {
-                    Progress::Ran
-                } else {
-                    Progress::Blocked
-                };
-            }
-            Outcome::Interrupted | Outcome::Error(_) | Outcome::Fault(_) => {
-                return Progress::Stopped
-            }
+        if let Err(progress) = q.settle(o, ran) {
+            return progress;
         }
+        // The slot is released (header INVALID, read index past it)
+        // before the end-of-pipe signal, as the CP does.
+        let ts = report::profiling(q).then(|| (start, gpu_clock()));
+        let done =
+            q.vm.write_u16(slot, ty::INVALID)
+                .and_then(|()| q.vm.write_u64(q.hw.rptr, read + 1))
+                .and_then(|()| complete_signal(q, u64_at(&p, COMPLETION_SIGNAL), ts));
+        if let Err(f) = done {
+            report::vm_fault(q, f);
+            return Progress::Stopped;
+        }
+        read += 1;
+        q.run.started_at = None;
+        q.packet_done(read);
+        ran += 1;
     }
-    if ran > 0 {
-        Progress::Ran
-    } else {
-        Progress::Idle
-    }
+    Progress::after(ran)
 }

@@ -90,6 +90,32 @@ pub(crate) struct GpuVm<'a> {
 /// long copy notice that its queue was stopped).
 pub(crate) const CHUNK: u64 = 1 << 20;
 
+/// Defines `read_uN`/`write_uN` on [`GpuVm`]: an atomic load or store
+/// (acquire/release) when the naturally aligned word lies in a memfd page,
+/// else a copy through [`GpuVm::read`] / [`GpuVm::write`].
+macro_rules! word_access {
+    ($($read:ident, $write:ident, $t:ty, $at:ident, $size:literal;)*) => {$(
+        #[doc = concat!("Loads the `", stringify!($t), "` at `va`.")]
+        pub fn $read(&mut self, va: u64) -> Result<$t, Fault> {
+            if let Some((p, off)) = self.mapped_word(va, $size, false)? {
+                return Ok(p.$at(off).load(std::sync::atomic::Ordering::Acquire));
+            }
+            let mut b = [0u8; $size];
+            self.read(va, &mut b)?;
+            Ok(<$t>::from_ne_bytes(b))
+        }
+
+        #[doc = concat!("Stores the `", stringify!($t), "` `v` at `va`.")]
+        pub fn $write(&mut self, va: u64, v: $t) -> Result<(), Fault> {
+            if let Some((p, off)) = self.mapped_word(va, $size, true)? {
+                p.$at(off).store(v, std::sync::atomic::Ordering::Release);
+                return Ok(());
+            }
+            self.write(va, &v.to_ne_bytes())
+        }
+    )*};
+}
+
 impl GpuVm<'_> {
     /// Translates `va` (a `write` access) to its backing and the number of
     /// bytes contiguous from there.
@@ -214,61 +240,10 @@ impl GpuVm<'_> {
         }
     }
 
-    /// Loads the 64-bit value at `va`.
-    pub fn read_u64(&mut self, va: u64) -> Result<u64, Fault> {
-        if let Some((p, off)) = self.mapped_word(va, 8, false)? {
-            return Ok(p.u64_at(off).load(std::sync::atomic::Ordering::Acquire));
-        }
-        let mut b = [0u8; 8];
-        self.read(va, &mut b)?;
-        Ok(u64::from_ne_bytes(b))
-    }
-
-    /// Loads the 32-bit value at `va`.
-    pub fn read_u32(&mut self, va: u64) -> Result<u32, Fault> {
-        if let Some((p, off)) = self.mapped_word(va, 4, false)? {
-            return Ok(p.u32_at(off).load(std::sync::atomic::Ordering::Acquire));
-        }
-        let mut b = [0u8; 4];
-        self.read(va, &mut b)?;
-        Ok(u32::from_ne_bytes(b))
-    }
-
-    /// Loads the 16-bit value at `va`.
-    pub fn read_u16(&mut self, va: u64) -> Result<u16, Fault> {
-        if let Some((p, off)) = self.mapped_word(va, 2, false)? {
-            return Ok(p.u16_at(off).load(std::sync::atomic::Ordering::Acquire));
-        }
-        let mut b = [0u8; 2];
-        self.read(va, &mut b)?;
-        Ok(u16::from_ne_bytes(b))
-    }
-
-    /// Stores the 64-bit `v` at `va`.
-    pub fn write_u64(&mut self, va: u64, v: u64) -> Result<(), Fault> {
-        if let Some((p, off)) = self.mapped_word(va, 8, true)? {
-            p.u64_at(off).store(v, std::sync::atomic::Ordering::Release);
-            return Ok(());
-        }
-        self.write(va, &v.to_ne_bytes())
-    }
-
-    /// Stores the 32-bit `v` at `va`.
-    pub fn write_u32(&mut self, va: u64, v: u32) -> Result<(), Fault> {
-        if let Some((p, off)) = self.mapped_word(va, 4, true)? {
-            p.u32_at(off).store(v, std::sync::atomic::Ordering::Release);
-            return Ok(());
-        }
-        self.write(va, &v.to_ne_bytes())
-    }
-
-    /// Stores the 16-bit `v` at `va`.
-    pub fn write_u16(&mut self, va: u64, v: u16) -> Result<(), Fault> {
-        if let Some((p, off)) = self.mapped_word(va, 2, true)? {
-            p.u16_at(off).store(v, std::sync::atomic::Ordering::Release);
-            return Ok(());
-        }
-        self.write(va, &v.to_ne_bytes())
+    word_access! {
+        read_u64, write_u64, u64, u64_at, 8;
+        read_u32, write_u32, u32, u32_at, 4;
+        read_u16, write_u16, u16, u16_at, 2;
     }
 
     /// Adds `delta` (wrapping) to the 64-bit value at `va` and returns the

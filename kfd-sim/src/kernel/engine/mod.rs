@@ -173,6 +173,18 @@ pub(crate) enum Progress {
     Stopped,
 }
 
+impl Progress {
+    /// The step's result when the ring ran dry (or the budget ran out)
+    /// after `ran` packets.
+    pub fn after(ran: u32) -> Progress {
+        if ran > 0 {
+            Progress::Ran
+        } else {
+            Progress::Idle
+        }
+    }
+}
+
 impl HwQueue {
     /// A queue descriptor; `active` as the kernel computes `is_active`.
     #[allow(clippy::too_many_arguments)]
@@ -469,10 +481,62 @@ impl QueueCtx<'_> {
         }
     }
 
-    /// Counts an executed packet.
-    pub fn count_packet(&mut self) {
+    /// The write pointer and the read position at the start of a step:
+    /// the position the engine kept, else the read pointer in memory (a
+    /// dword index in 32 bits for PM4, a dword-aligned byte offset for
+    /// SDMA, a packet index for AQL). A PM4 or SDMA write pointer behind
+    /// the read position (a ring reset) restarts there. A fault is
+    /// reported and gives `None`.
+    pub fn ring_pointers(&mut self) -> Option<(u64, u64)> {
+        let kind = self.hw.kind;
+        let mask = if kind == Kind::Sdma { !3 } else { !0 };
+        let read = match self.run.read {
+            Some(r) => Ok(r),
+            None if kind == Kind::Pm4 => self.vm.read_u32(self.hw.rptr).map(u64::from),
+            None => self.vm.read_u64(self.hw.rptr),
+        };
+        match self.vm.read_u64(self.hw.wptr).and_then(|w| Ok((w, read?))) {
+            Ok((w, r)) => {
+                let (wptr, mut read) = (w & mask, r & mask);
+                if wptr < read && kind != Kind::Aql {
+                    read = wptr;
+                }
+                self.run.last_wptr = wptr;
+                self.run.read = Some(read);
+                Some((wptr, read))
+            }
+            Err(f) => {
+                report::vm_fault(self, f);
+                None
+            }
+        }
+    }
+
+    /// Records the packet before `read` as executed: the read position
+    /// moves past it, the queue no longer waits, and it is counted.
+    pub fn packet_done(&mut self, read: u64) {
+        self.run.read = Some(read);
+        self.run.blocked = false;
         self.run.packets += 1;
         self.packets.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Applies a packet's outcome inside a step loop ([`report::settle`]):
+    /// `Ok` when it completed, else the step's result after `ran`
+    /// packets (the packet waits for memory, or the queue stopped).
+    pub fn settle(&mut self, o: report::Outcome, ran: u32) -> Result<(), Progress> {
+        match report::settle(self, o) {
+            report::Outcome::Done => Ok(()),
+            report::Outcome::Blocked => {
+                self.run.blocked = true;
+                Err(if ran > 0 {
+                    Progress::Ran
+                } else {
+                    Progress::Blocked
+                })
+            }
+            _ => Err(Progress::Stopped),
+        }
     }
 }
 

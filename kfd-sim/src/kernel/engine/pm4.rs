@@ -346,29 +346,9 @@ pub(crate) fn step(q: &mut QueueCtx, budget: u32) -> Progress {
     if base == 0 || size_dw == 0 {
         return Progress::Stopped;
     }
-    let wptr = match q.vm.read_u64(q.hw.wptr) {
-        Ok(w) => w,
-        Err(f) => {
-            report::vm_fault(q, f);
-            return Progress::Stopped;
-        }
+    let Some((wptr, mut read)) = q.ring_pointers() else {
+        return Progress::Stopped;
     };
-    q.run.last_wptr = wptr;
-    let mut read = match q.run.read {
-        Some(r) => r,
-        None => match q.vm.read_u32(q.hw.rptr) {
-            Ok(r) => u64::from(r),
-            Err(f) => {
-                report::vm_fault(q, f);
-                return Progress::Stopped;
-            }
-        },
-    };
-    // A write pointer behind the read index (a ring reset): restart there.
-    if wptr < read {
-        read = wptr;
-    }
-    q.run.read = Some(read);
     let mut ran = 0;
     while read < wptr && ran < budget {
         let h = match ring_dwords(q, base, size_dw, read, 1) {
@@ -395,34 +375,16 @@ pub(crate) fn step(q: &mut QueueCtx, budget: u32) -> Progress {
             }
         };
         let o = execute(q, h, &body, false);
-        match report::settle(q, o) {
-            Outcome::Done => {
-                q.run.blocked = false;
-                read += len;
-                q.run.read = Some(read);
-                q.count_packet();
-                ran += 1;
-                if let Err(f) = q.vm.write_u32(q.hw.rptr, (read % size_dw) as u32) {
-                    report::vm_fault(q, f);
-                    return Progress::Stopped;
-                }
-            }
-            Outcome::Blocked => {
-                q.run.blocked = true;
-                return if ran > 0 {
-                    Progress::Ran
-                } else {
-                    Progress::Blocked
-                };
-            }
-            Outcome::Interrupted | Outcome::Error(_) | Outcome::Fault(_) => {
-                return Progress::Stopped
-            }
+        if let Err(progress) = q.settle(o, ran) {
+            return progress;
+        }
+        read += len;
+        q.packet_done(read);
+        ran += 1;
+        if let Err(f) = q.vm.write_u32(q.hw.rptr, (read % size_dw) as u32) {
+            report::vm_fault(q, f);
+            return Progress::Stopped;
         }
     }
-    if ran > 0 {
-        Progress::Ran
-    } else {
-        Progress::Idle
-    }
+    Progress::after(ran)
 }

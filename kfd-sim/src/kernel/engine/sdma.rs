@@ -207,28 +207,9 @@ pub(crate) fn step(q: &mut QueueCtx, budget: u32) -> Progress {
         return Progress::Stopped;
     }
     let size_dw = size / 4;
-    let wptr = match q.vm.read_u64(q.hw.wptr) {
-        Ok(w) => w & !3,
-        Err(f) => {
-            report::vm_fault(q, f);
-            return Progress::Stopped;
-        }
+    let Some((wptr, mut read)) = q.ring_pointers() else {
+        return Progress::Stopped;
     };
-    q.run.last_wptr = wptr;
-    let mut read = match q.run.read {
-        Some(r) => r,
-        None => match q.vm.read_u64(q.hw.rptr) {
-            Ok(r) => r & !3,
-            Err(f) => {
-                report::vm_fault(q, f);
-                return Progress::Stopped;
-            }
-        },
-    };
-    if wptr < read {
-        read = wptr;
-    }
-    q.run.read = Some(read);
     let mut ran = 0;
     while read < wptr && ran < budget {
         let at_dw = read / 4;
@@ -259,34 +240,16 @@ pub(crate) fn step(q: &mut QueueCtx, budget: u32) -> Progress {
             }
         };
         let o = execute(q, &p);
-        match report::settle(q, o) {
-            Outcome::Done => {
-                q.run.blocked = false;
-                read += len * 4;
-                q.run.read = Some(read);
-                q.count_packet();
-                ran += 1;
-                if let Err(f) = q.vm.write_u64(q.hw.rptr, read) {
-                    report::vm_fault(q, f);
-                    return Progress::Stopped;
-                }
-            }
-            Outcome::Blocked => {
-                q.run.blocked = true;
-                return if ran > 0 {
-                    Progress::Ran
-                } else {
-                    Progress::Blocked
-                };
-            }
-            Outcome::Interrupted | Outcome::Error(_) | Outcome::Fault(_) => {
-                return Progress::Stopped
-            }
+        if let Err(progress) = q.settle(o, ran) {
+            return progress;
+        }
+        read += len * 4;
+        q.packet_done(read);
+        ran += 1;
+        if let Err(f) = q.vm.write_u64(q.hw.rptr, read) {
+            report::vm_fault(q, f);
+            return Progress::Stopped;
         }
     }
-    if ran > 0 {
-        Progress::Ran
-    } else {
-        Progress::Idle
-    }
+    Progress::after(ran)
 }
