@@ -13,92 +13,8 @@ use crate::kernel::{FaultPlan, FileEntry, FileKind, Machine, Summary};
 use crate::topology::Topology;
 
 /// A private directory removed on drop.
-///
-/// The owner holds an `flock` on the directory for as long as it lives (the
-/// kernel drops it when the process dies, even by SIGKILL), so a later
-/// simulator can tell a leaked root (its process was killed, or exited
-/// without `atexit`) from a live one and remove it: see [`reap_stale`].
 #[derive(Debug)]
-struct TempRoot(PathBuf, #[allow(dead_code)] Option<OwnedFd>);
-
-/// Leaked roots removed per simulator creation at most (bounds the time
-/// one creation spends on a directory that many killed processes filled).
-const REAP_PER_CREATE: usize = 64;
-
-/// How old a leaked root must be before it is removed.
-const REAP_MIN_AGE: std::time::Duration = std::time::Duration::from_secs(60);
-
-/// Opens `dir` and takes an `flock` on it (`LOCK_EX | LOCK_NB`): the
-/// descriptor holding the lock, `None` if another process holds one or
-/// the directory cannot be opened.
-fn lock_dir(dir: &Path) -> Option<OwnedFd> {
-    use std::os::fd::FromRawFd;
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
-    // SAFETY: a NUL-terminated path; the result is checked.
-    let fd = unsafe {
-        libc::open(
-            c.as_ptr(),
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC | libc::O_NOFOLLOW,
-        )
-    };
-    if fd < 0 {
-        return None;
-    }
-    // SAFETY: `fd` was just opened and is owned here.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    // SAFETY: flock on a descriptor this function owns.
-    let r = unsafe { libc::flock(fd.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-    (r == 0).then_some(fd)
-}
-
-/// Removes up to [`REAP_PER_CREATE`] leaked roots from `base`: directories
-/// named `kfd-sim-<pid>-...` whose process no longer exists, that no
-/// process holds locked, and that are older than [`REAP_MIN_AGE`]. (Roots
-/// of builds before the lock are covered by the pid check alone.)
-fn reap_stale(base: &Path) {
-    let Ok(rd) = std::fs::read_dir(base) else {
-        return;
-    };
-    let me = std::process::id();
-    let mut reaped = 0;
-    for e in rd.filter_map(Result::ok) {
-        if reaped >= REAP_PER_CREATE {
-            break;
-        }
-        let name = e.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix("kfd-sim-"))
-            .and_then(|r| r.split('-').next())
-            .and_then(|p| p.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        if pid <= 0 || pid as u32 == me {
-            continue;
-        }
-        // SAFETY: signal 0 only checks whether the process exists.
-        let alive = unsafe { libc::kill(pid, 0) } == 0
-            || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH);
-        if alive {
-            continue;
-        }
-        let path = e.path();
-        let old = std::fs::symlink_metadata(&path)
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age >= REAP_MIN_AGE);
-        if !old {
-            continue;
-        }
-        if let Some(_lock) = lock_dir(&path) {
-            let _ = std::fs::remove_dir_all(&path);
-            reaped += 1;
-        }
-    }
-}
+struct TempRoot(PathBuf);
 
 impl TempRoot {
     fn create() -> io::Result<TempRoot> {
@@ -106,7 +22,6 @@ impl TempRoot {
         let base = std::env::var_os("KFD_SIM_TMPDIR")
             .map(PathBuf::from)
             .unwrap_or_else(std::env::temp_dir);
-        reap_stale(&base);
         for _ in 0..100 {
             let n = N.fetch_add(1, Ordering::Relaxed);
             let nanos = std::time::SystemTime::now()
@@ -114,10 +29,7 @@ impl TempRoot {
                 .map_or(0, |d| d.subsec_nanos());
             let p = base.join(format!("kfd-sim-{}-{n}-{nanos:x}", std::process::id()));
             match std::fs::create_dir(&p) {
-                Ok(()) => {
-                    let lock = lock_dir(&p);
-                    return Ok(TempRoot(p, lock));
-                }
+                Ok(()) => return Ok(TempRoot(p)),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(e),
             }
@@ -415,56 +327,5 @@ impl Driver for Sim {
 
     fn root(&self) -> &Path {
         self.root()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A pid that no longer exists (a finished child's).
-    fn dead_pid() -> u32 {
-        let mut c = std::process::Command::new("true").spawn().unwrap();
-        let pid = c.id();
-        c.wait().unwrap();
-        pid
-    }
-
-    fn make_root(base: &Path, pid: u32, tag: &str, age: std::time::Duration) -> PathBuf {
-        let p = base.join(format!("kfd-sim-{pid}-0-{tag}"));
-        std::fs::create_dir_all(p.join("sys/devices")).unwrap();
-        std::fs::write(p.join(".kfd-sim-root"), "mi210\n").unwrap();
-        let t = std::time::SystemTime::now() - age;
-        std::fs::File::open(&p).unwrap().set_modified(t).unwrap();
-        p
-    }
-
-    /// Roots of killed processes are removed by the next simulator; live,
-    /// locked and recent ones stay.
-    #[test]
-    fn leaked_roots_are_reaped() {
-        let base = std::env::temp_dir().join(format!("kfd-sim-reap-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&base);
-        std::fs::create_dir_all(&base).unwrap();
-        let hour = std::time::Duration::from_secs(3600);
-        let dead = dead_pid();
-        let leaked = make_root(&base, dead, "leaked", hour);
-        let recent = make_root(&base, dead, "recent", std::time::Duration::ZERO);
-        let locked = make_root(&base, dead, "locked", hour);
-        let held = lock_dir(&locked).expect("lock");
-        let live = make_root(&base, std::process::id(), "mine", hour);
-        let other = base.join("unrelated");
-        std::fs::create_dir_all(&other).unwrap();
-        reap_stale(&base);
-        assert!(!leaked.exists());
-        assert!(recent.exists() && locked.exists() && live.exists() && other.exists());
-        drop(held);
-        reap_stale(&base);
-        assert!(!locked.exists());
-        // A simulator's own root is locked while it lives.
-        let root = TempRoot::create().unwrap();
-        assert!(lock_dir(&root.0).is_none());
-        drop(root);
-        std::fs::remove_dir_all(&base).unwrap();
     }
 }
