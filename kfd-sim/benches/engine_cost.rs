@@ -4,7 +4,7 @@
 //! and with polling alone.
 //!
 //! ```sh
-//! cargo run --release -p kfd-sim --example engine_cost
+//! cargo bench -p kfd-sim --bench engine_cost
 //! ```
 //!
 //! CPU time is the engine thread's own (`/proc/self/task/<tid>/schedstat`,
