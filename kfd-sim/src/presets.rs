@@ -11,12 +11,14 @@
 //!
 //! Choices a real kernel leaves to the platform:
 //!
-//! - **CPU caches are listed in KFD sysfs** (`caches_count` > 0, types 5/6/7,
-//!   i.e. CPU|data, CPU|instruction, CPU|unified). A real kernel with a
-//!   virtual CRAT reports `caches_count 0` for CPU nodes, and libhsakmt then
-//!   walks the host's `/sys/devices/system/node/.../cache` tree; emulating the
-//!   caches keeps the snapshot independent of the host (and of containers
-//!   without those directories).
+//! - **CPU caches are not listed in KFD sysfs** (`caches_count 0` on CPU
+//!   nodes), as with the virtual CRAT current kernels build: libhsakmt then
+//!   reads `/sys/devices/system/node/.../cache`, which the simulator serves
+//!   from each CPU node's cache model ([`crate::sysfs::cpu`]), independent
+//!   of the host. The node's [`Node::caches`] are that model; with
+//!   [`Platform::cpu_caches_in_kfd`] they are listed in KFD as well (types
+//!   5/6/7, i.e. CPU|data, CPU|instruction, CPU|unified), as with an ACPI
+//!   CRAT.
 //! - **Caches are listed once per kind** (the first instance, with its
 //!   sibling map), not once per CU group as real hardware does (an MI210
 //!   reports ~200 cache entries). ROCr and rocminfo only use the distinct
@@ -32,7 +34,9 @@
 //!   all CPU visible (amdgpu reports no private part for APUs), so it is
 //!   FB_PUBLIC too.
 
-use crate::topology::{cache_type, Cache, CpuIdentity, GpuIdentity, Node, Props, Topology};
+use crate::topology::{
+    cache_type, Cache, CpuIdentity, GpuIdentity, Node, Platform, Props, Topology,
+};
 
 /// Names of the built-in presets. The first is the default.
 pub const NAMES: &[&str] = &["mi210", "mi300x", "apu", "navi31", "large64"];
@@ -945,6 +949,7 @@ fn machine(
         generation_id: 1,
         system: props(&[("platform_oem", 0), ("platform_id", 0), ("platform_rev", 0)]),
         nodes,
+        platform: Platform::default(),
     };
     t.sync_counts();
     t
@@ -1105,5 +1110,25 @@ mod tests {
         assert!(err.to_string().contains("HSACU"), "{err}");
         let err = Topology::parse("[node 2]\n").unwrap_err();
         assert!(matches!(err, TopologyError::Parse { line: 1, .. }), "{err}");
+    }
+
+    #[test]
+    fn text_format_platform_section() {
+        let text = "base mi210\n[platform]\ncpu_caches_in_kfd 1\namdgpu_version 6.8.5\namdgpu_param noretry 0\namdgpu_param noretry 1\n";
+        let t = Topology::parse(text).unwrap();
+        assert!(t.platform.cpu_caches_in_kfd);
+        assert_eq!(t.platform.amdgpu_version.as_deref(), Some("6.8.5"));
+        assert_eq!(
+            t.platform.amdgpu_params,
+            vec![("noretry".to_string(), "1".to_string())]
+        );
+        assert_eq!(Topology::parse(&t.to_text()).unwrap(), t);
+        for bad in ["amdgpu_param a/b 1", "colour blue"] {
+            let err = Topology::parse(&format!("base mi210\n[platform]\n{bad}\n")).unwrap_err();
+            assert!(
+                matches!(err, TopologyError::Parse { line: 3, .. }),
+                "{bad}: {err}"
+            );
+        }
     }
 }

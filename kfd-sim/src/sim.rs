@@ -264,6 +264,31 @@ impl Sim {
             .store(on, Ordering::Relaxed);
     }
 
+    /// The explicit doorbell ring: queue `queue_id` of the simulated
+    /// `/dev/kfd` behind `fd` has new work, so the engine looks at it now
+    /// instead of at its next poll. This is what `hsaKmtQueueRingDoorbell`
+    /// should call on the simulator (the LD_PRELOAD library exports it to
+    /// C as `kfd_sim_ring_doorbell`); writing the doorbell alone also works,
+    /// with the engine's polling latency. `EBADF` if `fd` is not a
+    /// simulated kfd file, `EINVAL` if it has no such queue.
+    pub fn ring_doorbell(&self, fd: RawFd, queue_id: u32) -> Result<(), Errno> {
+        self.inner.machine.ring_doorbell(fd, queue_id)
+    }
+
+    /// Counters of the machine's engine thread (wake-ups, polls, packets).
+    pub fn engine_stats(&self) -> crate::kernel::EngineStats {
+        self.inner.machine.engine_stats()
+    }
+
+    /// The kernel's MMU notifier: call after this simulated OS process
+    /// unmapped `[addr, addr + len)` (`munmap`, or `mmap` with `MAP_FIXED`
+    /// over it). SVM ranges lose those pages at once, as in the kernel; the
+    /// LD_PRELOAD library calls this from its `munmap`/`mmap` interposers.
+    /// Returns the number of SVM pages removed.
+    pub fn cpu_unmapped(&self, addr: u64, len: u64) -> u64 {
+        self.inner.machine.cpu_unmapped(self.pid, addr, len)
+    }
+
     /// Simulates a GPU VM fault: signals every MEMORY event of every
     /// process of this OS process with the given exception data.
     pub fn signal_vm_fault(&self, gpu_id: u32, va: u64) {

@@ -129,6 +129,26 @@ impl Node {
     }
 }
 
+/// What the machine shows outside KFD's topology: where CPU caches are
+/// reported and the amdgpu module's sysfs directory.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Platform {
+    /// List CPU caches in KFD sysfs (`caches_count` > 0 on CPU nodes), as
+    /// kernels with an ACPI CRAT do. Off (the default), CPU nodes report no
+    /// caches, as with a virtual CRAT, and the caches appear in the
+    /// simulated `/sys/devices/system/node` and `cpu` trees instead, which
+    /// is where libhsakmt then reads them.
+    pub cpu_caches_in_kfd: bool,
+    /// `/sys/module/amdgpu/version`. An in-tree amdgpu sets no
+    /// `MODULE_VERSION`, so the file does not exist (`None`, the default);
+    /// an out-of-tree (DKMS) build reports its version.
+    pub amdgpu_version: Option<String>,
+    /// Module parameters (`/sys/module/amdgpu/parameters/<name>`) that
+    /// differ from the kernel's defaults ([`crate::sysfs::AMDGPU_PARAMETERS`]),
+    /// as `(name, value)`; a name that is not a default is added.
+    pub amdgpu_params: Vec<(String, String)>,
+}
+
 /// A whole simulated machine as the KFD topology describes it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Topology {
@@ -140,6 +160,8 @@ pub struct Topology {
     pub system: Props,
     /// `nodes/0..n`.
     pub nodes: Vec<Node>,
+    /// Host-side facts outside the KFD tree.
+    pub platform: Platform,
 }
 
 impl Topology {
@@ -239,7 +261,9 @@ impl Topology {
     /// `[node N mem_bank M]`, `[node N cache C]` (with `sibling_map a,b,..`),
     /// `[node N io_link L]`, `[node N p2p_link L]`, `[node N gpu]` (PCI/DRM
     /// identity: `device_id`, `pci_rev`, `family`, `marketing_name`, ...)
-    /// and `[node N cpu]` (`vendor_id`, `model_name`, ...). A section whose
+    /// and `[node N cpu]` (`vendor_id`, `model_name`, ...), and
+    /// `[platform]` ([`Platform`]: `cpu_caches_in_kfd 0|1`,
+    /// `amdgpu_version <text>`, `amdgpu_param <name> <value>`). A section whose
     /// index equals the current count appends a new entry; keys replace
     /// existing values or are appended. The `*_count` keys of a node's
     /// properties are recomputed from its entries.
@@ -336,6 +360,9 @@ impl Topology {
                     let c = t.nodes[*n].cpu.get_or_insert_with(CpuIdentity::default);
                     set_cpu_field(c, key, value).map_err(err)?;
                 }
+                Section::Platform => {
+                    set_platform_field(&mut t.platform, key, value).map_err(err)?
+                }
             }
         }
         t.sync_counts();
@@ -394,6 +421,18 @@ impl Topology {
                     c.vendor_id, c.model_name, c.family, c.model, c.stepping
                 );
             }
+        }
+        let pf = &self.platform;
+        let _ = writeln!(
+            s,
+            "\n[platform]\ncpu_caches_in_kfd {}",
+            u8::from(pf.cpu_caches_in_kfd)
+        );
+        if let Some(v) = &pf.amdgpu_version {
+            let _ = writeln!(s, "amdgpu_version {v}");
+        }
+        for (k, v) in &pf.amdgpu_params {
+            let _ = writeln!(s, "amdgpu_param {k} {v}");
         }
         s
     }
@@ -522,6 +561,7 @@ enum Section {
     Props(usize, PropsKind, usize),
     Gpu(usize),
     Cpu(usize),
+    Platform,
 }
 
 impl Section {
@@ -529,6 +569,7 @@ impl Section {
         let words: Vec<&str> = inner.split_whitespace().collect();
         match words.as_slice() {
             ["system_properties"] => Ok(Section::System),
+            ["platform"] => Ok(Section::Platform),
             ["node", n, rest @ ..] => {
                 let n: usize = n.parse().map_err(|_| format!("bad node index {n:?}"))?;
                 if n > t.nodes.len() {
@@ -641,6 +682,30 @@ fn set_gpu_field(g: &mut GpuIdentity, key: &str, value: &str) -> Result<(), Stri
         "visible_vram_size" => g.visible_vram_size = v,
         "gtt_size" => g.gtt_size = v,
         _ => return Err(format!("unknown gpu key {key:?}")),
+    }
+    Ok(())
+}
+
+fn set_platform_field(p: &mut Platform, key: &str, value: &str) -> Result<(), String> {
+    match key {
+        "cpu_caches_in_kfd" => p.cpu_caches_in_kfd = parse_num(value)? != 0,
+        "amdgpu_version" => {
+            p.amdgpu_version = (!value.is_empty()).then(|| value.to_string());
+        }
+        "amdgpu_param" => {
+            let (name, v) = value
+                .split_once(char::is_whitespace)
+                .map(|(n, v)| (n, v.trim()))
+                .unwrap_or((value, ""));
+            if name.is_empty() || name.contains('/') {
+                return Err(format!("bad amdgpu_param name {name:?}"));
+            }
+            match p.amdgpu_params.iter_mut().find(|(n, _)| n == name) {
+                Some(slot) => slot.1 = v.to_string(),
+                None => p.amdgpu_params.push((name.to_string(), v.to_string())),
+            }
+        }
+        _ => return Err(format!("unknown platform key {key:?}")),
     }
     Ok(())
 }

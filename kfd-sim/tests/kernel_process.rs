@@ -64,17 +64,7 @@ fn create_process_isolates_handles() {
     // Secondary processes cannot be debugged.
     let mut rinfo = kfd_runtime_info::default();
     let (rd, wr) = pipe();
-    let mut d = kfd_ioctl_dbg_trap_args {
-        pid: sim.os_pid(),
-        op: KFD_IOC_DBG_TRAP_ENABLE,
-        ..Default::default()
-    };
-    d.u.enable = kfd_ioctl_dbg_trap_enable_args {
-        exception_mask: 0,
-        rinfo_ptr: &mut rinfo as *mut _ as u64,
-        rinfo_size: std::mem::size_of::<kfd_runtime_info>() as u32,
-        dbg_fd: wr.as_raw_fd() as u32,
-    };
+    let mut d = dbg_trap_enable(sim.os_pid(), 0, &mut rinfo, &wr);
     assert_eq!(
         io(&sim, &b.kfd, AMDKFD_IOC_DBG_TRAP, &mut d),
         Err(Errno::EPERM)
@@ -87,14 +77,6 @@ fn create_process_isolates_handles() {
     a.free(h).unwrap();
     a.close();
     assert!(sim.live_objects().is_empty(), "{:?}", sim.live_objects());
-}
-
-fn pipe() -> (OwnedFd, OwnedFd) {
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 writes two descriptors into `fds`.
-    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
-    // SAFETY: fresh descriptors we own.
-    unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
 }
 
 #[test]

@@ -43,6 +43,19 @@ fn at(t: u32, v: u32) -> kfd_ioctl_svm_attribute {
     }
 }
 
+/// Sets the preferred location of `[base, base + len)` to `gpu` (making
+/// or splitting SVM ranges).
+fn prefer(p: &Proc, base: u64, len: u64, gpu: u32) {
+    svm(
+        p,
+        KFD_IOCTL_SVM_OP_SET_ATTR,
+        base,
+        len,
+        &mut [at(KFD_IOCTL_SVM_ATTR_PREFERRED_LOC, gpu)],
+    )
+    .unwrap();
+}
+
 #[test]
 fn split_and_get_mixed() {
     let sim = Sim::preset("mi300x").unwrap();
@@ -52,24 +65,10 @@ fn split_and_get_mixed() {
     let base = anon(64 * 4096) as u64;
     let ranges = |sim: &Sim| sim.live_objects().processes[0].svm_ranges;
     // One range of 16 pages.
-    svm(
-        &p,
-        KFD_IOCTL_SVM_OP_SET_ATTR,
-        base,
-        16 * 4096,
-        &mut [at(KFD_IOCTL_SVM_ATTR_PREFERRED_LOC, g)],
-    )
-    .unwrap();
+    prefer(&p, base, 16 * 4096, g);
     assert_eq!(ranges(&sim), 1);
     // Setting the same value again splits nothing.
-    svm(
-        &p,
-        KFD_IOCTL_SVM_OP_SET_ATTR,
-        base + 4096,
-        4096,
-        &mut [at(KFD_IOCTL_SVM_ATTR_PREFERRED_LOC, g)],
-    )
-    .unwrap();
+    prefer(&p, base + 4096, 4096, g);
     assert_eq!(ranges(&sim), 1);
     // A different value in the middle splits it in three.
     svm(
@@ -244,14 +243,7 @@ fn unmapped_memory_leaves_its_svm_range() {
     let p = Proc::open(&sim);
     let g = p.gpu();
     let base = anon(8 * 4096) as u64;
-    svm(
-        &p,
-        KFD_IOCTL_SVM_OP_SET_ATTR,
-        base,
-        8 * 4096,
-        &mut [at(KFD_IOCTL_SVM_ATTR_PREFERRED_LOC, g)],
-    )
-    .unwrap();
+    prefer(&p, base, 8 * 4096, g);
     assert_eq!(p.alloc(g, base, 4096, GTT), Err(Errno(libc::EADDRINUSE)));
     // Unmap the upper half: only the lower half still clashes.
     // SAFETY: our own anonymous test mapping, no references into it.
@@ -267,4 +259,98 @@ fn unmapped_memory_leaves_its_svm_range() {
     unsafe { libc::munmap(base as *mut libc::c_void, 4 * 4096) };
     p.close();
     assert!(sim.live_objects().is_empty());
+}
+
+/// kfdtest PartialUnmapSysMemTest's memory pattern in-process: an SVM
+/// range loses four pages in the middle to `munmap`, new memory is mapped
+/// in the hole and registered as userptr memory. The kernel's MMU notifier
+/// dropped the pages at `munmap` time; `Sim::cpu_unmapped` is that
+/// notifier (the LD_PRELOAD library calls it from `munmap`). Without it the
+/// re-mapped hole still belongs to the range: EADDRINUSE.
+#[test]
+fn partial_munmap_then_userptr_in_the_hole() {
+    let sim = Sim::preset("mi210").unwrap();
+    let p = Proc::open(&sim);
+    let g = p.gpu();
+    let base = anon(16 * 4096) as u64;
+    prefer(&p, base, 16 * 4096, g);
+    let hole = base + 2 * 4096;
+    // SAFETY: part of our own anonymous test mapping, no references into it.
+    let r = unsafe { libc::munmap(hole as *mut libc::c_void, 4 * 4096) };
+    assert_eq!(r, 0);
+    assert_eq!(sim.cpu_unmapped(hole, 4 * 4096), 4);
+    // SAFETY: maps fresh anonymous memory exactly over the hole just made.
+    let q = unsafe {
+        libc::mmap(
+            hole as *mut libc::c_void,
+            4 * 4096,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
+            -1,
+            0,
+        )
+    };
+    assert_eq!(q as u64, hole);
+    let h = p.userptr(g, hole, 4 * 4096).expect("userptr in the hole");
+    assert_eq!(p.map(h, &[g], 0).0, Ok(0));
+    // The range was split in two around the hole; both halves keep their
+    // attributes.
+    assert_eq!(sim.live_objects().processes[0].svm_ranges, 2);
+    let mut q = [at(KFD_IOCTL_SVM_ATTR_PREFERRED_LOC, 0)];
+    svm(
+        &p,
+        KFD_IOCTL_SVM_OP_GET_ATTR,
+        base + 8 * 4096,
+        8 * 4096,
+        &mut q,
+    )
+    .unwrap();
+    assert_eq!(q[0].value, g);
+    // Unmapping memory no range covers removes nothing.
+    assert_eq!(sim.cpu_unmapped(base + 64 * 4096 * 1024, 4096), 0);
+    assert_eq!(p.unmap(h, &[g], 0).0, Ok(0));
+    p.free(h).unwrap();
+    // SAFETY: our own test mapping.
+    unsafe { libc::munmap(base as *mut libc::c_void, 16 * 4096) };
+    assert_eq!(sim.cpu_unmapped(base, 16 * 4096), 12);
+    assert_eq!(sim.live_objects().processes[0].svm_ranges, 0);
+    p.close();
+    assert!(sim.live_objects().is_empty());
+}
+
+/// The granularity a kernel stores: kernels up to KFD ioctl 1.13 keep the
+/// value as given in the range's byte (kfdtest 5.2.3 SetGetAttributesTest
+/// sets 0xFF and reads 0xFF back); since the late-2023 fix for a shift out
+/// of bounds (1.14 onwards) `svm_range_apply_attrs` clamps it to 0x3F.
+#[test]
+fn svm_granularity_is_stored_as_the_kernel_of_the_version_does() {
+    for (minor, want) in [(13, 0xff), (14, 0x3f), (KFD_IOCTL_MINOR_VERSION, 0x3f)] {
+        let sim = Sim::preset("mi210").unwrap();
+        sim.set_version_minor(minor);
+        let p = Proc::open(&sim);
+        let base = anon(4 * 4096) as u64;
+        svm(
+            &p,
+            KFD_IOCTL_SVM_OP_SET_ATTR,
+            base,
+            4 * 4096,
+            &mut [at(KFD_IOCTL_SVM_ATTR_GRANULARITY, 0xff)],
+        )
+        .unwrap();
+        let mut q = [at(KFD_IOCTL_SVM_ATTR_GRANULARITY, 0)];
+        svm(&p, KFD_IOCTL_SVM_OP_GET_ATTR, base, 4 * 4096, &mut q).unwrap();
+        assert_eq!(q[0].value, want, "ioctl minor {minor}");
+        // A value in range is stored as given by every version.
+        svm(
+            &p,
+            KFD_IOCTL_SVM_OP_SET_ATTR,
+            base,
+            4096,
+            &mut [at(KFD_IOCTL_SVM_ATTR_GRANULARITY, 0x20)],
+        )
+        .unwrap();
+        svm(&p, KFD_IOCTL_SVM_OP_GET_ATTR, base, 4096, &mut q).unwrap();
+        assert_eq!(q[0].value, 0x20, "ioctl minor {minor}");
+        p.close();
+    }
 }

@@ -76,6 +76,23 @@ fn kmt_smoke_mi210() {
     }
 }
 
+/// kfdtest PartialUnmapSysMemTest's pattern through the C library: the
+/// `munmap` interposer drops the unmapped pages from the SVM range, so
+/// memory mapped in the hole registers as userptr memory (EADDRINUSE
+/// before the sim saw `munmap`).
+#[test]
+fn kmt_svm_partial_unmap_then_register_in_the_hole() {
+    let (out, text) = run("mi210", &["svm-unmap"], &[], None);
+    assert_all_ok("svm-unmap", &out, &text);
+    for check in [
+        "unmap_register_in_hole",
+        "unmap_map_hole",
+        "unmap_rest_keeps_attributes",
+    ] {
+        assert!(text.contains(&format!("OK {check}\n")), "{check}:\n{text}");
+    }
+}
+
 #[test]
 fn kmt_topology_of_every_preset() {
     let expect: &[(&str, &str, &str)] = &[
@@ -102,6 +119,53 @@ fn kmt_topology_of_every_preset() {
     // navi31 is wave32.
     let (_, text) = run("navi31", &["topology"], &[], None);
     assert!(text.contains("gfx=11.0.0 wave=32"), "{text}");
+}
+
+/// The CPU node's caches as libhsakmt 5.2.3 lists them (`cache N.I: ...`
+/// lines of the `topology` mode).
+fn cpu_cache_lines(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| l.starts_with("cache 0."))
+        .map(|l| l.split_once(": ").unwrap().1)
+        .collect()
+}
+
+/// With a virtual CRAT (the default), the CPU node has no caches in KFD
+/// sysfs and the C library reads the simulated
+/// `/sys/devices/system/node/node0/cpuN/cache` tree, walking the CPUs in
+/// `readdir` order, which the preload makes the kernel's (kernfs hash
+/// order: `cpu1` before `cpu0`). cpu1 (APIC id 2) lists its private L1d,
+/// L1i and L2; cpu0 its own and the shared L3. Sizes are bytes on this
+/// path (the sysfs `size` file), KiB in KFD's.
+#[test]
+fn kmt_cpu_caches_from_the_cpu_tree_in_readdir_order() {
+    let (out, text) = run("mi210", &["topology"], &[], None);
+    assert_all_ok("mi210", &out, &text);
+    assert!(text.contains("node 0: cpu_cores=32 "), "{text}");
+    assert_eq!(
+        cpu_cache_lines(&text),
+        [
+            "level=1 size=32768 type=0x5 proc=2 siblings=2",
+            "level=1 size=32768 type=0x6 proc=2 siblings=2",
+            "level=2 size=524288 type=0x7 proc=2 siblings=2",
+            "level=1 size=32768 type=0x5 proc=0 siblings=0",
+            "level=1 size=32768 type=0x6 proc=0 siblings=0",
+            "level=2 size=524288 type=0x7 proc=0 siblings=0",
+            "level=3 size=33554432 type=0x7 proc=0 siblings=0,2",
+        ],
+        "{text}"
+    );
+    // The platform option lists them in KFD sysfs instead (one per kind,
+    // KiB, the CPU model's sibling maps).
+    let file = scratch("caches-in-kfd");
+    std::fs::write(&file, "base mi210\n[platform]\ncpu_caches_in_kfd 1\n").unwrap();
+    let (out, text) = run(file.to_str().unwrap(), &["topology"], &[], None);
+    let _ = std::fs::remove_file(&file);
+    assert_all_ok("cpu_caches_in_kfd", &out, &text);
+    let lines = cpu_cache_lines(&text);
+    assert_eq!(lines.len(), 4, "{text}");
+    assert_eq!(lines[0], "level=1 size=32 type=0x5 proc=0 siblings=0,1");
+    assert!(lines[3].starts_with("level=3 size=32768 type=0x7 proc=0 siblings=0,1,2,"));
 }
 
 /// Number of ALLOC_MEMORY_OF_GPU ioctls libhsakmt issues on its own before

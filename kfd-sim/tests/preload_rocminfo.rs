@@ -169,3 +169,82 @@ fn preload_library_exports_the_libc_names() {
         );
     }
 }
+
+/// rocminfo 6.x and 7.x read `/sys/module/amdgpu/initstate` before
+/// anything else ("ROCk module is NOT loaded" without it) and print
+/// `version` when it exists. Under the preload both come from the
+/// simulated module, created on that first look.
+#[test]
+fn amdgpu_module_is_live_under_the_preload() {
+    let script = "cat /sys/module/amdgpu/initstate /sys/module/amdgpu/parameters/cwsr_enable; \
+                  test -d /sys/module/amdgpu/parameters && echo dir; \
+                  test -e /sys/module/amdgpu/version || echo no-version";
+    let out = Command::new("sh")
+        .args(["-c", script])
+        .env("LD_PRELOAD", preload_lib())
+        .env("KFD_SIM_TOPOLOGY", "mi210")
+        .output()
+        .expect("sh");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text, "live\n1\ndir\nno-version\n", "{:?}", out);
+}
+
+/// Under the preload, `readdir` of the simulated sysfs lists entries the
+/// way kernfs does (`.`, `..`, then by name hash), whatever file system
+/// the render root is on: `ls -f` (no sorting) of the simulated CPU tree
+/// matches what a real kernel prints. (`ls` touches `/sys/class/kfd`
+/// first, which creates the simulator; the CPU trees are served only once
+/// it exists.)
+#[test]
+fn readdir_lists_simulated_sysfs_in_kernfs_order() {
+    let out = Command::new("ls")
+        .args([
+            "-f",
+            "/sys/class/kfd/kfd",
+            "/sys/devices/system/node/node0",
+            "/sys/devices/system/cpu/cpu0/cache/index0",
+        ])
+        .env("LD_PRELOAD", preload_lib())
+        .env("KFD_SIM_TOPOLOGY", "mi210")
+        .output()
+        .expect("ls");
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let section = |name: &str| -> Vec<String> {
+        let start = text
+            .find(&format!("{name}:\n"))
+            .unwrap_or_else(|| panic!("{text}"));
+        text[start..]
+            .lines()
+            .skip(1)
+            .take_while(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(
+        section("/sys/devices/system/node/node0"),
+        [".", "..", "uevent", "distance", "cpu1", "meminfo", "cpulist", "cpu0", "cpumap"],
+        "{text}"
+    );
+    // The cache attributes: neither creation order nor its reverse, nor
+    // name order, but the rendered names in kernfs hash order.
+    let root = std::env::temp_dir().join(format!("kfd-sim-order-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    kfd_sim::sysfs::render(&kfd_sim::presets::preset("mi210").unwrap(), &root).unwrap();
+    let mut names: Vec<String> =
+        std::fs::read_dir(root.join("sys/devices/system/cpu/cpu0/cache/index0"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+    std::fs::remove_dir_all(&root).unwrap();
+    kfd_sim::sysfs::kernfs_order(&mut names);
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_ne!(names, sorted);
+    names.splice(0..0, [".".to_string(), "..".to_string()]);
+    assert_eq!(
+        section("/sys/devices/system/cpu/cpu0/cache/index0"),
+        names,
+        "{text}"
+    );
+}

@@ -4,6 +4,19 @@
 //! Each cache is listed once, under the first CPU of its
 //! `shared_cpu_list`. Like the C library, unreadable attributes leave the
 //! field 0 instead of failing (these are host files, not KFD's).
+//!
+//! # Order
+//!
+//! libhsakmt (5.2.3, 6.2.4 and the current one alike) walks the `cpuN`
+//! directories in `readdir` order and lists each CPU's caches `index0`,
+//! `index1`, ... in turn; the result is that order, not CPU number order.
+//! sysfs lists a directory by a hash of the entry names (kernfs), so on a
+//! 2-CPU machine `cpu1` (and its private caches) usually comes before
+//! `cpu0` (which also carries the shared L3). This reader sorts the
+//! entries the way kernfs lists them ([`kernfs_hash`]): on sysfs that is
+//! exactly the `readdir` order the C library sees, and a copy of the tree
+//! on another file system (a simulator's render root, a fixture) reads the
+//! same as the real one would.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -56,26 +69,53 @@ fn count_prefixed(dir: &Path, prefix: &str) -> usize {
     })
 }
 
-/// `cpuN` directories of `dir`, sorted by N.
+/// The kernfs name hash (`kernfs_name_hash`, `fs/kernfs/dir.c`, 64-bit
+/// kernels since 4.8), by which sysfs orders a directory's entries.
+fn kernfs_hash(name: &[u8]) -> u32 {
+    let mut h: u64 = 0;
+    for &c in name {
+        let c = u64::from(c);
+        h = h.wrapping_add(c << 4).wrapping_add(c >> 4).wrapping_mul(11);
+    }
+    let h = ((h.wrapping_mul(0x61C8_8646_80B5_83EB) >> 32) as u32) & 0x7fff_ffff;
+    // 0, 1 and INT_MAX are reserved for the magic entries.
+    match h {
+        0 | 1 => h + 2,
+        0x7fff_ffff => 0x7fff_fffe,
+        _ => h,
+    }
+}
+
+/// Sorts `(name, ..)` entries as sysfs lists them: by [`kernfs_hash`] of
+/// the name, then by name.
+fn kernfs_sort<T>(entries: &mut [(String, T)]) {
+    entries.sort_by_cached_key(|(n, _)| (kernfs_hash(n.as_bytes()), n.clone()));
+}
+
+/// `cpuN` directories of `dir` as `(N, path)`, in the order sysfs lists
+/// them (see the module docs).
 fn cpu_dirs(dir: &Path) -> Vec<(usize, PathBuf)> {
     let Ok(rd) = fs::read_dir(dir) else {
         return Vec::new();
     };
-    let mut cpus: Vec<(usize, PathBuf)> = rd
+    let mut named: Vec<(String, PathBuf)> = rd
         .filter_map(Result::ok)
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+        .take(MAX_ENTRIES)
+        .collect();
+    kernfs_sort(&mut named);
+    named
+        .into_iter()
+        .filter_map(|(name, path)| {
             let rest = name.strip_prefix("cpu")?;
             if !rest.starts_with(|c: char| c.is_ascii_digit()) {
                 return None;
             }
+            // C `atoi`: the leading digits.
             let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-            Some((digits.parse().ok()?, e.path()))
+            Some((digits.parse().ok()?, path))
         })
-        .take(MAX_ENTRIES)
-        .collect();
-    cpus.sort();
-    cpus
+        .collect()
 }
 
 /// Sets `siblings[apicid] = 1` for each CPU set in a `shared_cpu_map`
@@ -155,6 +195,35 @@ pub(crate) fn host_cpu_caches(root: &Path, node: u32, cpuinfo: &CpuInfo) -> Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kernfs_order_of_cpu_directories() {
+        // What `ls -f /sys/devices/system/node/node0` prints on a 6.x
+        // kernel with two CPUs.
+        let mut e: Vec<(String, ())> = ["cpu0", "cpu1", "cpulist", "cpumap", "distance"]
+            .iter()
+            .map(|n| (n.to_string(), ()))
+            .collect();
+        kernfs_sort(&mut e);
+        let names: Vec<&str> = e.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["distance", "cpu1", "cpulist", "cpu0", "cpumap"]);
+        assert_eq!(kernfs_hash(b""), 2);
+    }
+
+    /// On a real sysfs, the order this reader uses is `readdir`'s.
+    #[test]
+    fn kernfs_order_is_readdir_order_on_sysfs() {
+        for dir in ["/sys/devices/system/cpu", "/sys/devices/system/node/node0"] {
+            let Ok(rd) = fs::read_dir(dir) else { continue };
+            let listed: Vec<(String, ())> = rd
+                .filter_map(Result::ok)
+                .map(|e| (e.file_name().to_string_lossy().into_owned(), ()))
+                .collect();
+            let mut sorted = listed.clone();
+            kernfs_sort(&mut sorted);
+            assert_eq!(sorted, listed, "{dir}");
+        }
+    }
 
     #[test]
     fn cpu_map_bits() {

@@ -36,13 +36,17 @@ fn mi210_matches_the_c_library() {
         cpu.derived.marketing_name,
         "AMD EPYC 7763 64-Core Processor"
     );
-    // Host caches: one L1d per CPU, the shared L2 once (under CPU 0).
+    // Host caches: one L1d per CPU, the shared L2 once (under CPU 0), in
+    // the order sysfs lists the CPUs (kernfs hash order: cpu1, then cpu0).
     assert_eq!(cpu.caches.len(), 3);
+    assert_eq!(cpu.caches[0].processor_id_low, 1);
     assert_eq!(cpu.caches[0].size, 32 * 1024);
     assert_eq!(cpu.caches[0].cache_type, CacheType::DATA | CacheType::CPU);
-    assert_eq!(cpu.caches[1].level, 2);
-    assert_eq!(cpu.caches[1].sibling_map, vec![1, 1]);
-    assert_eq!(cpu.caches[2].processor_id_low, 1);
+    assert_eq!(cpu.caches[1].processor_id_low, 0);
+    assert_eq!(cpu.caches[1].level, 1);
+    assert_eq!(cpu.caches[2].level, 2);
+    assert_eq!(cpu.caches[2].sibling_map, vec![1, 1]);
+    assert_eq!(cpu.caches[2].processor_id_low, 0);
 
     let gpu = topo.node(1).unwrap();
     assert_eq!(gpu.kind(), NodeKind::Gpu);

@@ -36,10 +36,13 @@ output structs, side effects and (on the simulator) ioctl traces.
 flags:
   --reference PATH   C library to compare against (default: the system's
                      libhsakmt.so.1; installed with apt when root and missing)
-  --abi GEN          rocm-5.2 (default; pairs with Debian 5.2.3) or current
-                     (needs --reference: a newest-upstream build)
+  --abi GEN          one generation: rocm-5.2 (against Debian 12's 5.2.3 on
+                     the host), rocm-6.2 (against Debian 13's 6.2.4 in a
+                     trixie rootfs under target/rootfs, made when missing)
+                     or newest (needs --reference: a newest-upstream build).
+                     Default: every packaged one, rocm-5.2 then rocm-6.2
   --ours PATH        our library to test (default: built with `dist` code)
-                     With --abi rocm-5.2 our newest-ABI build is built too:
+                     For rocm-5.2 and rocm-6.2 our newest build is built too:
                      the families whose API ours lacks (the Ctx API) run
                      their \"ours\" side on it, checked against the documented
                      semantics (the reference still lacks the API)

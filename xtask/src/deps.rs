@@ -10,7 +10,8 @@ use std::process::Command;
 /// reference library), libdrm-dev/libdrm-amdgpu1 (amdgpu_drm.h; libdrm at
 /// run time), rocminfo (the unmodified ROCm binary the simulator runs),
 /// libhsa-runtime-dev (hsa.h, which the ROCr client's declarations are
-/// checked against), pkg-config.
+/// checked against) and libhsa-runtime64-1 (ROCr's library for kfd-sim's
+/// ROCr end-to-end test), pkg-config.
 pub const TEST_PACKAGES: &[&str] = &[
     "gcc",
     "libc6-dev",
@@ -22,6 +23,7 @@ pub const TEST_PACKAGES: &[&str] = &[
     "libdrm-amdgpu1",
     "rocminfo",
     "libhsa-runtime-dev",
+    "libhsa-runtime64-1",
 ];
 
 /// What making a Debian rootfs of another suite needs (`cargo xtask

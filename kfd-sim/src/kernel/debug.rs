@@ -51,6 +51,12 @@ impl DebugState {
         }
     }
 
+    /// Tells the debugger an exception it enabled was raised (the write to
+    /// `dbg_ev_file` of `kfd_dbg_ev_raise`).
+    pub fn notify_debugger(&self) {
+        self.notify();
+    }
+
     /// EC_QUEUE_NEW for a debugged process.
     pub fn raise_queue_new(&mut self, _queue: u32, _gpu: u32) {
         if self.trap_enabled && self.exception_enable_mask & kfd_ec_mask(EC_QUEUE_NEW) != 0 {
@@ -169,8 +175,9 @@ pub(crate) fn dbg_trap(c: &Ctx, buf: &mut [u8]) -> R {
             st.debug.launch_override_mask = 0;
             st.debug.flags = 0;
             for q in st.queues.values_mut() {
-                q.suspended = false;
+                q.set_suspended(false);
             }
+            c.m.engine.kick();
             Ok(0)
         }
         KFD_IOC_DBG_TRAP_SEND_RUNTIME_EVENT => {
@@ -252,7 +259,7 @@ pub(crate) fn dbg_trap(c: &Ctx, buf: &mut [u8]) -> R {
                 let qid = *id & !(KFD_DBG_QUEUE_ERROR_MASK | KFD_DBG_QUEUE_INVALID_MASK);
                 match st.queues.get_mut(&qid) {
                     Some(q) if q.suspended != suspend => {
-                        q.suspended = suspend;
+                        q.set_suspended(suspend);
                         count += 1;
                         *id = qid;
                     }
@@ -261,6 +268,8 @@ pub(crate) fn dbg_trap(c: &Ctx, buf: &mut [u8]) -> R {
                 }
             }
             usermem::write_array(ptr, &ids)?;
+            // A resumed queue may hold work already.
+            c.m.engine.kick();
             Ok(count)
         }
         KFD_IOC_DBG_TRAP_SET_NODE_ADDRESS_WATCH => {

@@ -615,7 +615,8 @@ fn set_scratch_backing_va(c: &Ctx, buf: &mut [u8]) -> R {
     }
 }
 
-fn now_ns(clock: libc::clockid_t) -> u64 {
+/// A clock's reading in nanoseconds.
+pub(crate) fn now_ns(clock: libc::clockid_t) -> u64 {
     // SAFETY: an all-zero timespec is valid; clock_gettime writes one.
     let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
     // SAFETY: `ts` is a valid, exclusively borrowed timespec.

@@ -43,6 +43,17 @@ impl SignalPage {
         };
     }
 
+    fn read_slot(&self, id: u32) -> u64 {
+        let mut b = [0u8; 8];
+        let off = id as u64 * 8;
+        let r = match self {
+            SignalPage::Kernel(m) => m.pread(layout::KFD_EVENTS_OFF + off, &mut b),
+            SignalPage::Bo(s) if off + 8 <= s.size => s.read(off, &mut b),
+            SignalPage::Bo(_) => Err(Errno::EINVAL),
+        };
+        r.map_or(UNSIGNALED, |()| u64::from_ne_bytes(b))
+    }
+
     fn fill_unsignaled(&self, slots: u64) {
         let bytes = vec![0xffu8; (slots * 8) as usize];
         let _ = match self {
@@ -133,6 +144,70 @@ impl EventTable {
         g.signal_handle = None;
         drop(g);
         self.cond.notify_all();
+    }
+
+    /// `kfd_signal_event_interrupt`: the GPU raised an event interrupt whose
+    /// context id carries `valid_bits` bits of an event id (32 from the CP's
+    /// end-of-pipe, 28 from an SDMA trap). A signal event is found by its
+    /// id when its slot was written (the mailbox), else every event whose
+    /// slot is signaled is; each found one has its slot reset to
+    /// "unsignaled" and is set, waking its waiters.
+    pub fn signal_interrupt(&self, partial_id: u32, valid_bits: u32) {
+        let mut g = lock(&self.inner);
+        let Some(page) = g.page.clone() else {
+            return;
+        };
+        let mut found = Vec::new();
+        let direct = valid_bits > 31 || (1u64 << valid_bits) >= KFD_SIGNAL_EVENT_LIMIT as u64;
+        if valid_bits != 0
+            && direct
+            && page.read_slot(partial_id) != UNSIGNALED
+            && g.events.contains_key(&partial_id)
+        {
+            found.push(partial_id);
+        }
+        if found.is_empty() {
+            // The partial id lookup failed: search the signaled slots.
+            found = g
+                .events
+                .keys()
+                .copied()
+                .filter(|id| *id < KFD_SIGNAL_EVENT_LIMIT && page.read_slot(*id) != UNSIGNALED)
+                .collect();
+        }
+        let mut any = false;
+        for id in found {
+            let gpu_signaled = g
+                .events
+                .get(&id)
+                .is_some_and(|e| e.ty == KFD_IOC_EVENT_SIGNAL || e.ty == KFD_IOC_EVENT_DEBUG_EVENT);
+            if gpu_signaled {
+                page.write_slot(id, UNSIGNALED);
+                set_locked(&mut g, id);
+                any = true;
+            }
+        }
+        drop(g);
+        if any {
+            self.cond.notify_all();
+        }
+    }
+
+    /// `kfd_set_event` from the kernel itself (the runtime's queue error
+    /// event): sets signal event `id`; false if there is none.
+    pub fn set_signal_event(&self, id: u32) -> bool {
+        let mut g = lock(&self.inner);
+        if !g
+            .events
+            .get(&id)
+            .is_some_and(|e| e.ty == KFD_IOC_EVENT_SIGNAL)
+        {
+            return false;
+        }
+        set_locked(&mut g, id);
+        drop(g);
+        self.cond.notify_all();
+        true
     }
 
     /// Signals all events of `ty` with memory exception data (a simulated
@@ -373,6 +448,11 @@ pub(crate) fn wait(c: &Ctx, buf: &mut [u8]) -> R {
 }
 
 fn wait_inner(c: &Ctx, a: &mut kfd_ioctl_wait_events_args) -> R {
+    // A thread going to sleep on an event usually just submitted the work
+    // that will signal it: look at the queues now, not at the next poll.
+    if a.timeout != 0 {
+        c.m.engine.kick();
+    }
     let t = c.proc.events.clone();
     let data: Vec<kfd_event_data> = usermem::read_array(a.events_ptr, a.num_events as usize)?;
     let all = a.wait_for_all != 0;

@@ -571,3 +571,82 @@ pub(crate) fn remap_shared(src: &Memfd, off: u64, len: u64, dst: &Memfd) -> Resu
     }
     Ok(())
 }
+
+/// A shared mapping of one page of a memfd, owned by the model: the GPU
+/// engines do their atomic operations (signal decrements, 32/64-bit stores
+/// a CPU may poll) through it, so they are atomic with respect to the CPU's
+/// own atomics on its mapping of the same page. Unmapped on drop; the
+/// memfd stays open while the mapping lives.
+#[derive(Debug)]
+pub(crate) struct PageMap {
+    ptr: std::ptr::NonNull<u8>,
+    _file: std::sync::Arc<Memfd>,
+}
+
+// SAFETY: the mapping is plain shared memory owned by this value; all
+// accesses through it are atomic operations.
+unsafe impl Send for PageMap {}
+
+impl PageMap {
+    /// Maps the page of `file` that contains byte `offset`. The caller
+    /// guarantees the page lies within the file's size (a page past the
+    /// end would fault with SIGBUS on access).
+    pub fn new(file: std::sync::Arc<Memfd>, offset: u64) -> Result<PageMap, Errno> {
+        let page = offset & !4095;
+        // SAFETY: a fresh shared mapping of our own memfd at a kernel-chosen
+        // address; nothing else refers to that address range.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                4096,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                file.fd.as_raw_fd(),
+                page as libc::off_t,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(last_errno());
+        }
+        let ptr = std::ptr::NonNull::new(p.cast::<u8>()).ok_or(Errno::ENOMEM)?;
+        Ok(PageMap { ptr, _file: file })
+    }
+
+    /// The naturally aligned 64-bit word at byte `off` of the page.
+    ///
+    /// Panics if `off` is not 8-byte aligned or not inside the page (callers
+    /// check alignment first).
+    pub fn u64_at(&self, off: usize) -> &std::sync::atomic::AtomicU64 {
+        assert!(off % 8 == 0 && off + 8 <= 4096);
+        // SAFETY: the page is mapped read-write for the lifetime of `self`,
+        // the word is aligned and inside it, and it is only accessed
+        // atomically (AtomicU64 has the layout of u64).
+        unsafe { std::sync::atomic::AtomicU64::from_ptr(self.ptr.as_ptr().add(off).cast()) }
+    }
+
+    /// The naturally aligned 32-bit word at byte `off` of the page.
+    ///
+    /// Panics like [`PageMap::u64_at`].
+    pub fn u32_at(&self, off: usize) -> &std::sync::atomic::AtomicU32 {
+        assert!(off % 4 == 0 && off + 4 <= 4096);
+        // SAFETY: as for `u64_at`, for a 4-byte aligned word.
+        unsafe { std::sync::atomic::AtomicU32::from_ptr(self.ptr.as_ptr().add(off).cast()) }
+    }
+
+    /// The naturally aligned 16-bit word at byte `off` of the page.
+    ///
+    /// Panics like [`PageMap::u64_at`].
+    pub fn u16_at(&self, off: usize) -> &std::sync::atomic::AtomicU16 {
+        assert!(off % 2 == 0 && off + 2 <= 4096);
+        // SAFETY: as for `u64_at`, for a 2-byte aligned word.
+        unsafe { std::sync::atomic::AtomicU16::from_ptr(self.ptr.as_ptr().add(off).cast()) }
+    }
+}
+
+impl Drop for PageMap {
+    fn drop(&mut self) {
+        // SAFETY: unmaps the page this value mapped; no reference into it
+        // outlives `self` (the accessors borrow `self`).
+        unsafe { libc::munmap(self.ptr.as_ptr().cast(), 4096) };
+    }
+}

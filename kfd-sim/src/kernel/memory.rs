@@ -131,8 +131,13 @@ impl VaIndex {
 
     /// The mapping containing `addr`, as (start, size).
     pub fn covering(&self, addr: u64) -> Option<(u64, u64)> {
+        self.entry_at(addr).map(|(s, e)| (s, e.end - s))
+    }
+
+    /// The mapping containing `addr`, as (start, entry).
+    pub fn entry_at(&self, addr: u64) -> Option<(u64, &VaEntry)> {
         let (s, e) = self.map.range(..=addr).next_back()?;
-        (e.end > addr).then_some((*s, e.end - *s))
+        (e.end > addr).then_some((*s, e))
     }
 
     pub fn insert(&mut self, start: u64, e: VaEntry) {
@@ -192,8 +197,19 @@ impl Drop for BoStorage {
 const DMABUF_TAG: &str = "dmabuf";
 
 impl BoStorage {
+    /// The memfd that holds the pages right now and the file offset of the
+    /// buffer's first byte (the render region, or the dma-buf memfd once
+    /// exported).
+    pub fn backing(&self) -> Option<(Arc<Memfd>, u64)> {
+        let own = lock(&self.own);
+        match (&*own, &self.home) {
+            (Some(m), _) => Some((m.clone(), 0)),
+            (None, Some((r, base))) => Some((r.memfd.clone(), *base)),
+            (None, None) => None,
+        }
+    }
+
     /// Reads bytes of the buffer.
-    #[allow(dead_code)]
     pub fn read(&self, off: u64, buf: &mut [u8]) -> Result<(), Errno> {
         let own = lock(&self.own);
         match (&*own, &self.home) {

@@ -9,6 +9,7 @@
 
 mod debug;
 mod dispatch;
+pub(crate) mod engine;
 mod events;
 pub mod fault;
 pub(crate) mod memfd;
@@ -29,6 +30,7 @@ use kfd_sys::Errno;
 
 use crate::topology::Topology;
 
+pub use engine::{EngineStats, DEEP_IDLE_AFTER, DEEP_POLL, MAX_POLL, MIN_POLL};
 pub use fault::{FaultParseError, FaultPlan, FaultRule};
 pub use memfd::FileId;
 pub(crate) use memory::ModelGem;
@@ -39,6 +41,9 @@ pub(crate) use process::{KfdFile, Process, RenderFile};
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// The trace writer, shared by the ioctl layer and the engine thread.
+pub(crate) type Trace = Arc<Mutex<Option<Box<dyn Write + Send>>>>;
 
 /// Page size the model assumes (x86-64).
 pub(crate) const PAGE: u64 = 4096;
@@ -82,6 +87,11 @@ pub struct ProcessSummary {
     /// Threads blocked in `AMDKFD_IOC_WAIT_EVENTS` at the moment of the
     /// summary (not a leak: lets tests wait until a waiter really sleeps).
     pub waiters: usize,
+    /// Queues holding packets the engine has not consumed (their write
+    /// pointer is past the read index): work still in flight, or stuck.
+    pub busy_queues: usize,
+    /// Queues stopped by an error they raised or by a GPU memory fault.
+    pub failed_queues: usize,
 }
 
 /// Live objects of the whole machine.
@@ -202,7 +212,9 @@ pub struct Machine {
     pub(crate) processes: Mutex<Vec<Arc<Process>>>,
     pub(crate) next_process: AtomicU64,
     pub(crate) faults: fault::Faults,
-    trace: Mutex<Option<Box<dyn Write + Send>>>,
+    trace: Trace,
+    /// The packet processors (see [`engine`]).
+    pub(crate) engine: engine::Engine,
     pub(crate) minor_version: AtomicU32,
     pub(crate) validate_queue_buffers: AtomicBool,
     pub(crate) real_pid: i32,
@@ -255,6 +267,7 @@ impl Machine {
     /// Builds the machine model for `topology`.
     pub fn new(topology: Topology) -> Machine {
         dispatch::init_table();
+        let trace: Trace = Arc::new(Mutex::new(None));
         let mut devices = Vec::new();
         for (index, (_, node)) in topology.gpus().enumerate() {
             let p = &node.properties;
@@ -304,13 +317,32 @@ impl Machine {
             processes: Mutex::new(Vec::new()),
             next_process: AtomicU64::new(1),
             faults: fault::Faults::default(),
-            trace: Mutex::new(None),
+            trace: trace.clone(),
+            engine: engine::Engine::new(trace),
             minor_version: AtomicU32::new(kfd_sys::kfd::KFD_IOCTL_MINOR_VERSION),
             validate_queue_buffers: AtomicBool::new(false),
             // SAFETY: getpid has no preconditions.
             real_pid: unsafe { libc::getpid() },
             next_os_pid: AtomicU32::new(1000),
         }
+    }
+
+    /// The doorbell of queue `queue_id` of the kfd file behind `fd` was
+    /// rung: the engine looks at the queues at once.
+    pub fn ring_doorbell(&self, fd: i32, queue_id: u32) -> Result<(), Errno> {
+        let Some(FileEntry::Kfd(k)) = self.lookup_fd(fd) else {
+            return Err(Errno::EBADF);
+        };
+        if !lock(&k.process().state).queues.contains_key(&queue_id) {
+            return Err(Errno::EINVAL);
+        }
+        self.engine.kick();
+        Ok(())
+    }
+
+    /// Counters of the engine thread.
+    pub fn engine_stats(&self) -> EngineStats {
+        self.engine.stats()
     }
 
     /// The device with `gpu_id`.

@@ -270,7 +270,8 @@ impl Process {
     /// Object counts.
     pub fn summary(&self) -> ProcessSummary {
         let st = lock(&self.state);
-        ProcessSummary {
+        let hws: Vec<_> = st.queues.values().map(|q| q.hw.clone()).collect();
+        let mut s = ProcessSummary {
             os_pid: self.os_pid,
             secondary: self.secondary,
             bos: st.pdds.iter().map(|p| p.bos.len()).sum(),
@@ -278,7 +279,15 @@ impl Process {
             events: self.events.count(),
             svm_ranges: st.svm.len(),
             waiters: self.events.waiter_count(),
-        }
+            busy_queues: 0,
+            failed_queues: 0,
+        };
+        // Queue execution state has its own lock, taken without this one.
+        drop(st);
+        let failed = super::engine::stop::ERROR | super::engine::stop::EVICTED;
+        s.busy_queues = hws.iter().filter(|h| h.busy()).count();
+        s.failed_queues = hws.iter().filter(|h| h.stop_bits() & failed != 0).count();
+        s
     }
 
     /// One kfd file stopped referring to this process.
@@ -294,12 +303,18 @@ impl Process {
     /// `kfd_process_destroy`: tears everything down.
     pub fn destroy(self: &Arc<Self>, m: &Machine) {
         lock(&m.processes).retain(|p| !Arc::ptr_eq(p, self));
-        self.events.destroy_all();
         let mut renders = Vec::new();
+        let queues = {
+            let mut st = lock(&self.state);
+            std::mem::take(&mut st.queues)
+        };
+        for q in queues.values() {
+            super::queues::retire(m, &q.hw);
+        }
+        self.events.destroy_all();
         {
             let mut st = lock(&self.state);
             st.dead = true;
-            st.queues.clear();
             st.svm = SvmMap::default();
             st.debug = DebugState::default();
             for v in st.vm_va.iter_mut() {

@@ -2,11 +2,13 @@
 //! validation, doorbell assignment of the device queue manager).
 
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use kfd_sys::kfd::*;
 use kfd_sys::Errno;
 
 use super::dispatch::{Ctx, R};
+use super::engine::{stop, HwQueue};
 use super::memory::doorbell_offset;
 use super::process::{Pdd, ProcState};
 use super::usermem::{self, Pod};
@@ -40,6 +42,23 @@ pub(crate) struct Queue {
     pub gws: bool,
     pub suspended: bool,
     pub exception_status: u64,
+    /// What the packet processors see of the queue.
+    pub hw: Arc<HwQueue>,
+}
+
+impl Queue {
+    /// Debugger suspend/resume: the queue stops at its next packet
+    /// boundary (a long copy at its next chunk) or runs again.
+    pub fn set_suspended(&mut self, on: bool) {
+        self.suspended = on;
+        self.hw.set_stop(stop::SUSPENDED, on);
+    }
+}
+
+/// `is_active` of the kernel's queue properties: a ring of non-zero size
+/// at a non-zero address and a non-zero percentage.
+fn is_active(ring_base: u64, ring_size: u32, percent: u32) -> bool {
+    ring_base != 0 && ring_size != 0 && percent != 0
 }
 
 fn access_ok(addr: u64, size: u64) -> bool {
@@ -222,6 +241,20 @@ pub(crate) fn create(c: &Ctx, buf: &mut [u8]) -> R {
         return Err(Errno::ENOMEM);
     };
     let dev = pdd.dev;
+    let percent = a.queue_percentage & 0xff;
+    let hw = Arc::new(HwQueue::new(
+        id,
+        Arc::downgrade(&c.proc),
+        dev,
+        a.gpu_id,
+        c.m.devices[dev].gfx_version,
+        a.queue_type,
+        (a.ring_base_address, u64::from(a.ring_size)),
+        a.read_pointer_address,
+        a.write_pointer_address,
+        a.ctx_save_restore_address,
+        is_active(a.ring_base_address, a.ring_size, percent),
+    ));
     let q = Queue {
         dev,
         gpu_id: a.gpu_id,
@@ -230,7 +263,7 @@ pub(crate) fn create(c: &Ctx, buf: &mut [u8]) -> R {
         ring_size: a.ring_size,
         rptr: a.read_pointer_address,
         wptr: a.write_pointer_address,
-        percent: a.queue_percentage & 0xff,
+        percent,
         priority: a.queue_priority,
         ctx_save: a.ctx_save_restore_address,
         ctx_save_size: a.ctx_save_restore_size,
@@ -239,9 +272,12 @@ pub(crate) fn create(c: &Ctx, buf: &mut [u8]) -> R {
         gws: false,
         suspended: false,
         exception_status: 0,
+        hw: hw.clone(),
     };
     st.queues.insert(id, q);
     st.debug.raise_queue_new(id, a.gpu_id);
+    drop(st);
+    c.m.engine.register(hw);
     a.queue_id = id;
     // SOC15: the doorbell's byte offset inside the 2-page process slice.
     a.doorbell_offset = doorbell_offset(dev) + db as u64 * 8;
@@ -258,7 +294,18 @@ pub(crate) fn destroy(c: &Ctx, buf: &mut [u8]) -> R {
     if let Some(p) = st.pdds.get_mut(q.dev) {
         p.doorbells.remove(&q.doorbell);
     }
+    drop(st);
+    retire(c.m, &q.hw);
     Ok(0)
+}
+
+/// The queue is gone: the engine stops serving it, and the caller returns
+/// only once the engine is out of its current packet (the kernel's
+/// preemption before the MQD is freed). Call without the process lock.
+pub(crate) fn retire(m: &super::Machine, hw: &Arc<HwQueue>) {
+    hw.set_stop(stop::DESTROYED, true);
+    m.engine.unregister(hw);
+    hw.wait_idle();
 }
 
 pub(crate) fn update(c: &Ctx, buf: &mut [u8]) -> R {
@@ -285,6 +332,11 @@ pub(crate) fn update(c: &Ctx, buf: &mut [u8]) -> R {
     q.ring_size = a.ring_size;
     q.percent = a.queue_percentage & 0xff;
     q.priority = a.queue_priority;
+    let hw = q.hw.clone();
+    let active = is_active(q.ring_base, q.ring_size, q.percent);
+    drop(st);
+    hw.update(a.ring_base_address, u64::from(a.ring_size), active);
+    c.m.engine.kick();
     Ok(0)
 }
 

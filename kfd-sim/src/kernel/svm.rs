@@ -112,6 +112,30 @@ impl SvmMap {
         }
     }
 
+    /// Removes pages `[start, last]` from every range (the kernel's MMU
+    /// notifier on `munmap`: `svm_range_unmap_from_cpu` cuts the unmapped
+    /// part out of each range it intersects, splitting one that it cuts in
+    /// the middle). Returns the number of pages removed.
+    pub fn remove_pages(&mut self, start: u64, last: u64) -> u64 {
+        let mut removed = 0;
+        for (s, l) in self.intersecting(start, last) {
+            let (lo, hi) = (s.max(start), l.min(last));
+            self.split_at(lo);
+            if hi < u64::MAX {
+                self.split_at(hi + 1);
+            }
+            self.ranges.remove(&lo);
+            removed += hi - lo + 1;
+        }
+        removed
+    }
+
+    /// The range containing page `page`: (last page, attributes).
+    pub fn range_of(&self, page: u64) -> Option<(u64, &Attrs)> {
+        let (_, (l, a)) = self.ranges.range(..=page).next_back()?;
+        (*l >= page).then_some((*l, a))
+    }
+
     /// The ranges as (start page, last page) pairs (for tests and traces).
     #[allow(dead_code)]
     pub fn spans(&self) -> Vec<(u64, u64)> {
@@ -125,7 +149,28 @@ fn cpu_mapped(start: u64, last: u64) -> bool {
     usermem::is_mapped(start * PAGE, (last - start + 1) * PAGE)
 }
 
-fn apply(a: &mut Attrs, attrs: &[kfd_ioctl_svm_attribute], gpuidx: &dyn Fn(u32) -> Option<usize>) {
+/// The first KFD ioctl minor version whose kernel clamps an SVM
+/// granularity to 0x3F (`min_t(uint32_t, value, 0x3F)` in
+/// `svm_range_apply_attrs`, late 2023, next to the 1.14 event-age bump).
+/// Older kernels store the value as given in the range's `u8`.
+pub(crate) const GRANULARITY_CLAMP_MINOR: u32 = 14;
+
+/// The granularity a kernel of ioctl minor version `minor` stores for
+/// `value`.
+fn stored_granularity(value: u32, minor: u32) -> u8 {
+    if minor >= GRANULARITY_CLAMP_MINOR {
+        value.min(0x3f) as u8
+    } else {
+        value as u8
+    }
+}
+
+fn apply(
+    a: &mut Attrs,
+    attrs: &[kfd_ioctl_svm_attribute],
+    gpuidx: &dyn Fn(u32) -> Option<usize>,
+    minor: u32,
+) {
     for at in attrs {
         let v = at.value;
         match at.r#type {
@@ -147,7 +192,7 @@ fn apply(a: &mut Attrs, attrs: &[kfd_ioctl_svm_attribute], gpuidx: &dyn Fn(u32) 
             }
             KFD_IOCTL_SVM_ATTR_SET_FLAGS => a.flags |= v,
             KFD_IOCTL_SVM_ATTR_CLR_FLAGS => a.flags &= !v,
-            KFD_IOCTL_SVM_ATTR_GRANULARITY => a.granularity = v.min(0x3f) as u8,
+            KFD_IOCTL_SVM_ATTR_GRANULARITY => a.granularity = stored_granularity(v, minor),
             _ => {}
         }
     }
@@ -250,13 +295,14 @@ fn set_attr(
         (1u64 << gpus.len()) - 1
     };
     let xnack = st.xnack;
+    let minor = c.m.minor_version.load(std::sync::atomic::Ordering::Relaxed);
     let map = &mut st.svm;
     // Existing ranges: split at the boundaries when their attributes
     // change, then update the overlapping part.
     for (s, l) in map.intersecting(start, last) {
         let cur = map.ranges[&s].1.clone();
         let mut new = cur.clone();
-        apply(&mut new, attrs, &gpuidx);
+        apply(&mut new, attrs, &gpuidx, minor);
         if new == cur {
             continue;
         }
@@ -286,7 +332,7 @@ fn set_attr(
     }
     for (gs, gl) in gaps {
         let mut a = Attrs::default_for(xnack, supported);
-        apply(&mut a, attrs, &gpuidx);
+        apply(&mut a, attrs, &gpuidx, minor);
         map.ranges.insert(gs, (gl, a));
     }
     Ok(0)
@@ -392,4 +438,23 @@ fn get_attr(
         }
     }
     Ok(0)
+}
+
+impl super::Machine {
+    /// The kernel's MMU notifier for an `munmap` (or an `mmap` with
+    /// `MAP_FIXED` over existing memory) of `[addr, addr + len)` in
+    /// simulated OS process `os_pid`: every SVM range of its kernel
+    /// processes loses the unmapped pages, as `svm_range_unmap_from_cpu`
+    /// does. Returns the number of pages removed from all ranges.
+    pub fn cpu_unmapped(&self, os_pid: u32, addr: u64, len: u64) -> u64 {
+        if len == 0 {
+            return 0;
+        }
+        let start = addr / PAGE;
+        let last = addr.saturating_add(len - 1) / PAGE;
+        self.processes_of(os_pid)
+            .iter()
+            .map(|p| super::lock(&p.state).svm.remove_pages(start, last))
+            .sum()
+    }
 }

@@ -75,6 +75,16 @@ impl Backend {
         self.sim.on_close(fd);
     }
 
+    /// The explicit doorbell ring of a queue.
+    pub fn ring_doorbell(&self, fd: c_int, queue_id: u32) -> Result<(), Errno> {
+        self.sim.ring_doorbell(fd, queue_id)
+    }
+
+    /// The MMU notifier: `[addr, addr + len)` was unmapped.
+    pub fn cpu_unmapped(&self, addr: u64, len: u64) {
+        self.sim.cpu_unmapped(addr, len);
+    }
+
     pub fn set_trace(&self, w: Box<dyn io::Write + Send>) {
         self.sim.set_trace(w);
     }
@@ -100,8 +110,15 @@ impl Backend {
             .iter()
             .map(|p| {
                 format!(
-                    "[os_pid={} secondary={} bos={} queues={} events={} svm_ranges={}]",
-                    p.os_pid, p.secondary, p.bos, p.queues, p.events, p.svm_ranges
+                    "[os_pid={} secondary={} bos={} queues={} events={} svm_ranges={} busy_queues={} failed_queues={}]",
+                    p.os_pid,
+                    p.secondary,
+                    p.bos,
+                    p.queues,
+                    p.events,
+                    p.svm_ranges,
+                    p.busy_queues,
+                    p.failed_queues
                 )
             })
             .collect();

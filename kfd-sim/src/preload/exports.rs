@@ -35,6 +35,10 @@ pub(crate) const EXPORTED: &[&str] = &[
     "fopen",
     "fopen64",
     "opendir",
+    "readdir",
+    "readdir64",
+    "rewinddir",
+    "closedir",
     "stat",
     "stat64",
     "lstat",
@@ -64,6 +68,9 @@ pub(crate) const EXPORTED: &[&str] = &[
     "close",
     "popen",
     "pclose",
+    "mmap",
+    "mmap64",
+    "munmap",
 ];
 
 /// Calls the real function `$f` or fails with ENOSYS (`$err` is the
@@ -201,7 +208,9 @@ pub unsafe extern "C" fn kfd_sim_fopen64(path: *const c_char, mode: *const c_cha
     }
 }
 
-/// `opendir(3)` (glibc opens the directory internally).
+/// `opendir(3)` (glibc opens the directory internally). A redirected
+/// directory (of the rendered sysfs) is read at once and then listed by
+/// [`kfd_sim_readdir`] in kernfs order.
 ///
 /// # Safety
 ///
@@ -214,9 +223,184 @@ pub unsafe extern "C" fn kfd_sim_opendir(path: *const c_char) -> *mut libc::DIR 
             set_errno(Errno(libc::ENOTDIR));
             std::ptr::null_mut()
         }
-        Target::Redirect(p) => real_call!(opendir, std::ptr::null_mut(), p.as_ptr()),
+        Target::Redirect(p) => {
+            let dir = real_call!(opendir, std::ptr::null_mut(), p.as_ptr());
+            if !dir.is_null() {
+                // SAFETY: `dir` is the stream libc just opened.
+                unsafe { order_dir(dir) };
+            }
+            dir
+        }
         Target::Pass => real_call!(opendir, std::ptr::null_mut(), path),
     }
+}
+
+/// A directory stream whose entries the interposers serve, in the order
+/// sysfs lists them.
+pub(super) struct OrderedDir {
+    /// The `DIR *`.
+    dir: usize,
+    /// `.`, `..`, then the entries in kernfs order.
+    entries: Vec<libc::dirent64>,
+    /// Index of the next entry `readdir` returns.
+    next: usize,
+}
+
+/// The streams [`kfd_sim_opendir`] ordered (taken across `fork` by the
+/// prepare handler, never together with another lock).
+pub(super) static ORDERED_DIRS: std::sync::Mutex<Vec<OrderedDir>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// How many streams [`ORDERED_DIRS`] holds: 0 lets `readdir` of every other
+/// stream go to libc without taking the lock.
+static ORDERED_COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Reads every entry of `dir` and registers them, sorted as kernfs lists
+/// them, for [`kfd_sim_readdir`]. On failure the stream is left as libc
+/// returns it.
+///
+/// # Safety
+///
+/// `dir` must be an open directory stream no other thread uses yet.
+unsafe fn order_dir(dir: *mut libc::DIR) {
+    let Some(readdir64) = real().readdir64 else {
+        return;
+    };
+    // SAFETY: __errno_location returns the calling thread's errno slot.
+    let saved = unsafe { *libc::__errno_location() };
+    let mut entries: Vec<libc::dirent64> = Vec::new();
+    loop {
+        // SAFETY: `dir` is a valid stream (the caller's contract).
+        let e = unsafe { readdir64(dir) };
+        if e.is_null() {
+            break;
+        }
+        // SAFETY: libc returned a valid entry whose name is NUL-terminated;
+        // only the fixed header and the name are read (the record may be
+        // shorter than `struct dirent64`).
+        let entry = unsafe {
+            let mut copy: libc::dirent64 = std::mem::zeroed();
+            copy.d_ino = (*e).d_ino;
+            copy.d_type = (*e).d_type;
+            copy.d_reclen = std::mem::size_of::<libc::dirent64>() as u16;
+            let name = CStr::from_ptr((*e).d_name.as_ptr()).to_bytes();
+            let n = name.len().min(copy.d_name.len() - 1);
+            for (d, s) in copy.d_name.iter_mut().zip(&name[..n]) {
+                *d = *s as c_char;
+            }
+            copy
+        };
+        entries.push(entry);
+    }
+    // SAFETY: as above.
+    unsafe { *libc::__errno_location() = saved };
+    let name = |e: &libc::dirent64| -> Vec<u8> {
+        // SAFETY: the copied names are NUL-terminated.
+        unsafe { CStr::from_ptr(e.d_name.as_ptr()) }
+            .to_bytes()
+            .to_vec()
+    };
+    let dots = |n: &[u8]| match n {
+        b"." => 0,
+        b".." => 1,
+        _ => 2,
+    };
+    entries.sort_by_cached_key(|e| {
+        let n = name(e);
+        (dots(&n), crate::sysfs::kernfs_hash(&n), n)
+    });
+    for (i, e) in entries.iter_mut().enumerate() {
+        e.d_off = i as i64 + 1;
+    }
+    let mut v = ORDERED_DIRS.lock().unwrap_or_else(|e| e.into_inner());
+    v.retain(|d| d.dir != dir as usize);
+    v.push(OrderedDir {
+        dir: dir as usize,
+        entries,
+        next: 0,
+    });
+    ORDERED_COUNT.store(v.len(), std::sync::atomic::Ordering::Release);
+}
+
+/// Runs `f` on the ordered stream `dir`, if it is one.
+fn with_ordered<T>(dir: *mut libc::DIR, f: impl FnOnce(&mut OrderedDir) -> T) -> Option<T> {
+    if ORDERED_COUNT.load(std::sync::atomic::Ordering::Acquire) == 0 {
+        return None;
+    }
+    let mut v = ORDERED_DIRS.lock().unwrap_or_else(|e| e.into_inner());
+    v.iter_mut().find(|d| d.dir == dir as usize).map(f)
+}
+
+/// The next entry of an ordered stream: `Some(NULL)` at its end (errno
+/// unchanged), `None` for other streams.
+fn ordered_next(dir: *mut libc::DIR) -> Option<*mut libc::dirent64> {
+    with_ordered(dir, |d| match d.entries.get_mut(d.next) {
+        Some(e) => {
+            d.next += 1;
+            // The entry stays where it is until the stream is rewound or
+            // closed (entries are never added after registration).
+            e as *mut libc::dirent64
+        }
+        None => std::ptr::null_mut(),
+    })
+}
+
+/// `readdir(3)`: ordered streams list their entries in kernfs order.
+///
+/// # Safety
+///
+/// C contract of `readdir`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_readdir(dir: *mut libc::DIR) -> *mut libc::dirent {
+    const _: () =
+        assert!(std::mem::size_of::<libc::dirent>() == std::mem::size_of::<libc::dirent64>());
+    match ordered_next(dir) {
+        // `struct dirent` and `struct dirent64` are the same on LP64.
+        Some(e) => e.cast(),
+        None => real_call!(readdir, std::ptr::null_mut(), dir),
+    }
+}
+
+/// `readdir64(3)`: as [`kfd_sim_readdir`].
+///
+/// # Safety
+///
+/// C contract of `readdir64`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_readdir64(dir: *mut libc::DIR) -> *mut libc::dirent64 {
+    match ordered_next(dir) {
+        Some(e) => e,
+        None => real_call!(readdir64, std::ptr::null_mut(), dir),
+    }
+}
+
+/// `rewinddir(3)`: an ordered stream starts again at `.`.
+///
+/// # Safety
+///
+/// C contract of `rewinddir`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_rewinddir(dir: *mut libc::DIR) {
+    let _ = with_ordered(dir, |d| d.next = 0);
+    if let Some(f) = real().rewinddir {
+        // SAFETY: libc's rewinddir on the caller's stream.
+        unsafe { f(dir) };
+    }
+}
+
+/// `closedir(3)`: forgets an ordered stream, then closes it.
+///
+/// # Safety
+///
+/// C contract of `closedir`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_closedir(dir: *mut libc::DIR) -> c_int {
+    if ORDERED_COUNT.load(std::sync::atomic::Ordering::Acquire) != 0 {
+        let mut v = ORDERED_DIRS.lock().unwrap_or_else(|e| e.into_inner());
+        v.retain(|d| d.dir != dir as usize);
+        ORDERED_COUNT.store(v.len(), std::sync::atomic::Ordering::Release);
+    }
+    real_call!(closedir, -1, dir)
 }
 
 // ---- stat family ---------------------------------------------------------
@@ -694,4 +878,102 @@ pub unsafe extern "C" fn kfd_sim_pclose(stream: *mut FILE) -> c_int {
         return 0;
     }
     real_call!(pclose, -1, stream)
+}
+
+// ---- memory mappings (the MMU notifier) --------------------------------
+
+/// Tells the simulator that `[addr, addr + len)` is no longer the memory
+/// it was (unmapped, or replaced by a `MAP_FIXED` mapping): SVM ranges
+/// lose those pages, as the kernel's MMU notifier removes them. The
+/// caller's `errno` is kept.
+fn notify_unmapped(addr: *mut c_void, len: size_t) {
+    if busy() {
+        return;
+    }
+    let Some(st) = existing() else { return };
+    // SAFETY: __errno_location returns the calling thread's errno slot.
+    let saved = unsafe { *libc::__errno_location() };
+    let _ = in_sim(|| {
+        st.sim.cpu_unmapped(addr as u64, len as u64);
+        Ok(())
+    });
+    // SAFETY: as above.
+    unsafe { *libc::__errno_location() = saved };
+}
+
+/// Defines `mmap` and `mmap64`: the call goes to libc; a successful
+/// `MAP_FIXED` mapping (which replaces whatever was mapped there) is
+/// reported to the simulator like an unmap of the old memory.
+macro_rules! mmap_interposers {
+    ($($name:ident => $real:ident;)*) => {$(
+        #[doc = concat!("`", stringify!($real), "(2)` interposer.")]
+        ///
+        /// # Safety
+        ///
+        /// C contract of the libc function of the same name.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            addr: *mut c_void,
+            len: size_t,
+            prot: c_int,
+            flags: c_int,
+            fd: c_int,
+            off: libc::off_t,
+        ) -> *mut c_void {
+            let r = real_call!($real, libc::MAP_FAILED, addr, len, prot, flags, fd, off);
+            let replaced = flags & libc::MAP_FIXED != 0 && flags & libc::MAP_FIXED_NOREPLACE == 0;
+            if r != libc::MAP_FAILED && replaced {
+                notify_unmapped(r, len);
+            }
+            r
+        }
+    )*};
+}
+
+mmap_interposers! {
+    kfd_sim_mmap => mmap;
+    kfd_sim_mmap64 => mmap64;
+}
+
+/// `munmap(2)`: libc unmaps, then the simulator drops the SVM pages.
+///
+/// # Safety
+///
+/// C contract of `munmap`.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_munmap(addr: *mut c_void, len: size_t) -> c_int {
+    let r = real_call!(munmap, -1, addr, len);
+    if r == 0 {
+        notify_unmapped(addr, len);
+    }
+    r
+}
+
+// ---- the doorbell hook ---------------------------------------------------
+
+/// The C border's doorbell hook (not a libc name): queue `queue_id` of the
+/// simulated `/dev/kfd` open as `kfd_fd` has new work, so the engine looks
+/// at it now rather than at its next poll. A thunk's
+/// `hsaKmtQueueRingDoorbell` calls it after writing the doorbell, found
+/// with `dlsym(RTLD_DEFAULT, "kfd_sim_ring_doorbell")` (absent when the
+/// simulator is not preloaded). Returns 0, or -1 with `errno` `EBADF`
+/// (not a simulated kfd descriptor, or no simulator yet) or `EINVAL` (no
+/// such queue).
+///
+/// # Safety
+///
+/// None beyond the C calling convention; it takes no pointers.
+#[no_mangle]
+pub unsafe extern "C" fn kfd_sim_ring_doorbell(kfd_fd: c_int, queue_id: u32) -> c_int {
+    let Some(st) = existing() else {
+        set_errno(Errno::EBADF);
+        return -1;
+    };
+    match in_sim(|| st.sim.ring_doorbell(kfd_fd, queue_id)) {
+        Ok(()) => 0,
+        Err(e) => {
+            set_errno(e);
+            -1
+        }
+    }
 }

@@ -7,11 +7,17 @@
 //! |---|---|
 //! | `/dev/kfd` | a simulated kfd file ([`Sim`](crate::Sim), memfd-backed) |
 //! | `/dev/dri/renderD<minor>` (minors of the topology) | a simulated render file |
-//! | `/sys/devices/virtual/kfd/...`, `/sys/class/kfd/...` | the rendered tree below the sim root |
+//! | `/sys/devices/virtual/kfd/...`, `/sys/class/kfd/...`, `/sys/module/amdgpu/...` | the rendered tree below the sim root |
 //! | `/sys/dev/char/226:<minor>/...` (minors of the topology) | idem |
 //! | `/sys/devices/pci*/<slot>/...`, `/sys/bus/pci/devices/<slot>` of simulated GPUs | idem (once the sim exists) |
-//! | `/proc/cpuinfo` | the preset's CPUs (once the sim exists) |
+//! | `/proc/cpuinfo`, `/sys/devices/system/{cpu,node}/...` | the simulated CPUs (once the sim exists) |
 //! | `popen("lsmod \| grep amdgpu")` | a stream that reads `amdgpu ...` |
+//!
+//! `readdir` of a redirected directory returns its entries in the order
+//! sysfs lists them (`.`, `..`, then by the kernfs name hash; see
+//! [`crate::sysfs::cpu`]), not in the render root's file-system order:
+//! libhsakmt lists CPU caches in `readdir` order. Streams from `fdopendir`,
+//! and `telldir`/`seekdir`, are not ordered.
 //!
 //! Everything else goes to the real libc function untouched. Descriptor
 //! calls (`ioctl`, `close`, `fstat`) are routed by the identity of the open
@@ -91,6 +97,12 @@ impl Drop for Guard {
     fn drop(&mut self) {
         let _ = BUSY.try_with(|b| b.set(false));
     }
+}
+
+/// Marks the calling thread as a simulator thread for good (the engine
+/// thread): every interposed call it makes goes straight to libc.
+pub(crate) fn enter_sim_thread() {
+    let _ = BUSY.try_with(|b| b.set(true));
 }
 
 /// Sets the calling thread's errno.
@@ -233,11 +245,13 @@ extern "C" fn fork_prepare() {
     let create = lock(&CREATE);
     let model_fds = crate::kernel::memfd::model_fds();
     let pipes = lock(&exports::FAKE_PIPES);
+    let dirs = lock(&exports::ORDERED_DIRS);
     let _ = FORK_LOCKS.try_with(|l| {
         let mut l = l.borrow_mut();
         l.push(Box::new(create));
         l.push(Box::new(model_fds));
         l.push(Box::new(pipes));
+        l.push(Box::new(dirs));
     });
 }
 
@@ -441,6 +455,7 @@ fn classify_bytes(path: &[u8]) -> Target {
     }
     if strip(path, b"/sys/devices/virtual/kfd").is_some()
         || strip(path, b"/sys/class/kfd").is_some()
+        || strip(path, b"/sys/module/amdgpu").is_some()
     {
         return match state() {
             Some(st) => st.redirect(path),
@@ -463,7 +478,10 @@ fn classify_bytes(path: &[u8]) -> Target {
     let Some(st) = existing() else {
         return Target::Pass;
     };
-    if path == b"/proc/cpuinfo" {
+    if path == b"/proc/cpuinfo"
+        || strip(path, b"/sys/devices/system/cpu").is_some()
+        || strip(path, b"/sys/devices/system/node").is_some()
+    {
         return st.redirect(path);
     }
     if st

@@ -12,6 +12,10 @@ type OpenatFn = unsafe extern "C" fn(c_int, *const c_char, c_int, mode_t) -> c_i
 type Openat2Fn = unsafe extern "C" fn(c_int, *const c_char, c_int) -> c_int;
 type FopenFn = unsafe extern "C" fn(*const c_char, *const c_char) -> *mut FILE;
 type OpendirFn = unsafe extern "C" fn(*const c_char) -> *mut libc::DIR;
+type ReaddirFn = unsafe extern "C" fn(*mut libc::DIR) -> *mut libc::dirent;
+type Readdir64Fn = unsafe extern "C" fn(*mut libc::DIR) -> *mut libc::dirent64;
+type RewinddirFn = unsafe extern "C" fn(*mut libc::DIR);
+type ClosedirFn = unsafe extern "C" fn(*mut libc::DIR) -> c_int;
 type StatFn = unsafe extern "C" fn(*const c_char, *mut libc::stat64) -> c_int;
 type FstatFn = unsafe extern "C" fn(c_int, *mut libc::stat64) -> c_int;
 type FstatatFn = unsafe extern "C" fn(c_int, *const c_char, *mut libc::stat64, c_int) -> c_int;
@@ -27,6 +31,9 @@ type IoctlFn = unsafe extern "C" fn(c_int, libc::c_ulong, *mut c_void) -> c_int;
 type CloseFn = unsafe extern "C" fn(c_int) -> c_int;
 type PopenFn = unsafe extern "C" fn(*const c_char, *const c_char) -> *mut FILE;
 type PcloseFn = unsafe extern "C" fn(*mut FILE) -> c_int;
+type MmapFn =
+    unsafe extern "C" fn(*mut c_void, size_t, c_int, c_int, c_int, libc::off_t) -> *mut c_void;
+type MunmapFn = unsafe extern "C" fn(*mut c_void, size_t) -> c_int;
 
 /// Pointers to the next definition (libc's) of every interposed function.
 /// `None` where the C library has no such symbol.
@@ -43,6 +50,10 @@ pub(crate) struct Real {
     pub fopen: Option<FopenFn>,
     pub fopen64: Option<FopenFn>,
     pub opendir: Option<OpendirFn>,
+    pub readdir: Option<ReaddirFn>,
+    pub readdir64: Option<Readdir64Fn>,
+    pub rewinddir: Option<RewinddirFn>,
+    pub closedir: Option<ClosedirFn>,
     pub stat64: Option<StatFn>,
     pub lstat64: Option<StatFn>,
     pub fstat64: Option<FstatFn>,
@@ -59,6 +70,9 @@ pub(crate) struct Real {
     pub close: Option<CloseFn>,
     pub popen: Option<PopenFn>,
     pub pclose: Option<PcloseFn>,
+    pub mmap: Option<MmapFn>,
+    pub mmap64: Option<MmapFn>,
+    pub munmap: Option<MunmapFn>,
 }
 
 fn sym<T: Copy>(name: &CStr) -> Option<T> {
@@ -90,6 +104,10 @@ pub(crate) fn real() -> &'static Real {
         fopen: sym(c"fopen"),
         fopen64: sym(c"fopen64"),
         opendir: sym(c"opendir"),
+        readdir: sym(c"readdir"),
+        readdir64: sym(c"readdir64"),
+        rewinddir: sym(c"rewinddir"),
+        closedir: sym(c"closedir"),
         stat64: sym(c"stat64"),
         lstat64: sym(c"lstat64"),
         fstat64: sym(c"fstat64"),
@@ -106,5 +124,8 @@ pub(crate) fn real() -> &'static Real {
         close: sym(c"close"),
         popen: sym(c"popen"),
         pclose: sym(c"pclose"),
+        mmap: sym(c"mmap"),
+        mmap64: sym(c"mmap64"),
+        munmap: sym(c"munmap"),
     })
 }

@@ -39,20 +39,7 @@ struct kfd_ioctl_get_version_args {
 };
 #define AMDKFD_IOC_GET_VERSION _IOR('K', 0x01, struct kfd_ioctl_get_version_args)
 
-static int failures;
-
-#define CHECK(cond, name, ...)                                        \
-	do {                                                          \
-		if (cond) {                                           \
-			printf("OK %s\n", name);                      \
-		} else {                                              \
-			failures++;                                   \
-			printf("FAIL %s: ", name);                    \
-			printf(__VA_ARGS__);                          \
-			printf("\n");                                 \
-		}                                                     \
-		fflush(stdout);                                       \
-	} while (0)
+#include "check.h"
 
 static atomic_int stop;
 static int parent_kfd = -1;

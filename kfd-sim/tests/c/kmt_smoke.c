@@ -36,20 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failures;
-
-#define CHECK(cond, name, ...)                                        \
-	do {                                                          \
-		if (cond) {                                           \
-			printf("OK %s\n", name);                      \
-		} else {                                              \
-			failures++;                                   \
-			printf("FAIL %s: ", name);                    \
-			printf(__VA_ARGS__);                          \
-			printf("\n");                                 \
-		}                                                     \
-		fflush(stdout);                                       \
-	} while (0)
+#include "check.h"
 
 #define MIB (1024ull * 1024ull)
 
@@ -92,6 +79,20 @@ static void print_topology(void)
 			s = hsaKmtGetNodeCacheProperties(n, p.CComputeIdLo ? p.CComputeIdLo : p.FComputeIdLo,
 							 p.NumCaches, c);
 			CHECK(s == HSAKMT_STATUS_SUCCESS, "cache_properties", "node %u status %d", n, s);
+			/* CPU caches in the library's order, with their siblings. */
+			for (uint32_t i = 0; s == HSAKMT_STATUS_SUCCESS && !p.NumFComputeCores && i < p.NumCaches;
+			     i++) {
+				printf("cache %u.%u: level=%u size=%u type=0x%x proc=%u siblings=", n, i,
+				       c[i].CacheLevel, c[i].CacheSize, c[i].CacheType.Value, c[i].ProcessorIdLow);
+				const char *sep = "";
+				for (int b = 0; b < HSA_CPU_SIBLINGS; b++) {
+					if (c[i].SiblingMap[b]) {
+						printf("%s%d", sep, b);
+						sep = ",";
+					}
+				}
+				printf("\n");
+			}
 			free(c);
 		}
 		if (p.NumIOLinks) {
@@ -295,6 +296,48 @@ static void svm(void)
 	munmap(p, size);
 }
 
+/* kfdtest PartialUnmapSysMemTest's memory pattern: an SVM range of 16
+ * pages loses 4 pages in the middle to munmap; new memory mapped in the
+ * hole must register as a userptr buffer (the kernel's MMU notifier
+ * dropped those pages from the range), and the rest keeps its attributes. */
+static void svm_partial_unmap(void)
+{
+	size_t page = 4096, size = 16 * page;
+	char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(p != MAP_FAILED, "unmap_mmap", "mmap failed");
+	if (p == MAP_FAILED)
+		return;
+	HSA_SVM_ATTRIBUTE set[] = {
+		{HSA_SVM_ATTR_PREFERRED_LOC, gpu_node},
+		{HSA_SVM_ATTR_SET_FLAGS, HSA_SVM_FLAG_HOST_ACCESS | HSA_SVM_FLAG_COHERENT},
+	};
+	HSAKMT_STATUS s = hsaKmtSVMSetAttr(p, size, 2, set);
+	CHECK(s == HSAKMT_STATUS_SUCCESS, "unmap_svm_set_attr", "status %d", s);
+	char *hole = p + 2 * page;
+	size_t hole_size = 4 * page;
+	CHECK(munmap(hole, hole_size) == 0, "unmap_partial_munmap", "errno %d", errno);
+	char *q = mmap(hole, hole_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	CHECK(q == hole, "unmap_remap_hole", "mmap gave %p for %p", (void *)q, (void *)hole);
+	if (q == hole) {
+		memset(q, 0x3c, hole_size);
+		s = hsaKmtRegisterMemory(q, hole_size);
+		CHECK(s == HSAKMT_STATUS_SUCCESS, "unmap_register_in_hole", "status %d", s);
+		if (s == HSAKMT_STATUS_SUCCESS) {
+			HSAuint64 va = 0;
+			s = hsaKmtMapMemoryToGPU(q, hole_size, &va);
+			CHECK(s == HSAKMT_STATUS_SUCCESS, "unmap_map_hole", "status %d", s);
+			if (s == HSAKMT_STATUS_SUCCESS)
+				hsaKmtUnmapMemoryToGPU(q);
+			hsaKmtDeregisterMemory(q);
+		}
+	}
+	HSA_SVM_ATTRIBUTE get[] = {{HSA_SVM_ATTR_PREFERRED_LOC, 0}};
+	s = hsaKmtSVMGetAttr(p + 8 * page, 8 * page, 1, get);
+	CHECK(s == HSAKMT_STATUS_SUCCESS && get[0].value == gpu_node, "unmap_rest_keeps_attributes",
+	      "status %d preferred %u", s, get[0].value);
+	munmap(p, size);
+}
+
 static void clocks(void)
 {
 	HsaClockCounters a, b;
@@ -494,6 +537,12 @@ int main(int argc, char **argv)
 		CHECK(s == HSAKMT_STATUS_SUCCESS, "alloc_after_fault", "status %d", s);
 		if (s == HSAKMT_STATUS_SUCCESS)
 			hsaKmtFreeMemory(p, 2 * MIB);
+		close_kfd();
+		return finish();
+	}
+
+	if (!strcmp(mode, "svm-unmap")) {
+		svm_partial_unmap();
 		close_kfd();
 		return finish();
 	}

@@ -231,6 +231,44 @@ pub fn unmap_fd(p: *mut u8, len: usize) {
     unsafe { libc::munmap(p.cast(), len) };
 }
 
+/// `DBG_TRAP` arguments enabling the debugger on `pid` with
+/// `exception_mask`, the runtime info written to `rinfo` and events sent
+/// to the pipe end `dbg_fd`.
+#[allow(dead_code)] // not every test binary that includes this module debugs
+pub fn dbg_trap_enable(
+    pid: u32,
+    exception_mask: u64,
+    rinfo: &mut kfd_runtime_info,
+    dbg_fd: &impl AsRawFd,
+) -> kfd_ioctl_dbg_trap_args {
+    let mut d = kfd_ioctl_dbg_trap_args {
+        pid,
+        op: KFD_IOC_DBG_TRAP_ENABLE,
+        ..Default::default()
+    };
+    d.u.enable = kfd_ioctl_dbg_trap_enable_args {
+        exception_mask,
+        rinfo_ptr: rinfo as *mut _ as u64,
+        rinfo_size: std::mem::size_of::<kfd_runtime_info>() as u32,
+        dbg_fd: dbg_fd.as_raw_fd() as u32,
+    };
+    d
+}
+
+/// A close-on-exec pipe (read end, write end).
+pub fn pipe() -> (OwnedFd, OwnedFd) {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two descriptors into `fds`.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+    // SAFETY: fresh descriptors we own.
+    unsafe {
+        (
+            std::os::fd::FromRawFd::from_raw_fd(fds[0]),
+            std::os::fd::FromRawFd::from_raw_fd(fds[1]),
+        )
+    }
+}
+
 /// Anonymous read-write memory (for userptr and SVM).
 pub fn anon(len: usize) -> *mut u8 {
     // SAFETY: a fresh private anonymous mapping.
@@ -250,3 +288,126 @@ pub fn anon(len: usize) -> *mut u8 {
 
 pub const VRAM: u32 = KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
 pub const GTT: u32 = KFD_IOC_ALLOC_MEM_FLAGS_GTT | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
+
+/// A GTT (or VRAM) buffer object mapped on one GPU and mapped for the CPU
+/// at the same address (GPU VA = CPU VA, as the thunk arranges it).
+pub struct GpuBuf {
+    pub va: u64,
+    pub size: u64,
+    pub handle: u64,
+    gpu: u32,
+}
+
+impl GpuBuf {
+    /// Allocates `size` bytes (page multiple) with `flags` on `gpu`.
+    pub fn new(p: &Proc, gpu: u32, size: u64, flags: u32) -> GpuBuf {
+        // Reserve an address range, then put the BO's pages there.
+        // SAFETY: a fresh private reservation at a kernel-chosen address.
+        let va = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                size as usize,
+                libc::PROT_NONE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(va, libc::MAP_FAILED);
+        let va = va as u64;
+        let (handle, offset) = p.alloc(gpu, va, size, flags).expect("alloc BO");
+        let dev = p.gpus.iter().position(|g| *g == gpu).unwrap();
+        // SAFETY: replaces our own reservation with a shared mapping of the
+        // BO's pages in the render memfd.
+        let r = unsafe {
+            libc::mmap(
+                va as *mut libc::c_void,
+                size as usize,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_FIXED,
+                p.renders[dev].as_raw_fd(),
+                offset as libc::off_t,
+            )
+        };
+        assert_eq!(r as u64, va, "mmap BO");
+        assert_eq!(p.map(handle, &[gpu], 0).0, Ok(0));
+        GpuBuf {
+            va,
+            size,
+            handle,
+            gpu,
+        }
+    }
+
+    /// The byte at `off` as a pointer.
+    pub fn ptr(&self, off: u64) -> *mut u8 {
+        assert!(off < self.size);
+        (self.va + off) as *mut u8
+    }
+
+    /// Reads a `u32` at `off` (volatile: the GPU model writes it).
+    pub fn u32(&self, off: u64) -> u32 {
+        // SAFETY: inside the mapping, 4-byte aligned by the callers.
+        unsafe { std::ptr::read_volatile(self.ptr(off).cast::<u32>()) }
+    }
+
+    /// Reads a `u64` at `off`.
+    pub fn u64(&self, off: u64) -> u64 {
+        // SAFETY: inside the mapping, 8-byte aligned by the callers.
+        unsafe { std::ptr::read_volatile(self.ptr(off).cast::<u64>()) }
+    }
+
+    /// Writes a `u32` at `off`.
+    pub fn set_u32(&self, off: u64, v: u32) {
+        // SAFETY: as for `u32`.
+        unsafe { std::ptr::write_volatile(self.ptr(off).cast::<u32>(), v) }
+    }
+
+    /// Writes a `u64` at `off`.
+    pub fn set_u64(&self, off: u64, v: u64) {
+        // SAFETY: as for `u64`.
+        unsafe { std::ptr::write_volatile(self.ptr(off).cast::<u64>(), v) }
+    }
+
+    /// Writes `data` at `off`.
+    pub fn write(&self, off: u64, data: &[u8]) {
+        assert!(off + data.len() as u64 <= self.size);
+        // SAFETY: inside the mapping; nothing else refers to these bytes.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.ptr(off), data.len()) }
+    }
+
+    /// Reads `len` bytes at `off`.
+    pub fn read(&self, off: u64, len: usize) -> Vec<u8> {
+        assert!(off + len as u64 <= self.size);
+        let mut v = vec![0u8; len];
+        // SAFETY: as for `write`.
+        unsafe { std::ptr::copy_nonoverlapping(self.ptr(off), v.as_mut_ptr(), len) };
+        v
+    }
+
+    /// Drops the CPU mapping only (the BO goes with its process).
+    pub fn forget(self) {
+        // SAFETY: our own mapping of the BO; no references into it remain.
+        unsafe { libc::munmap(self.va as *mut libc::c_void, self.size as usize) };
+    }
+
+    /// Unmaps and frees the BO.
+    pub fn free(self, p: &Proc) {
+        assert_eq!(p.unmap(self.handle, &[self.gpu], 0).0, Ok(0));
+        // SAFETY: our own mapping of the BO; no references into it remain.
+        unsafe { libc::munmap(self.va as *mut libc::c_void, self.size as usize) };
+        p.free(self.handle).unwrap();
+    }
+}
+
+/// Polls `cond` every millisecond for up to `secs` seconds.
+pub fn wait_until(secs: u64, mut cond: impl FnMut() -> bool) -> bool {
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while std::time::Instant::now() < end {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    cond()
+}

@@ -40,16 +40,23 @@ pub fn preload_lib() -> PathBuf {
 /// Panics (never skips) when cc or libhsakmt-dev is missing.
 #[allow(dead_code)] // not every test binary that includes this module compiles C
 pub fn compile_c(name: &str) -> PathBuf {
+    compile_c_with(name, "-lhsakmt", "libhsakmt-dev")
+}
+
+/// As [`compile_c`], linked with `lib` (from Debian package `package`,
+/// named in the panic when the build fails).
+#[allow(dead_code)] // not every test binary that includes this module compiles C
+pub fn compile_c_with(name: &str, lib: &'static str, package: &'static str) -> PathBuf {
     static BINS: Mutex<BTreeMap<String, &'static OnceLock<PathBuf>>> = Mutex::new(BTreeMap::new());
     let cell: &'static OnceLock<PathBuf> = BINS
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .entry(name.to_owned())
         .or_insert_with(|| Box::leak(Box::new(OnceLock::new())));
-    cell.get_or_init(|| build_c(name)).clone()
+    cell.get_or_init(|| build_c(name, lib, package)).clone()
 }
 
-fn build_c(name: &str) -> PathBuf {
+fn build_c(name: &str, lib: &str, package: &str) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.c"));
     let exe = std::env::current_exe().unwrap();
     let dir = exe
@@ -62,12 +69,12 @@ fn build_c(name: &str) -> PathBuf {
         .args(["-std=gnu11", "-O1", "-Wall", "-Werror", "-o"])
         .arg(&bin)
         .arg(&src)
-        .args(["-lhsakmt", "-lpthread"])
+        .args([lib, "-lpthread"])
         .output()
         .unwrap_or_else(|e| panic!("cannot run cc (apt-get install gcc): {e}"));
     assert!(
         out.status.success(),
-        "compiling {name}.c failed (apt-get install libhsakmt-dev):\n{}",
+        "compiling {name}.c failed (apt-get install {package}):\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
     bin

@@ -29,9 +29,9 @@ use report::{diff_excerpt, print_row, report_md, Row};
 use run::{check_thunk, run_one, summary, Expect};
 
 /// The suites `cargo xtask ci` runs: those whose "ours" exists. Add
-/// `trixie` once `cargo xtask dist` builds `rocm-6.2`, and `sid` once it
-/// builds the newest generation's `libdtif.so`.
-pub const CI_SUITES: &[&str] = &["bookworm"];
+/// `sid` once `cargo xtask dist` builds the newest generation's
+/// `libdtif.so`.
+pub const CI_SUITES: &[&str] = &["bookworm", "trixie"];
 
 /// How the suite's own runtime reaches its thunk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -19,12 +19,17 @@
 //!   `device` link back);
 //! - `sys/dev/char/226:<minor>` links to those DRM directories, which is
 //!   what libdrm looks at (`drmNodeIsDRM`, `drmGetDevice2`, bus info);
-//! - `proc/cpuinfo`: one logical processor per CPU node, whose `apicid` is
-//!   the node's `cpu_core_id_base` and whose `model name` comes from the
-//!   node's [`CpuIdentity`](crate::topology::CpuIdentity). libhsakmt names
-//!   CPU agents from it and stops at the host's `get_nprocs()`, so listing
-//!   only the first processor of each node keeps the names deterministic on
-//!   any host with at least as many CPUs as the preset has CPU nodes.
+//! - `sys/devices/system/cpu` and `sys/devices/system/node`: a fixed set
+//!   of simulated CPUs with their caches, CPU lists and masks, NUMA nodes
+//!   and distances ([`cpu`]), and `proc/cpuinfo` for the same CPUs, named
+//!   from each node's [`CpuIdentity`](crate::topology::CpuIdentity).
+//!   Unless the topology's [`Platform`](crate::topology::Platform) lists
+//!   CPU caches in KFD, CPU nodes report `caches_count 0` in KFD, as with a
+//!   virtual CRAT, and libhsakmt reads the caches from these trees;
+//! - `sys/module/amdgpu`: `initstate` (`live`), `refcnt`, `version` when
+//!   the topology's [`Platform`](crate::topology::Platform) names one (an
+//!   in-tree module has none), and `parameters/` with a current kernel's
+//!   defaults ([`AMDGPU_PARAMETERS`]).
 
 use std::fmt::Write as _;
 use std::fs;
@@ -33,6 +38,10 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
 use crate::topology::{Node, Props, Topology};
+
+pub mod cpu;
+
+pub use cpu::{cpuinfo, kernfs_hash, kernfs_order, sim_cpus, SimCpu};
 
 /// The character-device major number the simulated `/dev/kfd` reports (the
 /// real one is allocated dynamically; 510 is a common value).
@@ -71,14 +80,14 @@ fn props_text(p: &Props) -> String {
     s
 }
 
-fn write(path: &Path, text: &str) -> io::Result<()> {
+pub(crate) fn write(path: &Path, text: &str) -> io::Result<()> {
     if let Some(dir) = path.parent() {
         fs::create_dir_all(dir)?;
     }
     fs::write(path, text)
 }
 
-fn link(target: &str, at: &Path) -> io::Result<()> {
+pub(crate) fn link(target: &str, at: &Path) -> io::Result<()> {
     if let Some(dir) = at.parent() {
         fs::create_dir_all(dir)?;
     }
@@ -139,7 +148,8 @@ pub fn render(topology: &Topology, root: &Path) -> io::Result<()> {
     )?;
     fs::create_dir_all(topo.join("nodes"))?;
     for (n, node) in topology.nodes.iter().enumerate() {
-        render_node(&topo.join(format!("nodes/{n}")), node)?;
+        let kfd_caches = node.is_gpu() || topology.platform.cpu_caches_in_kfd;
+        render_node(&topo.join(format!("nodes/{n}")), node, kfd_caches)?;
     }
 
     for (i, (_, node)) in topology.gpus().enumerate() {
@@ -148,13 +158,116 @@ pub fn render(topology: &Topology, root: &Path) -> io::Result<()> {
     fs::create_dir_all(root.join("sys/bus/pci/devices"))?;
 
     write(&root.join("proc/cpuinfo"), &cpuinfo(topology))?;
+    cpu::render(root, topology)?;
+    render_module(root, topology)?;
     Ok(())
 }
 
-fn render_node(dir: &Path, node: &Node) -> io::Result<()> {
+/// The parameters of a current amdgpu module (`amdgpu_drv.c`, its KFD
+/// part included) with their defaults as sysfs prints them (`%d` for int,
+/// `%u` for uint, `0x%x` for hexint, `Y`/`N` for bool, the text for
+/// strings; an unset string array is empty). Module parameters are
+/// per module, not per GPU: every preset shows the same values unless
+/// its [`Platform::amdgpu_params`](crate::topology::Platform) differ.
+pub const AMDGPU_PARAMETERS: &[(&str, &str)] = &[
+    ("vramlimit", "0"),
+    ("vis_vramlimit", "0"),
+    ("gartsize", "4294967295"),
+    ("gttsize", "-1"),
+    ("moverate", "-1"),
+    ("audio", "-1"),
+    ("disp_priority", "0"),
+    ("hw_i2c", "0"),
+    ("pcie_gen2", "-1"),
+    ("msi", "-1"),
+    ("lockup_timeout", ""),
+    ("dpm", "-1"),
+    ("fw_load_type", "-1"),
+    ("aspm", "-1"),
+    ("runpm", "-1"),
+    ("ip_block_mask", "4294967295"),
+    ("bapm", "-1"),
+    ("deep_color", "0"),
+    ("vm_size", "-1"),
+    ("vm_fragment_size", "-1"),
+    ("vm_block_size", "-1"),
+    ("vm_fault_stop", "0"),
+    ("vm_update_mode", "-1"),
+    ("exp_hw_support", "0"),
+    ("dc", "-1"),
+    ("sched_jobs", "32"),
+    ("sched_hw_submission", "2"),
+    ("ppfeaturemask", "0xfff7bfff"),
+    ("pcie_gen_cap", "0"),
+    ("pcie_lane_cap", "0"),
+    ("cg_mask", "4294967295"),
+    ("pg_mask", "4294967295"),
+    ("sdma_phase_quantum", "32"),
+    ("job_hang_limit", "0"),
+    ("lbpw", "-1"),
+    ("compute_multipipe", "-1"),
+    ("gpu_recovery", "-1"),
+    ("emu_mode", "0"),
+    ("ras_enable", "-1"),
+    ("ras_mask", "4294967295"),
+    ("async_gfx_ring", "1"),
+    ("mcbp", "-1"),
+    ("discovery", "-1"),
+    ("mes", "0"),
+    ("noretry", "-1"),
+    ("force_asic_type", "-1"),
+    ("mtype_local", "0"),
+    ("sched_policy", "0"),
+    ("hws_max_conc_proc", "8"),
+    ("cwsr_enable", "1"),
+    ("max_num_of_queues_per_device", "4096"),
+    ("send_sigterm", "0"),
+    ("debug_largebar", "0"),
+    ("ignore_crat", "0"),
+    ("halt_if_hws_hang", "0"),
+    ("hws_gws_support", "N"),
+    ("queue_preemption_timeout_ms", "9000"),
+    ("debug_evictions", "N"),
+    ("no_system_mem_limit", "N"),
+    ("no_queue_eviction_on_vm_fault", "0"),
+];
+
+/// `sys/module/amdgpu`: `initstate` (`live`, what a loaded module shows;
+/// rocminfo 6.x and 7.x refuse to run without it), `version` when the
+/// topology names one, and `parameters/`.
+fn render_module(root: &Path, topology: &Topology) -> io::Result<()> {
+    let dir = root.join("sys/module/amdgpu");
+    write(&dir.join("initstate"), "live\n")?;
+    write(&dir.join("refcnt"), "0\n")?;
+    if let Some(v) = &topology.platform.amdgpu_version {
+        write(&dir.join("version"), &format!("{v}\n"))?;
+    }
+    let mut params: Vec<(String, String)> = AMDGPU_PARAMETERS
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    for (k, v) in &topology.platform.amdgpu_params {
+        match params.iter_mut().find(|(n, _)| n == k) {
+            Some(slot) => slot.1 = v.clone(),
+            None => params.push((k.clone(), v.clone())),
+        }
+    }
+    for (k, v) in params {
+        write(&dir.join("parameters").join(k), &format!("{v}\n"))?;
+    }
+    Ok(())
+}
+
+/// Writes one KFD node; `caches` false leaves its caches out
+/// (`caches_count 0`).
+fn render_node(dir: &Path, node: &Node, caches: bool) -> io::Result<()> {
     write(&dir.join("gpu_id"), &format!("{}\n", node.gpu_id))?;
     write(&dir.join("name"), &format!("{}\n", node.name))?;
-    write(&dir.join("properties"), &props_text(&node.properties))?;
+    let mut props = node.properties.clone();
+    if !caches {
+        props.set("caches_count", 0);
+    }
+    write(&dir.join("properties"), &props_text(&props))?;
     for sub in ["mem_banks", "caches", "io_links", "p2p_links", "perf"] {
         fs::create_dir_all(dir.join(sub))?;
     }
@@ -164,7 +277,7 @@ fn render_node(dir: &Path, node: &Node) -> io::Result<()> {
             &props_text(m),
         )?;
     }
-    for (i, c) in node.caches.iter().enumerate() {
+    for (i, c) in node.caches.iter().enumerate().filter(|_| caches) {
         let mut text = props_text(&c.properties);
         let map: Vec<String> = c.sibling_map.iter().map(u32::to_string).collect();
         let _ = writeln!(text, "sibling_map {}", map.join(","));
@@ -250,28 +363,6 @@ fn render_pci(root: &Path, node: &Node, card: usize) -> io::Result<()> {
     Ok(())
 }
 
-/// The simulated `/proc/cpuinfo` (see the module docs).
-pub fn cpuinfo(topology: &Topology) -> String {
-    let mut s = String::new();
-    for (proc_no, (_, node)) in topology.cpus().enumerate() {
-        let id = node.cpu.clone().unwrap_or_default();
-        let apic = node.properties.get_or_zero("cpu_core_id_base");
-        let threads = node.properties.get_or_zero("cpu_cores_count");
-        let mhz = node.properties.get_or_zero("max_engine_clk_ccompute");
-        let _ = write!(
-            s,
-            "processor\t: {proc_no}\nvendor_id\t: {}\ncpu family\t: {}\nmodel\t\t: {}\nmodel name\t: {}\nstepping\t: {}\ncpu MHz\t\t: {mhz}.000\nphysical id\t: {proc_no}\nsiblings\t: {threads}\ncore id\t\t: 0\ncpu cores\t: {}\napicid\t\t: {apic}\ninitial apicid\t: {apic}\nfpu\t\t: yes\nclflush size\t: 64\ncache_alignment\t: 64\naddress sizes\t: 48 bits physical, 48 bits virtual\n\n",
-            id.vendor_id,
-            id.family,
-            id.model,
-            id.model_name,
-            id.stepping,
-            threads.div_ceil(2),
-        );
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -318,10 +409,68 @@ mod tests {
         assert_eq!(sub.file_name().unwrap(), "pci");
         let cpuinfo = fs::read_to_string(root.join("proc/cpuinfo")).unwrap();
         assert!(cpuinfo.contains("model name\t: AMD EPYC 7313 16-Core Processor\n"));
+        // A virtual CRAT: no CPU caches in KFD, the CPU tree has them.
+        let cpu_props = fs::read_to_string(topo.join("nodes/0/properties")).unwrap();
+        assert!(cpu_props.contains("\ncaches_count 0\n"), "{cpu_props}");
+        assert_eq!(
+            fs::read_dir(topo.join("nodes/0/caches")).unwrap().count(),
+            0
+        );
+        let l3 = root.join("sys/devices/system/node/node0/cpu1/cache/index3");
+        assert_eq!(
+            fs::read_to_string(l3.join("shared_cpu_list")).unwrap(),
+            "0-1\n"
+        );
+        assert_eq!(fs::read_to_string(l3.join("size")).unwrap(), "32768K\n");
+        assert_eq!(
+            fs::read_to_string(root.join("sys/devices/system/cpu/online")).unwrap(),
+            "0-1\n"
+        );
+        // The platform option lists them in KFD instead.
+        let mut acpi = t.clone();
+        acpi.platform.cpu_caches_in_kfd = true;
+        render(&acpi, &root).unwrap();
+        let cpu_props = fs::read_to_string(topo.join("nodes/0/properties")).unwrap();
+        assert!(cpu_props.contains("\ncaches_count 4\n"), "{cpu_props}");
+        assert!(topo.join("nodes/0/caches/3/properties").exists());
+        assert!(l3.join("shared_cpu_map").exists());
         // Rendering again (another preset) replaces the tree.
         render(&presets::preset("mi300x").unwrap(), &root).unwrap();
         assert_eq!(fs::read_dir(topo.join("nodes")).unwrap().count(), 10);
         assert!(root.join("sys/dev/char/226:135").exists());
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn amdgpu_module_directory() {
+        let root = tmp("module");
+        let mut t = presets::preset("navi31").unwrap();
+        render(&t, &root).unwrap();
+        let m = root.join("sys/module/amdgpu");
+        assert_eq!(fs::read_to_string(m.join("initstate")).unwrap(), "live\n");
+        assert!(
+            !m.join("version").exists(),
+            "an in-tree module has no version"
+        );
+        let param = |name: &str| fs::read_to_string(m.join("parameters").join(name)).unwrap();
+        assert_eq!(param("cwsr_enable"), "1\n");
+        assert_eq!(param("noretry"), "-1\n");
+        assert_eq!(param("sched_policy"), "0\n");
+        assert_eq!(param("hws_gws_support"), "N\n");
+        assert_eq!(param("lockup_timeout"), "\n");
+        t.platform.amdgpu_version = Some("6.8.5".into());
+        t.platform.amdgpu_params = vec![
+            ("noretry".into(), "1".into()),
+            ("new_param".into(), "7".into()),
+        ];
+        render(&t, &root).unwrap();
+        assert_eq!(fs::read_to_string(m.join("version")).unwrap(), "6.8.5\n");
+        assert_eq!(param("noretry"), "1\n");
+        assert_eq!(param("new_param"), "7\n");
+        assert_eq!(
+            fs::read_dir(m.join("parameters")).unwrap().count(),
+            AMDGPU_PARAMETERS.len() + 1
+        );
         fs::remove_dir_all(&root).unwrap();
     }
 

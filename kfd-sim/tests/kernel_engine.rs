@@ -1,0 +1,1149 @@
+//! The engine: the simulated CP and SDMA engines consume user-mode queues.
+//! kfdtest-style scenarios (our own code) through the in-process driver:
+//! PM4 compute queues, SDMA queues, AQL queues, completion signals, event
+//! interrupts, queue errors and GPU memory faults.
+
+mod kernel_util;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use kernel_util::*;
+use kfd_sim::Sim;
+use kfd_sys::kfd::*;
+use kfd_sys::Errno;
+
+const PAGE: u64 = 4096;
+
+// ---- packets ---------------------------------------------------------------
+
+mod pm4 {
+    pub const WRITE_DATA: u32 = 0x37;
+    pub const WAIT_REG_MEM: u32 = 0x3C;
+    pub const INDIRECT_BUFFER: u32 = 0x3F;
+    pub const COPY_DATA: u32 = 0x40;
+    pub const EVENT_WRITE: u32 = 0x46;
+    pub const RELEASE_MEM: u32 = 0x49;
+    pub const ACQUIRE_MEM: u32 = 0x58;
+    pub const DISPATCH_DIRECT: u32 = 0x15;
+
+    /// A type-3 header for a packet of `len` dwords (compute shader type).
+    pub fn hdr(op: u32, len: usize) -> u32 {
+        3 << 30 | ((len as u32 - 2) << 16) | op << 8 | 1 << 1
+    }
+
+    pub fn write_data(dst: u64, data: &[u32]) -> Vec<u32> {
+        let mut v = vec![
+            hdr(WRITE_DATA, 4 + data.len()),
+            5 << 8 | 1 << 20,
+            dst as u32,
+            (dst >> 32) as u32,
+        ];
+        v.extend_from_slice(data);
+        v
+    }
+
+    /// RELEASE_MEM: end-of-pipe, `data_sel`/`int_sel` as named.
+    pub fn release_mem(addr: u64, data: u64, ctx: u32, data_sel: u32, int_sel: u32) -> Vec<u32> {
+        vec![
+            hdr(RELEASE_MEM, 8),
+            0x14 | 5 << 8,
+            int_sel << 24 | data_sel << 29,
+            addr as u32,
+            (addr >> 32) as u32,
+            data as u32,
+            (data >> 32) as u32,
+            ctx,
+        ]
+    }
+
+    pub fn wait_reg_mem(addr: u64, reference: u32, mask: u32, function: u32) -> Vec<u32> {
+        vec![
+            hdr(WAIT_REG_MEM, 7),
+            function | 1 << 4,
+            addr as u32,
+            (addr >> 32) as u32,
+            reference,
+            mask,
+            4,
+        ]
+    }
+
+    /// COPY_DATA of 64 bits from `src_sel` (5 = immediate `src`, 9 = GPU
+    /// clock) to memory.
+    pub fn copy_data64(src_sel: u32, src: u64, dst: u64) -> Vec<u32> {
+        vec![
+            hdr(COPY_DATA, 6),
+            src_sel | 5 << 8 | 1 << 16 | 1 << 20,
+            src as u32,
+            (src >> 32) as u32,
+            dst as u32,
+            (dst >> 32) as u32,
+        ]
+    }
+
+    pub fn acquire_mem_gfx9() -> Vec<u32> {
+        vec![hdr(ACQUIRE_MEM, 7), 0x28c0_0000, !0, 0, 0, 0, 4]
+    }
+
+    pub fn acquire_mem_gfx10() -> Vec<u32> {
+        vec![hdr(ACQUIRE_MEM, 8), 0, !0, 0xff, 0, 0, 4, 0x4381]
+    }
+
+    pub fn event_write() -> Vec<u32> {
+        vec![hdr(EVENT_WRITE, 2), 7 | 4 << 8]
+    }
+
+    pub fn indirect_buffer(ib: u64, dwords: u32) -> Vec<u32> {
+        vec![
+            hdr(INDIRECT_BUFFER, 4),
+            ib as u32 & !3,
+            (ib >> 32) as u32 & 0xFFFF,
+            dwords | 1 << 23,
+        ]
+    }
+
+    /// The one-dword filler kfdtest pads rings with.
+    pub const FILLER: u32 = 0xFFFF_1002;
+}
+
+mod sdma {
+    pub fn copy(src: u64, dst: u64, bytes: u64) -> Vec<u32> {
+        vec![
+            1,
+            (bytes - 1) as u32,
+            0,
+            src as u32,
+            (src >> 32) as u32,
+            dst as u32,
+            (dst >> 32) as u32,
+        ]
+    }
+
+    pub fn fence(addr: u64, data: u32) -> Vec<u32> {
+        vec![5, addr as u32, (addr >> 32) as u32, data]
+    }
+
+    pub fn trap(ctx: u32) -> Vec<u32> {
+        vec![6, ctx]
+    }
+
+    pub fn write(dst: u64, data: &[u32]) -> Vec<u32> {
+        let mut v = vec![2, dst as u32, (dst >> 32) as u32, data.len() as u32 - 1];
+        v.extend_from_slice(data);
+        v
+    }
+
+    pub fn fill(dst: u64, data: u32, bytes: u64) -> Vec<u32> {
+        vec![
+            11 | 2 << 30,
+            dst as u32,
+            (dst >> 32) as u32,
+            data,
+            (bytes - 1) as u32,
+        ]
+    }
+
+    pub fn poll_mem_eq(addr: u64, reference: u32) -> Vec<u32> {
+        vec![
+            8 | 3 << 28 | 1 << 31,
+            addr as u32,
+            (addr >> 32) as u32,
+            reference,
+            !0,
+            4 | 0xfff << 16,
+        ]
+    }
+
+    /// ROCr's HDP flush: the register form of POLL_REGMEM.
+    pub fn hdp_flush() -> Vec<u32> {
+        vec![8, 0, 0x8000_0000, 0, 0, 0]
+    }
+
+    pub fn atomic_add64(addr: u64, v: u64) -> Vec<u32> {
+        vec![
+            10 | 47 << 25,
+            addr as u32,
+            (addr >> 32) as u32,
+            v as u32,
+            (v >> 32) as u32,
+            0,
+            0,
+            0,
+        ]
+    }
+
+    pub fn timestamp(addr: u64) -> Vec<u32> {
+        vec![13 | 2 << 8, addr as u32, (addr >> 32) as u32]
+    }
+
+    pub fn gcr() -> Vec<u32> {
+        vec![17 | 1 << 8, 0, 0, 0, 0]
+    }
+
+    pub fn nop() -> Vec<u32> {
+        vec![0]
+    }
+}
+
+mod aql {
+    pub const INVALID: u16 = 1;
+    pub const KERNEL_DISPATCH: u16 = 2;
+    pub const BARRIER_AND: u16 = 3;
+    pub const BARRIER_OR: u16 = 5;
+    pub const VENDOR: u16 = 0;
+
+    fn put64(p: &mut [u8; 64], off: usize, v: u64) {
+        p[off..off + 8].copy_from_slice(&v.to_ne_bytes());
+    }
+
+    pub fn barrier(ty: u16, deps: &[u64], signal: u64) -> [u8; 64] {
+        let mut p = [0u8; 64];
+        p[..2].copy_from_slice(&(ty | 1 << 8).to_ne_bytes());
+        for (i, d) in deps.iter().enumerate() {
+            put64(&mut p, 8 + 8 * i, *d);
+        }
+        put64(&mut p, 56, signal);
+        p
+    }
+
+    pub fn barrier_value(signal: u64, value: i64, mask: i64, cond: u32, done: u64) -> [u8; 64] {
+        let mut p = [0u8; 64];
+        p[..2].copy_from_slice(&VENDOR.to_ne_bytes());
+        p[2] = 2;
+        put64(&mut p, 8, signal);
+        put64(&mut p, 16, value as u64);
+        put64(&mut p, 24, mask as u64);
+        p[32..36].copy_from_slice(&cond.to_ne_bytes());
+        put64(&mut p, 56, done);
+        p
+    }
+
+    pub fn pm4_ib(ib: u64, dwords: u32, signal: u64) -> [u8; 64] {
+        let mut p = [0u8; 64];
+        p[..2].copy_from_slice(&VENDOR.to_ne_bytes());
+        p[2..4].copy_from_slice(&1u16.to_ne_bytes());
+        for (i, d) in super::pm4::indirect_buffer(ib, dwords).iter().enumerate() {
+            p[4 + 4 * i..8 + 4 * i].copy_from_slice(&d.to_ne_bytes());
+        }
+        p[20..24].copy_from_slice(&0xAu32.to_ne_bytes());
+        put64(&mut p, 56, signal);
+        p
+    }
+
+    pub fn kernel_dispatch(kernel_object: u64, signal: u64) -> [u8; 64] {
+        let mut p = [0u8; 64];
+        p[..2].copy_from_slice(&(KERNEL_DISPATCH | 1 << 8).to_ne_bytes());
+        p[4..6].copy_from_slice(&64u16.to_ne_bytes());
+        p[12..16].copy_from_slice(&64u32.to_ne_bytes());
+        put64(&mut p, 32, kernel_object);
+        put64(&mut p, 56, signal);
+        p
+    }
+}
+
+// ---- fixtures --------------------------------------------------------------
+
+/// A simulated process with an event page, as the dGPU thunk sets it up
+/// (an 8-page GTT BO handed to the first CREATE_EVENT).
+struct World {
+    sim: Sim,
+    p: Proc,
+    g: u32,
+    events: GpuBuf,
+    /// Scratch memory: signals, pointers, data.
+    mem: GpuBuf,
+}
+
+impl World {
+    fn new(preset: &str) -> World {
+        let sim = Sim::preset(preset).unwrap();
+        let p = Proc::open(&sim);
+        let g = p.gpu();
+        let events = GpuBuf::new(&p, g, 8 * PAGE, GTT);
+        let mem = GpuBuf::new(&p, g, 64 * PAGE, GTT);
+        World {
+            sim,
+            p,
+            g,
+            events,
+            mem,
+        }
+    }
+
+    /// A signal event; returns (id, its slot's address).
+    fn event(&self) -> (u32, u64) {
+        let first = self.p.live_events() == 0;
+        let page = if first { self.events.handle } else { 0 };
+        let e = self
+            .p
+            .create_event(KFD_IOC_EVENT_SIGNAL, true, page)
+            .unwrap();
+        (
+            e.event_id,
+            self.events.va + u64::from(e.event_slot_index) * 8,
+        )
+    }
+
+    fn wait(&self, id: u32, ms: u32) -> u32 {
+        self.p.wait(&[id], true, ms).1
+    }
+
+    /// `RUNTIME_ENABLE` (what ROCr 6+ does at start).
+    fn runtime_enable(&self) {
+        let mut re = kfd_ioctl_runtime_enable_args {
+            r_debug: 0,
+            mode_mask: KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK,
+            capabilities_mask: 0,
+        };
+        io(&self.sim, &self.p.kfd, AMDKFD_IOC_RUNTIME_ENABLE, &mut re).unwrap();
+    }
+
+    fn close(self) {
+        self.mem.free(&self.p);
+        // The event page BO cannot be freed (EPERM, as in the kernel): it
+        // goes with the process.
+        self.events.forget();
+        self.p.close();
+        assert!(self.sim.live_objects().is_empty());
+    }
+}
+
+impl Proc {
+    fn live_events(&self) -> usize {
+        self.sim.live_objects().processes[0].events
+    }
+}
+
+/// A queue with its ring and pointers.
+struct Q {
+    id: u32,
+    ring: GpuBuf,
+    /// Where the write pointer is.
+    wptr: u64,
+    /// Next write position in the queue's units.
+    next: u64,
+    kind: u32,
+    /// The ring size the queue was created with (bytes).
+    ring_size: u64,
+}
+
+impl Q {
+    fn create(w: &World, kind: u32, ring_size: u64, rptr: u64, wptr: u64) -> Q {
+        Q::create_with(w, kind, ring_size, rptr, wptr, 0)
+    }
+
+    fn create_with(w: &World, kind: u32, ring_size: u64, rptr: u64, wptr: u64, ctx_save: u64) -> Q {
+        let ring = GpuBuf::new(&w.p, w.g, ring_size.max(PAGE), GTT);
+        let mut a = kfd_ioctl_create_queue_args {
+            ring_base_address: ring.va,
+            write_pointer_address: wptr,
+            read_pointer_address: rptr,
+            ring_size: ring_size as u32,
+            gpu_id: w.g,
+            queue_type: kind,
+            queue_percentage: 100,
+            queue_priority: 7,
+            ctx_save_restore_address: ctx_save,
+            ..Default::default()
+        };
+        io(&w.sim, &w.p.kfd, AMDKFD_IOC_CREATE_QUEUE, &mut a).expect("create queue");
+        Q {
+            id: a.queue_id,
+            ring,
+            wptr,
+            next: 0,
+            kind,
+            ring_size,
+        }
+    }
+
+    /// Appends PM4 or SDMA dwords (wrapping) and publishes the write
+    /// pointer; rings the doorbell through the hook when `ring`.
+    fn submit(&mut self, w: &World, dws: &[u32], ring: bool) {
+        let size_dw = self.ring_size / 4;
+        let unit = if self.kind == KFD_IOC_QUEUE_TYPE_COMPUTE {
+            1
+        } else {
+            4
+        };
+        let mut pos = self.next / unit;
+        for d in dws {
+            self.ring.set_u32((pos % size_dw) * 4, *d);
+            pos += 1;
+        }
+        self.next = pos * unit;
+        w.mem.set_u64(self.wptr - w.mem.va, self.next);
+        if ring {
+            w.sim.ring_doorbell(raw_fd(&w.p.kfd), self.id).unwrap();
+        }
+    }
+
+    fn destroy(self, w: &World) {
+        let mut d = kfd_ioctl_destroy_queue_args {
+            queue_id: self.id,
+            pad: 0,
+        };
+        io(&w.sim, &w.p.kfd, AMDKFD_IOC_DESTROY_QUEUE, &mut d).unwrap();
+        self.ring.free(&w.p);
+    }
+}
+
+fn raw_fd(fd: &impl std::os::fd::AsRawFd) -> i32 {
+    fd.as_raw_fd()
+}
+
+/// Offsets in the scratch buffer.
+const RPTR: u64 = 0;
+const WPTR: u64 = 64;
+const DATA: u64 = 8 * PAGE;
+
+// ---- PM4 -------------------------------------------------------------------
+
+/// kfdtest's basic compute-queue pattern: WRITE_DATA, then RELEASE_MEM
+/// writing the event id to the event's slot and raising the end-of-pipe
+/// interrupt; WAIT_EVENTS wakes up, the data is there, the read pointer
+/// (32-bit dwords into the ring) equals the write pointer.
+#[test]
+fn pm4_write_data_and_release_mem_with_interrupt() {
+    let w = World::new("mi210");
+    let (ev, slot) = w.event();
+    let mut q = compute_queue(&w);
+    let dst = w.mem.va + DATA;
+    let mut cmds = pm4::write_data(dst, &[0x11, 0x22, 0x33, 0x44]);
+    cmds.extend(pm4::release_mem(slot, u64::from(ev), ev, 1, 2));
+    q.submit(&w, &cmds, true);
+    assert_eq!(w.wait(ev, 5000), KFD_IOC_WAIT_RESULT_COMPLETE);
+    assert_eq!(
+        [
+            w.mem.u32(DATA),
+            w.mem.u32(DATA + 4),
+            w.mem.u32(DATA + 8),
+            w.mem.u32(DATA + 12)
+        ],
+        [0x11, 0x22, 0x33, 0x44]
+    );
+    assert!(wait_until(5, || u64::from(w.mem.u32(RPTR)) == q.next));
+    // The interrupt reset the slot ("acknowledged"), as the kernel does.
+    assert_eq!(w.events.u64(slot - w.events.va), u64::MAX);
+    // 64-bit data and the GPU clock.
+    let before = w.sim.engine_stats().packets;
+    let mut cmds = pm4::release_mem(dst + 64, 0x1122_3344_5566_7788, 0, 2, 0);
+    cmds.extend(pm4::release_mem(dst + 72, 0, 0, 3, 0));
+    cmds.extend(pm4::copy_data64(5, 0xdead_beef_0bad_cafe, dst + 80));
+    cmds.extend(pm4::copy_data64(9, 0, dst + 88));
+    cmds.extend(pm4::acquire_mem_gfx9());
+    cmds.extend(pm4::event_write());
+    cmds.extend(pm4::release_mem(slot, u64::from(ev), ev, 1, 2));
+    q.submit(&w, &cmds, false);
+    assert_eq!(w.wait(ev, 5000), KFD_IOC_WAIT_RESULT_COMPLETE);
+    assert_eq!(w.mem.u64(DATA + 64), 0x1122_3344_5566_7788);
+    assert_eq!(w.mem.u64(DATA + 80), 0xdead_beef_0bad_cafe);
+    let (t1, t2) = (w.mem.u64(DATA + 72), w.mem.u64(DATA + 88));
+    assert!(t1 > 0 && t2 >= t1, "GPU clock {t1} then {t2}");
+    assert!(wait_until(5, || w.sim.engine_stats().packets >= before + 7));
+    q.destroy(&w);
+    w.close();
+}
+
+/// A ring of 1 KiB (256 dwords) filled many times over: packets never
+/// straddle the end (kfdtest pads with one-dword NOPs), and the read
+/// pointer wraps with the ring.
+#[test]
+fn pm4_queue_wraparound() {
+    let w = World::new("mi210");
+    let size_dw = 256;
+    let mut q = Q::create(
+        &w,
+        KFD_IOC_QUEUE_TYPE_COMPUTE,
+        size_dw * 4,
+        w.mem.va + RPTR,
+        w.mem.va + WPTR,
+    );
+    let dst = w.mem.va + DATA;
+    let mut wrapped = 0;
+    for i in 0..400u32 {
+        let pkt = pm4::write_data(dst + 8 * u64::from(i % 64), &[i, !i]);
+        let pos = q.next % size_dw;
+        if pos + pkt.len() as u64 > size_dw {
+            let pad = vec![pm4::FILLER; (size_dw - pos) as usize];
+            q.submit(&w, &pad, false);
+            wrapped += 1;
+        }
+        q.submit(&w, &pkt, i % 7 == 0);
+        // Keep at most half the ring in flight.
+        if i % 8 == 7 {
+            let want = q.next;
+            assert!(
+                wait_until(5, || u64::from(w.mem.u32(RPTR)) == want % size_dw),
+                "packet {i}: rptr {} want {}",
+                w.mem.u32(RPTR),
+                want % size_dw
+            );
+        }
+    }
+    assert!(wait_until(5, || u64::from(w.mem.u32(RPTR)) == q.next % size_dw));
+    assert!(wrapped >= 9, "wrapped {wrapped} times");
+    for i in 336..400u32 {
+        let at = DATA + 8 * u64::from(i % 64);
+        assert_eq!((w.mem.u32(at), w.mem.u32(at + 4)), (i, !i));
+    }
+    q.destroy(&w);
+    w.close();
+}
+
+/// A packet in an indirect buffer, and a WAIT_REG_MEM inside it that
+/// blocks: the IB resumes at the waiting packet (the write before it is
+/// not repeated), then finishes.
+#[test]
+fn pm4_indirect_buffer_with_a_blocking_wait() {
+    let w = World::new("navi31");
+    let ib = GpuBuf::new(&w.p, w.g, PAGE, GTT);
+    let flag = w.mem.va + DATA;
+    let counter = w.mem.va + DATA + 64;
+    let mut dws = pm4::write_data(counter, &[1]);
+    dws.extend(pm4::wait_reg_mem(flag, 7, 0xff, 3));
+    dws.extend(pm4::acquire_mem_gfx10());
+    dws.extend(pm4::write_data(counter + 4, &[2]));
+    let bytes: Vec<u8> = dws.iter().flat_map(|d| d.to_ne_bytes()).collect();
+    ib.write(0, &bytes);
+    let mut q = compute_queue(&w);
+    q.submit(&w, &pm4::indirect_buffer(ib.va, dws.len() as u32), true);
+    assert!(wait_until(5, || w.mem.u32(DATA + 64) == 1));
+    std::thread::sleep(Duration::from_millis(30));
+    assert_eq!(w.mem.u32(DATA + 68), 0, "behind the wait");
+    assert_eq!(w.mem.u32(RPTR), 0, "the IB packet is not consumed");
+    assert!(w.sim.live_objects().processes[0].busy_queues == 1);
+    // Reset the counter: if the IB restarted, the first write would
+    // come again.
+    w.mem.set_u32(DATA + 64, 0);
+    w.mem.set_u32(DATA, 0x107);
+    assert!(wait_until(5, || w.mem.u32(DATA + 68) == 2));
+    assert_eq!(w.mem.u32(DATA + 64), 0, "the IB resumed at the wait");
+    assert!(wait_until(5, || u64::from(w.mem.u32(RPTR)) == q.next));
+    q.destroy(&w);
+    ib.free(&w.p);
+    w.close();
+}
+
+fn trace_buffer(sim: &Sim) -> Arc<Mutex<Vec<u8>>> {
+    #[derive(Clone)]
+    struct Buf(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Buf {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let b = Arc::new(Mutex::new(Vec::new()));
+    sim.set_trace(Buf(b.clone()));
+    b
+}
+
+fn text(b: &Arc<Mutex<Vec<u8>>>) -> String {
+    String::from_utf8_lossy(&b.lock().unwrap()).into_owned()
+}
+
+/// An unknown opcode is a queue error: the queue stops in front of it
+/// (nothing after it runs, the read pointer stays), a trace line says why,
+/// and the live-object summary counts the failed queue.
+#[test]
+fn pm4_unknown_opcode_stops_the_queue() {
+    let w = World::new("mi210");
+    let trace = trace_buffer(&w.sim);
+    let mut q = compute_queue(&w);
+    let mut cmds = pm4::write_data(w.mem.va + DATA, &[5]);
+    cmds.extend([pm4::hdr(0xEE, 3), 0, 0]);
+    cmds.extend(pm4::write_data(w.mem.va + DATA + 4, &[6]));
+    q.submit(&w, &cmds, true);
+    assert!(wait_until(5, || w.sim.live_objects().processes[0]
+        .failed_queues
+        == 1));
+    assert_eq!(w.mem.u32(DATA), 5);
+    assert_eq!(w.mem.u32(DATA + 4), 0);
+    assert_eq!(w.mem.u32(RPTR), 5, "stopped in front of the bad packet");
+    let t = text(&trace);
+    assert!(
+        t.contains("queue error") && t.contains("opcode 0xee not supported"),
+        "{t}"
+    );
+    // A dispatch is refused the same way (no shader ISA model).
+    let mut q2 = Q::create(
+        &w,
+        KFD_IOC_QUEUE_TYPE_COMPUTE,
+        PAGE,
+        w.mem.va + RPTR + 8,
+        w.mem.va + WPTR + 8,
+    );
+    q2.submit(&w, &[pm4::hdr(pm4::DISPATCH_DIRECT, 5), 1, 1, 1, 1], true);
+    assert!(wait_until(5, || w.sim.live_objects().processes[0]
+        .failed_queues
+        == 2));
+    assert!(text(&trace).contains("DISPATCH_DIRECT refused"));
+    w.sim.clear_trace();
+    q2.destroy(&w);
+    q.destroy(&w);
+    w.close();
+}
+
+/// Destroying a queue whose packet waits (WAIT_REG_MEM on memory nobody
+/// writes) returns at once; the summary showed it busy before.
+#[test]
+fn queue_destroy_while_busy() {
+    let w = World::new("mi210");
+    let mut q = compute_queue(&w);
+    let mut cmds = pm4::wait_reg_mem(w.mem.va + DATA, 1, !0, 3);
+    cmds.extend(pm4::write_data(w.mem.va + DATA + 4, &[9]));
+    q.submit(&w, &cmds, true);
+    std::thread::sleep(Duration::from_millis(20));
+    let s = w.sim.live_objects();
+    assert_eq!((s.processes[0].queues, s.processes[0].busy_queues), (1, 1));
+    let t = Instant::now();
+    q.destroy(&w);
+    assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+    // Gone: satisfying the wait now does nothing.
+    w.mem.set_u32(DATA, 1);
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!(w.mem.u32(DATA + 4), 0);
+    let s = w.sim.live_objects();
+    assert_eq!((s.processes[0].queues, s.processes[0].busy_queues), (0, 0));
+    w.close();
+}
+
+/// UPDATE_QUEUE to 0 % stops the queue; back to 100 % it runs again.
+#[test]
+fn update_queue_to_zero_percent_pauses_it() {
+    let w = World::new("mi210");
+    let mut q = compute_queue(&w);
+    let (ring_va, qid) = (q.ring.va, q.id);
+    let update = |percent: u32| {
+        let mut u = kfd_ioctl_update_queue_args {
+            ring_base_address: ring_va,
+            queue_id: qid,
+            ring_size: PAGE as u32,
+            queue_percentage: percent,
+            queue_priority: 7,
+        };
+        io(&w.sim, &w.p.kfd, AMDKFD_IOC_UPDATE_QUEUE, &mut u).unwrap();
+    };
+    update(0);
+    q.submit(&w, &pm4::write_data(w.mem.va + DATA, &[3]), true);
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(w.mem.u32(DATA), 0);
+    update(100);
+    assert!(wait_until(5, || w.mem.u32(DATA) == 3));
+    q.destroy(&w);
+    w.close();
+}
+
+/// The debugger's SUSPEND_QUEUES stops a queue; RESUME_QUEUES lets it run.
+#[test]
+fn debugger_suspend_stops_the_queue() {
+    let w = World::new("mi210");
+    w.runtime_enable();
+    let (_rd, wr) = pipe();
+    let mut rinfo = kfd_runtime_info::default();
+    let mut d = dbg_trap_enable(w.sim.os_pid(), 0, &mut rinfo, &wr);
+    io(&w.sim, &w.p.kfd, AMDKFD_IOC_DBG_TRAP, &mut d).unwrap();
+    let mut q = compute_queue(&w);
+    let mut ids = [q.id];
+    let mut susp = |op: u32| {
+        d.op = op;
+        let ptr = ids.as_mut_ptr() as u64;
+        if op == KFD_IOC_DBG_TRAP_SUSPEND_QUEUES {
+            d.u.suspend_queues = kfd_ioctl_dbg_trap_suspend_queues_args {
+                exception_mask: 0,
+                queue_array_ptr: ptr,
+                num_queues: 1,
+                grace_period: 0,
+            };
+        } else {
+            d.u.resume_queues = kfd_ioctl_dbg_trap_resume_queues_args {
+                queue_array_ptr: ptr,
+                num_queues: 1,
+                pad: 0,
+            };
+        }
+        assert_eq!(io(&w.sim, &w.p.kfd, AMDKFD_IOC_DBG_TRAP, &mut d), Ok(1));
+    };
+    susp(KFD_IOC_DBG_TRAP_SUSPEND_QUEUES);
+    q.submit(&w, &pm4::write_data(w.mem.va + DATA, &[4]), true);
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(w.mem.u32(DATA), 0);
+    susp(KFD_IOC_DBG_TRAP_RESUME_QUEUES);
+    assert!(wait_until(5, || w.mem.u32(DATA) == 4));
+    q.destroy(&w);
+    w.close();
+}
+
+// ---- SDMA ------------------------------------------------------------------
+
+/// kfdtest's SDMA pattern: COPY_LINEAR from VRAM to GTT, then FENCE (the
+/// event id into the event's slot) and TRAP (the event id as interrupt
+/// context); the read pointer is the 64-bit byte offset, equal to the
+/// write pointer once consumed.
+#[test]
+fn sdma_copy_fence_trap() {
+    let w = World::new("mi210");
+    let (ev, slot) = w.event();
+    let size = 3 * (1 << 20) + 12_345;
+    let src = GpuBuf::new(&w.p, w.g, 4 << 20, VRAM | KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC);
+    let dst = GpuBuf::new(&w.p, w.g, 4 << 20, GTT);
+    let data: Vec<u8> = (0..size).map(|i| (i * 7 + i / 4096) as u8).collect();
+    src.write(0, &data);
+    let mut q = Q::create(
+        &w,
+        KFD_IOC_QUEUE_TYPE_SDMA,
+        64 * 1024,
+        w.mem.va + RPTR,
+        w.mem.va + WPTR,
+    );
+    let mut cmds = sdma::copy(src.va, dst.va, size);
+    cmds.extend(sdma::fence(slot, ev));
+    cmds.extend(sdma::trap(ev));
+    q.submit(&w, &cmds, true);
+    assert_eq!(w.wait(ev, 5000), KFD_IOC_WAIT_RESULT_COMPLETE);
+    assert!(dst.read(0, size as usize) == data, "copied bytes differ");
+    assert!(wait_until(5, || w.mem.u64(RPTR) == q.next));
+    // The rest of ROCr's SDMA vocabulary.
+    let d = w.mem.va + DATA;
+    w.mem.set_u64(DATA + 64, 5);
+    let mut cmds = sdma::write(d, &[0xa, 0xb, 0xc]);
+    cmds.extend(sdma::fill(d + 256, 0x5a5a_5a5a, 1024));
+    cmds.extend(sdma::atomic_add64(d + 64, u64::MAX));
+    cmds.extend(sdma::timestamp(d + 128));
+    cmds.extend(sdma::hdp_flush());
+    cmds.extend(sdma::gcr());
+    cmds.extend(sdma::nop());
+    cmds.extend(sdma::poll_mem_eq(d + 2048, 0));
+    cmds.extend(sdma::fence(slot, ev));
+    cmds.extend(sdma::trap(ev));
+    q.submit(&w, &cmds, false);
+    assert_eq!(w.wait(ev, 5000), KFD_IOC_WAIT_RESULT_COMPLETE);
+    assert_eq!(
+        [w.mem.u32(DATA), w.mem.u32(DATA + 4), w.mem.u32(DATA + 8)],
+        [0xa, 0xb, 0xc]
+    );
+    assert!(w.mem.read(DATA + 256, 1024).iter().all(|b| *b == 0x5a));
+    assert_eq!(w.mem.u32(DATA + 256 + 1024), 0);
+    assert_eq!(w.mem.u64(DATA + 64), 4, "ATOMIC ADD64 of -1");
+    assert!(w.mem.u64(DATA + 128) > 0);
+    q.destroy(&w);
+    src.free(&w.p);
+    dst.free(&w.p);
+    w.close();
+}
+
+/// ROCr's dependency wait: POLL_REGMEM on both halves of a signal value.
+#[test]
+fn sdma_poll_waits_for_memory() {
+    let w = World::new("mi300x");
+    let mut q = Q::create(
+        &w,
+        KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID,
+        PAGE,
+        w.mem.va + RPTR,
+        w.mem.va + WPTR,
+    );
+    let sig = w.mem.va + DATA;
+    w.mem.set_u64(DATA, 1);
+    let mut cmds = sdma::poll_mem_eq(sig + 4, 0);
+    cmds.extend(sdma::poll_mem_eq(sig, 0));
+    cmds.extend(sdma::write(sig + 64, &[77]));
+    q.submit(&w, &cmds, true);
+    std::thread::sleep(Duration::from_millis(30));
+    assert_eq!(w.mem.u32(DATA + 64), 0);
+    w.mem.set_u64(DATA, 0);
+    assert!(wait_until(5, || w.mem.u32(DATA + 64) == 77));
+    q.destroy(&w);
+    w.close();
+}
+
+/// A copy from an address no BO or SVM range covers is a GPU memory fault:
+/// the memory exception event fires with the faulting page, and the
+/// process's queues on that GPU stop.
+#[test]
+fn sdma_copy_from_unmapped_memory_is_a_gpu_fault() {
+    let w = World::new("mi210");
+    let fault_ev = w.p.create_event(KFD_IOC_EVENT_MEMORY, false, 0).unwrap();
+    let (_, _) = w.event();
+    let mut other = Q::create(
+        &w,
+        KFD_IOC_QUEUE_TYPE_COMPUTE,
+        PAGE,
+        w.mem.va + RPTR + 8,
+        w.mem.va + WPTR + 8,
+    );
+    let mut q = Q::create(
+        &w,
+        KFD_IOC_QUEUE_TYPE_SDMA,
+        PAGE,
+        w.mem.va + RPTR,
+        w.mem.va + WPTR,
+    );
+    let bad = 0x7100_0000_1234u64;
+    q.submit(&w, &sdma::copy(bad, w.mem.va + DATA, 256), true);
+    let mut data = [kfd_event_data {
+        event_id: fault_ev.event_id,
+        ..Default::default()
+    }];
+    let (r, res) = w.p.wait_data(&mut data, true, 5000);
+    assert_eq!((r, res), (Ok(0), KFD_IOC_WAIT_RESULT_COMPLETE));
+    // SAFETY: the memory-exception member, written for a MEMORY event.
+    let m = unsafe { data[0].u.memory_exception_data };
+    assert_eq!(
+        (m.va, m.gpu_id, m.failure.NotPresent),
+        (bad & !4095, w.g, 1)
+    );
+    assert_eq!(w.mem.u64(RPTR), 0, "the faulting packet is not consumed");
+    assert!(wait_until(5, || w.sim.live_objects().processes[0]
+        .failed_queues
+        == 2));
+    // The other queue of the process on that GPU was evicted with it.
+    other.submit(&w, &pm4::write_data(w.mem.va + DATA + 8, &[1]), true);
+    std::thread::sleep(Duration::from_millis(30));
+    assert_eq!(w.mem.u32(DATA + 8), 0);
+    other.destroy(&w);
+    q.destroy(&w);
+    w.close();
+}
+
+/// A write into a BO allocated without WRITABLE is a read-only fault.
+#[test]
+fn gpu_write_to_a_read_only_buffer_faults() {
+    let w = World::new("mi210");
+    let fault_ev = w.p.create_event(KFD_IOC_EVENT_MEMORY, false, 0).unwrap();
+    let ro = GpuBuf::new(&w.p, w.g, PAGE, KFD_IOC_ALLOC_MEM_FLAGS_GTT);
+    let mut q = Q::create(
+        &w,
+        KFD_IOC_QUEUE_TYPE_SDMA,
+        PAGE,
+        w.mem.va + RPTR,
+        w.mem.va + WPTR,
+    );
+    q.submit(&w, &sdma::write(ro.va + 16, &[1]), true);
+    let mut data = [kfd_event_data {
+        event_id: fault_ev.event_id,
+        ..Default::default()
+    }];
+    assert_eq!(
+        w.p.wait_data(&mut data, true, 5000).1,
+        KFD_IOC_WAIT_RESULT_COMPLETE
+    );
+    // SAFETY: as above.
+    let m = unsafe { data[0].u.memory_exception_data };
+    assert_eq!(
+        (m.va, m.failure.ReadOnly, m.failure.NotPresent),
+        (ro.va, 1, 0)
+    );
+    q.destroy(&w);
+    ro.free(&w.p);
+    w.close();
+}
+
+// ---- AQL -------------------------------------------------------------------
+
+/// `amd_queue_t` offsets, `amd_signal_t` layout.
+const AMDQ: u64 = 4 * PAGE;
+const SIGNALS: u64 = 5 * PAGE;
+
+/// A one-page PM4 compute queue with its pointers in the scratch buffer.
+fn compute_queue(w: &World) -> Q {
+    Q::create(
+        w,
+        KFD_IOC_QUEUE_TYPE_COMPUTE,
+        PAGE,
+        w.mem.va + RPTR,
+        w.mem.va + WPTR,
+    )
+}
+
+/// An AQL queue whose pointers live in an `amd_queue_t` image, as ROCr
+/// lays it out (the CP finds the structure from the read pointer).
+fn aql_queue(w: &World) -> Q {
+    w.mem.set_u32(AMDQ + 136, 128);
+    let mut q = Q::create(
+        w,
+        KFD_IOC_QUEUE_TYPE_COMPUTE_AQL,
+        64 * 64,
+        w.mem.va + AMDQ + 128,
+        w.mem.va + AMDQ + 56,
+    );
+    for i in 0..64 {
+        q.ring.write(i * 64, &aql::INVALID.to_ne_bytes());
+    }
+    q.next = 0;
+    q
+}
+
+/// Writes an `amd_signal_t` (kind USER) with `value`, optionally with an
+/// event mailbox; returns its handle.
+fn signal(w: &World, n: u64, value: i64, event: Option<(u32, u64)>) -> u64 {
+    let off = SIGNALS + n * 64;
+    w.mem.set_u64(off, 1);
+    w.mem.set_u64(off + 8, value as u64);
+    let (id, mbox) = event.map_or((0, 0), |(id, slot)| (id, slot));
+    w.mem.set_u64(off + 16, mbox);
+    w.mem.set_u32(off + 24, id);
+    w.mem.va + off
+}
+
+fn value(w: &World, handle: u64) -> i64 {
+    w.mem.u64(handle - w.mem.va + 8) as i64
+}
+
+fn set_value(w: &World, handle: u64, v: i64) {
+    w.mem.set_u64(handle - w.mem.va + 8, v as u64)
+}
+
+/// Writes packet `p` at the next slot (header last) and bumps the write
+/// index, as an AQL producer does.
+fn aql_submit(w: &World, q: &mut Q, p: &[u8; 64], ring: bool) -> u64 {
+    let idx = q.next;
+    let slot = (idx % 64) * 64;
+    w.mem.set_u64(AMDQ + 56, idx + 1);
+    q.ring.write(slot + 2, &p[2..]);
+    q.ring.write(slot, &p[..2]);
+    q.next += 1;
+    if ring {
+        w.sim.ring_doorbell(raw_fd(&w.p.kfd), q.id).unwrap();
+    }
+    idx
+}
+
+fn read_index(w: &World) -> u64 {
+    w.mem.u64(AMDQ + 128)
+}
+
+/// BARRIER_AND waits for all its dependencies, BARRIER_OR for one; with
+/// no dependency both complete at once. A completed packet's header goes
+/// back to INVALID, the read index moves past it, the completion signal
+/// drops to 0 and its event fires.
+#[test]
+fn aql_barrier_and_or() {
+    let w = World::new("mi210");
+    let (ev, slot) = w.event();
+    let mut q = aql_queue(&w);
+    let (d1, d2) = (signal(&w, 1, 1, None), signal(&w, 2, 1, None));
+    let done = signal(&w, 0, 1, Some((ev, slot)));
+    let idx = aql_submit(
+        &w,
+        &mut q,
+        &aql::barrier(aql::BARRIER_AND, &[d1, 0, d2], done),
+        true,
+    );
+    std::thread::sleep(Duration::from_millis(30));
+    assert_eq!((value(&w, done), read_index(&w)), (1, 0));
+    set_value(&w, d1, 0);
+    std::thread::sleep(Duration::from_millis(30));
+    assert_eq!(value(&w, done), 1, "one of two dependencies");
+    set_value(&w, d2, 0);
+    assert_eq!(w.wait(ev, 5000), KFD_IOC_WAIT_RESULT_COMPLETE);
+    assert_eq!(value(&w, done), 0);
+    assert_eq!(read_index(&w), 1);
+    assert_eq!(q.ring.read(idx * 64, 2), aql::INVALID.to_ne_bytes());
+    // OR: one of two.
+    let (d3, d4) = (signal(&w, 3, 1, None), signal(&w, 4, 1, None));
+    set_value(&w, done, 1);
+    aql_submit(
+        &w,
+        &mut q,
+        &aql::barrier(aql::BARRIER_OR, &[d3, d4], done),
+        true,
+    );
+    std::thread::sleep(Duration::from_millis(30));
+    assert_eq!(value(&w, done), 1);
+    set_value(&w, d4, 0);
+    assert_eq!(w.wait(ev, 5000), KFD_IOC_WAIT_RESULT_COMPLETE);
+    // No dependencies: at once, in order.
+    set_value(&w, done, 2);
+    aql_submit(
+        &w,
+        &mut q,
+        &aql::barrier(aql::BARRIER_AND, &[], done),
+        false,
+    );
+    aql_submit(&w, &mut q, &aql::barrier(aql::BARRIER_OR, &[], done), true);
+    assert!(wait_until(5, || value(&w, done) == 0 && read_index(&w) == 4));
+    q.destroy(&w);
+    w.close();
+}
+
+/// A thread waiting with an infinite timeout is woken by the completion.
+#[test]
+fn aql_signal_wait_with_infinite_timeout_wakes_on_completion() {
+    let w = World::new("mi210");
+    let (ev, slot) = w.event();
+    let mut q = aql_queue(&w);
+    let dep = signal(&w, 1, 1, None);
+    let done = signal(&w, 0, 1, Some((ev, slot)));
+    aql_submit(
+        &w,
+        &mut q,
+        &aql::barrier(aql::BARRIER_AND, &[dep], done),
+        true,
+    );
+    let depv = dep;
+    let mem_va = w.mem.va;
+    let setter = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        // SAFETY: the dependency signal's value word, inside `mem`.
+        unsafe { std::ptr::write_volatile((depv + 8) as *mut u64, 0) };
+        let _ = mem_va;
+    });
+    let t = Instant::now();
+    assert_eq!(w.wait(ev, u32::MAX), KFD_IOC_WAIT_RESULT_COMPLETE);
+    assert!(t.elapsed() >= Duration::from_millis(90));
+    setter.join().unwrap();
+    assert_eq!(value(&w, done), 0);
+    q.destroy(&w);
+    w.close();
+}
+
+/// Barrier-value (AmdFormat 2): wait until `(value & mask) cond value`.
+#[test]
+fn aql_barrier_value() {
+    let w = World::new("mi210");
+    let mut q = aql_queue(&w);
+    let s = signal(&w, 1, 5, None);
+    let done = signal(&w, 0, 1, None);
+    aql_submit(
+        &w,
+        &mut q,
+        &aql::barrier_value(s, 0x70, 0xf0, 0, done),
+        true,
+    );
+    std::thread::sleep(Duration::from_millis(30));
+    assert_eq!(value(&w, done), 1);
+    set_value(&w, s, 0x7f);
+    assert!(wait_until(5, || value(&w, done) == 0));
+    // GTE.
+    set_value(&w, done, 1);
+    aql_submit(&w, &mut q, &aql::barrier_value(s, 0x100, -1, 3, done), true);
+    std::thread::sleep(Duration::from_millis(30));
+    assert_eq!(value(&w, done), 1);
+    set_value(&w, s, 0x200);
+    assert!(wait_until(5, || value(&w, done) == 0 && read_index(&w) == 2));
+    q.destroy(&w);
+    w.close();
+}
+
+/// ROCr's ExecutePM4: a vendor packet (AmdFormat 1) jumping to a PM4 IB
+/// (here an ACQUIRE_MEM cache invalidation and a WRITE_DATA); the read
+/// index moves past it once the IB ran.
+#[test]
+fn aql_pm4_ib_vendor_packet() {
+    let w = World::new("mi210");
+    let ib = GpuBuf::new(&w.p, w.g, PAGE, GTT);
+    let mut dws = pm4::acquire_mem_gfx9();
+    dws.extend(pm4::write_data(w.mem.va + DATA, &[0xabc]));
+    let bytes: Vec<u8> = dws.iter().flat_map(|d| d.to_ne_bytes()).collect();
+    ib.write(0, &bytes);
+    let mut q = aql_queue(&w);
+    aql_submit(&w, &mut q, &aql::pm4_ib(ib.va, dws.len() as u32, 0), true);
+    assert!(wait_until(5, || read_index(&w) == 1));
+    assert_eq!(w.mem.u32(DATA), 0xabc);
+    q.destroy(&w);
+    ib.free(&w.p);
+    w.close();
+}
+
+/// A kernel dispatch needs a shader ISA model: the queue stops with the
+/// CP's "invalid code" error in `queue_inactive_signal` (value 8, its
+/// event raised), which ROCr turns into HSA_STATUS_ERROR_INVALID_CODE_OBJECT.
+/// The packet is not consumed and its completion signal never moves.
+#[test]
+fn aql_kernel_dispatch_is_refused_visibly() {
+    let w = World::new("mi210");
+    let (ev, slot) = w.event();
+    let inactive = signal(&w, 5, 0, Some((ev, slot)));
+    w.mem.set_u64(AMDQ + 192, inactive);
+    let mut q = aql_queue(&w);
+    let done = signal(&w, 0, 1, None);
+    aql_submit(
+        &w,
+        &mut q,
+        &aql::kernel_dispatch(0x7f00_0000_1000, done),
+        true,
+    );
+    assert_eq!(w.wait(ev, 5000), KFD_IOC_WAIT_RESULT_COMPLETE);
+    assert_eq!(value(&w, inactive), 8);
+    assert_eq!((value(&w, done), read_index(&w)), (1, 0));
+    assert_eq!(w.sim.live_objects().processes[0].failed_queues, 1);
+    q.destroy(&w);
+    w.close();
+}
+
+/// With the runtime enabled (ROCr 6+), a queue error goes to the runtime
+/// as the kernel sends it: the exception bit ORed into the payload the
+/// context save area header names, and the header's error event set.
+#[test]
+fn aql_queue_error_reaches_an_enabled_runtime() {
+    let w = World::new("mi210");
+    w.runtime_enable();
+    let (ev, _) = w.event();
+    let (hdr, payload) = (6 * PAGE, 7 * PAGE);
+    w.mem.set_u64(hdr + 24, w.mem.va + payload);
+    w.mem.set_u32(hdr + 32, ev);
+    w.mem.set_u32(AMDQ + 136, 128);
+    let mut q = Q::create_with(
+        &w,
+        KFD_IOC_QUEUE_TYPE_COMPUTE_AQL,
+        64 * 64,
+        w.mem.va + AMDQ + 128,
+        w.mem.va + AMDQ + 56,
+        w.mem.va + hdr,
+    );
+    for i in 0..64 {
+        q.ring.write(i * 64, &aql::INVALID.to_ne_bytes());
+    }
+    aql_submit(&w, &mut q, &aql::kernel_dispatch(0x1000, 0), true);
+    assert_eq!(w.wait(ev, 5000), KFD_IOC_WAIT_RESULT_COMPLETE);
+    assert_eq!(
+        w.mem.u64(payload),
+        kfd_ec_mask(EC_QUEUE_PACKET_DISPATCH_CODE_INVALID)
+    );
+    q.destroy(&w);
+    w.close();
+}
+
+/// The doorbell hook's errors.
+#[test]
+fn ring_doorbell_checks_its_arguments() {
+    let w = World::new("mi210");
+    assert_eq!(w.sim.ring_doorbell(raw_fd(&w.p.kfd), 3), Err(Errno::EINVAL));
+    assert_eq!(
+        w.sim.ring_doorbell(raw_fd(&w.p.renders[0]), 0),
+        Err(Errno::EBADF)
+    );
+    assert_eq!(w.sim.ring_doorbell(-1, 0), Err(Errno::EBADF));
+    let q = aql_queue(&w);
+    assert_eq!(w.sim.ring_doorbell(raw_fd(&w.p.kfd), q.id), Ok(()));
+    q.destroy(&w);
+    w.close();
+}
+
+/// Without the hook the engine still finds the work by polling the write
+/// pointer; with nothing to do its thread sleeps (few wake-ups).
+#[test]
+fn engine_polls_write_pointers_and_backs_off() {
+    let w = World::new("mi210");
+    let mut q = compute_queue(&w);
+    q.submit(&w, &pm4::write_data(w.mem.va + DATA, &[1]), false);
+    assert!(wait_until(5, || w.mem.u32(DATA) == 1));
+    // Idle for a while: the back-off reaches its deep-idle interval.
+    std::thread::sleep(kfd_sim::kernel::DEEP_IDLE_AFTER + Duration::from_millis(100));
+    let a = w.sim.engine_stats();
+    std::thread::sleep(Duration::from_millis(500));
+    let b = w.sim.engine_stats();
+    let wakeups = b.wakeups - a.wakeups;
+    assert!(wakeups <= 500 / 50 + 5, "{wakeups} wake-ups in 500 ms idle");
+    // Work is still found without a kick.
+    q.submit(&w, &pm4::write_data(w.mem.va + DATA, &[2]), false);
+    assert!(wait_until(5, || w.mem.u32(DATA) == 2));
+    q.destroy(&w);
+    w.close();
+}
