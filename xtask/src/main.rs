@@ -115,10 +115,14 @@ fn ci_steps(steps: &mut Steps) -> Result<(), String> {
     // header and library in this rootfs.
     steps.run("rootfs", || rootfs::ensure(&rootfs::TRIXIE).map(|_| ()))?;
     steps.run("test", || run(cmd!(sh, "cargo test --workspace")))?;
-    // The reliability tests of the 5.2 build (cargo test runs the newest).
-    steps.run("test-rocm-5.2", || {
-        run(cmd!(sh, "cargo test -p hsakmt --no-default-features --features rocm-5.2 --test hostile_input --test stress --test fault_sweep --test fork_snapshot"))
-    })?;
+    // The reliability tests of the packaged generations' builds (cargo
+    // test runs the newest): hostile input, stress, the fault sweep and
+    // the fork snapshot, each with that generation's profile.
+    for (step, generation) in [("test-rocm-5.2", "rocm-5.2"), ("test-rocm-6.2", "rocm-6.2")] {
+        steps.run(step, || {
+            run(cmd!(sh, "cargo test -p hsakmt --no-default-features --features {generation} --test hostile_input --test stress --test fault_sweep --test fork_snapshot -- --nocapture"))
+        })?;
+    }
     steps.run("examples", || publish::examples(&sh))?;
     steps.run("package", publish::package)?;
     steps.run("standalone", || publish::standalone(&sh))?;
