@@ -174,17 +174,7 @@ pub unsafe extern "C" fn amdgpu_device_initialize(
         let render_minor = libc::minor(st.st_rdev);
         let handle = amdgpu::handle(Owner::Primary, render_minor);
         crate::memory::device_render_node(handle).map_err(|_| libc::ENODEV)?;
-        let mut v = drm_version {
-            version_major: 0,
-            version_minor: 0,
-            version_patchlevel: 0,
-            name_len: 0,
-            name: std::ptr::null_mut(),
-            date_len: 0,
-            date: std::ptr::null_mut(),
-            desc_len: 0,
-            desc: std::ptr::null_mut(),
-        };
+        let mut v = drm_version::default();
         // SAFETY: `v` is a live `drm_version` with every buffer length 0,
         // so the driver writes only the three version numbers and the
         // lengths, all inside `v`.
