@@ -147,6 +147,8 @@ pub fn teardown(c: Context) {
 /// context.
 pub fn forget_caches(id: ContextId) {
     crate::amdgpu::forget_context(id);
+    #[cfg(feature = "newest")]
+    crate::bo::forget_context(id);
     crate::memory::forget_context(id);
     crate::perf::forget_context(id);
 }

@@ -77,6 +77,8 @@
 #[macro_use]
 mod export;
 pub mod amdgpu;
+#[cfg(feature = "newest")]
+pub mod bo;
 pub mod border;
 pub mod convert;
 pub mod ctx;
@@ -90,5 +92,7 @@ pub mod memory;
 pub mod openclose;
 pub mod perf;
 pub mod queues;
+#[cfg(feature = "newest")]
+pub mod render;
 pub mod svm;
 pub mod topology;

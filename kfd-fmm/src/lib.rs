@@ -66,6 +66,7 @@ mod buffer;
 mod error;
 mod flags;
 mod fmm;
+mod gem;
 mod objects;
 mod share;
 mod va;
@@ -79,6 +80,7 @@ pub use fmm::{
     Fmm, FmmOptions, FmmRules, GraphicsResource, NodeApertures, NodeArray, NodeDesc, PointerInfo,
     PointerInfoArrays, PointerType, Range, RenderNodes,
 };
+pub use gem::{GemBuffer, VaAccess};
 /// The GFX IP version of [`NodeDesc::gfx`]: kfd-topology's, re-exported.
 pub use kfd_topology::GfxVersion;
 pub use share::ShareHandle;
