@@ -209,6 +209,8 @@ export! {
     /// intended-differences.txt).
     all fn hsaKmtSPMSetDestBuffer(PreferredNode: u32, SizeInBytes: u32, timeout: *mut u32, SizeCopied: *mut u32, DestMemoryAddress: *mut c_void, isSPMDataLoss: *mut bool) {
         let c = ctx::resolve_unless(ctx::primary_ptr(), generation::PROFILE.border.unchecked.spm, st::INVALID_NODE_UNIT)?;
+        // As C, the node is checked before any pointer is read.
+        c.topology().kmt()?.validate_node(PreferredNode).map_err(|_| st::INVALID_NODE_UNIT)?;
         // SAFETY: IN/OUT argument; checked by `read_in`.
         let t = unsafe { read_in(timeout as *const u32, st::INVALID_PARAMETER) }?;
         check_mut(SizeCopied, st::INVALID_PARAMETER)?;

@@ -67,6 +67,7 @@ mod error;
 mod flags;
 mod fmm;
 mod gem;
+mod numa;
 mod objects;
 mod share;
 mod va;
@@ -78,7 +79,7 @@ pub use flags::{
 };
 pub use fmm::{
     Fmm, FmmOptions, FmmRules, GraphicsResource, NodeApertures, NodeArray, NodeDesc, PointerInfo,
-    PointerInfoArrays, PointerType, Range, RenderNodes,
+    PointerInfoArrays, PointerType, Range, RenderNodes, ShareVia,
 };
 pub use gem::{GemBuffer, VaAccess};
 /// The GFX IP version of [`NodeDesc::gfx`]: kfd-topology's, re-exported.

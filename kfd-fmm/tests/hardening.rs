@@ -412,12 +412,15 @@ fn empty_registrations_go_to_the_kernel_without_the_rule() {
     drop(host);
 }
 
-/// `share_via_rocm_ipc` (5.2.3) shares memory through the ROCm-only IPC
-/// export (0x81) and fails with ERROR where the kernel lacks it; no
+/// `ShareVia::RocmIpc` (5.2.3, 6.2.4) shares memory through the ROCm-only
+/// IPC export (0x81) and fails with ERROR where the kernel lacks it; no
 /// dma-buf is exported.
 #[test]
 fn share_memory_uses_the_ipc_export() {
-    let (sim, fmm) = primary_with("mi210", with_rules(|r| r.share_via_rocm_ipc = true));
+    let (sim, fmm) = primary_with(
+        "mi210",
+        with_rules(|r| r.share = kfd_fmm::ShareVia::RocmIpc),
+    );
     let buf = fmm
         .alloc_buffer(0, 4 * PAGE_SIZE, 0, MemFlags::HOST_ACCESS)
         .unwrap();
@@ -437,6 +440,37 @@ fn share_memory_uses_the_ipc_export() {
     assert_eq!(trace.count("AMDKFD_IOC_EXPORT_DMABUF"), 0);
     assert_eq!(st(fmm.share_memory(0x7000, PAGE_SIZE).unwrap_err()), 3);
     assert_eq!(st(fmm.share_memory(buf.addr(), 1 << 44).unwrap_err()), 3);
+    drop(buf);
+    teardown(sim, fmm);
+}
+
+/// The newest rules try the IPC export first and, where the kernel lacks
+/// it, share a dma-buf instead: one 0x81 request, then the export, and a
+/// handle that imports.
+#[test]
+fn share_memory_falls_back_to_a_dma_buf() {
+    let (sim, fmm) = primary("mi210");
+    let g = 1;
+    let buf = fmm
+        .alloc_buffer(
+            g,
+            4 * PAGE_SIZE,
+            0,
+            MemFlags::NON_PAGED | MemFlags::HOST_ACCESS,
+        )
+        .unwrap();
+    let trace = Trace::default();
+    sim.set_trace(trace.clone());
+    let h = fmm.share_memory(buf.addr(), 4 * PAGE_SIZE).unwrap();
+    let text = trace.text();
+    let ipc = text.find("nr=0x81").expect("IPC export tried");
+    let dmabuf = text
+        .find("AMDKFD_IOC_EXPORT_DMABUF")
+        .expect("dma-buf export");
+    assert!(ipc < dmabuf, "{text}");
+    let (addr, size) = fmm.register_shared_handle(&h, &[]).unwrap();
+    assert_eq!(size, 4 * PAGE_SIZE);
+    fmm.deregister_memory(addr).unwrap();
     drop(buf);
     teardown(sim, fmm);
 }
@@ -510,4 +544,47 @@ fn user_memory_registered_through_svm() {
     drop(buf);
     drop(host);
     teardown(sim, fmm);
+}
+
+/// MapMemoryToGPUNodes of VRAM allocated with NoAddress (memory for the
+/// GEM API, no GPU address) or OnlyAddress (no memory): 6.2.4 and the
+/// newest library refuse both with INVALID_PARAMETER before their
+/// aperture check; 5.2.3's order (aperture first) fails NoAddress with
+/// ERROR. (upstream kfdtest KFDMemoryTest.VA_VRAM_Only_AllocTest.)
+#[test]
+fn map_to_nodes_refuses_memory_without_address_first() {
+    use kfd_fmm::MemMapFlags;
+    for (first, status) in [(true, 3), (false, 1)] {
+        let (sim, fmm) = primary_with(
+            "mi210",
+            with_rules(|r| r.map_nodes_refuses_unbacked_first = first),
+        );
+        let g = 1;
+        let flags = MemFlags::NON_PAGED | MemFlags::NO_ADDRESS;
+        let a = fmm.alloc_memory(g, 4 * PAGE_SIZE, flags, None).unwrap();
+        assert_eq!(
+            st(fmm
+                .map_to_gpu_nodes(a, 4 * PAGE_SIZE, &[g], MemMapFlags::empty())
+                .unwrap_err()),
+            status,
+            "refuses unbacked first: {first}"
+        );
+        fmm.free_memory(a).unwrap();
+        let v = fmm
+            .alloc_memory(
+                g,
+                4 * PAGE_SIZE,
+                MemFlags::NON_PAGED | MemFlags::ONLY_ADDRESS,
+                None,
+            )
+            .unwrap();
+        assert_eq!(
+            st(fmm
+                .map_to_gpu_nodes(v, 4 * PAGE_SIZE, &[g], MemMapFlags::empty())
+                .unwrap_err()),
+            3
+        );
+        fmm.free_memory(v).unwrap();
+        teardown(sim, fmm);
+    }
 }

@@ -123,6 +123,15 @@ impl Fmm {
         }
         let ids = self.gpu_ids_for_nodes(nodes)?;
         self.with_object(addr, Lookup::Exact { size }, |o| {
+            if self.opts.rules.map_nodes_refuses_unbacked_first {
+                // Address space without memory, and memory without address
+                // space (NoAddress: for the GEM API), before the aperture
+                // check.
+                let va_only = o.handle.is_none() && o.userptr().is_none();
+                if va_only || o.aperture == ApId::MemHandle {
+                    return Err(FmmError::NotMappable(addr));
+                }
+            }
             let cpu_accessible = self.aperture(o.aperture).is_some_and(|a| a.cpu_accessible);
             if o.aperture == ApId::CpuVm || !cpu_accessible {
                 return Err(FmmError::Failed(
