@@ -277,7 +277,8 @@ pub const NEWEST: Profile = Profile {
         mmio_on_all_gpus: false,
         doorbells_on_all_gpus: false,
         unmap_unknown_as_svm: true,
-        refuse_empty_registration: true,
+        // fmm.c fmm_register_user_memory: the kernel refuses (EFAULT/EINVAL).
+        refuse_empty_registration: false,
         register_through_svm: true,
         register_needs_userptr: true,
         // fmm.c hsakmt_fmm_share_memory: AMDKFD_IOC_IPC_EXPORT_HANDLE (ERROR

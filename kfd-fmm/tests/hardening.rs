@@ -384,15 +384,16 @@ fn flag_combination_rule() {
     teardown(sim, fmm);
 }
 
-/// Without `refuse_empty_registration` (5.2.3) a NULL address or an empty
-/// range goes on to the kernel's userptr allocation; with it (newest) it
-/// is refused before any ioctl. The status is ERROR either way.
+/// Without `refuse_empty_registration` (every C library: 5.2.3, 6.2.4
+/// and the newest) a NULL address or an empty range goes on to the
+/// kernel's userptr allocation; with it, it is refused before any ioctl.
+/// The status is ERROR either way.
 #[test]
 fn empty_registrations_go_to_the_kernel_without_the_rule() {
     let mut host = vec![0u8; 2 * PAGE_SIZE as usize];
     let addr = (host.as_mut_ptr() as u64 + PAGE_SIZE - 1) & !(PAGE_SIZE - 1);
-    let pass_on = with_rules(|r| r.refuse_empty_registration = false);
-    for (opts, ioctls) in [(pass_on, 1), (FmmOptions::primary(), 0)] {
+    let refuse = with_rules(|r| r.refuse_empty_registration = true);
+    for (opts, ioctls) in [(FmmOptions::primary(), 1), (refuse, 0)] {
         let (sim, fmm) = primary_with("mi210", opts);
         let objects = fmm.object_count();
         for (a, size) in [(0, PAGE_SIZE), (addr, 0)] {

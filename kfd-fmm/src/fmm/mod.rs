@@ -172,7 +172,7 @@ impl Default for FmmRules {
             mmio_on_all_gpus: false,
             doorbells_on_all_gpus: false,
             unmap_unknown_as_svm: true,
-            refuse_empty_registration: true,
+            refuse_empty_registration: false,
             register_through_svm: true,
             register_needs_userptr: true,
             share: ShareVia::RocmIpcThenDmaBuf,
