@@ -105,6 +105,34 @@ fn kind(t: HsaExternalHandleType) -> KmtResult<()> {
     }
 }
 
+/// The prologue of `hsaKmtHandleImport/Export`: 20; a NULL descriptor
+/// or result (`out_null`) → 4; the descriptor (packed: read unaligned),
+/// whose device (`parts`: device handle and handle type) must be a known
+/// one (NULL or unknown → 4) and whose type must be DMA_BUF (else 11).
+///
+/// # Safety
+///
+/// `desc`, when non-NULL, points at a readable `T`.
+unsafe fn descriptor<T: Copy>(
+    desc: *const T,
+    out_null: bool,
+    parts: impl Fn(&T) -> (*mut c_void, HsaExternalHandleType),
+) -> KmtResult<(T, Device)> {
+    ctx::check_open()?;
+    if desc.is_null() || out_null {
+        return Err(st::INVALID_HANDLE);
+    }
+    // SAFETY: non-NULL (checked) and readable (the caller's contract).
+    let d = unsafe { desc.read_unaligned() };
+    let (dev, ty) = parts(&d);
+    if dev.is_null() {
+        return Err(st::INVALID_HANDLE);
+    }
+    let dev = device(dev, st::INVALID_HANDLE)?;
+    kind(ty)?;
+    Ok((d, dev))
+}
+
 /// The IPC metadata check of an import (`flags.IPCHandle`): with
 /// `UpdateMetadata` (and not `SysMem`) the buffer's metadata word is
 /// reported if it has one, else set to the caller's; otherwise it must
@@ -152,20 +180,11 @@ export! {
     /// device → 4; a type other than DMA_BUF → 11 (fabric handles need a
     /// kernel request no released kernel has); the import failing → 1;
     /// with `Flags.IPCHandle` the metadata check (see
-    /// [`check_ipc_metadata`]; the metadata query failing → 4). A NULL
+    /// `check_ipc_metadata`; the metadata query failing → 4). A NULL
     /// `Flags` means no flags (C reads through it).
     newest fn hsaKmtHandleImport(ImportDesc: *const HsaHandleImportDesc, ImportResult: *mut HsaHandleImportResult, Flags: *mut HsaHandleImportFlags) {
-        ctx::check_open()?;
-        if ImportDesc.is_null() || ImportResult.is_null() {
-            return Err(st::INVALID_HANDLE);
-        }
-        // SAFETY: non-NULL IN argument (packed: read unaligned).
-        let desc = unsafe { ImportDesc.read_unaligned() };
-        if desc.device_handle.is_null() {
-            return Err(st::INVALID_HANDLE);
-        }
-        let d = device(desc.device_handle, st::INVALID_HANDLE)?;
-        kind(desc.r#type)?;
+        // SAFETY: the C contract for the descriptor.
+        let (desc, d) = unsafe { descriptor(ImportDesc, ImportResult.is_null(), |d| (d.device_handle, d.r#type)) }?;
         let flags = if Flags.is_null() {
             HsaHandleImportFlags(0)
         } else {
@@ -208,17 +227,8 @@ export! {
     /// failing → 4 (as C's failed `amdgpu_bo_export`).
     newest fn hsaKmtHandleExport(ExportDesc: *const HsaHandleExportDesc, ExportResult: *mut HsaMemoryExportResult, Flags: *mut HsaHandleExportFlags) {
         let _ = Flags;
-        ctx::check_open()?;
-        if ExportDesc.is_null() || ExportResult.is_null() {
-            return Err(st::INVALID_HANDLE);
-        }
-        // SAFETY: non-NULL IN argument (packed: read unaligned).
-        let desc = unsafe { ExportDesc.read_unaligned() };
-        if desc.device_handle.is_null() {
-            return Err(st::INVALID_HANDLE);
-        }
-        device(desc.device_handle, st::INVALID_HANDLE)?;
-        kind(desc.r#type)?;
+        // SAFETY: the C contract for the descriptor.
+        let (desc, _) = unsafe { descriptor(ExportDesc, ExportResult.is_null(), |d| (d.device_handle, d.r#type)) }?;
         let b = buffer(desc.buf_handle)?;
         let fd = b.buf.export_dmabuf().map_err(|_| st::INVALID_HANDLE)?;
         let out = HsaMemoryExportResult {

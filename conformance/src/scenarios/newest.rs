@@ -729,7 +729,7 @@ fn smi_delivery<A: Abi>(v: &mut Vec<Scenario<A>>) {
 
 /// The Ctx forms answer on the primary context what the legacy forms do.
 fn ctx_forms<A: Abi>(v: &mut Vec<Scenario<A>>) {
-    add(v, "ctx/forms-on-primary", |cx| {
+    add(v, "misc/ctx-forms", |cx| {
         if !require(
             cx,
             &[
