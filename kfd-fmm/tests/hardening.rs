@@ -273,11 +273,11 @@ fn guard_pages_are_released_in_mmap_apertures() {
     teardown(sim, fmm);
 }
 
-/// `mmio_on_all_gpus` (5.2.3) maps the MMIO remap page onto every GPU
+/// `default_map_all_gpus` (5.2.3) maps the MMIO remap page onto every GPU
 /// (no node list: the default mapping set).
 #[test]
 fn mmio_pages_are_mapped_on_all_gpus() {
-    let (sim, fmm) = primary_with("mi300x", with_rules(|r| r.mmio_on_all_gpus = true));
+    let (sim, fmm) = primary_with("mi300x", with_rules(|r| r.default_map_all_gpus = true));
     let gpus: Vec<u32> = (0..fmm.nodes().len() as u32)
         .filter(|&n| fmm.nodes()[n as usize].is_gpu())
         .collect();
@@ -586,6 +586,31 @@ fn map_to_nodes_refuses_memory_without_address_first() {
             3
         );
         fmm.free_memory(v).unwrap();
+        teardown(sim, fmm);
+    }
+}
+
+/// MapMemoryToGPU of memory registered to no nodes: 6.2.4 and the newest
+/// library map an object of a GPU node onto that GPU's usable peers (on
+/// large64, whose GPUs have no io links to each other: the GPU alone);
+/// `default_map_all_gpus` (5.2.3) onto every GPU.
+#[test]
+fn unregistered_gpu_memory_maps_onto_usable_peers() {
+    for (all, expect_all) in [(false, false), (true, true)] {
+        let (sim, fmm) = primary_with("large64", with_rules(|r| r.default_map_all_gpus = all));
+        let g = gpu_node(&fmm);
+        let gpus = fmm.nodes().iter().filter(|n| n.is_gpu()).count();
+        let b = fmm
+            .alloc_buffer(g, PAGE_SIZE, 0, MemFlags::NON_PAGED)
+            .unwrap();
+        b.map().unwrap();
+        let mapped = fmm.pointer_info(b.addr()).unwrap().mapped_nodes;
+        if expect_all {
+            assert_eq!(mapped.len(), gpus);
+        } else {
+            assert_eq!(mapped, vec![g]);
+        }
+        drop(b);
         teardown(sim, fmm);
     }
 }

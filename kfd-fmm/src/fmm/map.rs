@@ -66,9 +66,23 @@ impl Fmm {
         }
     }
 
-    /// First mapping of an object: onto every GPU it may be mapped to.
+    /// First mapping of an object: onto the GPUs it is registered to, else
+    /// (see [`FmmRules::default_map_all_gpus`]) onto the usable peers of
+    /// the GPU node it belongs to, or every GPU.
+    ///
+    /// [`FmmRules::default_map_all_gpus`]: crate::FmmRules::default_map_all_gpus
     fn map_to_allowed(&self, o: &mut VmObject) -> Result<()> {
-        let targets = self.allowed_gpus(o).to_vec();
+        let own_gpu = self.gpus.iter().position(|g| g.node_id == o.node_id);
+        let targets = match own_gpu {
+            Some(gi)
+                if o.registered.is_empty()
+                    && o.userptr().is_none()
+                    && !self.opts.rules.default_map_all_gpus =>
+            {
+                self.usable_peers(gi)
+            }
+            _ => self.allowed_gpus(o).to_vec(),
+        };
         self.map_ioctl(o, &targets)?;
         o.mapping_count = 1;
         Ok(())

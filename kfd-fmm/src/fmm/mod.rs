@@ -101,9 +101,12 @@ pub struct FmmRules {
     /// Every allocation gets `KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE`, not
     /// only those with ExecuteAccess.
     pub always_executable: bool,
-    /// A GPU's MMIO remap page is mapped onto every GPU, not only onto
-    /// that GPU's usable peers.
-    pub mmio_on_all_gpus: bool,
+    /// Memory mapped without a node list goes onto every GPU: a GPU's MMIO
+    /// remap page, and an object [`Fmm::map_to_gpu`] maps that is
+    /// registered to no nodes in particular. Otherwise such memory of a
+    /// GPU node (not a userptr) goes onto that GPU's usable peers (itself
+    /// and the GPUs with an io link to it), the rest onto every GPU.
+    pub default_map_all_gpus: bool,
     /// A queue doorbell page is mapped onto every GPU (no node list), not
     /// only onto its own GPU.
     pub doorbells_on_all_gpus: bool,
@@ -169,7 +172,7 @@ impl Default for FmmRules {
             refuse_extended_coherent_mixes: true,
             refuse_coarse_uncached: false,
             always_executable: false,
-            mmio_on_all_gpus: false,
+            default_map_all_gpus: false,
             doorbells_on_all_gpus: false,
             unmap_unknown_as_svm: true,
             refuse_empty_registration: false,
