@@ -151,6 +151,8 @@ pub trait Abi: 'static {
     fn event_view(e: &Self::Event) -> EventView;
     /// `CacheType` word and `ProcessorIdLow` of a cache.
     fn cache_view(c: &Self::CacheProperties) -> (u32, u32);
+    /// `MemoryAddress` of a registered graphics buffer.
+    fn graphics_address(g: &Self::GraphicsResourceInfo) -> u64;
 }
 
 /// Debian libhsakmt 5.2.3 (`hsakmt_sys::rocm_5_2`).
@@ -208,6 +210,10 @@ macro_rules! impl_abi {
                     q.QueueWptrValue,
                     q.QueueRptrValue,
                 )
+            }
+            fn graphics_address(g: &Self::GraphicsResourceInfo) -> u64 {
+                let g = *g;
+                g.MemoryAddress as u64
             }
             fn set_queue_ptrs(q: &mut Self::QueueResource, wptr: u64, rptr: u64) {
                 q.QueueWptrValue = wptr;

@@ -256,6 +256,8 @@ api_table! {
     hsaKmtGetAMDGPUDeviceHandleCtx(CtxPtr, u32, *mut *mut c_void);
     hsaKmtGetAmdGPUDeviceFd(*mut c_void, *mut i32);
     hsaKmtGetClockCountersCtx(CtxPtr, u32, *mut HsaClockCounters);
+    hsaKmtGetClockCountersPrecise(u32, *mut HsaClockCounters);
+    hsaKmtGetClockCountersPreciseCtx(CtxPtr, u32, *mut HsaClockCounters);
     hsaKmtGetCoreDeviceInfo(u32, *mut c_void);
     hsaKmtGetCoreRuntimeInfo(*mut c_void);
     hsaKmtGetKernelQueueId(u64, *mut u32);
@@ -305,6 +307,8 @@ api_table! {
     hsaKmtSetMemoryPolicyCtx(CtxPtr, u32, u32, u32, *mut c_void, u64);
     hsaKmtSetMemoryUserDataCtx(CtxPtr, *const c_void, *mut c_void);
     hsaKmtSetQueueCUMaskCtx(CtxPtr, u64, u32, *mut u32);
+    hsaKmtSetPersistingCacheSize(u32, u64);
+    hsaKmtSetPersistingCacheSizeCtx(CtxPtr, u32, u64);
     hsaKmtSetSigbusDelay(u32, u32);
     hsaKmtSetTrapHandlerCtx(CtxPtr, u32, *mut c_void, u64, *mut c_void, u64);
     hsaKmtSetXNACKModeCtx(CtxPtr, i32);

@@ -33,11 +33,19 @@ use kfd_context::{primary, Context, ContextId};
 
 use crate::border::{st, KmtResult, Status};
 
-/// The storage a handle points at (never read or written).
+/// The storage a handle points at (never read or written by us). Its
+/// bytes sit in an `UnsafeCell`, so the static lives in writable memory:
+/// a C caller that writes through the primary handle (the C library's
+/// context is a writable struct) scribbles on these bytes instead of
+/// faulting on read-only data.
 #[repr(C, align(16))]
-struct HandleCell([u8; 16]);
+struct HandleCell(std::cell::UnsafeCell<[u8; 16]>);
 
-static PRIMARY: HandleCell = HandleCell([0; 16]);
+// SAFETY: Rust code never reads or writes the bytes; only the address is
+// used.
+unsafe impl Sync for HandleCell {}
+
+static PRIMARY: HandleCell = HandleCell(std::cell::UnsafeCell::new([0; 16]));
 
 static SECONDARIES: Mutex<BTreeMap<usize, Context>> = Mutex::new(BTreeMap::new());
 
@@ -109,7 +117,8 @@ pub fn primary() -> KmtResult<Context> {
 
 /// Registers a new secondary context and returns its handle.
 pub fn register_secondary(c: Context) -> *mut HsaKFDContext {
-    let cell: &'static mut HandleCell = Box::leak(Box::new(HandleCell([0; 16])));
+    let cell: &'static mut HandleCell =
+        Box::leak(Box::new(HandleCell(std::cell::UnsafeCell::new([0; 16]))));
     let ptr = cell as *mut HandleCell as *mut HsaKFDContext;
     secondaries().insert(ptr as usize, c);
     ptr
@@ -147,6 +156,8 @@ pub fn teardown(c: Context) {
 /// context.
 pub fn forget_caches(id: ContextId) {
     crate::amdgpu::forget_context(id);
+    #[cfg(feature = "newest")]
+    crate::bo::forget_context(id);
     crate::memory::forget_context(id);
     crate::perf::forget_context(id);
 }

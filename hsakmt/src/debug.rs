@@ -314,14 +314,6 @@ export! {
         unsafe { write_out(device_info, e, st::INVALID_PARAMETER) }
     }
 
-    /// `hsaKmtSetSigbusDelay`: not implemented by the subsystem crates →
-    /// `NOT_SUPPORTED`.
-    newest fn hsaKmtSetSigbusDelay(NodeId: u32, DelayMs: u32) {
-        let _ = (NodeId, DelayMs);
-        ctx::check_open()?;
-        Err(st::NOT_SUPPORTED)
-    }
-
     /// `hsaKmtDbgRegister` (v1 debugger, primary context).
     all fn hsaKmtDbgRegister(NodeId: u32) {
         ctx::primary()?.debug().kmt()?.dbg_register(NodeId).kmt()

@@ -33,6 +33,15 @@ unsafe fn event_pointers<'a>(
     if list.is_null() {
         return Err(st::INVALID_HANDLE);
     }
+    // C allocates the kernel's event-data array for `n` events before it
+    // reads the caller's array, and fails with NO_MEMORY when it cannot
+    // (the newest library; older ones crash): the same allocation is
+    // tried first, so an absurd count is refused before a pointer is read.
+    let mut probe: Vec<kfd_sys::kfd::kfd_event_data> = Vec::new();
+    probe
+        .try_reserve_exact(n as usize)
+        .map_err(|_| st::NO_MEMORY)?;
+    drop(probe);
     // SAFETY: forwarded contract. Both generations' `HsaEvent` have the
     // same layout, so the pointers are only reinterpreted, never read
     // here: kfd-event validates each against its registry.

@@ -77,6 +77,8 @@
 #[macro_use]
 mod export;
 pub mod amdgpu;
+#[cfg(feature = "newest")]
+pub mod bo;
 pub mod border;
 pub mod convert;
 pub mod ctx;
@@ -94,5 +96,6 @@ pub mod perf;
 pub mod queues;
 #[cfg(feature = "newest")]
 mod sim_doorbell;
+pub mod render;
 pub mod svm;
 pub mod topology;

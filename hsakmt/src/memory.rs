@@ -460,70 +460,11 @@ export! {
         unsafe { process_vm(Pid, true, (LocalMemoryArray, LocalMemoryArrayCount), (RemoteMemoryArray, RemoteMemoryArrayCount), SizeCopied) }
     }
 
-    /// `hsaKmtGetAmdGPUDeviceFd`: the render-node descriptor behind a
-    /// handle of `hsaKmtGetAMDGPUDeviceHandle` (the context's own; the
-    /// caller must not close it). 20; a handle that is not one (or whose
-    /// context closed) → 4; its GPU no longer in the snapshot → 5; NULL
-    /// `fd` → 3.
-    newest fn hsaKmtGetAmdGPUDeviceFd(DeviceHandle: *mut c_void, fd: *mut i32) {
-        use std::os::fd::{AsFd, AsRawFd};
-        ctx::check_open()?;
-        let render = device_render_node(DeviceHandle)?;
-        // SAFETY: an OUT argument; checked by `write_out`.
-        unsafe { write_out(fd, render.as_fd().as_raw_fd(), st::INVALID_PARAMETER) }
-    }
-
-    /// `hsaKmtHandleImport` (experimental DRM layer): `NOT_SUPPORTED`.
-    newest fn hsaKmtHandleImport(ImportDesc: *const c_void, ImportResult: *mut c_void, Flags: *mut c_void) {
-        let _ = (ImportDesc, ImportResult, Flags);
-        Err(st::NOT_SUPPORTED)
-    }
-
-    /// `hsaKmtHandleExport` (experimental DRM layer): `NOT_SUPPORTED`.
-    newest fn hsaKmtHandleExport(ExportDesc: *const c_void, ExportResult: *mut c_void, Flags: *mut c_void) {
-        let _ = (ExportDesc, ExportResult, Flags);
-        Err(st::NOT_SUPPORTED)
-    }
-
-    /// `hsaKmtMemoryVaMap` (experimental DRM layer): `NOT_SUPPORTED`.
-    newest fn hsaKmtMemoryVaMap(Handle: *mut c_void, offset: u64, size: u64, addr: u64, flags: u32, NodeId: u32) {
-        let _ = (Handle, offset, size, addr, flags, NodeId);
-        Err(st::NOT_SUPPORTED)
-    }
-
-    /// `hsaKmtMemoryVaUnmap` (experimental DRM layer): `NOT_SUPPORTED`.
-    newest fn hsaKmtMemoryVaUnmap(Handle: *mut c_void, offset: u64, size: u64, addr: u64, NodeId: u32) {
-        let _ = (Handle, offset, size, addr, NodeId);
-        Err(st::NOT_SUPPORTED)
-    }
-
-    /// `hsaKmtMemoryCpuMap` (experimental DRM layer): `NOT_SUPPORTED`.
-    newest fn hsaKmtMemoryCpuMap(Handle: *mut c_void, out_cpu_ptr: *mut *mut c_void) {
-        let _ = (Handle, out_cpu_ptr);
-        Err(st::NOT_SUPPORTED)
-    }
-
-    /// `hsaKmtMemHandleFree` (experimental DRM layer): `NOT_SUPPORTED`.
-    newest fn hsaKmtMemHandleFree(Handle: *mut c_void) {
-        let _ = Handle;
-        Err(st::NOT_SUPPORTED)
-    }
-
-    /// `hsaKmtMemHandleFreePreserveMetadata` (experimental DRM layer):
-    /// `NOT_SUPPORTED`.
-    newest fn hsaKmtMemHandleFreePreserveMetadata(Handle: *mut c_void) {
-        let _ = Handle;
-        Err(st::NOT_SUPPORTED)
-    }
-
-    /// `hsaKmtMemoryGetCpuAddr` (experimental DRM layer): `NOT_SUPPORTED`.
-    newest fn hsaKmtMemoryGetCpuAddr(DeviceHandle: *mut c_void, MemoryHandle: *mut c_void, cpu_addr: *mut u64) {
-        let _ = (DeviceHandle, MemoryHandle, cpu_addr);
-        Err(st::NOT_SUPPORTED)
-    }
-
-    /// `hsaKmtAisReadWriteFile` (direct file I/O to GPU memory):
-    /// `NOT_SUPPORTED`.
+    /// `hsaKmtAisReadWriteFile` (direct file I/O between a file and GPU
+    /// memory): `NOT_SUPPORTED`. Its kernel request,
+    /// `AMDKFD_IOC_AIS_OP` (0x87), exists only in AMD's out-of-tree
+    /// amdgpu-dkms driver, not in Linux nor in the simulator; the C
+    /// library's own non-DKMS builds (WSL) return the same.
     newest fn hsaKmtAisReadWriteFile(MemoryAddress: *mut c_void, MemorySizeInBytes: u64, fd: i32, file_offset: i64, AisFlags: u32, SizeCopiedInBytes: *mut u64, status: *mut i32) {
         let _ = (MemoryAddress, MemorySizeInBytes, fd, file_offset, AisFlags, SizeCopiedInBytes, status);
         Err(st::NOT_SUPPORTED)

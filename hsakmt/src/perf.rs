@@ -209,6 +209,8 @@ export! {
     /// intended-differences.txt).
     all fn hsaKmtSPMSetDestBuffer(PreferredNode: u32, SizeInBytes: u32, timeout: *mut u32, SizeCopied: *mut u32, DestMemoryAddress: *mut c_void, isSPMDataLoss: *mut bool) {
         let c = ctx::resolve_unless(ctx::primary_ptr(), generation::PROFILE.border.unchecked.spm, st::INVALID_NODE_UNIT)?;
+        // As C, the node is checked before any pointer is read.
+        c.topology().kmt()?.validate_node(PreferredNode).map_err(|_| st::INVALID_NODE_UNIT)?;
         // SAFETY: IN/OUT argument; checked by `read_in`.
         let t = unsafe { read_in(timeout as *const u32, st::INVALID_PARAMETER) }?;
         check_mut(SizeCopied, st::INVALID_PARAMETER)?;
@@ -340,14 +342,32 @@ export! {
             p.clock_counters(NodeId)
         }
         .kmt()?;
-        let out = HsaClockCounters {
-            GPUClockCounter: cc.gpu,
-            CPUClockCounter: cc.cpu,
-            SystemClockCounter: cc.system,
-            SystemClockFrequencyHz: cc.system_frequency_hz,
-        };
         // SAFETY: checked above; an OUT argument.
-        unsafe { write_out(Counters, out, st::INVALID_PARAMETER) }
+        unsafe { write_out(Counters, clock_out(cc), st::INVALID_PARAMETER) }
+    }
+
+    /// `hsaKmtGetClockCountersPreciseCtx` (kfd-rs; the C library has only
+    /// the legacy form): 20; NULL → 3; bad node → 5; on a GPU node the
+    /// best of four samples (the one whose request took least time), on a
+    /// CPU node one, whatever
+    /// [`crate::profile::Border::precise_clock_counters`] says for
+    /// `hsaKmtGetClockCounters`.
+    ctx fn hsaKmtGetClockCountersPreciseCtx(ctx: *mut HsaKFDContext, NodeId: u32, Counters: *mut HsaClockCounters) {
+        let c = ctx::resolve(ctx)?;
+        check_mut(Counters, st::INVALID_PARAMETER)?;
+        let cc = perf_of(&c)?.clock_counters_precise(NodeId).kmt()?;
+        // SAFETY: checked above; an OUT argument.
+        unsafe { write_out(Counters, clock_out(cc), st::INVALID_PARAMETER) }
+    }
+}
+
+/// The C record of one clock sample.
+fn clock_out(cc: kfd_perf::ClockCounters) -> HsaClockCounters {
+    HsaClockCounters {
+        GPUClockCounter: cc.gpu,
+        CPUClockCounter: cc.cpu,
+        SystemClockCounter: cc.system,
+        SystemClockFrequencyHz: cc.system_frequency_hz,
     }
 }
 
@@ -364,4 +384,8 @@ forward! {
     all fn hsaKmtPmcReleaseTraceAccess(NodeId: u32, TraceId: u64) => hsaKmtPmcReleaseTraceAccessCtx;
     /// `hsaKmtGetClockCounters`.
     all fn hsaKmtGetClockCounters(NodeId: u32, Counters: *mut HsaClockCounters) => hsaKmtGetClockCountersCtx;
+    /// `hsaKmtGetClockCountersPrecise` (2026 upstream; not in the 7.2
+    /// header). Upstream checks the node against the snapshot before the
+    /// open check; with KFD closed ours is 20 first.
+    newest fn hsaKmtGetClockCountersPrecise(NodeId: u32, Counters: *mut HsaClockCounters) => hsaKmtGetClockCountersPreciseCtx;
 }

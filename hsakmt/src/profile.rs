@@ -17,7 +17,7 @@
 //! what it does; each value below says where a generation stands.
 
 use kfd_debug::DebugRules;
-use kfd_fmm::{FmmRules, MemFlags};
+use kfd_fmm::{FmmRules, MemFlags, ShareVia};
 use kfd_queue::QueueRules;
 use kfd_topology::{Rules, VgprTable};
 
@@ -133,16 +133,20 @@ pub const ROCM_5_2: Profile = Profile {
         refuse_extended_coherent_mixes: false,
         refuse_coarse_uncached: false,
         always_executable: true,
-        mmio_on_all_gpus: true,
+        default_map_all_gpus: true,
         doorbells_on_all_gpus: true,
         unmap_unknown_as_svm: false,
         refuse_empty_registration: false,
         register_through_svm: false,
         register_needs_userptr: false,
-        share_via_rocm_ipc: true,
+        share: ShareVia::RocmIpc,
         refuse_unmarked_share_handles: false,
         // 5.2.3: OnlyAddress is one of its reserved bits; as 6.2.4 here.
         only_address_on_host_path: false,
+        // fmm.c bind_mem_to_numa: no node to bind to → skip.
+        numa_bind_strict: false,
+        // fmm.c fmm_map_to_gpu_nodes: the aperture check comes first.
+        map_nodes_refuses_unbacked_first: false,
     },
     queues: QueueRules {
         pinned_queue_page: false,
@@ -203,16 +207,19 @@ pub const ROCM_6_2: Profile = Profile {
         refuse_extended_coherent_mixes: true,
         refuse_coarse_uncached: true,
         always_executable: true,
-        mmio_on_all_gpus: false,
+        default_map_all_gpus: false,
         doorbells_on_all_gpus: false,
         unmap_unknown_as_svm: true,
         refuse_empty_registration: false,
         register_through_svm: true,
         register_needs_userptr: true,
-        share_via_rocm_ipc: true,
+        share: ShareVia::RocmIpc,
         refuse_unmarked_share_handles: true,
         // memory.c: only the VRAM path looks at OnlyAddress.
         only_address_on_host_path: false,
+        numa_bind_strict: false,
+        // fmm.c fmm_map_to_gpu_nodes: handle 0 or mem_handle_aperture → 3.
+        map_nodes_refuses_unbacked_first: true,
     },
     queues: QueueRules {
         pinned_queue_page: true,
@@ -267,15 +274,22 @@ pub const NEWEST: Profile = Profile {
         refuse_extended_coherent_mixes: true,
         refuse_coarse_uncached: false,
         always_executable: false,
-        mmio_on_all_gpus: false,
+        default_map_all_gpus: false,
         doorbells_on_all_gpus: false,
         unmap_unknown_as_svm: true,
-        refuse_empty_registration: true,
+        // fmm.c fmm_register_user_memory: the kernel refuses (EFAULT/EINVAL).
+        refuse_empty_registration: false,
         register_through_svm: true,
         register_needs_userptr: true,
-        share_via_rocm_ipc: false,
+        // fmm.c hsakmt_fmm_share_memory: AMDKFD_IOC_IPC_EXPORT_HANDLE (ERROR
+        // where the kernel lacks it); ours falls back to a dma-buf, so
+        // sharing works on upstream kernels.
+        share: ShareVia::RocmIpcThenDmaBuf,
         refuse_unmarked_share_handles: true,
         only_address_on_host_path: true,
+        // fmm.c bind_mem_to_numa: NoSubstitute without a node → -EFAULT.
+        numa_bind_strict: true,
+        map_nodes_refuses_unbacked_first: true,
     },
     queues: QueueRules {
         pinned_queue_page: true,
@@ -295,7 +309,8 @@ pub const NEWEST: Profile = Profile {
         unchecked: Unchecked {
             tile_config: false,
             pointer_info: false,
-            spm: false,
+            // spm.c: no CHECK_KFD_OPEN; the node check fails first.
+            spm: true,
         },
         graphics_node_list_required: false,
         map_nodes_null_before_open: false,

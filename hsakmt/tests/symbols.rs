@@ -96,13 +96,13 @@ fn newest_build_exports_every_legacy_and_ctx_function() {
     expected.sort();
     let names: Vec<String> = ours.into_iter().map(|(n, _)| n).collect();
     assert_eq!(names, expected);
-    assert_eq!(names.iter().filter(|n| n.ends_with("Ctx")).count(), 74);
+    assert_eq!(names.iter().filter(|n| n.ends_with("Ctx")).count(), 76);
     assert_eq!(
         names
             .iter()
             .filter(|n| n.starts_with("hsaKmt") && !n.ends_with("Ctx"))
             .count(),
-        114
+        116
     );
     assert_eq!(soname(&support::hsakmt_so(Abi::Newest)), "libhsakmt.so.1");
 }

@@ -66,6 +66,8 @@ mod buffer;
 mod error;
 mod flags;
 mod fmm;
+mod gem;
+mod numa;
 mod objects;
 mod share;
 mod va;
@@ -77,8 +79,9 @@ pub use flags::{
 };
 pub use fmm::{
     Fmm, FmmOptions, FmmRules, GraphicsResource, NodeApertures, NodeArray, NodeDesc, PointerInfo,
-    PointerInfoArrays, PointerType, Range, RenderNodes,
+    PointerInfoArrays, PointerType, Range, RenderNodes, ShareVia,
 };
+pub use gem::{GemBuffer, VaAccess};
 /// The GFX IP version of [`NodeDesc::gfx`]: kfd-topology's, re-exported.
 pub use kfd_topology::GfxVersion;
 pub use share::ShareHandle;

@@ -273,11 +273,11 @@ fn guard_pages_are_released_in_mmap_apertures() {
     teardown(sim, fmm);
 }
 
-/// `mmio_on_all_gpus` (5.2.3) maps the MMIO remap page onto every GPU
+/// `default_map_all_gpus` (5.2.3) maps the MMIO remap page onto every GPU
 /// (no node list: the default mapping set).
 #[test]
 fn mmio_pages_are_mapped_on_all_gpus() {
-    let (sim, fmm) = primary_with("mi300x", with_rules(|r| r.mmio_on_all_gpus = true));
+    let (sim, fmm) = primary_with("mi300x", with_rules(|r| r.default_map_all_gpus = true));
     let gpus: Vec<u32> = (0..fmm.nodes().len() as u32)
         .filter(|&n| fmm.nodes()[n as usize].is_gpu())
         .collect();
@@ -384,15 +384,16 @@ fn flag_combination_rule() {
     teardown(sim, fmm);
 }
 
-/// Without `refuse_empty_registration` (5.2.3) a NULL address or an empty
-/// range goes on to the kernel's userptr allocation; with it (newest) it
-/// is refused before any ioctl. The status is ERROR either way.
+/// Without `refuse_empty_registration` (every C library: 5.2.3, 6.2.4
+/// and the newest) a NULL address or an empty range goes on to the
+/// kernel's userptr allocation; with it, it is refused before any ioctl.
+/// The status is ERROR either way.
 #[test]
 fn empty_registrations_go_to_the_kernel_without_the_rule() {
     let mut host = vec![0u8; 2 * PAGE_SIZE as usize];
     let addr = (host.as_mut_ptr() as u64 + PAGE_SIZE - 1) & !(PAGE_SIZE - 1);
-    let pass_on = with_rules(|r| r.refuse_empty_registration = false);
-    for (opts, ioctls) in [(pass_on, 1), (FmmOptions::primary(), 0)] {
+    let refuse = with_rules(|r| r.refuse_empty_registration = true);
+    for (opts, ioctls) in [(FmmOptions::primary(), 1), (refuse, 0)] {
         let (sim, fmm) = primary_with("mi210", opts);
         let objects = fmm.object_count();
         for (a, size) in [(0, PAGE_SIZE), (addr, 0)] {
@@ -412,12 +413,15 @@ fn empty_registrations_go_to_the_kernel_without_the_rule() {
     drop(host);
 }
 
-/// `share_via_rocm_ipc` (5.2.3) shares memory through the ROCm-only IPC
-/// export (0x81) and fails with ERROR where the kernel lacks it; no
+/// `ShareVia::RocmIpc` (5.2.3, 6.2.4) shares memory through the ROCm-only
+/// IPC export (0x81) and fails with ERROR where the kernel lacks it; no
 /// dma-buf is exported.
 #[test]
 fn share_memory_uses_the_ipc_export() {
-    let (sim, fmm) = primary_with("mi210", with_rules(|r| r.share_via_rocm_ipc = true));
+    let (sim, fmm) = primary_with(
+        "mi210",
+        with_rules(|r| r.share = kfd_fmm::ShareVia::RocmIpc),
+    );
     let buf = fmm
         .alloc_buffer(0, 4 * PAGE_SIZE, 0, MemFlags::HOST_ACCESS)
         .unwrap();
@@ -437,6 +441,37 @@ fn share_memory_uses_the_ipc_export() {
     assert_eq!(trace.count("AMDKFD_IOC_EXPORT_DMABUF"), 0);
     assert_eq!(st(fmm.share_memory(0x7000, PAGE_SIZE).unwrap_err()), 3);
     assert_eq!(st(fmm.share_memory(buf.addr(), 1 << 44).unwrap_err()), 3);
+    drop(buf);
+    teardown(sim, fmm);
+}
+
+/// The newest rules try the IPC export first and, where the kernel lacks
+/// it, share a dma-buf instead: one 0x81 request, then the export, and a
+/// handle that imports.
+#[test]
+fn share_memory_falls_back_to_a_dma_buf() {
+    let (sim, fmm) = primary("mi210");
+    let g = 1;
+    let buf = fmm
+        .alloc_buffer(
+            g,
+            4 * PAGE_SIZE,
+            0,
+            MemFlags::NON_PAGED | MemFlags::HOST_ACCESS,
+        )
+        .unwrap();
+    let trace = Trace::default();
+    sim.set_trace(trace.clone());
+    let h = fmm.share_memory(buf.addr(), 4 * PAGE_SIZE).unwrap();
+    let text = trace.text();
+    let ipc = text.find("nr=0x81").expect("IPC export tried");
+    let dmabuf = text
+        .find("AMDKFD_IOC_EXPORT_DMABUF")
+        .expect("dma-buf export");
+    assert!(ipc < dmabuf, "{text}");
+    let (addr, size) = fmm.register_shared_handle(&h, &[]).unwrap();
+    assert_eq!(size, 4 * PAGE_SIZE);
+    fmm.deregister_memory(addr).unwrap();
     drop(buf);
     teardown(sim, fmm);
 }
@@ -510,4 +545,72 @@ fn user_memory_registered_through_svm() {
     drop(buf);
     drop(host);
     teardown(sim, fmm);
+}
+
+/// MapMemoryToGPUNodes of VRAM allocated with NoAddress (memory for the
+/// GEM API, no GPU address) or OnlyAddress (no memory): 6.2.4 and the
+/// newest library refuse both with INVALID_PARAMETER before their
+/// aperture check; 5.2.3's order (aperture first) fails NoAddress with
+/// ERROR. (upstream kfdtest KFDMemoryTest.VA_VRAM_Only_AllocTest.)
+#[test]
+fn map_to_nodes_refuses_memory_without_address_first() {
+    use kfd_fmm::MemMapFlags;
+    for (first, status) in [(true, 3), (false, 1)] {
+        let (sim, fmm) = primary_with(
+            "mi210",
+            with_rules(|r| r.map_nodes_refuses_unbacked_first = first),
+        );
+        let g = 1;
+        let flags = MemFlags::NON_PAGED | MemFlags::NO_ADDRESS;
+        let a = fmm.alloc_memory(g, 4 * PAGE_SIZE, flags, None).unwrap();
+        assert_eq!(
+            st(fmm
+                .map_to_gpu_nodes(a, 4 * PAGE_SIZE, &[g], MemMapFlags::empty())
+                .unwrap_err()),
+            status,
+            "refuses unbacked first: {first}"
+        );
+        fmm.free_memory(a).unwrap();
+        let v = fmm
+            .alloc_memory(
+                g,
+                4 * PAGE_SIZE,
+                MemFlags::NON_PAGED | MemFlags::ONLY_ADDRESS,
+                None,
+            )
+            .unwrap();
+        assert_eq!(
+            st(fmm
+                .map_to_gpu_nodes(v, 4 * PAGE_SIZE, &[g], MemMapFlags::empty())
+                .unwrap_err()),
+            3
+        );
+        fmm.free_memory(v).unwrap();
+        teardown(sim, fmm);
+    }
+}
+
+/// MapMemoryToGPU of memory registered to no nodes: 6.2.4 and the newest
+/// library map an object of a GPU node onto that GPU's usable peers (on
+/// large64, whose GPUs have no io links to each other: the GPU alone);
+/// `default_map_all_gpus` (5.2.3) onto every GPU.
+#[test]
+fn unregistered_gpu_memory_maps_onto_usable_peers() {
+    for (all, expect_all) in [(false, false), (true, true)] {
+        let (sim, fmm) = primary_with("large64", with_rules(|r| r.default_map_all_gpus = all));
+        let g = gpu_node(&fmm);
+        let gpus = fmm.nodes().iter().filter(|n| n.is_gpu()).count();
+        let b = fmm
+            .alloc_buffer(g, PAGE_SIZE, 0, MemFlags::NON_PAGED)
+            .unwrap();
+        b.map().unwrap();
+        let mapped = fmm.pointer_info(b.addr()).unwrap().mapped_nodes;
+        if expect_all {
+            assert_eq!(mapped.len(), gpus);
+        } else {
+            assert_eq!(mapped, vec![g]);
+        }
+        drop(b);
+        teardown(sim, fmm);
+    }
 }

@@ -280,6 +280,14 @@ impl Sim {
         self.inner.machine.engine_stats()
     }
 
+    /// Simulates a reset of GPU `gpu_id` as SMI clients see it
+    /// ([`Machine::gpu_reset`]): `GPU_PRE_RESET` and `GPU_POST_RESET` lines
+    /// with the reset sequence number and `cause` (amdgpu's reset
+    /// description, e.g. `MODE1`).
+    pub fn gpu_reset(&self, gpu_id: u32, cause: &str) -> Result<(), Errno> {
+        self.inner.machine.gpu_reset(gpu_id, cause)
+    }
+
     /// The kernel's MMU notifier: call after this simulated OS process
     /// unmapped `[addr, addr + len)` (`munmap`, or `mmap` with `MAP_FIXED`
     /// over it). SVM ranges lose those pages at once, as in the kernel; the
@@ -290,8 +298,16 @@ impl Sim {
     }
 
     /// Simulates a GPU VM fault: signals every MEMORY event of every
-    /// process of this OS process with the given exception data.
+    /// process of this OS process with the given exception data, and
+    /// raises the SMI `VMFAULT` event (`pid:task`, to every client of the
+    /// GPU, as `kfd_smi_event_update_vmfault` does).
     pub fn signal_vm_fault(&self, gpu_id: u32, va: u64) {
+        self.inner.machine.smi_event(
+            gpu_id,
+            0,
+            kfd_sys::kfd::KFD_SMI_EVENT_VMFAULT,
+            &format!("{:x}:{}\n", self.pid, crate::kernel::task_name()),
+        );
         let procs = self.inner.machine.processes_of(self.pid);
         for p in procs {
             let data = kfd_sys::kfd::kfd_hsa_memory_exception_data {

@@ -608,6 +608,43 @@ crate::ioctls! {
     DRM_IOCTL_AMDGPU_GEM_OP: iowr(b'd', DRM_COMMAND_BASE + DRM_AMDGPU_GEM_OP, drm_amdgpu_gem_op);
 }
 
+/// `DRM_AMDGPU_PROC_OPTIONS` (2025 kernels; not in Debian's libdrm
+/// headers, so pinned by hand and kept out of [`DRM_IOCTLS`], which is
+/// checked against those headers).
+pub const DRM_AMDGPU_PROC_OPTIONS: u8 = 0x1A;
+
+/// `struct drm_amdgpu_proc_options` (`DRM_IOCTL_AMDGPU_PROC_OPTIONS`): one
+/// per-process option of the render node's process. For
+/// [`AMDGPU_PROC_OPTIONS_OP_KFD_SIGBUS_DELAY`] `value` is the C union's
+/// `kfd_sigbus_delay.value`.
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct drm_amdgpu_proc_options {
+    /// `AMDGPU_PROC_OPTIONS_OP_*` (in).
+    pub op: u32,
+    /// The option's value (in).
+    pub value: u32,
+}
+// SAFETY: two integers.
+unsafe impl PlainArgs for drm_amdgpu_proc_options {}
+
+/// `AMDGPU_PROC_OPTIONS_OP_KFD_SIGBUS_DELAY`: how long KFD waits before it
+/// raises SIGBUS for a poison (RAS) event of this process, in
+/// milliseconds; 0 = at once, [`AMDGPU_PROC_OPTIONS_KFD_SIGBUS_DELAY_DISABLED`]
+/// = never.
+pub const AMDGPU_PROC_OPTIONS_OP_KFD_SIGBUS_DELAY: u32 = 0;
+/// `AMDGPU_PROC_OPTIONS_KFD_SIGBUS_DELAY_DISABLED`.
+pub const AMDGPU_PROC_OPTIONS_KFD_SIGBUS_DELAY_DISABLED: u32 = 0xFFFF_FFFF;
+
+/// Set a per-process option on a render node.
+pub const DRM_IOCTL_AMDGPU_PROC_OPTIONS: crate::ioctl::Ioctl<drm_amdgpu_proc_options> =
+    crate::ioctl::Ioctl::new(
+        crate::ioctl::IOC_READ | crate::ioctl::IOC_WRITE,
+        b'd',
+        DRM_COMMAND_BASE + DRM_AMDGPU_PROC_OPTIONS,
+        "DRM_IOCTL_AMDGPU_PROC_OPTIONS",
+    );
+
 // ---------------------------------------------------------------------------
 // Constants
 // ---------------------------------------------------------------------------
@@ -922,6 +959,19 @@ pub fn query_device_info_on(
     Ok(dev)
 }
 
+/// `AMDGPU_PROC_OPTIONS_OP_KFD_SIGBUS_DELAY` on a render node: KFD's
+/// SIGBUS delay for poison events of this process (`delay_ms`, see
+/// [`AMDGPU_PROC_OPTIONS_OP_KFD_SIGBUS_DELAY`]). Kernels before 2025 lack
+/// the request (`EINVAL` from the DRM core); any errno is returned as is.
+pub fn set_kfd_sigbus_delay(file: &crate::DeviceFile, delay_ms: u32) -> Result<(), crate::Errno> {
+    let mut args = drm_amdgpu_proc_options {
+        op: AMDGPU_PROC_OPTIONS_OP_KFD_SIGBUS_DELAY,
+        value: delay_ms,
+    };
+    file.ioctl_plain(DRM_IOCTL_AMDGPU_PROC_OPTIONS, &mut args)?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -929,6 +979,13 @@ mod tests {
     use std::os::fd::{BorrowedFd, OwnedFd};
     use std::path::Path;
     use std::sync::Arc;
+
+    #[test]
+    fn proc_options_request_is_pinned() {
+        // _IOWR('d', DRM_COMMAND_BASE + 0x1A, 8 bytes).
+        assert_eq!(std::mem::size_of::<drm_amdgpu_proc_options>(), 8);
+        assert_eq!(DRM_IOCTL_AMDGPU_PROC_OPTIONS.request(), 0xC008_645A);
+    }
 
     /// Answers `AMDGPU_INFO_DEV_INFO` like the kernel: copies at most
     /// `return_size` bytes of a device record to `return_pointer`.

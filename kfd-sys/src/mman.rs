@@ -110,6 +110,66 @@ pub fn reserve(len: usize) -> Result<usize, Errno> {
     }
 }
 
+/// `MPOL_PREFERRED`: allocate on the given node when it has memory.
+pub const MPOL_PREFERRED: i32 = 1;
+/// `MPOL_BIND`: allocate only on the given nodes.
+pub const MPOL_BIND: i32 = 2;
+/// `MPOL_F_STATIC_NODES`: the node mask is not remapped when the task's
+/// allowed nodes change.
+pub const MPOL_F_STATIC_NODES: i32 = 1 << 15;
+
+/// `mbind(addr, len, mode, nodemask, maxnode, 0)`: sets the NUMA policy
+/// of the pages in `[addr, addr+len)`. `nodemask` holds at least
+/// `maxnode` bits (`EINVAL` otherwise, without a system call). It
+/// changes where future pages of the range come from, never their
+/// contents, so it is safe for any range.
+pub fn mbind(
+    addr: usize,
+    len: usize,
+    mode: i32,
+    nodemask: &[u64],
+    maxnode: u64,
+) -> Result<(), Errno> {
+    if (nodemask.len() as u64) * 64 < maxnode {
+        return Err(Errno::EINVAL);
+    }
+    // SAFETY: the kernel reads at most `maxnode` bits of `nodemask`, which
+    // the check above keeps inside the slice; no memory of ours is written.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_mbind,
+            addr,
+            len,
+            mode,
+            nodemask.as_ptr(),
+            maxnode,
+            0u32,
+        )
+    };
+    if r < 0 {
+        Err(Errno::last())
+    } else {
+        Ok(())
+    }
+}
+
+/// Whether the kernel has NUMA policies (libnuma's `numa_available`: a
+/// `get_mempolicy` of the task's policy succeeds).
+pub fn numa_available() -> bool {
+    // SAFETY: with NULL mode and mask pointers the kernel writes nothing.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_get_mempolicy,
+            std::ptr::null_mut::<i32>(),
+            std::ptr::null_mut::<u64>(),
+            0u64,
+            0usize,
+            0u64,
+        )
+    };
+    r >= 0
+}
+
 /// The system page size.
 pub fn page_size() -> usize {
     // SAFETY: sysconf has no memory effects.

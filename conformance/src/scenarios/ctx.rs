@@ -8,26 +8,11 @@ use std::ptr::null_mut;
 
 use hsakmt_sys::common::{HsaEventDescriptor, HsaSystemProperties};
 
-use super::{add, Scenario};
+use super::{add, require, Scenario};
 use crate::abi::{memflag as mf, Abi};
 use crate::api::CtxPtr;
 use crate::cx::{Cx, HostBuf};
 use crate::kmt;
-
-/// Records `lacks-api` and returns false when a needed symbol is absent.
-/// The names count for coverage either way (the scenario exists for them).
-fn require<A: Abi>(cx: &mut Cx<A>, names: &[&str]) -> bool {
-    for n in names {
-        cx.covers(n);
-    }
-    let missing: Vec<&str> = names.iter().copied().filter(|n| !cx.api.has(n)).collect();
-    if missing.is_empty() {
-        true
-    } else {
-        cx.rec("lacks-api", missing.join(","));
-        false
-    }
-}
 
 const BASE: &[&str] = &[
     "hsaKmtOpenKFDCtx",

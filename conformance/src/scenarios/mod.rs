@@ -27,6 +27,7 @@ mod ext62;
 mod fuzz;
 mod memory;
 mod misc;
+mod newest;
 mod openclose;
 mod queues;
 mod topology;
@@ -146,6 +147,22 @@ pub(crate) fn add<A: Abi>(
     });
 }
 
+/// Records `lacks-api` and returns false when a needed symbol is absent
+/// (the parent then judges ours by its `check.*` records alone). The
+/// names count for coverage either way (the scenario exists for them).
+pub(crate) fn require<A: Abi>(cx: &mut Cx<A>, names: &[&str]) -> bool {
+    for n in names {
+        cx.covers(n);
+    }
+    let missing: Vec<&str> = names.iter().copied().filter(|n| !cx.api.has(n)).collect();
+    if missing.is_empty() {
+        true
+    } else {
+        cx.rec("lacks-api", missing.join(","));
+        false
+    }
+}
+
 /// Every scenario of generation `A`.
 pub fn all<A: Abi>() -> Vec<Scenario<A>> {
     let mut v = Vec::new();
@@ -157,6 +174,7 @@ pub fn all<A: Abi>() -> Vec<Scenario<A>> {
     misc::add_all(&mut v);
     debugger::add_all(&mut v);
     ext62::add_all(&mut v);
+    newest::add_all(&mut v);
     waits::add_all(&mut v);
     ctx::add_all(&mut v);
     fuzz::add_all(&mut v);

@@ -9,7 +9,7 @@ use crate::abi::{memflag as mf, Abi};
 use crate::cx::Cx;
 use crate::kmt;
 
-const RING: u64 = 0x1_0000;
+pub(super) const RING: u64 = 0x1_0000;
 pub(super) const COMPUTE: u32 = 1;
 const SDMA: u32 = 2;
 const SDMA_XGMI: u32 = 5;

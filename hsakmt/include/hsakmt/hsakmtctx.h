@@ -165,6 +165,12 @@ HSAKMT_STATUS HSAKMTAPI hsaKmtAllocMemoryAlignCtx(HsaKFDContext *ctx,
 HSAKMT_STATUS HSAKMTAPI hsaKmtAllocMemoryHostGttCtx(HsaKFDContext *ctx,
 		HSAuint32 PreferredNode, HSAuint32 GttAnchorNode,
 		HSAuint64 SizeInBytes, HsaMemFlags MemFlags, void **MemoryAddress);
+/* Persisting L2 size (2026 upstream): NOT_SUPPORTED after its argument
+ * checks, no released kernel has the request. */
+HSAKMT_STATUS HSAKMTAPI hsaKmtSetPersistingCacheSize(HSAuint32 Node,
+		HSAuint64 CacheSize);
+HSAKMT_STATUS HSAKMTAPI hsaKmtSetPersistingCacheSizeCtx(HsaKFDContext *ctx,
+		HSAuint32 Node, HSAuint64 CacheSize);
 HSAKMT_STATUS HSAKMTAPI hsaKmtFreeMemoryCtx(HsaKFDContext *ctx,
 		void *MemoryAddress, HSAuint64 SizeInBytes);
 HSAKMT_STATUS HSAKMTAPI hsaKmtAvailableMemoryCtx(HsaKFDContext *ctx,
@@ -252,6 +258,12 @@ HSAKMT_STATUS HSAKMTAPI hsaKmtDebugTrapIoctlCtx(HsaKFDContext *ctx,
 
 /* Clocks and performance counters */
 HSAKMT_STATUS HSAKMTAPI hsaKmtGetClockCountersCtx(HsaKFDContext *ctx,
+		HSAuint32 NodeId, HsaClockCounters *Counters);
+/* Best of four samples on a GPU node (2026 upstream; kfd-rs adds the Ctx
+ * form). */
+HSAKMT_STATUS HSAKMTAPI hsaKmtGetClockCountersPrecise(HSAuint32 NodeId,
+		HsaClockCounters *Counters);
+HSAKMT_STATUS HSAKMTAPI hsaKmtGetClockCountersPreciseCtx(HsaKFDContext *ctx,
 		HSAuint32 NodeId, HsaClockCounters *Counters);
 HSAKMT_STATUS HSAKMTAPI hsaKmtPmcGetCounterPropertiesCtx(HsaKFDContext *ctx,
 		HSAuint32 NodeId, HsaCounterProperties **CounterProperties);

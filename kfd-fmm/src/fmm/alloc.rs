@@ -374,6 +374,13 @@ impl Fmm {
                     errno,
                 });
             }
+            if let Err(e) =
+                crate::numa::bind(addr, size, node, flags, self.opts.rules.numa_bind_strict)
+            {
+                // SAFETY: as above.
+                unsafe { aperture.release(addr, va_size, true) };
+                return Err(e);
+            }
             dont_fork(addr, va_size);
             let handle = match self.create_bo(
                 gi,

@@ -42,7 +42,7 @@ impl Fmm {
 
     /// [`Fmm::new`] knowing, per node, the nodes its io links go to (what
     /// finding each GPU's usable peers needs, see
-    /// [`FmmRules::mmio_on_all_gpus`]).
+    /// [`FmmRules::default_map_all_gpus`]).
     fn with_io_links(
         kfd: Arc<DeviceFile>,
         nodes: Vec<NodeDesc>,
@@ -395,7 +395,7 @@ impl Fmm {
                 // Every C library maps it with no node list: onto every
                 // GPU (5.2.3's default mapping set), or, as the object
                 // belongs to a GPU node, onto that GPU's usable peers.
-                let targets = if self.opts.rules.mmio_on_all_gpus {
+                let targets = if self.opts.rules.default_map_all_gpus {
                     self.all_gpu_ids.clone()
                 } else {
                     self.usable_peers(gi)
@@ -414,7 +414,7 @@ impl Fmm {
     /// The GPUs that can map memory of GPU `gi`, as upstream fmm.c builds
     /// `usable_peer_id_array`: the GPU itself, then, in aperture order,
     /// each GPU with an io link to it (once per such link).
-    fn usable_peers(&self, gi: usize) -> Vec<u32> {
+    pub(super) fn usable_peers(&self, gi: usize) -> Vec<u32> {
         let me = self.gpus[gi].node_id;
         let mut peers = vec![self.gpus[gi].gpu_id];
         for &gpu_id in &self.all_gpu_ids {

@@ -147,12 +147,17 @@ impl Fmm {
         ioc: AllocMemFlags,
         userptr: Option<u64>,
     ) -> Result<(u64, u64)> {
-        let va_addr =
-            if !self.is_dgpu && matches!(ap, ApId::Gpuvm(_)) && ioc.contains(AllocMemFlags::VRAM) {
-                addr - aperture.base
-            } else {
-                addr
-            };
+        let va_addr = if ap == ApId::MemHandle {
+            // Memory without a GPU address (NoAddress): the kernel gets an
+            // invalid VA, as in C; the handle-aperture address is the
+            // thunk's own.
+            0
+        } else if !self.is_dgpu && matches!(ap, ApId::Gpuvm(_)) && ioc.contains(AllocMemFlags::VRAM)
+        {
+            addr - aperture.base
+        } else {
+            addr
+        };
         let mut args = kfd::kfd_ioctl_alloc_memory_of_gpu_args {
             va_addr,
             size,

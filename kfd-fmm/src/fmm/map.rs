@@ -66,9 +66,23 @@ impl Fmm {
         }
     }
 
-    /// First mapping of an object: onto every GPU it may be mapped to.
+    /// First mapping of an object: onto the GPUs it is registered to, else
+    /// (see [`FmmRules::default_map_all_gpus`]) onto the usable peers of
+    /// the GPU node it belongs to, or every GPU.
+    ///
+    /// [`FmmRules::default_map_all_gpus`]: crate::FmmRules::default_map_all_gpus
     fn map_to_allowed(&self, o: &mut VmObject) -> Result<()> {
-        let targets = self.allowed_gpus(o).to_vec();
+        let own_gpu = self.gpus.iter().position(|g| g.node_id == o.node_id);
+        let targets = match own_gpu {
+            Some(gi)
+                if o.registered.is_empty()
+                    && o.userptr().is_none()
+                    && !self.opts.rules.default_map_all_gpus =>
+            {
+                self.usable_peers(gi)
+            }
+            _ => self.allowed_gpus(o).to_vec(),
+        };
         self.map_ioctl(o, &targets)?;
         o.mapping_count = 1;
         Ok(())
@@ -123,6 +137,15 @@ impl Fmm {
         }
         let ids = self.gpu_ids_for_nodes(nodes)?;
         self.with_object(addr, Lookup::Exact { size }, |o| {
+            if self.opts.rules.map_nodes_refuses_unbacked_first {
+                // Address space without memory, and memory without address
+                // space (NoAddress: for the GEM API), before the aperture
+                // check.
+                let va_only = o.handle.is_none() && o.userptr().is_none();
+                if va_only || o.aperture == ApId::MemHandle {
+                    return Err(FmmError::NotMappable(addr));
+                }
+            }
             let cpu_accessible = self.aperture(o.aperture).is_some_and(|a| a.cpu_accessible);
             if o.aperture == ApId::CpuVm || !cpu_accessible {
                 return Err(FmmError::Failed(

@@ -101,9 +101,12 @@ pub struct FmmRules {
     /// Every allocation gets `KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE`, not
     /// only those with ExecuteAccess.
     pub always_executable: bool,
-    /// A GPU's MMIO remap page is mapped onto every GPU, not only onto
-    /// that GPU's usable peers.
-    pub mmio_on_all_gpus: bool,
+    /// Memory mapped without a node list goes onto every GPU: a GPU's MMIO
+    /// remap page, and an object [`Fmm::map_to_gpu`] maps that is
+    /// registered to no nodes in particular. Otherwise such memory of a
+    /// GPU node (not a userptr) goes onto that GPU's usable peers (itself
+    /// and the GPUs with an io link to it), the rest onto every GPU.
+    pub default_map_all_gpus: bool,
     /// A queue doorbell page is mapped onto every GPU (no node list), not
     /// only onto its own GPU.
     pub doorbells_on_all_gpus: bool,
@@ -123,9 +126,8 @@ pub struct FmmRules {
     /// (an allocation) is refused (INVALID_HANDLE) instead of adding the
     /// registration to it.
     pub register_needs_userptr: bool,
-    /// [`Fmm::share_memory`] issues `AMDKFD_IOC_IPC_EXPORT_HANDLE` (0x81,
-    /// a ROCm-only request) instead of exporting a dma-buf.
-    pub share_via_rocm_ipc: bool,
+    /// How [`Fmm::share_memory`] makes a handle.
+    pub share: ShareVia,
     /// Registering a share handle that [`Fmm::share_memory`] did not make
     /// (no magic) fails with an invalid argument before any ioctl.
     pub refuse_unmarked_share_handles: bool,
@@ -135,6 +137,31 @@ pub struct FmmRules {
     /// allocations honour it and system memory ignores it (memory is
     /// really allocated).
     pub only_address_on_host_path: bool,
+    /// Paged system memory with [`MemFlags::NO_SUBSTITUTE`] that cannot be
+    /// bound to its NUMA node (`NoNUMABind`, no NUMA support, one node, a
+    /// node beyond the last) fails; otherwise the binding is skipped.
+    /// Bindings the kernel refuses fail `NoSubstitute` memory either way
+    /// (see the `numa` module).
+    pub numa_bind_strict: bool,
+    /// [`Fmm::map_to_gpu_nodes`] refuses address space without memory
+    /// (OnlyAddress) and memory without address space (NoAddress) with an
+    /// invalid argument before it checks the aperture (which fails a
+    /// NoAddress allocation with ERROR); otherwise the aperture comes
+    /// first.
+    pub map_nodes_refuses_unbacked_first: bool,
+}
+
+/// How [`Fmm::share_memory`] makes a share handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ShareVia {
+    /// `AMDKFD_IOC_IPC_EXPORT_HANDLE` (0x81, a ROCm-only request of AMD's
+    /// amdgpu-dkms kernels); ERROR where the kernel refuses it (upstream
+    /// kernels and kfd-sim lack it).
+    RocmIpc,
+    /// A dma-buf of the BO (`AMDKFD_IOC_EXPORT_DMABUF`, KFD 1.12+).
+    DmaBuf,
+    /// The IPC export first; when the kernel refuses it, a dma-buf.
+    RocmIpcThenDmaBuf,
 }
 
 impl Default for FmmRules {
@@ -145,15 +172,17 @@ impl Default for FmmRules {
             refuse_extended_coherent_mixes: true,
             refuse_coarse_uncached: false,
             always_executable: false,
-            mmio_on_all_gpus: false,
+            default_map_all_gpus: false,
             doorbells_on_all_gpus: false,
             unmap_unknown_as_svm: true,
-            refuse_empty_registration: true,
+            refuse_empty_registration: false,
             register_through_svm: true,
             register_needs_userptr: true,
-            share_via_rocm_ipc: false,
+            share: ShareVia::RocmIpcThenDmaBuf,
             refuse_unmarked_share_handles: true,
             only_address_on_host_path: true,
+            numa_bind_strict: true,
+            map_nodes_refuses_unbacked_first: true,
         }
     }
 }

@@ -4,7 +4,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 
 use kfd_sys::kfd;
 
-use super::{page_align_up, Fmm, GraphicsResource};
+use super::{page_align_up, Fmm, GraphicsResource, ShareVia};
 use crate::error::{FmmError, Result};
 use crate::flags::{ioc_to_hsa, AllocMemFlags, MemFlags};
 use crate::objects::{ApId, CpuView, Kind, Lookup, VmObject};
@@ -144,22 +144,30 @@ impl Fmm {
     /// for the format (a dma-buf kept open by this context while the
     /// memory lives).
     ///
-    /// With [`FmmRules::share_via_rocm_ipc`] this is 5.2.3's ROCm-only IPC export
-    /// instead: `AMDKFD_IOC_IPC_EXPORT_HANDLE` for the object's BO on the
-    /// GPU of its node (the first GPU for system memory), and ERROR when
-    /// the kernel refuses it (upstream kernels and kfd-sim do not have
-    /// it: EINVAL). If it succeeds, the handle is 5.2.3's
-    /// `HsaSharedMemoryStruct`: the kernel's four share-handle words, the
-    /// aperture type and index, the size in pages and the exporting
-    /// gpu_id (importing such a handle is not implemented).
+    /// With [`ShareVia::RocmIpc`] (and first, with
+    /// [`ShareVia::RocmIpcThenDmaBuf`]) this is the C library's ROCm-only
+    /// IPC export instead: `AMDKFD_IOC_IPC_EXPORT_HANDLE` for the object's
+    /// BO on the GPU of its node (the first GPU for system memory), and
+    /// ERROR when the kernel refuses it (upstream kernels and kfd-sim do
+    /// not have it: EINVAL) unless the dma-buf is the fallback. If it
+    /// succeeds, the handle is the C library's `HsaSharedMemoryStruct`:
+    /// the kernel's four share-handle words, the aperture type and index,
+    /// the size in pages and the exporting gpu_id (importing such a handle
+    /// is not implemented).
     ///
-    /// [`FmmRules::share_via_rocm_ipc`]: crate::FmmRules::share_via_rocm_ipc
+    /// [`ShareVia::RocmIpc`]: crate::ShareVia::RocmIpc
+    /// [`ShareVia::RocmIpcThenDmaBuf`]: crate::ShareVia::RocmIpcThenDmaBuf
     pub fn share_memory(&self, addr: u64, size: u64) -> Result<ShareHandle> {
         if size >= 1u64 << (32 + 12) {
             return Err(FmmError::InvalidArgument("size too large to share"));
         }
-        if self.opts.rules.share_via_rocm_ipc {
-            return self.ipc_export(addr, size);
+        match self.opts.rules.share {
+            ShareVia::RocmIpc => return self.ipc_export(addr, size),
+            ShareVia::RocmIpcThenDmaBuf => match self.ipc_export(addr, size) {
+                Err(FmmError::Ioctl { .. }) => {}
+                other => return other,
+            },
+            ShareVia::DmaBuf => {}
         }
         self.check_minor(12)?;
         self.with_object(addr, Lookup::Exact { size: 0 }, |o| {

@@ -45,9 +45,12 @@ pub fn userptr_options() -> FmmOptions {
     o
 }
 
+/// As [`primary`], with `opts`; the memory manager knows the topology's
+/// io links (its GPUs' usable peers), as a context's does.
 pub fn primary_with(preset: &str, opts: FmmOptions) -> (Sim, Arc<Fmm>) {
     let sim = Sim::preset(preset).expect("preset");
-    let fmm = Fmm::new(open_kfd(&sim), nodes_of(&sim), opts).expect("fmm");
+    let topology = kfd_topology::Topology::snapshot(&sim).expect("topology");
+    let fmm = Fmm::from_topology(open_kfd(&sim), &topology, opts).expect("fmm");
     (sim, Arc::new(fmm))
 }
 

@@ -699,9 +699,8 @@ fn smi_events(c: &Ctx, buf: &mut [u8]) -> R {
     if !c.lock_state().pdds.iter().any(|p| p.gpu_id == a.gpuid) {
         return Err(Errno::EINVAL);
     }
-    let memfd = super::memfd::Memfd::create("smi", 0)?;
-    let user = memfd.dup()?;
-    c.m.insert_file(super::FileEntry::Smi(Arc::new(memfd)));
+    let (file, user) = super::smi::SmiFile::open(a.gpuid, c.proc.os_pid)?;
+    c.m.insert_file(super::FileEntry::Smi(Arc::new(file)));
     a.anon_fd = std::os::fd::IntoRawFd::into_raw_fd(user) as u32;
     a.to_buf(buf);
     Ok(0)

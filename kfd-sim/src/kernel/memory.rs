@@ -178,6 +178,8 @@ pub(crate) struct BoStorage {
     vram_used: Option<Arc<Mutex<u64>>>,
     /// The dma-buf memfd, once exported (then the authoritative pages).
     own: Mutex<Option<Arc<Memfd>>>,
+    /// `AMDGPU_GEM_METADATA` of the buffer.
+    metadata: Mutex<crate::drm::GemMetadata>,
 }
 
 impl Drop for BoStorage {
@@ -408,6 +410,7 @@ pub(crate) fn alloc(c: &Ctx, buf: &mut [u8]) -> R {
             vram_charge: charge,
             vram_used,
             own: Mutex::new(None),
+            metadata: Mutex::default(),
         }));
         bo.mmap_offset = offset;
         if vram {
@@ -660,6 +663,7 @@ fn foreign_dmabuf(m: &Machine, fd: i32) -> Option<Arc<DmaBufFile>> {
         vram_charge: 0,
         vram_used: None,
         own: Mutex::new(Some(memfd.clone())),
+        metadata: Mutex::default(),
     });
     let d = Arc::new(DmaBufFile { memfd, storage });
     let mut files = lock(&m.files);
@@ -769,6 +773,15 @@ fn new_dmabuf(m: &Machine, storage: Arc<BoStorage>, cloexec: bool) -> Result<i32
     Ok(std::os::fd::IntoRawFd::into_raw_fd(user))
 }
 
+impl ModelGem<'_> {
+    fn storage(&self, object: u64) -> Result<Arc<BoStorage>, Errno> {
+        lock(&self.render.gem)
+            .get(&object)
+            .cloned()
+            .ok_or(Errno::ENOENT)
+    }
+}
+
 impl crate::drm::GemObjects for ModelGem<'_> {
     fn import_dmabuf(&self, fd: i32) -> Result<u64, Errno> {
         let d = dmabuf_by_fd(self.m, fd as u32).ok_or(Errno::EBADF)?;
@@ -778,13 +791,25 @@ impl crate::drm::GemObjects for ModelGem<'_> {
     }
 
     fn export_dmabuf(&self, object: u64, flags: u32) -> Result<i32, Errno> {
-        let s = lock(&self.render.gem).get(&object).cloned();
-        let s = s.ok_or(Errno::ENOENT)?;
+        let s = self.storage(object)?;
         new_dmabuf(self.m, s, flags & kfd_sys::drm::DRM_CLOEXEC != 0)
     }
 
     fn release(&self, object: u64) {
         lock(&self.render.gem).remove(&object);
+    }
+
+    fn size(&self, object: u64) -> Result<u64, Errno> {
+        Ok(self.storage(object)?.size)
+    }
+
+    fn metadata(&self, object: u64) -> Result<crate::drm::GemMetadata, Errno> {
+        Ok(lock(&self.storage(object)?.metadata).clone())
+    }
+
+    fn set_metadata(&self, object: u64, metadata: crate::drm::GemMetadata) -> Result<(), Errno> {
+        *lock(&self.storage(object)?.metadata) = metadata;
+        Ok(())
     }
 
     fn vram_used(&self) -> u64 {

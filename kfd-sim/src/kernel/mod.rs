@@ -16,6 +16,7 @@ pub(crate) mod memfd;
 mod memory;
 mod process;
 mod queues;
+mod smi;
 mod svm;
 mod uapi_pod;
 pub(crate) mod usermem;
@@ -35,6 +36,7 @@ pub use fault::{FaultParseError, FaultPlan, FaultRule};
 pub use memfd::FileId;
 pub(crate) use memory::ModelGem;
 pub(crate) use process::{KfdFile, Process, RenderFile};
+pub(crate) use smi::task_name;
 
 /// Locks a mutex, ignoring poisoning (a panicking test thread must not
 /// wedge the whole simulated machine).
@@ -174,6 +176,8 @@ pub(crate) struct Device {
     pub is_apu: bool,
     /// Node `capability` word.
     pub capability: u32,
+    /// `reset_seq_num`: GPU resets so far.
+    pub reset_seq: AtomicU32,
 }
 
 /// Address-space layout constants of the model (gfx9+, x86-64).
@@ -236,7 +240,7 @@ pub(crate) enum FileEntry {
     Kfd(Arc<KfdFile>),
     Render(Arc<RenderFile>),
     DmaBuf(Arc<memory::DmaBufFile>),
-    Smi(Arc<memfd::Memfd>),
+    Smi(Arc<smi::SmiFile>),
 }
 
 impl FileEntry {
@@ -249,13 +253,27 @@ impl FileEntry {
         }
     }
 
-    fn memfd(&self) -> &memfd::Memfd {
+    /// The file's identity (that of the user's descriptors).
+    fn id(&self) -> FileId {
         match self {
+            FileEntry::Kfd(k) => k.memfd.id,
+            FileEntry::Render(r) => r.memfd.id,
+            FileEntry::DmaBuf(d) => d.memfd.id,
+            FileEntry::Smi(s) => s.id,
+        }
+    }
+
+    /// The `/proc/self/fd` link of the user's descriptors and the model's
+    /// own descriptor of the file (never counted as a user's).
+    fn link_and_own(&self) -> (String, std::os::fd::RawFd) {
+        use std::os::fd::AsRawFd;
+        let m = match self {
             FileEntry::Kfd(k) => &k.memfd,
             FileEntry::Render(r) => &r.memfd,
             FileEntry::DmaBuf(d) => &d.memfd,
-            FileEntry::Smi(m) => m,
-        }
+            FileEntry::Smi(s) => return (s.link_text(), s.own.as_raw_fd()),
+        };
+        (m.link_text(), m.fd.as_raw_fd())
     }
 }
 
@@ -308,6 +326,7 @@ impl Machine {
                 num_gws: prop_u32(p, "num_gws", 0),
                 is_apu: p.get_or_zero("cpu_cores_count") > 0,
                 capability: prop_u32(p, "capability", 0),
+                reset_seq: AtomicU32::new(0),
             });
         }
         Machine {
@@ -350,6 +369,44 @@ impl Machine {
         self.devices.iter().find(|d| d.gpu_id == gpu_id)
     }
 
+    /// Raises SMI event `event` of process `pid` (0: of no process) on GPU
+    /// `gpu_id`: every SMI file of that GPU that asked for it gets the line.
+    pub(crate) fn smi_event(&self, gpu_id: u32, pid: u32, event: u32, payload: &str) {
+        let clients: Vec<Arc<smi::SmiFile>> = lock(&self.files)
+            .values()
+            .filter_map(|e| match e {
+                FileEntry::Smi(s) if s.gpu_id == gpu_id => Some(s.clone()),
+                _ => None,
+            })
+            .collect();
+        for c in clients {
+            c.deliver(event, pid, payload);
+        }
+    }
+
+    /// A GPU reset as the SMI clients see it (`kfd_smi_event_update_gpu_reset`):
+    /// `GPU_PRE_RESET` with the next reset sequence number, then
+    /// `GPU_POST_RESET`, both to every client of the GPU. Nothing else of
+    /// a reset (queue loss, VRAM loss) is modelled. Unknown GPU → `EINVAL`.
+    pub fn gpu_reset(&self, gpu_id: u32, cause: &str) -> Result<(), Errno> {
+        use kfd_sys::kfd::{KFD_SMI_EVENT_GPU_POST_RESET, KFD_SMI_EVENT_GPU_PRE_RESET};
+        let dev = self.device_by_id(gpu_id).ok_or(Errno::EINVAL)?;
+        let seq = dev.reset_seq.fetch_add(1, Ordering::SeqCst) + 1;
+        self.smi_event(
+            gpu_id,
+            0,
+            KFD_SMI_EVENT_GPU_PRE_RESET,
+            &format!("{seq:x} {cause}\n"),
+        );
+        self.smi_event(
+            gpu_id,
+            0,
+            KFD_SMI_EVENT_GPU_POST_RESET,
+            &format!("{seq:x} {cause}\n"),
+        );
+        Ok(())
+    }
+
     /// Sets the trace writer (None turns tracing off).
     pub fn set_trace(&self, w: Option<Box<dyn Write + Send>>) {
         *lock(&self.trace) = w;
@@ -368,7 +425,7 @@ impl Machine {
 
     /// Registers a new file.
     pub(crate) fn insert_file(&self, entry: FileEntry) {
-        let id = entry.memfd().id;
+        let id = entry.id();
         lock(&self.files).insert(id, entry);
     }
 
@@ -393,11 +450,8 @@ impl Machine {
             Some(e) => e.clone(),
             None => return,
         };
-        let mf = entry.memfd();
-        let others = memfd::descriptors_with_link(
-            &mf.link_text(),
-            &[fd, std::os::fd::AsRawFd::as_raw_fd(&mf.fd)],
-        );
+        let (link, own) = entry.link_and_own();
+        let others = memfd::descriptors_with_link(&link, &[fd, own]);
         if others.is_empty() {
             self.release_file(id);
         }
@@ -411,9 +465,8 @@ impl Machine {
             .map(|(k, v)| (*k, v.clone()))
             .collect();
         for (id, e) in entries {
-            let mf = e.memfd();
-            let own = std::os::fd::AsRawFd::as_raw_fd(&mf.fd);
-            if memfd::descriptors_with_link(&mf.link_text(), &[own]).is_empty() {
+            let (link, own) = e.link_and_own();
+            if memfd::descriptors_with_link(&link, &[own]).is_empty() {
                 self.release_file(id);
             }
         }

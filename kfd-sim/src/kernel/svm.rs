@@ -296,6 +296,10 @@ fn set_attr(
     };
     let xnack = st.xnack;
     let minor = c.m.minor_version.load(std::sync::atomic::Ordering::Relaxed);
+    let prefetching = attrs
+        .iter()
+        .any(|a| a.r#type == KFD_IOCTL_SVM_ATTR_PREFETCH_LOC);
+    let mut moves = Vec::new();
     let map = &mut st.svm;
     // Existing ranges: split at the boundaries when their attributes
     // change, then update the overlapping part.
@@ -305,6 +309,14 @@ fn set_attr(
         apply(&mut new, attrs, &gpuidx, minor);
         if new == cur {
             continue;
+        }
+        if prefetching && location(new.prefetch_loc) != location(cur.prefetch_loc) {
+            moves.push(Move {
+                start: s.max(start),
+                last: l.min(last),
+                from: location(cur.prefetch_loc),
+                attrs: new.clone(),
+            });
         }
         if s < start {
             map.split_at(start);
@@ -333,9 +345,71 @@ fn set_attr(
     for (gs, gl) in gaps {
         let mut a = Attrs::default_for(xnack, supported);
         apply(&mut a, attrs, &gpuidx, minor);
+        if prefetching && location(a.prefetch_loc) != KFD_IOCTL_SVM_LOCATION_SYSMEM {
+            moves.push(Move {
+                start: gs,
+                last: gl,
+                from: KFD_IOCTL_SVM_LOCATION_SYSMEM,
+                attrs: a.clone(),
+            });
+        }
         map.ranges.insert(gs, (gl, a));
     }
+    drop(st);
+    for m in moves {
+        m.report(c);
+    }
     Ok(0)
+}
+
+/// Where pages of a range live, as a migration names it: a gpu_id, or 0
+/// for system memory (an undefined location is system memory).
+fn location(loc: u32) -> u32 {
+    if loc == KFD_IOCTL_SVM_LOCATION_UNDEFINED {
+        KFD_IOCTL_SVM_LOCATION_SYSMEM
+    } else {
+        loc
+    }
+}
+
+/// A prefetch that moved a range (pages `start..=last`) from `from` to
+/// its new prefetch location. The model keeps no pages per location: the
+/// move is the attribute change, reported to SMI clients as the kernel's
+/// `svm_migrate_*` does (trigger 0, prefetch; error 0).
+struct Move {
+    start: u64,
+    last: u64,
+    from: u32,
+    attrs: Attrs,
+}
+
+impl Move {
+    fn report(&self, c: &Ctx) {
+        let to = location(self.attrs.prefetch_loc);
+        let gpu = if to != KFD_IOCTL_SVM_LOCATION_SYSMEM {
+            to
+        } else {
+            self.from
+        };
+        let pid = c.proc.os_pid;
+        let pages = self.last - self.start + 1;
+        let start = format!(
+            "{} -{pid} @{:x}({pages:x}) {:x}->{to:x} {:x}:{:x} 0\n",
+            super::smi::boottime_ns(),
+            self.start,
+            self.from,
+            self.attrs.prefetch_loc,
+            self.attrs.preferred_loc,
+        );
+        c.m.smi_event(gpu, pid, KFD_SMI_EVENT_MIGRATE_START, &start);
+        let end = format!(
+            "{} -{pid} @{:x}({pages:x}) {:x}->{to:x} 0 0\n",
+            super::smi::boottime_ns(),
+            self.start,
+            self.from,
+        );
+        c.m.smi_event(gpu, pid, KFD_SMI_EVENT_MIGRATE_END, &end);
+    }
 }
 
 fn get_attr(
