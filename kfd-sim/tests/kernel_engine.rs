@@ -1027,6 +1027,11 @@ fn aql_barrier_value() {
     assert_eq!(value(&w, done), 1);
     set_value(&w, s, 0x200);
     assert!(wait_until(5, || value(&w, done) == 0 && read_index(&w) == 2));
+    // No signal (handle 0, mask 0), as HIP's event markers send it: met
+    // at once, no memory read at address 8, no fault.
+    set_value(&w, done, 1);
+    aql_submit(&w, &mut q, &aql::barrier_value(0, 0, 0, 0, done), true);
+    assert!(wait_until(5, || value(&w, done) == 0 && read_index(&w) == 3));
     q.destroy(&w);
     w.close();
 }

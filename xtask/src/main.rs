@@ -16,6 +16,8 @@
 //!   with the C libhsakmt and with ours, on the host and in Debian rootfs
 //!   suites, compared byte for byte (see `clients/`, `rootfs.rs` and the
 //!   README's "Real clients" section).
+//! - `cargo xtask hip`: our HIP program built with Debian's hipcc 7.2.4
+//!   and run on the simulator (see `hip.rs`).
 //! - `cargo xtask bench`: C libhsakmt vs ours, microbenchmarks on kfd-sim
 //!   (see `bench.rs` and the README's "Benchmarks" section).
 
@@ -29,6 +31,7 @@ mod build;
 mod clients;
 mod conformance;
 mod deps;
+mod hip;
 mod publish;
 mod rootfs;
 
@@ -41,6 +44,7 @@ fn main() -> ExitCode {
         Some("clients") => clients::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("rootfs") => rootfs::make(&args[1..]),
+        Some("hip") => hip::run(&args[1..]),
         Some("examples") => shell().and_then(|sh| publish::examples(&sh)),
         Some("package") => shell().and_then(|sh| {
             publish::msrv(&sh)?;
@@ -72,7 +76,8 @@ fn print_help() {
          ci           fmt --check, clippy -D warnings (all targets), actionlint, rust-version check, rustdoc -D warnings,\n               Debian 13 rootfs, workspace tests, examples, cargo package, conformance --sim, clients\n  \
          dist         build libhsakmt.so.1 for every ABI generation into target/dist/<abi>/lib\n  \
          conformance  C libhsakmt vs ours, diffed (--help for flags)\n  \
-         rootfs SUITE make (or refresh) the Debian rootfs of a suite (trixie, sid) under target/rootfs\n  \
+         rootfs SUITE make (or refresh) the Debian rootfs of a suite (trixie, sid, sid-hip) under target/rootfs\n  \
+         hip          our HIP program built with sid's hipcc 7.2.4, run on kfd-sim (--help)\n  \
          clients      rocminfo and a ROCr program with the C libhsakmt and with ours, per Debian suite (--help)\n  \
          bench        C libhsakmt vs ours, microbenchmarks on kfd-sim (--help)\n  \
          examples     build every example and run each on the simulator\n  \
