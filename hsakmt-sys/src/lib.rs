@@ -9,10 +9,11 @@
 //!   from libhsakmt-dev 6.2.4 (the last shared libhsakmt ROCm released),
 //!   the layouts of Debian 13's libhsakmt and ROCr 6.1.2: 5.2.3's sizes,
 //!   with reserved fields and bits named and types added.
-//! - [`newest`]: the newest upstream header (ROCm/rocm-systems,
-//!   `projects/rocr-runtime/libhsakmt/include/hsakmt/hsakmttypes.h`),
-//!   which adds fields to several structs (so sizes differ), new bit
-//!   fields, new types and the opaque [`newest::HsaKFDContext`].
+//! - [`newest`]: the header of the thunk ROCm 7.2.4 links into ROCr
+//!   (rocm-systems `rocm-7.2.4`; no installable copy exists, the layouts
+//!   are pinned by hand), which adds fields to `HsaNodeProperties` and
+//!   `HsaIoLinkProperties`, new bit fields, new types and the opaque
+//!   [`newest::HsaKFDContext`].
 //! - [`common`]: every type that is identical in all generations; each
 //!   generation module re-exports all of it, so `rocm_5_2::X` and
 //!   `newest::X` name the same Rust type when the C types are the same.
@@ -58,7 +59,7 @@
 //! assert_eq!(flags.0, 0b100_0100);
 //! assert_eq!(core::mem::size_of::<rocm_5_2::HsaNodeProperties>(), 356);
 //! assert_eq!(core::mem::size_of::<hsakmt_sys::rocm_6_2::HsaNodeProperties>(), 356);
-//! assert_eq!(core::mem::size_of::<newest::HsaNodeProperties>(), 396);
+//! assert_eq!(core::mem::size_of::<newest::HsaNodeProperties>(), 376);
 //! assert_eq!(HSAKMT_STATUS::HSAKMT_STATUS_SUCCESS.to_string(), "HSAKMT_STATUS_SUCCESS");
 //! ```
 

@@ -1,20 +1,43 @@
-//! hsakmt C types as the newest upstream header declares them:
-//! ROCm/rocm-systems `projects/rocr-runtime/libhsakmt/include/hsakmt/
-//! hsakmttypes.h` at commit 24bf20d307bd5a346d1ab5200b4197b1dbd1ddbf (the
-//! multi-context generation, with the `HsaKFDContext` forward declaration).
+//! hsakmt C types of the newest generation: the thunk that ROCm 7.2.4
+//! links into ROCr (rocm-systems tag `rocm-7.2.4`, branch
+//! `release/rocm-rel-7.2`; Debian experimental's `libhsa-runtime64-1`
+//! 7.2.4+dfsg-1~exp1 is built from it), the one a third-party thunk loaded
+//! through ROCr's DTIF door (`libdtif.so`) must match.
 //!
-//! Differences from [`super::rocm_5_2`]: larger `HsaNodeProperties` (396),
-//! `HsaCacheProperties` (1060), `HsaIoLinkProperties` (52),
-//! `HsaGraphicsResourceInfo` (40), `HsaQueueResource` (52) and
-//! `HsaQueueInfo` (76); new bits in `HSA_CAPABILITY` and `HsaMemFlags`;
-//! new types (`HSA_CAPABILITY2`, `HsaHwException`, PC sampling, SMI
-//! events, handle import/export, ...); new enum values
+//! ROCm 7.x installs no `hsakmttypes.h`, so these layouts are written by
+//! hand. Where they come from:
+//! - The rocm-systems header `projects/rocr-runtime/libhsakmt/include/
+//!   hsakmt/hsakmttypes.h` as of develop 1b1610fc2b2a (Aug 2025, before
+//!   the 7.2 branch), whose sizes gcc lays out as 368/1056/52/32/40/68
+//!   bytes for `HsaNodeProperties`, `HsaCacheProperties`,
+//!   `HsaIoLinkProperties`, `HsaGraphicsResourceInfo`, `HsaQueueResource`
+//!   and `HsaQueueInfo`;
+//! - plus `CwsrSize` and `CtlStackSize` at the end of `HsaNodeProperties`
+//!   (376 bytes), which the 7.2.4 binary shows: ROCr 7.2.4 copies node
+//!   properties as 0x178 bytes (`rep movsq` of 47 quadwords in its agent
+//!   constructors), indexes cache arrays by 0x420 bytes, and its thunk
+//!   reads `cwsr_size`, `ctl_stack_size`, `capability2` and
+//!   `recommended_sdma_engine_id_mask` from sysfs, but nothing of the
+//!   later Windows LUID, wall-clock, fabric-handle, persisting-cache,
+//!   SDMA-epilogue or save-area-alloc fields.
+//!
+//! Differences from [`super::rocm_5_2`]: larger `HsaNodeProperties` (376)
+//! and `HsaIoLinkProperties` (52); new bits in `HSA_CAPABILITY` and
+//! `HsaMemFlags`; new types (`HSA_CAPABILITY2`, `HsaHwException`, PC
+//! sampling, SMI events, ...); new enum values
 //! (`HSA_QUEUE_SDMA_BY_ENG_ID`, `HSA_POINTER_RESERVED_ADDR`, two SVM
-//! flags). `HsaMemMapFlags` and the IOMMUv2 and kernel-driver profiling
-//! block UUIDs no longer exist in this header (use the `rocm_5_2` ones).
+//! flags).
 //!
-//! No copy of this header is installed; `tests/layout_hsakmt.rs` pins
-//! every size and field offset by hand from the commit above.
+//! Additions newer than 7.2.4, kept because functions kfd-rs exports use
+//! them and none changes a 7.2.4 layout: the handle import/export types
+//! (`HsaHandleImportDesc`, `HsaFabricHandle`, ...), `HsaWddmSurfaceMetadata`,
+//! the external-semaphore types, `HsaStructureSizes`, and the bits
+//! `HsaMemFlags::QueueObject`, `HSA_CAPABILITY2::AqlEmulationPm4_` and
+//! `StallOnRetryFault` (reserved, hence 0, in 7.2.4). `HsaMemMapFlags`
+//! and the IOMMUv2 and kernel-driver profiling block UUIDs are not
+//! declared here (use the `rocm_5_2` ones).
+//!
+//! `tests/newest_pinned.rs` pins every size and field offset.
 
 use core::ffi::c_void;
 use core::fmt;
@@ -64,7 +87,7 @@ bitfield! {
 }
 
 node_properties_struct! {
-    /// `HsaNodeProperties` (newest, 396 bytes): one topology node (out of
+    /// `HsaNodeProperties` (newest, 376 bytes): one topology node (out of
     /// `hsaKmtGetNodeProperties(Ctx)`).
     after_simds {
         /// Number of neural processing units (newest).
@@ -89,27 +112,20 @@ node_properties_struct! {
         pub KFDGpuID: u32,
         /// GPU family id.
         pub FamilyID: u32,
-        /// CWSR area size (newest).
+        /// CWSR area size from the topology (`cwsr_size`; 0 if the
+        /// kernel does not report it).
         pub CwsrSize: u32,
-        /// Control stack size (newest).
+        /// Control stack size from the topology (`ctl_stack_size`; 0 if
+        /// the kernel does not report it).
         pub CtlStackSize: u32,
-        /// Windows LUID, low half (newest).
-        pub LuidLowPart: u32,
-        /// Windows LUID, high half (newest).
-        pub LuidHighPart: u32,
-        /// Wall clock frequency in kHz (newest).
-        pub WallClockKHz: u64,
-        /// 1 if fabric handles are supported (newest).
-        pub FabricHandleSupported: u32,
     }
 }
 
 cache_properties_struct! {
-    /// `HsaCacheProperties` (newest, 1060 bytes): one cache (out of
-    /// `hsaKmtGetNodeCacheProperties(Ctx)`, an array of `NumCaches`).
+    /// `HsaCacheProperties` (newest, 1056 bytes, as in 5.2.3): one cache
+    /// (out of `hsaKmtGetNodeCacheProperties(Ctx)`, an array of
+    /// `NumCaches`).
     ;
-    /// Maximum persisting cache size in the L2 (newest).
-    pub PersistingCacheSizeMax: u32,
 }
 
 io_link_properties_struct! {
@@ -144,13 +160,12 @@ hsa_mem_flags! {
 }
 
 graphics_resource_info_struct! {
-    /// `HsaGraphicsResourceInfo` (newest, 40 bytes): an imported graphics
-    /// buffer (in/out of `hsaKmtRegisterGraphicsHandleToNodes(Ext)`).
+    /// `HsaGraphicsResourceInfo` (newest, 32 bytes, as in 5.2.3): an
+    /// imported graphics buffer (in/out of
+    /// `hsaKmtRegisterGraphicsHandleToNodes(Ext)`).
     ;
     /// GPU node that exported the buffer (out; was `Reserved`).
     pub NodeId: u32,
-    /// Size hint for foreign resources, 0 if unknown (in, newest).
-    pub SizeHintInBytes: u64,
 }
 
 /// `HsaWddmSurfaceMetadata` (newest only): Windows surface metadata blob
@@ -180,21 +195,15 @@ hsa_queue_type! {
 }
 
 queue_info_struct! {
-    /// `HsaQueueInfo` (newest, 76 bytes): queue details (out of
-    /// `hsaKmtGetQueueInfo(Ctx)`).
+    /// `HsaQueueInfo` (newest, 68 bytes, as in 5.2.3): queue details (out
+    /// of `hsaKmtGetQueueInfo(Ctx)`).
     ;
-    /// Size of the whole save area per XCC (newest).
-    pub SaveAreaAllocSize: u64,
 }
 
 queue_resource_struct! {
-    /// `HsaQueueResource` (newest, 52 bytes): a created queue (in/out of
-    /// `hsaKmtCreateQueue*`).
+    /// `HsaQueueResource` (newest, 40 bytes, as in 5.2.3): a created
+    /// queue (in/out of `hsaKmtCreateQueue*`).
     ;
-    /// SDMA progress fence GPU address (Windows only, else 0; newest).
-    pub SdmaProgressFenceVA: u64,
-    /// SDMA epilogue bytes per doorbell (Windows only, else 0; newest).
-    pub SdmaHwQueueEpilogueBytes: u32,
 }
 
 /// `HsaFabricHandle` (newest only): a fabric memory handle.

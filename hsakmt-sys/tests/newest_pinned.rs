@@ -1,9 +1,13 @@
 //! Layouts of `hsakmt_sys::newest`, which has no installable header
 //! (the generations that do are checked by `released_headers.rs`): its
-//! sizes and offsets are pinned by hand below from ROCm/rocm-systems
-//!   `projects/rocr-runtime/libhsakmt/include/hsakmt/hsakmttypes.h` at
-//!   commit 24bf20d307bd5a346d1ab5200b4197b1dbd1ddbf (gcc x86_64 rules
-//!   under `#pragma pack(4)`).
+//! sizes and offsets are pinned by hand below for the thunk ROCm 7.2.4
+//! links into ROCr: rocm-systems tag `rocm-7.2.4` (branch
+//! `release/rocm-rel-7.2`), `projects/rocr-runtime/libhsakmt/include/
+//! hsakmt/hsakmttypes.h`, laid out by gcc's x86_64 rules under
+//! `#pragma pack(push, 4)`. The struct sizes are cross-checked against
+//! Debian experimental's libhsa-runtime64 7.2.4+dfsg-1~exp1 (see the
+//! `newest` module docs: 0x178-byte node copies, 0x420-byte cache
+//! strides).
 
 use hsakmt_sys::{newest as cur, rocm_5_2 as r, BitField};
 use std::collections::BTreeMap;
@@ -21,14 +25,13 @@ macro_rules! pin {
     }};
 }
 
-/// Every size and field offset of `newest`, from the upstream header at
-/// commit 24bf20d307bd5a346d1ab5200b4197b1dbd1ddbf
+/// Every size and field offset of `newest`: rocm-systems `rocm-7.2.4`
 /// (projects/rocr-runtime/libhsakmt/include/hsakmt/hsakmttypes.h), laid
 /// out by gcc's x86_64 rules under `#pragma pack(push, 4)`.
 #[test]
 fn newest_pinned_layouts() {
     // Types that differ from 5.2.3.
-    pin!(cur::HsaNodeProperties, 396, 4, {
+    pin!(cur::HsaNodeProperties, 376, 4, {
         NumCPUCores: 0, NumFComputeCores: 4, NumNeuralCores: 8, NumMemoryBanks: 12,
         NumCaches: 16, NumIOLinks: 20, CComputeIdLo: 24, FComputeIdLo: 28, Capability: 32,
         Capability2: 36, MaxWavesPerSIMD: 40, LDSSizeInKB: 44, GDSSizeInKB: 48,
@@ -40,31 +43,28 @@ fn newest_pinned_layouts() {
         HiveID: 316, NumSdmaEngines: 324, NumSdmaXgmiEngines: 328,
         NumSdmaQueuesPerEngine: 332, NumCpQueues: 333, NumGws: 334, Integrated: 335,
         Domain: 336, UniqueID: 340, VGPRSizePerCU: 348, SGPRSizePerCU: 352, NumXcc: 356,
-        KFDGpuID: 360, FamilyID: 364, CwsrSize: 368, CtlStackSize: 372, LuidLowPart: 376,
-        LuidHighPart: 380, WallClockKHz: 384, FabricHandleSupported: 392,
+        KFDGpuID: 360, FamilyID: 364, CwsrSize: 368, CtlStackSize: 372,
     });
-    pin!(cur::HsaCacheProperties, 1060, 4, {
+    pin!(cur::HsaCacheProperties, 1056, 4, {
         ProcessorIdLow: 0, CacheLevel: 4, CacheSize: 8, CacheLineSize: 12,
         CacheLinesPerTag: 16, CacheAssociativity: 20, CacheLatency: 24, CacheType: 28,
-        SiblingMap: 32, PersistingCacheSizeMax: 1056,
+        SiblingMap: 32,
     });
     pin!(cur::HsaIoLinkProperties, 52, 4, {
         IoLinkType: 0, VersionMajor: 4, VersionMinor: 8, NodeFrom: 12, NodeTo: 16,
         Weight: 20, MinimumLatency: 24, MaximumLatency: 28, MinimumBandwidth: 32,
         MaximumBandwidth: 36, RecTransferSize: 40, RecSdmaEngIdMask: 44, Flags: 48,
     });
-    pin!(cur::HsaGraphicsResourceInfo, 40, 4, {
+    pin!(cur::HsaGraphicsResourceInfo, 32, 4, {
         MemoryAddress: 0, SizeInBytes: 8, Metadata: 16, MetadataSizeInBytes: 24, NodeId: 28,
-        SizeHintInBytes: 32,
     });
-    pin!(cur::HsaQueueInfo, 76, 4, {
+    pin!(cur::HsaQueueInfo, 68, 4, {
         QueueDetailError: 0, QueueTypeExtended: 4, NumCUAssigned: 8, CUMaskInfo: 12,
         UserContextSaveArea: 20, SaveAreaSizeInBytes: 28, ControlStackTop: 36,
-        ControlStackUsedInBytes: 44, SaveAreaHeader: 52, Reserved2: 60, SaveAreaAllocSize: 68,
+        ControlStackUsedInBytes: 44, SaveAreaHeader: 52, Reserved2: 60,
     });
-    pin!(cur::HsaQueueResource, 52, 4, {
+    pin!(cur::HsaQueueResource, 40, 4, {
         QueueId: 0, QueueDoorBell: 8, QueueWptrValue: 16, QueueRptrValue: 24, ErrorReason: 32,
-        SdmaProgressFenceVA: 40, SdmaHwQueueEpilogueBytes: 48,
     });
     pin!(cur::HsaHwException, 16, 4, { NodeId: 0, ResetType: 4, MemoryLost: 8, ResetCause: 12 });
     pin!(cur::HsaEventDataUnion, 20, 4, {
@@ -313,20 +313,20 @@ fn size_table_of_the_reference_note() {
     let want: BTreeMap<&str, (usize, usize)> = [
         ("HsaVersionInfo", (8, 8)),
         ("HsaSystemProperties", (16, 16)),
-        ("HsaNodeProperties", (356, 396)),
+        ("HsaNodeProperties", (356, 376)),
         ("HsaMemoryProperties", (32, 32)),
-        ("HsaCacheProperties", (1056, 1060)),
+        ("HsaCacheProperties", (1056, 1056)),
         ("HsaCComputeProperties", (1024, 1024)),
         ("HsaIoLinkProperties", (48, 52)),
         ("HsaMemFlags", (4, 4)),
-        ("HsaGraphicsResourceInfo", (32, 40)),
+        ("HsaGraphicsResourceInfo", (32, 32)),
         ("HsaSyncVar", (16, 16)),
         ("HsaEventDescriptor", (24, 24)),
         ("HsaEventData", (44, 44)),
         ("HsaEvent", (48, 48)),
         ("HsaMemoryAccessFault", (20, 20)),
-        ("HsaQueueResource", (40, 52)),
-        ("HsaQueueInfo", (68, 76)),
+        ("HsaQueueResource", (40, 40)),
+        ("HsaQueueInfo", (68, 68)),
         ("HsaUserContextSaveAreaHeader", (40, 40)),
         ("HsaQueueReport", (20, 20)),
         ("HsaClockCounters", (32, 32)),

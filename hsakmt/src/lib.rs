@@ -85,10 +85,14 @@ pub mod log;
 pub mod profile;
 
 pub mod debug;
+#[cfg(feature = "dtif")]
+pub mod dtif;
 pub mod events;
 pub mod memory;
 pub mod openclose;
 pub mod perf;
 pub mod queues;
+#[cfg(feature = "newest")]
+mod sim_doorbell;
 pub mod svm;
 pub mod topology;

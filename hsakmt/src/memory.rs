@@ -468,20 +468,7 @@ export! {
     newest fn hsaKmtGetAmdGPUDeviceFd(DeviceHandle: *mut c_void, fd: *mut i32) {
         use std::os::fd::{AsFd, AsRawFd};
         ctx::check_open()?;
-        let (owner, minor) = crate::amdgpu::lookup(DeviceHandle).ok_or(st::INVALID_HANDLE)?;
-        let c = match owner {
-            Owner::Primary => ctx::primary()?,
-            Owner::Secondary(id) => ctx::secondary_by_id(id).ok_or(st::INVALID_HANDLE)?,
-        };
-        let topo = c.topology().kmt()?;
-        let gpu_id = topo
-            .nodes
-            .iter()
-            .find(|n| n.is_gpu() && n.properties.drm_render_minor == minor)
-            .map(|n| n.gpu_id)
-            .ok_or(st::INVALID_NODE_UNIT)?;
-        let fmm = c.fmm().kmt()?;
-        let render = fmm.render_node(gpu_id).ok_or(st::INVALID_HANDLE)?;
+        let render = device_render_node(DeviceHandle)?;
         // SAFETY: an OUT argument; checked by `write_out`.
         unsafe { write_out(fd, render.as_fd().as_raw_fd(), st::INVALID_PARAMETER) }
     }
@@ -725,6 +712,28 @@ forward! {
     since62 fn hsaKmtReplaceAsanHeaderPage(addr: *mut c_void) => hsaKmtReplaceAsanHeaderPageCtx;
     /// `hsaKmtReturnAsanHeaderPage`.
     since62 fn hsaKmtReturnAsanHeaderPage(addr: *mut c_void) => hsaKmtReturnAsanHeaderPageCtx;
+}
+
+/// The render node behind a handle of `hsaKmtGetAMDGPUDeviceHandle`: a
+/// handle that is not one (or whose context closed) → 4, its GPU no
+/// longer in the snapshot → 5.
+pub(crate) fn device_render_node(
+    handle: *const c_void,
+) -> KmtResult<std::sync::Arc<kfd_sys::DeviceFile>> {
+    let (owner, minor) = crate::amdgpu::lookup(handle).ok_or(st::INVALID_HANDLE)?;
+    let c = match owner {
+        Owner::Primary => ctx::primary()?,
+        Owner::Secondary(id) => ctx::secondary_by_id(id).ok_or(st::INVALID_HANDLE)?,
+    };
+    let topo = c.topology().kmt()?;
+    let gpu_id = topo
+        .nodes
+        .iter()
+        .find(|n| n.is_gpu() && n.properties.drm_render_minor == minor)
+        .map(|n| n.gpu_id)
+        .ok_or(st::INVALID_NODE_UNIT)?;
+    let fmm = c.fmm().kmt()?;
+    fmm.render_node(gpu_id).cloned().ok_or(st::INVALID_HANDLE)
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! GWS, trap handlers, doorbells.
 
 use std::ffi::c_void;
+use std::os::fd::{AsFd, AsRawFd};
 use std::sync::Arc;
 
 use hsakmt_sys::common::HSA_QUEUE_PRIORITY;
@@ -198,12 +199,16 @@ export! {
     }
 
     /// `hsaKmtQueueRingDoorbell`: writes `value` to the doorbell of a
-    /// queue of the primary context.
+    /// queue of the primary context, then tells a preloaded kfd-sim so
+    /// its engine runs the queue at once (see `sim_doorbell`). Unknown
+    /// queue: the status `lookup` gives every queue call.
     newest fn hsaKmtQueueRingDoorbell(QueueId: u64, value: u64) {
         let c = ctx::primary()?;
         let queues = queues_of(&c)?;
         let q = queues.lookup(QueueId).kmt()?;
-        queues.ring_doorbell(&q, value).kmt()
+        queues.ring_doorbell(&q, value).kmt()?;
+        crate::sim_doorbell::notify(c.kfd().as_fd().as_raw_fd(), q.kfd_queue_id());
+        Ok(())
     }
 
     /// `hsaKmtReportQueue`: declared but not implemented by any C library

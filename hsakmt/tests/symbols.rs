@@ -1,7 +1,9 @@
 //! The export lists of every build: exactly the expected `hsaKmt*`
 //! functions, every one at `HSAKMT_1` (plus the `HSAKMT_1` node symbol),
 //! and the SONAME `libhsakmt.so.1`. The rocm-5.2 and rocm-6.2 builds
-//! export exactly what Debian 12's and Debian 13's libhsakmt export.
+//! export exactly what Debian 12's and Debian 13's libhsakmt export; the
+//! `dtif` build (libdtif.so) exports the newest set plus what ROCr
+//! 7.2.4's ThunkLoader resolves, and nothing ROCr resolves is missing.
 
 mod support;
 
@@ -103,4 +105,49 @@ fn newest_build_exports_every_legacy_and_ctx_function() {
         114
     );
     assert_eq!(soname(&support::hsakmt_so(Abi::Newest)), "libhsakmt.so.1");
+}
+
+/// What ROCr 7.2.4's ThunkLoader resolves from `libdtif.so`, read from
+/// Debian experimental's libhsa-runtime64 7.2.4+dfsg-1~exp1: the names
+/// its `LoadThunkApiTable` passes to dlsym (one run of its .rodata, in
+/// source order) and `DtifCreate`/`DtifDestroy`.
+const ROCR_7_2_4_RESOLVES: &str = include_str!("data/rocr_7_2_4_dtif.txt");
+
+#[test]
+fn dtif_build_exports_what_rocr_7_2_4_resolves() {
+    let so = support::hsakmt_so(Abi::Dtif);
+    let ours = support::exports(&so);
+    // hsaKmt* at HSAKMT_1 as in libhsakmt.so.1; the DTIF names are plain
+    // `#[no_mangle]` exports (version `Base`), which ROCr's unversioned
+    // dlsym finds.
+    for (name, ver) in &ours {
+        let want = if name.starts_with("hsaKmt") || name == "HSAKMT_1" {
+            "HSAKMT_1"
+        } else {
+            "Base"
+        };
+        assert_eq!(ver, want, "{name} is exported at {ver}");
+    }
+    let names: Vec<String> = ours.into_iter().map(|(n, _)| n).collect();
+    let wanted: Vec<&str> = ROCR_7_2_4_RESOLVES.lines().collect();
+    assert_eq!(wanted.len(), 106);
+    assert_eq!(
+        wanted.iter().filter(|w| w.starts_with("hsaKmt")).count(),
+        93
+    );
+    let missing: Vec<&&str> = wanted
+        .iter()
+        .filter(|w| !names.iter().any(|n| n == *w))
+        .collect();
+    assert!(missing.is_empty(), "ROCr 7.2.4 resolves {missing:?}");
+    // Exactly the newest build's exports plus ROCr's non-hsaKmt names.
+    let mut expected: Vec<String> = include_str!("data/newest_exports.txt")
+        .lines()
+        .chain(wanted.iter().copied().filter(|w| !w.starts_with("hsaKmt")))
+        .chain(["HSAKMT_1"])
+        .map(str::to_string)
+        .collect();
+    expected.sort();
+    assert_eq!(names, expected, "newest + DTIF extras, nothing else");
+    assert_eq!(soname(&so), "libdtif.so");
 }

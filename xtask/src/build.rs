@@ -93,10 +93,15 @@ pub fn sim(sh: &Shell, release: bool) -> Result<(), String> {
 /// `cargo build --release` of our libhsakmt of ABI generation `abi`
 /// (`<target>/release/libhsakmt.so`).
 pub fn library(sh: &Shell, abi: &Abi) -> Result<(), String> {
-    let feature = abi.name;
+    library_with(sh, abi.name)
+}
+
+/// `cargo build --release` of our libhsakmt with the hsakmt features
+/// `features` (comma-separated; `<target>/release/libhsakmt.so`).
+pub fn library_with(sh: &Shell, features: &str) -> Result<(), String> {
     cmd!(
         sh,
-        "cargo build --release -p hsakmt --no-default-features --features {feature}"
+        "cargo build --release -p hsakmt --no-default-features --features {features}"
     )
     .run()
     .map_err(|e| e.to_string())

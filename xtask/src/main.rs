@@ -9,7 +9,8 @@
 //!   the real-client suites of `clients::CI_SUITES` (the README's test
 //!   command; see `publish.rs` for the packaging steps).
 //! - `cargo xtask dist`: builds the drop-in `libhsakmt.so.1` for every ABI
-//!   generation into `target/dist/{newest,rocm-5.2,rocm-6.2}/lib`.
+//!   generation into `target/dist/{newest,rocm-5.2,rocm-6.2}/lib`, and the
+//!   newest one also as `libdtif.so` (ROCr 7.x's `HSA_ENABLE_DTIF=1` door).
 //! - `cargo xtask conformance`: the C libhsakmt and ours side by side (see
 //!   `conformance.rs` and the README's "Conformance" section).
 //! - `cargo xtask clients`: real ROCm clients (rocminfo, our ROCr program)
@@ -120,10 +121,14 @@ fn ci_steps(steps: &mut Steps) -> Result<(), String> {
     // header and library in this rootfs.
     steps.run("rootfs", || rootfs::ensure(&rootfs::TRIXIE).map(|_| ()))?;
     steps.run("test", || run(cmd!(sh, "cargo test --workspace")))?;
-    // The reliability tests of the 5.2 build (cargo test runs the newest).
-    steps.run("test-rocm-5.2", || {
-        run(cmd!(sh, "cargo test -p hsakmt --no-default-features --features rocm-5.2 --test hostile_input --test stress --test fault_sweep --test fork_snapshot"))
-    })?;
+    // The reliability tests of the packaged generations' builds (cargo
+    // test runs the newest): hostile input, stress, the fault sweep and
+    // the fork snapshot, each with that generation's profile.
+    for (step, generation) in [("test-rocm-5.2", "rocm-5.2"), ("test-rocm-6.2", "rocm-6.2")] {
+        steps.run(step, || {
+            run(cmd!(sh, "cargo test -p hsakmt --no-default-features --features {generation} --test hostile_input --test stress --test fault_sweep --test fork_snapshot -- --nocapture"))
+        })?;
+    }
     steps.run("examples", || publish::examples(&sh))?;
     steps.run("package", publish::package)?;
     steps.run("standalone", || publish::standalone(&sh))?;
@@ -268,6 +273,15 @@ fn dist_abi(abi: &Abi) -> Result<PathBuf, String> {
         .map_err(|e| e.to_string())?;
         if abi.name == "newest" {
             install_headers(&prefix)?;
+            // The same build as ROCr 7.x's DTIF library (SONAME
+            // libdtif.so, the DTIF entry points exported too), next to
+            // libhsakmt.so.1 where `cargo xtask clients --suite sid`
+            // looks for it.
+            build::library_with(&sh, "newest,dtif")?;
+            let dtif = lib.join("libdtif.so");
+            std::fs::copy(&built, &dtif)
+                .map_err(|e| format!("copy {} -> {}: {e}", built.display(), dtif.display()))?;
+            println!("dist: {}", dtif.display());
         }
         println!("dist: {}", so1.display());
         Ok(so1)

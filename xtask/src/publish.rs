@@ -412,7 +412,10 @@ pub fn standalone(sh: &Shell) -> Result<(), String> {
         let stem = format!("{}-{version}", m.name);
         let file = crates_dir().join(format!("{stem}.crate"));
         let (file_s, crates_s) = (file.display().to_string(), crates.display().to_string());
-        cmd!(sh, "tar -xzf {file_s} -C {crates_s}")
+        // `-m`: cargo package stamps every file with one fixed old mtime,
+        // so restored times would leave cargo's mtime fingerprints fresh
+        // and link last run's build of a changed crate.
+        cmd!(sh, "tar -m -xzf {file_s} -C {crates_s}")
             .quiet()
             .run()
             .map_err(|e| format!("{e} (run cargo xtask package first)"))?;

@@ -7,7 +7,8 @@
  * Types come from the hsakmt type header installed on the system
  * (<hsakmttypes.h>, included through <hsakmt.h>). Two generations exist:
  *
- *  - the newest upstream header (with the context API): define
+ *  - the header of the thunk ROCm 7.2.4 links into ROCr (rocm-systems
+ *    rocm-7.2.4, with the context API): define
  *    HSAKMT_CTX_NEWEST_TYPES before including this file, and every
  *    prototype below uses its struct types, which have the layouts the
  *    library reads and writes;
@@ -15,7 +16,9 @@
  *    structs whose layout grew since (node, cache and IO-link
  *    properties, queue resource, queue info, graphics resource info) are
  *    passed as untyped buffers of at least the HSAKMT_CTX_SIZEOF_* bytes
- *    below, 8-byte aligned; the other types are the same in both.
+ *    below, 8-byte aligned (in 7.2.4 only node and IO-link properties
+ *    grew; the other four are 5.2.3's sizes); the other types are the
+ *    same in both.
  *
  * HsaKFDContext is declared here in any case (C11 and C++ accept the
  * identical typedef of the newest header).
@@ -42,13 +45,14 @@
 extern "C" {
 #endif
 
-/* Sizes, in bytes, of the structs whose layout differs from 5.2.3. */
-#define HSAKMT_CTX_SIZEOF_NODE_PROPERTIES 396
-#define HSAKMT_CTX_SIZEOF_CACHE_PROPERTIES 1060
+/* Sizes, in bytes, of the six structs as the library reads and writes
+ * them (ROCm 7.2.4's layouts). */
+#define HSAKMT_CTX_SIZEOF_NODE_PROPERTIES 376
+#define HSAKMT_CTX_SIZEOF_CACHE_PROPERTIES 1056
 #define HSAKMT_CTX_SIZEOF_IO_LINK_PROPERTIES 52
-#define HSAKMT_CTX_SIZEOF_QUEUE_RESOURCE 52
-#define HSAKMT_CTX_SIZEOF_QUEUE_INFO 76
-#define HSAKMT_CTX_SIZEOF_GRAPHICS_RESOURCE_INFO 40
+#define HSAKMT_CTX_SIZEOF_QUEUE_RESOURCE 40
+#define HSAKMT_CTX_SIZEOF_QUEUE_INFO 68
+#define HSAKMT_CTX_SIZEOF_GRAPHICS_RESOURCE_INFO 32
 
 typedef struct _HsaKFDContext HsaKFDContext;
 

@@ -17,7 +17,8 @@ pub fn map_flags(f: MapFlagsArg) -> MemMapFlags {
     MemMapFlags::from_bits_retain(f.0 & 0b111_1110)
 }
 
-/// `hsaKmtGetNodeProperties(Ctx)` (396 bytes).
+/// `hsaKmtGetNodeProperties(Ctx)` (376 bytes; `CwsrSize` and
+/// `CtlStackSize` are 0: the topology reports neither).
 pub fn node_properties(node: &Node, apertures: &GpuApertures) -> g::HsaNodeProperties {
     let d = &node.derived;
     super::node_properties!(g, node, apertures, {
@@ -30,10 +31,9 @@ pub fn node_properties(node: &Node, apertures: &GpuApertures) -> g::HsaNodePrope
     })
 }
 
-/// `hsaKmtGetNodeCacheProperties(Ctx)` (1060 bytes each;
-/// `PersistingCacheSizeMax` is 0).
+/// `hsaKmtGetNodeCacheProperties(Ctx)` (1056 bytes each).
 pub fn cache_properties(node: &Node) -> Vec<g::HsaCacheProperties> {
-    super::cache_properties!(g, node, { PersistingCacheSizeMax: 0, })
+    super::cache_properties!(g, node, {})
 }
 
 /// `hsaKmtGetNodeIoLinkProperties(Ctx)` (52 bytes each).
@@ -43,24 +43,22 @@ pub fn io_link_properties(node: &Node) -> Vec<g::HsaIoLinkProperties> {
     })
 }
 
-/// Takes the caller's inputs of a 52-byte `HsaQueueResource`.
+/// Takes the caller's inputs of a 40-byte `HsaQueueResource`.
 pub fn queue_request(req: QueueRequest, r: &g::HsaQueueResource) -> QueueRequest {
     super::queue_request!(req, r)
 }
 
-/// Stores the outputs into a 52-byte `HsaQueueResource`; the Windows-only
-/// trailing fields are left alone.
+/// Stores the outputs into a 40-byte `HsaQueueResource`.
 pub fn store_queue_resource(res: &QueueResource, r: &mut g::HsaQueueResource) {
     super::store_queue_resource!(res, r)
 }
 
-/// Stores queue details into a 76-byte `HsaQueueInfo`.
+/// Stores queue details into a 68-byte `HsaQueueInfo`.
 pub fn store_queue_info(info: &QueueInfo, q: &mut g::HsaQueueInfo) {
     super::store_queue_info!(info, &mut *q);
-    q.SaveAreaAllocSize = info.save_area_alloc_size;
 }
 
-/// Stores an imported graphics buffer into a 40-byte
+/// Stores an imported graphics buffer into a 32-byte
 /// `HsaGraphicsResourceInfo` (with `NodeId`).
 pub fn store_graphics_info(
     gr: &GraphicsResource,

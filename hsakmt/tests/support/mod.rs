@@ -61,6 +61,8 @@ pub enum Abi {
     Rocm52,
     /// `rocm-6.2`.
     Rocm62,
+    /// `newest` built as `libdtif.so` (features `newest,dtif`).
+    Dtif,
 }
 
 impl Abi {
@@ -70,6 +72,15 @@ impl Abi {
             Abi::Newest => "newest",
             Abi::Rocm52 => "rocm-5.2",
             Abi::Rocm62 => "rocm-6.2",
+            Abi::Dtif => "dtif",
+        }
+    }
+
+    /// The hsakmt features that build it.
+    pub fn features(self) -> &'static str {
+        match self {
+            Abi::Dtif => "newest,dtif",
+            other => other.name(),
         }
     }
 }
@@ -78,7 +89,13 @@ impl Abi {
 /// `libhsakmt.so.1` (for `LD_LIBRARY_PATH`).
 pub fn hsakmt_lib_dir(abi: Abi) -> PathBuf {
     let name = abi.name();
-    let args = ["-p", "hsakmt", "--no-default-features", "--features", name];
+    let args = [
+        "-p",
+        "hsakmt",
+        "--no-default-features",
+        "--features",
+        abi.features(),
+    ];
     // Built and installed once per test process and ABI: tests of one
     // binary run on parallel threads, and a second copy over the file
     // while another test links or loads it would hand them a short file.

@@ -24,6 +24,21 @@ const DTIF_LOG_LINES: &[&str] = &[
     "HSA-DTIF environment detected.",
 ];
 
+/// What rocminfo 7.2.4 prints only when `HSA_ENABLE_DTIF` is not `1`
+/// (read from its code: with the variable set it prints "HSA-DTIF
+/// environment detected." instead of probing the ROCk module, and skips
+/// these agent fields, "Max Clock Freq." on CPU agents only). Under the
+/// DTIF door both transcripts drop them, so that the reference run (no
+/// DTIF, ROCr's embedded thunk) and ours compare what ROCr answered.
+const ROCMINFO_NON_DTIF_ONLY: &[&str] = &[
+    "ROCk module is loaded",
+    "ASIC Revision:",
+    "WatchPts on Addr. Ranges:",
+];
+
+/// The CPU-agent-only line of [`ROCMINFO_NON_DTIF_ONLY`].
+const ROCMINFO_CPU_MAX_CLOCK: &str = "Max Clock Freq. (MHz):";
+
 /// One run of one client.
 #[derive(Debug)]
 pub(super) struct Run {
@@ -105,6 +120,11 @@ pub(super) fn run_one(
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     let (stderr, client_says) = split_thunk_line(&stderr);
+    let stdout = if door == Door::Dtif && client == Client::Rocminfo {
+        drop_rocminfo_non_dtif(&stdout)
+    } else {
+        stdout.into_owned()
+    };
     let transcript = format!(
         "status: {}\n--- stdout\n{}--- stderr\n{}",
         describe(output.status),
@@ -166,6 +186,26 @@ fn split_thunk_line(stderr: &str) -> (String, Option<String>) {
         }
     }
     (kept, said)
+}
+
+/// Drops [`ROCMINFO_NON_DTIF_ONLY`] lines (colour codes aside) and
+/// "Max Clock Freq." inside CPU agents (after a `Device Type: CPU`).
+fn drop_rocminfo_non_dtif(text: &str) -> String {
+    let mut cpu = false;
+    let mut kept = String::new();
+    for line in text.split_inclusive('\n') {
+        let t = line.trim();
+        if let Some(kind) = t.strip_prefix("Device Type:") {
+            cpu = kind.trim() == "CPU";
+        }
+        let drop = ROCMINFO_NON_DTIF_ONLY.iter().any(|p| {
+            t.starts_with(p) || (p.starts_with("ROCk") && t.contains(p) && t.len() < p.len() + 16)
+        }) || (cpu && t.starts_with(ROCMINFO_CPU_MAX_CLOCK));
+        if !drop {
+            kept.push_str(line);
+        }
+    }
+    kept
 }
 
 fn drop_dtif_log(text: &str) -> String {
@@ -256,6 +296,20 @@ mod tests {
             root: PathBuf::from("/r"),
             stage: PathBuf::from("/s"),
         }
+    }
+
+    #[test]
+    fn rocminfo_dtif_fields_are_dropped() {
+        let text =
+            "\x1b[37mROCk module is loaded\x1b[0m\nAgent 1\n  Device Type:             CPU\n  \
+                    ASIC Revision:           0(0x0)\n  Max Clock Freq. (MHz):   3000\n  \
+                    WatchPts on Addr. Ranges:1\nAgent 2\n  Device Type:             GPU\n  \
+                    Max Clock Freq. (MHz):   1700\n  ROCk module version 6 is loaded\n";
+        assert_eq!(
+            drop_rocminfo_non_dtif(text),
+            "Agent 1\n  Device Type:             CPU\nAgent 2\n  Device Type:             GPU\n  \
+             Max Clock Freq. (MHz):   1700\n  ROCk module version 6 is loaded\n"
+        );
     }
 
     #[test]

@@ -1,0 +1,530 @@
+//! Allocating and freeing device, host and address-only memory.
+
+use std::os::fd::AsFd;
+
+use kfd_sys::mman::{self, MapFlags, Prot};
+use kfd_sys::Errno;
+
+use super::{dont_fork, Fmm};
+use crate::error::{FmmError, Result};
+use crate::flags::{hsa_to_ioc, AllocMemFlags, MemFlags};
+use crate::lock;
+use crate::objects::{ApId, CpuView, Kind, Lookup, VmObject};
+
+/// Whether the kernel refused an operation with `EPERM` (FREE_MEMORY of
+/// the buffer it uses as the event page).
+fn is_eperm(e: &FmmError) -> bool {
+    matches!(e, FmmError::Ioctl { errno, .. } if *errno == Errno::EPERM)
+}
+
+/// The address space of an AQL ring: twice its size (mapped twice).
+fn aql_size(size: u64) -> Result<u64> {
+    size.checked_mul(2).ok_or(FmmError::OutOfMemory(
+        "size exceeds the virtual address space",
+    ))
+}
+
+impl Fmm {
+    /// `hsaKmtAllocMemory`: allocates `size` bytes on `node` with `flags`.
+    /// `address` is used only with [`MemFlags::FIXED_ADDRESS`].
+    pub fn alloc_memory(
+        &self,
+        node: u32,
+        size: u64,
+        flags: MemFlags,
+        address: Option<u64>,
+    ) -> Result<u64> {
+        self.alloc_memory_align(node, size, 0, flags, address)
+    }
+
+    /// `hsaKmtAllocMemoryAlign`: as [`Fmm::alloc_memory`] with an explicit
+    /// alignment (0: default; else a power of two of at least the page size).
+    ///
+    /// A size above [`crate::MAX_ALLOC_SIZE`] cannot be had: it fails with
+    /// the status the C library reports for a failed allocation of that
+    /// kind, NO_MEMORY for VRAM and scratch, ERROR for system memory.
+    ///
+    /// Flag combinations follow [`FmmRules::refuse_extended_coherent_mixes`]
+    /// and [`FmmRules::refuse_coarse_uncached`], and the flags in
+    /// [`FmmRules::unknown_flags`] are ignored.
+    ///
+    /// [`FmmRules::refuse_extended_coherent_mixes`]: crate::FmmRules::refuse_extended_coherent_mixes
+    /// [`FmmRules::refuse_coarse_uncached`]: crate::FmmRules::refuse_coarse_uncached
+    /// [`FmmRules::unknown_flags`]: crate::FmmRules::unknown_flags
+    pub fn alloc_memory_align(
+        &self,
+        node: u32,
+        size: u64,
+        align: u64,
+        flags: MemFlags,
+        address: Option<u64>,
+    ) -> Result<u64> {
+        self.alloc_impl(node, size, align, flags, address, false)
+    }
+
+    /// The checks an allocation makes before it looks at its arguments:
+    /// KFD 1.16 for [`MemFlags::CONTIGUOUS`] (unless the generation
+    /// ignores that flag), then the node. Returns the node's gpu_id (0 for
+    /// a CPU node). `hsaKmtAllocMemory` runs these before refusing a NULL
+    /// output pointer, as the C library does.
+    pub fn check_alloc_node(&self, node: u32, flags: MemFlags) -> Result<u32> {
+        if flags
+            .difference(self.opts.rules.unknown_flags)
+            .contains(MemFlags::CONTIGUOUS)
+        {
+            self.check_minor(16)?;
+        }
+        self.validate_node(node)
+    }
+
+    /// [`Fmm::alloc_memory_align`] for an RAII handle: the object is
+    /// marked owned from the moment it is in the index, so no address-based
+    /// call can release it under its owner.
+    pub(crate) fn alloc_owned(
+        &self,
+        node: u32,
+        size: u64,
+        align: u64,
+        flags: MemFlags,
+    ) -> Result<u64> {
+        self.alloc_impl(node, size, align, flags, None, true)
+    }
+
+    /// The checks [`Fmm::alloc_memory_align`] makes before it looks at
+    /// the address: the flags' kernel version (Contiguous needs KFD 1.16),
+    /// the node, the alignment, then the size (non-zero, a multiple of
+    /// the flags' page size). The C border runs them before it touches
+    /// the caller's address pointer, as the C library does. Returns the
+    /// node's gpu_id (0 for a CPU node) and the flags as this generation
+    /// reads them.
+    pub fn check_alloc(
+        &self,
+        node: u32,
+        size: u64,
+        align: u64,
+        mut flags: MemFlags,
+    ) -> Result<(u32, MemFlags)> {
+        let gpu_id = self.check_alloc_node(node, flags)?;
+        flags.remove(self.opts.rules.unknown_flags);
+        let page = flags.page_size();
+        if align != 0 && (align < page || !align.is_power_of_two()) {
+            return Err(FmmError::BadAlignment(align));
+        }
+        if size == 0 || size % page != 0 {
+            return Err(FmmError::BadSize { size, page });
+        }
+        Ok((gpu_id, flags))
+    }
+
+    fn alloc_impl(
+        &self,
+        node: u32,
+        size: u64,
+        align: u64,
+        flags: MemFlags,
+        address: Option<u64>,
+        owned: bool,
+    ) -> Result<u64> {
+        let rules = self.opts.rules;
+        let (gpu_id, mut flags) = self.check_alloc(node, size, align, flags)?;
+        let fixed = if flags.contains(MemFlags::FIXED_ADDRESS) {
+            match address {
+                Some(a) if a != 0 => Some(a),
+                _ => return Err(FmmError::InvalidArgument("FixedAddress without an address")),
+            }
+        } else {
+            None
+        };
+        let coarse = flags.contains(MemFlags::COARSE_GRAIN);
+        let ext = flags.contains(MemFlags::EXTENDED_COHERENT);
+        let unc = flags.contains(MemFlags::UNCACHED);
+        if rules.refuse_extended_coherent_mixes && ext && (coarse || unc) {
+            return Err(FmmError::ConflictingFlags(
+                "ExtendedCoherent with CoarseGrain or Uncached",
+            ));
+        }
+        if rules.refuse_coarse_uncached && coarse && unc {
+            return Err(FmmError::ConflictingFlags("CoarseGrain with Uncached"));
+        }
+        // Nothing this big fits in the address space; refused here, before
+        // any size arithmetic, with the status of the path's failure.
+        let too_big = size > crate::MAX_ALLOC_SIZE;
+        const TOO_BIG: &str = "size exceeds the virtual address space";
+        if flags.contains(MemFlags::SCRATCH) {
+            if align != 0 {
+                return Err(FmmError::NotImplemented("alignment for scratch memory"));
+            }
+            let gi = self
+                .gpu_index(gpu_id)
+                .ok_or(FmmError::OutOfMemory("scratch needs a GPU node"))?;
+            if too_big {
+                return Err(FmmError::OutOfMemory(TOO_BIG));
+            }
+            return self.alloc_scratch(gi, fixed, size, owned);
+        }
+        let non_paged = flags.contains(MemFlags::NON_PAGED);
+        let va_only_host =
+            rules.only_address_on_host_path && flags.contains(MemFlags::ONLY_ADDRESS);
+        if gpu_id == 0
+            || !non_paged
+            || self.opts.zero_fb
+            || flags.contains(MemFlags::GTT_ACCESS)
+            || va_only_host
+        {
+            if self.opts.zero_fb && gpu_id != 0 && non_paged {
+                flags |= MemFlags::COARSE_GRAIN;
+            }
+            if too_big {
+                return Err(FmmError::HostAllocFailed(TOO_BIG));
+            }
+            return self
+                .alloc_host(node, gpu_id, fixed, size, align, flags, owned)
+                .map_err(|e| match e {
+                    FmmError::Ioctl { errno, .. } | FmmError::Mmap { errno, .. } => {
+                        FmmError::AllocFailed {
+                            device: false,
+                            errno,
+                        }
+                    }
+                    FmmError::OutOfMemory(what) => FmmError::HostAllocFailed(what),
+                    e => e,
+                });
+        }
+        if flags.contains(MemFlags::ONLY_ADDRESS) && flags.contains(MemFlags::NO_ADDRESS) {
+            return Err(FmmError::ConflictingFlags("OnlyAddress and NoAddress"));
+        }
+        let gi = self.gpu_index(gpu_id).ok_or(FmmError::NotAGpuNode(node))?;
+        if too_big {
+            return Err(FmmError::OutOfMemory(TOO_BIG));
+        }
+        self.alloc_device(gi, fixed, size, align, flags, owned)
+            .map_err(|e| match e {
+                FmmError::Ioctl { errno, .. } | FmmError::Mmap { errno, .. } => {
+                    FmmError::AllocFailed {
+                        device: true,
+                        errno,
+                    }
+                }
+                e => e,
+            })
+    }
+
+    fn alloc_device(
+        &self,
+        gi: usize,
+        fixed: Option<u64>,
+        size: u64,
+        align: u64,
+        flags: MemFlags,
+        owned: bool,
+    ) -> Result<u64> {
+        let gpu = &self.gpus[gi];
+        let mut ioc = AllocMemFlags::VRAM | hsa_to_ioc(flags, self.always_executable());
+        if flags.contains(MemFlags::HOST_ACCESS) {
+            ioc |= AllocMemFlags::PUBLIC;
+        }
+        let aql = flags.contains(MemFlags::AQL_QUEUE_MEMORY);
+        let (mut ap, va_size) = if gpu.svm_needed {
+            (ApId::SvmDefault, if aql { aql_size(size)? } else { size })
+        } else {
+            (ApId::Gpuvm(gi), size)
+        };
+        if flags.contains(MemFlags::ONLY_ADDRESS) {
+            // No memory, so no node: the newest library sets the object's
+            // node to 0 (fmm_allocate_va); 6.2.4 leaves it uninitialised.
+            return self.alloc_va_only(gi, ap, 0, fixed, va_size, align, flags, owned);
+        }
+        if flags.contains(MemFlags::NO_ADDRESS) {
+            ap = ApId::MemHandle;
+        }
+        if !flags.contains(MemFlags::COARSE_GRAIN) || self.opts.disable_cache {
+            ioc |= AllocMemFlags::COHERENT;
+        }
+        if flags.contains(MemFlags::UNCACHED) || self.opts.disable_cache {
+            ioc |= AllocMemFlags::UNCACHED;
+        }
+        if flags.contains(MemFlags::EXTENDED_COHERENT) {
+            ioc |= AllocMemFlags::EXT_COHERENT;
+        }
+        if flags.contains(MemFlags::CONTIGUOUS) {
+            ioc |= AllocMemFlags::CONTIGUOUS;
+        }
+        let (addr, handle, offset) = self.alloc_bo(gi, ap, fixed, va_size, align, ioc, None)?;
+        let mut obj = VmObject::new(addr, va_size, Some(handle), gpu.gpu_id, ap);
+        obj.mflags = flags;
+        obj.node_id = gpu.node_id;
+        obj.owned = owned;
+        if ap != ApId::MemHandle {
+            let host = flags.contains(MemFlags::HOST_ACCESS);
+            let fd = gpu.render.as_fd();
+            if let Err(e) = self.map_bo_cpu(&mut obj, size, host, fd, offset, "VRAM") {
+                self.destroy(obj);
+                return Err(e);
+            }
+        }
+        self.insert(obj);
+        Ok(addr)
+    }
+
+    /// Address space in aperture `ap` with no memory behind it (no
+    /// handle), recorded for GPU `gi` and node `node_id`.
+    #[allow(clippy::too_many_arguments)]
+    fn alloc_va_only(
+        &self,
+        gi: usize,
+        ap: ApId,
+        node_id: u32,
+        fixed: Option<u64>,
+        size: u64,
+        align: u64,
+        flags: MemFlags,
+        owned: bool,
+    ) -> Result<u64> {
+        let aperture = self
+            .aperture(ap)
+            .ok_or(FmmError::NotSupported("aperture not available"))?;
+        let addr = aperture.allocate(fixed, size, align)?;
+        let mut obj = VmObject::new(addr, size, None, self.gpus[gi].gpu_id, ap);
+        obj.mflags = flags;
+        obj.node_id = node_id;
+        obj.kind = Kind::ReservedAddr;
+        obj.owned = owned;
+        self.insert(obj);
+        Ok(addr)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn alloc_host(
+        &self,
+        node: u32,
+        gpu_id: u32,
+        fixed: Option<u64>,
+        size: u64,
+        align: u64,
+        flags: MemFlags,
+        owned: bool,
+    ) -> Result<u64> {
+        if !self.is_dgpu {
+            if align != 0 {
+                return Err(FmmError::HostAllocFailed(
+                    "an alignment is not supported for APU system memory",
+                ));
+            }
+            return self.alloc_host_cpu(fixed, size, flags, owned);
+        }
+        let gi = if gpu_id != 0 {
+            self.gpu_index(gpu_id)
+        } else {
+            None
+        };
+        let gi = match gi {
+            Some(gi) => gi,
+            None if !self.gpus.is_empty() => 0,
+            None => {
+                return Err(FmmError::HostAllocFailed(
+                    "no GPU to allocate system memory through",
+                ))
+            }
+        };
+        let coarse = flags.contains(MemFlags::COARSE_GRAIN);
+        let ap = if coarse {
+            ApId::SvmDefault
+        } else {
+            ApId::SvmCoherent
+        };
+        let mut ioc = hsa_to_ioc(flags, self.always_executable());
+        if !coarse || self.opts.disable_cache {
+            ioc |= AllocMemFlags::COHERENT;
+        }
+        if flags.contains(MemFlags::UNCACHED) || self.opts.disable_cache {
+            ioc |= AllocMemFlags::UNCACHED;
+        }
+        let aql = flags.contains(MemFlags::AQL_QUEUE_MEMORY);
+        let va_size = if aql { aql_size(size)? } else { size };
+        if self.opts.rules.only_address_on_host_path && flags.contains(MemFlags::ONLY_ADDRESS) {
+            return self.alloc_va_only(gi, ap, 0, fixed, va_size, align, flags, owned);
+        }
+        let gpu = &self.gpus[gi];
+        let mut obj;
+        if !flags.contains(MemFlags::NON_PAGED) && self.opts.userptr_for_paged_mem {
+            // Paged memory: anonymous pages, registered as a userptr BO at
+            // the same address.
+            let aperture = self
+                .aperture(ap)
+                .ok_or(FmmError::NotSupported("no SVM aperture"))?;
+            let addr = aperture.allocate(fixed, va_size, align)?;
+            let flags_map = MapFlags::PRIVATE | MapFlags::ANONYMOUS | MapFlags::FIXED;
+            // SAFETY: the range was just reserved for this object; nothing
+            // references it.
+            let mapped = unsafe {
+                mman::mmap(
+                    addr as usize,
+                    va_size as usize,
+                    Prot::READ | Prot::WRITE,
+                    flags_map,
+                    None,
+                    0,
+                )
+            };
+            if let Err(errno) = mapped {
+                // SAFETY: our fresh, unused range.
+                unsafe { aperture.release(addr, va_size, true) };
+                return Err(FmmError::Mmap {
+                    what: "system memory",
+                    errno,
+                });
+            }
+            dont_fork(addr, va_size);
+            let handle = match self.create_bo(
+                gi,
+                ap,
+                aperture,
+                addr,
+                va_size,
+                ioc | AllocMemFlags::USERPTR,
+                Some(addr),
+            ) {
+                Ok((h, _)) => h,
+                Err(e) => {
+                    // SAFETY: as above.
+                    unsafe { aperture.release(addr, va_size, true) };
+                    return Err(e);
+                }
+            };
+            obj = VmObject::new(addr, va_size, Some(handle), gpu.gpu_id, ap);
+            obj.cpu = CpuView::Mapped { len: va_size };
+        } else {
+            let ioc = ioc | AllocMemFlags::GTT;
+            let (addr, handle, offset) = self.alloc_bo(gi, ap, fixed, va_size, align, ioc, None)?;
+            obj = VmObject::new(addr, va_size, Some(handle), gpu.gpu_id, ap);
+            if flags.contains(MemFlags::HOST_ACCESS) {
+                let fd = gpu.render.as_fd();
+                if let Err(e) = self.map_bo_cpu(&mut obj, size, true, fd, offset, "GTT") {
+                    self.destroy(obj);
+                    return Err(e);
+                }
+            }
+        }
+        obj.mflags = flags;
+        obj.node_id = node;
+        obj.owned = owned;
+        let addr = obj.start;
+        self.insert(obj);
+        Ok(addr)
+    }
+
+    /// System memory on an APU: plain anonymous memory, no GPU object.
+    fn alloc_host_cpu(
+        &self,
+        fixed: Option<u64>,
+        size: u64,
+        flags: MemFlags,
+        owned: bool,
+    ) -> Result<u64> {
+        if fixed.is_some() {
+            return Err(FmmError::HostAllocFailed(
+                "fixed addresses are not supported for APU system memory",
+            ));
+        }
+        let mut prot = Prot::READ;
+        if flags.contains(MemFlags::EXECUTE_ACCESS) {
+            prot |= Prot::EXEC;
+        }
+        if !flags.contains(MemFlags::READ_ONLY) {
+            prot |= Prot::WRITE;
+        }
+        // SAFETY: no MAP_FIXED: the kernel picks a fresh range.
+        let addr = unsafe {
+            mman::mmap(
+                0,
+                size as usize,
+                prot,
+                MapFlags::PRIVATE | MapFlags::ANONYMOUS,
+                None,
+                0,
+            )
+        }
+        .map_err(|errno| FmmError::Mmap {
+            what: "APU system memory",
+            errno,
+        })? as u64;
+        let mut obj = VmObject::new(addr, size, None, 0, ApId::CpuVm);
+        obj.mflags = flags;
+        obj.owned = owned;
+        obj.cpu = CpuView::Mapped { len: size };
+        self.insert(obj);
+        Ok(addr)
+    }
+
+    /// `hsaKmtFreeMemory`: frees what an allocation at `addr` created.
+    ///
+    /// Like the C library this does not unmap the memory from GPUs first;
+    /// a kernel refuses to free a mapped buffer.
+    ///
+    /// Memory a [`crate::Buffer`] owns is refused with
+    /// [`FmmError::OwnedByHandle`]: the buffer still points to it.
+    pub fn free_memory(&self, addr: u64) -> Result<()> {
+        self.free_impl(addr, false)
+    }
+
+    /// [`Fmm::free_memory`] by the RAII handle that owns the memory.
+    pub(crate) fn free_as_owner(&self, addr: u64) -> Result<()> {
+        self.free_impl(addr, true)
+    }
+
+    fn free_impl(&self, addr: u64, as_owner: bool) -> Result<()> {
+        if addr == 0 {
+            return Err(FmmError::NullAddress);
+        }
+        if let Some(gi) = self.scratch_gpu(addr) {
+            return self.free_scratch(gi, as_owner);
+        }
+        let taken = self.with_shard(addr, Lookup::Exact { size: 0 }, |s, start| {
+            let o = s.get_mut(start).expect("found");
+            if o.owned && !as_owner {
+                return Err(FmmError::OwnedByHandle(addr));
+            }
+            if let Kind::Userptr { count, .. } = &mut o.kind {
+                if *count > 1 {
+                    *count -= 1;
+                    return Ok(None);
+                }
+            }
+            Ok(s.remove(start))
+        });
+        match taken {
+            None if self.opts.svm_api_enabled => Ok(()),
+            None => Err(FmmError::NotRegistered(addr)),
+            Some(Err(e)) => Err(e),
+            Some(Ok(None)) => Ok(()),
+            Some(Ok(Some(obj))) => self.release_object(obj),
+        }
+    }
+
+    /// Marks the object starting at `addr` as owned (`true`) by an RAII
+    /// handle, or gives the ownership up (`false`).
+    pub(crate) fn set_owned(&self, addr: u64, owned: bool) {
+        if let Some(gi) = self.scratch_gpu(addr) {
+            if let Some(st) = lock(&self.gpus[gi].scratch).as_mut() {
+                st.owned = owned;
+            }
+            return;
+        }
+        let _ = self.with_object(addr, Lookup::Exact { size: 0 }, |o| o.owned = owned);
+    }
+
+    /// Frees the BO of an object already removed from its shard; on
+    /// failure the object goes back (marked kernel-held if the kernel
+    /// refused with `EPERM`).
+    fn release_object(&self, mut obj: VmObject) -> Result<()> {
+        if let Some(h) = obj.handle {
+            if let Err(e) = self.free_bo(h) {
+                obj.kernel_held |= is_eperm(&e);
+                self.insert(obj);
+                return Err(e);
+            }
+        }
+        self.release_range(&obj);
+        Ok(())
+    }
+}

@@ -1,0 +1,453 @@
+//! The per-context memory manager.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use kfd_sys::mman;
+use kfd_sys::DeviceFile;
+use kfd_topology::GfxVersion;
+
+use crate::aperture::Aperture;
+use crate::flags::MemFlags;
+use crate::lock;
+use crate::objects::{Shard, Span, VmObject};
+use crate::va::align_up;
+use crate::PAGE_SIZE;
+
+mod alloc;
+mod apertures;
+mod bo;
+mod info;
+mod map;
+mod scratch;
+mod sharing;
+mod svm;
+mod userptr;
+
+/// What the memory manager needs to know about one topology node.
+///
+/// Node ids are positions in the slice given to [`Fmm::new`], as in the
+/// hsakmt API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct NodeDesc {
+    /// The KFD gpu_id (0 for CPU-only nodes).
+    pub gpu_id: u32,
+    /// `cpu_cores_count` (0 on dGPU nodes).
+    pub cpu_cores: u32,
+    /// `simd_count` (0 on CPU nodes).
+    pub simd_count: u32,
+    /// The GFX IP version (0.0.0 for CPU nodes).
+    pub gfx: GfxVersion,
+    /// The PCI device id.
+    pub device_id: u32,
+    /// The DRM render minor (128..=255) of GPU nodes.
+    pub drm_render_minor: u32,
+}
+
+impl NodeDesc {
+    /// What the memory manager needs from a topology snapshot node (the
+    /// GFX version is the one the thunk derives: device table, then
+    /// `gfx_target_version`, then the override).
+    pub fn from_topology_node(n: &kfd_topology::Node) -> Self {
+        NodeDesc {
+            gpu_id: n.gpu_id,
+            cpu_cores: n.properties.cpu_cores_count,
+            simd_count: n.properties.simd_count,
+            gfx: n.derived.gfx_version.unwrap_or_default(),
+            device_id: n.properties.device_id.into(),
+            drm_render_minor: n.properties.drm_render_minor,
+        }
+    }
+
+    /// True for nodes with a GPU.
+    pub fn is_gpu(&self) -> bool {
+        self.gpu_id != 0
+    }
+}
+
+/// Where the per-GPU render-node files come from.
+#[derive(Debug, Clone, Default)]
+pub enum RenderNodes {
+    /// Open each GPU's render node through the kfd file's driver; this
+    /// memory manager owns them (required for secondary contexts, whose GPU
+    /// VMs must not be shared with any other context).
+    #[default]
+    Open,
+    /// Use these already open render nodes, keyed by minor (the primary
+    /// context may share its files with other users in the process);
+    /// minors missing from the list are opened as with `Open`.
+    Shared(Vec<(u32, Arc<DeviceFile>)>),
+}
+
+/// The places where the C libraries this memory manager serves behave
+/// differently, each a named switch. The C border (hsakmt) picks one value
+/// per library generation and passes it in [`FmmOptions::rules`]; the
+/// default is the newest upstream library's behaviour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FmmRules {
+    /// Allocation flags the library does not know (reserved bits of its
+    /// `HsaMemFlags`), cleared before anything looks at them (5.2.3:
+    /// ExtendedCoherent and Contiguous).
+    pub unknown_flags: MemFlags,
+    /// [`Fmm::alloc_memory_align`] refuses ExtendedCoherent together with
+    /// CoarseGrain or Uncached (INVALID_PARAMETER); without the check,
+    /// CoarseGrain drops the COHERENT allocation flag and Uncached adds
+    /// UNCACHED whatever else is set. Either way the node is checked
+    /// before the size.
+    pub refuse_extended_coherent_mixes: bool,
+    /// [`Fmm::alloc_memory_align`] refuses CoarseGrain together with
+    /// Uncached too (INVALID_PARAMETER).
+    pub refuse_coarse_uncached: bool,
+    /// Every allocation gets `KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE`, not
+    /// only those with ExecuteAccess.
+    pub always_executable: bool,
+    /// A GPU's MMIO remap page is mapped onto every GPU, not only onto
+    /// that GPU's usable peers.
+    pub mmio_on_all_gpus: bool,
+    /// A queue doorbell page is mapped onto every GPU (no node list), not
+    /// only onto its own GPU.
+    pub doorbells_on_all_gpus: bool,
+    /// With the SVM API on, unmapping an address no object covers succeeds
+    /// on a dGPU too (an SVM range); without it such an unmap fails there.
+    pub unmap_unknown_as_svm: bool,
+    /// [`Fmm::register_memory`] and friends refuse a NULL address or a zero
+    /// size themselves instead of passing it on to the kernel's userptr
+    /// `ALLOC_MEMORY_OF_GPU` (which fails: EFAULT / EINVAL).
+    pub refuse_empty_registration: bool,
+    /// With the SVM API on, user memory no object covers is registered as
+    /// an SVM range (`AMDKFD_IOC_SVM` SET_ATTR of its coherence flags; no
+    /// memory object, so pointer queries do not know it), falling back to
+    /// a userptr BO if that fails; otherwise always a userptr BO.
+    pub register_through_svm: bool,
+    /// Registering an address that belongs to memory other than a userptr
+    /// (an allocation) is refused (INVALID_HANDLE) instead of adding the
+    /// registration to it.
+    pub register_needs_userptr: bool,
+    /// [`Fmm::share_memory`] issues `AMDKFD_IOC_IPC_EXPORT_HANDLE` (0x81,
+    /// a ROCm-only request) instead of exporting a dma-buf.
+    pub share_via_rocm_ipc: bool,
+    /// Registering a share handle that [`Fmm::share_memory`] did not make
+    /// (no magic) fails with an invalid argument before any ioctl.
+    pub refuse_unmarked_share_handles: bool,
+    /// [`MemFlags::ONLY_ADDRESS`] sends an allocation down the system
+    /// memory path, where (on a dGPU system) it reserves address space in
+    /// the SVM aperture with no memory and no node; otherwise only VRAM
+    /// allocations honour it and system memory ignores it (memory is
+    /// really allocated).
+    pub only_address_on_host_path: bool,
+}
+
+impl Default for FmmRules {
+    /// The newest upstream library.
+    fn default() -> Self {
+        FmmRules {
+            unknown_flags: MemFlags::empty(),
+            refuse_extended_coherent_mixes: true,
+            refuse_coarse_uncached: false,
+            always_executable: false,
+            mmio_on_all_gpus: false,
+            doorbells_on_all_gpus: false,
+            unmap_unknown_as_svm: true,
+            refuse_empty_registration: true,
+            register_through_svm: true,
+            register_needs_userptr: true,
+            share_via_rocm_ipc: false,
+            refuse_unmarked_share_handles: true,
+            only_address_on_host_path: true,
+        }
+    }
+}
+
+/// Per-context options: the environment knobs of the C library, passed in
+/// as values (this crate never reads the environment).
+#[derive(Debug, Clone)]
+pub struct FmmOptions {
+    /// The SVM API is usable in this context (`HSA_USE_SVM`, and off for
+    /// secondary contexts): unknown addresses in FreeMemory /
+    /// DeregisterMemory / MapMemoryToGPU fall back to SVM semantics.
+    pub svm_api_enabled: bool,
+    /// Paged system memory is allocated as userptr BOs
+    /// (`HSA_USERPTR_FOR_PAGED_MEM`; false for secondary contexts, whose
+    /// paged allocations become GTT BOs).
+    pub userptr_for_paged_mem: bool,
+    /// Force coherent, uncached mappings everywhere (`HSA_DISABLE_CACHE`).
+    pub disable_cache: bool,
+    /// Check that user memory is mapped when it is registered
+    /// (`HSA_CHECK_USERPTR`).
+    pub check_userptr: bool,
+    /// Always reserve the SVM range instead of letting mmap manage it
+    /// (`HSA_RESERVE_SVM`).
+    pub reserve_svm: bool,
+    /// Guard pages after each allocation (`HSA_SVM_GUARD_PAGES`, default 1).
+    pub guard_pages: u32,
+    /// Largest VA alignment order, in pages, for big buffers
+    /// (`HSA_MAX_VA_ALIGN`, default 9 = 2 MiB).
+    pub max_va_align_order: u32,
+    /// Zero frame buffer: VRAM requests become system memory (`HSA_ZFB`).
+    pub zero_fb: bool,
+    /// Render-node policy.
+    pub render_nodes: RenderNodes,
+    /// How the C library being served behaves where generations differ.
+    pub rules: FmmRules,
+}
+
+impl FmmOptions {
+    /// Defaults of the primary context with no environment set.
+    pub fn primary() -> Self {
+        FmmOptions {
+            svm_api_enabled: true,
+            userptr_for_paged_mem: true,
+            disable_cache: false,
+            check_userptr: false,
+            reserve_svm: false,
+            guard_pages: 1,
+            max_va_align_order: 9,
+            zero_fb: false,
+            render_nodes: RenderNodes::Open,
+            rules: FmmRules::default(),
+        }
+    }
+
+    /// Defaults of a secondary context: no SVM API, no userptr for paged
+    /// memory, its own render nodes.
+    pub fn secondary() -> Self {
+        FmmOptions {
+            svm_api_enabled: false,
+            userptr_for_paged_mem: false,
+            ..FmmOptions::primary()
+        }
+    }
+}
+
+impl Default for FmmOptions {
+    fn default() -> Self {
+        FmmOptions::primary()
+    }
+}
+
+/// `HSA_POINTER_TYPE`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum PointerType {
+    /// `HSA_POINTER_UNKNOWN`.
+    Unknown = 0,
+    /// `HSA_POINTER_ALLOCATED`: allocated by this context.
+    Allocated = 1,
+    /// `HSA_POINTER_REGISTERED_USER`: registered user memory.
+    RegisteredUser = 2,
+    /// `HSA_POINTER_REGISTERED_GRAPHICS`: an imported graphics buffer.
+    RegisteredGraphics = 3,
+    /// `HSA_POINTER_REGISTERED_SHARED`: imported through a share handle.
+    RegisteredShared = 4,
+    /// `HSA_POINTER_RESERVED_ADDR`: an address reservation without memory.
+    ReservedAddr = 5,
+}
+
+/// A node-id list owned by a memory object, as [`Fmm::pointer_info_arrays`]
+/// hands it out for C (`HsaPointerInfo::RegisteredNodes`/`MappedNodes`).
+///
+/// The pointer stays valid for [`NodeArray::len`] reads of `u32` for as
+/// long as the object lives (until it is freed or deregistered, or the
+/// [`Fmm`] drops); later queries rewrite the entries in place. An empty
+/// list is a null pointer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeArray {
+    ptr: *const u32,
+    len: usize,
+}
+
+impl NodeArray {
+    fn new((ptr, len): (*const u32, usize)) -> Self {
+        NodeArray {
+            ptr: if len == 0 { std::ptr::null() } else { ptr },
+            len,
+        }
+    }
+
+    /// The first entry (null for an empty list).
+    pub fn as_ptr(&self) -> *const u32 {
+        self.ptr
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the list is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// What [`Fmm::pointer_info_arrays`] reports: [`PointerInfo`] with the node
+/// lists as arrays held by the object, for a C `HsaPointerInfo`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PointerInfoArrays {
+    /// What the pointer points into.
+    pub kind: PointerType,
+    /// The node the memory belongs to.
+    pub node: u32,
+    /// The allocation flags.
+    pub mem_flags: MemFlags,
+    /// The CPU address (start of the allocation or registered range).
+    pub cpu_address: u64,
+    /// The GPU virtual address.
+    pub gpu_address: u64,
+    /// Size in bytes (of the registered range for user memory).
+    pub size: u64,
+    /// Nodes the memory is registered to.
+    pub registered_nodes: NodeArray,
+    /// Nodes the memory is mapped on.
+    pub mapped_nodes: NodeArray,
+    /// The value last given to [`Fmm::set_user_data`].
+    pub user_data: u64,
+}
+
+/// What [`Fmm::pointer_info`] reports (the fields of `HsaPointerInfo`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PointerInfo {
+    /// What the pointer points into.
+    pub kind: PointerType,
+    /// The node the memory belongs to.
+    pub node: u32,
+    /// The allocation flags.
+    pub mem_flags: MemFlags,
+    /// The CPU address (start of the allocation or registered range).
+    pub cpu_address: u64,
+    /// The GPU virtual address.
+    pub gpu_address: u64,
+    /// Size in bytes (of the registered range for user memory).
+    pub size: u64,
+    /// Nodes the memory is registered to.
+    pub registered_nodes: Vec<u32>,
+    /// Nodes the memory is mapped on.
+    pub mapped_nodes: Vec<u32>,
+    /// The value last given to [`Fmm::set_user_data`].
+    pub user_data: u64,
+}
+
+/// What [`Fmm::register_graphics_handle`] returns (`HsaGraphicsResourceInfo`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GraphicsResource {
+    /// Where the buffer is mapped in the GPU address space.
+    pub address: u64,
+    /// Its size.
+    pub size: u64,
+    /// The driver metadata of the buffer.
+    pub metadata: Vec<u8>,
+    /// The node of the GPU that owns the buffer.
+    pub node: u32,
+}
+
+/// An address range, inclusive limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Range {
+    /// First address.
+    pub base: u64,
+    /// Last address.
+    pub limit: u64,
+}
+
+/// The apertures of one GPU node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeApertures {
+    /// The gpu_id.
+    pub gpu_id: u32,
+    /// LDS aperture.
+    pub lds: Range,
+    /// Scratch aperture.
+    pub scratch: Range,
+    /// The GPU's own GPUVM aperture (only GPUs whose VM does not cover the
+    /// canonical address space).
+    pub gpuvm: Option<Range>,
+    /// The MMIO remap page, if it was mapped.
+    pub mmio: Option<Range>,
+}
+
+#[derive(Debug)]
+struct Scratch {
+    base: u64,
+    size: u64,
+    objs: BTreeMap<u64, VmObject>,
+    /// Owned by an RAII handle: address-based free refuses it.
+    owned: bool,
+}
+
+#[derive(Debug)]
+struct Gpu {
+    gpu_id: u32,
+    node_id: u32,
+    device_id: u32,
+    render: Arc<DeviceFile>,
+    lds: Range,
+    scratch_ap: Range,
+    gpuvm: Option<Aperture>,
+    svm_needed: bool,
+    scratch: Mutex<Option<Scratch>>,
+    mmio: Mutex<Option<u64>>,
+}
+
+/// The GPU memory manager of one KFD context.
+///
+/// It owns everything it creates: kernel buffer objects, CPU mappings,
+/// address reservations and (unless shared in) the render-node files. On
+/// drop it unmaps and frees all of it.
+///
+/// Thread safety: the object index is sharded per GPU (plus one shard for
+/// host-only memory), each shard behind its own mutex; reserved apertures
+/// have one mutex each for their VA allocator. No lock spans GPUs, and no
+/// lock is held across an `mmap` or an allocation ioctl.
+#[derive(Debug)]
+pub struct Fmm {
+    kfd: Arc<DeviceFile>,
+    opts: FmmOptions,
+    version: (u32, u32),
+    nodes: Vec<NodeDesc>,
+    /// Per node, the nodes its io links go to (in link order; empty when
+    /// the memory manager was made without a topology).
+    io_links: Vec<Vec<u32>>,
+    gpus: Vec<Gpu>,
+    all_gpu_ids: Vec<u32>,
+    is_dgpu: bool,
+    svm: Option<Aperture>,
+    svm_alt: Option<Aperture>,
+    svm_reservation: Option<Range>,
+    mem_handle: Aperture,
+    shards: Vec<Mutex<Shard>>,
+    /// Where each shard's objects lie, read without its lock.
+    spans: Vec<Arc<Span>>,
+    warnings: Mutex<Vec<String>>,
+}
+
+fn page_align_up(v: u64) -> u64 {
+    align_up(v, PAGE_SIZE)
+}
+
+/// Keeps a child process from inheriting device mappings (they would pin
+/// the buffers after the parent frees them).
+fn dont_fork(addr: u64, len: u64) {
+    // SAFETY: madvise only changes fork behaviour of our own mapping.
+    unsafe {
+        libc::madvise(addr as *mut libc::c_void, len as usize, libc::MADV_DONTFORK);
+    }
+}
+
+impl Drop for Fmm {
+    fn drop(&mut self) {
+        for gi in 0..self.gpus.len() {
+            let _ = self.free_scratch(gi, true);
+        }
+        for s in &self.shards {
+            let objs = lock(s).drain();
+            for obj in objs {
+                self.destroy(obj);
+            }
+        }
+        if let Some(r) = self.svm_reservation {
+            // SAFETY: every object in the range was destroyed above; the
+            // reservation is ours and unused now.
+            let _ = unsafe { mman::munmap(r.base as usize, (r.limit - r.base + 1) as usize) };
+        }
+    }
+}

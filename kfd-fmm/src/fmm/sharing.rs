@@ -1,0 +1,305 @@
+//! Sharing: dma-buf export and import, graphics handles, IPC handles.
+
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+
+use kfd_sys::kfd;
+
+use super::{page_align_up, Fmm, GraphicsResource};
+use crate::error::{FmmError, Result};
+use crate::flags::{ioc_to_hsa, AllocMemFlags, MemFlags};
+use crate::objects::{ApId, CpuView, Kind, Lookup, VmObject};
+use crate::share::ShareHandle;
+use crate::PAGE_SIZE;
+
+/// Alignment of imported graphics buffers.
+const IMAGE_ALIGN: u64 = 256 * 1024;
+
+/// First guess for the size of graphics metadata.
+const GRAPHICS_METADATA_DEFAULT_SIZE: u32 = 64;
+
+impl Fmm {
+    /// `hsaKmtRegisterGraphicsHandleToNodes`: imports a dma-buf exported by
+    /// a graphics driver into this context's GPU address space.
+    pub fn register_graphics_handle(
+        &self,
+        dmabuf: BorrowedFd<'_>,
+        nodes: &[u32],
+    ) -> Result<GraphicsResource> {
+        let ids = if nodes.is_empty() {
+            Vec::new()
+        } else {
+            self.gpu_ids_for_nodes(nodes)?
+        };
+        let mut metadata = vec![0u8; GRAPHICS_METADATA_DEFAULT_SIZE as usize];
+        let mut info = kfd::kfd_ioctl_get_dmabuf_info_args {
+            metadata_ptr: metadata.as_mut_ptr() as u64,
+            metadata_size: GRAPHICS_METADATA_DEFAULT_SIZE,
+            dmabuf_fd: dmabuf.as_raw_fd() as u32,
+            ..Default::default()
+        };
+        // SAFETY: `metadata_ptr` addresses `metadata`, writable for
+        // `metadata_size` bytes, alive across the call.
+        let mut r = unsafe { self.kfd.ioctl(kfd::AMDKFD_IOC_GET_DMABUF_INFO, &mut info) };
+        if r.is_err() && info.metadata_size > GRAPHICS_METADATA_DEFAULT_SIZE {
+            metadata = vec![0u8; info.metadata_size as usize];
+            info.metadata_ptr = metadata.as_mut_ptr() as u64;
+            // SAFETY: as above, with the bigger buffer.
+            r = unsafe { self.kfd.ioctl(kfd::AMDKFD_IOC_GET_DMABUF_INFO, &mut info) };
+        }
+        r.map_err(FmmError::ioctl("AMDKFD_IOC_GET_DMABUF_INFO"))?;
+        metadata.truncate(info.metadata_size as usize);
+        let gi = self
+            .gpu_index(info.gpu_id)
+            .ok_or(FmmError::Failed("dma-buf belongs to an unknown GPU"))?;
+        let ap = if self.gpus[gi].svm_needed {
+            ApId::SvmDefault
+        } else {
+            ApId::Gpuvm(gi)
+        };
+        let aperture = self
+            .aperture(ap)
+            .ok_or(FmmError::Failed("no aperture for the buffer"))?;
+        let size = page_align_up(info.size);
+        let addr = aperture.allocate(None, size, IMAGE_ALIGN)?;
+        let va = if matches!(ap, ApId::Gpuvm(_)) {
+            addr - aperture.base
+        } else {
+            addr
+        };
+        let handle = match self.import_dmabuf_at(info.gpu_id, va, dmabuf) {
+            Ok(h) => h,
+            Err(e) => {
+                // SAFETY: our fresh, unused range.
+                unsafe { aperture.release(addr, size, true) };
+                return Err(e);
+            }
+        };
+        let mut obj = VmObject::new(addr, size, Some(handle), info.gpu_id, ap);
+        obj.mflags =
+            ioc_to_hsa(AllocMemFlags::from_bits_retain(info.flags)) | MemFlags::COARSE_GRAIN;
+        obj.node_id = self.gpus[gi].node_id;
+        obj.kind = Kind::Graphics {
+            metadata: metadata.clone(),
+        };
+        obj.registered = ids;
+        let node = obj.node_id;
+        self.insert(obj);
+        Ok(GraphicsResource {
+            address: addr,
+            size: info.size,
+            metadata,
+            node,
+        })
+    }
+
+    fn import_dmabuf_at(&self, gpu_id: u32, va: u64, fd: BorrowedFd<'_>) -> Result<u64> {
+        let mut args = kfd::kfd_ioctl_import_dmabuf_args {
+            va_addr: va,
+            handle: 0,
+            gpu_id,
+            dmabuf_fd: fd.as_raw_fd() as u32,
+        };
+        self.kfd
+            .ioctl_plain(kfd::AMDKFD_IOC_IMPORT_DMABUF, &mut args)
+            .map_err(FmmError::ioctl("AMDKFD_IOC_IMPORT_DMABUF"))?;
+        Ok(args.handle)
+    }
+
+    /// `hsaKmtExportDMABufHandle`: exports `[addr, addr+size)` (inside one
+    /// object) as a dma-buf. Returns the descriptor and the offset of
+    /// `addr` in the exported buffer.
+    pub fn export_dmabuf(&self, addr: u64, size: u64) -> Result<(OwnedFd, u64)> {
+        self.check_minor(12)?;
+        let (handle, offset) = self
+            .with_object(addr, Lookup::Containing, |o| {
+                let offset = addr - o.start;
+                if offset.saturating_add(size) > o.size {
+                    return Err(FmmError::RangeOutsideObject { addr, size });
+                }
+                o.handle
+                    .map(|h| (h, offset))
+                    .ok_or(FmmError::NoSuchObject(addr))
+            })
+            .unwrap_or(Err(FmmError::NoSuchObject(addr)))?;
+        let fd = self.export_handle(handle, libc::O_CLOEXEC as u32)?;
+        Ok((fd, offset))
+    }
+
+    fn export_handle(&self, handle: u64, flags: u32) -> Result<OwnedFd> {
+        let mut args = kfd::kfd_ioctl_export_dmabuf_args {
+            handle,
+            flags,
+            dmabuf_fd: 0,
+        };
+        self.kfd
+            .ioctl_plain(kfd::AMDKFD_IOC_EXPORT_DMABUF, &mut args)
+            .map_err(FmmError::ioctl("AMDKFD_IOC_EXPORT_DMABUF"))?;
+        // SAFETY: the kernel just installed this descriptor for us; nothing
+        // else owns it.
+        Ok(unsafe { OwnedFd::from_raw_fd(args.dmabuf_fd as i32) })
+    }
+
+    /// `hsaKmtShareMemory`: creates a handle another context or process
+    /// can pass to [`Fmm::register_shared_handle`]. See [`ShareHandle`]
+    /// for the format (a dma-buf kept open by this context while the
+    /// memory lives).
+    ///
+    /// With [`FmmRules::share_via_rocm_ipc`] this is 5.2.3's ROCm-only IPC export
+    /// instead: `AMDKFD_IOC_IPC_EXPORT_HANDLE` for the object's BO on the
+    /// GPU of its node (the first GPU for system memory), and ERROR when
+    /// the kernel refuses it (upstream kernels and kfd-sim do not have
+    /// it: EINVAL). If it succeeds, the handle is 5.2.3's
+    /// `HsaSharedMemoryStruct`: the kernel's four share-handle words, the
+    /// aperture type and index, the size in pages and the exporting
+    /// gpu_id (importing such a handle is not implemented).
+    ///
+    /// [`FmmRules::share_via_rocm_ipc`]: crate::FmmRules::share_via_rocm_ipc
+    pub fn share_memory(&self, addr: u64, size: u64) -> Result<ShareHandle> {
+        if size >= 1u64 << (32 + 12) {
+            return Err(FmmError::InvalidArgument("size too large to share"));
+        }
+        if self.opts.rules.share_via_rocm_ipc {
+            return self.ipc_export(addr, size);
+        }
+        self.check_minor(12)?;
+        self.with_object(addr, Lookup::Exact { size: 0 }, |o| {
+            let handle = o.handle.ok_or(FmmError::NoSuchObject(addr))?;
+            if o.share_fd.is_none() {
+                o.share_fd =
+                    Some(self.export_handle(handle, (libc::O_CLOEXEC | libc::O_RDWR) as u32)?);
+            }
+            let fd = o.share_fd.as_ref().expect("exported");
+            Ok(ShareHandle::new(
+                fd.as_fd(),
+                (size.min(o.size) / PAGE_SIZE) as u32,
+                o.mflags,
+                if o.gpu_id != 0 {
+                    o.gpu_id
+                } else {
+                    self.gpus.first().map_or(0, |g| g.gpu_id)
+                },
+            ))
+        })
+        .unwrap_or(Err(FmmError::NoSuchObject(addr)))
+    }
+
+    fn ipc_export(&self, addr: u64, size: u64) -> Result<ShareHandle> {
+        use kfd_sys::kfd::rocm_5_2;
+        // 5.2.3's HSA_APERTURE values.
+        const DGPU: u32 = 1;
+        const DGPU_ALT: u32 = 2;
+        const GPUVM: u32 = 3;
+        const CPUVM: u32 = 4;
+        let (handle, node, mflags, ape) = self
+            .with_object(addr, Lookup::Exact { size: 0 }, |o| {
+                let ape = match o.aperture {
+                    ApId::SvmCoherent if self.svm_alt.is_some() => (DGPU_ALT, 0),
+                    ApId::Gpuvm(i) => (GPUVM, i as u32),
+                    ApId::CpuVm => (CPUVM, 0),
+                    _ => (DGPU, 0),
+                };
+                (o.handle.unwrap_or(0), o.node_id, o.mflags, ape)
+            })
+            .ok_or(FmmError::NoSuchObject(addr))?;
+        let mut gpu_id = self.validate_node(node)?;
+        if gpu_id == 0 && self.is_dgpu {
+            gpu_id = self
+                .gpus
+                .first()
+                .map(|g| g.gpu_id)
+                .ok_or(FmmError::Failed("no GPU to share memory through"))?;
+        }
+        let mut args = kfd::kfd_ioctl_ipc_export_handle_args {
+            handle,
+            gpu_id,
+            flags: mflags.bits(),
+            ..Default::default()
+        };
+        self.kfd
+            .ioctl_plain(rocm_5_2::AMDKFD_IOC_IPC_EXPORT_HANDLE, &mut args)
+            .map_err(FmmError::ioctl("AMDKFD_IOC_IPC_EXPORT_HANDLE"))?;
+        let h = args.share_handle;
+        Ok(ShareHandle([
+            h[0],
+            h[1],
+            h[2],
+            h[3],
+            ape.0,
+            ape.1,
+            (size >> 12) as u32,
+            gpu_id,
+        ]))
+    }
+
+    /// `hsaKmtRegisterSharedHandle(ToNodes)`: imports memory shared with
+    /// [`Fmm::share_memory`] (by this or another context, in this or
+    /// another process). Returns `(address, size)`.
+    pub fn register_shared_handle(
+        &self,
+        handle: &ShareHandle,
+        nodes: &[u32],
+    ) -> Result<(u64, u64)> {
+        let ids = if nodes.is_empty() {
+            Vec::new()
+        } else {
+            self.gpu_ids_for_nodes(nodes)?
+        };
+        // Upstream refuses a handle whose aperture type is invalid with
+        // INVALID_PARAMETER before any ioctl; ours is one without the magic.
+        // 5.2.3 crashes on such a handle (without the rule: ERROR).
+        if !handle.has_magic() && self.opts.rules.refuse_unmarked_share_handles {
+            return Err(FmmError::InvalidArgument(
+                "share handle not made by ShareMemory",
+            ));
+        }
+        let fd = handle.open()?;
+        let size = handle.size_in_pages() as u64 * PAGE_SIZE;
+        if size == 0 {
+            return Err(FmmError::BadShareHandle("empty range"));
+        }
+        let mflags = handle.mem_flags();
+        let gpu_id = if self.gpu_index(handle.gpu_id()).is_some() {
+            handle.gpu_id()
+        } else {
+            self.gpus
+                .first()
+                .map(|g| g.gpu_id)
+                .ok_or(FmmError::Failed("no GPU"))?
+        };
+        let gi = self.gpu_index(gpu_id).expect("known gpu");
+        let ap = if mflags.contains(MemFlags::COARSE_GRAIN) || !self.gpus[gi].svm_needed {
+            if self.gpus[gi].svm_needed {
+                ApId::SvmDefault
+            } else {
+                ApId::Gpuvm(gi)
+            }
+        } else {
+            ApId::SvmCoherent
+        };
+        let aperture = self.aperture(ap).ok_or(FmmError::Failed("no aperture"))?;
+        let addr = aperture
+            .allocate(None, size, 0)
+            .map_err(|_| FmmError::OutOfMemory("share import"))?;
+        let bo = match self.import_dmabuf_at(gpu_id, addr, fd.as_fd()) {
+            Ok(h) => h,
+            Err(e) => {
+                // SAFETY: our fresh, unused range.
+                unsafe { aperture.release(addr, size, true) };
+                return Err(e);
+            }
+        };
+        let mut obj = VmObject::new(addr, size, Some(bo), gpu_id, ap);
+        obj.kind = Kind::Shared;
+        obj.mflags = mflags;
+        obj.node_id = self.gpus[gi].node_id;
+        obj.registered = ids;
+        if mflags.contains(MemFlags::HOST_ACCESS) && aperture.cpu_accessible {
+            match self.map_cpu(addr, size, true, fd.as_fd(), 0, "shared memory") {
+                Ok(()) => obj.cpu = CpuView::Mapped { len: size },
+                Err(e) => self.warn(format!("shared memory at {addr:#x} has no CPU view: {e}")),
+            }
+        }
+        self.insert(obj);
+        Ok((addr, size))
+    }
+}

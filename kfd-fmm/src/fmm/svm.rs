@@ -1,0 +1,270 @@
+//! SVM range attributes, aligned anonymous mappings and XNACK mode.
+
+use std::os::fd::AsFd;
+
+use kfd_sys::kfd;
+use kfd_sys::mman::{self, MapFlags, Prot};
+use kfd_sys::Errno;
+
+use super::{dont_fork, Fmm};
+use crate::error::{FmmError, Result};
+use crate::flags::MemFlags;
+use crate::objects::{ApId, CpuView, Lookup};
+use crate::va::align_up;
+use crate::PAGE_SIZE;
+
+impl Fmm {
+    /// The checks of [`Fmm::svm_set_attr`] and [`Fmm::svm_get_attr`]
+    /// that come before their attributes are looked at: KFD 1.5, a
+    /// non-empty range with a page-aligned start and size.
+    pub fn check_svm_range(&self, addr: u64, size: u64) -> Result<()> {
+        self.check_minor(5)?;
+        if addr == 0 || size == 0 {
+            return Err(FmmError::InvalidArgument("SVM range is empty"));
+        }
+        if addr % PAGE_SIZE != 0 {
+            return Err(FmmError::UnalignedAddress(addr));
+        }
+        if size % PAGE_SIZE != 0 {
+            return Err(FmmError::BadSize {
+                size,
+                page: PAGE_SIZE,
+            });
+        }
+        Ok(())
+    }
+
+    /// `hsaKmtSVMSetAttr`: sets attributes of an SVM range. Location and
+    /// access attributes take node ids, translated to gpu_ids.
+    pub fn svm_set_attr(&self, addr: u64, size: u64, attrs: &[crate::SvmAttr]) -> Result<()> {
+        use crate::flags::svm_attr::*;
+        self.check_svm_range(addr, size)?;
+        let mut raw = Vec::with_capacity(attrs.len());
+        for a in attrs {
+            let (t, v) = a.to_raw();
+            let v = match t {
+                PREFERRED_LOC if v == crate::INVALID_NODEID => {
+                    kfd::KFD_IOCTL_SVM_LOCATION_UNDEFINED
+                }
+                PREFERRED_LOC | PREFETCH_LOC | ACCESS | ACCESS_IN_PLACE | NO_ACCESS => {
+                    let g = self.validate_node(v)?;
+                    if g == 0 && t != PREFERRED_LOC && t != PREFETCH_LOC {
+                        return Err(FmmError::NotAGpuNode(v));
+                    }
+                    g
+                }
+                _ => v,
+            };
+            raw.push((t, v));
+        }
+        self.svm_ioctl(kfd::KFD_IOCTL_SVM_OP_SET_ATTR, addr, size, &mut raw)
+    }
+
+    /// Maps `size` bytes of anonymous, private, read-write memory aligned
+    /// to `align` (a power of two of at least a page) that a forked child
+    /// does not inherit: the memory the newest C library registers with
+    /// [`Fmm::svm_set_attr`] for a queue's context save/restore area. It
+    /// is not a memory object of this manager; give it back with
+    /// [`Fmm::unmap_anonymous`].
+    pub fn map_anonymous_aligned(&self, size: u64, align: u64) -> Result<u64> {
+        if size == 0 || size % PAGE_SIZE != 0 {
+            return Err(FmmError::BadSize {
+                size,
+                page: PAGE_SIZE,
+            });
+        }
+        if align < PAGE_SIZE || !align.is_power_of_two() {
+            return Err(FmmError::BadAlignment(align));
+        }
+        let span = size
+            .checked_add(align)
+            .filter(|&v| v <= crate::MAX_ALLOC_SIZE)
+            .ok_or(FmmError::OutOfMemory(
+                "size exceeds the virtual address space",
+            ))?;
+        // SAFETY: no MAP_FIXED: the kernel picks an unused range, which
+        // nothing references yet.
+        let base = unsafe {
+            mman::mmap(
+                0,
+                span as usize,
+                Prot::READ | Prot::WRITE,
+                MapFlags::PRIVATE | MapFlags::ANONYMOUS,
+                None,
+                0,
+            )
+        }
+        .map_err(|errno| FmmError::Mmap {
+            what: "anonymous memory",
+            errno,
+        })? as u64;
+        let addr = align_up(base, align);
+        // SAFETY: both trimmed pieces lie inside the span just mapped and
+        // outside `[addr, addr + size)`; nothing refers to them.
+        unsafe {
+            if addr > base {
+                let _ = mman::munmap(base as usize, (addr - base) as usize);
+            }
+            let end = addr + size;
+            if base + span > end {
+                let _ = mman::munmap(end as usize, (base + span - end) as usize);
+            }
+        }
+        dont_fork(addr, size);
+        Ok(addr)
+    }
+
+    /// Unmaps memory from [`Fmm::map_anonymous_aligned`]. The kernel drops
+    /// SVM attributes of the range with the mapping.
+    ///
+    /// # Safety
+    ///
+    /// `[addr, addr + size)` must be (part of) memory this manager mapped
+    /// with [`Fmm::map_anonymous_aligned`] that nothing refers to any more.
+    pub unsafe fn unmap_anonymous(&self, addr: u64, size: u64) -> Result<()> {
+        // SAFETY: the caller hands back an anonymous range of ours that is
+        // no longer referenced.
+        unsafe { mman::munmap(addr as usize, size as usize) }.map_err(|errno| FmmError::Mmap {
+            what: "anonymous memory",
+            errno,
+        })
+    }
+
+    /// `hsaKmtSVMGetAttr`: reads attributes of an SVM range into `attrs`
+    /// (whose types say what to read; access attributes name the node to
+    /// query). Locations come back as node ids (`None`/`INVALID_NODEID`
+    /// for undefined, 0 for system memory).
+    pub fn svm_get_attr(&self, addr: u64, size: u64, attrs: &mut [crate::SvmAttr]) -> Result<()> {
+        use crate::flags::svm_attr::*;
+        self.check_svm_range(addr, size)?;
+        let mut raw = Vec::with_capacity(attrs.len());
+        for a in attrs.iter() {
+            let (t, v) = a.to_raw();
+            let v = match t {
+                ACCESS | ACCESS_IN_PLACE | NO_ACCESS => {
+                    let g = self.validate_node(v)?;
+                    if g == 0 {
+                        return Err(FmmError::NotAGpuNode(v));
+                    }
+                    g
+                }
+                _ => v,
+            };
+            raw.push((t, v));
+        }
+        self.svm_ioctl(kfd::KFD_IOCTL_SVM_OP_GET_ATTR, addr, size, &mut raw)?;
+        for (a, &(t, v)) in attrs.iter_mut().zip(&raw) {
+            let v = match t {
+                PREFERRED_LOC | PREFETCH_LOC | ACCESS | ACCESS_IN_PLACE | NO_ACCESS => match v {
+                    kfd::KFD_IOCTL_SVM_LOCATION_SYSMEM => 0,
+                    kfd::KFD_IOCTL_SVM_LOCATION_UNDEFINED => crate::INVALID_NODEID,
+                    g => self
+                        .nodes
+                        .iter()
+                        .position(|n| n.gpu_id == g)
+                        .ok_or(FmmError::Failed("kernel returned an unknown gpu_id"))?
+                        as u32,
+                },
+                _ => v,
+            };
+            // The kernel reports access per GPU with the type telling which
+            // of the three applies.
+            *a = crate::SvmAttr::from_raw(t, v);
+        }
+        Ok(())
+    }
+
+    pub(super) fn svm_ioctl(
+        &self,
+        op: u32,
+        addr: u64,
+        size: u64,
+        attrs: &mut [(u32, u32)],
+    ) -> Result<()> {
+        // struct kfd_ioctl_svm_args followed by its attributes, built in a
+        // u64 buffer (8-byte aligned; every field pair packs into one u64,
+        // low half first, as the structs lie in memory on little-endian).
+        if attrs.len() > kfd::SVM_MAX_ATTRS {
+            return Err(FmmError::Failed(
+                "too many SVM attributes for one AMDKFD_IOC_SVM request",
+            ));
+        }
+        let mut buf = Vec::with_capacity(3 + attrs.len());
+        buf.push(addr);
+        buf.push(size);
+        buf.push(op as u64 | (attrs.len() as u64) << 32);
+        buf.extend(attrs.iter().map(|&(t, v)| t as u64 | (v as u64) << 32));
+        let request = kfd::svm_request(attrs.len());
+        loop {
+            // SAFETY: `buf` holds the header and `attrs.len()` attributes,
+            // exactly the size encoded in `request`; the range is only
+            // recorded by the kernel.
+            let r = unsafe {
+                self.kfd.driver().ioctl(
+                    self.kfd.as_fd(),
+                    request as libc::c_ulong,
+                    buf.as_mut_ptr().cast(),
+                )
+            };
+            match r {
+                Err(Errno::EINTR) | Err(Errno::EAGAIN) => continue,
+                Err(errno) => {
+                    return Err(FmmError::Ioctl {
+                        name: "AMDKFD_IOC_SVM",
+                        errno,
+                    })
+                }
+                Ok(_) => break,
+            }
+        }
+        for (a, w) in attrs.iter_mut().zip(&buf[3..]) {
+            *a = (*w as u32, (*w >> 32) as u32);
+        }
+        Ok(())
+    }
+
+    fn xnack_ioctl(&self, value: i32) -> Result<bool> {
+        self.check_minor(5)?;
+        let mut args = kfd::kfd_ioctl_set_xnack_mode_args {
+            xnack_enabled: value,
+        };
+        match self
+            .kfd
+            .ioctl_plain(kfd::AMDKFD_IOC_SET_XNACK_MODE, &mut args)
+        {
+            Ok(_) => Ok(args.xnack_enabled > 0),
+            Err(Errno::EPERM) => Err(FmmError::NotSupported("XNACK mode cannot be changed")),
+            Err(errno) => Err(FmmError::Ioctl {
+                name: "AMDKFD_IOC_SET_XNACK_MODE",
+                errno,
+            }),
+        }
+    }
+
+    /// `hsaKmtGetXNACKMode`: whether retry (XNACK) is enabled for this process.
+    pub fn xnack_mode(&self) -> Result<bool> {
+        self.xnack_ioctl(-1)
+    }
+
+    /// `hsaKmtSetXNACKMode`: enables or disables XNACK (fails while queues exist).
+    pub fn set_xnack_mode(&self, enable: bool) -> Result<()> {
+        self.xnack_ioctl(enable as i32).map(|_| ())
+    }
+
+    /// Whether the CPU can read the object starting at `addr`, and write
+    /// it (used by [`crate::Buffer`]).
+    pub(crate) fn cpu_access(&self, addr: u64) -> (bool, bool) {
+        self.with_object(addr, Lookup::Exact { size: 0 }, |o| {
+            let readable = o.cpu != CpuView::None
+                && (o.mflags.contains(MemFlags::HOST_ACCESS)
+                    || o.aperture == ApId::CpuVm
+                    || (o.userptr().is_none() && !o.mflags.contains(MemFlags::NON_PAGED)));
+            // Only APU system memory is mapped read-only (ReadOnly flag);
+            // every other CPU view is read-write.
+            let writable =
+                readable && !(o.aperture == ApId::CpuVm && o.mflags.contains(MemFlags::READ_ONLY));
+            (readable, writable)
+        })
+        .unwrap_or((false, false))
+    }
+}
