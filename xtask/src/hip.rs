@@ -56,6 +56,9 @@ const DATA_CHECKS: &[&str] = &[
 /// The line the simulator prints when it refuses a kernel dispatch.
 const REFUSED: &str = "kfd-sim: a kernel dispatch was refused";
 
+/// The line ROCr 7.2.4 prints once `libdtif.so`'s `DtifCreate` worked.
+const DTIF_LOADED: &str = "DtifCreate OK!";
+
 /// The sources, as files under `clients/hip`.
 const SOURCES: &[&str] = &["fill.hip", "hip_work.cpp"];
 
@@ -158,6 +161,13 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     if !data.text.contains("ALL OK\n") {
         problems.push("data run: no `ALL OK`".into());
+    }
+    // ROCr's ThunkLoader says so when it took our library; without the
+    // line the run proved nothing about ours.
+    if ours && !data.text.contains(DTIF_LOADED) {
+        problems.push(format!(
+            "--ours: no `{DTIF_LOADED}` line: libdtif.so was not used"
+        ));
     }
     let launch = run_logged(&place, &env, timeout, &[&exe, "launch", &co], "launch")?;
     if launch.status == "timed out" {
