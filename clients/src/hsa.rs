@@ -45,7 +45,7 @@ pub struct MemoryPool {
 
 /// `hsa_signal_t`.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Signal {
     /// Opaque handle.
     pub handle: u64,
@@ -69,6 +69,82 @@ pub struct Queue {
     pub reserved1: u32,
     /// Queue id, unique in the process.
     pub id: u64,
+}
+
+/// `hsa_barrier_and_packet_t` and `hsa_barrier_or_packet_t` (one layout).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BarrierPacket {
+    /// Packet header (type, barrier bit, fence scopes).
+    pub header: u16,
+    /// Reserved.
+    pub reserved0: u16,
+    /// Reserved.
+    pub reserved1: u32,
+    /// Dependency signals; a zero handle is no dependency.
+    pub dep_signal: [Signal; 5],
+    /// Reserved.
+    pub reserved2: u64,
+    /// Decremented when the packet completes (zero: none).
+    pub completion_signal: Signal,
+}
+
+/// `hsa_amd_barrier_value_packet_t`: waits until `(signal & mask) cond
+/// value`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BarrierValuePacket {
+    /// Packet header (`HSA_PACKET_TYPE_VENDOR_SPECIFIC`, ...).
+    pub header: u16,
+    /// `hsa_amd_packet_type_t` (`HSA_AMD_PACKET_TYPE_BARRIER_VALUE`).
+    pub amd_format: u8,
+    /// Reserved.
+    pub reserved: u8,
+    /// Reserved.
+    pub reserved0: u32,
+    /// The signal compared.
+    pub signal: Signal,
+    /// The value compared with.
+    pub value: SignalValue,
+    /// Mask applied to the signal's value first.
+    pub mask: SignalValue,
+    /// `hsa_signal_condition32_t`.
+    pub cond: u32,
+    /// Reserved.
+    pub reserved1: u32,
+    /// Reserved.
+    pub reserved2: u64,
+    /// Reserved.
+    pub reserved3: u64,
+    /// Decremented when the packet completes (zero: none).
+    pub completion_signal: Signal,
+}
+
+/// A 64-byte AQL packet whose first two bytes are its header.
+///
+/// # Safety
+///
+/// Implementors must be `repr(C)`, exactly 64 bytes, without padding,
+/// with the `u16` header at offset 0.
+pub unsafe trait AqlPacket: Copy {
+    /// The header to publish last.
+    fn header(&self) -> u16;
+}
+
+// SAFETY: 2+2+4+5*8+8+8 = 64 bytes, no padding, header first (checked
+// against the C header by tests/hsa_layout.rs).
+unsafe impl AqlPacket for BarrierPacket {
+    fn header(&self) -> u16 {
+        self.header
+    }
+}
+
+// SAFETY: 2+1+1+4+8+8+8+4+4+8+8+8 = 64 bytes, no padding, header first
+// (checked against the C header by tests/hsa_layout.rs).
+unsafe impl AqlPacket for BarrierValuePacket {
+    fn header(&self) -> u16 {
+        self.header
+    }
 }
 
 /// Defines the constants and [`CONSTANTS`], the table of all of them by
@@ -202,10 +278,32 @@ hsa_constants! {
     HSA_SIGNAL_CONDITION_EQ = 0;
     /// Wait until the value differs from the compare value.
     HSA_SIGNAL_CONDITION_NE = 1;
+    /// Wait until the value is below the compare value.
+    HSA_SIGNAL_CONDITION_LT = 2;
     /// Sleep while waiting.
     HSA_WAIT_STATE_BLOCKED = 0;
     /// Spin while waiting.
     HSA_WAIT_STATE_ACTIVE = 1;
+    /// AQL packet type: vendor specific (AMD: `AmdFormat` says which).
+    HSA_PACKET_TYPE_VENDOR_SPECIFIC = 0;
+    /// AQL packet type: invalid (a free ring slot).
+    HSA_PACKET_TYPE_INVALID = 1;
+    /// AQL packet type: barrier-AND.
+    HSA_PACKET_TYPE_BARRIER_AND = 3;
+    /// AQL packet type: barrier-OR.
+    HSA_PACKET_TYPE_BARRIER_OR = 5;
+    /// Header bit offset of the packet type.
+    HSA_PACKET_HEADER_TYPE = 0;
+    /// Header bit offset of the barrier bit.
+    HSA_PACKET_HEADER_BARRIER = 8;
+    /// Header bit offset of the acquire fence scope.
+    HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE = 9;
+    /// Header bit offset of the release fence scope.
+    HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE = 11;
+    /// Fence scope: the whole system.
+    HSA_FENCE_SCOPE_SYSTEM = 2;
+    /// AMD vendor packet format: barrier-value.
+    HSA_AMD_PACKET_TYPE_BARRIER_VALUE = 2;
 }
 
 /// Attribute values: plain C data for which all-zero bytes are a valid
@@ -388,6 +486,50 @@ pub const LAYOUTS: &[(&str, usize)] = &[
         offset_of!(Queue, reserved1),
     ),
     ("offsetof(hsa_queue_t, id)", offset_of!(Queue, id)),
+    (
+        "sizeof(hsa_barrier_and_packet_t)",
+        size_of::<BarrierPacket>(),
+    ),
+    (
+        "sizeof(hsa_barrier_or_packet_t)",
+        size_of::<BarrierPacket>(),
+    ),
+    (
+        "offsetof(hsa_barrier_and_packet_t, dep_signal)",
+        offset_of!(BarrierPacket, dep_signal),
+    ),
+    (
+        "offsetof(hsa_barrier_or_packet_t, completion_signal)",
+        offset_of!(BarrierPacket, completion_signal),
+    ),
+    (
+        "sizeof(hsa_amd_barrier_value_packet_t)",
+        size_of::<BarrierValuePacket>(),
+    ),
+    (
+        "offsetof(hsa_amd_barrier_value_packet_t, header.AmdFormat)",
+        offset_of!(BarrierValuePacket, amd_format),
+    ),
+    (
+        "offsetof(hsa_amd_barrier_value_packet_t, signal)",
+        offset_of!(BarrierValuePacket, signal),
+    ),
+    (
+        "offsetof(hsa_amd_barrier_value_packet_t, value)",
+        offset_of!(BarrierValuePacket, value),
+    ),
+    (
+        "offsetof(hsa_amd_barrier_value_packet_t, mask)",
+        offset_of!(BarrierValuePacket, mask),
+    ),
+    (
+        "offsetof(hsa_amd_barrier_value_packet_t, cond)",
+        offset_of!(BarrierValuePacket, cond),
+    ),
+    (
+        "offsetof(hsa_amd_barrier_value_packet_t, completion_signal)",
+        offset_of!(BarrierValuePacket, completion_signal),
+    ),
 ];
 
 /// `hsa_iterate_agents` callback.
@@ -489,4 +631,21 @@ runtime! {
     hsa_signal_load_scacquire: fn(Signal) -> SignalValue;
     /// `hsa_signal_wait_scacquire`.
     hsa_signal_wait_scacquire: fn(Signal, u32, SignalValue, u64, u32) -> SignalValue;
+    /// `hsa_amd_memory_async_copy`.
+    hsa_amd_memory_async_copy: fn(
+        *mut c_void,
+        Agent,
+        *const c_void,
+        Agent,
+        usize,
+        u32,
+        *const Signal,
+        Signal
+    ) -> Status;
+    /// `hsa_queue_add_write_index_scacq_screl`.
+    hsa_queue_add_write_index_scacq_screl: fn(*const Queue, u64) -> u64;
+    /// `hsa_queue_load_read_index_scacquire`.
+    hsa_queue_load_read_index_scacquire: fn(*const Queue) -> u64;
+    /// `hsa_queue_load_write_index_scacquire`.
+    hsa_queue_load_write_index_scacquire: fn(*const Queue) -> u64;
 }

@@ -20,19 +20,37 @@ pub struct Report {
 }
 
 /// Collects report lines and remembers failures.
-struct Out<'s, 'r> {
-    session: &'s Session<'r>,
-    text: String,
-    ok: bool,
+pub(crate) struct Out<'s, 'r> {
+    pub(crate) session: &'s Session<'r>,
+    pub(crate) text: String,
+    pub(crate) ok: bool,
 }
 
-impl Out<'_, '_> {
-    fn line(&mut self, indent: usize, s: impl std::fmt::Display) {
+impl<'s, 'r> Out<'s, 'r> {
+    /// An empty report on `session`.
+    pub(crate) fn new(session: &'s Session<'r>) -> Self {
+        Self {
+            session,
+            text: String::new(),
+            ok: true,
+        }
+    }
+
+    /// The finished report.
+    pub(crate) fn report(self) -> Report {
+        Report {
+            text: self.text,
+            ok: self.ok,
+        }
+    }
+
+    /// Appends one line at `indent` (two spaces a level).
+    pub(crate) fn line(&mut self, indent: usize, s: impl std::fmt::Display) {
         let _ = writeln!(self.text, "{:indent$}{s}", "", indent = indent * 2);
     }
 
     /// `SUCCESS`, or the status and its text (and a failure noted).
-    fn status(&mut self, r: Result<(), Status>) -> String {
+    pub(crate) fn status(&mut self, r: Result<(), Status>) -> String {
         match r {
             Ok(()) => "SUCCESS".into(),
             Err(s) => {
@@ -43,7 +61,11 @@ impl Out<'_, '_> {
     }
 
     /// The value, or `?` + the status (and a failure noted).
-    fn value<T>(&mut self, r: Result<T, Status>, show: impl FnOnce(T) -> String) -> String {
+    pub(crate) fn value<T>(
+        &mut self,
+        r: Result<T, Status>,
+        show: impl FnOnce(T) -> String,
+    ) -> String {
         match r {
             Ok(v) => show(v),
             Err(s) => {
@@ -54,7 +76,7 @@ impl Out<'_, '_> {
     }
 }
 
-fn status_name(session: &Session<'_>, s: Status) -> String {
+pub(crate) fn status_name(session: &Session<'_>, s: Status) -> String {
     if s == HSA_STATUS_ERROR_NULL {
         return "NULL result".into();
     }
@@ -142,11 +164,7 @@ fn yes(b: Bool) -> &'static str {
 
 /// Runs the whole walk on an initialised session.
 pub fn run(session: &Session<'_>) -> Report {
-    let mut out = Out {
-        session,
-        text: String::new(),
-        ok: true,
-    };
+    let mut out = Out::new(session);
     let major = session.system(SYSTEM_VERSION_MAJOR);
     let minor = session.system(SYSTEM_VERSION_MINOR);
     let version = match (major, minor) {
@@ -159,10 +177,7 @@ pub fn run(session: &Session<'_>) -> Report {
         Err(s) => {
             let t = out.value::<()>(Err(s), |_| String::new());
             out.line(0, format_args!("agents: {t}"));
-            return Report {
-                text: out.text,
-                ok: false,
-            };
+            return out.report();
         }
     };
     out.line(0, format_args!("agents: {}", agents.len()));
@@ -170,10 +185,7 @@ pub fn run(session: &Session<'_>) -> Report {
         walk_agent(&mut out, &agents, i, *agent);
     }
     walk_signal(&mut out);
-    Report {
-        text: out.text,
-        ok: out.ok,
-    }
+    out.report()
 }
 
 fn walk_agent(out: &mut Out<'_, '_>, agents: &[Agent], i: usize, agent: Agent) {

@@ -4,6 +4,7 @@
 
 use std::ffi::{c_void, CStr};
 use std::ptr::{null, null_mut, NonNull};
+use std::sync::atomic::{AtomicU16, Ordering};
 
 use crate::hsa::*;
 
@@ -197,6 +198,51 @@ impl<'r> Session<'r> {
         })
     }
 
+    /// `hsa_amd_memory_async_copy` of `size` bytes from `src` (reached by
+    /// `src_agent`) to `dst` (reached by `dst_agent`) once every signal
+    /// of `deps` is 0; `done` is decremented on completion.
+    ///
+    /// Both ranges must be `size` bytes inside live allocations of this
+    /// session, which the copy engine writes and reads behind the back
+    /// of any Rust reference: hold none into `dst` until `done` is waited
+    /// for.
+    #[allow(clippy::too_many_arguments)]
+    pub fn async_copy(
+        &self,
+        dst: &Allocation<'_, 'r>,
+        dst_agent: Agent,
+        src: &Allocation<'_, 'r>,
+        src_agent: Agent,
+        size: usize,
+        deps: &[&OwnedSignal<'_, 'r>],
+        done: &OwnedSignal<'_, 'r>,
+    ) -> Result<(), Status> {
+        if size > dst.size || size > src.size {
+            return Err(HSA_STATUS_ERROR_NULL);
+        }
+        let deps: Vec<Signal> = deps.iter().map(|d| d.owned.handle).collect();
+        let n = u32::try_from(deps.len()).map_err(|_| HSA_STATUS_ERROR_NULL)?;
+        // SAFETY: both pointers are live allocations of at least `size`
+        // bytes (checked above); `deps` holds `n` live signals (NULL is
+        // allowed for none); the runtime validates the agents.
+        check(unsafe {
+            (self.rt.hsa_amd_memory_async_copy)(
+                dst.owned.handle.as_ptr(),
+                dst_agent,
+                src.owned.handle.as_ptr(),
+                src_agent,
+                size,
+                n,
+                if deps.is_empty() {
+                    null()
+                } else {
+                    deps.as_ptr()
+                },
+                done.owned.handle,
+            )
+        })
+    }
+
     /// `hsa_signal_create` with `initial` and no consumer list.
     pub fn signal(&self, initial: SignalValue) -> Result<OwnedSignal<'_, 'r>, Status> {
         let mut s = Signal { handle: 0 };
@@ -311,6 +357,25 @@ impl Allocation<'_, '_> {
         })
     }
 
+    /// The allocation as bytes.
+    ///
+    /// # Safety
+    ///
+    /// The memory must be CPU-accessible (a system-memory pool), and no
+    /// copy may be writing or reading it while the slice lives.
+    pub unsafe fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: the handle is `size` bytes this value owns; CPU access
+        // and the absence of concurrent copies are the caller's promise.
+        unsafe {
+            std::slice::from_raw_parts_mut(self.owned.handle.as_ptr().cast::<u8>(), self.size)
+        }
+    }
+
+    /// Its size in bytes.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
     /// Fills the buffer with `byte` and reads it back; whether every byte
     /// came back.
     ///
@@ -365,6 +430,57 @@ impl OwnedQueue<'_, '_> {
         }
     }
 
+    /// `hsa_queue_load_read_index_scacquire`.
+    pub fn read_index(&self) -> u64 {
+        // SAFETY: a live queue of this session.
+        unsafe {
+            (self.owned.session.rt.hsa_queue_load_read_index_scacquire)(self.owned.handle.as_ptr())
+        }
+    }
+
+    /// `hsa_queue_load_write_index_scacquire`.
+    pub fn write_index(&self) -> u64 {
+        // SAFETY: a live queue of this session.
+        unsafe {
+            (self.owned.session.rt.hsa_queue_load_write_index_scacquire)(self.owned.handle.as_ptr())
+        }
+    }
+
+    /// Submits one packet as a producer does: reserves a slot (waiting
+    /// while the ring is full), writes the body, publishes the header
+    /// with release order and rings the doorbell. The packet index.
+    pub fn submit<P: AqlPacket>(&self, packet: &P) -> u64 {
+        let rt = self.owned.session.rt;
+        let q = self.owned.handle.as_ptr();
+        // SAFETY: a live queue of this session.
+        let index = unsafe { (rt.hsa_queue_add_write_index_scacq_screl)(q, 1) };
+        // SAFETY: the runtime's hsa_queue_t stays valid until destroy.
+        let queue = unsafe { self.owned.handle.as_ref() };
+        let size = u64::from(queue.size.max(1));
+        while index.wrapping_sub(self.read_index()) >= size {
+            std::thread::yield_now();
+        }
+        // SAFETY: `P: AqlPacket` is 64 plain bytes without padding.
+        let bytes: [u8; 64] = unsafe { std::mem::transmute_copy(packet) };
+        // `index % size` < size, so the slot's 64 bytes lie in the ring.
+        let slot = (index % size) as usize * 64;
+        // SAFETY: the ring is `size` 64-byte slots at base_address; this
+        // producer reserved slot `index`, which the packet processor has
+        // released (read index caught up above). Bytes 2..64 first...
+        unsafe {
+            let base = queue.base_address.cast::<u8>().add(slot);
+            std::ptr::copy_nonoverlapping(bytes.as_ptr().add(2), base.add(2), 62);
+            // ...then the header, 2-byte aligned (slots are 64-byte
+            // aligned), published with release order so the packet
+            // processor never sees a valid header over an old body.
+            AtomicU16::from_ptr(base.cast::<u16>()).store(packet.header(), Ordering::Release);
+        }
+        let value = SignalValue::try_from(index).unwrap_or(SignalValue::MAX);
+        // SAFETY: the queue's doorbell is a live signal of the runtime.
+        unsafe { (rt.hsa_signal_store_screlease)(queue.doorbell_signal, value) };
+        index
+    }
+
     /// `hsa_queue_destroy`; its result.
     pub fn destroy(self) -> Result<(), Status> {
         self.owned.release()
@@ -405,6 +521,11 @@ impl OwnedSignal<'_, '_> {
                 HSA_WAIT_STATE_BLOCKED,
             )
         }
+    }
+
+    /// The runtime's handle (for a packet's signal fields).
+    pub fn handle(&self) -> Signal {
+        self.owned.handle
     }
 
     /// `hsa_signal_destroy`; its result.

@@ -9,6 +9,9 @@
 //! class, so that relations survive (the handle freed is the handle
 //! allocated) while raw values do not. Any other number above 2^32 is
 //! an address in disguise (sizes of address ranges) and becomes `big`.
+//! The simulator's engine lines (`[engine] gpu=... q=0 sdma copy N bytes
+//! 0x7f.. -> 0x7f..`, the packets the GPU ran) name addresses in hex
+//! outside any field: those above 2^32 become `addr#N` the same way.
 //!
 //! Pure queries (ioctls that only read kernel state, see [`QUERIES`]) are
 //! dropped: issuing GET_VERSION once or twice changes nothing a program can
@@ -108,7 +111,42 @@ pub fn normalise(lines: &[String]) -> Vec<String> {
             }
         }
         res.push_str(rest);
-        out.push(res);
+        let mut name = |class: &'static str, value: String| {
+            let n = *names.entry((class, value)).or_insert_with(|| {
+                let c = counters.entry(class).or_insert(0);
+                *c += 1;
+                *c
+            });
+            format!("{class}#{n}")
+        };
+        out.push(hex_addresses(&res, &mut name));
+    }
+    out
+}
+
+/// `line` with every `0x…` word above 2^32 replaced by `name("addr",
+/// its decimal value)` (so a hex address relates to the same address in
+/// decimal elsewhere).
+fn hex_addresses(line: &str, name: &mut impl FnMut(&'static str, String) -> String) -> String {
+    let mut out = String::with_capacity(line.len());
+    for (i, word) in line.split(' ').enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        let end = word
+            .find(|c: char| !c.is_ascii_alphanumeric())
+            .unwrap_or(word.len());
+        let value = word[..end]
+            .strip_prefix("0x")
+            .and_then(|h| u64::from_str_radix(h, 16).ok())
+            .filter(|v| *v > u64::from(u32::MAX));
+        match value {
+            Some(v) => {
+                out.push_str(&name("addr", v.to_string()));
+                out.push_str(&word[end..]);
+            }
+            None => out.push_str(word),
+        }
     }
     out
 }
@@ -156,6 +194,28 @@ mod tests {
             "[99] AMDKFD_IOC_FREE_MEMORY_OF_GPU args { handle: 13 } -> 0".to_string(),
         ];
         assert!(first_difference(&normalise(&a), &normalise(&c)).is_some());
+    }
+
+    #[test]
+    fn engine_lines_relate_hex_addresses() {
+        let a = vec![
+            "[1] AMDKFD_IOC_ALLOC_MEMORY_OF_GPU args { va_addr: 140185839443968, size: 4096 } -> 0"
+                .to_string(),
+            "[engine] gpu=0x1f73 q=0 sdma copy 5 bytes 0x7f7f8f29a000 -> 0x7f7f8f29a100"
+                .to_string(),
+        ];
+        let b = vec![
+            "[2] AMDKFD_IOC_ALLOC_MEMORY_OF_GPU args { va_addr: 139000000000000, size: 4096 } -> 0"
+                .to_string(),
+            "[engine] gpu=0x1f73 q=0 sdma copy 5 bytes 0x7e6b759fb000 -> 0x7e6b759fb100"
+                .to_string(),
+        ];
+        let (na, nb) = (normalise(&a), normalise(&b));
+        assert_eq!(na, nb);
+        // The copy's source is the allocation's address, named once.
+        assert_eq!(na[1], "gpu=0x1f73 q=0 sdma copy 5 bytes addr#1 -> addr#2");
+        let c = vec![b[0].clone(), b[1].replace("5 bytes", "6 bytes")];
+        assert!(first_difference(&na, &normalise(&c)).is_some());
     }
 
     #[test]

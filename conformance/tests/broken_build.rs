@@ -24,7 +24,8 @@ use std::process::Command;
 
 use conformance::api::ROCM_5_2_EXPORTS;
 
-const REFERENCE: &str = "/usr/lib/x86_64-linux-gnu/libhsakmt.so.1";
+mod support;
+use support::{sim_library, REFERENCE};
 
 /// How a shim departs from the library it forwards to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,28 +104,6 @@ fn build_shim(dir: &Path, shim: Shim) -> PathBuf {
         .status()
         .expect("run cc");
     assert!(st.success(), "cc failed for {}", src.display());
-    so
-}
-
-/// A `libkfd_sim.so` built for this test in its own target directory
-/// below the test's, so the nested cargo never rewrites artifacts (such as
-/// the unhashed `libkfd_sim.rlib`) that the outer `cargo test` links.
-fn sim_library(bin: &Path) -> PathBuf {
-    let target = bin
-        .parent()
-        .and_then(|d| d.parent())
-        .expect("<target>/<profile>/<bin>")
-        .join("nested-kfd-sim");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let st = Command::new(cargo)
-        .args(["build", "-p", "kfd-sim", "--target-dir"])
-        .arg(&target)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .status()
-        .expect("cargo build -p kfd-sim");
-    assert!(st.success());
-    let so = target.join("debug").join("libkfd_sim.so");
-    assert!(so.exists(), "{} missing", so.display());
     so
 }
 

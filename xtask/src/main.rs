@@ -6,8 +6,9 @@
 //!   `cargo package` of the published crates, those crates built from
 //!   their `.crate` files outside the workspace with their examples run,
 //!   the conformance run on the simulator (every packaged generation) and
-//!   the real-client suites of `clients::CI_SUITES` (the README's test
-//!   command; see `publish.rs` for the packaging steps).
+//!   the real-client suites of `clients::CI_SUITES` and `hip` on both
+//!   thunks (the README's test command; see `publish.rs` for the
+//!   packaging steps).
 //! - `cargo xtask dist`: builds the drop-in `libhsakmt.so.1` for every ABI
 //!   generation into `target/dist/{newest,rocm-5.2,rocm-6.2}/lib`, and the
 //!   newest one also as `libdtif.so` (ROCr 7.x's `HSA_ENABLE_DTIF=1` door).
@@ -17,6 +18,8 @@
 //!   with the C libhsakmt and with ours, on the host and in Debian rootfs
 //!   suites, compared byte for byte (see `clients/`, `rootfs.rs` and the
 //!   README's "Real clients" section).
+//! - `cargo xtask hip`: our HIP program built with Debian's hipcc 7.2.4
+//!   and run on the simulator (see `hip.rs`).
 //! - `cargo xtask bench`: C libhsakmt vs ours, microbenchmarks on kfd-sim
 //!   (see `bench.rs` and the README's "Benchmarks" section).
 
@@ -30,6 +33,7 @@ mod build;
 mod clients;
 mod conformance;
 mod deps;
+mod hip;
 mod publish;
 mod rootfs;
 
@@ -42,6 +46,7 @@ fn main() -> ExitCode {
         Some("clients") => clients::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("rootfs") => rootfs::make(&args[1..]),
+        Some("hip") => hip::run(&args[1..]),
         Some("examples") => shell().and_then(|sh| publish::examples(&sh)),
         Some("package") => shell().and_then(|sh| {
             publish::msrv(&sh)?;
@@ -70,10 +75,11 @@ fn print_help() {
     println!(
         "cargo xtask <command>\n\n\
          commands:\n  \
-         ci           fmt --check, clippy -D warnings (all targets), actionlint, rust-version check, rustdoc -D warnings,\n               Debian 13 rootfs, workspace tests, examples, cargo package, conformance --sim, clients\n  \
+         ci           fmt --check, clippy -D warnings (all targets), actionlint, rust-version check, rustdoc -D warnings,\n               Debian 13 rootfs, workspace tests, examples, cargo package, conformance --sim, clients, hip\n  \
          dist         build libhsakmt.so.1 for every ABI generation into target/dist/<abi>/lib\n  \
          conformance  C libhsakmt vs ours, diffed (--help for flags)\n  \
-         rootfs SUITE make (or refresh) the Debian rootfs of a suite (trixie, sid) under target/rootfs\n  \
+         rootfs SUITE make (or refresh) the Debian rootfs of a suite (trixie, sid, sid-hip) under target/rootfs\n  \
+         hip          our HIP program built with sid's hipcc 7.2.4, run on kfd-sim (--help)\n  \
          clients      rocminfo and a ROCr program with the C libhsakmt and with ours, per Debian suite (--help)\n  \
          bench        C libhsakmt vs ours, microbenchmarks on kfd-sim (--help)\n  \
          examples     build every example and run each on the simulator\n  \
@@ -133,7 +139,11 @@ fn ci_steps(steps: &mut Steps) -> Result<(), String> {
     // Real clients on every suite whose "ours" exists.
     steps.run("clients", || {
         clients::run(&["--suite".to_string(), clients::CI_SUITES.join(",")])
-    })
+    })?;
+    // HIP 7.2.4 on the simulator, on ROCr's embedded thunk and on ours
+    // (libdtif.so): about 85 s cold (the sid-hip rootfs), 3 s each cached.
+    steps.run("hip", || hip::run(&[]))?;
+    steps.run("hip-ours", || hip::run(&["--ours".to_string()]))
 }
 
 /// The steps of `cargo xtask ci` that ran and how long each took.

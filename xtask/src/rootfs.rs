@@ -83,6 +83,30 @@ pub const SID: Spec = Spec {
     ignore_valid_until: true,
 };
 
+/// Debian sid with HIP 7.2.4 from experimental: hipcc (and the clang-22,
+/// lld-22 and rocm-device-libs-22 it drives), libamdhip64-dev and ROCr
+/// 7.2.4, for building and running our HIP program (`cargo xtask hip`).
+/// About 96 packages and 213 MB of downloads on top of sid's base.
+pub const SID_HIP: Spec = Spec {
+    name: "sid-hip",
+    suite: "sid",
+    extra_suites: &["experimental"],
+    packages: &["rocminfo", "libhsa-runtime64-1", "hipcc", "libamdhip64-dev"],
+    // Everything of HIP 7.2.4 that sid has only in older versions.
+    pinned: &[
+        "hipcc",
+        "libamdhip64*",
+        "libhiprtc*",
+        "libamd-comgr*",
+        "libhsa-runtime*",
+        "rocm-device-libs-22",
+    ],
+    ignore_valid_until: true,
+};
+
+/// Every rootfs `cargo xtask rootfs` can make.
+pub const ALL: &[&Spec] = &[&TRIXIE, &SID, &SID_HIP];
+
 impl Spec {
     /// The mmdebstrap arguments after the mode (everything that decides
     /// the result).
@@ -229,13 +253,13 @@ pub fn ensure(spec: &Spec) -> Result<Ready, String> {
 /// of each suite named, and prints where it is.
 pub fn make(args: &[String]) -> Result<(), String> {
     if args.is_empty() || args.iter().any(|a| a.starts_with('-')) {
-        return Err("usage: cargo xtask rootfs SUITE... (trixie, sid)".into());
+        return Err(format!("usage: cargo xtask rootfs SUITE... ({})", names()));
     }
     for name in args {
-        let spec = [&TRIXIE, &SID]
-            .into_iter()
+        let spec = ALL
+            .iter()
             .find(|s| s.name == name)
-            .ok_or_else(|| format!("unknown rootfs suite `{name}` (trixie, sid)"))?;
+            .ok_or_else(|| format!("unknown rootfs suite `{name}` ({})", names()))?;
         let ready = ensure(spec)?;
         println!(
             "rootfs {name}: {} ({} in {:.1} s)",
@@ -245,6 +269,10 @@ pub fn make(args: &[String]) -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+fn names() -> String {
+    ALL.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
 }
 
 /// Removes `.<name>.tmp-<pid>` / `.<name>.old-<pid>` left by runs that

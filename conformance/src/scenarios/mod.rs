@@ -23,6 +23,7 @@ mod calls62;
 mod ctx;
 mod debugger;
 mod events;
+mod exec;
 mod ext62;
 mod fuzz;
 mod memory;
@@ -98,6 +99,7 @@ pub const FAMILIES: &[Family] = &[
     fam("events", false, false),
     fam("wait", false, true),
     fam("queues", false, false),
+    fam("exec", false, true),
     fam("debug", false, true),
     fam("perf", false, false),
     fam("clocks", false, false),
@@ -171,6 +173,7 @@ pub fn all<A: Abi>() -> Vec<Scenario<A>> {
     memory::add_all(&mut v);
     events::add_all(&mut v);
     queues::add_all(&mut v);
+    exec::add_all(&mut v);
     misc::add_all(&mut v);
     debugger::add_all(&mut v);
     ext62::add_all(&mut v);

@@ -26,6 +26,7 @@ mod report;
 mod run;
 
 use report::{diff_excerpt, print_row, report_md, Row};
+pub(crate) use run::describe;
 use run::{check_thunk, run_one, summary, Expect};
 
 /// The suites `cargo xtask ci` runs: every suite (each has its "ours";

@@ -68,7 +68,7 @@ pub(super) fn summary(r: &Run) -> String {
     describe(r.status)
 }
 
-pub(super) fn describe(s: ExitStatus) -> String {
+pub(crate) fn describe(s: ExitStatus) -> String {
     use std::os::unix::process::ExitStatusExt;
     match (s.code(), s.signal()) {
         (Some(124), _) => "timed out".into(),

@@ -100,13 +100,19 @@ fn barrier_value(q: &mut QueueCtx, p: &[u8; 64]) -> Outcome {
         u64_at(p, 24) as i64,
         u32_at(p, 32),
     );
+    q.trace_packet(|| {
+        format!("BARRIER_VALUE signal={sig:#x} cond={cond} value={value} mask={mask:#x}")
+    });
+    // A zero handle is no signal, as in the barrier-AND/OR dependency
+    // slots: nothing to wait for. HIP (ROCclr's dispatchBarrierValuePacket
+    // with nothing to resolve) sends exactly that for event markers.
+    if sig == 0 {
+        return Outcome::Done;
+    }
     let cur = match signal_value(q, sig) {
         Ok(v) => v & mask,
         Err(f) => return f.into(),
     };
-    q.trace_packet(|| {
-        format!("BARRIER_VALUE signal={sig:#x} cond={cond} value={value} mask={mask:#x}")
-    });
     let met = match cond {
         0 => cur == value,
         1 => cur != value,

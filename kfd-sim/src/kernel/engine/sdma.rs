@@ -3,7 +3,7 @@
 //!
 //! Packets (SDMA v4/v5 encodings, ROCr's `sdma_registers.h`, kfdtest's
 //! `sdma_pkt_struct.h`): `NOP`, `COPY_LINEAR` (count = bytes − 1; the
-//! count field is 30 bits wide on gfx90a and gfx10.3+, 22 bits on the
+//! count field is 30 bits wide on gfx90a, gfx94x and gfx10.3+, 22 bits on the
 //! other gfx9/gfx10 parts, as ROCr's per-ASIC maximum says),
 //! `CONSTANT_FILL`, `WRITE` (untiled), `FENCE` (32-bit, and the 64-bit
 //! sub-op), `TRAP` (the interrupt context is an event id, 28 bits valid),
@@ -37,11 +37,22 @@ mod op {
 /// `SDMA_ATOMIC_ADD64`.
 const ATOMIC_ADD64: u32 = 47;
 
-/// Width of `COPY_LINEAR`'s count field for a device: ROCr programs the
-/// 30-bit `count_ext` on gfx90a, gfx10.3+ and gfx11/12, and 22 bits on
-/// the other gfx9 and gfx10.1 parts.
+/// Width of `COPY_LINEAR`'s count field for a device: 30 bits
+/// (`count_ext`) on gfx90a, gfx94x/gfx950, gfx10.3+ and gfx11/12; 22 bits
+/// on the other gfx9 and gfx10.1 parts. ROCr's per-ASIC copy-size limit
+/// (`GpuAgent::CreateBlitSdma`) says the same: ROCr 6.1.2 sends a
+/// single 16 MiB `COPY_LINEAR` on gfx942.
 pub(crate) fn copy_count_mask(gfx_version: u32) -> u32 {
-    let wide = gfx_version == 90010 || gfx_version >= 100300;
+    let (major, minor, stepping) = (
+        gfx_version / 10000,
+        gfx_version / 100 % 100,
+        gfx_version % 100,
+    );
+    let wide = match major {
+        9 => minor >= 4 || (minor == 0 && stepping == 10),
+        10 => minor >= 3,
+        m => m >= 11,
+    };
     if wide {
         (1 << 30) - 1
     } else {
@@ -252,4 +263,23 @@ pub(crate) fn step(q: &mut QueueCtx, budget: u32) -> Progress {
         }
     }
     Progress::after(ran)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::copy_count_mask;
+
+    #[test]
+    fn copy_count_width_per_asic() {
+        let wide = (1 << 30) - 1;
+        let narrow = (1 << 22) - 1;
+        for v in [
+            90010, 90400, 90402, 90500, 100300, 100302, 110000, 110501, 120001,
+        ] {
+            assert_eq!(copy_count_mask(v), wide, "gfx{v}");
+        }
+        for v in [90000, 90006, 90008, 90009, 100100, 100102] {
+            assert_eq!(copy_count_mask(v), narrow, "gfx{v}");
+        }
+    }
 }
