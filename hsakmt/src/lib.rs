@@ -94,8 +94,8 @@ pub mod memory;
 pub mod openclose;
 pub mod perf;
 pub mod queues;
+pub mod render;
 #[cfg(feature = "newest")]
 mod sim_doorbell;
-pub mod render;
 pub mod svm;
 pub mod topology;
