@@ -173,7 +173,7 @@ pub unsafe extern "C" fn amdgpu_device_initialize(
         }
         let render_minor = libc::minor(st.st_rdev);
         let handle = amdgpu::handle(Owner::Primary, render_minor);
-        crate::memory::device_render_node(handle).map_err(|_| libc::ENODEV)?;
+        crate::render::device_render_node(handle).map_err(|_| libc::ENODEV)?;
         let mut v = drm_version::default();
         // SAFETY: `v` is a live `drm_version` with every buffer length 0,
         // so the driver writes only the three version numbers and the
@@ -217,7 +217,7 @@ pub unsafe extern "C" fn amdgpu_query_gpu_info(
         if info.is_null() {
             return Err(libc::EINVAL);
         }
-        let render = crate::memory::device_render_node(dev).map_err(|_| libc::EINVAL)?;
+        let render = crate::render::device_render_node(dev).map_err(|_| libc::EINVAL)?;
         let d = kfd_sys::drm::query_device_info(&render).map_err(|e| e.0)?;
         let gi = gpu_info(&d);
         // SAFETY: checked non-NULL; the caller's contract makes it valid

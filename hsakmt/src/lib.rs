@@ -94,6 +94,7 @@ pub mod memory;
 pub mod openclose;
 pub mod perf;
 pub mod queues;
+#[cfg(feature = "newest")]
 pub mod render;
 #[cfg(feature = "newest")]
 mod sim_doorbell;

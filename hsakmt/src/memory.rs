@@ -655,28 +655,6 @@ forward! {
     since62 fn hsaKmtReturnAsanHeaderPage(addr: *mut c_void) => hsaKmtReturnAsanHeaderPageCtx;
 }
 
-/// The render node behind a handle of `hsaKmtGetAMDGPUDeviceHandle`: a
-/// handle that is not one (or whose context closed) → 4, its GPU no
-/// longer in the snapshot → 5.
-pub(crate) fn device_render_node(
-    handle: *const c_void,
-) -> KmtResult<std::sync::Arc<kfd_sys::DeviceFile>> {
-    let (owner, minor) = crate::amdgpu::lookup(handle).ok_or(st::INVALID_HANDLE)?;
-    let c = match owner {
-        Owner::Primary => ctx::primary()?,
-        Owner::Secondary(id) => ctx::secondary_by_id(id).ok_or(st::INVALID_HANDLE)?,
-    };
-    let topo = c.topology().kmt()?;
-    let gpu_id = topo
-        .nodes
-        .iter()
-        .find(|n| n.is_gpu() && n.properties.drm_render_minor == minor)
-        .map(|n| n.gpu_id)
-        .ok_or(st::INVALID_NODE_UNIT)?;
-    let fmm = c.fmm().kmt()?;
-    fmm.render_node(gpu_id).cloned().ok_or(st::INVALID_HANDLE)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

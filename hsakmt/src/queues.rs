@@ -2,7 +2,6 @@
 //! GWS, trap handlers, doorbells.
 
 use std::ffi::c_void;
-use std::os::fd::{AsFd, AsRawFd};
 use std::sync::Arc;
 
 use hsakmt_sys::common::HSA_QUEUE_PRIORITY;
@@ -207,6 +206,7 @@ export! {
         let queues = queues_of(&c)?;
         let q = queues.lookup(QueueId).kmt()?;
         queues.ring_doorbell(&q, value).kmt()?;
+        use std::os::fd::{AsFd, AsRawFd};
         crate::sim_doorbell::notify(c.kfd().as_fd().as_raw_fd(), q.kfd_queue_id());
         Ok(())
     }

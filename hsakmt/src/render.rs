@@ -92,6 +92,16 @@ fn device(handle: *const c_void, unknown: crate::border::Status) -> KmtResult<De
     Ok(Device { owner, minor, file })
 }
 
+/// The render node behind a device token of
+/// `hsaKmtGetAMDGPUDeviceHandle` (libdtif's libdrm entry points take
+/// these tokens as their `amdgpu_device_handle`): unknown →
+/// `INVALID_HANDLE`, its GPU no longer in the snapshot →
+/// `INVALID_NODE_UNIT`.
+#[cfg(feature = "dtif")]
+pub(crate) fn device_render_node(handle: *const c_void) -> KmtResult<Arc<DeviceFile>> {
+    device(handle, st::INVALID_HANDLE).map(|d| d.file)
+}
+
 /// A buffer token (`INVALID_HANDLE` if it is not a live one).
 fn buffer(handle: HsaMemoryObjectHandle) -> KmtResult<bo::Bo> {
     bo::lookup(handle as *const c_void).ok_or(st::INVALID_HANDLE)
