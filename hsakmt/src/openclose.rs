@@ -48,7 +48,7 @@ export! {
     /// contexts stay open, but every `Ctx` call on them returns 20 until
     /// the primary is opened again.
     ctx fn hsaKmtCloseKFDCtx() {
-        let id = primary::get().ok().map(|c| c.id());
+        let closing = primary::get().ok();
         if let Err(e) = primary::close() {
             // A forked child closing what it inherited: success, as in C.
             if primary::release_inherited() {
@@ -57,10 +57,12 @@ export! {
             return Err(e).kmt();
         }
         if primary::open_count() == 0 {
-            if let Some(id) = id {
-                ctx::forget_caches(id);
+            if let Some(c) = &closing {
+                ctx::forget_caches(c);
             }
         }
+        // The last reference of a context not kept: torn down here.
+        drop(closing);
         Ok(())
     }
 

@@ -31,8 +31,12 @@
 //! the inherited references. If the handler cannot be registered, every
 //! lookup compares pids (one `getpid` each).
 
+use std::fmt;
+use std::ops::Deref;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Once};
+
+use arc_swap::{ArcSwapOption, Guard};
 
 use kfd_sys::{Driver, NixDriver};
 use kfd_topology::Topology;
@@ -81,6 +85,32 @@ static SLOT: Mutex<Slot> = Mutex::new(Slot {
     generation: 0,
     driver: None,
 });
+
+/// The open primary context as lookups see it, with the fork generation
+/// it was opened in.
+struct Published {
+    ctx: Context,
+    generation: u64,
+}
+
+/// The open primary ([`Slot::publish`]); empty while it is closed.
+static PUBLISHED: ArcSwapOption<Published> = ArcSwapOption::const_empty();
+
+impl Slot {
+    /// Publishes what [`get`] answers now: the context while it is open
+    /// (count above 0) in this process, nothing otherwise. Called under
+    /// the slot's lock after every change.
+    fn publish(&self) {
+        let open = match (&self.ctx, self.count) {
+            (Some(ctx), n) if n > 0 => Some(Arc::new(Published {
+                ctx: ctx.clone(),
+                generation: self.generation,
+            })),
+            _ => None,
+        };
+        PUBLISHED.store(open);
+    }
+}
 
 /// Forks this process went through (counted in each child by the
 /// `pthread_atfork` child handler; a child inherits its parent's count).
@@ -131,6 +161,8 @@ fn slot(check: ForkCheck) -> MutexGuard<'static, Slot> {
                 s.kept_topology = inherited.snapshot_unlocked();
                 std::mem::forget(inherited);
             }
+            // The published copy is the parent's too: never dropped here.
+            std::mem::forget(PUBLISHED.swap(None));
             s.inherited = s.count;
             s.count = 0;
         }
@@ -171,6 +203,7 @@ pub fn open_with(options: ContextOptions) -> Result<(Context, Opened), ContextEr
             Opened::First
         };
         s.count += 1;
+        s.publish();
         return Ok((ctx, how));
     }
     let driver = s
@@ -190,6 +223,7 @@ pub fn open_with(options: ContextOptions) -> Result<(Context, Opened), ContextEr
     s.inherited = 0;
     s.pid = std::process::id();
     s.generation = FORK_GENERATION.load(Ordering::Relaxed);
+    s.publish();
     Ok((ctx, Opened::First))
 }
 
@@ -203,6 +237,7 @@ pub fn close() -> Result<(), ContextError> {
         return Err(ContextError::NotOpen);
     }
     s.count -= 1;
+    s.publish();
     let keep = s.ctx.as_ref().is_some_and(|c| c.options().keep_after_close);
     if s.count == 0 && !keep {
         let ctx = s.ctx.take();
@@ -275,6 +310,65 @@ pub fn open_count() -> u64 {
     slot(ForkCheck::Generation).count
 }
 
+/// The open primary context, borrowed: what [`current`] returns.
+/// It keeps the context alive while it lives (a close meanwhile tears
+/// the context down only when the last `Primary` of it is dropped), so
+/// hold it for one call, not across calls.
+pub struct Primary(Held);
+
+enum Held {
+    /// Borrowed from the published pointer.
+    Published(Guard<Option<Arc<Published>>>),
+    /// A reference of its own (the slow path: no fork handler).
+    Owned(Context),
+}
+
+impl Deref for Primary {
+    type Target = Context;
+
+    fn deref(&self) -> &Context {
+        match &self.0 {
+            Held::Published(g) => &g.as_ref().expect("published when made").ctx,
+            Held::Owned(c) => c,
+        }
+    }
+}
+
+impl fmt::Debug for Primary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Primary").field(&**self).finish()
+    }
+}
+
+/// Whether the published primary is this process's: opened in the
+/// current fork generation, with the fork handler registered.
+fn valid(p: &Published) -> bool {
+    p.generation == FORK_GENERATION.load(Ordering::Relaxed)
+        && ATFORK_REGISTERED.load(Ordering::Relaxed)
+}
+
+/// [`get`] without the slot's lock and without a reference-count change
+/// while the primary is open in this process: one load of the published
+/// pointer and one of the fork generation. In a forked child, or without
+/// the fork handler, this takes [`get`]'s way.
+pub fn current() -> Result<Primary, ContextError> {
+    let g = PUBLISHED.load();
+    if g.as_ref().is_some_and(|p| valid(p)) {
+        return Ok(Primary(Held::Published(g)));
+    }
+    drop(g);
+    get().map(|c| Primary(Held::Owned(c)))
+}
+
+/// Whether the primary context is open in this process (`open_count() >
+/// 0`), without the slot's lock while it is.
+pub fn is_open() -> bool {
+    if PUBLISHED.load().as_ref().is_some_and(|p| valid(p)) {
+        return true;
+    }
+    open_count() > 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -291,7 +385,19 @@ mod tests {
         let snapshot = parent.acquire_system_properties().unwrap();
         open().unwrap();
         assert_eq!(open_count(), 2);
+        let borrowed = current().unwrap();
+        assert!(
+            matches!(borrowed.0, Held::Published(_)),
+            "the lock-free way"
+        );
+        assert!(Context::same(&borrowed, &parent));
+        drop(borrowed);
+        assert!(is_open());
         after_fork_in_child();
+        // The published context is the parent's: the generation check
+        // refuses it before the slot is even looked at.
+        assert!(matches!(current(), Err(ContextError::NotOpen)));
+        assert!(!is_open());
         assert_eq!(open_count(), 0);
         assert!(matches!(get(), Err(ContextError::NotOpen)));
         // The parent's context is left alone (its kernel process is the
@@ -300,6 +406,7 @@ mod tests {
         assert!(release_inherited());
         let (child, again) = open().unwrap();
         assert_eq!(again, Opened::First, "the child opens its own");
+        assert!(Context::same(&current().unwrap(), &child));
         // ... with the parent's snapshot (issue 17 item 9).
         assert!(Arc::ptr_eq(&child.topology().unwrap(), &snapshot));
         assert_eq!(open_count(), 1);
@@ -307,6 +414,7 @@ mod tests {
         drop(child);
         close().unwrap();
         assert_eq!(open_count(), 0);
+        assert!(matches!(current(), Err(ContextError::NotOpen)), "closed");
         // The snapshot outlives the last close, until it is forgotten.
         let (again, _) = open().unwrap();
         assert!(Arc::ptr_eq(&again.topology().unwrap(), &snapshot));

@@ -62,7 +62,7 @@ fn apertures_are_released_and_reacquired() {
     let ctx = Context::open_secondary(Arc::new(sim.clone())).unwrap();
     let topo = ctx.acquire_system_properties().unwrap();
     let gpu = topo.gpu_nodes().next().unwrap().id;
-    let fmm = ctx.fmm().unwrap();
+    let fmm = ctx.fmm().unwrap().clone();
     let bos = |sim: &Sim| sim.live_objects().processes[0].bos;
     let first = fmm.mmio_address(gpu).expect("MMIO page mapped");
     let with_mmio = bos(&sim);

@@ -183,6 +183,10 @@ pub struct FmmOptions {
     pub render_nodes: RenderNodes,
     /// How the C library being served behaves where generations differ.
     pub rules: FmmRules,
+    /// The KFD interface version `(major, minor)` when the caller read it
+    /// already (a context reads it once at open); `None` asks the kernel
+    /// (`AMDKFD_IOC_GET_VERSION`).
+    pub kfd_version: Option<(u32, u32)>,
 }
 
 impl FmmOptions {
@@ -199,6 +203,7 @@ impl FmmOptions {
             zero_fb: false,
             render_nodes: RenderNodes::Open,
             rules: FmmRules::default(),
+            kfd_version: None,
         }
     }
 
@@ -472,9 +477,15 @@ impl Fmm {
         io_links: Vec<Vec<u32>>,
         opts: FmmOptions,
     ) -> Result<Fmm> {
-        let mut v = kfd::kfd_ioctl_get_version_args::default();
-        kfd.ioctl_plain(kfd::AMDKFD_IOC_GET_VERSION, &mut v)
-            .map_err(FmmError::ioctl("AMDKFD_IOC_GET_VERSION"))?;
+        let version = match opts.kfd_version {
+            Some(v) => v,
+            None => {
+                let mut v = kfd::kfd_ioctl_get_version_args::default();
+                kfd.ioctl_plain(kfd::AMDKFD_IOC_GET_VERSION, &mut v)
+                    .map_err(FmmError::ioctl("AMDKFD_IOC_GET_VERSION"))?;
+                (v.major_version, v.minor_version)
+            }
+        };
         let is_dgpu = nodes
             .iter()
             .any(|n| n.is_gpu() && n.cpu_cores == 0 && n.simd_count > 0);
@@ -530,7 +541,7 @@ impl Fmm {
         let mut fmm = Fmm {
             kfd,
             opts,
-            version: (v.major_version, v.minor_version),
+            version,
             nodes,
             io_links,
             gpus,
