@@ -13,7 +13,7 @@ use crate::aperture::{reserve_svm_range, reset_to_reserved, Aperture, GPU_HUGE_P
 use crate::error::{FmmError, Result};
 use crate::flags::{hsa_to_ioc, ioc_to_hsa, AllocMemFlags, MemFlags, MemMapFlags};
 use crate::lock;
-use crate::objects::{ApId, CpuView, Kind, Lookup, NodeArrays, Shard, Span, VmObject};
+use crate::objects::{ApId, CpuView, Kind, Lookup, NodeArrays, Shard, Slot, Span, VmObject};
 use crate::share::ShareHandle;
 use crate::va::{align_up, checked_align_up};
 use crate::PAGE_SIZE;
@@ -756,7 +756,7 @@ impl Fmm {
             let Some(addr) = lock(&self.gpus[gi].mmio).take() else {
                 continue;
             };
-            let obj = lock(&self.shards[gi + 1]).remove(addr);
+            let obj = lock(&self.shards[gi + 1]).remove_start(addr);
             if let Some(obj) = obj {
                 self.destroy(obj);
             }
@@ -1027,7 +1027,7 @@ impl Fmm {
         &self,
         addr: u64,
         how: Lookup,
-        f: impl FnOnce(&mut Shard, u64) -> R,
+        f: impl FnOnce(&mut Shard, Slot) -> R,
     ) -> Option<R> {
         for (s, span) in self.shards.iter().zip(&self.spans) {
             if !span.may_hold(addr) {

@@ -1,14 +1,16 @@
 //! Memory objects and the address -> object index.
 //!
 //! Objects are kept in shards, one per GPU plus one for host-only memory,
-//! each behind its own lock. Inside a shard a `BTreeMap` keyed by start
-//! address answers "which object contains this address" with one
-//! `range(..=addr).next_back()` (O(log n)); userptr objects are indexed a
-//! second time by their CPU address. Each shard publishes the address
+//! each behind its own lock. Inside a shard, "which object contains this
+//! address" is one hash probe for objects of up to 16 pages (every page
+//! they cover is a key) and a `BTreeMap` range query (O(log n)) over the
+//! larger ones; userptr objects are indexed a second time by their CPU
+//! address. Each shard publishes the address
 //! span its objects lie in ([`Span`]), so a lookup by address locks only
 //! the shards that can hold it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -258,12 +260,70 @@ impl Span {
     }
 }
 
+/// Objects of at most this many pages are indexed by every page they
+/// cover ([`Shard::pages`]); larger ones by their start in a tree.
+const SMALL_PAGES: u64 = 16;
+
+/// Where an object sits in its shard: what [`Shard::find`] returns and
+/// [`Shard::get_mut`]/[`Shard::remove`] take. Valid until the object is
+/// removed (slots are reused after that).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Slot(u32);
+
+/// The hasher of page numbers: a multiply and two folds (the keys are
+/// addresses chosen by our own allocator, not by an adversary; SipHash
+/// would cost more than the rest of a lookup).
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct PageHasher(u64);
+
+impl Hasher for PageHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b) ^ self.0.rotate_left(8));
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        let h = (x ^ (x >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = h ^ (h >> 32);
+    }
+}
+
+type PageMap = HashMap<u64, Slot, BuildHasherDefault<PageHasher>>;
+
+/// The pages `[first, last]` an object of `start` and `size` covers (at
+/// least one), or `None` when it has more than [`SMALL_PAGES`].
+fn small_pages(start: u64, size: u64) -> Option<(u64, u64)> {
+    let first = start / PAGE_SIZE;
+    let last = start.saturating_add(size.max(1) - 1) / PAGE_SIZE;
+    (last - first < SMALL_PAGES).then_some((first, last))
+}
+
 /// One shard: the objects of one GPU (or of the host).
+///
+/// The objects sit in a slab; an address finds its object through one of
+/// two indexes, both keyed by GPU address: a hash of every page of the
+/// small objects (one probe, whatever the number of objects: the lookup
+/// of `hsaKmtQueryPointerInfo` on the buffers runtimes allocate by the
+/// thousand) and a tree of the larger ones by start. Objects of one
+/// shard never overlap (the aperture allocators hand out disjoint
+/// ranges); an object that would share a page with another goes to the
+/// tree, so no entry is ever overwritten.
 #[derive(Debug, Default)]
 pub(crate) struct Shard {
-    objs: BTreeMap<u64, VmObject>,
-    /// CPU address -> start of the userptr object registered there.
-    userptrs: BTreeMap<u64, u64>,
+    slab: Vec<Option<VmObject>>,
+    /// Slots of removed objects, reused first.
+    vacant: Vec<Slot>,
+    /// Page number -> the small object covering it.
+    pages: PageMap,
+    /// Start -> the objects not in `pages`.
+    large: BTreeMap<u64, Slot>,
+    /// CPU address -> the userptr object registered there.
+    userptrs: BTreeMap<u64, Slot>,
     /// Where the objects are (shared with the memory manager).
     span: Arc<Span>,
 }
@@ -277,71 +337,142 @@ impl Shard {
     }
 
     pub fn len(&self) -> usize {
-        self.objs.len()
+        self.slab.len() - self.vacant.len()
+    }
+
+    fn obj(&self, slot: Slot) -> Option<&VmObject> {
+        self.slab.get(slot.0 as usize)?.as_ref()
     }
 
     pub fn insert(&mut self, obj: VmObject) {
         self.span.widen(obj.span());
-        if let Some((addr, _)) = obj.userptr() {
-            self.userptrs.insert(addr, obj.start);
+        let (start, size, userptr) = (obj.start, obj.size, obj.userptr());
+        let slot = match self.vacant.pop() {
+            Some(slot) => {
+                self.slab[slot.0 as usize] = Some(obj);
+                slot
+            }
+            None => {
+                // u32::MAX objects would need terabytes of VmObjects.
+                let slot = Slot(self.slab.len() as u32);
+                self.slab.push(Some(obj));
+                slot
+            }
+        };
+        if let Some((addr, _)) = userptr {
+            self.userptrs.insert(addr, slot);
         }
-        self.objs.insert(obj.start, obj);
+        match small_pages(start, size) {
+            Some((first, last)) if (first..=last).all(|p| !self.pages.contains_key(&p)) => {
+                for p in first..=last {
+                    self.pages.insert(p, slot);
+                }
+            }
+            _ => {
+                self.large.insert(start, slot);
+            }
+        }
     }
 
-    /// The start key of the object `addr` resolves to.
-    pub fn find(&self, addr: u64, how: Lookup) -> Option<u64> {
+    /// The object that starts at `start` (a GPU address), if any.
+    fn starting_at(&self, start: u64) -> Option<Slot> {
+        match self.pages.get(&(start / PAGE_SIZE)) {
+            Some(&slot) if self.obj(slot).is_some_and(|o| o.start == start) => Some(slot),
+            _ => self.large.get(&start).copied(),
+        }
+    }
+
+    /// The object whose GPU range contains `addr`, if any.
+    fn containing(&self, addr: u64) -> Option<Slot> {
+        let inside = |slot: Slot| {
+            self.obj(slot)
+                .is_some_and(|o| addr >= o.start && addr < o.start.saturating_add(o.size))
+        };
+        if let Some(&slot) = self.pages.get(&(addr / PAGE_SIZE)) {
+            if inside(slot) {
+                return Some(slot);
+            }
+        }
+        let (_, &slot) = self.large.range(..=addr).next_back()?;
+        inside(slot).then_some(slot)
+    }
+
+    /// The slot of the object `addr` resolves to.
+    pub fn find(&self, addr: u64, how: Lookup) -> Option<Slot> {
         match how {
             Lookup::Exact { size } => {
-                if let Some(&start) = self.userptrs.get(&addr) {
-                    let o = &self.objs[&start];
-                    if size == 0 || o.userptr().is_some_and(|(_, s)| s == size) {
-                        return Some(start);
+                if let Some(&slot) = self.userptrs.get(&addr) {
+                    let registered = self.obj(slot).and_then(VmObject::userptr);
+                    if size == 0 || registered.is_some_and(|(_, s)| s == size) {
+                        return Some(slot);
                     }
                 }
                 let page_off = addr & (PAGE_SIZE - 1);
-                let o = self.objs.get(&(addr - page_off))?;
-                if let Some((ua, us)) = o.userptr() {
+                let slot = self.starting_at(addr - page_off)?;
+                if let Some((ua, us)) = self.obj(slot).and_then(VmObject::userptr) {
                     // A userptr found by GPU address must match the page
                     // offset (and the size, if given) of the registration.
                     if ua & (PAGE_SIZE - 1) != page_off || (size != 0 && size != us) {
                         return None;
                     }
                 }
-                Some(o.start)
+                Some(slot)
             }
             Lookup::Containing => {
-                if let Some((_, &start)) = self.userptrs.range(..=addr).next_back() {
-                    let (ua, us) = self.objs[&start].userptr().expect("indexed userptr");
-                    if addr < ua.saturating_add(us.max(1)) {
-                        return Some(start);
+                if let Some((_, &slot)) = self.userptrs.range(..=addr).next_back() {
+                    if let Some((ua, us)) = self.obj(slot).and_then(VmObject::userptr) {
+                        if addr < ua.saturating_add(us.max(1)) {
+                            return Some(slot);
+                        }
                     }
                 }
-                let (_, o) = self.objs.range(..=addr).next_back()?;
-                (addr < o.start.saturating_add(o.size)).then_some(o.start)
+                self.containing(addr)
             }
         }
     }
 
-    pub fn get_mut(&mut self, start: u64) -> Option<&mut VmObject> {
-        self.objs.get_mut(&start)
+    pub fn get_mut(&mut self, slot: Slot) -> Option<&mut VmObject> {
+        self.slab.get_mut(slot.0 as usize)?.as_mut()
     }
 
-    pub fn remove(&mut self, start: u64) -> Option<VmObject> {
-        let o = self.objs.remove(&start)?;
+    pub fn remove(&mut self, slot: Slot) -> Option<VmObject> {
+        let o = self.slab.get_mut(slot.0 as usize)?.take()?;
+        self.vacant.push(slot);
         if let Some((addr, _)) = o.userptr() {
             self.userptrs.remove(&addr);
         }
-        if self.objs.is_empty() {
+        if self.large.get(&o.start) == Some(&slot) {
+            self.large.remove(&o.start);
+        } else if let Some((first, last)) = small_pages(o.start, o.size) {
+            for p in first..=last {
+                self.pages.remove(&p);
+            }
+        }
+        if self.len() == 0 {
             self.span.clear();
+            self.slab.clear();
+            self.vacant.clear();
         }
         Some(o)
+    }
+
+    /// Removes the object that starts at `start` (a GPU address).
+    pub fn remove_start(&mut self, start: u64) -> Option<VmObject> {
+        let slot = self.starting_at(start)?;
+        self.remove(slot)
     }
 
     /// Removes and returns every object.
     pub fn drain(&mut self) -> Vec<VmObject> {
         self.userptrs.clear();
+        self.pages.clear();
+        self.large.clear();
+        self.vacant.clear();
         self.span.clear();
-        std::mem::take(&mut self.objs).into_values().collect()
+        std::mem::take(&mut self.slab)
+            .into_iter()
+            .flatten()
+            .collect()
     }
 }
 
@@ -353,19 +484,85 @@ mod tests {
         VmObject::new(start, size, Some(start), 1, ApId::SvmDefault)
     }
 
+    /// The start of the object `addr` resolves to.
+    fn at(s: &Shard, addr: u64, how: Lookup) -> Option<u64> {
+        s.find(addr, how).and_then(|k| s.obj(k)).map(|o| o.start)
+    }
+
+    #[test]
+    fn small_and_large_objects_are_found_inside_and_not_past_their_end() {
+        let mut s = Shard::default();
+        // Small ones back to back (hashed by page), a 16-page one (the
+        // most the page index takes), a 17-page and a 2 MiB one (tree).
+        for i in 0..64u64 {
+            s.insert(obj(0x100_0000 + i * 0x1000, 0x1000));
+        }
+        s.insert(obj(0x200_0000, 16 * 0x1000));
+        s.insert(obj(0x300_0000, 17 * 0x1000));
+        s.insert(obj(0x400_0000, 0x20_0000));
+        assert_eq!(s.len(), 67);
+        assert_eq!(s.large.len(), 2);
+        for i in 0..64u64 {
+            let start = 0x100_0000 + i * 0x1000;
+            assert_eq!(at(&s, start + 0xfff, Lookup::Containing), Some(start));
+            assert_eq!(at(&s, start, Lookup::Exact { size: 0 }), Some(start));
+            assert_eq!(at(&s, start + 8, Lookup::Exact { size: 0 }), Some(start));
+        }
+        assert_eq!(at(&s, 0x104_0000, Lookup::Containing), None);
+        for (start, size) in [
+            (0x200_0000, 0x10000),
+            (0x300_0000, 0x11000),
+            (0x400_0000, 0x20_0000),
+        ] {
+            assert_eq!(at(&s, start, Lookup::Containing), Some(start));
+            assert_eq!(at(&s, start + size - 1, Lookup::Containing), Some(start));
+            assert_eq!(at(&s, start + size, Lookup::Containing), None);
+            assert_eq!(at(&s, start + 0x1000, Lookup::Exact { size: 0 }), None);
+        }
+        // Removing frees the pages and reuses the slot.
+        let gone = s.find(0x100_5000, Lookup::Containing).unwrap();
+        assert_eq!(s.remove(gone).map(|o| o.start), Some(0x100_5000));
+        assert_eq!(at(&s, 0x100_5000, Lookup::Containing), None);
+        assert!(s.remove(gone).is_none(), "a removed slot is empty");
+        s.insert(obj(0x900_0000, 0x1000));
+        assert_eq!(s.find(0x900_0000, Lookup::Containing), Some(gone));
+        assert_eq!(s.remove_start(0x400_0000).map(|o| o.size), Some(0x20_0000));
+        assert_eq!(at(&s, 0x400_0000, Lookup::Containing), None);
+        assert_eq!(s.drain().len(), 66);
+        assert_eq!(s.len(), 0);
+        assert_eq!(at(&s, 0x200_0000, Lookup::Containing), None);
+    }
+
+    #[test]
+    fn an_object_sharing_a_page_goes_to_the_tree() {
+        let mut s = Shard::default();
+        s.insert(obj(0x10000, 0x800));
+        // Overlaps nothing of the first but its page: indexed by start.
+        s.insert(obj(0x10800, 0x800));
+        assert_eq!(s.large.len(), 1);
+        assert_eq!(at(&s, 0x107ff, Lookup::Containing), Some(0x10000));
+        assert_eq!(at(&s, 0x10800, Lookup::Containing), Some(0x10800));
+        assert_eq!(s.remove_start(0x10800).map(|o| o.start), Some(0x10800));
+        assert_eq!(
+            at(&s, 0x10000, Lookup::Containing),
+            Some(0x10000),
+            "page kept"
+        );
+    }
+
     #[test]
     fn containing_and_exact() {
         let mut s = Shard::default();
         s.insert(obj(0x10000, 0x2000));
         s.insert(obj(0x20000, 0x1000));
-        assert_eq!(s.find(0x10000, Lookup::Containing), Some(0x10000));
-        assert_eq!(s.find(0x11fff, Lookup::Containing), Some(0x10000));
-        assert_eq!(s.find(0x12000, Lookup::Containing), None);
-        assert_eq!(s.find(0xffff, Lookup::Containing), None);
-        assert_eq!(s.find(0x10000, Lookup::Exact { size: 0 }), Some(0x10000));
-        assert_eq!(s.find(0x11000, Lookup::Exact { size: 0 }), None);
-        assert!(s.remove(0x10000).is_some());
-        assert_eq!(s.find(0x10000, Lookup::Containing), None);
+        assert_eq!(at(&s, 0x10000, Lookup::Containing), Some(0x10000));
+        assert_eq!(at(&s, 0x11fff, Lookup::Containing), Some(0x10000));
+        assert_eq!(at(&s, 0x12000, Lookup::Containing), None);
+        assert_eq!(at(&s, 0xffff, Lookup::Containing), None);
+        assert_eq!(at(&s, 0x10000, Lookup::Exact { size: 0 }), Some(0x10000));
+        assert_eq!(at(&s, 0x11000, Lookup::Exact { size: 0 }), None);
+        assert!(s.remove_start(0x10000).is_some());
+        assert_eq!(at(&s, 0x10000, Lookup::Containing), None);
     }
 
     #[test]
@@ -385,9 +582,9 @@ mod tests {
         }
         assert!(!span.may_hold(0xffff));
         assert!(!span.may_hold(0x7000_1000));
-        s.remove(0x10000).unwrap();
+        s.remove_start(0x10000).unwrap();
         assert!(span.may_hold(0x5555_0010), "one object left");
-        s.remove(0x7000_0000).unwrap();
+        s.remove_start(0x7000_0000).unwrap();
         assert!(!span.may_hold(0x5555_0010), "empty shard");
         s.insert(obj(0x20000, 0x1000));
         assert!(span.may_hold(0x20000) && !span.may_hold(0x10000));
@@ -406,22 +603,22 @@ mod tests {
         };
         s.insert(o);
         assert_eq!(
-            s.find(0x5555_0010, Lookup::Exact { size: 0 }),
+            at(&s, 0x5555_0010, Lookup::Exact { size: 0 }),
             Some(0x7000_0000)
         );
         assert_eq!(
-            s.find(0x5555_0010, Lookup::Exact { size: 0x1000 }),
+            at(&s, 0x5555_0010, Lookup::Exact { size: 0x1000 }),
             Some(0x7000_0000)
         );
-        assert_eq!(s.find(0x5555_0010, Lookup::Exact { size: 0x2000 }), None);
-        assert_eq!(s.find(0x5555_0500, Lookup::Containing), Some(0x7000_0000));
+        assert_eq!(at(&s, 0x5555_0010, Lookup::Exact { size: 0x2000 }), None);
+        assert_eq!(at(&s, 0x5555_0500, Lookup::Containing), Some(0x7000_0000));
         // GPU address with the right page offset also resolves.
         assert_eq!(
-            s.find(0x7000_0010, Lookup::Exact { size: 0 }),
+            at(&s, 0x7000_0010, Lookup::Exact { size: 0 }),
             Some(0x7000_0000)
         );
-        assert_eq!(s.find(0x7000_0020, Lookup::Exact { size: 0 }), None);
+        assert_eq!(at(&s, 0x7000_0020, Lookup::Exact { size: 0 }), None);
         assert_eq!(s.drain().len(), 1);
-        assert_eq!(s.find(0x5555_0010, Lookup::Containing), None);
+        assert_eq!(at(&s, 0x5555_0010, Lookup::Containing), None);
     }
 }
