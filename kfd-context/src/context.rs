@@ -65,6 +65,10 @@ pub(crate) struct Inner {
     owner_pid: u32,
     kfd: Arc<DeviceFile>,
     topology: RwLock<Option<Arc<Topology>>>,
+    /// The last snapshot this context read and the options it was read
+    /// with, also after it was released: the next acquire takes it again
+    /// while the kernel's `generation_id` is unchanged.
+    last_read: Mutex<Option<(Arc<Topology>, SnapshotOptions)>>,
     // The sub-contexts, each made once on first use (from the topology
     // snapshot current then) and borrowed by every call after that.
     memory: OnceLock<Memory>,
@@ -177,6 +181,7 @@ impl Context {
                 owner_pid: std::process::id(),
                 kfd: Arc::new(kfd),
                 topology: RwLock::new(None),
+                last_read: Mutex::new(None),
                 memory: OnceLock::new(),
                 events: OnceLock::new(),
                 queues: OnceLock::new(),
@@ -269,23 +274,43 @@ impl Context {
     /// Takes a topology snapshot for this context (replacing any earlier
     /// one) and returns it.
     pub fn acquire_system_properties(&self) -> Result<Arc<Topology>, ContextError> {
-        let topo = Arc::new(Topology::snapshot(&**self.driver())?);
-        *self
-            .inner
-            .topology
-            .write()
-            .unwrap_or_else(|e| e.into_inner()) = Some(topo.clone());
-        Ok(topo)
+        self.acquire_system_properties_with(&SnapshotOptions::from_env(Default::default()))
     }
 
     /// [`Context::acquire_system_properties`] with explicit snapshot
     /// options (the `hsakmt` border picks the rules of the C library
     /// generation it serves).
+    ///
+    /// While the kernel's topology `generation_id` is the one of the last
+    /// snapshot this context read with the same options (also one it
+    /// released since), that snapshot is taken again: one read of
+    /// `generation_id` instead of the whole tree. The C library re-reads
+    /// the tree after a release, and reads it again while the generation
+    /// changes under it; so does this when the generation differs.
     pub fn acquire_system_properties_with(
         &self,
         options: &SnapshotOptions,
     ) -> Result<Arc<Topology>, ContextError> {
-        let topo = Arc::new(Topology::snapshot_with(&**self.driver(), options)?);
+        let mut last = self
+            .inner
+            .last_read
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let unchanged = match &*last {
+            Some((topo, with)) if with == options => {
+                Topology::kernel_generation(&**self.driver())? == topo.generation_id
+            }
+            _ => false,
+        };
+        let topo = match (&*last, unchanged) {
+            (Some((topo, _)), true) => topo.clone(),
+            _ => {
+                let topo = Arc::new(Topology::snapshot_with(&**self.driver(), options)?);
+                *last = Some((topo.clone(), options.clone()));
+                topo
+            }
+        };
+        drop(last);
         *self
             .inner
             .topology
