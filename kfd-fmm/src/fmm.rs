@@ -13,7 +13,9 @@ use crate::aperture::{reserve_svm_range, reset_to_reserved, Aperture, GPU_HUGE_P
 use crate::error::{FmmError, Result};
 use crate::flags::{hsa_to_ioc, ioc_to_hsa, AllocMemFlags, MemFlags, MemMapFlags};
 use crate::lock;
-use crate::objects::{ApId, CpuView, Kind, Lookup, NodeArrays, Shard, Slot, Span, VmObject};
+use crate::objects::{
+    Answer, ApId, CpuView, Kind, Lookup, NodeArrays, Shard, Slot, Span, VmObject,
+};
 use crate::share::ShareHandle;
 use crate::va::{align_up, checked_align_up};
 use crate::PAGE_SIZE;
@@ -276,6 +278,40 @@ impl NodeArray {
     /// Whether the list is empty.
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+}
+
+impl From<PointerInfoArrays> for Answer {
+    fn from(i: PointerInfoArrays) -> Answer {
+        let raw = |a: NodeArray| (a.ptr as usize, a.len);
+        Answer {
+            kind: i.kind,
+            node: i.node,
+            mem_flags: i.mem_flags,
+            cpu_address: i.cpu_address,
+            gpu_address: i.gpu_address,
+            size: i.size,
+            user_data: i.user_data,
+            registered: raw(i.registered_nodes),
+            mapped: raw(i.mapped_nodes),
+        }
+    }
+}
+
+impl From<Answer> for PointerInfoArrays {
+    fn from(a: Answer) -> PointerInfoArrays {
+        let array = |(ptr, len): (usize, usize)| NodeArray::new((ptr as *const u32, len));
+        PointerInfoArrays {
+            kind: a.kind,
+            node: a.node,
+            mem_flags: a.mem_flags,
+            cpu_address: a.cpu_address,
+            gpu_address: a.gpu_address,
+            size: a.size,
+            registered_nodes: array(a.registered),
+            mapped_nodes: array(a.mapped),
+            user_data: a.user_data,
+        }
     }
 }
 
@@ -2763,19 +2799,26 @@ impl Fmm {
     /// [`Fmm::pointer_info`] for a C `HsaPointerInfo`: the node lists are
     /// arrays the object owns (see [`NodeArray`]), valid as long as the
     /// object lives, so the caller needs to keep nothing. No allocation
-    /// after the first query of an object; one shard lock.
+    /// after the first query of an object; one shard lock. The answer is
+    /// kept with the object's index entry until the object changes, so a
+    /// repeated query of a small object is one page-hash probe and one
+    /// record read, however many objects live.
     pub fn pointer_info_arrays(&self, addr: u64) -> Result<PointerInfoArrays> {
-        self.with_object(addr, Lookup::Containing, |o| {
-            let gpus = self.gpus.len();
-            let arrays = o
-                .node_arrays
-                .get_or_insert_with(|| Box::new(NodeArrays::new(gpus)));
-            let (registered, mapped) = arrays.store(
-                o.registered.iter().map(|&g| self.node_of_gpu(g)),
-                o.mapped.iter().map(|&g| self.node_of_gpu(g)),
-            );
-            self.describe(o, registered, mapped)
+        self.with_shard(addr, Lookup::Containing, |s, slot| {
+            s.answer(slot, |o| {
+                let gpus = self.gpus.len();
+                let arrays = o
+                    .node_arrays
+                    .get_or_insert_with(|| Box::new(NodeArrays::new(gpus)));
+                let (registered, mapped) = arrays.store(
+                    o.registered.iter().map(|&g| self.node_of_gpu(g)),
+                    o.mapped.iter().map(|&g| self.node_of_gpu(g)),
+                );
+                Answer::from(self.describe(o, registered, mapped))
+            })
         })
+        .flatten()
+        .map(PointerInfoArrays::from)
         .ok_or(FmmError::UnknownPointer(addr))
     }
 

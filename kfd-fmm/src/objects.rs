@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::flags::MemFlags;
+use crate::fmm::PointerType;
 use crate::PAGE_SIZE;
 
 /// Which aperture an object's address came from.
@@ -110,9 +111,10 @@ pub(crate) struct VmObject {
 /// handed out stays valid as long as the object lives, as in the C
 /// library, where they belong to the VM object.
 ///
-/// Each query rewrites them in place from the object's current lists
-/// (atomic stores: a C reader of an earlier answer sees whole entries,
-/// never torn ones). The mapped array has room for every GPU from the
+/// The first query after the object changed rewrites them in place from
+/// its current lists (atomic stores: a C reader of an earlier answer sees
+/// whole entries, never torn ones); queries of an unchanged object reuse
+/// the kept answer ([`Shard::answer`]). The mapped array has room for every GPU from the
 /// start; a registered list longer than its array gets a new array and
 /// the old one is kept until the object goes, so no handed-out pointer
 /// ever dangles while the object lives.
@@ -264,6 +266,37 @@ impl Span {
 /// cover ([`Shard::pages`]); larger ones by their start in a tree.
 const SMALL_PAGES: u64 = 16;
 
+/// What a pointer query answered about an object (`Fmm::pointer_info_arrays`'
+/// value, its node arrays as addresses so that a shard stays `Send`),
+/// kept until the object changes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Answer {
+    pub kind: PointerType,
+    pub node: u32,
+    pub mem_flags: MemFlags,
+    pub cpu_address: u64,
+    pub gpu_address: u64,
+    pub size: u64,
+    pub user_data: u64,
+    /// The registered node array: address and count.
+    pub registered: (usize, usize),
+    /// The mapped node array: address and count.
+    pub mapped: (usize, usize),
+}
+
+/// What a lookup reads of an object, beside the slab in a record of its
+/// own (two cache lines, fetched together): its GPU range, for the
+/// containing check, and the last pointer-query answer, dropped whenever
+/// the object is borrowed mutably ([`Shard::get_mut`]). A repeated query
+/// of an unchanged object touches the page hash and this record only.
+#[derive(Debug, Clone, Copy)]
+#[repr(align(128))]
+struct Hot {
+    start: u64,
+    end: u64,
+    answer: Option<Answer>,
+}
+
 /// Where an object sits in its shard: what [`Shard::find`] returns and
 /// [`Shard::get_mut`]/[`Shard::remove`] take. Valid until the object is
 /// removed (slots are reused after that).
@@ -316,6 +349,8 @@ fn small_pages(start: u64, size: u64) -> Option<(u64, u64)> {
 #[derive(Debug, Default)]
 pub(crate) struct Shard {
     slab: Vec<Option<VmObject>>,
+    /// Per slot: the object's [`Hot`] record.
+    hot: Vec<Hot>,
     /// Slots of removed objects, reused first.
     vacant: Vec<Slot>,
     /// Page number -> the small object covering it.
@@ -344,18 +379,31 @@ impl Shard {
         self.slab.get(slot.0 as usize)?.as_ref()
     }
 
+    /// The GPU range `[start, end)` of a live object, from its hot record.
+    fn obj_range(&self, slot: Slot) -> Option<(u64, u64)> {
+        self.obj(slot)?;
+        self.hot.get(slot.0 as usize).map(|h| (h.start, h.end))
+    }
+
     pub fn insert(&mut self, obj: VmObject) {
         self.span.widen(obj.span());
         let (start, size, userptr) = (obj.start, obj.size, obj.userptr());
+        let hot = Hot {
+            start,
+            end: start.saturating_add(size),
+            answer: None,
+        };
         let slot = match self.vacant.pop() {
             Some(slot) => {
                 self.slab[slot.0 as usize] = Some(obj);
+                self.hot[slot.0 as usize] = hot;
                 slot
             }
             None => {
                 // u32::MAX objects would need terabytes of VmObjects.
                 let slot = Slot(self.slab.len() as u32);
                 self.slab.push(Some(obj));
+                self.hot.push(hot);
                 slot
             }
         };
@@ -385,8 +433,8 @@ impl Shard {
     /// The object whose GPU range contains `addr`, if any.
     fn containing(&self, addr: u64) -> Option<Slot> {
         let inside = |slot: Slot| {
-            self.obj(slot)
-                .is_some_and(|o| addr >= o.start && addr < o.start.saturating_add(o.size))
+            self.obj_range(slot)
+                .is_some_and(|(start, end)| addr >= start && addr < end)
         };
         if let Some(&slot) = self.pages.get(&(addr / PAGE_SIZE)) {
             if inside(slot) {
@@ -431,12 +479,32 @@ impl Shard {
         }
     }
 
+    /// The object, to change: its kept pointer-query answer is dropped.
     pub fn get_mut(&mut self, slot: Slot) -> Option<&mut VmObject> {
-        self.slab.get_mut(slot.0 as usize)?.as_mut()
+        let o = self.slab.get_mut(slot.0 as usize)?.as_mut()?;
+        self.hot[slot.0 as usize].answer = None;
+        Some(o)
+    }
+
+    /// The pointer-query answer of the object: the one kept since it last
+    /// changed, or `make`'s (given the object), which is kept.
+    pub fn answer(
+        &mut self,
+        slot: Slot,
+        make: impl FnOnce(&mut VmObject) -> Answer,
+    ) -> Option<Answer> {
+        let hot = self.hot.get_mut(slot.0 as usize)?;
+        if let Some(a) = hot.answer {
+            return Some(a);
+        }
+        let a = make(self.slab.get_mut(slot.0 as usize)?.as_mut()?);
+        hot.answer = Some(a);
+        Some(a)
     }
 
     pub fn remove(&mut self, slot: Slot) -> Option<VmObject> {
         let o = self.slab.get_mut(slot.0 as usize)?.take()?;
+        self.hot[slot.0 as usize].answer = None;
         self.vacant.push(slot);
         if let Some((addr, _)) = o.userptr() {
             self.userptrs.remove(&addr);
@@ -451,6 +519,7 @@ impl Shard {
         if self.len() == 0 {
             self.span.clear();
             self.slab.clear();
+            self.hot.clear();
             self.vacant.clear();
         }
         Some(o)
@@ -531,6 +600,36 @@ mod tests {
         assert_eq!(s.drain().len(), 66);
         assert_eq!(s.len(), 0);
         assert_eq!(at(&s, 0x200_0000, Lookup::Containing), None);
+    }
+
+    #[test]
+    fn a_kept_answer_lasts_until_the_object_changes() {
+        let mut s = Shard::default();
+        s.insert(obj(0x10000, 0x1000));
+        let slot = s.find(0x10000, Lookup::Containing).unwrap();
+        let made = std::cell::Cell::new(0);
+        let make = |o: &mut VmObject| {
+            made.set(made.get() + 1);
+            Answer {
+                kind: PointerType::Allocated,
+                node: 0,
+                mem_flags: MemFlags::empty(),
+                cpu_address: o.start,
+                gpu_address: o.start,
+                size: o.size,
+                user_data: o.user_data,
+                registered: (0, 0),
+                mapped: (0, 0),
+            }
+        };
+        assert_eq!(s.answer(slot, make).unwrap().user_data, 0);
+        assert_eq!(s.answer(slot, make).unwrap().user_data, 0);
+        assert_eq!(made.get(), 1, "kept");
+        s.get_mut(slot).unwrap().user_data = 7;
+        assert_eq!(s.answer(slot, make).unwrap().user_data, 7, "made again");
+        assert_eq!(made.get(), 2);
+        s.remove(slot).unwrap();
+        assert!(s.answer(slot, make).is_none(), "no object, no answer");
     }
 
     #[test]
