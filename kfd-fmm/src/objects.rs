@@ -2,10 +2,10 @@
 //!
 //! Objects are kept in shards, one per GPU plus one for host-only memory,
 //! each behind its own lock. Inside a shard, "which object contains this
-//! address" is one hash probe for objects of up to 16 pages (every page
-//! they cover is a key) and a `BTreeMap` range query (O(log n)) over the
-//! larger ones; userptr objects are indexed a second time by their CPU
-//! address. Each shard publishes the address
+//! address" is a page-index lookup for objects of up to 16 pages (every
+//! page they cover has an entry) and a `BTreeMap` range query (O(log n))
+//! over the larger ones; userptr objects are indexed a second time by
+//! their CPU address. Each shard publishes the address
 //! span its objects lie in ([`Span`]), so a lookup by address locks only
 //! the shards that can hold it.
 
@@ -284,17 +284,77 @@ pub(crate) struct Answer {
     pub mapped: (usize, usize),
 }
 
-/// What a lookup reads of an object, beside the slab in a record of its
-/// own (two cache lines, fetched together): its GPU range, for the
-/// containing check, and the last pointer-query answer, dropped whenever
-/// the object is borrowed mutably ([`Shard::get_mut`]). A repeated query
-/// of an unchanged object touches the page hash and this record only.
+/// An [`Answer`] as a shard keeps it per slot, beside the slab: one cache
+/// line, so a repeated query of an unchanged object reads the page index
+/// and this line only. `registered_len == u16::MAX` means nothing is kept
+/// (the object changed since, or its lists are too long to keep here).
 #[derive(Debug, Clone, Copy)]
-#[repr(align(128))]
-struct Hot {
-    start: u64,
-    end: u64,
-    answer: Option<Answer>,
+#[repr(C, align(64))]
+struct Kept {
+    gpu_address: u64,
+    cpu_address: u64,
+    size: u64,
+    user_data: u64,
+    registered: usize,
+    mapped: usize,
+    node: u32,
+    mem_flags: MemFlags,
+    kind: PointerType,
+    registered_len: u16,
+    mapped_len: u16,
+}
+
+const _: () = assert!(std::mem::size_of::<Kept>() == 64);
+
+impl Kept {
+    const NONE: Kept = Kept {
+        gpu_address: 0,
+        cpu_address: 0,
+        size: 0,
+        user_data: 0,
+        registered: 0,
+        mapped: 0,
+        node: 0,
+        mem_flags: MemFlags::empty(),
+        kind: PointerType::Unknown,
+        registered_len: u16::MAX,
+        mapped_len: 0,
+    };
+
+    /// `a` as kept, or nothing when a list is too long for 16 bits.
+    fn of(a: &Answer) -> Kept {
+        let len = |n: usize| u16::try_from(n).ok().filter(|&n| n != u16::MAX);
+        match (len(a.registered.1), len(a.mapped.1)) {
+            (Some(registered_len), Some(mapped_len)) => Kept {
+                gpu_address: a.gpu_address,
+                cpu_address: a.cpu_address,
+                size: a.size,
+                user_data: a.user_data,
+                registered: a.registered.0,
+                mapped: a.mapped.0,
+                node: a.node,
+                mem_flags: a.mem_flags,
+                kind: a.kind,
+                registered_len,
+                mapped_len,
+            },
+            _ => Kept::NONE,
+        }
+    }
+
+    fn answer(&self) -> Option<Answer> {
+        (self.registered_len != u16::MAX).then_some(Answer {
+            kind: self.kind,
+            node: self.node,
+            mem_flags: self.mem_flags,
+            cpu_address: self.cpu_address,
+            gpu_address: self.gpu_address,
+            size: self.size,
+            user_data: self.user_data,
+            registered: (self.registered, usize::from(self.registered_len)),
+            mapped: (self.mapped, usize::from(self.mapped_len)),
+        })
+    }
 }
 
 /// Where an object sits in its shard: what [`Shard::find`] returns and
@@ -326,7 +386,99 @@ impl Hasher for PageHasher {
     }
 }
 
-type PageMap = HashMap<u64, Slot, BuildHasherDefault<PageHasher>>;
+/// Pages per leaf of the [`PageIndex`].
+const LEAF_PAGES: u64 = 64;
+
+/// A [`Leaf`] entry's bit saying that the object covers the whole page
+/// (so any address in the page is inside it, without reading the object).
+const WHOLE_PAGE: u32 = 1 << 31;
+
+/// The slots of [`LEAF_PAGES`] consecutive pages (slot + 1, with
+/// [`WHOLE_PAGE`]; 0: none).
+#[derive(Debug)]
+struct Leaf {
+    used: u32,
+    slots: [u32; LEAF_PAGES as usize],
+}
+
+/// Page number -> slot of the small object covering that page: leaves of
+/// 64 consecutive pages (256 KiB of address space each) kept side by side
+/// in one vector and found through a small hash, so objects that the
+/// allocators pack together share leaves and a lookup is a probe of a
+/// small table, then one read of a dense array.
+#[derive(Debug, Default)]
+struct PageIndex {
+    /// Leaf number (page / [`LEAF_PAGES`]) -> index in `leaves`.
+    dir: HashMap<u64, u32, BuildHasherDefault<PageHasher>>,
+    leaves: Vec<Leaf>,
+    /// Indexes of emptied leaves, reused first.
+    spare: Vec<u32>,
+}
+
+impl PageIndex {
+    /// The slot covering `page`, and whether it covers all of it.
+    fn get(&self, page: u64) -> Option<(Slot, bool)> {
+        let &leaf = self.dir.get(&(page / LEAF_PAGES))?;
+        match self.leaves[leaf as usize].slots[(page % LEAF_PAGES) as usize] {
+            0 => None,
+            n => Some((Slot((n & !WHOLE_PAGE) - 1), n & WHOLE_PAGE != 0)),
+        }
+    }
+
+    fn insert(&mut self, page: u64, slot: Slot, whole: bool) {
+        let key = page / LEAF_PAGES;
+        let leaf = match self.dir.get(&key) {
+            Some(&i) => i,
+            None => {
+                let empty = Leaf {
+                    used: 0,
+                    slots: [0; LEAF_PAGES as usize],
+                };
+                let i = match self.spare.pop() {
+                    Some(i) => {
+                        self.leaves[i as usize] = empty;
+                        i
+                    }
+                    None => {
+                        self.leaves.push(empty);
+                        (self.leaves.len() - 1) as u32
+                    }
+                };
+                self.dir.insert(key, i);
+                i
+            }
+        };
+        let leaf = &mut self.leaves[leaf as usize];
+        let entry = &mut leaf.slots[(page % LEAF_PAGES) as usize];
+        if *entry == 0 {
+            leaf.used += 1;
+        }
+        *entry = (slot.0 + 1) | if whole { WHOLE_PAGE } else { 0 };
+    }
+
+    fn remove(&mut self, page: u64) {
+        let key = page / LEAF_PAGES;
+        let Some(&i) = self.dir.get(&key) else {
+            return;
+        };
+        let leaf = &mut self.leaves[i as usize];
+        let entry = &mut leaf.slots[(page % LEAF_PAGES) as usize];
+        if *entry != 0 {
+            *entry = 0;
+            leaf.used -= 1;
+            if leaf.used == 0 {
+                self.dir.remove(&key);
+                self.spare.push(i);
+            }
+        }
+    }
+
+    fn clear(&mut self) {
+        self.dir.clear();
+        self.leaves.clear();
+        self.spare.clear();
+    }
+}
 
 /// The pages `[first, last]` an object of `start` and `size` covers (at
 /// least one), or `None` when it has more than [`SMALL_PAGES`].
@@ -339,22 +491,24 @@ fn small_pages(start: u64, size: u64) -> Option<(u64, u64)> {
 /// One shard: the objects of one GPU (or of the host).
 ///
 /// The objects sit in a slab; an address finds its object through one of
-/// two indexes, both keyed by GPU address: a hash of every page of the
-/// small objects (one probe, whatever the number of objects: the lookup
-/// of `hsaKmtQueryPointerInfo` on the buffers runtimes allocate by the
-/// thousand) and a tree of the larger ones by start. Objects of one
+/// two indexes, both keyed by GPU address: a page index of the small
+/// objects ([`PageIndex`]: a constant number of reads, whatever the
+/// number of objects: the lookup of `hsaKmtQueryPointerInfo` on the
+/// buffers runtimes allocate by the thousand) and a tree of the larger
+/// ones by start. Beside the slab, each slot keeps the last pointer-query
+/// answer of its object ([`Kept`]). Objects of one
 /// shard never overlap (the aperture allocators hand out disjoint
 /// ranges); an object that would share a page with another goes to the
 /// tree, so no entry is ever overwritten.
 #[derive(Debug, Default)]
 pub(crate) struct Shard {
     slab: Vec<Option<VmObject>>,
-    /// Per slot: the object's [`Hot`] record.
-    hot: Vec<Hot>,
+    /// Per slot: the object's kept pointer-query answer.
+    kept: Vec<Kept>,
     /// Slots of removed objects, reused first.
     vacant: Vec<Slot>,
     /// Page number -> the small object covering it.
-    pages: PageMap,
+    pages: PageIndex,
     /// Start -> the objects not in `pages`.
     large: BTreeMap<u64, Slot>,
     /// CPU address -> the userptr object registered there.
@@ -379,31 +533,20 @@ impl Shard {
         self.slab.get(slot.0 as usize)?.as_ref()
     }
 
-    /// The GPU range `[start, end)` of a live object, from its hot record.
-    fn obj_range(&self, slot: Slot) -> Option<(u64, u64)> {
-        self.obj(slot)?;
-        self.hot.get(slot.0 as usize).map(|h| (h.start, h.end))
-    }
-
     pub fn insert(&mut self, obj: VmObject) {
         self.span.widen(obj.span());
         let (start, size, userptr) = (obj.start, obj.size, obj.userptr());
-        let hot = Hot {
-            start,
-            end: start.saturating_add(size),
-            answer: None,
-        };
         let slot = match self.vacant.pop() {
             Some(slot) => {
                 self.slab[slot.0 as usize] = Some(obj);
-                self.hot[slot.0 as usize] = hot;
+                self.kept[slot.0 as usize] = Kept::NONE;
                 slot
             }
             None => {
-                // u32::MAX objects would need terabytes of VmObjects.
+                // 2^31 objects would need hundreds of GiB of VmObjects.
                 let slot = Slot(self.slab.len() as u32);
                 self.slab.push(Some(obj));
-                self.hot.push(hot);
+                self.kept.push(Kept::NONE);
                 slot
             }
         };
@@ -411,9 +554,11 @@ impl Shard {
             self.userptrs.insert(addr, slot);
         }
         match small_pages(start, size) {
-            Some((first, last)) if (first..=last).all(|p| !self.pages.contains_key(&p)) => {
+            Some((first, last)) if (first..=last).all(|p| self.pages.get(p).is_none()) => {
+                let end = start.saturating_add(size);
                 for p in first..=last {
-                    self.pages.insert(p, slot);
+                    let whole = start <= p * PAGE_SIZE && end >= (p + 1) * PAGE_SIZE;
+                    self.pages.insert(p, slot, whole);
                 }
             }
             _ => {
@@ -424,8 +569,8 @@ impl Shard {
 
     /// The object that starts at `start` (a GPU address), if any.
     fn starting_at(&self, start: u64) -> Option<Slot> {
-        match self.pages.get(&(start / PAGE_SIZE)) {
-            Some(&slot) if self.obj(slot).is_some_and(|o| o.start == start) => Some(slot),
+        match self.pages.get(start / PAGE_SIZE) {
+            Some((slot, _)) if self.obj(slot).is_some_and(|o| o.start == start) => Some(slot),
             _ => self.large.get(&start).copied(),
         }
     }
@@ -433,11 +578,11 @@ impl Shard {
     /// The object whose GPU range contains `addr`, if any.
     fn containing(&self, addr: u64) -> Option<Slot> {
         let inside = |slot: Slot| {
-            self.obj_range(slot)
-                .is_some_and(|(start, end)| addr >= start && addr < end)
+            self.obj(slot)
+                .is_some_and(|o| addr >= o.start && addr < o.start.saturating_add(o.size))
         };
-        if let Some(&slot) = self.pages.get(&(addr / PAGE_SIZE)) {
-            if inside(slot) {
+        if let Some((slot, whole)) = self.pages.get(addr / PAGE_SIZE) {
+            if whole || inside(slot) {
                 return Some(slot);
             }
         }
@@ -482,7 +627,7 @@ impl Shard {
     /// The object, to change: its kept pointer-query answer is dropped.
     pub fn get_mut(&mut self, slot: Slot) -> Option<&mut VmObject> {
         let o = self.slab.get_mut(slot.0 as usize)?.as_mut()?;
-        self.hot[slot.0 as usize].answer = None;
+        self.kept[slot.0 as usize] = Kept::NONE;
         Some(o)
     }
 
@@ -493,18 +638,18 @@ impl Shard {
         slot: Slot,
         make: impl FnOnce(&mut VmObject) -> Answer,
     ) -> Option<Answer> {
-        let hot = self.hot.get_mut(slot.0 as usize)?;
-        if let Some(a) = hot.answer {
+        let kept = self.kept.get_mut(slot.0 as usize)?;
+        if let Some(a) = kept.answer() {
             return Some(a);
         }
         let a = make(self.slab.get_mut(slot.0 as usize)?.as_mut()?);
-        hot.answer = Some(a);
+        *kept = Kept::of(&a);
         Some(a)
     }
 
     pub fn remove(&mut self, slot: Slot) -> Option<VmObject> {
         let o = self.slab.get_mut(slot.0 as usize)?.take()?;
-        self.hot[slot.0 as usize].answer = None;
+        self.kept[slot.0 as usize] = Kept::NONE;
         self.vacant.push(slot);
         if let Some((addr, _)) = o.userptr() {
             self.userptrs.remove(&addr);
@@ -513,13 +658,13 @@ impl Shard {
             self.large.remove(&o.start);
         } else if let Some((first, last)) = small_pages(o.start, o.size) {
             for p in first..=last {
-                self.pages.remove(&p);
+                self.pages.remove(p);
             }
         }
         if self.len() == 0 {
             self.span.clear();
             self.slab.clear();
-            self.hot.clear();
+            self.kept.clear();
             self.vacant.clear();
         }
         Some(o)
