@@ -17,10 +17,10 @@ export! {
         if !pCtx.is_null() {
             check_mut(pCtx, st::INVALID_PARAMETER)?;
         }
-        if primary::open_count() == 0 {
+        if !primary::is_open() {
             crate::log::init_from_env();
         }
-        let (c, how) = primary::open_with(generation::primary_options()).kmt()?;
+        let (c, how) = primary::open_with_lazy(generation::primary_options).kmt()?;
         if how == Opened::First && generation::PROFILE.border.memory_at_open {
             // 5.2.3 sets up its apertures inside the open (a failure there
             // fails the open and closes the descriptor).
@@ -48,7 +48,7 @@ export! {
     /// contexts stay open, but every `Ctx` call on them returns 20 until
     /// the primary is opened again.
     ctx fn hsaKmtCloseKFDCtx() {
-        let closing = primary::get().ok();
+        let closing = primary::current().ok();
         if let Err(e) = primary::close() {
             // A forked child closing what it inherited: success, as in C.
             if primary::release_inherited() {
@@ -56,7 +56,7 @@ export! {
             }
             return Err(e).kmt();
         }
-        if primary::open_count() == 0 {
+        if !primary::is_open() {
             if let Some(c) = &closing {
                 ctx::forget_caches(c);
             }

@@ -24,11 +24,11 @@
 //! `clone`/`syscall(SYS_fork)`; `vfork` children may only exec or exit)
 //! keeps the parent's generation, so lookups there still return the
 //! inherited context; its ioctls go to the parent's descriptor, which the
-//! kernel refuses in another process (`EBADF`). Opening and closing (rare,
-//! and the only calls that change the slot) also compare the pid recorded
-//! at open with `getpid`, as the C library's `hsaKmtOpenKFD` does, so
-//! such a child reopens a context of its own and its closes release only
-//! the inherited references. If the handler cannot be registered, every
+//! kernel refuses in another process (`EBADF`). Opening and the last
+//! close (the calls that create or tear down) also compare the pid
+//! recorded at open with `getpid`, as the C library's `hsaKmtOpenKFD`
+//! does, so such a child reopens a context of its own and its last close
+//! releases only the inherited references; a nested close only counts. If the handler cannot be registered, every
 //! lookup compares pids (one `getpid` each).
 
 use std::fmt;
@@ -99,7 +99,8 @@ static PUBLISHED: ArcSwapOption<Published> = ArcSwapOption::const_empty();
 impl Slot {
     /// Publishes what [`get`] answers now: the context while it is open
     /// (count above 0) in this process, nothing otherwise. Called under
-    /// the slot's lock after every change.
+    /// the slot's lock after every change of that answer (a first open, a
+    /// last close, a fork), not on nested opens and closes.
     fn publish(&self) {
         let open = match (&self.ctx, self.count) {
             (Some(ctx), n) if n > 0 => Some(Arc::new(Published {
@@ -193,6 +194,15 @@ pub fn open() -> Result<(Context, Opened), ContextError> {
 /// [`open`] with explicit options (used only when this open creates the
 /// context: a context kept by the last close is taken up with its own).
 pub fn open_with(options: ContextOptions) -> Result<(Context, Opened), ContextError> {
+    open_with_lazy(|| options)
+}
+
+/// [`open_with`], the options made only when this open creates the
+/// context (reading them from the environment costs more than a nested
+/// open).
+pub fn open_with_lazy(
+    options: impl FnOnce() -> ContextOptions,
+) -> Result<(Context, Opened), ContextError> {
     register_fork_handler();
     let mut s = slot(ForkCheck::Pid);
     if let Some(ctx) = s.ctx.clone() {
@@ -203,14 +213,18 @@ pub fn open_with(options: ContextOptions) -> Result<(Context, Opened), ContextEr
             Opened::First
         };
         s.count += 1;
-        s.publish();
+        if how == Opened::First {
+            // Taken up again: published from now on (a nested open
+            // changes nothing lookups see).
+            s.publish();
+        }
         return Ok((ctx, how));
     }
     let driver = s
         .driver
         .clone()
         .unwrap_or_else(|| Arc::new(NixDriver::new()) as Arc<dyn Driver>);
-    let ctx = Context::open(driver, ContextKind::Primary, options)?;
+    let ctx = Context::open(driver, ContextKind::Primary, options())?;
     if let Some(topo) = s.kept_topology.take() {
         // The snapshot of the last context (5.2.3 and the newest library
         // keep theirs across CloseKFD), or a forked child's copy of its
@@ -232,12 +246,21 @@ pub fn open_with(options: ContextOptions) -> Result<(Context, Opened), ContextEr
 /// [`ContextOptions::keep_after_close`] (then it stays, closed, for the
 /// next [`open`]).
 pub fn close() -> Result<(), ContextError> {
-    let mut s = slot(ForkCheck::Pid);
+    let mut s = slot(ForkCheck::Generation);
+    if s.count <= 1 {
+        // Only the last close tears anything down: a child made without
+        // the fork handlers is caught here, by pid, before it could touch
+        // its parent's context (a nested close only counts, as C's).
+        drop(s);
+        s = slot(ForkCheck::Pid);
+    }
     if s.count == 0 {
         return Err(ContextError::NotOpen);
     }
     s.count -= 1;
-    s.publish();
+    if s.count == 0 {
+        s.publish();
+    }
     let keep = s.ctx.as_ref().is_some_and(|c| c.options().keep_after_close);
     if s.count == 0 && !keep {
         let ctx = s.ctx.take();
