@@ -17,10 +17,19 @@ export! {
         if !pCtx.is_null() {
             check_mut(pCtx, st::INVALID_PARAMETER)?;
         }
-        if !primary::is_open() {
+        // A first open reads HSAKMT_DEBUG_LEVEL before anything else, as
+        // C; a nested open reads nothing.
+        let mut logged = false;
+        let (c, how) = primary::open_with_lazy(|| {
+            crate::log::init_from_env();
+            logged = true;
+            generation::primary_options()
+        })
+        .kmt()?;
+        if how == Opened::First && !logged {
+            // A context kept by the last close, taken up again.
             crate::log::init_from_env();
         }
-        let (c, how) = primary::open_with_lazy(generation::primary_options).kmt()?;
         if how == Opened::First && generation::PROFILE.border.memory_at_open {
             // 5.2.3 sets up its apertures inside the open (a failure there
             // fails the open and closes the descriptor).
@@ -48,21 +57,23 @@ export! {
     /// contexts stay open, but every `Ctx` call on them returns 20 until
     /// the primary is opened again.
     ctx fn hsaKmtCloseKFDCtx() {
-        let closing = primary::current().ok();
-        if let Err(e) = primary::close() {
-            // A forked child closing what it inherited: success, as in C.
-            if primary::release_inherited() {
-                return Ok(());
+        let left = match primary::close() {
+            Ok(left) => left,
+            Err(e) => {
+                // A forked child closing what it inherited: success, as in C.
+                if primary::release_inherited() {
+                    return Ok(());
+                }
+                return Err(e).kmt();
             }
-            return Err(e).kmt();
-        }
-        if !primary::is_open() {
-            if let Some(c) = &closing {
-                ctx::forget_caches(c);
+        };
+        if left == 0 {
+            // Torn down with what it kept, unless kept for the next open:
+            // that one starts without the border state of this one.
+            if let Some(c) = primary::kept() {
+                ctx::forget_caches(&c);
             }
         }
-        // The last reference of a context not kept: torn down here.
-        drop(closing);
         Ok(())
     }
 

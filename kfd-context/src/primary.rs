@@ -244,8 +244,8 @@ pub fn open_with_lazy(
 /// Drops one reference to the primary context; the last one tears it
 /// down, unless the context was opened with
 /// [`ContextOptions::keep_after_close`] (then it stays, closed, for the
-/// next [`open`]).
-pub fn close() -> Result<(), ContextError> {
+/// next [`open`]). Returns how many references are left.
+pub fn close() -> Result<u64, ContextError> {
     let mut s = slot(ForkCheck::Generation);
     if s.count <= 1 {
         // Only the last close tears anything down: a child made without
@@ -267,8 +267,9 @@ pub fn close() -> Result<(), ContextError> {
         s.kept_topology = ctx.as_ref().and_then(Context::snapshot_unlocked);
         drop(s);
         drop(ctx);
+        return Ok(0);
     }
-    Ok(())
+    Ok(s.count)
 }
 
 /// Tears down a primary context kept by its last close (nothing happens
