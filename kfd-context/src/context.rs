@@ -291,32 +291,51 @@ impl Context {
         &self,
         options: &SnapshotOptions,
     ) -> Result<Arc<Topology>, ContextError> {
-        let mut last = self
-            .inner
-            .last_read
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        let unchanged = match &*last {
-            Some((topo, with)) if with == options => {
-                Topology::kernel_generation(&**self.driver())? == topo.generation_id
-            }
-            _ => false,
-        };
-        let topo = match (&*last, unchanged) {
-            (Some((topo, _)), true) => topo.clone(),
-            _ => {
-                let topo = Arc::new(Topology::snapshot_with(&**self.driver(), options)?);
-                *last = Some((topo.clone(), options.clone()));
-                topo
-            }
-        };
-        drop(last);
+        let topo = self.read_topology(options)?;
         *self
             .inner
             .topology
             .write()
             .unwrap_or_else(|e| e.into_inner()) = Some(topo.clone());
         Ok(topo)
+    }
+
+    /// The topology with `options`: the last one this context read while
+    /// the kernel's `generation_id` is still its own and the options are
+    /// the same (one read of `generation_id`), a new read otherwise.
+    fn read_topology(&self, options: &SnapshotOptions) -> Result<Arc<Topology>, ContextError> {
+        let mut last = self
+            .inner
+            .last_read
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some((topo, with)) = &*last {
+            if with == options
+                && Topology::kernel_generation(&**self.driver())? == topo.generation_id
+            {
+                return Ok(topo.clone());
+            }
+        }
+        let topo = Arc::new(Topology::snapshot_with(&**self.driver(), options)?);
+        *last = Some((topo.clone(), options.clone()));
+        Ok(topo)
+    }
+
+    /// The last topology read and its options, if they can be had without
+    /// waiting (see [`Context::snapshot_unlocked`]).
+    pub(crate) fn last_read_unlocked(&self) -> Option<(Arc<Topology>, SnapshotOptions)> {
+        self.inner.last_read.try_lock().ok().and_then(|l| l.clone())
+    }
+
+    /// Takes `read` as the last topology read (a context opened after the
+    /// last close of another re-reads only when the kernel's topology
+    /// changed since).
+    pub(crate) fn adopt_last_read(&self, read: (Arc<Topology>, SnapshotOptions)) {
+        *self
+            .inner
+            .last_read
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(read);
     }
 
     /// `hsaKmtAcquireSystemProperties` as one change for readers of
@@ -540,8 +559,9 @@ impl Context {
     }
 
     /// Sets up the memory manager now, from a topology read for this
-    /// purpose only (the context's snapshot is not touched: it is still
-    /// taken by [`Context::acquire_system_properties`]). Does nothing when
+    /// purpose (the context's snapshot is not touched: it is still taken
+    /// by [`Context::acquire_system_properties`], which reuses this read
+    /// while the kernel's `generation_id` holds). Does nothing when
     /// the memory manager exists.
     ///
     /// Libhsakmt 5.2.3 initialises its apertures inside `hsaKmtOpenKFD`
@@ -551,7 +571,7 @@ impl Context {
     pub fn init_memory_with(&self, options: &SnapshotOptions) -> Result<(), ContextError> {
         let _setup = self.setup();
         if self.inner.memory.get().is_none() {
-            let topo = Topology::snapshot_with(&**self.driver(), options)?;
+            let topo = self.read_topology(options)?;
             self.make_memory(&topo)?;
         }
         Ok(())

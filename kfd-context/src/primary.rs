@@ -39,7 +39,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Once};
 use arc_swap::{ArcSwapOption, Guard};
 
 use kfd_sys::{Driver, NixDriver};
-use kfd_topology::Topology;
+use kfd_topology::{SnapshotOptions, Topology};
 
 use crate::context::{Context, ContextKind};
 use crate::ContextError;
@@ -70,6 +70,10 @@ struct Slot {
     /// close and a fork; only ReleaseSystemProperties drops it
     /// ([`forget_snapshot`]).
     kept_topology: Option<Arc<Topology>>,
+    /// The last topology the last context read, with its options: the
+    /// next first open reads the tree again only if the kernel's topology
+    /// changed since (`Context::read_topology`).
+    kept_read: Option<(Arc<Topology>, SnapshotOptions)>,
     /// The process and the fork generation the context was opened in.
     pid: u32,
     generation: u64,
@@ -81,6 +85,7 @@ static SLOT: Mutex<Slot> = Mutex::new(Slot {
     count: 0,
     inherited: 0,
     kept_topology: None,
+    kept_read: None,
     pid: 0,
     generation: 0,
     driver: None,
@@ -160,6 +165,7 @@ fn slot(check: ForkCheck) -> MutexGuard<'static, Slot> {
                 // The snapshot is plain memory, valid in the child: it is
                 // kept, as the C library keeps its topology across fork.
                 s.kept_topology = inherited.snapshot_unlocked();
+                s.kept_read = inherited.last_read_unlocked();
                 std::mem::forget(inherited);
             }
             // The published copy is the parent's too: never dropped here.
@@ -178,8 +184,10 @@ pub fn set_driver(driver: Arc<dyn Driver>) -> Result<(), ContextError> {
     if s.count > 0 {
         return Err(ContextError::AlreadyOpen);
     }
-    // A context kept by its last close belongs to the old driver.
+    // A context kept by its last close belongs to the old driver, and so
+    // does what it read.
     let kept = s.ctx.take();
+    s.kept_read = None;
     s.driver = Some(driver);
     drop(s);
     drop(kept);
@@ -225,6 +233,9 @@ pub fn open_with_lazy(
         .clone()
         .unwrap_or_else(|| Arc::new(NixDriver::new()) as Arc<dyn Driver>);
     let ctx = Context::open(driver, ContextKind::Primary, options())?;
+    if let Some(read) = s.kept_read.take() {
+        ctx.adopt_last_read(read);
+    }
     if let Some(topo) = s.kept_topology.take() {
         // The snapshot of the last context (5.2.3 and the newest library
         // keep theirs across CloseKFD), or a forked child's copy of its
@@ -265,6 +276,7 @@ pub fn close() -> Result<u64, ContextError> {
     if s.count == 0 && !keep {
         let ctx = s.ctx.take();
         s.kept_topology = ctx.as_ref().and_then(Context::snapshot_unlocked);
+        s.kept_read = ctx.as_ref().and_then(Context::last_read_unlocked);
         drop(s);
         drop(ctx);
         return Ok(0);
@@ -452,6 +464,10 @@ mod tests {
         forget_snapshot();
         let (last, _) = open().unwrap();
         assert!(last.topology().is_err());
+        // The tree is not read again: the kernel's topology is the one
+        // the parent's context read.
+        let reread = last.acquire_system_properties().unwrap();
+        assert!(Arc::ptr_eq(&reread, &snapshot));
         drop(last);
         close().unwrap();
     }
