@@ -51,6 +51,10 @@ pub struct KfdVersion {
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
+/// How many topology reads (with different options) a context keeps for
+/// reuse: the snapshot's and the memory manager's at a 5.2.3-style open.
+const KEPT_READS: usize = 2;
+
 /// The memory manager and its port for events and queues, made together.
 struct Memory {
     fmm: Arc<Fmm>,
@@ -65,10 +69,11 @@ pub(crate) struct Inner {
     owner_pid: u32,
     kfd: Arc<DeviceFile>,
     topology: RwLock<Option<Arc<Topology>>>,
-    /// The last snapshot this context read and the options it was read
-    /// with, also after it was released: the next acquire takes it again
+    /// The last snapshots this context read ([`KEPT_READS`] at most, the
+    /// newest first) and the options each was read with, also after they
+    /// were released: the next read with the same options takes one again
     /// while the kernel's `generation_id` is unchanged.
-    last_read: Mutex<Option<(Arc<Topology>, SnapshotOptions)>>,
+    last_read: Mutex<Vec<(Arc<Topology>, SnapshotOptions)>>,
     // The sub-contexts, each made once on first use (from the topology
     // snapshot current then) and borrowed by every call after that.
     memory: OnceLock<Memory>,
@@ -181,7 +186,7 @@ impl Context {
                 owner_pid: std::process::id(),
                 kfd: Arc::new(kfd),
                 topology: RwLock::new(None),
-                last_read: Mutex::new(None),
+                last_read: Mutex::new(Vec::new()),
                 memory: OnceLock::new(),
                 events: OnceLock::new(),
                 queues: OnceLock::new(),
@@ -300,42 +305,47 @@ impl Context {
         Ok(topo)
     }
 
-    /// The topology with `options`: the last one this context read while
-    /// the kernel's `generation_id` is still its own and the options are
-    /// the same (one read of `generation_id`), a new read otherwise.
+    /// The topology with `options`: one this context read with the same
+    /// options while the kernel's `generation_id` is still its own (one
+    /// read of `generation_id`), a new read otherwise.
     fn read_topology(&self, options: &SnapshotOptions) -> Result<Arc<Topology>, ContextError> {
         let mut last = self
             .inner
             .last_read
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        if let Some((topo, with)) = &*last {
-            if with == options
-                && Topology::kernel_generation(&**self.driver())? == topo.generation_id
-            {
-                return Ok(topo.clone());
+        if let Some(i) = last.iter().position(|(_, with)| with == options) {
+            let (topo, with) = last.remove(i);
+            if Topology::kernel_generation(&**self.driver())? == topo.generation_id {
+                last.insert(0, (topo.clone(), with));
+                return Ok(topo);
             }
         }
         let topo = Arc::new(Topology::snapshot_with(&**self.driver(), options)?);
-        *last = Some((topo.clone(), options.clone()));
+        last.insert(0, (topo.clone(), options.clone()));
+        last.truncate(KEPT_READS);
         Ok(topo)
     }
 
-    /// The last topology read and its options, if they can be had without
+    /// The topology reads kept for reuse, if they can be had without
     /// waiting (see [`Context::snapshot_unlocked`]).
-    pub(crate) fn last_read_unlocked(&self) -> Option<(Arc<Topology>, SnapshotOptions)> {
-        self.inner.last_read.try_lock().ok().and_then(|l| l.clone())
+    pub(crate) fn last_read_unlocked(&self) -> Vec<(Arc<Topology>, SnapshotOptions)> {
+        self.inner
+            .last_read
+            .try_lock()
+            .map(|l| l.clone())
+            .unwrap_or_default()
     }
 
-    /// Takes `read` as the last topology read (a context opened after the
-    /// last close of another re-reads only when the kernel's topology
-    /// changed since).
-    pub(crate) fn adopt_last_read(&self, read: (Arc<Topology>, SnapshotOptions)) {
+    /// Takes `reads` as this context's kept topology reads (a context
+    /// opened after the last close of another re-reads only when the
+    /// kernel's topology changed since).
+    pub(crate) fn adopt_last_read(&self, reads: Vec<(Arc<Topology>, SnapshotOptions)>) {
         *self
             .inner
             .last_read
             .lock()
-            .unwrap_or_else(|e| e.into_inner()) = Some(read);
+            .unwrap_or_else(|e| e.into_inner()) = reads;
     }
 
     /// `hsaKmtAcquireSystemProperties` as one change for readers of

@@ -70,10 +70,10 @@ struct Slot {
     /// close and a fork; only ReleaseSystemProperties drops it
     /// ([`forget_snapshot`]).
     kept_topology: Option<Arc<Topology>>,
-    /// The last topology the last context read, with its options: the
+    /// The topology reads the last context kept, with their options: the
     /// next first open reads the tree again only if the kernel's topology
     /// changed since (`Context::read_topology`).
-    kept_read: Option<(Arc<Topology>, SnapshotOptions)>,
+    kept_read: Vec<(Arc<Topology>, SnapshotOptions)>,
     /// The process and the fork generation the context was opened in.
     pid: u32,
     generation: u64,
@@ -85,7 +85,7 @@ static SLOT: Mutex<Slot> = Mutex::new(Slot {
     count: 0,
     inherited: 0,
     kept_topology: None,
-    kept_read: None,
+    kept_read: Vec::new(),
     pid: 0,
     generation: 0,
     driver: None,
@@ -187,7 +187,7 @@ pub fn set_driver(driver: Arc<dyn Driver>) -> Result<(), ContextError> {
     // A context kept by its last close belongs to the old driver, and so
     // does what it read.
     let kept = s.ctx.take();
-    s.kept_read = None;
+    s.kept_read.clear();
     s.driver = Some(driver);
     drop(s);
     drop(kept);
@@ -233,9 +233,7 @@ pub fn open_with_lazy(
         .clone()
         .unwrap_or_else(|| Arc::new(NixDriver::new()) as Arc<dyn Driver>);
     let ctx = Context::open(driver, ContextKind::Primary, options())?;
-    if let Some(read) = s.kept_read.take() {
-        ctx.adopt_last_read(read);
-    }
+    ctx.adopt_last_read(std::mem::take(&mut s.kept_read));
     if let Some(topo) = s.kept_topology.take() {
         // The snapshot of the last context (5.2.3 and the newest library
         // keep theirs across CloseKFD), or a forked child's copy of its
@@ -276,7 +274,10 @@ pub fn close() -> Result<u64, ContextError> {
     if s.count == 0 && !keep {
         let ctx = s.ctx.take();
         s.kept_topology = ctx.as_ref().and_then(Context::snapshot_unlocked);
-        s.kept_read = ctx.as_ref().and_then(Context::last_read_unlocked);
+        s.kept_read = ctx
+            .as_ref()
+            .map(Context::last_read_unlocked)
+            .unwrap_or_default();
         drop(s);
         drop(ctx);
         return Ok(0);
