@@ -71,7 +71,7 @@ export! {
     ctx fn hsaKmtDestroyEventCtx(ctx: *mut HsaKFDContext, Event: *mut abi::HsaEvent) {
         let c = ctx::resolve(ctx)?;
         let events = c.events().kmt()?;
-        let e = event(&events, Event)?;
+        let e = event(events, Event)?;
         events.destroy(&e).kmt()
     }
 
@@ -79,7 +79,7 @@ export! {
     ctx fn hsaKmtSetEventCtx(ctx: *mut HsaKFDContext, Event: *mut abi::HsaEvent) {
         let c = ctx::resolve(ctx)?;
         let events = c.events().kmt()?;
-        let e = event(&events, Event)?;
+        let e = event(events, Event)?;
         events.set(&e).kmt()
     }
 
@@ -87,7 +87,7 @@ export! {
     ctx fn hsaKmtResetEventCtx(ctx: *mut HsaKFDContext, Event: *mut abi::HsaEvent) {
         let c = ctx::resolve(ctx)?;
         let events = c.events().kmt()?;
-        let e = event(&events, Event)?;
+        let e = event(events, Event)?;
         events.reset(&e).kmt()
     }
 
@@ -95,7 +95,7 @@ export! {
     ctx fn hsaKmtQueryEventStateCtx(ctx: *mut HsaKFDContext, Event: *mut abi::HsaEvent) {
         let c = ctx::resolve(ctx)?;
         let events = c.events().kmt()?;
-        let e = event(&events, Event)?;
+        let e = event(events, Event)?;
         events.query(&e).kmt()
     }
 
@@ -107,7 +107,7 @@ export! {
         }
         let c = ctx::resolve(ctx)?;
         let events = c.events().kmt()?;
-        let e = event(&events, Event)?;
+        let e = event(events, Event)?;
         outcome(events.wait_one(&e, Milliseconds).kmt()?)
     }
 
@@ -119,7 +119,7 @@ export! {
         }
         let c = ctx::resolve(ctx)?;
         let events = c.events().kmt()?;
-        let e = event(&events, Event)?;
+        let e = event(events, Event)?;
         if event_age.is_null() {
             return outcome(events.wait_one(&e, Milliseconds).kmt()?);
         }

@@ -13,9 +13,7 @@ use crate::aperture::{reserve_svm_range, reset_to_reserved, Aperture, GPU_HUGE_P
 use crate::error::{FmmError, Result};
 use crate::flags::{hsa_to_ioc, ioc_to_hsa, AllocMemFlags, MemFlags, MemMapFlags};
 use crate::lock;
-use crate::objects::{
-    Answer, ApId, CpuView, Kind, Lookup, NodeArrays, Shard, Slot, Span, VmObject,
-};
+use crate::objects::{ApId, CpuView, Kind, Lookup, NodeArrays, Shard, Slot, Span, VmObject};
 use crate::share::ShareHandle;
 use crate::va::{align_up, checked_align_up};
 use crate::PAGE_SIZE;
@@ -265,6 +263,17 @@ impl NodeArray {
         }
     }
 
+    /// The array as an address and a count, to keep it where raw
+    /// pointers may not be (a shard must be `Send`).
+    pub(crate) fn parts(&self) -> (usize, usize) {
+        (self.ptr as usize, self.len)
+    }
+
+    /// [`NodeArray::parts`] back into an array.
+    pub(crate) fn from_parts(addr: usize, len: usize) -> Self {
+        NodeArray::new((addr as *const u32, len))
+    }
+
     /// The first entry (null for an empty list).
     pub fn as_ptr(&self) -> *const u32 {
         self.ptr
@@ -278,40 +287,6 @@ impl NodeArray {
     /// Whether the list is empty.
     pub fn is_empty(&self) -> bool {
         self.len == 0
-    }
-}
-
-impl From<PointerInfoArrays> for Answer {
-    fn from(i: PointerInfoArrays) -> Answer {
-        let raw = |a: NodeArray| (a.ptr as usize, a.len);
-        Answer {
-            kind: i.kind,
-            node: i.node,
-            mem_flags: i.mem_flags,
-            cpu_address: i.cpu_address,
-            gpu_address: i.gpu_address,
-            size: i.size,
-            user_data: i.user_data,
-            registered: raw(i.registered_nodes),
-            mapped: raw(i.mapped_nodes),
-        }
-    }
-}
-
-impl From<Answer> for PointerInfoArrays {
-    fn from(a: Answer) -> PointerInfoArrays {
-        let array = |(ptr, len): (usize, usize)| NodeArray::new((ptr as *const u32, len));
-        PointerInfoArrays {
-            kind: a.kind,
-            node: a.node,
-            mem_flags: a.mem_flags,
-            cpu_address: a.cpu_address,
-            gpu_address: a.gpu_address,
-            size: a.size,
-            registered_nodes: array(a.registered),
-            mapped_nodes: array(a.mapped),
-            user_data: a.user_data,
-        }
     }
 }
 
@@ -2814,11 +2789,10 @@ impl Fmm {
                     o.registered.iter().map(|&g| self.node_of_gpu(g)),
                     o.mapped.iter().map(|&g| self.node_of_gpu(g)),
                 );
-                Answer::from(self.describe(o, registered, mapped))
+                self.describe(o, registered, mapped)
             })
         })
         .flatten()
-        .map(PointerInfoArrays::from)
         .ok_or(FmmError::UnknownPointer(addr))
     }
 

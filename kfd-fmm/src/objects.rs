@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::flags::MemFlags;
-use crate::fmm::PointerType;
+use crate::fmm::{NodeArray, PointerInfoArrays, PointerType};
 use crate::PAGE_SIZE;
 
 /// Which aperture an object's address came from.
@@ -266,25 +266,9 @@ impl Span {
 /// cover ([`Shard::pages`]); larger ones by their start in a tree.
 const SMALL_PAGES: u64 = 16;
 
-/// What a pointer query answered about an object (`Fmm::pointer_info_arrays`'
-/// value, its node arrays as addresses so that a shard stays `Send`),
-/// kept until the object changes.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Answer {
-    pub kind: PointerType,
-    pub node: u32,
-    pub mem_flags: MemFlags,
-    pub cpu_address: u64,
-    pub gpu_address: u64,
-    pub size: u64,
-    pub user_data: u64,
-    /// The registered node array: address and count.
-    pub registered: (usize, usize),
-    /// The mapped node array: address and count.
-    pub mapped: (usize, usize),
-}
-
-/// An [`Answer`] as a shard keeps it per slot, beside the slab: one cache
+/// A pointer query's answer (`Fmm::pointer_info_arrays`' value) as a
+/// shard keeps it per slot until the object changes, beside the slab,
+/// its node arrays as addresses so that a shard stays `Send`: one cache
 /// line, so a repeated query of an unchanged object reads the page index
 /// and this line only. `registered_len == u16::MAX` means nothing is kept
 /// (the object changed since, or its lists are too long to keep here).
@@ -322,16 +306,18 @@ impl Kept {
     };
 
     /// `a` as kept, or nothing when a list is too long for 16 bits.
-    fn of(a: &Answer) -> Kept {
+    fn of(a: &PointerInfoArrays) -> Kept {
+        let (registered, registered_len) = a.registered_nodes.parts();
+        let (mapped, mapped_len) = a.mapped_nodes.parts();
         let len = |n: usize| u16::try_from(n).ok().filter(|&n| n != u16::MAX);
-        match (len(a.registered.1), len(a.mapped.1)) {
+        match (len(registered_len), len(mapped_len)) {
             (Some(registered_len), Some(mapped_len)) => Kept {
                 gpu_address: a.gpu_address,
                 cpu_address: a.cpu_address,
                 size: a.size,
                 user_data: a.user_data,
-                registered: a.registered.0,
-                mapped: a.mapped.0,
+                registered,
+                mapped,
                 node: a.node,
                 mem_flags: a.mem_flags,
                 kind: a.kind,
@@ -342,17 +328,18 @@ impl Kept {
         }
     }
 
-    fn answer(&self) -> Option<Answer> {
-        (self.registered_len != u16::MAX).then_some(Answer {
+    fn answer(&self) -> Option<PointerInfoArrays> {
+        let array = |ptr: usize, len: u16| NodeArray::from_parts(ptr, usize::from(len));
+        (self.registered_len != u16::MAX).then_some(PointerInfoArrays {
             kind: self.kind,
             node: self.node,
             mem_flags: self.mem_flags,
             cpu_address: self.cpu_address,
             gpu_address: self.gpu_address,
             size: self.size,
+            registered_nodes: array(self.registered, self.registered_len),
+            mapped_nodes: array(self.mapped, self.mapped_len),
             user_data: self.user_data,
-            registered: (self.registered, usize::from(self.registered_len)),
-            mapped: (self.mapped, usize::from(self.mapped_len)),
         })
     }
 }
@@ -636,8 +623,8 @@ impl Shard {
     pub fn answer(
         &mut self,
         slot: Slot,
-        make: impl FnOnce(&mut VmObject) -> Answer,
-    ) -> Option<Answer> {
+        make: impl FnOnce(&mut VmObject) -> PointerInfoArrays,
+    ) -> Option<PointerInfoArrays> {
         let kept = self.kept.get_mut(slot.0 as usize)?;
         if let Some(a) = kept.answer() {
             return Some(a);
@@ -755,16 +742,16 @@ mod tests {
         let made = std::cell::Cell::new(0);
         let make = |o: &mut VmObject| {
             made.set(made.get() + 1);
-            Answer {
+            PointerInfoArrays {
                 kind: PointerType::Allocated,
                 node: 0,
                 mem_flags: MemFlags::empty(),
                 cpu_address: o.start,
                 gpu_address: o.start,
                 size: o.size,
+                registered_nodes: NodeArray::from_parts(0, 0),
+                mapped_nodes: NodeArray::from_parts(0, 0),
                 user_data: o.user_data,
-                registered: (0, 0),
-                mapped: (0, 0),
             }
         };
         assert_eq!(s.answer(slot, make).unwrap().user_data, 0);
