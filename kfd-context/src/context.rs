@@ -447,10 +447,10 @@ impl Context {
     /// Releases what the newest library's `hsaKmtReleaseSystemProperties`
     /// destroys along with the snapshot: the doorbell pages, then the
     /// memory manager's process apertures (its MMIO remap pages; see
-    /// [`Fmm::release_apertures`]). The doorbell pages go with the queue
-    /// sub-context, only when it has no live queue and nobody else holds
-    /// it (upstream unmaps them even under live queues; ours keep theirs);
-    /// the next queue maps them again, as upstream does. Allocations and
+    /// [`Fmm::release_apertures`]). The doorbell pages go only while no
+    /// queue is live ([`Queues::release_idle_doorbells`]; upstream unmaps
+    /// them even under live queues, ours keep theirs); the next queue maps
+    /// them again, as upstream does. Allocations and
     /// events stay. Does nothing if the memory manager does not exist or
     /// was released already.
     pub fn release_apertures(&self) {
