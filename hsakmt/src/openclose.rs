@@ -20,24 +20,28 @@ export! {
         // A first open reads HSAKMT_DEBUG_LEVEL before anything else, as
         // C; a nested open reads nothing.
         let mut logged = false;
-        let (c, how) = primary::open_with_lazy(|| {
+        // Only a first open hands out the context (a nested one takes no
+        // reference to it).
+        let (first, how) = primary::open_first_with_lazy(|| {
             crate::log::init_from_env();
             logged = true;
             generation::primary_options()
         })
         .kmt()?;
-        if how == Opened::First && !logged {
-            // A context kept by the last close, taken up again.
-            crate::log::init_from_env();
-        }
-        if how == Opened::First && generation::PROFILE.border.memory_at_open {
-            // 5.2.3 sets up its apertures inside the open (a failure there
-            // fails the open and closes the descriptor).
-            let opts = SnapshotOptions::from_env(generation::PROFILE.topology);
-            if let Err(e) = c.init_memory_with(&opts).kmt() {
-                drop(c);
-                let _ = primary::close();
-                return Err(e);
+        if let Some(c) = first {
+            if !logged {
+                // A context kept by the last close, taken up again.
+                crate::log::init_from_env();
+            }
+            if generation::PROFILE.border.memory_at_open {
+                // 5.2.3 sets up its apertures inside the open (a failure
+                // there fails the open and closes the descriptor).
+                let opts = SnapshotOptions::from_env(generation::PROFILE.topology);
+                if let Err(e) = c.init_memory_with(&opts).kmt() {
+                    drop(c);
+                    let _ = primary::close();
+                    return Err(e);
+                }
             }
         }
         if !pCtx.is_null() {

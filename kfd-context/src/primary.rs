@@ -211,22 +211,41 @@ pub fn open_with(options: ContextOptions) -> Result<(Context, Opened), ContextEr
 pub fn open_with_lazy(
     options: impl FnOnce() -> ContextOptions,
 ) -> Result<(Context, Opened), ContextError> {
+    open_counted(options, Context::clone, |c| c)
+}
+
+/// [`open_with_lazy`] for a caller that needs the context only from the
+/// open that makes it current (`Some`, with [`Opened::First`]): a nested
+/// open only counts, takes no reference and gives `None`
+/// ([`Opened::Again`]), as cheap as the C library's nested open.
+pub fn open_first_with_lazy(
+    options: impl FnOnce() -> ContextOptions,
+) -> Result<(Option<Context>, Opened), ContextError> {
+    open_counted(options, |_| None, Some)
+}
+
+/// The open of [`open_with_lazy`]: what a nested open gives is
+/// `nested`'s of the open context, what a first open gives `first`'s.
+fn open_counted<T>(
+    options: impl FnOnce() -> ContextOptions,
+    nested: impl FnOnce(&Context) -> T,
+    first: impl FnOnce(Context) -> T,
+) -> Result<(T, Opened), ContextError> {
     register_fork_handler();
     let mut s = slot(ForkCheck::Pid);
-    if let Some(ctx) = s.ctx.clone() {
-        let how = if s.count > 0 {
-            Opened::Again
-        } else {
-            // Kept by the last close: taken up again, as a first open.
-            Opened::First
-        };
-        s.count += 1;
-        if how == Opened::First {
-            // Taken up again: published from now on (a nested open
-            // changes nothing lookups see).
-            s.publish();
+    if let Some(ctx) = &s.ctx {
+        if s.count > 0 {
+            let again = nested(ctx);
+            s.count += 1;
+            return Ok((again, Opened::Again));
         }
-        return Ok((ctx, how));
+        // Kept by the last close: taken up again, as a first open, and
+        // published from now on (a nested open changes nothing lookups
+        // see).
+        let ctx = ctx.clone();
+        s.count += 1;
+        s.publish();
+        return Ok((first(ctx), Opened::First));
     }
     let driver = s
         .driver
@@ -247,7 +266,7 @@ pub fn open_with_lazy(
     s.pid = std::process::id();
     s.generation = FORK_GENERATION.load(Ordering::Relaxed);
     s.publish();
-    Ok((ctx, Opened::First))
+    Ok((first(ctx), Opened::First))
 }
 
 /// Drops one reference to the primary context; the last one tears it
@@ -422,6 +441,16 @@ mod tests {
         let snapshot = parent.acquire_system_properties().unwrap();
         open().unwrap();
         assert_eq!(open_count(), 2);
+        // A nested open that wants no context: counted, no reference
+        // taken, no options made.
+        let strong = Arc::strong_count(&parent.inner);
+        let (none, again) =
+            open_first_with_lazy(|| unreachable!("a nested open makes no options")).unwrap();
+        assert!(none.is_none());
+        assert_eq!(again, Opened::Again);
+        assert_eq!(open_count(), 3);
+        assert_eq!(Arc::strong_count(&parent.inner), strong, "no reference");
+        assert_eq!(close().unwrap(), 2);
         let borrowed = current().unwrap();
         assert!(
             matches!(borrowed.0, Held::Published(_)),
