@@ -108,20 +108,41 @@ pub fn status(func: &str, s: St) -> Result<(), Fail> {
     }
 }
 
+/// `Ok` for the status `want` (a call expected to answer something other
+/// than SUCCESS, e.g. a nested open's `KERNEL_ALREADY_OPENED`), without
+/// formatting anything; the matching [`Fail`] otherwise.
+pub fn expect(func: &str, s: St, want: u32) -> Result<(), Fail> {
+    match s.0 {
+        n if n == want => Ok(()),
+        0 => Err(Fail::Error(format!(
+            "{func}: SUCCESS, expected {}",
+            status_text(want)
+        ))),
+        _ => status(func, s),
+    }
+}
+
 /// Calls an hsakmt entry point of an [`Api`]: `call!(api, hsaKmtX(a, b))`
 /// gives `Result<(), Fail>`; a symbol the library lacks is `Unsupported`.
-/// The arguments are evaluated before, outside the unsafe block.
+/// `call!(expect N, api, hsaKmtX(..))` expects the status `N` instead of
+/// SUCCESS ([`expect`]). The arguments are evaluated before, outside the
+/// unsafe block.
 #[macro_export]
 macro_rules! call {
-    ($api:expr, $f:ident($($a:expr),* $(,)?)) => {
-        $crate::call!(@bind $api, $f, [$($a,)*], [a0 a1 a2 a3 a4 a5 a6 a7 a8 a9], [])
+    (expect $want:expr, $api:expr, $f:ident($($a:expr),* $(,)?)) => {
+        $crate::call!(@bind (|f: &str, s| $crate::child::expect(f, s, $want)), $api, $f,
+            [$($a,)*], [a0 a1 a2 a3 a4 a5 a6 a7 a8 a9], [])
     };
-    (@bind $api:expr, $f:ident, [$head:expr, $($rest:expr,)*], [$n:ident $($ns:ident)*],
-        [$($b:ident)*]) => {{
+    ($api:expr, $f:ident($($a:expr),* $(,)?)) => {
+        $crate::call!(@bind $crate::child::status, $api, $f, [$($a,)*],
+            [a0 a1 a2 a3 a4 a5 a6 a7 a8 a9], [])
+    };
+    (@bind $check:expr, $api:expr, $f:ident, [$head:expr, $($rest:expr,)*],
+        [$n:ident $($ns:ident)*], [$($b:ident)*]) => {{
         let $n = $head;
-        $crate::call!(@bind $api, $f, [$($rest,)*], [$($ns)*], [$($b)* $n])
+        $crate::call!(@bind $check, $api, $f, [$($rest,)*], [$($ns)*], [$($b)* $n])
     }};
-    (@bind $api:expr, $f:ident, [], [$($ns:ident)*], [$($b:ident)*]) => {{
+    (@bind $check:expr, $api:expr, $f:ident, [], [$($ns:ident)*], [$($b:ident)*]) => {{
         match $api.$f {
             // SAFETY: `Api::load` typed the entry point with the C prototype
             // of the ABI generation the library was built for (the parent
@@ -130,7 +151,7 @@ macro_rules! call {
             // prototype's type (out-parameters, descriptors, arrays sized by
             // the count argument next to them) or an address the same
             // library returned and that is still allocated.
-            Some(func) => $crate::child::status(stringify!($f), unsafe { func($($b),*) }),
+            Some(func) => ($check)(stringify!($f), unsafe { func($($b),*) }),
             None => Err($crate::child::Fail::Unsupported(format!(
                 "{}: not exported",
                 stringify!($f)

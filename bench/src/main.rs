@@ -97,7 +97,7 @@ fn budget(a: &Args<'_>) -> Result<Budget, String> {
 
 fn levels(a: &Args<'_>) -> Result<Vec<usize>, String> {
     let mut v = a
-        .list("--levels", "0,1000,10000,100000")
+        .list("--levels", "0,1000,10000,50000")
         .iter()
         .map(|s| {
             s.parse::<usize>()

@@ -3,9 +3,9 @@
 //! | group | operations |
 //! |---|---|
 //! | every child | `floor`: a bare `AMDKFD_IOC_GET_VERSION` on a `/dev/kfd` descriptor of its own, through the preload, before the library is loaded |
-//! | `topology` | open + full topology read + close, on the child's preset |
-//! | `scaling` | alloc+free and alloc+map+unmap+free (4 KiB system, 2 MiB VRAM) and pointer-info lookups, at each live-allocation level |
-//! | `events` | set→wait wake-up across threads; wait on 64 events (all, any) |
+//! | `topology` | open + full topology read + close, and release + acquire + full read with KFD open, on the child's preset |
+//! | `scaling` | alloc+free and alloc+map+unmap+free (4 KiB system, 2 MiB VRAM) and pointer-info lookups of random live buffers, at each live-allocation level |
+//! | `events` | nested open+close; event create+destroy; set+wait on one thread; set→wait wake-up across threads; wait on 64 events (all, any) |
 //! | `queues` | AQL queue create+destroy |
 //! | `threads` | alloc+free 4 KiB system on one thread, then on two at once |
 //! | `ctx` | (our `newest` build only) secondary context open+close, and what a live one costs |
@@ -71,12 +71,16 @@ const fn ours(id: &'static str, title: &'static str, unit: Unit) -> OpInfo {
 pub const OPS: &[OpInfo] = &[
     op("floor", "floor: bare GET_VERSION ioctl"),
     op("topology", "open+topology read+close"),
+    op("reacquire", "release+acquire+node props"),
     op("fill", "grow live set, per 4K alloc"),
     op("alloc-free-sys4k", "alloc+free 4K system"),
     op("alloc-map-free-sys4k", "alloc+map+unmap+free 4K sys"),
     op("alloc-free-vram2m", "alloc+free 2M VRAM"),
     op("alloc-map-free-vram2m", "alloc+map+unmap+free 2M VRAM"),
-    op("pointer-info", "QueryPointerInfo (known ptr)"),
+    op("pointer-info", "QueryPointerInfo, random live ptr"),
+    op("open-nested", "nested OpenKFD+CloseKFD"),
+    op("event-create", "event create+destroy"),
+    op("event-set-wait", "SetEvent+WaitOnEvent, 1 thread"),
     op("event-wake", "event set->wait wake-up (1 way)"),
     op("event-wait-all-64", "wait all of 64 (all set)"),
     op("event-wait-any-64", "wait any of 64 (one set)"),
@@ -234,6 +238,16 @@ fn topology<A: Abi, W: Write>(api: &Api<A>, cfg: &ChildConfig, m: &mut Meter<W>)
         m.out
             .note("topology", &cfg.preset, &format!("nodes={nodes}"));
     }
+    // KFD stays open: what a runtime re-reading the topology pays.
+    if let Err(e) = call!(api, hsaKmtOpenKFD()) {
+        return m.fail("reacquire", &cfg.preset, &e);
+    }
+    m.measure("reacquire", &cfg.preset, Mode::Batch, 1.0, || {
+        call!(api, hsaKmtReleaseSystemProperties())?;
+        read_nodes(api, &mut s)?;
+        Ok(Duration::ZERO)
+    });
+    let _ = call!(api, hsaKmtCloseKFD());
 }
 
 /// Opens the primary context and reads the topology; returns the GPU
@@ -413,7 +427,7 @@ fn scaling<A: Abi, W: Write>(api: &Api<A>, cfg: &ChildConfig, m: &mut Meter<W>) 
             Ok(Duration::ZERO)
         });
     }
-    // The live set is left to process exit: freeing 100k buffers one by
+    // The live set is left to process exit: freeing 50k buffers one by
     // one would only add minutes of teardown to the run.
 }
 
@@ -430,15 +444,22 @@ fn event<A: Abi>(api: &Api<A>, node: u32) -> Result<*mut A::Event, Fail> {
 }
 
 fn events<A: Abi + Sync, W: Write>(api: &Api<A>, m: &mut Meter<W>) {
-    const OPS: [&str; 3] = ["event-wake", "event-wait-all-64", "event-wait-any-64"];
+    const OPS: [&str; 6] = [
+        "open-nested",
+        "event-create",
+        "event-set-wait",
+        "event-wake",
+        "event-wait-all-64",
+        "event-wait-any-64",
+    ];
     let made = open(api).and_then(|gpu| {
         let pair = (event(api, gpu)?, event(api, gpu)?);
         let many = (0..64)
             .map(|_| event(api, gpu))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok((pair, many))
+        Ok((gpu, pair, many))
     });
-    let ((e1, e2), mut many) = match made {
+    let (gpu, (e1, e2), mut many) = match made {
         Ok(x) => x,
         Err(e) => {
             for op in OPS {
@@ -447,6 +468,23 @@ fn events<A: Abi + Sync, W: Write>(api: &Api<A>, m: &mut Meter<W>) {
             return;
         }
     };
+    m.measure("open-nested", "", Mode::Batch, 1.0, || {
+        // KERNEL_ALREADY_OPENED (22): the open is counted.
+        call!(expect 22, api, hsaKmtOpenKFD())?;
+        call!(api, hsaKmtCloseKFD())?;
+        Ok(Duration::ZERO)
+    });
+    m.measure("event-create", "", Mode::Batch, 1.0, || {
+        let e = event(api, gpu)?;
+        call!(api, hsaKmtDestroyEvent(e))?;
+        Ok(Duration::ZERO)
+    });
+    // Auto-reset: the wait finds the event set and resets it.
+    m.measure("event-set-wait", "", Mode::Batch, 1.0, || {
+        call!(api, hsaKmtSetEvent(e1))?;
+        call!(api, hsaKmtWaitOnEvent(e1, 1000))?;
+        Ok(Duration::ZERO)
+    });
     // Ping-pong: this thread sets e1 and waits on e2; the peer waits on e1
     // and sets e2. One sample is a round trip divided by two.
     let stop = AtomicBool::new(false);

@@ -51,6 +51,10 @@ impl Drop for InExport {
 /// A host that installs its own hook later replaces this one (its hook
 /// then sees export panics too; they are still caught).
 fn install_hook() {
+    // Installed: one atomic load (`panicking` reads a thread-local).
+    if HOOK.is_completed() {
+        return;
+    }
     if std::thread::panicking() {
         // `set_hook` must not be called while unwinding; the next call
         // of an export installs it.

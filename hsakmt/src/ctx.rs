@@ -26,6 +26,7 @@
 //!   descriptor belongs to the parent's kernel process.
 
 use std::collections::BTreeMap;
+use std::ops::Deref;
 use std::sync::{Mutex, MutexGuard};
 
 pub use hsakmt_sys::newest::HsaKFDContext;
@@ -58,10 +59,37 @@ pub fn primary_ptr() -> *mut HsaKFDContext {
     std::ptr::addr_of!(PRIMARY) as *mut HsaKFDContext
 }
 
+/// The context an export body works on: the primary, borrowed (no lock,
+/// no reference-count change: [`primary::current`]), or a secondary's own
+/// reference. Held for the call only.
+#[derive(Debug)]
+pub enum CtxRef {
+    /// The primary context.
+    Primary(primary::Primary),
+    /// A secondary context.
+    Secondary(Context),
+}
+
+impl Deref for CtxRef {
+    type Target = Context;
+
+    fn deref(&self) -> &Context {
+        match self {
+            CtxRef::Primary(p) => p,
+            CtxRef::Secondary(c) => c,
+        }
+    }
+}
+
+/// The open primary, borrowed; `closed` when it is not open here.
+fn open_primary(closed: Status) -> KmtResult<CtxRef> {
+    primary::current().map(CtxRef::Primary).map_err(|_| closed)
+}
+
 /// The C library's `CHECK_KFD_OPEN`: the primary context must be open in
 /// this process (a forked child sees it closed).
 pub fn check_open() -> KmtResult {
-    if primary::open_count() == 0 {
+    if !primary::is_open() {
         Err(st::NOT_OPENED)
     } else {
         Ok(())
@@ -69,16 +97,16 @@ pub fn check_open() -> KmtResult {
 }
 
 /// Looks a handle up without the open check.
-pub fn lookup(ctx: *mut HsaKFDContext) -> KmtResult<Context> {
+pub fn lookup(ctx: *mut HsaKFDContext) -> KmtResult<CtxRef> {
     if ctx == primary_ptr() {
-        return primary::get().map_err(|_| st::NOT_OPENED);
+        return open_primary(st::NOT_OPENED);
     }
     if ctx.is_null() {
         return Err(st::INVALID_PARAMETER);
     }
     match secondaries().get(&(ctx as usize)) {
         Some(c) if c.is_inherited() => Err(st::NOT_OPENED),
-        Some(c) => Ok(c.clone()),
+        Some(c) => Ok(CtxRef::Secondary(c.clone())),
         None => Err(st::INVALID_PARAMETER),
     }
 }
@@ -86,9 +114,9 @@ pub fn lookup(ctx: *mut HsaKFDContext) -> KmtResult<Context> {
 /// The open check, then the handle lookup: the prologue of every `Ctx`
 /// function that has `CHECK_KFD_OPEN` in C. For the primary handle both
 /// are one look at the primary slot (it is open exactly when it is found).
-pub fn resolve(ctx: *mut HsaKFDContext) -> KmtResult<Context> {
+pub fn resolve(ctx: *mut HsaKFDContext) -> KmtResult<CtxRef> {
     if ctx == primary_ptr() {
-        return primary::get().map_err(|_| st::NOT_OPENED);
+        return open_primary(st::NOT_OPENED);
     }
     check_open()?;
     lookup(ctx)
@@ -103,15 +131,15 @@ pub fn resolve_unless(
     ctx: *mut HsaKFDContext,
     unchecked: bool,
     closed: Status,
-) -> KmtResult<Context> {
+) -> KmtResult<CtxRef> {
     if unchecked && ctx == primary_ptr() {
-        return primary::get().map_err(|_| closed);
+        return open_primary(closed);
     }
     resolve(ctx)
 }
 
 /// The primary context for legacy functions that have no `Ctx` form.
-pub fn primary() -> KmtResult<Context> {
+pub fn primary() -> KmtResult<CtxRef> {
     resolve(primary_ptr())
 }
 
@@ -142,22 +170,40 @@ pub fn unregister_secondary(ctx: *mut HsaKFDContext) -> Option<Context> {
 /// inherited from a fork parent (its kernel objects are the parent's;
 /// they are left alone, as for the primary).
 pub fn teardown(c: Context) {
-    let id = c.id();
+    crate::amdgpu::forget_context(c.id());
+    #[cfg(feature = "newest")]
+    crate::bo::forget_context(c.id());
     if c.is_inherited() {
         std::mem::forget(c);
     } else {
         c.close();
     }
-    forget_caches(id);
 }
 
-/// Drops the border's per-context caches (pointer-info node arrays,
-/// counter tables, graphics metadata, device handles) of a closed
-/// context.
-pub fn forget_caches(id: ContextId) {
-    crate::amdgpu::forget_context(id);
-    #[cfg(feature = "newest")]
-    crate::bo::forget_context(id);
-    crate::memory::forget_context(id);
-    crate::perf::forget_context(id);
+/// What the border keeps per context for the C caller to read through
+/// pointers it handed out: the metadata of imported graphics buffers and
+/// the counter tables and trace buffers. It lives in the context
+/// ([`Context::attached`]) and is dropped with it.
+#[derive(Debug, Default)]
+pub(crate) struct Kept {
+    pub memory: Mutex<crate::memory::Held>,
+    pub perf: Mutex<crate::perf::Held>,
+}
+
+/// The border state of `c` ([`Kept`]). `ERROR` only if something else
+/// attached a value of another type to the context first.
+pub(crate) fn kept(c: &Context) -> KmtResult<&Kept> {
+    c.attached::<Kept>().ok_or(st::ERROR)
+}
+
+/// Forgets what the border keeps for a closed context: its device
+/// handles (a registry of ours, so a stale handle stays unknown) and, for
+/// a primary context kept for the next open, its border state (the next
+/// open starts without it, as a context made anew does).
+pub fn forget_caches(c: &Context) {
+    crate::amdgpu::forget_context(c.id());
+    if let Ok(k) = kept(c) {
+        *k.memory.lock().unwrap_or_else(|e| e.into_inner()) = Default::default();
+        *k.perf.lock().unwrap_or_else(|e| e.into_inner()) = Default::default();
+    }
 }

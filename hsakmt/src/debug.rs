@@ -50,7 +50,7 @@ static RUNTIME_CAPABILITIES: AtomicU32 = AtomicU32::new(0);
 /// none is held, and stays), any failure of that, KFD closed included,
 /// being ERROR; then the firmware and KFD-version checks (11). A
 /// secondary context is refused (11) before anything.
-fn check_runtime_debug_support(ctx: *mut HsaKFDContext) -> KmtResult<Context> {
+fn check_runtime_debug_support(ctx: *mut HsaKFDContext) -> KmtResult<ctx::CtxRef> {
     if ctx != ctx::primary_ptr() {
         let c = ctx::resolve(ctx)?;
         c.debug().kmt()?.check_runtime_debug_support().kmt()?;

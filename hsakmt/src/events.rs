@@ -17,10 +17,6 @@ fn event(events: &Events, e: *mut abi::HsaEvent) -> KmtResult<Event> {
         .kmt()
 }
 
-fn events_of(ctx: *mut HsaKFDContext) -> KmtResult<std::sync::Arc<Events>> {
-    ctx::resolve(ctx)?.events().kmt()
-}
-
 /// The events of a C array.
 ///
 /// # Safety
@@ -64,7 +60,8 @@ export! {
     /// of the descriptor, as C); a NULL descriptor or out-pointer → 3 (C
     /// dereferences them).
     ctx fn hsaKmtCreateEventCtx(ctx: *mut HsaKFDContext, EventDesc: *mut HsaEventDescriptor, ManualReset: bool, IsSignaled: bool, Event: *mut *mut abi::HsaEvent) {
-        let events = events_of(ctx)?;
+        let c = ctx::resolve(ctx)?;
+        let events = c.events().kmt()?;
         let desc = check_mut(EventDesc, st::INVALID_PARAMETER)?;
         // SAFETY: checked non-NULL and aligned; `EventType` is the
         // descriptor's first field, a 32-bit word.
@@ -81,29 +78,33 @@ export! {
 
     /// `hsaKmtDestroyEventCtx`: 20 (even for NULL); NULL or unknown → 4.
     ctx fn hsaKmtDestroyEventCtx(ctx: *mut HsaKFDContext, Event: *mut abi::HsaEvent) {
-        let events = events_of(ctx)?;
-        let e = event(&events, Event)?;
+        let c = ctx::resolve(ctx)?;
+        let events = c.events().kmt()?;
+        let e = event(events, Event)?;
         events.destroy(&e).kmt()
     }
 
     /// `hsaKmtSetEventCtx`: 20; NULL or unknown → 4; system event → 1.
     ctx fn hsaKmtSetEventCtx(ctx: *mut HsaKFDContext, Event: *mut abi::HsaEvent) {
-        let events = events_of(ctx)?;
-        let e = event(&events, Event)?;
+        let c = ctx::resolve(ctx)?;
+        let events = c.events().kmt()?;
+        let e = event(events, Event)?;
         events.set(&e).kmt()
     }
 
     /// `hsaKmtResetEventCtx`: 20; NULL or unknown → 4; system event → 1.
     ctx fn hsaKmtResetEventCtx(ctx: *mut HsaKFDContext, Event: *mut abi::HsaEvent) {
-        let events = events_of(ctx)?;
-        let e = event(&events, Event)?;
+        let c = ctx::resolve(ctx)?;
+        let events = c.events().kmt()?;
+        let e = event(events, Event)?;
         events.reset(&e).kmt()
     }
 
     /// `hsaKmtQueryEventStateCtx`: 20; NULL or unknown → 4.
     ctx fn hsaKmtQueryEventStateCtx(ctx: *mut HsaKFDContext, Event: *mut abi::HsaEvent) {
-        let events = events_of(ctx)?;
-        let e = event(&events, Event)?;
+        let c = ctx::resolve(ctx)?;
+        let events = c.events().kmt()?;
+        let e = event(events, Event)?;
         events.query(&e).kmt()
     }
 
@@ -113,8 +114,9 @@ export! {
         if Event.is_null() {
             return Err(st::INVALID_HANDLE);
         }
-        let events = events_of(ctx)?;
-        let e = event(&events, Event)?;
+        let c = ctx::resolve(ctx)?;
+        let events = c.events().kmt()?;
+        let e = event(events, Event)?;
         outcome(events.wait_one(&e, Milliseconds).kmt()?)
     }
 
@@ -124,8 +126,9 @@ export! {
         if Event.is_null() {
             return Err(st::INVALID_HANDLE);
         }
-        let events = events_of(ctx)?;
-        let e = event(&events, Event)?;
+        let c = ctx::resolve(ctx)?;
+        let events = c.events().kmt()?;
+        let e = event(events, Event)?;
         if event_age.is_null() {
             return outcome(events.wait_one(&e, Milliseconds).kmt()?);
         }
@@ -141,7 +144,8 @@ export! {
     /// `hsaKmtWaitOnMultipleEventsCtx`: 20; NULL list or element → 4;
     /// timeout → 31.
     ctx fn hsaKmtWaitOnMultipleEventsCtx(ctx: *mut HsaKFDContext, Events: *mut *mut abi::HsaEvent, NumEvents: u32, WaitOnAll: bool, Milliseconds: u32) {
-        let events = events_of(ctx)?;
+        let c = ctx::resolve(ctx)?;
+        let events = c.events().kmt()?;
         // SAFETY: the C contract: `Events` holds `NumEvents` pointers.
         let list = unsafe { event_pointers(Events, NumEvents) }?;
         let mode = if WaitOnAll { WaitMode::All } else { WaitMode::Any };
@@ -152,7 +156,8 @@ export! {
     /// (IN/OUT, read and written for signal events only; NULL: no ages,
     /// as the non-Ext form).
     ctx fn hsaKmtWaitOnMultipleEvents_ExtCtx(ctx: *mut HsaKFDContext, Events: *mut *mut abi::HsaEvent, NumEvents: u32, WaitOnAll: bool, Milliseconds: u32, event_age: *mut u64) {
-        let events = events_of(ctx)?;
+        let c = ctx::resolve(ctx)?;
+        let events = c.events().kmt()?;
         // SAFETY: the C contract: `Events` holds `NumEvents` pointers.
         let list = unsafe { event_pointers(Events, NumEvents) }?;
         let mode = if WaitOnAll { WaitMode::All } else { WaitMode::Any };

@@ -3,10 +3,10 @@
 use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::os::fd::{BorrowedFd, IntoRawFd};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::MutexGuard;
 
 use hsakmt_sys::common::{HsaGpuTileConfig, HsaMemoryRange, HsaSharedMemoryHandle};
-use kfd_context::{Context, ContextId};
+use kfd_context::Context;
 use kfd_fmm::{MemFlags, ShareHandle};
 
 use crate::amdgpu::Owner;
@@ -18,24 +18,22 @@ use crate::profile::ProcessVm;
 /// Memory the C caller reads through pointers the border handed out: the
 /// metadata of imported graphics buffers. Kept per context and object
 /// start until the object is freed or deregistered, or the context closes.
-#[derive(Default)]
-struct Held {
+/// Kept in the context's border state ([`ctx::kept`]), so it dies with
+/// the context.
+#[derive(Debug, Default)]
+pub(crate) struct Held {
     metadata: BTreeMap<u64, Box<[u8]>>,
 }
 
-static HELD: Mutex<BTreeMap<ContextId, Held>> = Mutex::new(BTreeMap::new());
-
-fn held() -> MutexGuard<'static, BTreeMap<ContextId, Held>> {
-    HELD.lock().unwrap_or_else(|e| e.into_inner())
+fn held(c: &Context) -> KmtResult<MutexGuard<'_, Held>> {
+    Ok(ctx::kept(c)?
+        .memory
+        .lock()
+        .unwrap_or_else(|e| e.into_inner()))
 }
 
-/// Drops what is held for a closed context.
-pub(crate) fn forget_context(id: ContextId) {
-    held().remove(&id);
-}
-
-fn forget_object(id: ContextId, addr: u64) {
-    if let Some(h) = held().get_mut(&id) {
+fn forget_object(c: &Context, addr: u64) {
+    if let Ok(mut h) = held(c) {
         h.metadata.remove(&addr);
     }
 }
@@ -155,7 +153,7 @@ export! {
         let _ = SizeInBytes;
         let c = ctx::resolve(ctx)?;
         c.fmm().kmt()?.free_memory(MemoryAddress as u64).kmt()?;
-        forget_object(c.id(), MemoryAddress as u64);
+        forget_object(&c, MemoryAddress as u64);
         Ok(())
     }
 
@@ -253,7 +251,7 @@ export! {
     ctx fn hsaKmtDeregisterMemoryCtx(ctx: *mut HsaKFDContext, MemoryAddress: *mut c_void) {
         let c = ctx::resolve(ctx)?;
         c.fmm().kmt()?.deregister_memory(MemoryAddress as u64).kmt()?;
-        forget_object(c.id(), MemoryAddress as u64);
+        forget_object(&c, MemoryAddress as u64);
         Ok(())
     }
 
@@ -568,11 +566,7 @@ fn register_graphics(
     // size, then written back field by field).
     let mut out = unsafe { info.read() };
     generation::store_graphics_info(&g, meta.as_ptr(), &mut out);
-    held()
-        .entry(c.id())
-        .or_default()
-        .metadata
-        .insert(g.address, meta);
+    held(c)?.metadata.insert(g.address, meta);
     // SAFETY: as above.
     unsafe { write_out(info, out, st::INVALID_PARAMETER) }
 }

@@ -17,18 +17,31 @@ export! {
         if !pCtx.is_null() {
             check_mut(pCtx, st::INVALID_PARAMETER)?;
         }
-        if primary::open_count() == 0 {
+        // A first open reads HSAKMT_DEBUG_LEVEL before anything else, as
+        // C; a nested open reads nothing.
+        let mut logged = false;
+        // Only a first open hands out the context (a nested one takes no
+        // reference to it).
+        let (first, how) = primary::open_first_with_lazy(|| {
             crate::log::init_from_env();
-        }
-        let (c, how) = primary::open_with(generation::primary_options()).kmt()?;
-        if how == Opened::First && generation::PROFILE.border.memory_at_open {
-            // 5.2.3 sets up its apertures inside the open (a failure there
-            // fails the open and closes the descriptor).
-            let opts = SnapshotOptions::from_env(generation::PROFILE.topology);
-            if let Err(e) = c.init_memory_with(&opts).kmt() {
-                drop(c);
-                let _ = primary::close();
-                return Err(e);
+            logged = true;
+            generation::primary_options()
+        })
+        .kmt()?;
+        if let Some(c) = first {
+            if !logged {
+                // A context kept by the last close, taken up again.
+                crate::log::init_from_env();
+            }
+            if generation::PROFILE.border.memory_at_open {
+                // 5.2.3 sets up its apertures inside the open (a failure
+                // there fails the open and closes the descriptor).
+                let opts = SnapshotOptions::from_env(generation::PROFILE.topology);
+                if let Err(e) = c.init_memory_with(&opts).kmt() {
+                    drop(c);
+                    let _ = primary::close();
+                    return Err(e);
+                }
             }
         }
         if !pCtx.is_null() {
@@ -48,17 +61,21 @@ export! {
     /// contexts stay open, but every `Ctx` call on them returns 20 until
     /// the primary is opened again.
     ctx fn hsaKmtCloseKFDCtx() {
-        let id = primary::get().ok().map(|c| c.id());
-        if let Err(e) = primary::close() {
-            // A forked child closing what it inherited: success, as in C.
-            if primary::release_inherited() {
-                return Ok(());
+        let left = match primary::close() {
+            Ok(left) => left,
+            Err(e) => {
+                // A forked child closing what it inherited: success, as in C.
+                if primary::release_inherited() {
+                    return Ok(());
+                }
+                return Err(e).kmt();
             }
-            return Err(e).kmt();
-        }
-        if primary::open_count() == 0 {
-            if let Some(id) = id {
-                ctx::forget_caches(id);
+        };
+        if left == 0 {
+            // Torn down with what it kept, unless kept for the next open:
+            // that one starts without the border state of this one.
+            if let Some(c) = primary::kept() {
+                ctx::forget_caches(&c);
             }
         }
         Ok(())

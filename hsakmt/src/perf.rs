@@ -2,10 +2,10 @@
 
 use std::collections::BTreeMap;
 use std::ffi::c_void;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, MutexGuard};
 
 use hsakmt_sys::common::{HsaClockCounters, HsaCounter, HsaCounterProperties, HsaPmcTraceRoot};
-use kfd_context::{Context, ContextId};
+use kfd_context::Context;
 use kfd_perf::pmc::Counter;
 use kfd_perf::{PcSamplingTraceId, Perf};
 
@@ -15,30 +15,25 @@ use crate::generation;
 
 /// Memory the C caller reads through pointers the border handed out:
 /// counter tables (per node) and the buffers traces were started with.
-#[derive(Default)]
-struct Held {
+/// Kept in the context's border state ([`ctx::kept`]), so it dies with
+/// the context.
+#[derive(Debug, Default)]
+pub(crate) struct Held {
     tables: BTreeMap<u32, Box<[u64]>>,
     buffers: BTreeMap<u64, (usize, u64)>,
 }
 
-static HELD: Mutex<BTreeMap<ContextId, Held>> = Mutex::new(BTreeMap::new());
-
-fn held() -> MutexGuard<'static, BTreeMap<ContextId, Held>> {
-    HELD.lock().unwrap_or_else(|e| e.into_inner())
+fn held(c: &Context) -> KmtResult<MutexGuard<'_, Held>> {
+    Ok(ctx::kept(c)?.perf.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
-/// Drops what is held for a closed context.
-pub(crate) fn forget_context(id: ContextId) {
-    held().remove(&id);
-}
-
-fn perf_of(c: &Context) -> KmtResult<Arc<Perf>> {
+fn perf_of(c: &Context) -> KmtResult<&Arc<Perf>> {
     c.perf().kmt()
 }
 
 /// The Pmc functions: the C library's counter tables exist only while
 /// KFD is open: `NO_MEMORY` otherwise (as C), then the context lookup.
-fn pmc_ctx(ctx: *mut HsaKFDContext) -> KmtResult<Context> {
+fn pmc_ctx(ctx: *mut HsaKFDContext) -> KmtResult<ctx::CtxRef> {
     ctx::check_open().map_err(|_| st::NO_MEMORY)?;
     ctx::lookup(ctx)
 }
@@ -51,7 +46,7 @@ fn trace_ctx(
     ctx: *mut HsaKFDContext,
     trace: u64,
     closed: crate::border::Status,
-) -> KmtResult<Context> {
+) -> KmtResult<ctx::CtxRef> {
     if trace == 0 {
         return Err(st::INVALID_PARAMETER);
     }
@@ -63,7 +58,7 @@ fn trace_ctx(
 /// the open check), 20, then the node against the current snapshot (5).
 /// (The 5.2 build has no PC sampling.)
 #[cfg_attr(feature = "rocm-5.2", allow(dead_code))]
-fn pc_sampling_session(node: u32, trace: u32) -> KmtResult<(Context, PcSamplingTraceId)> {
+fn pc_sampling_session(node: u32, trace: u32) -> KmtResult<(ctx::CtxRef, PcSamplingTraceId)> {
     if trace == 0 {
         return Err(st::INVALID_HANDLE);
     }
@@ -91,7 +86,7 @@ export! {
             words[i / 8] |= u64::from(*b) << (8 * (i % 8));
         }
         let p = words.as_mut_ptr() as *mut HsaCounterProperties;
-        held().entry(c.id()).or_default().tables.insert(NodeId, words);
+        held(&c)?.tables.insert(NodeId, words);
         // SAFETY: checked above; an OUT argument.
         unsafe { write_out(out, p, st::INVALID_PARAMETER) }
     }
@@ -137,9 +132,7 @@ export! {
     ctx fn hsaKmtPmcUnregisterTraceCtx(ctx: *mut HsaKFDContext, NodeId: u32, TraceId: u64) {
         let c = trace_ctx(ctx, TraceId, st::INVALID_NODE_UNIT)?;
         perf_of(&c)?.unregister_trace(NodeId, kfd_perf::TraceId(TraceId)).kmt()?;
-        if let Some(h) = held().get_mut(&c.id()) {
-            h.buffers.remove(&TraceId);
-        }
+        held(&c)?.buffers.remove(&TraceId);
         Ok(())
     }
 
@@ -166,7 +159,7 @@ export! {
         let c = trace_ctx(ctx::primary_ptr(), TraceId, st::INVALID_HANDLE)?;
         check_mut(TraceBuffer as *mut u64, st::INVALID_PARAMETER)?;
         perf_of(&c)?.start_trace(kfd_perf::TraceId(TraceId), TraceBufferSizeBytes).kmt()?;
-        held().entry(c.id()).or_default().buffers.insert(TraceId, (TraceBuffer as usize, TraceBufferSizeBytes));
+        held(&c)?.buffers.insert(TraceId, (TraceBuffer as usize, TraceBufferSizeBytes));
         Ok(())
     }
 
@@ -175,7 +168,7 @@ export! {
     all fn hsaKmtPmcQueryTrace(TraceId: u64) {
         let c = trace_ctx(ctx::primary_ptr(), TraceId, st::INVALID_HANDLE)?;
         let values = perf_of(&c)?.query_trace(kfd_perf::TraceId(TraceId)).kmt()?;
-        let buf = held().get(&c.id()).and_then(|h| h.buffers.get(&TraceId).copied());
+        let buf = held(&c)?.buffers.get(&TraceId).copied();
         let (addr, size) = buf.ok_or(st::INVALID_HANDLE)?;
         let n = values.len().min((size / 8) as usize);
         // SAFETY: the buffer given to hsaKmtPmcStartTrace (checked

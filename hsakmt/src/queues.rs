@@ -12,7 +12,7 @@ use crate::border::{check_mut, slice_in, st, write_out, Kmt, KmtResult};
 use crate::ctx::{self, HsaKFDContext};
 use crate::generation::{self, abi};
 
-fn queues_of(c: &Context) -> KmtResult<Arc<Queues>> {
+fn queues_of(c: &Context) -> KmtResult<&Arc<Queues>> {
     c.queues().kmt()
 }
 

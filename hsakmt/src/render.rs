@@ -54,10 +54,12 @@ struct Device {
 
 /// The context a device or buffer token belongs to (`INVALID_HANDLE` if
 /// it closed).
-fn owner_context(owner: Owner) -> KmtResult<Context> {
+fn owner_context(owner: Owner) -> KmtResult<ctx::CtxRef> {
     match owner {
         Owner::Primary => ctx::primary(),
-        Owner::Secondary(id) => ctx::secondary_by_id(id).ok_or(st::INVALID_HANDLE),
+        Owner::Secondary(id) => ctx::secondary_by_id(id)
+            .map(ctx::CtxRef::Secondary)
+            .ok_or(st::INVALID_HANDLE),
     }
 }
 

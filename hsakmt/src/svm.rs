@@ -90,7 +90,7 @@ unsafe fn svm_request(
         .iter()
         .map(|a| SvmAttr::from_raw(a.r#type, a.value))
         .collect();
-    Ok((fmm, list))
+    Ok((fmm.clone(), list))
 }
 
 forward! {

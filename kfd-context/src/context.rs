@@ -1,8 +1,9 @@
 //! The [`Context`] aggregate root.
 
+use std::any::Any;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
 
 use kfd_debug::Debug;
 use kfd_event::{Events, FmmMemory};
@@ -50,19 +51,14 @@ pub struct KfdVersion {
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-/// The lazily created sub-contexts. Each takes the topology snapshot that
-/// was current when it was created.
-#[derive(Default)]
-struct Subs {
-    fmm: Option<Arc<Fmm>>,
-    memory: Option<Arc<FmmMemory>>,
-    events: Option<Arc<Events>>,
-    queues: Option<Arc<Queues>>,
-    debug: Option<Arc<Debug>>,
-    perf: Option<Arc<Perf>>,
-    /// The memory manager's apertures were released
-    /// ([`Context::release_apertures`]) and not set up again yet.
-    apertures_released: bool,
+/// How many topology reads (with different options) a context keeps for
+/// reuse: the snapshot's and the memory manager's at a 5.2.3-style open.
+const KEPT_READS: usize = 2;
+
+/// The memory manager and its port for events and queues, made together.
+struct Memory {
+    fmm: Arc<Fmm>,
+    port: Arc<FmmMemory>,
 }
 
 pub(crate) struct Inner {
@@ -73,7 +69,24 @@ pub(crate) struct Inner {
     owner_pid: u32,
     kfd: Arc<DeviceFile>,
     topology: RwLock<Option<Arc<Topology>>>,
-    subs: Mutex<Subs>,
+    /// The last snapshots this context read ([`KEPT_READS`] at most, the
+    /// newest first) and the options each was read with, also after they
+    /// were released: the next read with the same options takes one again
+    /// while the kernel's `generation_id` is unchanged.
+    last_read: Mutex<Vec<(Arc<Topology>, SnapshotOptions)>>,
+    // The sub-contexts, each made once on first use (from the topology
+    // snapshot current then) and borrowed by every call after that.
+    memory: OnceLock<Memory>,
+    events: OnceLock<Arc<Events>>,
+    queues: OnceLock<Arc<Queues>>,
+    debug: OnceLock<Arc<Debug>>,
+    perf: OnceLock<Arc<Perf>>,
+    /// Held while a sub-context is made and while the apertures are
+    /// released or set up again; true while the memory manager's
+    /// apertures are released ([`Context::release_apertures`]).
+    setup: Mutex<bool>,
+    /// What the layer above keeps per context ([`Context::attached`]).
+    attached: OnceLock<Box<dyn Any + Send + Sync>>,
     /// The render-node files this context opened, by minor, kept for its
     /// lifetime (see [`Context::fmm_options`]).
     render_nodes: Mutex<Vec<(u32, Arc<DeviceFile>)>>,
@@ -88,19 +101,19 @@ pub(crate) struct Inner {
 impl Drop for Inner {
     /// Tears the sub-contexts down in dependency order: queues (they use
     /// events and buffers), events (the event page is a buffer), debug and
-    /// perf, then the memory manager; the descriptor closes last.
+    /// perf, then the memory manager; what the layer above attached goes
+    /// before the descriptor, which closes last.
     fn drop(&mut self) {
-        let subs = std::mem::take(self.subs.get_mut().unwrap_or_else(|e| e.into_inner()));
-        if let Some(q) = subs.queues {
+        if let Some(q) = self.queues.take() {
             q.teardown();
         }
-        if let Some(e) = subs.events {
+        if let Some(e) = self.events.take() {
             e.teardown();
         }
-        drop(subs.debug);
-        drop(subs.perf);
-        drop(subs.memory);
-        drop(subs.fmm);
+        drop(self.debug.take());
+        drop(self.perf.take());
+        drop(self.memory.take());
+        drop(self.attached.take());
     }
 }
 
@@ -173,7 +186,14 @@ impl Context {
                 owner_pid: std::process::id(),
                 kfd: Arc::new(kfd),
                 topology: RwLock::new(None),
-                subs: Mutex::new(Subs::default()),
+                last_read: Mutex::new(Vec::new()),
+                memory: OnceLock::new(),
+                events: OnceLock::new(),
+                queues: OnceLock::new(),
+                debug: OnceLock::new(),
+                perf: OnceLock::new(),
+                setup: Mutex::new(false),
+                attached: OnceLock::new(),
                 render_nodes: Mutex::new(Vec::new()),
                 properties: RwLock::new(()),
             }),
@@ -259,7 +279,24 @@ impl Context {
     /// Takes a topology snapshot for this context (replacing any earlier
     /// one) and returns it.
     pub fn acquire_system_properties(&self) -> Result<Arc<Topology>, ContextError> {
-        let topo = Arc::new(Topology::snapshot(&**self.driver())?);
+        self.acquire_system_properties_with(&SnapshotOptions::from_env(Default::default()))
+    }
+
+    /// [`Context::acquire_system_properties`] with explicit snapshot
+    /// options (the `hsakmt` border picks the rules of the C library
+    /// generation it serves).
+    ///
+    /// While the kernel's topology `generation_id` is the one of the last
+    /// snapshot this context read with the same options (also one it
+    /// released since), that snapshot is taken again: one read of
+    /// `generation_id` instead of the whole tree. The C library re-reads
+    /// the tree after a release, and reads it again while the generation
+    /// changes under it; so does this when the generation differs.
+    pub fn acquire_system_properties_with(
+        &self,
+        options: &SnapshotOptions,
+    ) -> Result<Arc<Topology>, ContextError> {
+        let topo = self.read_topology(options)?;
         *self
             .inner
             .topology
@@ -268,20 +305,47 @@ impl Context {
         Ok(topo)
     }
 
-    /// [`Context::acquire_system_properties`] with explicit snapshot
-    /// options (the `hsakmt` border picks the rules of the C library
-    /// generation it serves).
-    pub fn acquire_system_properties_with(
-        &self,
-        options: &SnapshotOptions,
-    ) -> Result<Arc<Topology>, ContextError> {
+    /// The topology with `options`: one this context read with the same
+    /// options while the kernel's `generation_id` is still its own (one
+    /// read of `generation_id`), a new read otherwise.
+    fn read_topology(&self, options: &SnapshotOptions) -> Result<Arc<Topology>, ContextError> {
+        let mut last = self
+            .inner
+            .last_read
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = last.iter().position(|(_, with)| with == options) {
+            let (topo, with) = last.remove(i);
+            if Topology::kernel_generation(&**self.driver())? == topo.generation_id {
+                last.insert(0, (topo.clone(), with));
+                return Ok(topo);
+            }
+        }
         let topo = Arc::new(Topology::snapshot_with(&**self.driver(), options)?);
+        last.insert(0, (topo.clone(), options.clone()));
+        last.truncate(KEPT_READS);
+        Ok(topo)
+    }
+
+    /// The topology reads kept for reuse, if they can be had without
+    /// waiting (see [`Context::snapshot_unlocked`]).
+    pub(crate) fn last_read_unlocked(&self) -> Vec<(Arc<Topology>, SnapshotOptions)> {
+        self.inner
+            .last_read
+            .try_lock()
+            .map(|l| l.clone())
+            .unwrap_or_default()
+    }
+
+    /// Takes `reads` as this context's kept topology reads (a context
+    /// opened after the last close of another re-reads only when the
+    /// kernel's topology changed since).
+    pub(crate) fn adopt_last_read(&self, reads: Vec<(Arc<Topology>, SnapshotOptions)>) {
         *self
             .inner
-            .topology
-            .write()
-            .unwrap_or_else(|e| e.into_inner()) = Some(topo.clone());
-        Ok(topo)
+            .last_read
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = reads;
     }
 
     /// `hsaKmtAcquireSystemProperties` as one change for readers of
@@ -383,28 +447,23 @@ impl Context {
     /// Releases what the newest library's `hsaKmtReleaseSystemProperties`
     /// destroys along with the snapshot: the doorbell pages, then the
     /// memory manager's process apertures (its MMIO remap pages; see
-    /// [`Fmm::release_apertures`]). The doorbell pages go with the queue
-    /// sub-context, only when it has no live queue and nobody else holds
-    /// it (upstream unmaps them even under live queues; ours keep theirs);
-    /// the next queue maps them again, as upstream does. Allocations and
+    /// [`Fmm::release_apertures`]). The doorbell pages go only while no
+    /// queue is live ([`Queues::release_idle_doorbells`]; upstream unmaps
+    /// them even under live queues, ours keep theirs); the next queue maps
+    /// them again, as upstream does. Allocations and
     /// events stay. Does nothing if the memory manager does not exist or
     /// was released already.
     pub fn release_apertures(&self) {
-        let mut subs = self.subs();
-        if subs.apertures_released {
+        let mut released = self.setup();
+        if *released {
             return;
         }
-        if subs
-            .queues
-            .as_ref()
-            .is_some_and(|q| Arc::strong_count(q) == 1 && q.live_count() == 0)
-        {
-            // The last reference: dropping it releases the doorbell pages.
-            subs.queues = None;
+        if let Some(q) = self.inner.queues.get() {
+            q.release_idle_doorbells();
         }
-        if let Some(f) = &subs.fmm {
-            f.release_apertures();
-            subs.apertures_released = true;
+        if let Some(m) = self.inner.memory.get() {
+            m.fmm.release_apertures();
+            *released = true;
         }
     }
 
@@ -412,14 +471,14 @@ impl Context {
     /// newest library's next `hsaKmtAcquireSystemProperties`); does
     /// nothing otherwise.
     pub fn reacquire_apertures(&self) -> Result<(), ContextError> {
-        let mut subs = self.subs();
-        if !subs.apertures_released {
+        let mut released = self.setup();
+        if !*released {
             return Ok(());
         }
-        if let Some(f) = &subs.fmm {
-            f.reacquire_apertures()?;
+        if let Some(m) = self.inner.memory.get() {
+            m.fmm.reacquire_apertures()?;
         }
-        subs.apertures_released = false;
+        *released = false;
         Ok(())
     }
 
@@ -450,8 +509,9 @@ impl Context {
             .ok_or(ContextError::NoSnapshot)
     }
 
-    fn subs(&self) -> MutexGuard<'_, Subs> {
-        self.inner.subs.lock().unwrap_or_else(|e| e.into_inner())
+    /// The lock sub-contexts are made under (see [`Inner::setup`]).
+    fn setup(&self) -> MutexGuard<'_, bool> {
+        self.inner.setup.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The memory-manager options for a manager of `topo`'s GPUs. Unless
@@ -485,25 +545,33 @@ impl Context {
         Ok(o)
     }
 
-    fn fmm_locked(&self, subs: &mut Subs) -> Result<(Arc<Fmm>, Arc<FmmMemory>), ContextError> {
-        if let (Some(f), Some(m)) = (&subs.fmm, &subs.memory) {
-            return Ok((f.clone(), m.clone()));
+    /// Makes the memory manager of `topo` and keeps it; the caller holds
+    /// the setup lock and found none.
+    fn make_memory(&self, topo: &Topology) -> Result<&Memory, ContextError> {
+        let mut options = self.fmm_options(topo)?;
+        options.kfd_version = Some((self.inner.version.major, self.inner.version.minor));
+        let fmm = Arc::new(Fmm::from_topology(self.inner.kfd.clone(), topo, options)?);
+        let port = Arc::new(FmmMemory::new(fmm.clone()));
+        Ok(self.inner.memory.get_or_init(|| Memory { fmm, port }))
+    }
+
+    /// The memory manager and its port, made from the snapshot on first
+    /// use. One atomic load once they exist.
+    fn memory(&self) -> Result<&Memory, ContextError> {
+        if let Some(m) = self.inner.memory.get() {
+            return Ok(m);
         }
-        let topo = self.topology()?;
-        let fmm = Arc::new(Fmm::from_topology(
-            self.inner.kfd.clone(),
-            &topo,
-            self.fmm_options(&topo)?,
-        )?);
-        let memory = Arc::new(FmmMemory::new(fmm.clone()));
-        subs.fmm = Some(fmm.clone());
-        subs.memory = Some(memory.clone());
-        Ok((fmm, memory))
+        let _setup = self.setup();
+        match self.inner.memory.get() {
+            Some(m) => Ok(m),
+            None => self.make_memory(&*self.topology()?),
+        }
     }
 
     /// Sets up the memory manager now, from a topology read for this
-    /// purpose only (the context's snapshot is not touched: it is still
-    /// taken by [`Context::acquire_system_properties`]). Does nothing when
+    /// purpose (the context's snapshot is not touched: it is still taken
+    /// by [`Context::acquire_system_properties`], which reuses this read
+    /// while the kernel's `generation_id` holds). Does nothing when
     /// the memory manager exists.
     ///
     /// Libhsakmt 5.2.3 initialises its apertures inside `hsaKmtOpenKFD`
@@ -511,58 +579,66 @@ impl Context {
     /// remap pages); the newest library does it when the snapshot is
     /// taken. The `hsakmt` border calls this at open for the former.
     pub fn init_memory_with(&self, options: &SnapshotOptions) -> Result<(), ContextError> {
-        let mut subs = self.subs();
-        if subs.fmm.is_some() && subs.memory.is_some() {
-            return Ok(());
+        let _setup = self.setup();
+        if self.inner.memory.get().is_none() {
+            let topo = self.read_topology(options)?;
+            self.make_memory(&topo)?;
         }
-        let topo = Topology::snapshot_with(&**self.driver(), options)?;
-        let fmm = Arc::new(Fmm::from_topology(
-            self.inner.kfd.clone(),
-            &topo,
-            self.fmm_options(&topo)?,
-        )?);
-        subs.memory = Some(Arc::new(FmmMemory::new(fmm.clone())));
-        subs.fmm = Some(fmm);
         Ok(())
     }
 
     /// The memory manager, created on first use from the topology snapshot
     /// (apertures, ACQUIRE_VM on this context's own render nodes, ...).
-    pub fn fmm(&self) -> Result<Arc<Fmm>, ContextError> {
-        let mut subs = self.subs();
-        self.fmm_locked(&mut subs).map(|(f, _)| f)
+    /// Once it exists this is one atomic load: the manager is borrowed,
+    /// not cloned.
+    pub fn fmm(&self) -> Result<&Arc<Fmm>, ContextError> {
+        self.memory().map(|m| &m.fmm)
     }
 
-    /// The event sub-context, created on first use.
-    pub fn events(&self) -> Result<Arc<Events>, ContextError> {
-        let mut subs = self.subs();
-        if let Some(e) = &subs.events {
-            return Ok(e.clone());
+    /// Makes a sub-context once: `cell`'s value if it has one, else, under
+    /// the setup lock, `make`'s (from the snapshot and the memory port).
+    fn sub<'a, T>(
+        &'a self,
+        cell: &'a OnceLock<T>,
+        make: impl FnOnce(Arc<Topology>, &Memory) -> T,
+    ) -> Result<&'a T, ContextError> {
+        if let Some(v) = cell.get() {
+            return Ok(v);
+        }
+        let _setup = self.setup();
+        if let Some(v) = cell.get() {
+            return Ok(v);
         }
         let topo = self.topology()?;
-        let (_, memory) = self.fmm_locked(&mut subs)?;
-        let events = Arc::new(Events::new(self.inner.kfd.clone(), Some(topo), memory));
-        subs.events = Some(events.clone());
-        Ok(events)
+        let memory = match self.inner.memory.get() {
+            Some(m) => m,
+            None => self.make_memory(&topo)?,
+        };
+        Ok(cell.get_or_init(|| make(topo, memory)))
     }
 
-    /// The queue sub-context, created on first use.
-    pub fn queues(&self) -> Result<Arc<Queues>, ContextError> {
-        let mut subs = self.subs();
-        if let Some(q) = &subs.queues {
-            return Ok(q.clone());
-        }
-        let topo = self.topology()?;
-        let (_, memory) = self.fmm_locked(&mut subs)?;
-        let options = self.queue_options(&topo);
-        let queues = Arc::new(Queues::with_options(
-            self.inner.kfd.clone(),
-            topo,
-            memory,
-            options,
-        ));
-        subs.queues = Some(queues.clone());
-        Ok(queues)
+    /// The event sub-context, created on first use (borrowed after that).
+    pub fn events(&self) -> Result<&Arc<Events>, ContextError> {
+        self.sub(&self.inner.events, |topo, m| {
+            Arc::new(Events::new(
+                self.inner.kfd.clone(),
+                Some(topo),
+                m.port.clone(),
+            ))
+        })
+    }
+
+    /// The queue sub-context, created on first use (borrowed after that).
+    pub fn queues(&self) -> Result<&Arc<Queues>, ContextError> {
+        self.sub(&self.inner.queues, |topo, m| {
+            let options = self.queue_options(&topo);
+            Arc::new(Queues::with_options(
+                self.inner.kfd.clone(),
+                topo,
+                m.port.clone(),
+                options,
+            ))
+        })
     }
 
     /// The queue options of [`ContextOptions::queues`] as this context
@@ -591,8 +667,11 @@ impl Context {
     /// known) until a snapshot exists, and the sub-context made then is
     /// kept.
     pub fn debug(&self) -> Result<Arc<Debug>, ContextError> {
-        let mut subs = self.subs();
-        if let Some(d) = &subs.debug {
+        if let Some(d) = self.inner.debug.get() {
+            return Ok(d.clone());
+        }
+        let _setup = self.setup();
+        if let Some(d) = self.inner.debug.get() {
             return Ok(d.clone());
         }
         let kfd = self.inner.kfd.clone();
@@ -606,22 +685,34 @@ impl Context {
             }
             Err(e) => return Err(e),
         };
-        let debug = Arc::new(Debug::from_topology(kfd, self.is_primary(), &topo).with_rules(rules));
-        subs.debug = Some(debug.clone());
-        Ok(debug)
+        let debug = Debug::from_topology(kfd, self.is_primary(), &topo).with_rules(rules);
+        Ok(self.inner.debug.get_or_init(|| Arc::new(debug)).clone())
     }
 
     /// The perf sub-context (counters, SPM, PC sampling, clocks), created
-    /// on first use.
-    pub fn perf(&self) -> Result<Arc<Perf>, ContextError> {
-        let mut subs = self.subs();
-        if let Some(p) = &subs.perf {
-            return Ok(p.clone());
+    /// on first use (borrowed after that).
+    pub fn perf(&self) -> Result<&Arc<Perf>, ContextError> {
+        if let Some(p) = self.inner.perf.get() {
+            return Ok(p);
         }
-        let topo = self.topology()?;
-        let perf = Arc::new(Perf::from_topology(self.inner.kfd.clone(), &topo));
-        subs.perf = Some(perf.clone());
-        Ok(perf)
+        let _setup = self.setup();
+        if let Some(p) = self.inner.perf.get() {
+            return Ok(p);
+        }
+        let perf = Perf::from_topology(self.inner.kfd.clone(), &*self.topology()?);
+        Ok(self.inner.perf.get_or_init(|| Arc::new(perf)))
+    }
+
+    /// What the layer above keeps for this context (the C border's
+    /// handed-out buffers, for instance): a `T` made on first use, which
+    /// lives exactly as long as the context and is dropped with it
+    /// (before its descriptor closes). Each context holds one such value;
+    /// `None` when a value of another type was attached first.
+    pub fn attached<T: Any + Send + Sync + Default>(&self) -> Option<&T> {
+        self.inner
+            .attached
+            .get_or_init(|| Box::new(T::default()))
+            .downcast_ref()
     }
 
     /// Checks that an object created by context `owner` may be used here.

@@ -24,18 +24,22 @@
 //! `clone`/`syscall(SYS_fork)`; `vfork` children may only exec or exit)
 //! keeps the parent's generation, so lookups there still return the
 //! inherited context; its ioctls go to the parent's descriptor, which the
-//! kernel refuses in another process (`EBADF`). Opening and closing (rare,
-//! and the only calls that change the slot) also compare the pid recorded
-//! at open with `getpid`, as the C library's `hsaKmtOpenKFD` does, so
-//! such a child reopens a context of its own and its closes release only
-//! the inherited references. If the handler cannot be registered, every
+//! kernel refuses in another process (`EBADF`). Opening and the last
+//! close (the calls that create or tear down) also compare the pid
+//! recorded at open with `getpid`, as the C library's `hsaKmtOpenKFD`
+//! does, so such a child reopens a context of its own and its last close
+//! releases only the inherited references; a nested close only counts. If the handler cannot be registered, every
 //! lookup compares pids (one `getpid` each).
 
+use std::fmt;
+use std::ops::Deref;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Once};
 
+use arc_swap::{ArcSwapOption, Guard};
+
 use kfd_sys::{Driver, NixDriver};
-use kfd_topology::Topology;
+use kfd_topology::{SnapshotOptions, Topology};
 
 use crate::context::{Context, ContextKind};
 use crate::ContextError;
@@ -66,6 +70,10 @@ struct Slot {
     /// close and a fork; only ReleaseSystemProperties drops it
     /// ([`forget_snapshot`]).
     kept_topology: Option<Arc<Topology>>,
+    /// The topology reads the last context kept, with their options: the
+    /// next first open reads the tree again only if the kernel's topology
+    /// changed since (`Context::read_topology`).
+    kept_read: Vec<(Arc<Topology>, SnapshotOptions)>,
     /// The process and the fork generation the context was opened in.
     pid: u32,
     generation: u64,
@@ -77,10 +85,38 @@ static SLOT: Mutex<Slot> = Mutex::new(Slot {
     count: 0,
     inherited: 0,
     kept_topology: None,
+    kept_read: Vec::new(),
     pid: 0,
     generation: 0,
     driver: None,
 });
+
+/// The open primary context as lookups see it, with the fork generation
+/// it was opened in.
+struct Published {
+    ctx: Context,
+    generation: u64,
+}
+
+/// The open primary ([`Slot::publish`]); empty while it is closed.
+static PUBLISHED: ArcSwapOption<Published> = ArcSwapOption::const_empty();
+
+impl Slot {
+    /// Publishes what [`get`] answers now: the context while it is open
+    /// (count above 0) in this process, nothing otherwise. Called under
+    /// the slot's lock after every change of that answer (a first open, a
+    /// last close, a fork), not on nested opens and closes.
+    fn publish(&self) {
+        let open = match (&self.ctx, self.count) {
+            (Some(ctx), n) if n > 0 => Some(Arc::new(Published {
+                ctx: ctx.clone(),
+                generation: self.generation,
+            })),
+            _ => None,
+        };
+        PUBLISHED.store(open);
+    }
+}
 
 /// Forks this process went through (counted in each child by the
 /// `pthread_atfork` child handler; a child inherits its parent's count).
@@ -129,8 +165,11 @@ fn slot(check: ForkCheck) -> MutexGuard<'static, Slot> {
                 // The snapshot is plain memory, valid in the child: it is
                 // kept, as the C library keeps its topology across fork.
                 s.kept_topology = inherited.snapshot_unlocked();
+                s.kept_read = inherited.last_read_unlocked();
                 std::mem::forget(inherited);
             }
+            // The published copy is the parent's too: never dropped here.
+            std::mem::forget(PUBLISHED.swap(None));
             s.inherited = s.count;
             s.count = 0;
         }
@@ -145,8 +184,10 @@ pub fn set_driver(driver: Arc<dyn Driver>) -> Result<(), ContextError> {
     if s.count > 0 {
         return Err(ContextError::AlreadyOpen);
     }
-    // A context kept by its last close belongs to the old driver.
+    // A context kept by its last close belongs to the old driver, and so
+    // does what it read.
     let kept = s.ctx.take();
+    s.kept_read.clear();
     s.driver = Some(driver);
     drop(s);
     drop(kept);
@@ -161,23 +202,57 @@ pub fn open() -> Result<(Context, Opened), ContextError> {
 /// [`open`] with explicit options (used only when this open creates the
 /// context: a context kept by the last close is taken up with its own).
 pub fn open_with(options: ContextOptions) -> Result<(Context, Opened), ContextError> {
+    open_with_lazy(|| options)
+}
+
+/// [`open_with`], the options made only when this open creates the
+/// context (reading them from the environment costs more than a nested
+/// open).
+pub fn open_with_lazy(
+    options: impl FnOnce() -> ContextOptions,
+) -> Result<(Context, Opened), ContextError> {
+    open_counted(options, Context::clone, |c| c)
+}
+
+/// [`open_with_lazy`] for a caller that needs the context only from the
+/// open that makes it current (`Some`, with [`Opened::First`]): a nested
+/// open only counts, takes no reference and gives `None`
+/// ([`Opened::Again`]), as cheap as the C library's nested open.
+pub fn open_first_with_lazy(
+    options: impl FnOnce() -> ContextOptions,
+) -> Result<(Option<Context>, Opened), ContextError> {
+    open_counted(options, |_| None, Some)
+}
+
+/// The open of [`open_with_lazy`]: what a nested open gives is
+/// `nested`'s of the open context, what a first open gives `first`'s.
+fn open_counted<T>(
+    options: impl FnOnce() -> ContextOptions,
+    nested: impl FnOnce(&Context) -> T,
+    first: impl FnOnce(Context) -> T,
+) -> Result<(T, Opened), ContextError> {
     register_fork_handler();
     let mut s = slot(ForkCheck::Pid);
-    if let Some(ctx) = s.ctx.clone() {
-        let how = if s.count > 0 {
-            Opened::Again
-        } else {
-            // Kept by the last close: taken up again, as a first open.
-            Opened::First
-        };
+    if let Some(ctx) = &s.ctx {
+        if s.count > 0 {
+            let again = nested(ctx);
+            s.count += 1;
+            return Ok((again, Opened::Again));
+        }
+        // Kept by the last close: taken up again, as a first open, and
+        // published from now on (a nested open changes nothing lookups
+        // see).
+        let ctx = ctx.clone();
         s.count += 1;
-        return Ok((ctx, how));
+        s.publish();
+        return Ok((first(ctx), Opened::First));
     }
     let driver = s
         .driver
         .clone()
         .unwrap_or_else(|| Arc::new(NixDriver::new()) as Arc<dyn Driver>);
-    let ctx = Context::open(driver, ContextKind::Primary, options)?;
+    let ctx = Context::open(driver, ContextKind::Primary, options())?;
+    ctx.adopt_last_read(std::mem::take(&mut s.kept_read));
     if let Some(topo) = s.kept_topology.take() {
         // The snapshot of the last context (5.2.3 and the newest library
         // keep theirs across CloseKFD), or a forked child's copy of its
@@ -190,27 +265,43 @@ pub fn open_with(options: ContextOptions) -> Result<(Context, Opened), ContextEr
     s.inherited = 0;
     s.pid = std::process::id();
     s.generation = FORK_GENERATION.load(Ordering::Relaxed);
-    Ok((ctx, Opened::First))
+    s.publish();
+    Ok((first(ctx), Opened::First))
 }
 
 /// Drops one reference to the primary context; the last one tears it
 /// down, unless the context was opened with
 /// [`ContextOptions::keep_after_close`] (then it stays, closed, for the
-/// next [`open`]).
-pub fn close() -> Result<(), ContextError> {
-    let mut s = slot(ForkCheck::Pid);
+/// next [`open`]). Returns how many references are left.
+pub fn close() -> Result<u64, ContextError> {
+    let mut s = slot(ForkCheck::Generation);
+    if s.count <= 1 {
+        // Only the last close tears anything down: a child made without
+        // the fork handlers is caught here, by pid, before it could touch
+        // its parent's context (a nested close only counts, as C's).
+        drop(s);
+        s = slot(ForkCheck::Pid);
+    }
     if s.count == 0 {
         return Err(ContextError::NotOpen);
     }
     s.count -= 1;
+    if s.count == 0 {
+        s.publish();
+    }
     let keep = s.ctx.as_ref().is_some_and(|c| c.options().keep_after_close);
     if s.count == 0 && !keep {
         let ctx = s.ctx.take();
         s.kept_topology = ctx.as_ref().and_then(Context::snapshot_unlocked);
+        s.kept_read = ctx
+            .as_ref()
+            .map(Context::last_read_unlocked)
+            .unwrap_or_default();
         drop(s);
         drop(ctx);
+        return Ok(0);
     }
-    Ok(())
+    Ok(s.count)
 }
 
 /// Tears down a primary context kept by its last close (nothing happens
@@ -275,6 +366,65 @@ pub fn open_count() -> u64 {
     slot(ForkCheck::Generation).count
 }
 
+/// The open primary context, borrowed: what [`current`] returns.
+/// It keeps the context alive while it lives (a close meanwhile tears
+/// the context down only when the last `Primary` of it is dropped), so
+/// hold it for one call, not across calls.
+pub struct Primary(Held);
+
+enum Held {
+    /// Borrowed from the published pointer.
+    Published(Guard<Option<Arc<Published>>>),
+    /// A reference of its own (the slow path: no fork handler).
+    Owned(Context),
+}
+
+impl Deref for Primary {
+    type Target = Context;
+
+    fn deref(&self) -> &Context {
+        match &self.0 {
+            Held::Published(g) => &g.as_ref().expect("published when made").ctx,
+            Held::Owned(c) => c,
+        }
+    }
+}
+
+impl fmt::Debug for Primary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Primary").field(&**self).finish()
+    }
+}
+
+/// Whether the published primary is this process's: opened in the
+/// current fork generation, with the fork handler registered.
+fn valid(p: &Published) -> bool {
+    p.generation == FORK_GENERATION.load(Ordering::Relaxed)
+        && ATFORK_REGISTERED.load(Ordering::Relaxed)
+}
+
+/// [`get`] without the slot's lock and without a reference-count change
+/// while the primary is open in this process: one load of the published
+/// pointer and one of the fork generation. In a forked child, or without
+/// the fork handler, this takes [`get`]'s way.
+pub fn current() -> Result<Primary, ContextError> {
+    let g = PUBLISHED.load();
+    if g.as_ref().is_some_and(|p| valid(p)) {
+        return Ok(Primary(Held::Published(g)));
+    }
+    drop(g);
+    get().map(|c| Primary(Held::Owned(c)))
+}
+
+/// Whether the primary context is open in this process (`open_count() >
+/// 0`), without the slot's lock while it is.
+pub fn is_open() -> bool {
+    if PUBLISHED.load().as_ref().is_some_and(|p| valid(p)) {
+        return true;
+    }
+    open_count() > 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -291,7 +441,29 @@ mod tests {
         let snapshot = parent.acquire_system_properties().unwrap();
         open().unwrap();
         assert_eq!(open_count(), 2);
+        // A nested open that wants no context: counted, no reference
+        // taken, no options made.
+        let strong = Arc::strong_count(&parent.inner);
+        let (none, again) =
+            open_first_with_lazy(|| unreachable!("a nested open makes no options")).unwrap();
+        assert!(none.is_none());
+        assert_eq!(again, Opened::Again);
+        assert_eq!(open_count(), 3);
+        assert_eq!(Arc::strong_count(&parent.inner), strong, "no reference");
+        assert_eq!(close().unwrap(), 2);
+        let borrowed = current().unwrap();
+        assert!(
+            matches!(borrowed.0, Held::Published(_)),
+            "the lock-free way"
+        );
+        assert!(Context::same(&borrowed, &parent));
+        drop(borrowed);
+        assert!(is_open());
         after_fork_in_child();
+        // The published context is the parent's: the generation check
+        // refuses it before the slot is even looked at.
+        assert!(matches!(current(), Err(ContextError::NotOpen)));
+        assert!(!is_open());
         assert_eq!(open_count(), 0);
         assert!(matches!(get(), Err(ContextError::NotOpen)));
         // The parent's context is left alone (its kernel process is the
@@ -300,6 +472,7 @@ mod tests {
         assert!(release_inherited());
         let (child, again) = open().unwrap();
         assert_eq!(again, Opened::First, "the child opens its own");
+        assert!(Context::same(&current().unwrap(), &child));
         // ... with the parent's snapshot (issue 17 item 9).
         assert!(Arc::ptr_eq(&child.topology().unwrap(), &snapshot));
         assert_eq!(open_count(), 1);
@@ -307,6 +480,7 @@ mod tests {
         drop(child);
         close().unwrap();
         assert_eq!(open_count(), 0);
+        assert!(matches!(current(), Err(ContextError::NotOpen)), "closed");
         // The snapshot outlives the last close, until it is forgotten.
         let (again, _) = open().unwrap();
         assert!(Arc::ptr_eq(&again.topology().unwrap(), &snapshot));
@@ -320,6 +494,10 @@ mod tests {
         forget_snapshot();
         let (last, _) = open().unwrap();
         assert!(last.topology().is_err());
+        // The tree is not read again: the kernel's topology is the one
+        // the parent's context read.
+        let reread = last.acquire_system_properties().unwrap();
+        assert!(Arc::ptr_eq(&reread, &snapshot));
         drop(last);
         close().unwrap();
     }

@@ -62,7 +62,7 @@ fn apertures_are_released_and_reacquired() {
     let ctx = Context::open_secondary(Arc::new(sim.clone())).unwrap();
     let topo = ctx.acquire_system_properties().unwrap();
     let gpu = topo.gpu_nodes().next().unwrap().id;
-    let fmm = ctx.fmm().unwrap();
+    let fmm = ctx.fmm().unwrap().clone();
     let bos = |sim: &Sim| sim.live_objects().processes[0].bos;
     let first = fmm.mmio_address(gpu).expect("MMIO page mapped");
     let with_mmio = bos(&sim);
@@ -81,4 +81,47 @@ fn apertures_are_released_and_reacquired() {
     drop(fmm);
     ctx.close();
     assert!(sim.live_objects().processes.is_empty());
+}
+
+/// A released snapshot is taken again while the kernel's topology
+/// generation is unchanged (no re-read of the tree), and re-read once it
+/// changes; other snapshot options always read anew.
+#[test]
+fn reacquire_keeps_the_snapshot_while_the_generation_holds() {
+    let sim = Sim::preset("mi210").unwrap();
+    let ctx = Context::open_secondary(Arc::new(sim.clone())).unwrap();
+    let first = ctx.acquire_system_properties().unwrap();
+    ctx.release_system_properties();
+    assert!(matches!(ctx.topology(), Err(ContextError::NoSnapshot)));
+    let again = ctx.acquire_system_properties().unwrap();
+    assert!(Arc::ptr_eq(&first, &again), "generation unchanged: kept");
+    assert!(Arc::ptr_eq(&ctx.topology().unwrap(), &first));
+
+    let gen = sim
+        .root()
+        .join("sys/devices/virtual/kfd/kfd/topology/generation_id");
+    let now: u32 = std::fs::read_to_string(&gen)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    std::fs::write(&gen, format!("{}\n", now + 1)).unwrap();
+    ctx.release_system_properties();
+    let changed = ctx.acquire_system_properties().unwrap();
+    assert!(
+        !Arc::ptr_eq(&first, &changed),
+        "generation changed: re-read"
+    );
+    assert_eq!(changed.generation_id, now + 1);
+
+    let other = kfd_topology::SnapshotOptions {
+        svm_api_supported: false,
+        ..kfd_topology::SnapshotOptions::default()
+    };
+    let with_other = ctx.acquire_system_properties_with(&other).unwrap();
+    assert!(
+        !Arc::ptr_eq(&changed, &with_other),
+        "other options: re-read"
+    );
+    ctx.close();
 }

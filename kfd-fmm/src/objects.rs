@@ -1,19 +1,22 @@
 //! Memory objects and the address -> object index.
 //!
 //! Objects are kept in shards, one per GPU plus one for host-only memory,
-//! each behind its own lock. Inside a shard a `BTreeMap` keyed by start
-//! address answers "which object contains this address" with one
-//! `range(..=addr).next_back()` (O(log n)); userptr objects are indexed a
-//! second time by their CPU address. Each shard publishes the address
+//! each behind its own lock. Inside a shard, "which object contains this
+//! address" is a page-index lookup for objects of up to 16 pages (every
+//! page they cover has an entry) and a `BTreeMap` range query (O(log n))
+//! over the larger ones; userptr objects are indexed a second time by
+//! their CPU address. Each shard publishes the address
 //! span its objects lie in ([`Span`]), so a lookup by address locks only
 //! the shards that can hold it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::flags::MemFlags;
+use crate::fmm::{NodeArray, PointerInfoArrays, PointerType};
 use crate::PAGE_SIZE;
 
 /// Which aperture an object's address came from.
@@ -108,9 +111,10 @@ pub(crate) struct VmObject {
 /// handed out stays valid as long as the object lives, as in the C
 /// library, where they belong to the VM object.
 ///
-/// Each query rewrites them in place from the object's current lists
-/// (atomic stores: a C reader of an earlier answer sees whole entries,
-/// never torn ones). The mapped array has room for every GPU from the
+/// The first query after the object changed rewrites them in place from
+/// its current lists (atomic stores: a C reader of an earlier answer sees
+/// whole entries, never torn ones); queries of an unchanged object reuse
+/// the kept answer ([`Shard::answer`]). The mapped array has room for every GPU from the
 /// start; a registered list longer than its array gets a new array and
 /// the old one is kept until the object goes, so no handed-out pointer
 /// ever dangles while the object lives.
@@ -258,12 +262,244 @@ impl Span {
     }
 }
 
+/// Objects of at most this many pages are indexed by every page they
+/// cover ([`Shard::pages`]); larger ones by their start in a tree.
+const SMALL_PAGES: u64 = 16;
+
+/// A pointer query's answer (`Fmm::pointer_info_arrays`' value) as a
+/// shard keeps it per slot until the object changes, beside the slab,
+/// its node arrays as addresses so that a shard stays `Send`: one cache
+/// line, so a repeated query of an unchanged object reads the page index
+/// and this line only. `registered_len == u16::MAX` means nothing is kept
+/// (the object changed since, or its lists are too long to keep here).
+#[derive(Debug, Clone, Copy)]
+#[repr(C, align(64))]
+struct Kept {
+    gpu_address: u64,
+    cpu_address: u64,
+    size: u64,
+    user_data: u64,
+    registered: usize,
+    mapped: usize,
+    node: u32,
+    mem_flags: MemFlags,
+    kind: PointerType,
+    registered_len: u16,
+    mapped_len: u16,
+}
+
+const _: () = assert!(std::mem::size_of::<Kept>() == 64);
+
+impl Kept {
+    const NONE: Kept = Kept {
+        gpu_address: 0,
+        cpu_address: 0,
+        size: 0,
+        user_data: 0,
+        registered: 0,
+        mapped: 0,
+        node: 0,
+        mem_flags: MemFlags::empty(),
+        kind: PointerType::Unknown,
+        registered_len: u16::MAX,
+        mapped_len: 0,
+    };
+
+    /// `a` as kept, or nothing when a list is too long for 16 bits.
+    fn of(a: &PointerInfoArrays) -> Kept {
+        let (registered, registered_len) = a.registered_nodes.parts();
+        let (mapped, mapped_len) = a.mapped_nodes.parts();
+        let len = |n: usize| u16::try_from(n).ok().filter(|&n| n != u16::MAX);
+        match (len(registered_len), len(mapped_len)) {
+            (Some(registered_len), Some(mapped_len)) => Kept {
+                gpu_address: a.gpu_address,
+                cpu_address: a.cpu_address,
+                size: a.size,
+                user_data: a.user_data,
+                registered,
+                mapped,
+                node: a.node,
+                mem_flags: a.mem_flags,
+                kind: a.kind,
+                registered_len,
+                mapped_len,
+            },
+            _ => Kept::NONE,
+        }
+    }
+
+    fn answer(&self) -> Option<PointerInfoArrays> {
+        let array = |ptr: usize, len: u16| NodeArray::from_parts(ptr, usize::from(len));
+        (self.registered_len != u16::MAX).then_some(PointerInfoArrays {
+            kind: self.kind,
+            node: self.node,
+            mem_flags: self.mem_flags,
+            cpu_address: self.cpu_address,
+            gpu_address: self.gpu_address,
+            size: self.size,
+            registered_nodes: array(self.registered, self.registered_len),
+            mapped_nodes: array(self.mapped, self.mapped_len),
+            user_data: self.user_data,
+        })
+    }
+}
+
+/// Where an object sits in its shard: what [`Shard::find`] returns and
+/// [`Shard::get_mut`]/[`Shard::remove`] take. Valid until the object is
+/// removed (slots are reused after that).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Slot(u32);
+
+/// The hasher of page numbers: a multiply and two folds (the keys are
+/// addresses chosen by our own allocator, not by an adversary; SipHash
+/// would cost more than the rest of a lookup).
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct PageHasher(u64);
+
+impl Hasher for PageHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b) ^ self.0.rotate_left(8));
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        let h = (x ^ (x >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = h ^ (h >> 32);
+    }
+}
+
+/// Pages per leaf of the [`PageIndex`].
+const LEAF_PAGES: u64 = 64;
+
+/// A [`Leaf`] entry's bit saying that the object covers the whole page
+/// (so any address in the page is inside it, without reading the object).
+const WHOLE_PAGE: u32 = 1 << 31;
+
+/// The slots of [`LEAF_PAGES`] consecutive pages (slot + 1, with
+/// [`WHOLE_PAGE`]; 0: none).
+#[derive(Debug)]
+struct Leaf {
+    used: u32,
+    slots: [u32; LEAF_PAGES as usize],
+}
+
+/// Page number -> slot of the small object covering that page: leaves of
+/// 64 consecutive pages (256 KiB of address space each) kept side by side
+/// in one vector and found through a small hash, so objects that the
+/// allocators pack together share leaves and a lookup is a probe of a
+/// small table, then one read of a dense array.
+#[derive(Debug, Default)]
+struct PageIndex {
+    /// Leaf number (page / [`LEAF_PAGES`]) -> index in `leaves`.
+    dir: HashMap<u64, u32, BuildHasherDefault<PageHasher>>,
+    leaves: Vec<Leaf>,
+    /// Indexes of emptied leaves, reused first.
+    spare: Vec<u32>,
+}
+
+impl PageIndex {
+    /// The slot covering `page`, and whether it covers all of it.
+    fn get(&self, page: u64) -> Option<(Slot, bool)> {
+        let &leaf = self.dir.get(&(page / LEAF_PAGES))?;
+        match self.leaves[leaf as usize].slots[(page % LEAF_PAGES) as usize] {
+            0 => None,
+            n => Some((Slot((n & !WHOLE_PAGE) - 1), n & WHOLE_PAGE != 0)),
+        }
+    }
+
+    fn insert(&mut self, page: u64, slot: Slot, whole: bool) {
+        let key = page / LEAF_PAGES;
+        let leaf = match self.dir.get(&key) {
+            Some(&i) => i,
+            None => {
+                let empty = Leaf {
+                    used: 0,
+                    slots: [0; LEAF_PAGES as usize],
+                };
+                let i = match self.spare.pop() {
+                    Some(i) => {
+                        self.leaves[i as usize] = empty;
+                        i
+                    }
+                    None => {
+                        self.leaves.push(empty);
+                        (self.leaves.len() - 1) as u32
+                    }
+                };
+                self.dir.insert(key, i);
+                i
+            }
+        };
+        let leaf = &mut self.leaves[leaf as usize];
+        let entry = &mut leaf.slots[(page % LEAF_PAGES) as usize];
+        if *entry == 0 {
+            leaf.used += 1;
+        }
+        *entry = (slot.0 + 1) | if whole { WHOLE_PAGE } else { 0 };
+    }
+
+    fn remove(&mut self, page: u64) {
+        let key = page / LEAF_PAGES;
+        let Some(&i) = self.dir.get(&key) else {
+            return;
+        };
+        let leaf = &mut self.leaves[i as usize];
+        let entry = &mut leaf.slots[(page % LEAF_PAGES) as usize];
+        if *entry != 0 {
+            *entry = 0;
+            leaf.used -= 1;
+            if leaf.used == 0 {
+                self.dir.remove(&key);
+                self.spare.push(i);
+            }
+        }
+    }
+
+    fn clear(&mut self) {
+        self.dir.clear();
+        self.leaves.clear();
+        self.spare.clear();
+    }
+}
+
+/// The pages `[first, last]` an object of `start` and `size` covers (at
+/// least one), or `None` when it has more than [`SMALL_PAGES`].
+fn small_pages(start: u64, size: u64) -> Option<(u64, u64)> {
+    let first = start / PAGE_SIZE;
+    let last = start.saturating_add(size.max(1) - 1) / PAGE_SIZE;
+    (last - first < SMALL_PAGES).then_some((first, last))
+}
+
 /// One shard: the objects of one GPU (or of the host).
+///
+/// The objects sit in a slab; an address finds its object through one of
+/// two indexes, both keyed by GPU address: a page index of the small
+/// objects ([`PageIndex`]: a constant number of reads, whatever the
+/// number of objects: the lookup of `hsaKmtQueryPointerInfo` on the
+/// buffers runtimes allocate by the thousand) and a tree of the larger
+/// ones by start. Beside the slab, each slot keeps the last pointer-query
+/// answer of its object ([`Kept`]). Objects of one
+/// shard never overlap (the aperture allocators hand out disjoint
+/// ranges); an object that would share a page with another goes to the
+/// tree, so no entry is ever overwritten.
 #[derive(Debug, Default)]
 pub(crate) struct Shard {
-    objs: BTreeMap<u64, VmObject>,
-    /// CPU address -> start of the userptr object registered there.
-    userptrs: BTreeMap<u64, u64>,
+    slab: Vec<Option<VmObject>>,
+    /// Per slot: the object's kept pointer-query answer.
+    kept: Vec<Kept>,
+    /// Slots of removed objects, reused first.
+    vacant: Vec<Slot>,
+    /// Page number -> the small object covering it.
+    pages: PageIndex,
+    /// Start -> the objects not in `pages`.
+    large: BTreeMap<u64, Slot>,
+    /// CPU address -> the userptr object registered there.
+    userptrs: BTreeMap<u64, Slot>,
     /// Where the objects are (shared with the memory manager).
     span: Arc<Span>,
 }
@@ -277,71 +513,167 @@ impl Shard {
     }
 
     pub fn len(&self) -> usize {
-        self.objs.len()
+        self.slab.len() - self.vacant.len()
+    }
+
+    fn obj(&self, slot: Slot) -> Option<&VmObject> {
+        self.slab.get(slot.0 as usize)?.as_ref()
     }
 
     pub fn insert(&mut self, obj: VmObject) {
         self.span.widen(obj.span());
-        if let Some((addr, _)) = obj.userptr() {
-            self.userptrs.insert(addr, obj.start);
+        let (start, size, userptr) = (obj.start, obj.size, obj.userptr());
+        let slot = match self.vacant.pop() {
+            Some(slot) => {
+                self.slab[slot.0 as usize] = Some(obj);
+                self.kept[slot.0 as usize] = Kept::NONE;
+                slot
+            }
+            None => {
+                // 2^31 objects would need hundreds of GiB of VmObjects.
+                let slot = Slot(self.slab.len() as u32);
+                self.slab.push(Some(obj));
+                self.kept.push(Kept::NONE);
+                slot
+            }
+        };
+        if let Some((addr, _)) = userptr {
+            self.userptrs.insert(addr, slot);
         }
-        self.objs.insert(obj.start, obj);
+        match small_pages(start, size) {
+            Some((first, last)) if (first..=last).all(|p| self.pages.get(p).is_none()) => {
+                let end = start.saturating_add(size);
+                for p in first..=last {
+                    let whole = start <= p * PAGE_SIZE && end >= (p + 1) * PAGE_SIZE;
+                    self.pages.insert(p, slot, whole);
+                }
+            }
+            _ => {
+                self.large.insert(start, slot);
+            }
+        }
     }
 
-    /// The start key of the object `addr` resolves to.
-    pub fn find(&self, addr: u64, how: Lookup) -> Option<u64> {
+    /// The object that starts at `start` (a GPU address), if any.
+    fn starting_at(&self, start: u64) -> Option<Slot> {
+        match self.pages.get(start / PAGE_SIZE) {
+            Some((slot, _)) if self.obj(slot).is_some_and(|o| o.start == start) => Some(slot),
+            _ => self.large.get(&start).copied(),
+        }
+    }
+
+    /// The object whose GPU range contains `addr`, if any.
+    fn containing(&self, addr: u64) -> Option<Slot> {
+        let inside = |slot: Slot| {
+            self.obj(slot)
+                .is_some_and(|o| addr >= o.start && addr < o.start.saturating_add(o.size))
+        };
+        if let Some((slot, whole)) = self.pages.get(addr / PAGE_SIZE) {
+            if whole || inside(slot) {
+                return Some(slot);
+            }
+        }
+        let (_, &slot) = self.large.range(..=addr).next_back()?;
+        inside(slot).then_some(slot)
+    }
+
+    /// The slot of the object `addr` resolves to.
+    pub fn find(&self, addr: u64, how: Lookup) -> Option<Slot> {
         match how {
             Lookup::Exact { size } => {
-                if let Some(&start) = self.userptrs.get(&addr) {
-                    let o = &self.objs[&start];
-                    if size == 0 || o.userptr().is_some_and(|(_, s)| s == size) {
-                        return Some(start);
+                if let Some(&slot) = self.userptrs.get(&addr) {
+                    let registered = self.obj(slot).and_then(VmObject::userptr);
+                    if size == 0 || registered.is_some_and(|(_, s)| s == size) {
+                        return Some(slot);
                     }
                 }
                 let page_off = addr & (PAGE_SIZE - 1);
-                let o = self.objs.get(&(addr - page_off))?;
-                if let Some((ua, us)) = o.userptr() {
+                let slot = self.starting_at(addr - page_off)?;
+                if let Some((ua, us)) = self.obj(slot).and_then(VmObject::userptr) {
                     // A userptr found by GPU address must match the page
                     // offset (and the size, if given) of the registration.
                     if ua & (PAGE_SIZE - 1) != page_off || (size != 0 && size != us) {
                         return None;
                     }
                 }
-                Some(o.start)
+                Some(slot)
             }
             Lookup::Containing => {
-                if let Some((_, &start)) = self.userptrs.range(..=addr).next_back() {
-                    let (ua, us) = self.objs[&start].userptr().expect("indexed userptr");
-                    if addr < ua.saturating_add(us.max(1)) {
-                        return Some(start);
+                if let Some((_, &slot)) = self.userptrs.range(..=addr).next_back() {
+                    if let Some((ua, us)) = self.obj(slot).and_then(VmObject::userptr) {
+                        if addr < ua.saturating_add(us.max(1)) {
+                            return Some(slot);
+                        }
                     }
                 }
-                let (_, o) = self.objs.range(..=addr).next_back()?;
-                (addr < o.start.saturating_add(o.size)).then_some(o.start)
+                self.containing(addr)
             }
         }
     }
 
-    pub fn get_mut(&mut self, start: u64) -> Option<&mut VmObject> {
-        self.objs.get_mut(&start)
+    /// The object, to change: its kept pointer-query answer is dropped.
+    pub fn get_mut(&mut self, slot: Slot) -> Option<&mut VmObject> {
+        let o = self.slab.get_mut(slot.0 as usize)?.as_mut()?;
+        self.kept[slot.0 as usize] = Kept::NONE;
+        Some(o)
     }
 
-    pub fn remove(&mut self, start: u64) -> Option<VmObject> {
-        let o = self.objs.remove(&start)?;
+    /// The pointer-query answer of the object: the one kept since it last
+    /// changed, or `make`'s (given the object), which is kept.
+    pub fn answer(
+        &mut self,
+        slot: Slot,
+        make: impl FnOnce(&mut VmObject) -> PointerInfoArrays,
+    ) -> Option<PointerInfoArrays> {
+        let kept = self.kept.get_mut(slot.0 as usize)?;
+        if let Some(a) = kept.answer() {
+            return Some(a);
+        }
+        let a = make(self.slab.get_mut(slot.0 as usize)?.as_mut()?);
+        *kept = Kept::of(&a);
+        Some(a)
+    }
+
+    pub fn remove(&mut self, slot: Slot) -> Option<VmObject> {
+        let o = self.slab.get_mut(slot.0 as usize)?.take()?;
+        self.kept[slot.0 as usize] = Kept::NONE;
+        self.vacant.push(slot);
         if let Some((addr, _)) = o.userptr() {
             self.userptrs.remove(&addr);
         }
-        if self.objs.is_empty() {
+        if self.large.get(&o.start) == Some(&slot) {
+            self.large.remove(&o.start);
+        } else if let Some((first, last)) = small_pages(o.start, o.size) {
+            for p in first..=last {
+                self.pages.remove(p);
+            }
+        }
+        if self.len() == 0 {
             self.span.clear();
+            self.slab.clear();
+            self.kept.clear();
+            self.vacant.clear();
         }
         Some(o)
+    }
+
+    /// Removes the object that starts at `start` (a GPU address).
+    pub fn remove_start(&mut self, start: u64) -> Option<VmObject> {
+        let slot = self.starting_at(start)?;
+        self.remove(slot)
     }
 
     /// Removes and returns every object.
     pub fn drain(&mut self) -> Vec<VmObject> {
         self.userptrs.clear();
+        self.pages.clear();
+        self.large.clear();
+        self.vacant.clear();
         self.span.clear();
-        std::mem::take(&mut self.objs).into_values().collect()
+        std::mem::take(&mut self.slab)
+            .into_iter()
+            .flatten()
+            .collect()
     }
 }
 
@@ -353,19 +685,115 @@ mod tests {
         VmObject::new(start, size, Some(start), 1, ApId::SvmDefault)
     }
 
+    /// The start of the object `addr` resolves to.
+    fn at(s: &Shard, addr: u64, how: Lookup) -> Option<u64> {
+        s.find(addr, how).and_then(|k| s.obj(k)).map(|o| o.start)
+    }
+
+    #[test]
+    fn small_and_large_objects_are_found_inside_and_not_past_their_end() {
+        let mut s = Shard::default();
+        // Small ones back to back (hashed by page), a 16-page one (the
+        // most the page index takes), a 17-page and a 2 MiB one (tree).
+        for i in 0..64u64 {
+            s.insert(obj(0x100_0000 + i * 0x1000, 0x1000));
+        }
+        s.insert(obj(0x200_0000, 16 * 0x1000));
+        s.insert(obj(0x300_0000, 17 * 0x1000));
+        s.insert(obj(0x400_0000, 0x20_0000));
+        assert_eq!(s.len(), 67);
+        assert_eq!(s.large.len(), 2);
+        for i in 0..64u64 {
+            let start = 0x100_0000 + i * 0x1000;
+            assert_eq!(at(&s, start + 0xfff, Lookup::Containing), Some(start));
+            assert_eq!(at(&s, start, Lookup::Exact { size: 0 }), Some(start));
+            assert_eq!(at(&s, start + 8, Lookup::Exact { size: 0 }), Some(start));
+        }
+        assert_eq!(at(&s, 0x104_0000, Lookup::Containing), None);
+        for (start, size) in [
+            (0x200_0000, 0x10000),
+            (0x300_0000, 0x11000),
+            (0x400_0000, 0x20_0000),
+        ] {
+            assert_eq!(at(&s, start, Lookup::Containing), Some(start));
+            assert_eq!(at(&s, start + size - 1, Lookup::Containing), Some(start));
+            assert_eq!(at(&s, start + size, Lookup::Containing), None);
+            assert_eq!(at(&s, start + 0x1000, Lookup::Exact { size: 0 }), None);
+        }
+        // Removing frees the pages and reuses the slot.
+        let gone = s.find(0x100_5000, Lookup::Containing).unwrap();
+        assert_eq!(s.remove(gone).map(|o| o.start), Some(0x100_5000));
+        assert_eq!(at(&s, 0x100_5000, Lookup::Containing), None);
+        assert!(s.remove(gone).is_none(), "a removed slot is empty");
+        s.insert(obj(0x900_0000, 0x1000));
+        assert_eq!(s.find(0x900_0000, Lookup::Containing), Some(gone));
+        assert_eq!(s.remove_start(0x400_0000).map(|o| o.size), Some(0x20_0000));
+        assert_eq!(at(&s, 0x400_0000, Lookup::Containing), None);
+        assert_eq!(s.drain().len(), 66);
+        assert_eq!(s.len(), 0);
+        assert_eq!(at(&s, 0x200_0000, Lookup::Containing), None);
+    }
+
+    #[test]
+    fn a_kept_answer_lasts_until_the_object_changes() {
+        let mut s = Shard::default();
+        s.insert(obj(0x10000, 0x1000));
+        let slot = s.find(0x10000, Lookup::Containing).unwrap();
+        let made = std::cell::Cell::new(0);
+        let make = |o: &mut VmObject| {
+            made.set(made.get() + 1);
+            PointerInfoArrays {
+                kind: PointerType::Allocated,
+                node: 0,
+                mem_flags: MemFlags::empty(),
+                cpu_address: o.start,
+                gpu_address: o.start,
+                size: o.size,
+                registered_nodes: NodeArray::from_parts(0, 0),
+                mapped_nodes: NodeArray::from_parts(0, 0),
+                user_data: o.user_data,
+            }
+        };
+        assert_eq!(s.answer(slot, make).unwrap().user_data, 0);
+        assert_eq!(s.answer(slot, make).unwrap().user_data, 0);
+        assert_eq!(made.get(), 1, "kept");
+        s.get_mut(slot).unwrap().user_data = 7;
+        assert_eq!(s.answer(slot, make).unwrap().user_data, 7, "made again");
+        assert_eq!(made.get(), 2);
+        s.remove(slot).unwrap();
+        assert!(s.answer(slot, make).is_none(), "no object, no answer");
+    }
+
+    #[test]
+    fn an_object_sharing_a_page_goes_to_the_tree() {
+        let mut s = Shard::default();
+        s.insert(obj(0x10000, 0x800));
+        // Overlaps nothing of the first but its page: indexed by start.
+        s.insert(obj(0x10800, 0x800));
+        assert_eq!(s.large.len(), 1);
+        assert_eq!(at(&s, 0x107ff, Lookup::Containing), Some(0x10000));
+        assert_eq!(at(&s, 0x10800, Lookup::Containing), Some(0x10800));
+        assert_eq!(s.remove_start(0x10800).map(|o| o.start), Some(0x10800));
+        assert_eq!(
+            at(&s, 0x10000, Lookup::Containing),
+            Some(0x10000),
+            "page kept"
+        );
+    }
+
     #[test]
     fn containing_and_exact() {
         let mut s = Shard::default();
         s.insert(obj(0x10000, 0x2000));
         s.insert(obj(0x20000, 0x1000));
-        assert_eq!(s.find(0x10000, Lookup::Containing), Some(0x10000));
-        assert_eq!(s.find(0x11fff, Lookup::Containing), Some(0x10000));
-        assert_eq!(s.find(0x12000, Lookup::Containing), None);
-        assert_eq!(s.find(0xffff, Lookup::Containing), None);
-        assert_eq!(s.find(0x10000, Lookup::Exact { size: 0 }), Some(0x10000));
-        assert_eq!(s.find(0x11000, Lookup::Exact { size: 0 }), None);
-        assert!(s.remove(0x10000).is_some());
-        assert_eq!(s.find(0x10000, Lookup::Containing), None);
+        assert_eq!(at(&s, 0x10000, Lookup::Containing), Some(0x10000));
+        assert_eq!(at(&s, 0x11fff, Lookup::Containing), Some(0x10000));
+        assert_eq!(at(&s, 0x12000, Lookup::Containing), None);
+        assert_eq!(at(&s, 0xffff, Lookup::Containing), None);
+        assert_eq!(at(&s, 0x10000, Lookup::Exact { size: 0 }), Some(0x10000));
+        assert_eq!(at(&s, 0x11000, Lookup::Exact { size: 0 }), None);
+        assert!(s.remove_start(0x10000).is_some());
+        assert_eq!(at(&s, 0x10000, Lookup::Containing), None);
     }
 
     #[test]
@@ -385,9 +813,9 @@ mod tests {
         }
         assert!(!span.may_hold(0xffff));
         assert!(!span.may_hold(0x7000_1000));
-        s.remove(0x10000).unwrap();
+        s.remove_start(0x10000).unwrap();
         assert!(span.may_hold(0x5555_0010), "one object left");
-        s.remove(0x7000_0000).unwrap();
+        s.remove_start(0x7000_0000).unwrap();
         assert!(!span.may_hold(0x5555_0010), "empty shard");
         s.insert(obj(0x20000, 0x1000));
         assert!(span.may_hold(0x20000) && !span.may_hold(0x10000));
@@ -406,22 +834,22 @@ mod tests {
         };
         s.insert(o);
         assert_eq!(
-            s.find(0x5555_0010, Lookup::Exact { size: 0 }),
+            at(&s, 0x5555_0010, Lookup::Exact { size: 0 }),
             Some(0x7000_0000)
         );
         assert_eq!(
-            s.find(0x5555_0010, Lookup::Exact { size: 0x1000 }),
+            at(&s, 0x5555_0010, Lookup::Exact { size: 0x1000 }),
             Some(0x7000_0000)
         );
-        assert_eq!(s.find(0x5555_0010, Lookup::Exact { size: 0x2000 }), None);
-        assert_eq!(s.find(0x5555_0500, Lookup::Containing), Some(0x7000_0000));
+        assert_eq!(at(&s, 0x5555_0010, Lookup::Exact { size: 0x2000 }), None);
+        assert_eq!(at(&s, 0x5555_0500, Lookup::Containing), Some(0x7000_0000));
         // GPU address with the right page offset also resolves.
         assert_eq!(
-            s.find(0x7000_0010, Lookup::Exact { size: 0 }),
+            at(&s, 0x7000_0010, Lookup::Exact { size: 0 }),
             Some(0x7000_0000)
         );
-        assert_eq!(s.find(0x7000_0020, Lookup::Exact { size: 0 }), None);
+        assert_eq!(at(&s, 0x7000_0020, Lookup::Exact { size: 0 }), None);
         assert_eq!(s.drain().len(), 1);
-        assert_eq!(s.find(0x5555_0010, Lookup::Containing), None);
+        assert_eq!(at(&s, 0x5555_0010, Lookup::Containing), None);
     }
 }

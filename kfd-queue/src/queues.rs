@@ -176,9 +176,10 @@ impl Shared {
                 }
                 DoorbellPage::Mapped { addr, len } => {
                     // SAFETY: the mapping was made by `map_doorbell` and was
-                    // owned by the doorbell table it was removed from in
-                    // `teardown`, together with every queue, under the
-                    // doorbell lock; the queues are destroyed, and the only
+                    // owned by the doorbell table it was removed from (in
+                    // `teardown` or `Queues::release_idle_doorbells`) under
+                    // the doorbell lock while no queue was registered or
+                    // together with every queue; those are destroyed, and the only
                     // access to the page (`ring_doorbell`) happens under
                     // that lock after finding its queue registered, which it
                     // no longer can. No reference into it exists.
@@ -259,6 +260,22 @@ impl Queues {
     /// Number of live queues.
     pub fn live_count(&self) -> usize {
         lock(&self.shared.queues).len()
+    }
+
+    /// Releases the doorbell pages if no queue is live (the newest
+    /// library's `hsaKmtReleaseSystemProperties` unmaps them); the next
+    /// queue of a node maps its page again. Returns whether they were
+    /// released (false: a queue is live and keeps them).
+    pub fn release_idle_doorbells(&self) -> bool {
+        let pages = {
+            let mut pages = lock(&self.shared.doorbells);
+            if !lock(&self.shared.queues).is_empty() {
+                return false;
+            }
+            pages.drain().map(|(_, p)| p).collect()
+        };
+        self.shared.release_doorbells(pages);
+        true
     }
 
     /// The address of a node's doorbell page, once mapped.

@@ -26,7 +26,7 @@ pub const MAX_LINKS: u64 = 1 << 16;
 
 /// How to take a snapshot. [`SnapshotOptions::from_env`] gives what the C
 /// library would do in this process; tests build one explicitly.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SnapshotOptions {
     /// Which C library's rules to follow where they differ.
     pub rules: Rules,
@@ -90,6 +90,20 @@ impl Topology {
     /// [`SnapshotOptions::from_env`] for the newest library's rules.
     pub fn snapshot(driver: &dyn Driver) -> Result<Topology, TopologyError> {
         Self::snapshot_with(driver, &SnapshotOptions::from_env(Rules::default()))
+    }
+
+    /// The kernel's topology generation now: the `generation_id` file
+    /// below `driver`'s root, which the kernel changes whenever the
+    /// topology does (a snapshot is read between two equal reads of it).
+    /// A snapshot whose [`Topology::generation_id`] equals this one is
+    /// still what the kernel reports.
+    pub fn kernel_generation(driver: &dyn Driver) -> Result<u32, TopologyError> {
+        read_u32_file(
+            &driver
+                .root()
+                .join(KFD_TOPOLOGY_PATH)
+                .join(sysfs::GENERATION_ID),
+        )
     }
 
     /// Takes a snapshot of the topology `driver` sees.

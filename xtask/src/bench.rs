@@ -27,7 +27,7 @@ scaling.svg.
 flags:
   --quick            short run: 2 reps, live sets up to 10k, small budgets
   --reps N           repetitions (default 5; --quick: 2)
-  --levels a,b,..    live-allocation levels (default 0,1000,10000,100000)
+  --levels a,b,..    live-allocation levels (default 0,1000,10000,50000)
   --presets a,b,..   topology presets (default mi210,apu,navi31,mi300x,large64)
   --group NAME       only this group (repeatable): topology, scaling, events,
                      queues, threads, ctx

@@ -49,9 +49,15 @@ impl Fmm {
         io_links: Vec<Vec<u32>>,
         opts: FmmOptions,
     ) -> Result<Fmm> {
-        let mut v = kfd::kfd_ioctl_get_version_args::default();
-        kfd.ioctl_plain(kfd::AMDKFD_IOC_GET_VERSION, &mut v)
-            .map_err(FmmError::ioctl("AMDKFD_IOC_GET_VERSION"))?;
+        let version = match opts.kfd_version {
+            Some(v) => v,
+            None => {
+                let mut v = kfd::kfd_ioctl_get_version_args::default();
+                kfd.ioctl_plain(kfd::AMDKFD_IOC_GET_VERSION, &mut v)
+                    .map_err(FmmError::ioctl("AMDKFD_IOC_GET_VERSION"))?;
+                (v.major_version, v.minor_version)
+            }
+        };
         let is_dgpu = nodes
             .iter()
             .any(|n| n.is_gpu() && n.cpu_cores == 0 && n.simd_count > 0);
@@ -107,7 +113,7 @@ impl Fmm {
         let mut fmm = Fmm {
             kfd,
             opts,
-            version: (v.major_version, v.minor_version),
+            version,
             nodes,
             io_links,
             gpus,
@@ -322,7 +328,7 @@ impl Fmm {
             let Some(addr) = lock(&self.gpus[gi].mmio).take() else {
                 continue;
             };
-            let obj = lock(&self.shards[gi + 1]).remove(addr);
+            let obj = lock(&self.shards[gi + 1]).remove_start(addr);
             if let Some(obj) = obj {
                 self.destroy(obj);
             }

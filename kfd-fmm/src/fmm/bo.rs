@@ -11,7 +11,7 @@ use crate::aperture::Aperture;
 use crate::error::{FmmError, Result};
 use crate::flags::AllocMemFlags;
 use crate::lock;
-use crate::objects::{ApId, CpuView, Lookup, Shard, VmObject};
+use crate::objects::{ApId, CpuView, Lookup, Shard, Slot, VmObject};
 
 impl Fmm {
     /// [`FmmRules::always_executable`].
@@ -78,7 +78,7 @@ impl Fmm {
         &self,
         addr: u64,
         how: Lookup,
-        f: impl FnOnce(&mut Shard, u64) -> R,
+        f: impl FnOnce(&mut Shard, Slot) -> R,
     ) -> Option<R> {
         for (s, span) in self.shards.iter().zip(&self.spans) {
             if !span.may_hold(addr) {

@@ -126,19 +126,25 @@ impl Fmm {
     /// [`Fmm::pointer_info`] for a C `HsaPointerInfo`: the node lists are
     /// arrays the object owns (see [`NodeArray`]), valid as long as the
     /// object lives, so the caller needs to keep nothing. No allocation
-    /// after the first query of an object; one shard lock.
+    /// after the first query of an object; one shard lock. The answer is
+    /// kept with the object's index entry until the object changes, so a
+    /// repeated query of a small object is one page-hash probe and one
+    /// record read, however many objects live.
     pub fn pointer_info_arrays(&self, addr: u64) -> Result<PointerInfoArrays> {
-        self.with_object(addr, Lookup::Containing, |o| {
-            let gpus = self.gpus.len();
-            let arrays = o
-                .node_arrays
-                .get_or_insert_with(|| Box::new(NodeArrays::new(gpus)));
-            let (registered, mapped) = arrays.store(
-                o.registered.iter().map(|&g| self.node_of_gpu(g)),
-                o.mapped.iter().map(|&g| self.node_of_gpu(g)),
-            );
-            self.describe(o, registered, mapped)
+        self.with_shard(addr, Lookup::Containing, |s, slot| {
+            s.answer(slot, |o| {
+                let gpus = self.gpus.len();
+                let arrays = o
+                    .node_arrays
+                    .get_or_insert_with(|| Box::new(NodeArrays::new(gpus)));
+                let (registered, mapped) = arrays.store(
+                    o.registered.iter().map(|&g| self.node_of_gpu(g)),
+                    o.mapped.iter().map(|&g| self.node_of_gpu(g)),
+                );
+                self.describe(o, registered, mapped)
+            })
         })
+        .flatten()
         .ok_or(FmmError::UnknownPointer(addr))
     }
 

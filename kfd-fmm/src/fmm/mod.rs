@@ -218,6 +218,10 @@ pub struct FmmOptions {
     pub render_nodes: RenderNodes,
     /// How the C library being served behaves where generations differ.
     pub rules: FmmRules,
+    /// The KFD interface version `(major, minor)` when the caller read it
+    /// already (a context reads it once at open); `None` asks the kernel
+    /// (`AMDKFD_IOC_GET_VERSION`).
+    pub kfd_version: Option<(u32, u32)>,
 }
 
 impl FmmOptions {
@@ -234,6 +238,7 @@ impl FmmOptions {
             zero_fb: false,
             render_nodes: RenderNodes::Open,
             rules: FmmRules::default(),
+            kfd_version: None,
         }
     }
 
@@ -291,6 +296,17 @@ impl NodeArray {
             ptr: if len == 0 { std::ptr::null() } else { ptr },
             len,
         }
+    }
+
+    /// The array as an address and a count, to keep it where raw
+    /// pointers may not be (a shard must be `Send`).
+    pub(crate) fn parts(&self) -> (usize, usize) {
+        (self.ptr as usize, self.len)
+    }
+
+    /// [`NodeArray::parts`] back into an array.
+    pub(crate) fn from_parts(addr: usize, len: usize) -> Self {
+        NodeArray::new((addr as *const u32, len))
     }
 
     /// The first entry (null for an empty list).
