@@ -83,6 +83,7 @@ pub mod ctx;
 pub mod generation;
 pub mod log;
 pub mod profile;
+pub mod status;
 
 pub mod debug;
 pub mod events;

@@ -11,7 +11,7 @@ use kfd_perf::Perf;
 use kfd_queue::{QueueOptions, Queues};
 use kfd_sys::kfd::{self, kfd_ioctl_create_process_args, kfd_ioctl_get_version_args};
 use kfd_sys::{DeviceFile, Driver};
-use kfd_topology::hsakmt::{Aperture, GpuApertures};
+use kfd_topology::{Aperture, GpuApertures};
 use kfd_topology::{SnapshotOptions, Topology};
 
 use crate::{ContextError, ContextOptions};
