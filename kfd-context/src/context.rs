@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use kfd_debug::Debug;
-use kfd_event::{Events, FmmMemory};
+use kfd_event::Events;
 use kfd_fmm::Fmm;
 use kfd_perf::Perf;
 use kfd_queue::{QueueOptions, Queues};
@@ -55,7 +55,6 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 #[derive(Default)]
 struct Subs {
     fmm: Option<Arc<Fmm>>,
-    memory: Option<Arc<FmmMemory>>,
     events: Option<Arc<Events>>,
     queues: Option<Arc<Queues>>,
     debug: Option<Arc<Debug>>,
@@ -99,7 +98,6 @@ impl Drop for Inner {
         }
         drop(subs.debug);
         drop(subs.perf);
-        drop(subs.memory);
         drop(subs.fmm);
     }
 }
@@ -485,9 +483,9 @@ impl Context {
         Ok(o)
     }
 
-    fn fmm_locked(&self, subs: &mut Subs) -> Result<(Arc<Fmm>, Arc<FmmMemory>), ContextError> {
-        if let (Some(f), Some(m)) = (&subs.fmm, &subs.memory) {
-            return Ok((f.clone(), m.clone()));
+    fn fmm_locked(&self, subs: &mut Subs) -> Result<Arc<Fmm>, ContextError> {
+        if let Some(f) = &subs.fmm {
+            return Ok(f.clone());
         }
         let topo = self.topology()?;
         let fmm = Arc::new(Fmm::from_topology(
@@ -495,10 +493,8 @@ impl Context {
             &topo,
             self.fmm_options(&topo)?,
         )?);
-        let memory = Arc::new(FmmMemory::new(fmm.clone()));
         subs.fmm = Some(fmm.clone());
-        subs.memory = Some(memory.clone());
-        Ok((fmm, memory))
+        Ok(fmm)
     }
 
     /// Sets up the memory manager now, from a topology read for this
@@ -512,7 +508,7 @@ impl Context {
     /// taken. The `hsakmt` border calls this at open for the former.
     pub fn init_memory_with(&self, options: &SnapshotOptions) -> Result<(), ContextError> {
         let mut subs = self.subs();
-        if subs.fmm.is_some() && subs.memory.is_some() {
+        if subs.fmm.is_some() {
             return Ok(());
         }
         let topo = Topology::snapshot_with(&**self.driver(), options)?;
@@ -521,7 +517,6 @@ impl Context {
             &topo,
             self.fmm_options(&topo)?,
         )?);
-        subs.memory = Some(Arc::new(FmmMemory::new(fmm.clone())));
         subs.fmm = Some(fmm);
         Ok(())
     }
@@ -530,7 +525,7 @@ impl Context {
     /// (apertures, ACQUIRE_VM on this context's own render nodes, ...).
     pub fn fmm(&self) -> Result<Arc<Fmm>, ContextError> {
         let mut subs = self.subs();
-        self.fmm_locked(&mut subs).map(|(f, _)| f)
+        self.fmm_locked(&mut subs)
     }
 
     /// The event sub-context, created on first use.
@@ -540,8 +535,8 @@ impl Context {
             return Ok(e.clone());
         }
         let topo = self.topology()?;
-        let (_, memory) = self.fmm_locked(&mut subs)?;
-        let events = Arc::new(Events::new(self.inner.kfd.clone(), Some(topo), memory));
+        let fmm = self.fmm_locked(&mut subs)?;
+        let events = Arc::new(Events::new(self.inner.kfd.clone(), Some(topo), Some(fmm)));
         subs.events = Some(events.clone());
         Ok(events)
     }
@@ -553,12 +548,12 @@ impl Context {
             return Ok(q.clone());
         }
         let topo = self.topology()?;
-        let (_, memory) = self.fmm_locked(&mut subs)?;
+        let fmm = self.fmm_locked(&mut subs)?;
         let options = self.queue_options(&topo);
         let queues = Arc::new(Queues::with_options(
             self.inner.kfd.clone(),
             topo,
-            memory,
+            fmm,
             options,
         ));
         subs.queues = Some(queues.clone());

@@ -3,7 +3,7 @@
 use hsakmt_sys::HSAKMT_STATUS;
 use kfd_sys::Errno;
 
-use crate::memory::MemoryError;
+use kfd_fmm::FmmError;
 
 /// Why an event operation failed.
 ///
@@ -48,7 +48,7 @@ pub enum EventError {
     EventPage(String),
     /// The memory manager failed while creating the event page (`ERROR`).
     #[error("event page allocation: {0}")]
-    Memory(MemoryError),
+    Memory(FmmError),
     /// The kernel has no free event slot (`ENOSPC`; `ERROR`).
     #[error("too many events")]
     TooManyEvents,

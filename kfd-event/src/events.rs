@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use hsakmt_sys::common::{HsaAccessAttributeFailure, HSA_EVENTID_MEMORYFLAGS};
 use hsakmt_sys::{newest, HSAKMT_STATUS};
+use kfd_fmm::{Buffer, ExecAlloc, Fmm};
 use kfd_sys::ioctl::{Ioctl, PlainArgs};
 use kfd_sys::kfd::{
     kfd_event_data, kfd_ioctl_create_event_args, kfd_ioctl_destroy_event_args,
@@ -24,7 +25,6 @@ use kfd_topology::Topology;
 use crate::error::EventError;
 use crate::event::{Event, EventDescriptor, EventObj, EventType, HwException, MemoryFault};
 use crate::lock;
-use crate::memory::{DeviceMemory, ExecAlloc};
 
 /// Wait forever (`HSA_EVENTTIMEOUT_INFINITE`).
 pub const TIMEOUT_INFINITE: u32 = 0xFFFF_FFFF;
@@ -102,7 +102,7 @@ impl Drop for PageMapping {
 /// The per-context signal event page.
 enum EventPage {
     /// A GTT buffer the library allocated and handed to the kernel (dGPU).
-    Buffer { addr: u64, slots: u32 },
+    Buffer { buf: Buffer, slots: u32 },
     /// The kernel's own page, mapped from the KFD descriptor.
     Kernel { map: PageMapping, slots: u32 },
 }
@@ -110,7 +110,7 @@ enum EventPage {
 impl EventPage {
     fn base(&self) -> u64 {
         match self {
-            EventPage::Buffer { addr, .. } => *addr,
+            EventPage::Buffer { buf, .. } => buf.addr(),
             EventPage::Kernel { map, .. } => map.addr as u64,
         }
     }
@@ -162,9 +162,10 @@ struct Waited {
 #[derive(Default)]
 struct PageState {
     page: Option<EventPage>,
-    /// A buffer allocated for the page that the kernel has not accepted
-    /// yet (its CREATE_EVENT failed): offered again on the next create.
-    pending: Option<(u64, u64)>,
+    /// A buffer allocated for the page, with its BO handle, that the
+    /// kernel has not accepted yet (its CREATE_EVENT failed): offered
+    /// again on the next create.
+    pending: Option<(Buffer, u64)>,
     /// The memory manager could not provide a page buffer once; the
     /// kernel's page is used from then on.
     no_buffer: bool,
@@ -174,7 +175,7 @@ struct PageState {
 pub(crate) struct Shared {
     file: Arc<DeviceFile>,
     topology: Option<Arc<Topology>>,
-    memory: Arc<dyn DeviceMemory>,
+    fmm: Option<Arc<Fmm>>,
     /// The event page; its lock also serialises CREATE_EVENT, as the C
     /// library's global mutex does.
     page: Mutex<PageState>,
@@ -231,18 +232,19 @@ impl Events {
     /// `topology` decides whether the event page is a library-allocated
     /// buffer (any dGPU in the snapshot) or the kernel's page, and maps
     /// exception `gpu_id`s to node ids; without it, the kernel's page is
-    /// used and exception data cannot be translated. `memory` allocates
-    /// the page on dGPUs.
+    /// used and exception data cannot be translated. `fmm`, the context's
+    /// memory manager, allocates the page on dGPUs (without it the
+    /// kernel's page is used there too).
     pub fn new(
         file: Arc<DeviceFile>,
         topology: Option<Arc<Topology>>,
-        memory: Arc<dyn DeviceMemory>,
+        fmm: Option<Arc<Fmm>>,
     ) -> Events {
         Events {
             shared: Arc::new(Shared {
                 file,
                 topology,
-                memory,
+                fmm,
                 page: Mutex::new(PageState::default()),
                 registry: Mutex::new(Registry::default()),
             }),
@@ -296,12 +298,13 @@ impl Events {
                 page.pending = self.alloc_page_buffer()?;
                 page.no_buffer = page.pending.is_none();
             }
-            if let Some((addr, handle)) = page.pending {
+            if let Some((_, handle)) = page.pending {
                 args.event_page_offset = handle;
-                offered = Some(addr);
+                offered = page.pending.take();
             }
         }
         if let Err(errno) = sh.file.ioctl_plain(AMDKFD_IOC_CREATE_EVENT, &mut args) {
+            page.pending = offered;
             return Err(if errno == Errno::ENOSPC {
                 EventError::TooManyEvents
             } else {
@@ -311,12 +314,11 @@ impl Events {
                 }
             });
         }
-        if let Some(addr) = offered {
+        if let Some((mut buf, _)) = offered {
             // The kernel now owns the buffer until the process ends.
-            sh.memory.mark_kernel_held(addr);
-            page.pending = None;
+            let _ = buf.mark_kernel_held();
             page.page = Some(EventPage::Buffer {
-                addr,
+                buf,
                 slots: KFD_SIGNAL_EVENT_LIMIT,
             });
         }
@@ -367,33 +369,24 @@ impl Events {
     }
 
     /// Allocates the dGPU event page: uncached, pinned system memory for
-    /// every slot, mapped to all GPUs; returns (address, BO handle), or
-    /// `None` when the memory manager cannot provide a buffer with a
-    /// handle (the kernel then allocates the page itself, which every KFD
+    /// every slot, mapped to all GPUs; returns it with its BO handle, or
+    /// `None` when there is no memory manager or its buffer has no handle
+    /// (the kernel then allocates the page itself, which every KFD
     /// supports).
-    fn alloc_page_buffer(&self) -> Result<Option<(u64, u64)>, EventError> {
-        let sh = &self.shared;
-        let size = KFD_SIGNAL_EVENT_LIMIT as u64 * 8;
+    fn alloc_page_buffer(&self) -> Result<Option<(Buffer, u64)>, EventError> {
+        let Some(fmm) = &self.shared.fmm else {
+            return Ok(None);
+        };
         let req = ExecAlloc {
-            size,
-            gpu_id: 0,
+            size: KFD_SIGNAL_EVENT_LIMIT as u64 * 8,
             node_id: 0,
             non_paged: true,
             device_local: false,
             uncached: true,
         };
-        let addr = match sh.memory.alloc_exec(&req) {
-            Ok(a) => a,
-            Err(e) if e.status == HSAKMT_STATUS::HSAKMT_STATUS_NOT_SUPPORTED => return Ok(None),
-            Err(e) => return Err(EventError::Memory(e)),
-        };
-        match sh.memory.handle(addr) {
-            Some(h) => Ok(Some((addr, h))),
-            None => {
-                let _ = sh.memory.free_exec(addr, size);
-                Ok(None)
-            }
-        }
+        let buf = fmm.alloc_exec(&req).map_err(EventError::Memory)?;
+        // Without a handle the buffer is of no use: it is freed on drop.
+        Ok(fmm.handle(buf.addr()).map(|h| (buf, h)))
     }
 
     /// Maps the kernel's event page at `offset` on the KFD descriptor:
@@ -546,14 +539,18 @@ impl Events {
         if slot >= p.slots() {
             return Ok(None);
         }
-        let addr = p.base() + slot as u64 * 8;
-        // SAFETY: `addr` is an 8-byte aligned slot inside the event page,
-        // which stays mapped while `self.shared` (and so the page state we
-        // hold locked) is alive: the kernel page is unmapped only when
-        // `Shared` drops, and the dGPU buffer is never freed by this
-        // crate. The memory is shared with the GPU/kernel, hence the
-        // volatile load and no reference.
-        let v = unsafe { std::ptr::read_volatile(addr as *const u64) };
+        let offset = slot as u64 * 8;
+        let v = match p {
+            EventPage::Buffer { buf, .. } => buf.load_u64(offset).map_err(EventError::Memory)?,
+            EventPage::Kernel { map, .. } => {
+                // SAFETY: `offset` is an 8-byte aligned slot inside the
+                // kernel's event page, which stays mapped while the page
+                // state (locked here) holds its `PageMapping`. The memory
+                // is shared with the GPU/kernel, hence the volatile load
+                // and no reference.
+                unsafe { std::ptr::read_volatile((map.addr + offset as usize) as *const u64) }
+            }
+        };
         Ok(Some(v))
     }
 
@@ -822,7 +819,7 @@ impl Events {
     /// page mapping is released when the `Events` drops; a dGPU page
     /// buffer stays allocated because the kernel refuses to free the
     /// signal buffer while its process lives (it goes with the process:
-    /// see [`DeviceMemory::mark_kernel_held`]).
+    /// see [`Buffer::mark_kernel_held`]).
     pub fn teardown(&self) {
         self.shared.destroy_all();
     }

@@ -10,10 +10,19 @@ use std::time::{Duration, Instant};
 use common::*;
 use hsakmt_sys::common::{HsaEventDescriptor, HSA_EVENTID_MEMORYFLAGS, HSA_EVENTTYPE};
 use kfd_event::{
-    EventDescriptor, EventError, EventType, Events, NoDeviceMemory, WaitMode, WaitOutcome,
-    TIMEOUT_IMMEDIATE, TIMEOUT_INFINITE,
+    EventDescriptor, EventError, EventType, Events, WaitMode, WaitOutcome, TIMEOUT_IMMEDIATE,
+    TIMEOUT_INFINITE,
 };
 use kfd_sim::Sim;
+
+/// The event sub-context of `ctx`, with its memory manager.
+fn events(ctx: &Ctx) -> Events {
+    Events::new(
+        ctx.file.clone(),
+        Some(ctx.topology.clone()),
+        Some(ctx.fmm.clone()),
+    )
+}
 
 fn signal(events: &Events, manual: bool) -> kfd_event::Event {
     events
@@ -30,7 +39,7 @@ fn every_event_type_on_every_preset() {
     for &preset in PRESETS {
         let sim = Sim::preset(preset).unwrap();
         let ctx = Ctx::primary(&sim);
-        let events = ctx.events();
+        let events = events(&ctx);
         assert!(
             events.event_page().is_none(),
             "{preset}: page is created lazily"
@@ -104,7 +113,7 @@ fn every_event_type_on_every_preset() {
 fn bad_inputs_give_the_c_statuses() {
     let sim = Sim::preset("mi210").unwrap();
     let ctx = Ctx::primary(&sim);
-    let events = ctx.events();
+    let events = events(&ctx);
 
     // EventType >= HSA_EVENTTYPE_MAXID.
     let raw = HsaEventDescriptor {
@@ -162,8 +171,8 @@ fn events_of_another_context_are_rejected() {
     let sim = Sim::preset("mi210").unwrap();
     let a = Ctx::primary(&sim);
     let b = Ctx::secondary(&sim);
-    let ea = a.events();
-    let eb = b.events();
+    let ea = events(&a);
+    let eb = events(&b);
     let e = signal(&ea, false);
     let f = signal(&eb, false);
     // Same kernel ids in the two processes, but never confused.
@@ -193,7 +202,7 @@ fn too_many_signal_events() {
     for preset in ["apu", "mi210"] {
         let sim = Sim::preset(preset).unwrap();
         let ctx = Ctx::primary(&sim);
-        let events = ctx.events();
+        let events = events(&ctx);
         let mut made = Vec::new();
         let err = loop {
             match events.create(&EventDescriptor::new(EventType::Signal), false, false) {
@@ -249,13 +258,13 @@ fn dgpu_event_page_is_a_library_buffer_the_kernel_keeps() {
     let ctx = Ctx::primary(&sim);
     let trace = TraceBuf::default();
     sim.set_trace(trace.clone());
-    let events = ctx.events();
+    let events = events(&ctx);
     let e = signal(&events, false);
     let (base, slots) = events.event_page().unwrap();
     assert_eq!(slots, 4096);
     assert_eq!(e.slot_address(), base + e.slot().unwrap() as u64 * 8);
     assert_eq!(events.slot_value(&e).unwrap(), Some(u64::MAX));
-    let fmm = ctx.memory.fmm().clone();
+    let fmm = ctx.fmm.clone();
     let handle = fmm.handle(base).expect("the page is a BO of ours");
     assert_eq!(
         trace.ioctls(),
@@ -265,16 +274,20 @@ fn dgpu_event_page_is_a_library_buffer_the_kernel_keeps() {
             "AMDKFD_IOC_CREATE_EVENT"
         ]
     );
-    // The buffer is the kernel's now: the provider holds nothing.
-    assert_eq!(ctx.memory.live_buffers(), 0);
+    // The buffer is the kernel's now, held by the events: no
+    // address-based free reaches it.
+    assert!(matches!(
+        fmm.free_memory(base),
+        Err(kfd_fmm::FmmError::OwnedByHandle(a)) if a == base
+    ));
     events.destroy(&e).unwrap();
     // A later event reuses the page.
     let f = signal(&events, false);
     assert_eq!(events.event_page(), Some((base, slots)));
     events.teardown();
     drop(f);
-    drop(events);
     let before = trace.0.lock().unwrap().len();
+    drop(events);
     drop(fmm);
     drop(ctx);
     let at_close = String::from_utf8_lossy(&trace.0.lock().unwrap()[before..]).to_string();
@@ -295,7 +308,7 @@ fn dgpu_event_page_is_a_library_buffer_the_kernel_keeps() {
 fn many_threads_wait_on_one_event() {
     let sim = Sim::preset("mi300x").unwrap();
     let ctx = Ctx::primary(&sim);
-    let events = ctx.events();
+    let events = events(&ctx);
     let e = signal(&events, true);
     let waiters = 8;
     let barrier = Barrier::new(waiters + 1);
@@ -341,7 +354,7 @@ fn many_threads_wait_on_one_event() {
 fn one_thread_waits_on_many_events() {
     let sim = Sim::preset("navi31").unwrap();
     let ctx = Ctx::primary(&sim);
-    let events = Arc::new(ctx.events());
+    let events = Arc::new(events(&ctx));
     let list: Vec<_> = (0..4).map(|_| signal(&events, true)).collect();
 
     // Any: one set from another thread completes the wait.
@@ -385,7 +398,7 @@ fn one_thread_waits_on_many_events() {
 fn timeouts_expire_within_a_sane_margin() {
     let sim = Sim::preset("mi210").unwrap();
     let ctx = Ctx::primary(&sim);
-    let events = ctx.events();
+    let events = events(&ctx);
     let e = signal(&events, false);
     for ms in [1u32, 20, 150] {
         let t0 = Instant::now();
@@ -413,7 +426,7 @@ fn timeouts_expire_within_a_sane_margin() {
 fn infinite_wait_is_woken_by_destroy() {
     let sim = Sim::preset("mi210").unwrap();
     let ctx = Ctx::primary(&sim);
-    let events = ctx.events();
+    let events = events(&ctx);
     let e = signal(&events, false);
     thread::scope(|s| {
         let h = s.spawn(|| events.wait_one(&e, TIMEOUT_INFINITE));
@@ -437,7 +450,7 @@ fn infinite_wait_is_woken_by_destroy() {
 fn event_age_wait_does_not_miss_an_earlier_set() {
     let sim = Sim::preset("mi210").unwrap();
     let ctx = Ctx::primary(&sim);
-    let events = ctx.events();
+    let events = events(&ctx);
     let e = signal(&events, true);
     // The age a waiter starts from (the kernel's initial age).
     let mut age = 1u64;
@@ -499,7 +512,7 @@ fn event_age_wait_does_not_miss_an_earlier_set() {
 fn memory_fault_data_is_returned_by_the_wait() {
     let sim = Sim::preset("mi210").unwrap();
     let ctx = Ctx::primary(&sim);
-    let events = ctx.events();
+    let events = events(&ctx);
     let node = ctx.gpu_node();
     let gpu_id = ctx.topology.node(node).unwrap().gpu_id;
     let desc = EventDescriptor {
@@ -538,17 +551,13 @@ fn kernel_page_without_a_memory_manager() {
     // kfd file, on dGPUs too.
     let sim = Sim::preset("mi210").unwrap();
     let ctx = Ctx::primary(&sim);
-    let events = Events::new(
-        ctx.file.clone(),
-        Some(ctx.topology.clone()),
-        Arc::new(NoDeviceMemory),
-    );
+    let events = Events::new(ctx.file.clone(), Some(ctx.topology.clone()), None);
     let e = signal(&events, false);
     let (base, slots) = events.event_page().unwrap();
     assert_eq!(slots, 4096);
     assert_eq!(e.slot_address(), base + e.slot().unwrap() as u64 * 8);
     assert_eq!(events.slot_value(&e).unwrap(), Some(u64::MAX));
-    let none = Events::new(ctx.file.clone(), None, Arc::new(NoDeviceMemory));
+    let none = Events::new(ctx.file.clone(), None, None);
     let f = signal(&none, false);
     assert!(f.slot_address() != 0);
 }
@@ -558,7 +567,7 @@ fn teardown_destroys_every_event_and_leaks_nothing() {
     for &preset in PRESETS {
         let sim = Sim::preset(preset).unwrap();
         let ctx = Ctx::primary(&sim);
-        let events = ctx.events();
+        let events = events(&ctx);
         for ty in EventType::ALL {
             events
                 .create(&EventDescriptor::new(ty), false, false)
@@ -582,7 +591,7 @@ fn teardown_destroys_every_event_and_leaks_nothing() {
 fn wait_on_c_pointers() {
     let sim = Sim::preset("mi210").unwrap();
     let ctx = Ctx::primary(&sim);
-    let events = ctx.events();
+    let events = events(&ctx);
     let list: Vec<_> = (0..4).map(|_| signal(&events, true)).collect();
     let ptrs: Vec<_> = list.iter().map(|e| e.as_hsa_ptr() as *const _).collect();
     events.set(&list[1]).unwrap();

@@ -1,6 +1,6 @@
 //! RAII buffers.
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
 use crate::error::{FmmError, Result};
@@ -43,6 +43,8 @@ pub struct Buffer {
     cpu: bool,
     writable: bool,
     owned: bool,
+    /// The kernel keeps the buffer ([`Buffer::mark_kernel_held`]).
+    kernel_held: bool,
 }
 
 impl Fmm {
@@ -80,6 +82,7 @@ impl Fmm {
             cpu,
             writable,
             owned: true,
+            kernel_held: false,
         }
     }
 }
@@ -190,6 +193,32 @@ impl Buffer {
         Ok(())
     }
 
+    /// Reads the aligned 64-bit word at `offset` with one load (memory
+    /// the GPU or the kernel writes, such as an event slot).
+    pub fn load_u64(&self, offset: u64) -> Result<u64> {
+        self.check(offset, 8, false)?;
+        if (self.addr + offset) % 8 != 0 {
+            return Err(FmmError::UnalignedAddress(self.addr + offset));
+        }
+        // SAFETY: the 8 bytes are inside the buffer's CPU mapping (checked
+        // above), which stays mapped while `self` lives (see `byte`), and
+        // aligned for a u64; accessed with atomics only, like every byte
+        // of the buffer.
+        let word = unsafe { AtomicU64::from_ptr((self.addr + offset) as usize as *mut u64) };
+        Ok(word.load(Ordering::Relaxed))
+    }
+
+    /// Records that the kernel took the buffer for the rest of its
+    /// process (the dGPU event page handed to `CREATE_EVENT`, which the
+    /// kernel refuses to free): dropping the buffer then neither unmaps
+    /// nor frees it; the memory manager gives back its address range at
+    /// teardown ([`Fmm::mark_kernel_held`]).
+    pub fn mark_kernel_held(&mut self) -> Result<()> {
+        self.fmm.mark_kernel_held(self.addr)?;
+        self.kernel_held = true;
+        Ok(())
+    }
+
     /// Gives up ownership without freeing; returns the address, which the
     /// address-based API ([`Fmm::free_memory`], ...) can release from now on.
     pub fn into_raw(mut self) -> u64 {
@@ -202,6 +231,10 @@ impl Buffer {
 impl Drop for Buffer {
     fn drop(&mut self) {
         if !self.owned {
+            return;
+        }
+        if self.kernel_held {
+            self.fmm.set_owned(self.addr, false);
             return;
         }
         let _ = self.fmm.unmap_as_owner(self.addr);

@@ -11,7 +11,7 @@ use kfd_sys::Errno;
 /// different C functions (an unknown address is 36 for FreeMemory, 3 for
 /// MapMemoryToGPU and 1 for QueryPointerInfo), there is one variant per
 /// status, named after the situation.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum FmmError {
     /// The node id is not a node of this context's topology.

@@ -54,6 +54,10 @@
 //! - Address-based calls mirror the C API one to one (`alloc_memory`,
 //!   `free_memory`, `map_to_gpu`, ...) for the `hsakmt` ABI layer;
 //!   [`Buffer`] wraps an allocation in RAII for Rust users.
+//! - The other sub-contexts of a context hold their buffers directly:
+//!   [`Fmm::alloc_exec`] (event page, queue buffers),
+//!   [`Fmm::alloc_doorbell_page`] and [`Fmm::alloc_svm_area`] (a queue's
+//!   save area in SVM memory).
 //! - Every error is an [`FmmError`] whose [`FmmError::status`] is the
 //!   `HSAKMT_STATUS` the C library returns for the same cause.
 
@@ -63,6 +67,7 @@ struct ReadmeDoctests;
 
 mod aperture;
 mod buffer;
+mod device;
 mod error;
 mod flags;
 mod fmm;
@@ -71,6 +76,7 @@ mod share;
 mod va;
 
 pub use buffer::Buffer;
+pub use device::{ExecAlloc, SvmArea};
 pub use error::{FmmError, Result};
 pub use flags::{
     AllocMemFlags, CachePolicy, MemFlags, MemMapFlags, SvmAttr, SvmFlags, INVALID_NODEID,

@@ -100,8 +100,17 @@ fn huge_sizes_fail_with_the_c_status_and_unmap_nothing() {
         assert_eq!(ee(fmm.register_memory(u64::MAX - 100, 200)), 1);
         // A range that wraps is not an SVM range.
         assert_eq!(ee(fmm.map_to_gpu(u64::MAX - 10, 100).map(|_| ())), 3);
-        assert!(fmm.map_anonymous_aligned(huge, PAGE_SIZE).is_err());
-        assert!(fmm.map_anonymous_aligned(PAGE_SIZE, 1 << 63).is_err());
+        assert!(fmm.alloc_svm_area(huge, g).is_err());
+        assert!(fmm.alloc_svm_area(u64::MAX, g).is_err());
+        let exec = |size| kfd_fmm::ExecAlloc {
+            size,
+            node_id: g,
+            non_paged: true,
+            device_local: false,
+            uncached: false,
+        };
+        assert!(fmm.alloc_exec(&exec(u64::MAX)).is_err());
+        assert!(fmm.alloc_exec(&exec(huge)).is_err());
         assert!(fmm.alloc_doorbell(g, huge, 0).is_err());
         // The stack is still there.
         let probe = [7u8; 64];

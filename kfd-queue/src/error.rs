@@ -3,7 +3,7 @@
 use hsakmt_sys::HSAKMT_STATUS;
 use kfd_sys::Errno;
 
-use kfd_event::MemoryError;
+use kfd_fmm::FmmError;
 
 /// Why a queue operation failed.
 ///
@@ -62,7 +62,7 @@ pub enum QueueError {
     NoCwsrArea,
     /// A buffer for the queue could not be allocated (`NO_MEMORY`).
     #[error("queue buffer allocation: {0}")]
-    Memory(MemoryError),
+    Memory(FmmError),
     /// The doorbell page could not be mapped (`ERROR`).
     #[error("doorbell mapping failed: {0}")]
     Doorbell(String),

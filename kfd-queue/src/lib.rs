@@ -9,7 +9,6 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use kfd_event::FmmMemory;
 //! use kfd_fmm::{Fmm, FmmOptions, MemFlags};
 //! use kfd_queue::{QueueKind, QueueRequest, Queues};
 //! use kfd_sys::{DeviceFile, Driver};
@@ -19,7 +18,7 @@
 //! let driver: Arc<dyn Driver> = Arc::new(sim.clone());
 //! let kfd = Arc::new(DeviceFile::open_kfd(driver)?);
 //! let fmm = Arc::new(Fmm::from_topology(kfd.clone(), &topology, FmmOptions::primary())?);
-//! let queues = Queues::new(kfd, topology, Arc::new(FmmMemory::new(fmm.clone())));
+//! let queues = Queues::new(kfd, topology, fmm.clone());
 //!
 //! let host = MemFlags::NON_PAGED | MemFlags::HOST_ACCESS;
 //! let ring = fmm.alloc_buffer(0, 64 << 10, 0, host)?;

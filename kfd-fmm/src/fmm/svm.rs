@@ -63,10 +63,10 @@ impl Fmm {
     /// Maps `size` bytes of anonymous, private, read-write memory aligned
     /// to `align` (a power of two of at least a page) that a forked child
     /// does not inherit: the memory the newest C library registers with
-    /// [`Fmm::svm_set_attr`] for a queue's context save/restore area. It
-    /// is not a memory object of this manager; give it back with
-    /// [`Fmm::unmap_anonymous`].
-    pub fn map_anonymous_aligned(&self, size: u64, align: u64) -> Result<u64> {
+    /// [`Fmm::svm_set_attr`] for a queue's context save/restore area
+    /// ([`Fmm::alloc_svm_area`], whose [`crate::SvmArea`] unmaps it). It
+    /// is not a memory object of this manager.
+    pub(crate) fn map_anonymous_aligned(&self, size: u64, align: u64) -> Result<u64> {
         if size == 0 || size % PAGE_SIZE != 0 {
             return Err(FmmError::BadSize {
                 size,
@@ -112,22 +112,6 @@ impl Fmm {
         }
         dont_fork(addr, size);
         Ok(addr)
-    }
-
-    /// Unmaps memory from [`Fmm::map_anonymous_aligned`]. The kernel drops
-    /// SVM attributes of the range with the mapping.
-    ///
-    /// # Safety
-    ///
-    /// `[addr, addr + size)` must be (part of) memory this manager mapped
-    /// with [`Fmm::map_anonymous_aligned`] that nothing refers to any more.
-    pub unsafe fn unmap_anonymous(&self, addr: u64, size: u64) -> Result<()> {
-        // SAFETY: the caller hands back an anonymous range of ours that is
-        // no longer referenced.
-        unsafe { mman::munmap(addr as usize, size as usize) }.map_err(|errno| FmmError::Mmap {
-            what: "anonymous memory",
-            errno,
-        })
     }
 
     /// `hsaKmtSVMGetAttr`: reads attributes of an SVM range into `attrs`
