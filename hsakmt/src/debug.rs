@@ -12,7 +12,7 @@ use kfd_sys::kfd::{
     kfd_runtime_info,
 };
 
-use crate::border::{check_mut, read_in, slice_in, st, write_out, Kmt, KmtResult};
+use crate::border::{check_mut, read_in, slice_in, st, write_out, Kmt, KmtResult, ToStatus};
 use crate::ctx::{self, HsaKFDContext};
 use crate::generation::{self, abi};
 
@@ -272,7 +272,7 @@ export! {
             check_mut(DebugReturn, st::INVALID_PARAMETER)?;
         }
         if !c.is_primary() {
-            return Err(kfd_debug::Error::SecondaryContext.status());
+            return Err(kfd_debug::Error::SecondaryContext.to_status());
         }
         if !Queues.is_null() {
             // SAFETY: the API's contract for `Queues` and the request's

@@ -270,8 +270,7 @@ export! {
             .fmm()
             .kmt()?
             .map_to_gpu(MemoryAddress as u64, MemorySizeInBytes)
-            .kmt()
-            .map_err(|s| if generation::PROFILE.border.map_failures_are_errors { st::ERROR } else { s })?;
+            .kmt_as(crate::status::memory::map_to_gpu)?;
         if !AlternateVAGPU.is_null() {
             // SAFETY: checked non-NULL and aligned above; an OUT argument.
             unsafe { write_out(AlternateVAGPU, alt, st::INVALID_PARAMETER)? };

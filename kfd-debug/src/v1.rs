@@ -6,8 +6,8 @@
 //! deprecated `AMDKFD_IOC_DBG_*` requests (`0x0D..=0x10`) return `EPERM`,
 //! and the thunk-private `AMDKFD_IOC_DBG_TRAP` at `0x82` of interface 1.8
 //! is not a command at all (`ENOTTY`/`EINVAL`). The C library maps each of
-//! those to `HSAKMT_STATUS_ERROR`; here they end in [`Error::Kernel`],
-//! which has the same status. Node validation comes first, as in C.
+//! those to `ERROR`; here they end in [`Error::Kernel`], which the C
+//! border maps to `ERROR` too. Node validation comes first, as in C.
 
 use crate::{Debug, Error, Result};
 use hsakmt_sys::newest::{HSA_DBG_WATCH_MODE, HSA_DBG_WAVEMODE, HSA_DBG_WAVEOP};

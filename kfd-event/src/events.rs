@@ -8,7 +8,7 @@ use std::os::fd::AsFd;
 use std::sync::{Arc, Mutex};
 
 use hsakmt_sys::common::{HsaAccessAttributeFailure, HSA_EVENTID_MEMORYFLAGS};
-use hsakmt_sys::{newest, HSAKMT_STATUS};
+use hsakmt_sys::newest;
 use kfd_fmm::{Buffer, ExecAlloc, Fmm};
 use kfd_sys::ioctl::{Ioctl, PlainArgs};
 use kfd_sys::kfd::{
@@ -71,16 +71,6 @@ pub enum WaitOutcome {
     Signaled,
     /// The timeout expired first.
     TimedOut,
-}
-
-impl WaitOutcome {
-    /// `SUCCESS` or `WAIT_TIMEOUT`, as the C library returns.
-    pub fn status(self) -> HSAKMT_STATUS {
-        match self {
-            WaitOutcome::Signaled => HSAKMT_STATUS::HSAKMT_STATUS_SUCCESS,
-            WaitOutcome::TimedOut => HSAKMT_STATUS::HSAKMT_STATUS_WAIT_TIMEOUT,
-        }
-    }
 }
 
 /// A CPU mapping of the kernel's event page on the KFD descriptor.
@@ -309,7 +299,7 @@ impl Events {
                 EventError::TooManyEvents
             } else {
                 EventError::Kernel {
-                    op: "AMDKFD_IOC_CREATE_EVENT",
+                    request: AMDKFD_IOC_CREATE_EVENT.info(),
                     errno,
                 }
             });
@@ -359,7 +349,7 @@ impl Events {
             if let Err(errno) = sh.file.ioctl_plain(AMDKFD_IOC_SET_EVENT, &mut s) {
                 self.destroy_id(args.event_id);
                 return Err(EventError::Kernel {
-                    op: "AMDKFD_IOC_SET_EVENT",
+                    request: AMDKFD_IOC_SET_EVENT.info(),
                     errno,
                 });
             }
@@ -476,7 +466,7 @@ impl Events {
         self.shared
             .file
             .ioctl_plain(AMDKFD_IOC_DESTROY_EVENT, &mut a)
-            .map_err(EventError::kernel("AMDKFD_IOC_DESTROY_EVENT"))?;
+            .map_err(EventError::kernel(AMDKFD_IOC_DESTROY_EVENT.info()))?;
         reg.remove(&e.obj.c.addr());
         Ok(())
     }
@@ -516,7 +506,7 @@ impl Events {
         self.shared
             .file
             .ioctl_plain(request, args)
-            .map_err(EventError::kernel(request.name()))?;
+            .map_err(EventError::kernel(request.info()))?;
         Ok(())
     }
 
@@ -741,13 +731,13 @@ impl Events {
 
         let result = match r {
             Err(errno) => Err(EventError::Kernel {
-                op: "AMDKFD_IOC_WAIT_EVENTS",
+                request: AMDKFD_IOC_WAIT_EVENTS.info(),
                 errno,
             }),
             Ok(_) if args.wait_result == KFD_IOC_WAIT_RESULT_TIMEOUT => Ok(WaitOutcome::TimedOut),
             Ok(_) if args.wait_result == KFD_IOC_WAIT_RESULT_COMPLETE => Ok(WaitOutcome::Signaled),
             Ok(_) => Err(EventError::Kernel {
-                op: "AMDKFD_IOC_WAIT_EVENTS",
+                request: AMDKFD_IOC_WAIT_EVENTS.info(),
                 errno: Errno::EIO,
             }),
         };

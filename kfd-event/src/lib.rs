@@ -52,8 +52,8 @@
 //! - memory-fault and hardware-exception data returned by waits;
 //! - the SMI events descriptor of a GPU ([`open_smi`]).
 //!
-//! Every failure is an [`EventError`] whose [`EventError::status`] is the
-//! `HSAKMT_STATUS` the C library returns for the same input. Events are
+//! Every failure is an [`EventError`] naming its cause (the C status it
+//! becomes is decided at the `hsakmt` border). Events are
 //! [`Event`] handles tied to their context: using one with another
 //! context, or after it was destroyed, is an error, never undefined
 //! behaviour. The `hsakmt` C border hands out [`Event::as_hsa_ptr`] and

@@ -20,7 +20,7 @@ pub fn open_smi(file: &DeviceFile, gpu_id: u32) -> Result<OwnedFd, EventError> {
         anon_fd: 0,
     };
     file.ioctl_plain(kfd::AMDKFD_IOC_SMI_EVENTS, &mut args)
-        .map_err(EventError::kernel("AMDKFD_IOC_SMI_EVENTS"))?;
+        .map_err(EventError::kernel(kfd::AMDKFD_IOC_SMI_EVENTS.info()))?;
     // SAFETY: on success the kernel installed `anon_fd` in this process
     // for the caller; nothing else owns it.
     Ok(unsafe { OwnedFd::from_raw_fd(args.anon_fd as i32) })

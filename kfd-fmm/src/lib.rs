@@ -58,8 +58,9 @@
 //!   [`Fmm::alloc_exec`] (event page, queue buffers),
 //!   [`Fmm::alloc_doorbell_page`] and [`Fmm::alloc_svm_area`] (a queue's
 //!   save area in SVM memory).
-//! - Every error is an [`FmmError`] whose [`FmmError::status`] is the
-//!   `HSAKMT_STATUS` the C library returns for the same cause.
+//! - Every error is an [`FmmError`] naming the cause (with the errno and
+//!   the kernel request where the kernel refused); the C status each
+//!   C function returns for it is decided at the `hsakmt` border.
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

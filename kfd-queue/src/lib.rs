@@ -60,8 +60,8 @@
 //!   trap handlers; priorities map from `HSA_QUEUE_PRIORITY` to the KFD's
 //!   0..=15 with [`kfd_priority`].
 //!
-//! Every failure is a [`QueueError`] whose [`QueueError::status`] is the
-//! `HSAKMT_STATUS` the C library returns. A [`QueueId`] is owned by the
+//! Every failure is a [`QueueError`] naming its cause (the C status it
+//! becomes is decided at the `hsakmt` border). A [`QueueId`] is owned by the
 //! context that created the queue: [`Queues::lookup`] in another context
 //! fails instead of touching the queue.
 

@@ -402,8 +402,14 @@ mod tests {
             QueueKind::from_hsa(6, 3).unwrap(),
             QueueKind::SdmaByEngine(3)
         );
-        assert_eq!(QueueKind::from_hsa(3, 0).unwrap_err().status().0, 3);
-        assert_eq!(QueueKind::from_hsa_legacy(6).unwrap_err().status().0, 1);
+        assert_eq!(
+            QueueKind::from_hsa(3, 0).unwrap_err(),
+            QueueError::InvalidQueueType(3)
+        );
+        assert_eq!(
+            QueueKind::from_hsa_legacy(6).unwrap_err(),
+            QueueError::EngineIdNeedsExt
+        );
         for k in [
             QueueKind::Compute,
             QueueKind::ComputeAql,

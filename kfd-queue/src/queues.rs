@@ -370,7 +370,7 @@ impl Queues {
         if let Err(errno) = r {
             drop(bufs);
             return Err(QueueError::Kernel {
-                op: "AMDKFD_IOC_CREATE_QUEUE",
+                request: AMDKFD_IOC_CREATE_QUEUE.info(),
                 errno,
             });
         }
@@ -580,7 +580,7 @@ impl Queues {
         // SAFETY: the ring address is a GPU virtual address the kernel only
         // programs into the queue; it is not accessed during the call.
         unsafe { self.shared.file.ioctl(AMDKFD_IOC_UPDATE_QUEUE, &mut a) }
-            .map_err(QueueError::kernel("AMDKFD_IOC_UPDATE_QUEUE"))?;
+            .map_err(QueueError::kernel(AMDKFD_IOC_UPDATE_QUEUE.info()))?;
         Ok(())
     }
 
@@ -598,7 +598,7 @@ impl Queues {
         };
         sh.file
             .ioctl_plain(AMDKFD_IOC_DESTROY_QUEUE, &mut a)
-            .map_err(QueueError::kernel("AMDKFD_IOC_DESTROY_QUEUE"))?;
+            .map_err(QueueError::kernel(AMDKFD_IOC_DESTROY_QUEUE.info()))?;
         queues.remove(&q.obj.id.0);
         drop(queues);
         drop(lock(&q.obj.buffers).take());
@@ -630,7 +630,7 @@ impl Queues {
         // borrowed from `mask` for the duration of the call; the kernel
         // only reads them.
         unsafe { self.shared.file.ioctl(AMDKFD_IOC_SET_CU_MASK, &mut a) }
-            .map_err(QueueError::kernel("AMDKFD_IOC_SET_CU_MASK"))?;
+            .map_err(QueueError::kernel(AMDKFD_IOC_SET_CU_MASK.info()))?;
         let keep = words.min(page::CU_MASK_WORDS);
         let bytes: Vec<u8> = mask[..keep].iter().flat_map(|w| w.to_ne_bytes()).collect();
         if let Some(b) = lock(&q.obj.buffers).as_ref() {
@@ -668,7 +668,7 @@ impl Queues {
                 .ioctl(AMDKFD_IOC_GET_QUEUE_WAVE_STATE, &mut a)
         };
         drop(queues);
-        r.map_err(QueueError::kernel("AMDKFD_IOC_GET_QUEUE_WAVE_STATE"))?;
+        r.map_err(QueueError::kernel(AMDKFD_IOC_GET_QUEUE_WAVE_STATE.info()))?;
         let (count, _) = *lock(&q.obj.cu_mask);
         let ctl = sz.ctl_stack_size as u64;
         // The control stack grows down from the end of its part of the
@@ -676,7 +676,7 @@ impl Queues {
         // cannot turn into an address inside the area; report it as the
         // failed query it is (ERROR, as for any failure of this ioctl).
         let bad_reply = QueueError::Kernel {
-            op: "AMDKFD_IOC_GET_QUEUE_WAVE_STATE",
+            request: AMDKFD_IOC_GET_QUEUE_WAVE_STATE.info(),
             errno: Errno::EOVERFLOW,
         };
         let user_context_save_area = area.checked_add(ctl).ok_or(bad_reply.clone())?;
@@ -708,7 +708,7 @@ impl Queues {
         self.shared
             .file
             .ioctl_plain(AMDKFD_IOC_ALLOC_QUEUE_GWS, &mut a)
-            .map_err(QueueError::kernel("AMDKFD_IOC_ALLOC_QUEUE_GWS"))?;
+            .map_err(QueueError::kernel(AMDKFD_IOC_ALLOC_QUEUE_GWS.info()))?;
         Ok(a.first_gws)
     }
 
@@ -728,7 +728,7 @@ impl Queues {
         self.shared
             .file
             .ioctl_plain(AMDKFD_IOC_SET_TRAP_HANDLER, &mut a)
-            .map_err(QueueError::kernel("AMDKFD_IOC_SET_TRAP_HANDLER"))?;
+            .map_err(QueueError::kernel(AMDKFD_IOC_SET_TRAP_HANDLER.info()))?;
         Ok(())
     }
 

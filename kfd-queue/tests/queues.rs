@@ -13,6 +13,7 @@ use kfd_fmm::{Buffer, ExecAlloc};
 use kfd_queue::sizes::{self, CwsrSizes};
 use kfd_queue::{QueueError, QueueKind, QueueOptions, QueueRequest, QueueRules, Queues};
 use kfd_sim::Sim;
+use kfd_sys::testing::Cause;
 
 /// libhsakmt 5.2.3's choice of queue buffers (the `rocm-5.2` profile).
 fn rocm52() -> QueueRules {
@@ -27,8 +28,8 @@ fn rocm52() -> QueueRules {
 
 const RING: u64 = 64 * 1024;
 
-fn st(e: QueueError) -> u32 {
-    e.status().0
+fn st(e: QueueError) -> String {
+    e.cause()
 }
 
 fn queues(ctx: &Ctx) -> Queues {
@@ -157,7 +158,7 @@ fn every_queue_type_on_every_preset() {
                 if kind.needs_queue_buffers() {
                     // Active queues have no saved wave state (kernel
                     // EINVAL, C status ERROR); see the suspended-queue test.
-                    assert_eq!(st(qs.info(&q).unwrap_err()), 1);
+                    assert_eq!(st(qs.info(&q).unwrap_err()), "Kernel");
                 } else {
                     assert_eq!(qs.info(&q).unwrap_err(), QueueError::NoCwsrArea);
                 }
@@ -329,10 +330,13 @@ fn cu_masks_of_odd_lengths() {
     assert_eq!(words, vec![u32::MAX, u32::MAX, u32::MAX, 0xff]);
     for bad in [0u32, 1, 31, 33, 63, 100, 127] {
         let err = qs.set_cu_mask(&q, bad, &[u32::MAX; 8]).unwrap_err();
-        assert_eq!(st(err), 3, "count {bad}");
+        assert_eq!(st(err), "InvalidCuMask", "count {bad}");
     }
     // A count longer than the mask given.
-    assert_eq!(st(qs.set_cu_mask(&q, 96, &[1, 2]).unwrap_err()), 3);
+    assert_eq!(
+        st(qs.set_cu_mask(&q, 96, &[1, 2]).unwrap_err()),
+        "InvalidCuMask"
+    );
     // Odd numbers of words are fine as long as the bit count is a
     // multiple of 32.
     for (count, mask) in [
@@ -346,7 +350,7 @@ fn cu_masks_of_odd_lengths() {
     qs.destroy(&q).unwrap();
     assert_eq!(
         st(qs.set_cu_mask(&q, 32, &[1]).unwrap_err()),
-        3,
+        "UnknownQueue",
         "destroyed queue"
     );
     drop(bufs);
@@ -362,16 +366,20 @@ fn bad_inputs_give_the_c_statuses() {
 
     for p in [-4i64, 4, 0xFFFF_FFFF] {
         let r = QueueRequest { priority: p, ..req };
-        assert_eq!(st(qs.create(&r).unwrap_err()), 3, "priority {p}");
+        assert_eq!(
+            st(qs.create(&r).unwrap_err()),
+            "InvalidPriority",
+            "priority {p}"
+        );
     }
     assert_eq!(
         st(qs.create(&QueueRequest { node_id: 0, ..req }).unwrap_err()),
-        5,
+        "InvalidNode",
         "CPU node"
     );
     assert_eq!(
         st(qs.create(&QueueRequest { node_id: 99, ..req }).unwrap_err()),
-        5
+        "InvalidNode"
     );
     // Bad node is reported before a bad priority? No: priority first, as in C.
     let both = QueueRequest {
@@ -379,49 +387,58 @@ fn bad_inputs_give_the_c_statuses() {
         priority: 9,
         ..req
     };
-    assert_eq!(st(qs.create(&both).unwrap_err()), 3);
-    assert_eq!(st(QueueKind::from_hsa(3, 0).unwrap_err()), 3);
-    assert_eq!(st(QueueKind::from_hsa_legacy(6).unwrap_err()), 1);
+    assert_eq!(st(qs.create(&both).unwrap_err()), "InvalidPriority");
+    assert_eq!(
+        st(QueueKind::from_hsa(3, 0).unwrap_err()),
+        "InvalidQueueType"
+    );
+    assert_eq!(
+        st(QueueKind::from_hsa_legacy(6).unwrap_err()),
+        "EngineIdNeedsExt"
+    );
     // Non-power-of-two ring sizes: the kernel's EINVAL.
     let odd = QueueRequest {
         ring_size: 3000,
         ..req
     };
-    assert_eq!(st(qs.create(&odd).unwrap_err()), 3);
+    assert_eq!(st(qs.create(&odd).unwrap_err()), "Kernel");
     // An SDMA engine that does not exist.
     let p = &ctx.topology.node(node).unwrap().properties;
     let bad_engine = QueueRequest {
         kind: QueueKind::SdmaByEngine(p.num_sdma_engines + p.num_sdma_xgmi_engines),
         ..req
     };
-    assert_eq!(st(qs.create(&bad_engine).unwrap_err()), 3);
+    assert_eq!(st(qs.create(&bad_engine).unwrap_err()), "Kernel");
     // Metadata rings: page aligned, and KFD 1.19+.
     let meta = QueueRequest {
         kind: QueueKind::ComputeAql,
         metadata_size: 100,
         ..req
     };
-    assert_eq!(st(qs.create(&meta).unwrap_err()), 3);
+    assert_eq!(st(qs.create(&meta).unwrap_err()), "MetadataUnaligned");
     // Null and unknown queue ids.
-    assert_eq!(st(qs.lookup(0).unwrap_err()), 3);
-    assert_eq!(st(qs.lookup(0xdead_0000).unwrap_err()), 3);
+    assert_eq!(st(qs.lookup(0).unwrap_err()), "NullQueue");
+    assert_eq!(st(qs.lookup(0xdead_0000).unwrap_err()), "UnknownQueue");
 
     let q = qs.create(&req).unwrap();
     assert_eq!(
         st(qs.update(&q, 50, 4, req.ring_address, RING).unwrap_err()),
-        3
+        "InvalidPriority"
     );
     qs.update(&q, 50, 3, req.ring_address, RING).unwrap();
     qs.update(&q, 100, -3, req.ring_address, RING).unwrap();
     assert_eq!(qs.alloc_gws(&q, 1).unwrap(), 0);
-    assert_eq!(st(qs.set_trap_handler(99, 0x1000, 0x2000).unwrap_err()), 5);
+    assert_eq!(
+        st(qs.set_trap_handler(99, 0x1000, 0x2000).unwrap_err()),
+        "InvalidNode"
+    );
     qs.set_trap_handler(node, 0x1000, 0x2000).unwrap();
     let raw = q.id().raw();
     qs.destroy(&q).unwrap();
-    assert_eq!(st(qs.destroy(&q).unwrap_err()), 3);
-    assert_eq!(st(qs.lookup(raw).unwrap_err()), 3);
-    assert_eq!(st(qs.info(&q).unwrap_err()), 3);
-    assert_eq!(st(qs.update(&q, 1, 0, 0, 0).unwrap_err()), 3);
+    assert_eq!(st(qs.destroy(&q).unwrap_err()), "UnknownQueue");
+    assert_eq!(st(qs.lookup(raw).unwrap_err()), "UnknownQueue");
+    assert_eq!(st(qs.info(&q).unwrap_err()), "UnknownQueue");
+    assert_eq!(st(qs.update(&q, 1, 0, 0, 0).unwrap_err()), "UnknownQueue");
     drop(bufs);
 }
 
@@ -440,7 +457,7 @@ fn metadata_queue_needs_a_new_kfd() {
     qs.destroy(&q).unwrap();
     sim.set_version_minor(18);
     let old = queues(&ctx);
-    assert_eq!(st(old.create(&meta).unwrap_err()), 11);
+    assert_eq!(st(old.create(&meta).unwrap_err()), "KfdTooOld");
     // Without a metadata ring the version does not matter.
     let q = old.create(&req).unwrap();
     old.destroy(&q).unwrap();
@@ -456,7 +473,7 @@ fn gws_needs_gws_hardware() {
     let q = qs.create(&req).unwrap();
     assert_eq!(
         st(qs.alloc_gws(&q, 1).unwrap_err()),
-        11,
+        "Kernel",
         "ENODEV → NOT_SUPPORTED"
     );
     qs.destroy(&q).unwrap();
@@ -521,11 +538,14 @@ fn queue_of_one_context_cannot_be_destroyed_through_another() {
     // The kernel gave both the same queue id in their own processes.
     assert_eq!(q.kfd_queue_id(), r.kfd_queue_id());
     assert_eq!(qb.destroy(&q).unwrap_err(), QueueError::ForeignQueue);
-    assert_eq!(st(qb.destroy(&q).unwrap_err()), 3);
-    assert_eq!(st(qb.lookup(q.id().raw()).unwrap_err()), 3);
-    assert_eq!(st(qb.set_cu_mask(&q, 32, &[1]).unwrap_err()), 3);
-    assert_eq!(st(qb.update(&q, 1, 0, 0, 0).unwrap_err()), 3);
-    assert_eq!(st(qb.info(&q).unwrap_err()), 3);
+    assert_eq!(st(qb.destroy(&q).unwrap_err()), "ForeignQueue");
+    assert_eq!(st(qb.lookup(q.id().raw()).unwrap_err()), "UnknownQueue");
+    assert_eq!(
+        st(qb.set_cu_mask(&q, 32, &[1]).unwrap_err()),
+        "ForeignQueue"
+    );
+    assert_eq!(st(qb.update(&q, 1, 0, 0, 0).unwrap_err()), "ForeignQueue");
+    assert_eq!(st(qb.info(&q).unwrap_err()), "ForeignQueue");
     // Both queues are intact.
     qa.update(&q, 100, 0, req_a.ring_address, RING).unwrap();
     qb.update(&r, 100, 0, req_b.ring_address, RING).unwrap();
@@ -644,7 +664,7 @@ fn queue_info_reports_the_wave_state_of_a_suspended_queue() {
     let q = qs.create(&req).unwrap();
     // An active queue has no saved wave state: the kernel refuses and the
     // C library returns ERROR.
-    assert_eq!(st(qs.info(&q).unwrap_err()), 1);
+    assert_eq!(st(qs.info(&q).unwrap_err()), "Kernel");
     suspend(&sim, &ctx, q.kfd_queue_id(), true);
     let info = qs.info(&q).unwrap();
     let (area, sz) = q.cwsr().unwrap();
@@ -880,7 +900,7 @@ fn queue_info_refuses_a_control_stack_larger_than_the_area() {
         // status of a failed wave-state query, not a wrapped address.
         let e = qs.info(&q).unwrap_err();
         assert!(matches!(e, QueueError::Kernel { .. }), "{used:#x}: {e:?}");
-        assert_eq!(st(e), 1);
+        assert_eq!(st(e), "Kernel");
         qs.destroy(&q).unwrap();
         drop(bufs);
         drop(qs);

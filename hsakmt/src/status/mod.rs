@@ -10,6 +10,11 @@
 //! |---|---|---|
 //! | open/close, contexts | `kfd_context::ContextError` | `context.rs` |
 //! | topology | `kfd_topology::TopologyError` | `topology.rs` |
+//! | memory | `kfd_fmm::FmmError` | `memory.rs` |
+//! | events | `kfd_event::EventError` | `events.rs` |
+//! | queues | `kfd_queue::QueueError` | `queues.rs` |
+//! | debugger | `kfd_debug::Error` | `debug.rs` |
+//! | performance | `kfd_perf::Error` | `perf.rs` |
 //!
 //! A table is a function of the cause and the generation's [`Profile`]
 //! (where the C libraries of two generations return different statuses
@@ -22,6 +27,11 @@ use crate::border::{KmtResult, Status};
 use crate::profile::Profile;
 
 mod context;
+mod debug;
+pub mod events;
+pub mod memory;
+mod perf;
+mod queues;
 mod topology;
 
 /// Errors of the Rust API whose C status the border decides.
@@ -63,23 +73,3 @@ impl<T, E: ToStatus> Kmt<T, E> for Result<T, E> {
         })
     }
 }
-
-/// The families whose crates still decide their own status (moved here
-/// one crate at a time).
-macro_rules! own_status {
-    ($($t:ty),*) => {$(
-        impl ToStatus for $t {
-            fn status_in(&self, _: &Profile) -> Status {
-                self.status()
-            }
-        }
-    )*};
-}
-
-own_status!(
-    kfd_fmm::FmmError,
-    kfd_event::EventError,
-    kfd_queue::QueueError,
-    kfd_debug::Error,
-    kfd_perf::Error
-);

@@ -51,7 +51,7 @@ impl Fmm {
     ) -> Result<Fmm> {
         let mut v = kfd::kfd_ioctl_get_version_args::default();
         kfd.ioctl_plain(kfd::AMDKFD_IOC_GET_VERSION, &mut v)
-            .map_err(FmmError::ioctl("AMDKFD_IOC_GET_VERSION"))?;
+            .map_err(FmmError::ioctl(kfd::AMDKFD_IOC_GET_VERSION.info()))?;
         let is_dgpu = nodes
             .iter()
             .any(|n| n.is_gpu() && n.cpu_cores == 0 && n.simd_count > 0);
@@ -169,7 +169,9 @@ impl Fmm {
                 let mut old = kfd::kfd_ioctl_get_process_apertures_args::default();
                 self.kfd
                     .ioctl_plain(kfd::AMDKFD_IOC_GET_PROCESS_APERTURES, &mut old)
-                    .map_err(FmmError::ioctl("AMDKFD_IOC_GET_PROCESS_APERTURES"))?;
+                    .map_err(FmmError::ioctl(
+                        kfd::AMDKFD_IOC_GET_PROCESS_APERTURES.info(),
+                    ))?;
                 let c = (old.num_of_nodes as usize)
                     .min(n)
                     .min(old.process_apertures.len());
@@ -243,7 +245,7 @@ impl Fmm {
         };
         self.kfd
             .ioctl_plain(kfd::AMDKFD_IOC_ACQUIRE_VM, &mut acq)
-            .map_err(FmmError::ioctl("AMDKFD_IOC_ACQUIRE_VM"))?;
+            .map_err(FmmError::ioctl(kfd::AMDKFD_IOC_ACQUIRE_VM.info()))?;
         Ok(())
     }
 
@@ -269,7 +271,7 @@ impl Fmm {
             };
             self.kfd
                 .ioctl_plain(kfd::AMDKFD_IOC_SET_MEMORY_POLICY, &mut p)
-                .map_err(FmmError::ioctl("AMDKFD_IOC_SET_MEMORY_POLICY"))?;
+                .map_err(FmmError::ioctl(kfd::AMDKFD_IOC_SET_MEMORY_POLICY.info()))?;
         }
         Ok(())
     }

@@ -168,7 +168,7 @@ impl Fmm {
             self.kfd
                 .ioctl(kfd::AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut args)
         }
-        .map_err(FmmError::ioctl("AMDKFD_IOC_ALLOC_MEMORY_OF_GPU"))?;
+        .map_err(FmmError::ioctl(kfd::AMDKFD_IOC_ALLOC_MEMORY_OF_GPU.info()))?;
         Ok((args.handle, args.mmap_offset))
     }
 
@@ -177,7 +177,7 @@ impl Fmm {
         self.kfd
             .ioctl_plain(kfd::AMDKFD_IOC_FREE_MEMORY_OF_GPU, &mut f)
             .map(|_| ())
-            .map_err(FmmError::ioctl("AMDKFD_IOC_FREE_MEMORY_OF_GPU"))
+            .map_err(FmmError::ioctl(kfd::AMDKFD_IOC_FREE_MEMORY_OF_GPU.info()))
     }
 
     /// Maps a device file over `[addr, addr+len)` (which this manager
@@ -300,7 +300,7 @@ impl Fmm {
             }
         }
         r.map(|_| ())
-            .map_err(FmmError::ioctl("AMDKFD_IOC_MAP_MEMORY_TO_GPU"))
+            .map_err(FmmError::ioctl(kfd::AMDKFD_IOC_MAP_MEMORY_TO_GPU.info()))
     }
 
     pub(super) fn unmap_ioctl(&self, obj: &mut VmObject, ids: &[u32]) -> Result<()> {
@@ -318,7 +318,8 @@ impl Fmm {
         };
         let n = (args.n_success as usize).min(ids.len());
         obj.mapped.retain(|m| !ids[..n].contains(m));
-        r.map(|_| ())
-            .map_err(FmmError::ioctl("AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU"))
+        r.map(|_| ()).map_err(FmmError::ioctl(
+            kfd::AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU.info(),
+        ))
     }
 }

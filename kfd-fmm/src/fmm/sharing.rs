@@ -46,7 +46,7 @@ impl Fmm {
             // SAFETY: as above, with the bigger buffer.
             r = unsafe { self.kfd.ioctl(kfd::AMDKFD_IOC_GET_DMABUF_INFO, &mut info) };
         }
-        r.map_err(FmmError::ioctl("AMDKFD_IOC_GET_DMABUF_INFO"))?;
+        r.map_err(FmmError::ioctl(kfd::AMDKFD_IOC_GET_DMABUF_INFO.info()))?;
         metadata.truncate(info.metadata_size as usize);
         let gi = self
             .gpu_index(info.gpu_id)
@@ -101,7 +101,7 @@ impl Fmm {
         };
         self.kfd
             .ioctl_plain(kfd::AMDKFD_IOC_IMPORT_DMABUF, &mut args)
-            .map_err(FmmError::ioctl("AMDKFD_IOC_IMPORT_DMABUF"))?;
+            .map_err(FmmError::ioctl(kfd::AMDKFD_IOC_IMPORT_DMABUF.info()))?;
         Ok(args.handle)
     }
 
@@ -133,7 +133,7 @@ impl Fmm {
         };
         self.kfd
             .ioctl_plain(kfd::AMDKFD_IOC_EXPORT_DMABUF, &mut args)
-            .map_err(FmmError::ioctl("AMDKFD_IOC_EXPORT_DMABUF"))?;
+            .map_err(FmmError::ioctl(kfd::AMDKFD_IOC_EXPORT_DMABUF.info()))?;
         // SAFETY: the kernel just installed this descriptor for us; nothing
         // else owns it.
         Ok(unsafe { OwnedFd::from_raw_fd(args.dmabuf_fd as i32) })
@@ -217,7 +217,7 @@ impl Fmm {
         };
         self.kfd
             .ioctl_plain(rocm_5_2::AMDKFD_IOC_IPC_EXPORT_HANDLE, &mut args)
-            .map_err(FmmError::ioctl("AMDKFD_IOC_IPC_EXPORT_HANDLE"))?;
+            .map_err(FmmError::ioctl(kfd::AMDKFD_IOC_IPC_EXPORT_HANDLE.info()))?;
         let h = args.share_handle;
         Ok(ShareHandle([
             h[0],

@@ -2,6 +2,7 @@
 
 use std::os::fd::AsFd;
 
+use kfd_sys::ioctl::IoctlInfo;
 use kfd_sys::kfd;
 use kfd_sys::mman::{self, MapFlags, Prot};
 use kfd_sys::Errno;
@@ -194,7 +195,10 @@ impl Fmm {
                 Err(Errno::EINTR) | Err(Errno::EAGAIN) => continue,
                 Err(errno) => {
                     return Err(FmmError::Ioctl {
-                        name: "AMDKFD_IOC_SVM",
+                        request: IoctlInfo {
+                            name: "AMDKFD_IOC_SVM",
+                            request,
+                        },
                         errno,
                     })
                 }
@@ -219,7 +223,7 @@ impl Fmm {
             Ok(_) => Ok(args.xnack_enabled > 0),
             Err(Errno::EPERM) => Err(FmmError::NotSupported("XNACK mode cannot be changed")),
             Err(errno) => Err(FmmError::Ioctl {
-                name: "AMDKFD_IOC_SET_XNACK_MODE",
+                request: kfd::AMDKFD_IOC_SET_XNACK_MODE.info(),
                 errno,
             }),
         }
