@@ -10,6 +10,8 @@
 
 use std::sync::Arc;
 
+use kfd_sys::mapping::Mapping;
+
 use crate::buffer::Buffer;
 use crate::error::{FmmError, Result};
 use crate::flags::{MemFlags, MemMapFlags, SvmAttr, SvmFlags};
@@ -121,8 +123,7 @@ impl Fmm {
     pub fn alloc_svm_area(&self, size: u64, node_id: u32) -> Result<SvmArea> {
         let size = whole_pages(size)?;
         let area = SvmArea {
-            addr: self.map_anonymous_aligned(size, SVM_AREA_ALIGN)?,
-            size,
+            memory: self.map_anonymous_aligned(size, SVM_AREA_ALIGN)?,
         };
         let flags = SvmFlags::HOST_ACCESS | SvmFlags::GPU_EXEC | SvmFlags::GPU_ALWAYS_MAPPED;
         let attrs = [
@@ -133,7 +134,7 @@ impl Fmm {
             SvmAttr::Access(node_id),
             SvmAttr::Granularity(0xff),
         ];
-        self.svm_set_attr(area.addr, size, &attrs)?;
+        self.svm_set_attr(area.addr(), size, &attrs)?;
         Ok(area)
     }
 }
@@ -142,50 +143,32 @@ impl Fmm {
 /// ([`Fmm::alloc_svm_area`]); unmapped on drop.
 #[derive(Debug)]
 pub struct SvmArea {
-    addr: u64,
-    size: u64,
+    memory: Mapping,
 }
 
 impl SvmArea {
     /// The (CPU and GPU) address.
     pub fn addr(&self) -> u64 {
-        self.addr
+        self.memory.addr()
     }
 
     /// The size in bytes (whole pages).
     pub fn size(&self) -> u64 {
-        self.size
+        self.memory.len()
+    }
+
+    /// The memory, for the kernel requests that write into it.
+    pub fn mapping(&self) -> &Mapping {
+        &self.memory
     }
 
     /// Copies `data` into the area at `offset`.
     pub fn write(&self, offset: u64, data: &[u8]) -> Result<()> {
-        let fits = offset
-            .checked_add(data.len() as u64)
-            .is_some_and(|end| end <= self.size);
-        if !fits {
-            return Err(FmmError::RangeOutsideObject {
-                addr: self.addr.wrapping_add(offset),
+        self.memory
+            .write(offset, data)
+            .map_err(|_| FmmError::RangeOutsideObject {
+                addr: self.addr().wrapping_add(offset),
                 size: data.len() as u64,
-            });
-        }
-        // SAFETY: `[offset, offset + len)` lies inside this private
-        // read-write anonymous mapping, which stays mapped until `self`
-        // drops; no Rust reference points into it.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                data.as_ptr(),
-                (self.addr + offset) as usize as *mut u8,
-                data.len(),
-            );
-        }
-        Ok(())
-    }
-}
-
-impl Drop for SvmArea {
-    fn drop(&mut self) {
-        // SAFETY: the area is ours (mapped by `alloc_svm_area`) and goes
-        // away with `self`; its accessors need `self`.
-        let _ = unsafe { kfd_sys::mman::munmap(self.addr as usize, self.size as usize) };
+            })
     }
 }

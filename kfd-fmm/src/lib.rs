@@ -62,6 +62,14 @@
 //!   the kernel request where the kernel refused); the C status each
 //!   C function returns for it is decided at the `hsakmt` border.
 
+//!
+//! This crate has no `unsafe` code: address space and CPU mappings are
+//! `kfd_sys::mapping` values that unmap themselves, requests with user
+//! pointers go through the safe forms of `kfd_sys::memory`, and the few
+//! other system calls through `kfd_sys::mman` and `kfd_sys::process`.
+
+#![forbid(unsafe_code)]
+
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;

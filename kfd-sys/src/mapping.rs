@@ -355,6 +355,17 @@ impl Mapping {
         Ok(Mapping::own(addr, len, prot))
     }
 
+    /// Maps `len` bytes of private anonymous memory (zero-filled) with
+    /// `prot` where the kernel chooses.
+    pub fn anonymous(len: u64, prot: Prot) -> Result<Mapping, Errno> {
+        let size = usize::try_from(len).map_err(|_| Errno::ENOMEM)?;
+        let flags = MapFlags::PRIVATE | MapFlags::ANONYMOUS;
+        // SAFETY: no MAP_FIXED: the kernel picks an unused range, which the
+        // returned value owns.
+        let addr = unsafe { mman::mmap(0, size, prot, flags, None, 0) }?;
+        Ok(Mapping::own(addr, len, prot))
+    }
+
     /// Maps `len` bytes of private anonymous memory (zero-filled) where
     /// the kernel chooses, aligned to `align` (a power of two of at least
     /// a page) and not inherited by a forked child.
