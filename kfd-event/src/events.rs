@@ -13,12 +13,12 @@ use kfd_fmm::{Buffer, ExecAlloc, Fmm};
 use kfd_sys::ioctl::{Ioctl, PlainArgs};
 use kfd_sys::kfd::{
     kfd_event_data, kfd_ioctl_create_event_args, kfd_ioctl_destroy_event_args,
-    kfd_ioctl_reset_event_args, kfd_ioctl_set_event_args, kfd_ioctl_wait_events_args,
-    AMDKFD_IOC_CREATE_EVENT, AMDKFD_IOC_DESTROY_EVENT, AMDKFD_IOC_RESET_EVENT,
-    AMDKFD_IOC_SET_EVENT, AMDKFD_IOC_WAIT_EVENTS, KFD_IOC_WAIT_RESULT_COMPLETE,
-    KFD_IOC_WAIT_RESULT_TIMEOUT, KFD_SIGNAL_EVENT_LIMIT,
+    kfd_ioctl_reset_event_args, kfd_ioctl_set_event_args, AMDKFD_IOC_CREATE_EVENT,
+    AMDKFD_IOC_DESTROY_EVENT, AMDKFD_IOC_RESET_EVENT, AMDKFD_IOC_SET_EVENT, AMDKFD_IOC_WAIT_EVENTS,
+    KFD_IOC_WAIT_RESULT_COMPLETE, KFD_IOC_WAIT_RESULT_TIMEOUT, KFD_SIGNAL_EVENT_LIMIT,
 };
-use kfd_sys::mman::{self, MapFlags, Prot};
+use kfd_sys::mapping::Mapping;
+use kfd_sys::mman::{self, Prot};
 use kfd_sys::{DeviceFile, Errno};
 use kfd_topology::Topology;
 
@@ -36,24 +36,6 @@ const OLD_KERNEL_SLOTS: u32 = 256;
 /// `KFD_HW_EXCEPTION_*`-free constant: the only fault severity C reports.
 const FATAL_PROCESS: HSA_EVENTID_MEMORYFLAGS =
     HSA_EVENTID_MEMORYFLAGS::HSA_EVENTID_MEMORY_FATAL_PROCESS;
-
-// The members of `kfd_event_data`'s union are plain integer structs that
-// start at offset 0, so every bit pattern is valid for each of them.
-
-fn signal_age(d: &kfd_event_data) -> u64 {
-    // SAFETY: plain-integer union member (see above).
-    unsafe { d.u.signal_event_data.last_event_age }
-}
-
-fn memory_exception(d: &kfd_event_data) -> kfd_sys::kfd::kfd_hsa_memory_exception_data {
-    // SAFETY: plain-integer union member (see above).
-    unsafe { d.u.memory_exception_data }
-}
-
-fn hw_exception(d: &kfd_event_data) -> kfd_sys::kfd::kfd_hsa_hw_exception_data {
-    // SAFETY: plain-integer union member (see above).
-    unsafe { d.u.hw_exception_data }
-}
 
 /// Whether a wait needs every event or any one of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,35 +55,20 @@ pub enum WaitOutcome {
     TimedOut,
 }
 
-/// A CPU mapping of the kernel's event page on the KFD descriptor.
-struct PageMapping {
-    addr: usize,
-    len: usize,
-}
-
-impl Drop for PageMapping {
-    fn drop(&mut self) {
-        // SAFETY: this mapping was created by `mmap` in `map_kernel_page`
-        // and is owned by this value; nothing keeps a Rust reference into
-        // it (slots are only read through raw volatile loads while the
-        // owning `Shared` is alive, and `Shared` is being dropped).
-        let _ = unsafe { mman::munmap(self.addr, self.len) };
-    }
-}
-
 /// The per-context signal event page.
 enum EventPage {
     /// A GTT buffer the library allocated and handed to the kernel (dGPU).
     Buffer { buf: Buffer, slots: u32 },
-    /// The kernel's own page, mapped from the KFD descriptor.
-    Kernel { map: PageMapping, slots: u32 },
+    /// The kernel's own page, mapped from the KFD descriptor (unmapped
+    /// when it drops).
+    Kernel { map: Mapping, slots: u32 },
 }
 
 impl EventPage {
     fn base(&self) -> u64 {
         match self {
             EventPage::Buffer { buf, .. } => buf.addr(),
-            EventPage::Kernel { map, .. } => map.addr as u64,
+            EventPage::Kernel { map, .. } => map.addr(),
         }
     }
 
@@ -383,30 +350,12 @@ impl Events {
     /// every slot, or one page (256 slots) for old kernels.
     fn map_kernel_page(&self, offset: u64) -> Result<EventPage, EventError> {
         let fd = self.shared.file.as_fd();
-        let full = KFD_SIGNAL_EVENT_LIMIT as usize * 8;
-        let page = mman::page_size();
+        let full = KFD_SIGNAL_EVENT_LIMIT as u64 * 8;
+        let page = mman::page_size() as u64;
         let mut last = Errno::EINVAL;
         for (len, slots) in [(full, KFD_SIGNAL_EVENT_LIMIT), (page, OLD_KERNEL_SLOTS)] {
-            // SAFETY: no MAP_FIXED, so the kernel picks an unused range and
-            // no existing mapping is touched; the result is owned by the
-            // returned `PageMapping`.
-            let r = unsafe {
-                mman::mmap(
-                    0,
-                    len,
-                    Prot::READ | Prot::WRITE,
-                    MapFlags::SHARED,
-                    Some(fd),
-                    offset,
-                )
-            };
-            match r {
-                Ok(addr) => {
-                    return Ok(EventPage::Kernel {
-                        map: PageMapping { addr, len },
-                        slots,
-                    })
-                }
+            match Mapping::file(fd, len, Prot::READ | Prot::WRITE, offset) {
+                Ok(map) => return Ok(EventPage::Kernel { map, slots }),
                 Err(e) => last = e,
             }
         }
@@ -532,14 +481,9 @@ impl Events {
         let offset = slot as u64 * 8;
         let v = match p {
             EventPage::Buffer { buf, .. } => buf.load_u64(offset).map_err(EventError::Memory)?,
-            EventPage::Kernel { map, .. } => {
-                // SAFETY: `offset` is an 8-byte aligned slot inside the
-                // kernel's event page, which stays mapped while the page
-                // state (locked here) holds its `PageMapping`. The memory
-                // is shared with the GPU/kernel, hence the volatile load
-                // and no reference.
-                unsafe { std::ptr::read_volatile((map.addr + offset as usize) as *const u64) }
-            }
+            EventPage::Kernel { map, .. } => map
+                .load_u64(offset)
+                .map_err(|e| EventError::EventPage(format!("event slot {slot}: {e}")))?,
         };
         Ok(Some(v))
     }
@@ -703,39 +647,20 @@ impl Events {
         let mut data: Vec<kfd_event_data> = list
             .iter()
             .enumerate()
-            .map(|(i, w)| {
-                let mut d = kfd_event_data {
-                    event_id: w.id,
-                    ..Default::default()
-                };
-                if let Some(a) = ages.as_deref() {
-                    if w.ty == EventType::Signal {
-                        d.u.signal_event_data.last_event_age = a[i];
-                    }
-                }
-                d
+            .map(|(i, w)| match ages.as_deref() {
+                Some(a) if w.ty == EventType::Signal => kfd_event_data::for_event_age(w.id, a[i]),
+                _ => kfd_event_data::for_event(w.id),
             })
             .collect();
-        let mut args = kfd_ioctl_wait_events_args {
-            events_ptr: data.as_mut_ptr() as u64,
-            num_events: data.len() as u32,
-            wait_for_all: (mode == WaitMode::All) as u32,
-            timeout: timeout_ms,
-            wait_result: 0,
-        };
-        // SAFETY: `events_ptr` points to `num_events` initialised
-        // `kfd_event_data` elements owned by `data`, which outlives the
-        // call and is not otherwise accessed during it; the kernel reads
-        // and writes exactly those elements.
-        let r = unsafe { self.shared.file.ioctl(AMDKFD_IOC_WAIT_EVENTS, &mut args) };
-
+        let all = mode == WaitMode::All;
+        let r = kfd_sys::event::wait_events(&self.shared.file, &mut data, all, timeout_ms);
         let result = match r {
             Err(errno) => Err(EventError::Kernel {
                 request: AMDKFD_IOC_WAIT_EVENTS.info(),
                 errno,
             }),
-            Ok(_) if args.wait_result == KFD_IOC_WAIT_RESULT_TIMEOUT => Ok(WaitOutcome::TimedOut),
-            Ok(_) if args.wait_result == KFD_IOC_WAIT_RESULT_COMPLETE => Ok(WaitOutcome::Signaled),
+            Ok(KFD_IOC_WAIT_RESULT_TIMEOUT) => Ok(WaitOutcome::TimedOut),
+            Ok(KFD_IOC_WAIT_RESULT_COMPLETE) => Ok(WaitOutcome::Signaled),
             Ok(_) => Err(EventError::Kernel {
                 request: AMDKFD_IOC_WAIT_EVENTS.info(),
                 errno: Errno::EIO,
@@ -744,7 +669,7 @@ impl Events {
         if let Some(a) = ages {
             for (i, w) in list.iter().enumerate() {
                 if w.ty == EventType::Signal {
-                    a[i] = signal_age(&data[i]);
+                    a[i] = data[i].last_event_age();
                 }
             }
         }
@@ -767,7 +692,7 @@ impl Events {
         for (e, d) in pairs {
             match e.event_type() {
                 EventType::Memory => {
-                    let m = memory_exception(d);
+                    let m = d.memory_exception();
                     if m.gpu_id == 0 {
                         continue;
                     }
@@ -787,7 +712,7 @@ impl Events {
                     e.obj.c.write_memory_fault(&fault);
                 }
                 EventType::HwException => {
-                    let h = hw_exception(d);
+                    let h = d.hw_exception();
                     if h.gpu_id == 0 {
                         continue;
                     }

@@ -63,6 +63,12 @@
 //! The dGPU event page is a [`kfd_fmm::Buffer`] of the context's memory
 //! manager, held by the [`Events`]; without a memory manager the crate
 //! uses only the kernel's page.
+//!
+//! This crate has no `unsafe` code: the kernel's event page is a
+//! [`kfd_sys::mapping::Mapping`], and the wait and SMI requests use the
+//! safe forms of `kfd_sys::event` and `kfd_sys::memory`.
+
+#![forbid(unsafe_code)]
 
 mod error;
 mod event;
