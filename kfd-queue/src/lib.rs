@@ -64,6 +64,13 @@
 //! becomes is decided at the `hsakmt` border). A [`QueueId`] is owned by the
 //! context that created the queue: [`Queues::lookup`] in another context
 //! fails instead of touching the queue.
+//!
+//! This crate has no `unsafe` code: doorbell pages are
+//! [`kfd_sys::mapping::Mapping`]s (or memory-manager buffers) written
+//! through their checked accessors, and the queue requests that carry
+//! user pointers use the safe forms of `kfd_sys::queue`.
+
+#![forbid(unsafe_code)]
 
 mod error;
 mod queue;

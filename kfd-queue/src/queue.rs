@@ -262,6 +262,15 @@ impl SaveArea {
             SaveArea::Buffer(b) => b.write(offset, data),
         }
     }
+
+    /// The CPU mapping of the area (the kernel writes the control stack
+    /// into it).
+    pub fn mapping(&self) -> Result<&kfd_sys::mapping::Mapping, QueueError> {
+        match self {
+            SaveArea::Svm(a) => Ok(a.mapping()),
+            SaveArea::Buffer(b) => b.mapping().map_err(QueueError::Memory),
+        }
+    }
 }
 
 /// The buffers a queue owns. They are released when this value drops,
@@ -280,6 +289,8 @@ pub(crate) struct QueueObj {
     pub owner: Weak<crate::queues::Shared>,
     pub id: QueueId,
     pub kfd_queue_id: u32,
+    /// What the kernel's wave-state query needs of the queue.
+    pub slot: kfd_sys::queue::QueueSlot,
     pub node_id: u32,
     pub gpu_id: u32,
     pub kind: QueueKind,

@@ -8,13 +8,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 use kfd_fmm::{Buffer, ExecAlloc, Fmm};
 use kfd_sys::kfd::{
     kfd_ioctl_alloc_queue_gws_args, kfd_ioctl_create_queue_args, kfd_ioctl_destroy_queue_args,
-    kfd_ioctl_get_queue_wave_state_args, kfd_ioctl_get_version_args, kfd_ioctl_set_cu_mask_args,
-    kfd_ioctl_set_trap_handler_args, kfd_ioctl_update_queue_args, AMDKFD_IOC_ALLOC_QUEUE_GWS,
-    AMDKFD_IOC_CREATE_QUEUE, AMDKFD_IOC_DESTROY_QUEUE, AMDKFD_IOC_GET_QUEUE_WAVE_STATE,
-    AMDKFD_IOC_GET_VERSION, AMDKFD_IOC_SET_CU_MASK, AMDKFD_IOC_SET_TRAP_HANDLER,
-    AMDKFD_IOC_UPDATE_QUEUE,
+    kfd_ioctl_get_version_args, kfd_ioctl_set_trap_handler_args, kfd_ioctl_update_queue_args,
+    AMDKFD_IOC_ALLOC_QUEUE_GWS, AMDKFD_IOC_CREATE_QUEUE, AMDKFD_IOC_DESTROY_QUEUE,
+    AMDKFD_IOC_GET_QUEUE_WAVE_STATE, AMDKFD_IOC_GET_VERSION, AMDKFD_IOC_SET_CU_MASK,
+    AMDKFD_IOC_SET_TRAP_HANDLER, AMDKFD_IOC_UPDATE_QUEUE,
 };
-use kfd_sys::mman::{self, MapFlags, Prot};
+use kfd_sys::mapping::Mapping;
+use kfd_sys::mman::{self, Prot};
+use kfd_sys::queue as kq;
 use kfd_sys::{DeviceFile, Errno};
 use kfd_topology::{Node, Topology};
 
@@ -86,15 +87,23 @@ pub struct QueueOptions {
 enum DoorbellPage {
     /// A doorbell buffer from the memory manager, GPU mapped (dGPU).
     Gpuvm { buf: Buffer },
-    /// A plain mapping of the KFD descriptor.
-    Mapped { addr: usize, len: usize },
+    /// A plain mapping of the KFD descriptor (unmapped when it drops).
+    Mapped { map: Mapping },
 }
 
 impl DoorbellPage {
     fn addr(&self) -> u64 {
         match self {
             DoorbellPage::Gpuvm { buf } => buf.addr(),
-            DoorbellPage::Mapped { addr, .. } => *addr as u64,
+            DoorbellPage::Mapped { map } => map.addr(),
+        }
+    }
+
+    /// The CPU mapping the doorbells are written through.
+    fn mapping(&self) -> Result<&Mapping, QueueError> {
+        match self {
+            DoorbellPage::Gpuvm { buf } => buf.mapping().map_err(QueueError::Memory),
+            DoorbellPage::Mapped { map } => Ok(map),
         }
     }
 }
@@ -144,7 +153,9 @@ impl Shared {
             (queues, pages)
         };
         self.destroy_queues(queues);
-        self.release_doorbells(pages);
+        // The pages unmap (or go back to the memory manager) as they drop,
+        // after every queue that used them is destroyed.
+        drop(pages);
     }
 
     fn destroy_queues(&self, queues: Vec<Queue>) {
@@ -155,24 +166,6 @@ impl Shared {
             };
             let _ = self.file.ioctl_plain(AMDKFD_IOC_DESTROY_QUEUE, &mut a);
             drop(lock(&q.obj.buffers).take());
-        }
-    }
-
-    fn release_doorbells(&self, pages: Vec<DoorbellPage>) {
-        for p in pages {
-            match p {
-                DoorbellPage::Gpuvm { buf } => drop(buf),
-                DoorbellPage::Mapped { addr, len } => {
-                    // SAFETY: the mapping was made by `map_doorbell` and was
-                    // owned by the doorbell table it was removed from in
-                    // `teardown`, together with every queue, under the
-                    // doorbell lock; the queues are destroyed, and the only
-                    // access to the page (`ring_doorbell`) happens under
-                    // that lock after finding its queue registered, which it
-                    // no longer can. No reference into it exists.
-                    let _ = unsafe { mman::munmap(addr, len) };
-                }
-            }
         }
     }
 }
@@ -362,18 +355,16 @@ impl Queues {
         args.sdma_engine_id = req.kind.sdma_engine_id();
         args.metadata_ring_size = req.metadata_size as u32;
 
-        // SAFETY: the addresses in `args` are GPU virtual addresses of
-        // buffers this context owns (or the caller's ring and AQL
-        // pointers, which the kernel only hands to the GPU); the kernel
-        // does not dereference them as CPU pointers during the call.
-        let r = unsafe { sh.file.ioctl(AMDKFD_IOC_CREATE_QUEUE, &mut args) };
-        if let Err(errno) = r {
-            drop(bufs);
-            return Err(QueueError::Kernel {
-                request: AMDKFD_IOC_CREATE_QUEUE.info(),
-                errno,
-            });
-        }
+        let slot = match kq::create_queue(&sh.file, &mut args) {
+            Ok(slot) => slot,
+            Err(errno) => {
+                drop(bufs);
+                return Err(QueueError::Kernel {
+                    request: AMDKFD_IOC_CREATE_QUEUE.info(),
+                    errno,
+                });
+            }
+        };
 
         // Doorbell: SOC15 returns the doorbell's byte offset inside the
         // page together with the page's mmap offset.
@@ -415,6 +406,7 @@ impl Queues {
             owner: Arc::downgrade(sh),
             id,
             kfd_queue_id: args.queue_id,
+            slot,
             node_id: req.node_id,
             gpu_id,
             kind: req.kind,
@@ -500,24 +492,9 @@ impl Queues {
             Some(p) => p,
             None => {
                 let fd = sh.file.as_fd();
-                // SAFETY: no MAP_FIXED, so the kernel picks an unused
-                // range; the mapping is owned by the doorbell table and
-                // unmapped in `release_doorbells`.
-                let r = unsafe {
-                    mman::mmap(
-                        0,
-                        size as usize,
-                        Prot::READ | Prot::WRITE,
-                        MapFlags::SHARED,
-                        Some(fd),
-                        mmap_offset,
-                    )
-                };
-                let addr = r.map_err(|e: Errno| QueueError::Doorbell(e.to_string()))?;
-                DoorbellPage::Mapped {
-                    addr,
-                    len: size as usize,
-                }
+                let map = Mapping::file(fd, size, Prot::READ | Prot::WRITE, mmap_offset)
+                    .map_err(|e| QueueError::Doorbell(e.to_string()))?;
+                DoorbellPage::Mapped { map }
             }
         };
         let addr = page.addr();
@@ -577,9 +554,7 @@ impl Queues {
             queue_percentage: percentage,
             queue_priority: priority,
         };
-        // SAFETY: the ring address is a GPU virtual address the kernel only
-        // programs into the queue; it is not accessed during the call.
-        unsafe { self.shared.file.ioctl(AMDKFD_IOC_UPDATE_QUEUE, &mut a) }
+        kq::update_queue(&self.shared.file, &mut a)
             .map_err(QueueError::kernel(AMDKFD_IOC_UPDATE_QUEUE.info()))?;
         Ok(())
     }
@@ -621,15 +596,7 @@ impl Queues {
         }
         self.check(q)?;
         let mask = &mask[..words];
-        let mut a = kfd_ioctl_set_cu_mask_args {
-            queue_id: q.obj.kfd_queue_id,
-            num_cu_mask: count,
-            cu_mask_ptr: mask.as_ptr() as u64,
-        };
-        // SAFETY: `cu_mask_ptr` points to `count / 32` initialised u32s
-        // borrowed from `mask` for the duration of the call; the kernel
-        // only reads them.
-        unsafe { self.shared.file.ioctl(AMDKFD_IOC_SET_CU_MASK, &mut a) }
+        kq::set_cu_mask(&self.shared.file, q.obj.kfd_queue_id, mask)
             .map_err(QueueError::kernel(AMDKFD_IOC_SET_CU_MASK.info()))?;
         let keep = words.min(page::CU_MASK_WORDS);
         let bytes: Vec<u8> = mask[..keep].iter().flat_map(|w| w.to_ne_bytes()).collect();
@@ -651,24 +618,18 @@ impl Queues {
         let Some((area, sz)) = q.obj.cwsr else {
             return Err(QueueError::NoCwsrArea);
         };
-        let mut a = kfd_ioctl_get_queue_wave_state_args {
-            ctl_stack_address: area,
-            queue_id: q.obj.kfd_queue_id,
-            ..Default::default()
-        };
-        // SAFETY: `ctl_stack_address` is the start of this queue's CWSR
-        // area, a host-accessible allocation of at least `ctl_stack_size`
-        // bytes that is freed only after the queue leaves the
-        // registry; the queue is registered and the registry lock is held
-        // for the whole call, so the area stays allocated while the kernel
-        // copies at most the control stack into it.
-        let r = unsafe {
-            self.shared
-                .file
-                .ioctl(AMDKFD_IOC_GET_QUEUE_WAVE_STATE, &mut a)
-        };
+        // The kernel copies the control stack into the save area, held
+        // (with the queue's other buffers) for the call.
+        let bufs = lock(&q.obj.buffers);
+        let save = bufs
+            .as_ref()
+            .and_then(|b| b.cwsr.as_ref())
+            .ok_or(QueueError::NoCwsrArea)?
+            .mapping()?;
+        let r = kq::get_queue_wave_state(&self.shared.file, &q.obj.slot, save);
+        drop(bufs);
         drop(queues);
-        r.map_err(QueueError::kernel(AMDKFD_IOC_GET_QUEUE_WAVE_STATE.info()))?;
+        let a = r.map_err(QueueError::kernel(AMDKFD_IOC_GET_QUEUE_WAVE_STATE.info()))?;
         let (count, _) = *lock(&q.obj.cu_mask);
         let ctl = sz.ctl_stack_size as u64;
         // The control stack grows down from the end of its part of the
@@ -743,23 +704,20 @@ impl Queues {
         self.check_owner(q)?;
         let doorbells = lock(&self.shared.doorbells);
         Self::check_live(&lock(&self.shared.queues), q)?;
-        let addr = q.obj.doorbell;
-        if q.obj.doorbell_size == 8 {
-            // SAFETY: `addr` is the queue's 8-byte aligned doorbell inside
-            // its node's doorbell page. The queue was found registered with
-            // the doorbell lock held, and that lock is still held: a queue
-            // is registered only while its page is in the doorbell table,
-            // and teardown empties both tables under this lock before it
-            // unmaps (see `Shared::doorbells`), so the page stays mapped
-            // for the store. Device memory, hence a volatile store through
-            // a raw pointer.
-            unsafe { std::ptr::write_volatile(addr as *mut u64, value) };
+        // A registered queue's node has its page in the table (see
+        // `Shared::doorbells`); the lock is held across the store.
+        let page = doorbells
+            .get(&q.obj.node_id)
+            .ok_or(QueueError::UnknownQueue(q.obj.id.0))?
+            .mapping()?;
+        let at = q.obj.doorbell.wrapping_sub(page.addr());
+        let r = if q.obj.doorbell_size == 8 {
+            page.store_u64(at, value)
         } else {
-            // SAFETY: as above, for a 4-byte doorbell (4-byte aligned).
-            unsafe { std::ptr::write_volatile(addr as *mut u32, value as u32) };
-        }
+            page.store_u32(at, value as u32)
+        };
         drop(doorbells);
-        Ok(())
+        r.map_err(|e| QueueError::Doorbell(format!("doorbell at {:#x}: {e}", q.obj.doorbell)))
     }
 
     /// Destroys every remaining queue, frees its buffers and releases the
