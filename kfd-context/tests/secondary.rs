@@ -83,3 +83,27 @@ fn apertures_are_released_and_reacquired() {
     ctx.close();
     assert!(sim.live_objects().processes.is_empty());
 }
+
+#[test]
+fn tile_config_of_a_gpu_and_of_an_unknown_id() {
+    let sim = Sim::preset("mi210").unwrap();
+    let ctx = Context::open_secondary(Arc::new(sim)).unwrap();
+    let topo = ctx.acquire_system_properties().unwrap();
+    let gpu_id = topo.gpu_nodes().next().unwrap().gpu_id;
+    let (mut tiles, mut macros) = ([7u32; 4], [7u32; 2]);
+    let got = ctx.tile_config(gpu_id, &mut tiles, &mut macros).unwrap();
+    // gfx9 has no tile mode tables, only GB_ADDR_CONFIG.
+    assert_eq!((got.num_tile_configs, got.num_macro_tile_configs), (0, 0));
+    assert_ne!(got.gb_addr_config, 0);
+    let err = ctx.tile_config(0xdead, &mut [], &mut []).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ContextError::Ioctl {
+                ioctl: "AMDKFD_IOC_GET_TILE_CONFIG",
+                errno: kfd_sys::Errno::EINVAL,
+            }
+        ),
+        "{err:?}"
+    );
+}

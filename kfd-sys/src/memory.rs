@@ -193,6 +193,54 @@ pub fn get_tile_config(
     })
 }
 
+/// What [`cross_memory_copy`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CopyDone {
+    /// The request's result.
+    pub result: Result<(), Errno>,
+    /// Bytes the kernel copied (also reported when it failed part way).
+    pub bytes_copied: u64,
+}
+
+/// `AMDKFD_IOC_CROSS_MEMORY_COPY` (ROCm kernels only; upstream ones do
+/// not have the request): copies between this process and process `pid`
+/// as two arrays of `kfd_memory_range` describe, `src` to `dst`, each an
+/// (address, element count) pair handed to the kernel as it is. With
+/// `write` the destination ranges are in `pid` (`KFD_CROSS_MEMORY_RW_BIT`),
+/// else the source ranges are.
+///
+/// # Safety
+///
+/// The kernel copies both arrays in itself (`EFAULT` for memory it cannot
+/// read), then reads the source ranges and writes the destination ranges
+/// they name. The ranges named in this process must be valid for that
+/// access for the call, and the memory written must not be referred to by
+/// anything Rust holds (the C API's contract, passed on).
+pub unsafe fn cross_memory_copy(
+    file: &DeviceFile,
+    pid: u32,
+    write: bool,
+    src: (u64, u64),
+    dst: (u64, u64),
+) -> CopyDone {
+    let mut args = kfd::kfd_ioctl_cross_memory_copy_args {
+        pid,
+        flags: u32::from(write),
+        src_mem_range_array: src.0,
+        src_mem_array_size: src.1,
+        dst_mem_range_array: dst.0,
+        dst_mem_array_size: dst.1,
+        bytes_copied: 0,
+    };
+    // SAFETY: forwarded contract: the arrays and the ranges they name are
+    // the caller's to hand to the kernel.
+    let r = unsafe { file.ioctl(kfd::AMDKFD_IOC_CROSS_MEMORY_COPY, &mut args) };
+    CopyDone {
+        result: r.map(drop),
+        bytes_copied: args.bytes_copied,
+    }
+}
+
 /// The `AMDKFD_IOC_SVM` request for `attrs.len()` attributes (its size
 /// field counts them), as an error names it.
 pub fn svm_request(attrs: usize) -> IoctlInfo {
