@@ -341,7 +341,7 @@ export! {
         let msg = unsafe { read_in(DbgWaveMsgRing as *const HsaDbgWaveMessage, st::INVALID_PARAMETER) }?;
         // SAFETY: the union has one member (Gen2), plain integers.
         let value = unsafe { msg.DbgWaveMsg.WaveMsgInfoGen2.Value };
-        c.debug().kmt()?.dbg_wavefront_control(NodeId, Operand, Mode, TrapId, value, msg.MemoryVA as u64).kmt()
+        c.debug().kmt()?.dbg_wavefront_control(NodeId, Operand.0, Mode.0, TrapId, value, msg.MemoryVA as u64).kmt()
     }
 
     /// `hsaKmtDbgAddressWatch` (v1 debugger): modes and addresses are
@@ -369,7 +369,7 @@ export! {
             unsafe { slice_in(WatchMask as *const u64, n, max, st::INVALID_PARAMETER) }?
         };
         let points: Vec<AddressWatchPoint> = (0..n)
-            .map(|i| AddressWatchPoint { mode: modes[i], address: addrs[i] as u64, mask: masks.get(i).copied().unwrap_or(0) })
+            .map(|i| AddressWatchPoint { mode: modes[i].0, address: addrs[i] as u64, mask: masks.get(i).copied().unwrap_or(0) })
             .collect();
         let events: Option<Vec<u64>> = if WatchEvent.is_null() {
             None

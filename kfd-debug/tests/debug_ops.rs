@@ -189,8 +189,8 @@ fn every_debug_entry_point_refuses_a_secondary_context() {
         d.dbg_unregister(1).unwrap_err(),
         d.dbg_wavefront_control(
             1,
-            HSA_DBG_WAVEOP_HALT,
-            HSA_DBG_WAVEMODE_BROADCAST_PROCESS,
+            HSA_DBG_WAVEOP_HALT.0,
+            HSA_DBG_WAVEMODE_BROADCAST_PROCESS.0,
             0,
             0,
             0,
@@ -318,8 +318,8 @@ fn unknown_nodes_and_cpu_nodes() {
         d.dbg_unregister(7).unwrap_err(),
         d.dbg_wavefront_control(
             7,
-            HSA_DBG_WAVEOP_HALT,
-            HSA_DBG_WAVEMODE_BROADCAST_PROCESS,
+            HSA_DBG_WAVEOP_HALT.0,
+            HSA_DBG_WAVEMODE_BROADCAST_PROCESS.0,
             0,
             0,
             0,
@@ -349,8 +349,8 @@ fn v1_debugger_is_refused_by_current_kernels() {
         d.dbg_unregister(1).unwrap_err(),
         d.dbg_wavefront_control(
             1,
-            HSA_DBG_WAVEOP_HALT,
-            HSA_DBG_WAVEMODE_BROADCAST_PROCESS,
+            HSA_DBG_WAVEOP_HALT.0,
+            HSA_DBG_WAVEMODE_BROADCAST_PROCESS.0,
             0,
             0,
             0,
@@ -359,7 +359,7 @@ fn v1_debugger_is_refused_by_current_kernels() {
         d.dbg_address_watch(
             1,
             &[AddressWatchPoint {
-                mode: HSA_DBG_WATCH_ALL,
+                mode: HSA_DBG_WATCH_ALL.0,
                 address: 0x1000,
                 mask: 0,
             }],
@@ -375,7 +375,7 @@ fn v1_debugger_is_refused_by_current_kernels() {
     // Too many watch points: INVALID_PARAMETER, checked before the ioctl.
     let many = vec![
         AddressWatchPoint {
-            mode: HSA_DBG_WATCH_ALL,
+            mode: HSA_DBG_WATCH_ALL.0,
             address: 0,
             mask: 0
         };
@@ -390,7 +390,7 @@ fn v1_debugger_is_refused_by_current_kernels() {
     // The event array is appended after the masks as in 5.2.3: one
     // point with a mask is 40 bytes without events, 48 with them.
     let one = [AddressWatchPoint {
-        mode: HSA_DBG_WATCH_ALL,
+        mode: HSA_DBG_WATCH_ALL.0,
         address: 0x1000,
         mask: u64::MAX,
     }];
