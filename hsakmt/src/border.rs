@@ -153,6 +153,8 @@ pub mod st {
     pub const SUCCESS: Status = Status::HSAKMT_STATUS_SUCCESS;
     /// `HSAKMT_STATUS_ERROR`.
     pub const ERROR: Status = Status::HSAKMT_STATUS_ERROR;
+    /// `HSAKMT_STATUS_DRIVER_MISMATCH`.
+    pub const DRIVER_MISMATCH: Status = Status::HSAKMT_STATUS_DRIVER_MISMATCH;
     /// `HSAKMT_STATUS_INVALID_PARAMETER`.
     pub const INVALID_PARAMETER: Status = Status::HSAKMT_STATUS_INVALID_PARAMETER;
     /// `HSAKMT_STATUS_INVALID_HANDLE`.
@@ -169,6 +171,18 @@ pub mod st {
     pub const NOT_OPENED: Status = Status::HSAKMT_STATUS_KERNEL_IO_CHANNEL_NOT_OPENED;
     /// `HSAKMT_STATUS_KERNEL_ALREADY_OPENED`.
     pub const ALREADY_OPENED: Status = Status::HSAKMT_STATUS_KERNEL_ALREADY_OPENED;
+    /// `HSAKMT_STATUS_BUFFER_TOO_SMALL`.
+    pub const BUFFER_TOO_SMALL: Status = Status::HSAKMT_STATUS_BUFFER_TOO_SMALL;
+    /// `HSAKMT_STATUS_UNAVAILABLE`.
+    pub const UNAVAILABLE: Status = Status::HSAKMT_STATUS_UNAVAILABLE;
+    /// `HSAKMT_STATUS_OUT_OF_RESOURCES`.
+    pub const OUT_OF_RESOURCES: Status = Status::HSAKMT_STATUS_OUT_OF_RESOURCES;
+    /// `HSAKMT_STATUS_WAIT_TIMEOUT`.
+    pub const WAIT_TIMEOUT: Status = Status::HSAKMT_STATUS_WAIT_TIMEOUT;
+    /// `HSAKMT_STATUS_MEMORY_ALREADY_REGISTERED`.
+    pub const MEMORY_ALREADY_REGISTERED: Status = Status::HSAKMT_STATUS_MEMORY_ALREADY_REGISTERED;
+    /// `HSAKMT_STATUS_MEMORY_NOT_REGISTERED`.
+    pub const MEMORY_NOT_REGISTERED: Status = Status::HSAKMT_STATUS_MEMORY_NOT_REGISTERED;
 }
 
 /// Turns the status of another export (a forward) back into a result.
@@ -180,47 +194,7 @@ pub fn fwd(status: Status) -> KmtResult {
     }
 }
 
-/// Errors of the Rust API that know their C status.
-pub trait ToStatus: std::fmt::Display {
-    /// The `HSAKMT_STATUS` the C library returns for this cause.
-    fn to_status(&self) -> Status;
-}
-
-macro_rules! to_status {
-    ($($t:ty),*) => {$(
-        impl ToStatus for $t {
-            fn to_status(&self) -> Status {
-                self.status()
-            }
-        }
-    )*};
-}
-
-to_status!(
-    kfd_context::ContextError,
-    kfd_fmm::FmmError,
-    kfd_event::EventError,
-    kfd_queue::QueueError,
-    kfd_debug::Error,
-    kfd_perf::Error
-);
-
-/// `Result<T, E>` of the Rust API to the border's result: the error
-/// becomes its C status (and is logged at the debug level).
-pub trait Kmt<T> {
-    /// Converts, logging the error at `HSAKMT_DEBUG_LEVEL` 7.
-    fn kmt(self) -> KmtResult<T>;
-}
-
-impl<T, E: ToStatus> Kmt<T> for Result<T, E> {
-    fn kmt(self) -> KmtResult<T> {
-        self.map_err(|e| {
-            let s = e.to_status();
-            crate::log::debug(format_args!("hsakmt: {e} (status {})\n", s.0));
-            s
-        })
-    }
-}
+pub use crate::status::{Kmt, ToStatus};
 
 /// Reads an IN argument after checking its pointer.
 ///

@@ -12,7 +12,7 @@ use kfd_sys::kfd::{
     kfd_runtime_info,
 };
 
-use crate::border::{check_mut, read_in, slice_in, st, write_out, Kmt, KmtResult};
+use crate::border::{check_mut, read_in, slice_in, st, write_out, Kmt, KmtResult, ToStatus};
 use crate::ctx::{self, HsaKFDContext};
 use crate::generation::{self, abi};
 
@@ -272,7 +272,7 @@ export! {
             check_mut(DebugReturn, st::INVALID_PARAMETER)?;
         }
         if !c.is_primary() {
-            return Err(kfd_debug::Error::SecondaryContext.status());
+            return Err(kfd_debug::Error::SecondaryContext.to_status());
         }
         if !Queues.is_null() {
             // SAFETY: the API's contract for `Queues` and the request's
@@ -333,7 +333,7 @@ export! {
         let msg = unsafe { read_in(DbgWaveMsgRing as *const HsaDbgWaveMessage, st::INVALID_PARAMETER) }?;
         // SAFETY: the union has one member (Gen2), plain integers.
         let value = unsafe { msg.DbgWaveMsg.WaveMsgInfoGen2.Value };
-        c.debug().kmt()?.dbg_wavefront_control(NodeId, Operand, Mode, TrapId, value, msg.MemoryVA as u64).kmt()
+        c.debug().kmt()?.dbg_wavefront_control(NodeId, Operand.0, Mode.0, TrapId, value, msg.MemoryVA as u64).kmt()
     }
 
     /// `hsaKmtDbgAddressWatch` (v1 debugger): modes and addresses are
@@ -361,7 +361,7 @@ export! {
             unsafe { slice_in(WatchMask as *const u64, n, max, st::INVALID_PARAMETER) }?
         };
         let points: Vec<AddressWatchPoint> = (0..n)
-            .map(|i| AddressWatchPoint { mode: modes[i], address: addrs[i] as u64, mask: masks.get(i).copied().unwrap_or(0) })
+            .map(|i| AddressWatchPoint { mode: modes[i].0, address: addrs[i] as u64, mask: masks.get(i).copied().unwrap_or(0) })
             .collect();
         let events: Option<Vec<u64>> = if WatchEvent.is_null() {
             None

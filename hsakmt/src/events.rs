@@ -52,7 +52,7 @@ unsafe fn event_pointers<'a>(
 }
 
 fn outcome(o: kfd_event::WaitOutcome) -> KmtResult {
-    crate::border::fwd(o.status())
+    crate::border::fwd(crate::status::events::wait(o))
 }
 
 export! {

@@ -10,7 +10,7 @@ use kfd_context::Context;
 use kfd_fmm::{MemFlags, ShareHandle};
 
 use crate::amdgpu::Owner;
-use crate::border::{check_mut, read_in, slice_in, st, write_out, Kmt, KmtResult};
+use crate::border::{check_mut, read_in, slice_in, slice_mut, st, write_out, Kmt, KmtResult};
 use crate::ctx::{self, HsaKFDContext};
 use crate::generation::{self, abi};
 use crate::profile::ProcessVm;
@@ -268,8 +268,7 @@ export! {
             .fmm()
             .kmt()?
             .map_to_gpu(MemoryAddress as u64, MemorySizeInBytes)
-            .kmt()
-            .map_err(|s| if generation::PROFILE.border.map_failures_are_errors { st::ERROR } else { s })?;
+            .kmt_as(crate::status::memory::map_to_gpu)?;
         if !AlternateVAGPU.is_null() {
             // SAFETY: checked non-NULL and aligned above; an OUT argument.
             unsafe { write_out(AlternateVAGPU, alt, st::INVALID_PARAMETER)? };
@@ -343,32 +342,17 @@ export! {
         let cfg = check_mut(config, st::INVALID_PARAMETER)?;
         // SAFETY: checked non-NULL and aligned; IN/OUT argument.
         let mut tc = unsafe { cfg.read() };
-        let tiles = tc.TileConfig;
-        let macros = tc.MacroTileConfig;
         let (nt, nm) = (tc.NumTileConfigs as usize, tc.NumMacroTileConfigs as usize);
         // SAFETY: the C contract: the arrays hold NumTileConfigs and
-        // NumMacroTileConfigs entries. Zeroed first, as the C library does.
-        unsafe {
-            if nt > 0 {
-                check_mut(tiles, st::INVALID_PARAMETER)?.write_bytes(0, nt);
-            }
-            if nm > 0 {
-                check_mut(macros, st::INVALID_PARAMETER)?.write_bytes(0, nm);
-            }
-        }
-        let mut args = kfd_sys::kfd::kfd_ioctl_get_tile_config_args {
-            tile_config_ptr: tiles as u64,
-            macro_tile_config_ptr: macros as u64,
-            num_tile_configs: tc.NumTileConfigs,
-            num_macro_tile_configs: tc.NumMacroTileConfigs,
-            gpu_id,
-            ..Default::default()
-        };
-        // SAFETY: the two pointers address the caller's arrays of the
-        // announced capacities (checked non-NULL when non-empty above);
-        // the kernel writes at most that many entries.
-        unsafe { c.kfd().ioctl(kfd_sys::kfd::AMDKFD_IOC_GET_TILE_CONFIG, &mut args) }
-            .map_err(|_| st::ERROR)?;
+        // NumMacroTileConfigs entries, not otherwise accessed meanwhile.
+        // Each is zeroed once checked, as the C library does.
+        let tiles = unsafe { slice_mut(tc.TileConfig, nt, usize::MAX, st::INVALID_PARAMETER) }?;
+        tiles.fill(0);
+        // SAFETY: as above.
+        let macros = unsafe { slice_mut(tc.MacroTileConfig, nm, usize::MAX, st::INVALID_PARAMETER) }?;
+        macros.fill(0);
+        // Any failure of the request (a CPU node among them) → ERROR.
+        let args = c.tile_config(gpu_id, tiles, macros).map_err(|_| st::ERROR)?;
         tc.NumTileConfigs = args.num_tile_configs;
         tc.NumMacroTileConfigs = args.num_macro_tile_configs;
         tc.GbAddrConfig = args.gb_addr_config;
@@ -508,29 +492,24 @@ unsafe fn process_vm(
     // Without an open KFD 5.2.3 issues the request on descriptor 0, which
     // fails.
     let c = ctx::resolve_unless(ctx::primary_ptr(), true, st::ERROR)?;
-    let mut args = kfd_sys::kfd::kfd_ioctl_cross_memory_copy_args {
-        pid,
-        // KFD_CROSS_MEMORY_RW_BIT: set for a write to the remote process.
-        flags: u32::from(write),
-        src_mem_range_array: src.0 as u64,
-        src_mem_array_size: src.1,
-        dst_mem_range_array: dst.0 as u64,
-        dst_mem_array_size: dst.1,
-        bytes_copied: 0,
-    };
     // SAFETY: the two arrays are the caller's, announced with the caller's
     // counts, as the C library passes them; the kernel copies them in
     // with its own checks (EFAULT for memory it cannot read) and reads
     // and writes the ranges they name, which the API lets it do.
-    let r = unsafe {
-        c.kfd()
-            .ioctl(kfd_sys::kfd::AMDKFD_IOC_CROSS_MEMORY_COPY, &mut args)
+    let done = unsafe {
+        kfd_sys::memory::cross_memory_copy(
+            c.kfd(),
+            pid,
+            write,
+            (src.0 as u64, src.1),
+            (dst.0 as u64, dst.1),
+        )
     };
     if !copied.is_null() {
         // SAFETY: forwarded contract (checked by `write_out`).
-        unsafe { write_out(copied, args.bytes_copied, st::ERROR)? };
+        unsafe { write_out(copied, done.bytes_copied, st::ERROR)? };
     }
-    r.map(|_| ()).map_err(|_| st::ERROR)
+    done.result.map_err(|_| st::ERROR)
 }
 
 fn register_graphics(

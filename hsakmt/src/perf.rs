@@ -240,7 +240,6 @@ export! {
         c.require_minor(kfd_perf::KFD_MINOR_MIN_PC_SAMPLING).kmt()?;
         crate::topology::validate_node(&c, NodeId)?;
         let perf = perf_of(&c)?;
-        use crate::border::ToStatus;
         use kfd_perf::{PcSamplingInfo, SampleInfos};
         let infos = sample_info as *mut PcSamplingInfo;
         let (r, n) = if infos.is_null() {
@@ -267,14 +266,7 @@ export! {
         };
         // SAFETY: checked above; an OUT argument.
         unsafe { write_out(size, n, st::INVALID_PARAMETER)? };
-        r.map_err(|e| match e {
-            kfd_perf::Error::Kernel { errno: kfd_sys::Errno::ENOTTY, .. }
-                if !generation::PROFILE.border.pc_sampling_enotty_not_supported =>
-            {
-                st::ERROR
-            }
-            e => e.to_status(),
-        })
+        r.kmt()
     }
 
     /// `hsaKmtPcSamplingCreate`: NULL arguments → 3 (before the open

@@ -58,20 +58,7 @@ fn create(
     // this generation's size (only that much is read).
     let mut r = unsafe { res.read() };
     let req = generation::queue_request(req, &r);
-    let q = match queues_of(&c)?.create(&req) {
-        // 5.2.3 and 6.2.4 (queues.c) return ERROR for every failed
-        // CREATE_QUEUE; the newest library maps ENOMEM to 6 and EINVAL to 3.
-        Err(
-            e @ kfd_queue::QueueError::Kernel {
-                op: "AMDKFD_IOC_CREATE_QUEUE",
-                ..
-            },
-        ) if generation::PROFILE.border.queue_failures_are_errors => {
-            let _ = Err::<(), _>(e).kmt();
-            return Err(st::ERROR);
-        }
-        r => r.kmt()?,
-    };
+    let q = queues_of(&c)?.create(&req).kmt()?;
     generation::store_queue_resource(&q.resource(), &mut r);
     // SAFETY: as above; written back with the same size.
     unsafe { write_out(res, r, st::INVALID_PARAMETER) }

@@ -48,7 +48,7 @@ fn node_view(
     node: u32,
 ) -> KmtResult<(
     std::sync::Arc<kfd_topology::Topology>,
-    kfd_topology::hsakmt::GpuApertures,
+    kfd_topology::GpuApertures,
 )> {
     match c.node_view(node) {
         Err(kfd_context::ContextError::NoSnapshot | kfd_context::ContextError::Topology(_)) => {

@@ -87,6 +87,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 fn outcome<T>(r: &Result<T, kfd_fmm::FmmError>) -> String {
     match r {
         Ok(_) => "ALLOWED".into(),
-        Err(e) => format!("refused ({}: {e})", e.status()),
+        Err(e) => format!("refused: {e}"),
     }
 }

@@ -6,13 +6,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
 
 use kfd_debug::Debug;
-use kfd_event::{Events, FmmMemory};
+use kfd_event::Events;
 use kfd_fmm::Fmm;
 use kfd_perf::Perf;
 use kfd_queue::{QueueOptions, Queues};
 use kfd_sys::kfd::{self, kfd_ioctl_create_process_args, kfd_ioctl_get_version_args};
 use kfd_sys::{DeviceFile, Driver};
-use kfd_topology::hsakmt::{Aperture, GpuApertures};
+use kfd_topology::{Aperture, GpuApertures};
 use kfd_topology::{SnapshotOptions, Topology};
 
 use crate::{ContextError, ContextOptions};
@@ -55,12 +55,6 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 /// reuse: the snapshot's and the memory manager's at a 5.2.3-style open.
 const KEPT_READS: usize = 2;
 
-/// The memory manager and its port for events and queues, made together.
-struct Memory {
-    fmm: Arc<Fmm>,
-    port: Arc<FmmMemory>,
-}
-
 pub(crate) struct Inner {
     id: ContextId,
     kind: ContextKind,
@@ -76,7 +70,7 @@ pub(crate) struct Inner {
     last_read: Mutex<Vec<(Arc<Topology>, SnapshotOptions)>>,
     // The sub-contexts, each made once on first use (from the topology
     // snapshot current then) and borrowed by every call after that.
-    memory: OnceLock<Memory>,
+    fmm: OnceLock<Arc<Fmm>>,
     events: OnceLock<Arc<Events>>,
     queues: OnceLock<Arc<Queues>>,
     debug: OnceLock<Arc<Debug>>,
@@ -112,7 +106,7 @@ impl Drop for Inner {
         }
         drop(self.debug.take());
         drop(self.perf.take());
-        drop(self.memory.take());
+        drop(self.fmm.take());
         drop(self.attached.take());
     }
 }
@@ -187,7 +181,7 @@ impl Context {
                 kfd: Arc::new(kfd),
                 topology: RwLock::new(None),
                 last_read: Mutex::new(Vec::new()),
-                memory: OnceLock::new(),
+                fmm: OnceLock::new(),
                 events: OnceLock::new(),
                 queues: OnceLock::new(),
                 debug: OnceLock::new(),
@@ -461,8 +455,8 @@ impl Context {
         if let Some(q) = self.inner.queues.get() {
             q.release_idle_doorbells();
         }
-        if let Some(m) = self.inner.memory.get() {
-            m.fmm.release_apertures();
+        if let Some(m) = self.inner.fmm.get() {
+            m.release_apertures();
             *released = true;
         }
     }
@@ -475,8 +469,8 @@ impl Context {
         if !*released {
             return Ok(());
         }
-        if let Some(m) = self.inner.memory.get() {
-            m.fmm.reacquire_apertures()?;
+        if let Some(m) = self.inner.fmm.get() {
+            m.reacquire_apertures()?;
         }
         *released = false;
         Ok(())
@@ -547,22 +541,21 @@ impl Context {
 
     /// Makes the memory manager of `topo` and keeps it; the caller holds
     /// the setup lock and found none.
-    fn make_memory(&self, topo: &Topology) -> Result<&Memory, ContextError> {
+    fn make_memory(&self, topo: &Topology) -> Result<&Arc<Fmm>, ContextError> {
         let mut options = self.fmm_options(topo)?;
         options.kfd_version = Some((self.inner.version.major, self.inner.version.minor));
         let fmm = Arc::new(Fmm::from_topology(self.inner.kfd.clone(), topo, options)?);
-        let port = Arc::new(FmmMemory::new(fmm.clone()));
-        Ok(self.inner.memory.get_or_init(|| Memory { fmm, port }))
+        Ok(self.inner.fmm.get_or_init(|| fmm))
     }
 
-    /// The memory manager and its port, made from the snapshot on first
-    /// use. One atomic load once they exist.
-    fn memory(&self) -> Result<&Memory, ContextError> {
-        if let Some(m) = self.inner.memory.get() {
+    /// The memory manager, made from the snapshot on first use. One
+    /// atomic load once it exists.
+    fn memory(&self) -> Result<&Arc<Fmm>, ContextError> {
+        if let Some(m) = self.inner.fmm.get() {
             return Ok(m);
         }
         let _setup = self.setup();
-        match self.inner.memory.get() {
+        match self.inner.fmm.get() {
             Some(m) => Ok(m),
             None => self.make_memory(&*self.topology()?),
         }
@@ -580,7 +573,7 @@ impl Context {
     /// taken. The `hsakmt` border calls this at open for the former.
     pub fn init_memory_with(&self, options: &SnapshotOptions) -> Result<(), ContextError> {
         let _setup = self.setup();
-        if self.inner.memory.get().is_none() {
+        if self.inner.fmm.get().is_none() {
             let topo = self.read_topology(options)?;
             self.make_memory(&topo)?;
         }
@@ -592,15 +585,16 @@ impl Context {
     /// Once it exists this is one atomic load: the manager is borrowed,
     /// not cloned.
     pub fn fmm(&self) -> Result<&Arc<Fmm>, ContextError> {
-        self.memory().map(|m| &m.fmm)
+        self.memory()
     }
 
     /// Makes a sub-context once: `cell`'s value if it has one, else, under
-    /// the setup lock, `make`'s (from the snapshot and the memory port).
+    /// the setup lock, `make`'s (from the snapshot and the memory manager,
+    /// which events and queues allocate their buffers from).
     fn sub<'a, T>(
         &'a self,
         cell: &'a OnceLock<T>,
-        make: impl FnOnce(Arc<Topology>, &Memory) -> T,
+        make: impl FnOnce(Arc<Topology>, &Arc<Fmm>) -> T,
     ) -> Result<&'a T, ContextError> {
         if let Some(v) = cell.get() {
             return Ok(v);
@@ -610,7 +604,7 @@ impl Context {
             return Ok(v);
         }
         let topo = self.topology()?;
-        let memory = match self.inner.memory.get() {
+        let memory = match self.inner.fmm.get() {
             Some(m) => m,
             None => self.make_memory(&topo)?,
         };
@@ -623,7 +617,7 @@ impl Context {
             Arc::new(Events::new(
                 self.inner.kfd.clone(),
                 Some(topo),
-                m.port.clone(),
+                Some(m.clone()),
             ))
         })
     }
@@ -635,7 +629,7 @@ impl Context {
             Arc::new(Queues::with_options(
                 self.inner.kfd.clone(),
                 topo,
-                m.port.clone(),
+                m.clone(),
                 options,
             ))
         })

@@ -1,6 +1,5 @@
 //! Errors of context management.
 
-use hsakmt_sys::HSAKMT_STATUS;
 use kfd_sys::Errno;
 
 /// Why a context operation failed.
@@ -72,29 +71,4 @@ pub enum ContextError {
     /// The perf sub-context refused.
     #[error(transparent)]
     Perf(#[from] kfd_perf::Error),
-}
-
-impl ContextError {
-    /// The `HSAKMT_STATUS` the C library returns for this cause.
-    pub fn status(&self) -> HSAKMT_STATUS {
-        match self {
-            ContextError::Open(_) | ContextError::NotOpen => {
-                HSAKMT_STATUS::HSAKMT_STATUS_KERNEL_IO_CHANNEL_NOT_OPENED
-            }
-            ContextError::AlreadyOpen => HSAKMT_STATUS::HSAKMT_STATUS_KERNEL_ALREADY_OPENED,
-            ContextError::DriverMismatch { .. } => HSAKMT_STATUS::HSAKMT_STATUS_DRIVER_MISMATCH,
-            ContextError::Ioctl { .. } => HSAKMT_STATUS::HSAKMT_STATUS_ERROR,
-            ContextError::NoSnapshot => HSAKMT_STATUS::HSAKMT_STATUS_INVALID_NODE_UNIT,
-            ContextError::Topology(e) => HSAKMT_STATUS(e.status_code()),
-            ContextError::KernelTooOld { .. } | ContextError::SecondaryContext => {
-                HSAKMT_STATUS::HSAKMT_STATUS_NOT_SUPPORTED
-            }
-            ContextError::ForeignObject { .. } => HSAKMT_STATUS::HSAKMT_STATUS_INVALID_HANDLE,
-            ContextError::Fmm(e) => e.status(),
-            ContextError::Event(e) => e.status(),
-            ContextError::Queue(e) => e.status(),
-            ContextError::Debug(e) => e.status(),
-            ContextError::Perf(e) => e.status(),
-        }
-    }
 }

@@ -55,6 +55,7 @@
 #![forbid(unsafe_code)]
 
 mod context;
+mod device;
 mod error;
 mod options;
 pub mod primary;

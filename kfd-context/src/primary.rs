@@ -51,7 +51,7 @@ pub enum Opened {
     /// This open created the context (count went 0 → 1).
     First,
     /// The context was already open; the count was incremented (the C
-    /// library returns `HSAKMT_STATUS_KERNEL_ALREADY_OPENED` here).
+    /// library returns `KERNEL_ALREADY_OPENED` here).
     Again,
 }
 

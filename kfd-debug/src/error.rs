@@ -1,15 +1,13 @@
-//! The error type of kfd-debug and its mapping to `HSAKMT_STATUS`.
+//! The error type of kfd-debug.
 
-use hsakmt_sys::HSAKMT_STATUS;
 use kfd_sys::Errno;
 
 /// Why a debug operation failed.
 ///
-/// Every variant names one cause; [`Error::status`] gives the
-/// `HSAKMT_STATUS` the C library returns for that cause, so the `hsakmt`
-/// border can translate without knowing the details.
+/// Every variant names one cause (with the errno and request where the
+/// kernel refused); which C status each C function returns for it is
+/// decided at the `hsakmt` border.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
 pub enum Error {
     /// The operation was asked of a secondary context. Only the primary
     /// context of a process may use the debugger interfaces.
@@ -92,34 +90,6 @@ pub enum Error {
 }
 
 impl Error {
-    /// The `HSAKMT_STATUS` the C library returns for this cause.
-    ///
-    /// | cause | status |
-    /// |---|---|
-    /// | secondary context, debugger firmware missing, KFD < 1.13, version query failed | `NOT_SUPPORTED` |
-    /// | `EBUSY` on runtime enable | `UNAVAILABLE` |
-    /// | no topology snapshot, unknown node, CPU node where a GPU is needed | `INVALID_NODE_UNIT` |
-    /// | too many watch points, bad argument | `INVALID_PARAMETER` |
-    /// | any other kernel error | `ERROR` |
-    pub fn status(&self) -> HSAKMT_STATUS {
-        match self {
-            Error::SecondaryContext
-            | Error::FirmwareUnsupported { .. }
-            | Error::KfdTooOld { .. }
-            | Error::VersionQuery(_) => HSAKMT_STATUS::HSAKMT_STATUS_NOT_SUPPORTED,
-            Error::RuntimeBusy => HSAKMT_STATUS::HSAKMT_STATUS_UNAVAILABLE,
-            Error::NoTopology | Error::InvalidNode(_) | Error::NotAGpu(_) => {
-                HSAKMT_STATUS::HSAKMT_STATUS_INVALID_NODE_UNIT
-            }
-            Error::TooManyWatchPoints { .. } | Error::InvalidArgument(_) => {
-                HSAKMT_STATUS::HSAKMT_STATUS_INVALID_PARAMETER
-            }
-            Error::Kernel { .. } | Error::UnexpectedReturn { .. } => {
-                HSAKMT_STATUS::HSAKMT_STATUS_ERROR
-            }
-        }
-    }
-
     /// The errno the kernel returned, if the kernel caused this error.
     pub fn errno(&self) -> Option<Errno> {
         match self {
@@ -138,34 +108,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn statuses_match_the_c_library() {
-        let s = |e: Error| e.status().0;
-        assert_eq!(s(Error::SecondaryContext), 11);
-        assert_eq!(s(Error::FirmwareUnsupported { node: 1 }), 11);
-        assert_eq!(
-            s(Error::KfdTooOld {
-                major: 1,
-                minor: 12,
-                required_minor: 13
-            }),
-            11
-        );
-        assert_eq!(s(Error::RuntimeBusy), 12);
-        assert_eq!(s(Error::InvalidNode(9)), 5);
-        assert_eq!(
-            s(Error::TooManyWatchPoints {
-                requested: 101,
-                max: 100
-            }),
-            3
-        );
-        assert_eq!(
-            s(Error::Kernel {
-                op: "DBG_TRAP",
-                errno: Errno::EPERM
-            }),
-            1
-        );
+    fn kernel_causes_keep_their_errno() {
         assert_eq!(Error::RuntimeBusy.errno(), Some(Errno::EBUSY));
+        let e = Error::Kernel {
+            op: "DBG_TRAP",
+            errno: Errno::EPERM,
+        };
+        assert_eq!(e.errno(), Some(Errno::EPERM));
+        assert_eq!(Error::InvalidNode(9).errno(), None);
     }
 }

@@ -38,7 +38,7 @@
 //! A [`struct@Debug`] belongs to one KFD context (one `/dev/kfd` descriptor). It
 //! knows whether that context is the process's primary context: only the
 //! primary context may debug, so on a secondary context every operation
-//! returns [`Error::SecondaryContext`] (`HSAKMT_STATUS_NOT_SUPPORTED`).
+//! returns [`Error::SecondaryContext`] (C status `NOT_SUPPORTED`).
 //!
 //! What it covers:
 //!
@@ -48,7 +48,7 @@
 //!   the C library's checks: primary context only, every GPU node's
 //!   firmware must support the debugger, KFD ioctl interface 1.13 or newer,
 //!   and `EBUSY` from the kernel means [`Error::RuntimeBusy`]
-//!   (`HSAKMT_STATUS_UNAVAILABLE`).
+//!   (C status `UNAVAILABLE`).
 //! - **The debugger operations of `AMDKFD_IOC_DBG_TRAP`** (KFD 1.13+):
 //!   enable/disable, send runtime event, set exceptions enabled, wave
 //!   launch override and mode, suspend/resume queues, set/clear node
@@ -56,7 +56,7 @@
 //!   queue and device snapshots, plus the raw [`Debug::debug_trap_ioctl`].
 //! - **The v1 debugger** ([`Debug::dbg_register`] and friends): the
 //!   kernel's deprecated requests, which current kernels refuse with
-//!   `EPERM`, so they end in [`Error::Kernel`] (`HSAKMT_STATUS_ERROR`), as
+//!   `EPERM`, so they end in [`Error::Kernel`] (C status `ERROR`), as
 //!   in the C library.
 //!
 //! This crate has no `unsafe` code: requests whose arguments carry user
@@ -770,7 +770,7 @@ impl Debug {
     /// into a buffer of that many entries and, with `suspend`, the
     /// suspension of those queues and a last snapshot into the same
     /// buffer, every one clearing "new queue". The C library returns
-    /// `HSAKMT_STATUS_ERROR` whenever `suspend` is false or there are no
+    /// `ERROR` whenever `suspend` is false or there are no
     /// queues (its queue-id buffer is then NULL and it treats that as an
     /// allocation failure), after the count-only request; this returns
     /// the snapshot in those cases.

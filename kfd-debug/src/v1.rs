@@ -6,11 +6,10 @@
 //! deprecated `AMDKFD_IOC_DBG_*` requests (`0x0D..=0x10`) return `EPERM`,
 //! and the thunk-private `AMDKFD_IOC_DBG_TRAP` at `0x82` of interface 1.8
 //! is not a command at all (`ENOTTY`/`EINVAL`). The C library maps each of
-//! those to `HSAKMT_STATUS_ERROR`; here they end in [`Error::Kernel`],
-//! which has the same status. Node validation comes first, as in C.
+//! those to `ERROR`; here they end in [`Error::Kernel`], which the C
+//! border maps to `ERROR` too. Node validation comes first, as in C.
 
 use crate::{Debug, Error, Result};
-use hsakmt_sys::newest::{HSA_DBG_WATCH_MODE, HSA_DBG_WAVEMODE, HSA_DBG_WAVEOP};
 use kfd_sys::dbg_trap;
 use kfd_sys::kfd;
 
@@ -21,8 +20,9 @@ pub const MAX_ALLOWED_NUM_POINTS: usize = 100;
 /// One watch point of [`Debug::dbg_address_watch`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AddressWatchPoint {
-    /// What accesses trigger it.
-    pub mode: HSA_DBG_WATCH_MODE,
+    /// What accesses trigger it: the C API's `HSA_DBG_WATCH_MODE` value,
+    /// passed to the v1 kernel as it is.
+    pub mode: u32,
     /// The watched address.
     pub address: u64,
     /// Address mask; 0 means "no mask".
@@ -61,12 +61,13 @@ impl Debug {
     /// `hsaKmtDbgWavefrontControl`: sends a wave operation through the v1
     /// interface. `message_value` is the Gen2 wave message word and
     /// `memory_va` the message's host-accessible data address, both only
-    /// passed on.
+    /// passed on, as are `operand` and `mode` (the C API's
+    /// `HSA_DBG_WAVEOP` and `HSA_DBG_WAVEMODE` values).
     pub fn dbg_wavefront_control(
         &self,
         node: u32,
-        operand: HSA_DBG_WAVEOP,
-        mode: HSA_DBG_WAVEMODE,
+        operand: u32,
+        mode: u32,
         trap_id: u32,
         message_value: u32,
         memory_va: u64,
@@ -76,8 +77,8 @@ impl Debug {
         // Payload after the fixed part, as the v1 kernel reads it:
         // operand, mode, trap id, the 8-byte wave message, the VA.
         let mut payload = Vec::with_capacity(28);
-        payload.extend_from_slice(&operand.0.to_ne_bytes());
-        payload.extend_from_slice(&mode.0.to_ne_bytes());
+        payload.extend_from_slice(&operand.to_ne_bytes());
+        payload.extend_from_slice(&mode.to_ne_bytes());
         payload.extend_from_slice(&trap_id.to_ne_bytes());
         payload.extend_from_slice(&message_value.to_ne_bytes());
         payload.extend_from_slice(&0u32.to_ne_bytes());
@@ -161,7 +162,7 @@ fn address_watch_payload(points: &[AddressWatchPoint], events: &[u64]) -> Vec<u8
     let mut payload = Vec::with_capacity(4 + points.len() * 12 + (masks + events.len()) * 8);
     payload.extend_from_slice(&(points.len() as u32).to_ne_bytes());
     for p in points {
-        payload.extend_from_slice(&p.mode.0.to_ne_bytes());
+        payload.extend_from_slice(&p.mode.to_ne_bytes());
     }
     for p in points {
         payload.extend_from_slice(&p.address.to_ne_bytes());
@@ -186,7 +187,7 @@ mod tests {
 
     fn point(address: u64, mask: u64) -> AddressWatchPoint {
         AddressWatchPoint {
-            mode: HSA_DBG_WATCH_ALL,
+            mode: HSA_DBG_WATCH_ALL.0,
             address,
             mask,
         }

@@ -1,6 +1,6 @@
 //! Every kfd-debug operation against a fake KFD (tests/mock): success
 //! paths, refusal on secondary contexts, unknown nodes, bad arguments and
-//! kernel errors, each with the HSAKMT_STATUS the C library gives.
+//! kernel errors, each with its cause.
 
 mod mock;
 
@@ -12,6 +12,7 @@ use kfd_debug::{
     MAX_ALLOWED_NUM_POINTS,
 };
 use kfd_sys::kfd;
+use kfd_sys::testing::Cause;
 use kfd_sys::Errno;
 use mock::{MockKfd, ANY_OP};
 
@@ -27,8 +28,8 @@ fn primary(minor: u32) -> (std::sync::Arc<MockKfd>, Debug) {
     (m, d)
 }
 
-fn status(e: &Error) -> u32 {
-    e.status().0
+fn status(e: &Error) -> String {
+    e.cause()
 }
 
 #[test]
@@ -52,7 +53,7 @@ fn runtime_enable_disable_round_trip() {
     // A second enable: the kernel says EBUSY -> UNAVAILABLE (12).
     let e = d.runtime_enable(0xdead_0000, false).unwrap_err();
     assert_eq!(e, Error::RuntimeBusy);
-    assert_eq!(status(&e), 12);
+    assert_eq!(status(&e), "RuntimeBusy");
     assert_eq!(
         d.core_runtime_info().unwrap().runtime_state,
         kfd::DEBUG_RUNTIME_STATE_ENABLED_BUSY
@@ -76,7 +77,10 @@ fn runtime_enable_checks_in_c_order() {
         d.runtime_enable(0, false).unwrap_err(),
         Error::SecondaryContext
     );
-    assert_eq!(status(&d.runtime_disable().unwrap_err()), 11);
+    assert_eq!(
+        status(&d.runtime_disable().unwrap_err()),
+        "SecondaryContext"
+    );
     assert!(m.calls().is_empty());
 
     // A GPU node without debugger firmware (CPU nodes are skipped, APUs
@@ -97,7 +101,10 @@ fn runtime_enable_checks_in_c_order() {
     };
     assert!(!apu.is_cpu_only());
     let d = Debug::new(m.open(), true, vec![apu]);
-    assert_eq!(status(&d.check_runtime_debug_support().unwrap_err()), 11);
+    assert_eq!(
+        status(&d.check_runtime_debug_support().unwrap_err()),
+        "FirmwareUnsupported"
+    );
 
     // KFD 1.12: NOT_SUPPORTED, no RUNTIME_ENABLE issued.
     let (m, d) = primary(12);
@@ -110,14 +117,14 @@ fn runtime_enable_checks_in_c_order() {
             required_minor: 13
         }
     );
-    assert_eq!(status(&e), 11);
+    assert_eq!(status(&e), "KfdTooOld");
     assert!(!m.calls().iter().any(|c| c.0 == 0x25));
 
     // Any other kernel error: ERROR.
     let (m, d) = primary(17);
     m.fail(0x25, ANY_OP, Errno::EINVAL);
     let e = d.runtime_enable(0, false).unwrap_err();
-    assert_eq!(status(&e), 1);
+    assert_eq!(status(&e), "Kernel");
     assert_eq!(e.errno(), Some(Errno::EINVAL));
     assert_eq!(d.runtime_capabilities().unwrap().0, 0);
 }
@@ -126,7 +133,10 @@ fn runtime_enable_checks_in_c_order() {
 fn version_query_failure_is_not_supported() {
     let (m, d) = primary(17);
     m.fail(0x01, ANY_OP, Errno::EIO);
-    assert_eq!(status(&d.check_runtime_debug_support().unwrap_err()), 11);
+    assert_eq!(
+        status(&d.check_runtime_debug_support().unwrap_err()),
+        "VersionQuery"
+    );
 }
 
 #[test]
@@ -179,8 +189,8 @@ fn every_debug_entry_point_refuses_a_secondary_context() {
         d.dbg_unregister(1).unwrap_err(),
         d.dbg_wavefront_control(
             1,
-            HSA_DBG_WAVEOP_HALT,
-            HSA_DBG_WAVEMODE_BROADCAST_PROCESS,
+            HSA_DBG_WAVEOP_HALT.0,
+            HSA_DBG_WAVEMODE_BROADCAST_PROCESS.0,
             0,
             0,
             0,
@@ -191,7 +201,7 @@ fn every_debug_entry_point_refuses_a_secondary_context() {
     ];
     for e in results {
         assert_eq!(e, Error::SecondaryContext);
-        assert_eq!(status(&e), 11);
+        assert_eq!(status(&e), "SecondaryContext");
     }
     assert!(m.calls().is_empty(), "no request may reach the kernel");
 }
@@ -217,7 +227,7 @@ fn debugger_operations() {
     assert_eq!(o.supported_mask, 0x1ff);
     d.set_wave_launch_mode(kfd::KFD_DBG_TRAP_WAVE_LAUNCH_MODE_HALT)
         .unwrap();
-    assert_eq!(status(&d.set_wave_launch_mode(9).unwrap_err()), 1);
+    assert_eq!(status(&d.set_wave_launch_mode(9).unwrap_err()), "Kernel");
 
     let s = d.suspend_queues(&[3, 5, 9], 0, 0).unwrap();
     assert_eq!(s.processed, 2);
@@ -233,7 +243,10 @@ fn debugger_operations() {
         .set_node_address_watch(1, 0x7000, kfd::KFD_DBG_TRAP_ADDRESS_WATCH_MODE_ALL, 0xfff)
         .unwrap();
     d.clear_node_address_watch(1, id).unwrap();
-    assert_eq!(status(&d.clear_node_address_watch(1, id).unwrap_err()), 1);
+    assert_eq!(
+        status(&d.clear_node_address_watch(1, id).unwrap_err()),
+        "Kernel"
+    );
 
     assert_eq!(
         d.set_flags(kfd::KFD_DBG_TRAP_FLAG_SINGLE_MEM_OP).unwrap(),
@@ -271,7 +284,7 @@ fn debugger_operations() {
     d.disable().unwrap();
     assert!(!m.state.lock().unwrap().debugger_attached);
     // Operations need an attached debugger: the kernel's EINVAL is ERROR.
-    assert_eq!(status(&d.set_flags(0).unwrap_err()), 1);
+    assert_eq!(status(&d.set_flags(0).unwrap_err()), "Kernel");
 }
 
 #[test]
@@ -305,8 +318,8 @@ fn unknown_nodes_and_cpu_nodes() {
         d.dbg_unregister(7).unwrap_err(),
         d.dbg_wavefront_control(
             7,
-            HSA_DBG_WAVEOP_HALT,
-            HSA_DBG_WAVEMODE_BROADCAST_PROCESS,
+            HSA_DBG_WAVEOP_HALT.0,
+            HSA_DBG_WAVEMODE_BROADCAST_PROCESS.0,
             0,
             0,
             0,
@@ -315,12 +328,12 @@ fn unknown_nodes_and_cpu_nodes() {
         d.dbg_address_watch(7, &[], None).unwrap_err(),
     ] {
         assert_eq!(e, Error::InvalidNode(7));
-        assert_eq!(status(&e), 5);
+        assert_eq!(status(&e), "InvalidNode");
     }
     // The node-scoped DBG_TRAP operations need a GPU.
     let e = d.set_node_address_watch(0, 0, 0, 0).unwrap_err();
     assert_eq!(e, Error::NotAGpu(0));
-    assert_eq!(status(&e), 5);
+    assert_eq!(status(&e), "NotAGpu");
     assert!(!m
         .calls()
         .iter()
@@ -336,8 +349,8 @@ fn v1_debugger_is_refused_by_current_kernels() {
         d.dbg_unregister(1).unwrap_err(),
         d.dbg_wavefront_control(
             1,
-            HSA_DBG_WAVEOP_HALT,
-            HSA_DBG_WAVEMODE_BROADCAST_PROCESS,
+            HSA_DBG_WAVEOP_HALT.0,
+            HSA_DBG_WAVEMODE_BROADCAST_PROCESS.0,
             0,
             0,
             0,
@@ -346,7 +359,7 @@ fn v1_debugger_is_refused_by_current_kernels() {
         d.dbg_address_watch(
             1,
             &[AddressWatchPoint {
-                mode: HSA_DBG_WATCH_ALL,
+                mode: HSA_DBG_WATCH_ALL.0,
                 address: 0x1000,
                 mask: 0,
             }],
@@ -355,26 +368,29 @@ fn v1_debugger_is_refused_by_current_kernels() {
         .unwrap_err(),
     ] {
         assert_eq!(e.errno(), Some(Errno::EPERM));
-        assert_eq!(status(&e), 1);
+        assert_eq!(status(&e), "Kernel");
     }
     // CPU nodes pass node validation (gpu_id 0) and reach the kernel.
-    assert_eq!(status(&d.dbg_register(0).unwrap_err()), 1);
+    assert_eq!(status(&d.dbg_register(0).unwrap_err()), "Kernel");
     // Too many watch points: INVALID_PARAMETER, checked before the ioctl.
     let many = vec![
         AddressWatchPoint {
-            mode: HSA_DBG_WATCH_ALL,
+            mode: HSA_DBG_WATCH_ALL.0,
             address: 0,
             mask: 0
         };
         MAX_ALLOWED_NUM_POINTS + 1
     ];
     let before = m.calls().len();
-    assert_eq!(status(&d.dbg_address_watch(1, &many, None).unwrap_err()), 3);
+    assert_eq!(
+        status(&d.dbg_address_watch(1, &many, None).unwrap_err()),
+        "TooManyWatchPoints"
+    );
     assert_eq!(m.calls().len(), before);
     // The event array is appended after the masks as in 5.2.3: one
     // point with a mask is 40 bytes without events, 48 with them.
     let one = [AddressWatchPoint {
-        mode: HSA_DBG_WATCH_ALL,
+        mode: HSA_DBG_WATCH_ALL.0,
         address: 0x1000,
         mask: u64::MAX,
     }];
@@ -385,11 +401,11 @@ fn v1_debugger_is_refused_by_current_kernels() {
     // An event array of another length than the points: refused.
     let e = d.dbg_address_watch(1, &one, Some(&[1, 2])).unwrap_err();
     assert!(matches!(e, Error::InvalidArgument(_)));
-    assert_eq!(status(&e), 3);
+    assert_eq!(status(&e), "InvalidArgument");
     // 5.2.3's GetKernelDebugTrapVersionInfo: nr 0x82 does not exist.
     let e = d.kernel_debug_trap_version().unwrap_err();
     assert_eq!(e.errno(), Some(Errno::ENOTTY));
-    assert_eq!(status(&e), 1);
+    assert_eq!(status(&e), "Kernel");
 }
 
 #[test]
@@ -402,7 +418,7 @@ fn debugger_ops_need_kfd_1_13() {
         d.get_queue_data(false).map(drop).unwrap_err(),
         d.set_flags(0).map(drop).unwrap_err(),
     ] {
-        assert_eq!(status(&e), 11);
+        assert_eq!(status(&e), "KfdTooOld");
     }
     assert!(!m.calls().iter().any(|c| c.0 == 0x26));
 }
@@ -425,7 +441,10 @@ fn the_firmware_check_of_6_2_skips_apus() {
     d.check_runtime_debug_support().unwrap();
     // A discrete GPU without debugger firmware still fails.
     let d = Debug::new(m.open(), true, dgpu).with_rules(skip);
-    assert_eq!(status(&d.check_runtime_debug_support().unwrap_err()), 11);
+    assert_eq!(
+        status(&d.check_runtime_debug_support().unwrap_err()),
+        "FirmwareUnsupported"
+    );
 }
 
 #[test]
@@ -467,5 +486,8 @@ fn debug_trap_outcome_is_the_c_rule() {
         outcome(None, Ok(1)),
         Err(Error::UnexpectedReturn { value: 1, .. })
     ));
-    assert_eq!(status(&outcome(None, Err(Errno::EINVAL)).unwrap_err()), 1);
+    assert_eq!(
+        status(&outcome(None, Err(Errno::EINVAL)).unwrap_err()),
+        "Kernel"
+    );
 }

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kfd_event::{EventDescriptor, EventType, Events, FmmMemory, WaitOutcome};
+use kfd_event::{EventDescriptor, EventType, Events, WaitOutcome};
 use kfd_fmm::{Fmm, FmmOptions};
 use kfd_sys::{DeviceFile, Driver};
 use kfd_topology::Topology;
@@ -26,7 +26,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &topology,
         FmmOptions::primary(),
     )?);
-    let events = Events::new(kfd, Some(topology), Arc::new(FmmMemory::new(fmm)));
+    let events = Events::new(kfd, Some(topology), Some(fmm));
 
     // A signal event, auto-reset (a successful wait consumes the set).
     let event = events.create(&EventDescriptor::new(EventType::Signal), false, false)?;

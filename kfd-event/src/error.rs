@@ -1,41 +1,39 @@
-//! Errors of the event operations and their `HSAKMT_STATUS` codes.
+//! Errors of the event operations.
 
-use hsakmt_sys::HSAKMT_STATUS;
+use kfd_sys::ioctl::IoctlInfo;
 use kfd_sys::Errno;
 
-use crate::memory::MemoryError;
+use kfd_fmm::FmmError;
 
-/// Why an event operation failed.
-///
-/// [`EventError::status`] gives the status the C library returns for the
-/// same input (see the conformance notes on each variant where the C
-/// library has no defined behaviour).
+/// Why an event operation failed: the cause, with the errno and the
+/// kernel request where the kernel refused. Which C status each C
+/// function returns for it is decided at the `hsakmt` border.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EventError {
-    /// A NULL event pointer (`INVALID_HANDLE`, as in C).
+    /// A NULL event pointer.
     #[error("NULL event")]
     NullEvent,
     /// The event was destroyed, or the pointer never named an event of
-    /// this context. The C library dereferences such pointers (undefined
-    /// behaviour); we return `INVALID_HANDLE`.
+    /// this context (the C library dereferences such pointers: undefined
+    /// behaviour).
     #[error("unknown or destroyed event")]
     UnknownEvent,
-    /// The event belongs to another context (`INVALID_HANDLE`; the C
-    /// library would issue the ioctl with the id on the wrong descriptor).
+    /// The event belongs to another context (the C library would issue
+    /// the ioctl with the id on the wrong descriptor).
     #[error("event belongs to another context")]
     ForeignEvent,
-    /// `EventType >= HSA_EVENTTYPE_MAXID` (`INVALID_PARAMETER`).
+    /// `EventType >= HSA_EVENTTYPE_MAXID`.
     #[error("invalid event type {0}")]
     InvalidEventType(u32),
     /// Set/Reset of an event that only the system signals (anything but
-    /// SIGNAL and DEBUG_EVENT) (`ERROR`, as in C).
+    /// SIGNAL and DEBUG_EVENT).
     #[error("system event types cannot be set or reset")]
     SystemEvent,
-    /// A NULL event list (`INVALID_HANDLE`).
+    /// A NULL event list.
     #[error("NULL event list")]
     NullEventList,
-    /// The event-age array is shorter than the event list
-    /// (`INVALID_PARAMETER`; C would read past its end).
+    /// The event-age array is shorter than the event list (C would read
+    /// past its end).
     #[error("event age array has {ages} entries for {events} events")]
     AgeLengthMismatch {
         /// Entries in the age array.
@@ -43,65 +41,30 @@ pub enum EventError {
         /// Events waited on.
         events: usize,
     },
-    /// The event page could not be set up (`ERROR`).
+    /// The event page could not be set up.
     #[error("event page: {0}")]
     EventPage(String),
-    /// The memory manager failed while creating the event page (`ERROR`).
+    /// The memory manager failed while creating the event page.
     #[error("event page allocation: {0}")]
-    Memory(MemoryError),
-    /// The kernel has no free event slot (`ENOSPC`; `ERROR`).
+    Memory(FmmError),
+    /// The kernel has no free event slot (`ENOSPC`).
     #[error("too many events")]
     TooManyEvents,
-    /// An exception names a GPU this context's topology does not know
-    /// (`INVALID_NODE_UNIT`).
+    /// An exception names a GPU this context's topology does not know.
     #[error("exception data names unknown gpu_id {0:#x}")]
     UnknownGpu(u32),
-    /// A KFD ioctl failed (`ERROR`).
-    #[error("{op} failed: {errno}")]
+    /// A KFD request failed.
+    #[error("{request} failed: {errno}")]
     Kernel {
-        /// The ioctl.
-        op: &'static str,
+        /// The request.
+        request: IoctlInfo,
         /// What the kernel returned.
         errno: Errno,
     },
 }
 
 impl EventError {
-    /// The `HSAKMT_STATUS` the C library returns for this failure.
-    pub fn status(&self) -> HSAKMT_STATUS {
-        use HSAKMT_STATUS as S;
-        match self {
-            EventError::NullEvent
-            | EventError::UnknownEvent
-            | EventError::ForeignEvent
-            | EventError::NullEventList => S::HSAKMT_STATUS_INVALID_HANDLE,
-            EventError::InvalidEventType(_) | EventError::AgeLengthMismatch { .. } => {
-                S::HSAKMT_STATUS_INVALID_PARAMETER
-            }
-            EventError::UnknownGpu(_) => S::HSAKMT_STATUS_INVALID_NODE_UNIT,
-            EventError::SystemEvent
-            | EventError::EventPage(_)
-            | EventError::Memory(_)
-            | EventError::TooManyEvents
-            | EventError::Kernel { .. } => S::HSAKMT_STATUS_ERROR,
-        }
-    }
-
-    pub(crate) fn kernel(op: &'static str) -> impl FnOnce(Errno) -> EventError {
-        move |errno| EventError::Kernel { op, errno }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn statuses_match_the_c_library() {
-        assert_eq!(EventError::NullEvent.status().0, 4);
-        assert_eq!(EventError::InvalidEventType(9).status().0, 3);
-        assert_eq!(EventError::SystemEvent.status().0, 1);
-        assert_eq!(EventError::TooManyEvents.status().0, 1);
-        assert_eq!(EventError::UnknownGpu(7).status().0, 5);
+    pub(crate) fn kernel(request: IoctlInfo) -> impl FnOnce(Errno) -> EventError {
+        move |errno| EventError::Kernel { request, errno }
     }
 }

@@ -396,10 +396,11 @@ mod tests {
         assert_eq!({ d.HWData1 }, 4097);
         assert_eq!({ d.HWData2 }, 0xdead_0000);
         assert_eq!({ d.HWData3 }, 77);
-        // SAFETY: plain integer union member.
-        let sv = unsafe { d.EventData.SyncVar };
-        assert_eq!(sv.SyncVar.value(), 0x1234_5678_9abc);
-        assert_eq!({ sv.SyncVarSize }, 8);
+        // The union's SyncVar member: the variable, then its size.
+        let raw = { d.EventData }.bytes();
+        let word = |at: usize| u64::from_ne_bytes(raw[at..at + 8].try_into().unwrap());
+        assert_eq!(word(0), 0x1234_5678_9abc);
+        assert_eq!(word(8), 8);
         obj.c.write_memory_fault(&MemoryFault {
             node_id: 2,
             virtual_address: 0x7000_1000,

@@ -8,23 +8,23 @@ use std::os::fd::AsFd;
 use std::sync::{Arc, Mutex};
 
 use hsakmt_sys::common::{HsaAccessAttributeFailure, HSA_EVENTID_MEMORYFLAGS};
-use hsakmt_sys::{newest, HSAKMT_STATUS};
+use hsakmt_sys::newest;
+use kfd_fmm::{Buffer, ExecAlloc, Fmm};
 use kfd_sys::ioctl::{Ioctl, PlainArgs};
 use kfd_sys::kfd::{
     kfd_event_data, kfd_ioctl_create_event_args, kfd_ioctl_destroy_event_args,
-    kfd_ioctl_reset_event_args, kfd_ioctl_set_event_args, kfd_ioctl_wait_events_args,
-    AMDKFD_IOC_CREATE_EVENT, AMDKFD_IOC_DESTROY_EVENT, AMDKFD_IOC_RESET_EVENT,
-    AMDKFD_IOC_SET_EVENT, AMDKFD_IOC_WAIT_EVENTS, KFD_IOC_WAIT_RESULT_COMPLETE,
-    KFD_IOC_WAIT_RESULT_TIMEOUT, KFD_SIGNAL_EVENT_LIMIT,
+    kfd_ioctl_reset_event_args, kfd_ioctl_set_event_args, AMDKFD_IOC_CREATE_EVENT,
+    AMDKFD_IOC_DESTROY_EVENT, AMDKFD_IOC_RESET_EVENT, AMDKFD_IOC_SET_EVENT, AMDKFD_IOC_WAIT_EVENTS,
+    KFD_IOC_WAIT_RESULT_COMPLETE, KFD_IOC_WAIT_RESULT_TIMEOUT, KFD_SIGNAL_EVENT_LIMIT,
 };
-use kfd_sys::mman::{self, MapFlags, Prot};
+use kfd_sys::mapping::Mapping;
+use kfd_sys::mman::{self, Prot};
 use kfd_sys::{DeviceFile, Errno};
 use kfd_topology::Topology;
 
 use crate::error::EventError;
 use crate::event::{Event, EventDescriptor, EventObj, EventType, HwException, MemoryFault};
 use crate::lock;
-use crate::memory::{DeviceMemory, ExecAlloc};
 
 /// Wait forever (`HSA_EVENTTIMEOUT_INFINITE`).
 pub const TIMEOUT_INFINITE: u32 = 0xFFFF_FFFF;
@@ -36,24 +36,6 @@ const OLD_KERNEL_SLOTS: u32 = 256;
 /// `KFD_HW_EXCEPTION_*`-free constant: the only fault severity C reports.
 const FATAL_PROCESS: HSA_EVENTID_MEMORYFLAGS =
     HSA_EVENTID_MEMORYFLAGS::HSA_EVENTID_MEMORY_FATAL_PROCESS;
-
-// The members of `kfd_event_data`'s union are plain integer structs that
-// start at offset 0, so every bit pattern is valid for each of them.
-
-fn signal_age(d: &kfd_event_data) -> u64 {
-    // SAFETY: plain-integer union member (see above).
-    unsafe { d.u.signal_event_data.last_event_age }
-}
-
-fn memory_exception(d: &kfd_event_data) -> kfd_sys::kfd::kfd_hsa_memory_exception_data {
-    // SAFETY: plain-integer union member (see above).
-    unsafe { d.u.memory_exception_data }
-}
-
-fn hw_exception(d: &kfd_event_data) -> kfd_sys::kfd::kfd_hsa_hw_exception_data {
-    // SAFETY: plain-integer union member (see above).
-    unsafe { d.u.hw_exception_data }
-}
 
 /// Whether a wait needs every event or any one of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,45 +55,20 @@ pub enum WaitOutcome {
     TimedOut,
 }
 
-impl WaitOutcome {
-    /// `SUCCESS` or `WAIT_TIMEOUT`, as the C library returns.
-    pub fn status(self) -> HSAKMT_STATUS {
-        match self {
-            WaitOutcome::Signaled => HSAKMT_STATUS::HSAKMT_STATUS_SUCCESS,
-            WaitOutcome::TimedOut => HSAKMT_STATUS::HSAKMT_STATUS_WAIT_TIMEOUT,
-        }
-    }
-}
-
-/// A CPU mapping of the kernel's event page on the KFD descriptor.
-struct PageMapping {
-    addr: usize,
-    len: usize,
-}
-
-impl Drop for PageMapping {
-    fn drop(&mut self) {
-        // SAFETY: this mapping was created by `mmap` in `map_kernel_page`
-        // and is owned by this value; nothing keeps a Rust reference into
-        // it (slots are only read through raw volatile loads while the
-        // owning `Shared` is alive, and `Shared` is being dropped).
-        let _ = unsafe { mman::munmap(self.addr, self.len) };
-    }
-}
-
 /// The per-context signal event page.
 enum EventPage {
     /// A GTT buffer the library allocated and handed to the kernel (dGPU).
-    Buffer { addr: u64, slots: u32 },
-    /// The kernel's own page, mapped from the KFD descriptor.
-    Kernel { map: PageMapping, slots: u32 },
+    Buffer { buf: Buffer, slots: u32 },
+    /// The kernel's own page, mapped from the KFD descriptor (unmapped
+    /// when it drops).
+    Kernel { map: Mapping, slots: u32 },
 }
 
 impl EventPage {
     fn base(&self) -> u64 {
         match self {
-            EventPage::Buffer { addr, .. } => *addr,
-            EventPage::Kernel { map, .. } => map.addr as u64,
+            EventPage::Buffer { buf, .. } => buf.addr(),
+            EventPage::Kernel { map, .. } => map.addr(),
         }
     }
 
@@ -162,9 +119,10 @@ struct Waited {
 #[derive(Default)]
 struct PageState {
     page: Option<EventPage>,
-    /// A buffer allocated for the page that the kernel has not accepted
-    /// yet (its CREATE_EVENT failed): offered again on the next create.
-    pending: Option<(u64, u64)>,
+    /// A buffer allocated for the page, with its BO handle, that the
+    /// kernel has not accepted yet (its CREATE_EVENT failed): offered
+    /// again on the next create.
+    pending: Option<(Buffer, u64)>,
     /// The memory manager could not provide a page buffer once; the
     /// kernel's page is used from then on.
     no_buffer: bool,
@@ -174,7 +132,7 @@ struct PageState {
 pub(crate) struct Shared {
     file: Arc<DeviceFile>,
     topology: Option<Arc<Topology>>,
-    memory: Arc<dyn DeviceMemory>,
+    fmm: Option<Arc<Fmm>>,
     /// The event page; its lock also serialises CREATE_EVENT, as the C
     /// library's global mutex does.
     page: Mutex<PageState>,
@@ -231,18 +189,19 @@ impl Events {
     /// `topology` decides whether the event page is a library-allocated
     /// buffer (any dGPU in the snapshot) or the kernel's page, and maps
     /// exception `gpu_id`s to node ids; without it, the kernel's page is
-    /// used and exception data cannot be translated. `memory` allocates
-    /// the page on dGPUs.
+    /// used and exception data cannot be translated. `fmm`, the context's
+    /// memory manager, allocates the page on dGPUs (without it the
+    /// kernel's page is used there too).
     pub fn new(
         file: Arc<DeviceFile>,
         topology: Option<Arc<Topology>>,
-        memory: Arc<dyn DeviceMemory>,
+        fmm: Option<Arc<Fmm>>,
     ) -> Events {
         Events {
             shared: Arc::new(Shared {
                 file,
                 topology,
-                memory,
+                fmm,
                 page: Mutex::new(PageState::default()),
                 registry: Mutex::new(Registry::default()),
             }),
@@ -296,27 +255,27 @@ impl Events {
                 page.pending = self.alloc_page_buffer()?;
                 page.no_buffer = page.pending.is_none();
             }
-            if let Some((addr, handle)) = page.pending {
+            if let Some((_, handle)) = page.pending {
                 args.event_page_offset = handle;
-                offered = Some(addr);
+                offered = page.pending.take();
             }
         }
         if let Err(errno) = sh.file.ioctl_plain(AMDKFD_IOC_CREATE_EVENT, &mut args) {
+            page.pending = offered;
             return Err(if errno == Errno::ENOSPC {
                 EventError::TooManyEvents
             } else {
                 EventError::Kernel {
-                    op: "AMDKFD_IOC_CREATE_EVENT",
+                    request: AMDKFD_IOC_CREATE_EVENT.info(),
                     errno,
                 }
             });
         }
-        if let Some(addr) = offered {
+        if let Some((mut buf, _)) = offered {
             // The kernel now owns the buffer until the process ends.
-            sh.memory.mark_kernel_held(addr);
-            page.pending = None;
+            let _ = buf.mark_kernel_held();
             page.page = Some(EventPage::Buffer {
-                addr,
+                buf,
                 slots: KFD_SIGNAL_EVENT_LIMIT,
             });
         }
@@ -357,7 +316,7 @@ impl Events {
             if let Err(errno) = sh.file.ioctl_plain(AMDKFD_IOC_SET_EVENT, &mut s) {
                 self.destroy_id(args.event_id);
                 return Err(EventError::Kernel {
-                    op: "AMDKFD_IOC_SET_EVENT",
+                    request: AMDKFD_IOC_SET_EVENT.info(),
                     errno,
                 });
             }
@@ -367,63 +326,36 @@ impl Events {
     }
 
     /// Allocates the dGPU event page: uncached, pinned system memory for
-    /// every slot, mapped to all GPUs; returns (address, BO handle), or
-    /// `None` when the memory manager cannot provide a buffer with a
-    /// handle (the kernel then allocates the page itself, which every KFD
+    /// every slot, mapped to all GPUs; returns it with its BO handle, or
+    /// `None` when there is no memory manager or its buffer has no handle
+    /// (the kernel then allocates the page itself, which every KFD
     /// supports).
-    fn alloc_page_buffer(&self) -> Result<Option<(u64, u64)>, EventError> {
-        let sh = &self.shared;
-        let size = KFD_SIGNAL_EVENT_LIMIT as u64 * 8;
+    fn alloc_page_buffer(&self) -> Result<Option<(Buffer, u64)>, EventError> {
+        let Some(fmm) = &self.shared.fmm else {
+            return Ok(None);
+        };
         let req = ExecAlloc {
-            size,
-            gpu_id: 0,
+            size: KFD_SIGNAL_EVENT_LIMIT as u64 * 8,
             node_id: 0,
             non_paged: true,
             device_local: false,
             uncached: true,
         };
-        let addr = match sh.memory.alloc_exec(&req) {
-            Ok(a) => a,
-            Err(e) if e.status == HSAKMT_STATUS::HSAKMT_STATUS_NOT_SUPPORTED => return Ok(None),
-            Err(e) => return Err(EventError::Memory(e)),
-        };
-        match sh.memory.handle(addr) {
-            Some(h) => Ok(Some((addr, h))),
-            None => {
-                let _ = sh.memory.free_exec(addr, size);
-                Ok(None)
-            }
-        }
+        let buf = fmm.alloc_exec(&req).map_err(EventError::Memory)?;
+        // Without a handle the buffer is of no use: it is freed on drop.
+        Ok(fmm.handle(buf.addr()).map(|h| (buf, h)))
     }
 
     /// Maps the kernel's event page at `offset` on the KFD descriptor:
     /// every slot, or one page (256 slots) for old kernels.
     fn map_kernel_page(&self, offset: u64) -> Result<EventPage, EventError> {
         let fd = self.shared.file.as_fd();
-        let full = KFD_SIGNAL_EVENT_LIMIT as usize * 8;
-        let page = mman::page_size();
+        let full = KFD_SIGNAL_EVENT_LIMIT as u64 * 8;
+        let page = mman::page_size() as u64;
         let mut last = Errno::EINVAL;
         for (len, slots) in [(full, KFD_SIGNAL_EVENT_LIMIT), (page, OLD_KERNEL_SLOTS)] {
-            // SAFETY: no MAP_FIXED, so the kernel picks an unused range and
-            // no existing mapping is touched; the result is owned by the
-            // returned `PageMapping`.
-            let r = unsafe {
-                mman::mmap(
-                    0,
-                    len,
-                    Prot::READ | Prot::WRITE,
-                    MapFlags::SHARED,
-                    Some(fd),
-                    offset,
-                )
-            };
-            match r {
-                Ok(addr) => {
-                    return Ok(EventPage::Kernel {
-                        map: PageMapping { addr, len },
-                        slots,
-                    })
-                }
+            match Mapping::file(fd, len, Prot::READ | Prot::WRITE, offset) {
+                Ok(map) => return Ok(EventPage::Kernel { map, slots }),
                 Err(e) => last = e,
             }
         }
@@ -483,7 +415,7 @@ impl Events {
         self.shared
             .file
             .ioctl_plain(AMDKFD_IOC_DESTROY_EVENT, &mut a)
-            .map_err(EventError::kernel("AMDKFD_IOC_DESTROY_EVENT"))?;
+            .map_err(EventError::kernel(AMDKFD_IOC_DESTROY_EVENT.info()))?;
         reg.remove(&e.obj.c.addr());
         Ok(())
     }
@@ -523,7 +455,7 @@ impl Events {
         self.shared
             .file
             .ioctl_plain(request, args)
-            .map_err(EventError::kernel(request.name()))?;
+            .map_err(EventError::kernel(request.info()))?;
         Ok(())
     }
 
@@ -546,14 +478,13 @@ impl Events {
         if slot >= p.slots() {
             return Ok(None);
         }
-        let addr = p.base() + slot as u64 * 8;
-        // SAFETY: `addr` is an 8-byte aligned slot inside the event page,
-        // which stays mapped while `self.shared` (and so the page state we
-        // hold locked) is alive: the kernel page is unmapped only when
-        // `Shared` drops, and the dGPU buffer is never freed by this
-        // crate. The memory is shared with the GPU/kernel, hence the
-        // volatile load and no reference.
-        let v = unsafe { std::ptr::read_volatile(addr as *const u64) };
+        let offset = slot as u64 * 8;
+        let v = match p {
+            EventPage::Buffer { buf, .. } => buf.load_u64(offset).map_err(EventError::Memory)?,
+            EventPage::Kernel { map, .. } => map
+                .load_u64(offset)
+                .map_err(|e| EventError::EventPage(format!("event slot {slot}: {e}")))?,
+        };
         Ok(Some(v))
     }
 
@@ -716,48 +647,29 @@ impl Events {
         let mut data: Vec<kfd_event_data> = list
             .iter()
             .enumerate()
-            .map(|(i, w)| {
-                let mut d = kfd_event_data {
-                    event_id: w.id,
-                    ..Default::default()
-                };
-                if let Some(a) = ages.as_deref() {
-                    if w.ty == EventType::Signal {
-                        d.u.signal_event_data.last_event_age = a[i];
-                    }
-                }
-                d
+            .map(|(i, w)| match ages.as_deref() {
+                Some(a) if w.ty == EventType::Signal => kfd_event_data::for_event_age(w.id, a[i]),
+                _ => kfd_event_data::for_event(w.id),
             })
             .collect();
-        let mut args = kfd_ioctl_wait_events_args {
-            events_ptr: data.as_mut_ptr() as u64,
-            num_events: data.len() as u32,
-            wait_for_all: (mode == WaitMode::All) as u32,
-            timeout: timeout_ms,
-            wait_result: 0,
-        };
-        // SAFETY: `events_ptr` points to `num_events` initialised
-        // `kfd_event_data` elements owned by `data`, which outlives the
-        // call and is not otherwise accessed during it; the kernel reads
-        // and writes exactly those elements.
-        let r = unsafe { self.shared.file.ioctl(AMDKFD_IOC_WAIT_EVENTS, &mut args) };
-
+        let all = mode == WaitMode::All;
+        let r = kfd_sys::event::wait_events(&self.shared.file, &mut data, all, timeout_ms);
         let result = match r {
             Err(errno) => Err(EventError::Kernel {
-                op: "AMDKFD_IOC_WAIT_EVENTS",
+                request: AMDKFD_IOC_WAIT_EVENTS.info(),
                 errno,
             }),
-            Ok(_) if args.wait_result == KFD_IOC_WAIT_RESULT_TIMEOUT => Ok(WaitOutcome::TimedOut),
-            Ok(_) if args.wait_result == KFD_IOC_WAIT_RESULT_COMPLETE => Ok(WaitOutcome::Signaled),
+            Ok(KFD_IOC_WAIT_RESULT_TIMEOUT) => Ok(WaitOutcome::TimedOut),
+            Ok(KFD_IOC_WAIT_RESULT_COMPLETE) => Ok(WaitOutcome::Signaled),
             Ok(_) => Err(EventError::Kernel {
-                op: "AMDKFD_IOC_WAIT_EVENTS",
+                request: AMDKFD_IOC_WAIT_EVENTS.info(),
                 errno: Errno::EIO,
             }),
         };
         if let Some(a) = ages {
             for (i, w) in list.iter().enumerate() {
                 if w.ty == EventType::Signal {
-                    a[i] = signal_age(&data[i]);
+                    a[i] = data[i].last_event_age();
                 }
             }
         }
@@ -780,7 +692,7 @@ impl Events {
         for (e, d) in pairs {
             match e.event_type() {
                 EventType::Memory => {
-                    let m = memory_exception(d);
+                    let m = d.memory_exception();
                     if m.gpu_id == 0 {
                         continue;
                     }
@@ -800,7 +712,7 @@ impl Events {
                     e.obj.c.write_memory_fault(&fault);
                 }
                 EventType::HwException => {
-                    let h = hw_exception(d);
+                    let h = d.hw_exception();
                     if h.gpu_id == 0 {
                         continue;
                     }
@@ -822,7 +734,7 @@ impl Events {
     /// page mapping is released when the `Events` drops; a dGPU page
     /// buffer stays allocated because the kernel refuses to free the
     /// signal buffer while its process lives (it goes with the process:
-    /// see [`DeviceMemory::mark_kernel_held`]).
+    /// see [`Buffer::mark_kernel_held`]).
     pub fn teardown(&self) {
         self.shared.destroy_all();
     }

@@ -8,7 +8,7 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use kfd_event::{EventDescriptor, EventType, Events, FmmMemory, WaitOutcome};
+//! use kfd_event::{EventDescriptor, EventType, Events, WaitOutcome};
 //! use kfd_fmm::{Fmm, FmmOptions};
 //! use kfd_sys::{DeviceFile, Driver};
 //!
@@ -18,7 +18,7 @@
 //! let kfd = Arc::new(DeviceFile::open_kfd(driver)?);
 //! // On a dGPU the event page is a buffer from the memory manager.
 //! let fmm = Fmm::from_topology(kfd.clone(), &topology, FmmOptions::primary())?;
-//! let events = Events::new(kfd, Some(topology), Arc::new(FmmMemory::new(Arc::new(fmm))));
+//! let events = Events::new(kfd, Some(topology), Some(Arc::new(fmm)));
 //!
 //! let e = events.create(&EventDescriptor::new(EventType::Signal), false, false)?;
 //! assert_eq!(events.wait_one(&e, 10)?, WaitOutcome::TimedOut);
@@ -52,30 +52,32 @@
 //! - memory-fault and hardware-exception data returned by waits;
 //! - the SMI events descriptor of a GPU ([`open_smi`]).
 //!
-//! Every failure is an [`EventError`] whose [`EventError::status`] is the
-//! `HSAKMT_STATUS` the C library returns for the same input. Events are
+//! Every failure is an [`EventError`] naming its cause (the C status it
+//! becomes is decided at the `hsakmt` border). Events are
 //! [`Event`] handles tied to their context: using one with another
 //! context, or after it was destroyed, is an error, never undefined
 //! behaviour. The `hsakmt` C border hands out [`Event::as_hsa_ptr`] and
 //! maps pointers back with [`Events::lookup`], which never dereferences
 //! them.
 //!
-//! Buffers come from the context's memory manager through the
-//! [`DeviceMemory`] trait: [`FmmMemory`] implements it on `kfd-fmm`;
-//! [`NoDeviceMemory`] makes the crate use only kernel-allocated memory.
+//! The dGPU event page is a [`kfd_fmm::Buffer`] of the context's memory
+//! manager, held by the [`Events`]; without a memory manager the crate
+//! uses only the kernel's page.
+//!
+//! This crate has no `unsafe` code: the kernel's event page is a
+//! [`kfd_sys::mapping::Mapping`], and the wait and SMI requests use the
+//! safe forms of `kfd_sys::event` and `kfd_sys::memory`.
+
+#![forbid(unsafe_code)]
 
 mod error;
 mod event;
 mod events;
-mod fmm;
-mod memory;
 mod smi;
 
 pub use error::EventError;
 pub use event::{Event, EventDescriptor, EventType, HwException, MemoryFault, HSA_EVENT_SIZE};
 pub use events::{Events, WaitMode, WaitOutcome, TIMEOUT_IMMEDIATE, TIMEOUT_INFINITE};
-pub use fmm::FmmMemory;
-pub use memory::{DeviceMemory, ExecAlloc, MemoryError, NoDeviceMemory};
 pub use smi::open_smi;
 
 /// Locks `m`, carrying on through poisoning: every critical section in

@@ -11,9 +11,11 @@
 //! Each aperture has its own lock (reserved kind only: the mmap kind needs
 //! none), held for the duration of one B-tree operation.
 
-use std::sync::Mutex;
+use std::os::fd::BorrowedFd;
+use std::sync::{Arc, Mutex};
 
-use kfd_sys::mman::{self, MapFlags, Prot};
+use kfd_sys::mapping::{Mapping, Reservation};
+use kfd_sys::mman::Prot;
 use kfd_sys::Errno;
 
 use crate::error::{FmmError, Result};
@@ -28,12 +30,116 @@ pub(crate) const GPU_HUGE_PAGE_SIZE: u64 = 2 << 20;
 #[derive(Debug)]
 enum Mode {
     Reserved {
-        va: Mutex<VaAllocator>,
+        va: Arc<Mutex<VaAllocator>>,
+        /// The reservation the aperture lies in, where the CPU can map
+        /// (the SVM apertures); `None` for GPU-only ranges.
+        cpu: Option<Arc<Reservation>>,
     },
     /// Each allocation is a reservation of its own, exactly its size: the
     /// guard pages are placed around it and given back with the alignment
     /// padding, as the C library does.
     Mmap,
+}
+
+/// Where an object's addresses come from, given back when it drops.
+#[derive(Debug)]
+enum Backing {
+    /// A reservation of its own (mmap-managed apertures, APU scratch).
+    Own(Arc<Reservation>),
+    /// A range of an aperture's allocator, returned (with its guard
+    /// bytes) on drop; `cpu` is the reservation below it where the CPU
+    /// can map.
+    Leased {
+        va: Arc<Mutex<VaAllocator>>,
+        guard: u64,
+        cpu: Option<Arc<Reservation>>,
+    },
+    /// Nothing to give back (the range belongs to something else: APU
+    /// host memory's own mapping, a scratch aperture's sub-range).
+    Borrowed,
+}
+
+/// An address range for one object, handed out by an [`Aperture`] (or
+/// made for one), given back when it drops. CPU mappings inside it are
+/// [`Mapping`]s made with [`Space::map_file`] / [`Space::map_anonymous`],
+/// which must drop first (a `VmObject` declares its mappings before its
+/// space).
+#[derive(Debug)]
+pub(crate) struct Space {
+    pub addr: u64,
+    pub size: u64,
+    backing: Backing,
+}
+
+impl Space {
+    /// A range that something else gives back.
+    pub fn borrowed(addr: u64, size: u64) -> Space {
+        Space {
+            addr,
+            size,
+            backing: Backing::Borrowed,
+        }
+    }
+
+    /// A reservation of its own.
+    pub fn own(res: Reservation) -> Space {
+        Space {
+            addr: res.addr(),
+            size: res.len(),
+            backing: Backing::Own(Arc::new(res)),
+        }
+    }
+
+    /// The reservation a CPU mapping at `[addr, addr + len)` goes into,
+    /// with the offset of `addr` in it.
+    fn reservation(&self, addr: u64, len: u64) -> Result<(&Arc<Reservation>, u64)> {
+        let res = match &self.backing {
+            Backing::Own(r) | Backing::Leased { cpu: Some(r), .. } => r,
+            _ => return Err(FmmError::NotSupported("no CPU mappings in this range")),
+        };
+        let inside = addr >= self.addr
+            && addr
+                .checked_add(len)
+                .is_some_and(|end| end <= self.addr + self.size);
+        if !inside || addr < res.addr() {
+            return Err(FmmError::RangeOutsideObject { addr, size: len });
+        }
+        Ok((res, addr - res.addr()))
+    }
+
+    /// Maps `len` bytes of `fd` at `offset` over `[addr, addr + len)`
+    /// (inside this space), with `prot`.
+    pub fn map_file(
+        &self,
+        addr: u64,
+        len: u64,
+        prot: Prot,
+        fd: BorrowedFd<'_>,
+        offset: u64,
+    ) -> std::result::Result<Mapping, Errno> {
+        let (res, off) = self.reservation(addr, len).map_err(|_| Errno::EINVAL)?;
+        res.map_file(off, len, prot, fd, offset)
+    }
+
+    /// Maps private anonymous memory over `[addr, addr + len)` (inside
+    /// this space), with `prot`.
+    pub fn map_anonymous(
+        &self,
+        addr: u64,
+        len: u64,
+        prot: Prot,
+    ) -> std::result::Result<Mapping, Errno> {
+        let (res, off) = self.reservation(addr, len).map_err(|_| Errno::EINVAL)?;
+        res.map_anonymous(off, len, prot)
+    }
+}
+
+impl Drop for Space {
+    fn drop(&mut self) {
+        if let Backing::Leased { va, guard, .. } = &self.backing {
+            lock(va).free(self.addr, self.size + guard);
+        }
+    }
 }
 
 /// One aperture.
@@ -53,23 +159,25 @@ pub(crate) struct Aperture {
 }
 
 impl Aperture {
-    /// A reserved aperture over `[base, limit]`.
+    /// A reserved aperture over `[base, limit]`, inside `cpu` where the
+    /// CPU maps (`None`: the GPU only, or a non-canonical range).
     pub fn reserved(
         base: u64,
         limit: u64,
         align: u64,
         guard_pages: u32,
-        cpu_accessible: bool,
+        cpu: Option<Arc<Reservation>>,
     ) -> Self {
         Aperture {
             base,
             limit,
             align: align.max(PAGE_SIZE),
             guard: guard_pages as u64 * PAGE_SIZE,
-            cpu_accessible,
+            cpu_accessible: cpu.is_some(),
             max_align: GPU_HUGE_PAGE_SIZE,
             mode: Mode::Reserved {
-                va: Mutex::new(VaAllocator::new(base, limit)),
+                va: Arc::new(Mutex::new(VaAllocator::new(base, limit))),
+                cpu,
             },
         }
     }
@@ -102,7 +210,7 @@ impl Aperture {
     /// Sizes above [`MAX_ALLOC_SIZE`] (no aperture is that big) fail with
     /// [`FmmError::OutOfMemory`] before any address arithmetic, so no sum
     /// of a caller's size with padding or guards can wrap.
-    pub fn allocate(&self, fixed: Option<u64>, size: u64, align: u64) -> Result<u64> {
+    pub fn allocate(&self, fixed: Option<u64>, size: u64, align: u64) -> Result<Space> {
         if size == 0 {
             return Err(FmmError::InvalidArgument("zero-sized address range"));
         }
@@ -112,17 +220,26 @@ impl Aperture {
             ));
         }
         match &self.mode {
-            Mode::Reserved { va } => {
+            Mode::Reserved { va, cpu } => {
                 let align = self.effective_align(size, align);
                 let va_size = size + self.guard;
-                let mut va = lock(va);
+                let mut alloc = lock(va);
                 let got = match fixed {
-                    Some(addr) => va.alloc_fixed(addr, va_size).then_some(addr),
-                    None => va.alloc(va_size, align),
+                    Some(addr) => alloc.alloc_fixed(addr, va_size).then_some(addr),
+                    None => alloc.alloc(va_size, align),
                 };
-                got.ok_or(FmmError::OutOfMemory(
+                let addr = got.ok_or(FmmError::OutOfMemory(
                     "no free virtual address range in the aperture",
-                ))
+                ))?;
+                Ok(Space {
+                    addr,
+                    size,
+                    backing: Backing::Leased {
+                        va: va.clone(),
+                        guard: self.guard,
+                        cpu: cpu.clone(),
+                    },
+                })
             }
             Mode::Mmap => match fixed {
                 Some(addr) => self.mmap_fixed(addr, size),
@@ -131,7 +248,7 @@ impl Aperture {
         }
     }
 
-    fn mmap_fixed(&self, addr: u64, size: u64) -> Result<u64> {
+    fn mmap_fixed(&self, addr: u64, size: u64) -> Result<Space> {
         if addr % PAGE_SIZE != 0 {
             return Err(FmmError::UnalignedAddress(addr));
         }
@@ -141,22 +258,9 @@ impl Aperture {
         if !in_range {
             return Err(FmmError::OutOfMemory("fixed address outside the aperture"));
         }
-        let flags = MapFlags::PRIVATE
-            | MapFlags::ANONYMOUS
-            | MapFlags::NORESERVE
-            | MapFlags::from_bits_retain(libc::MAP_FIXED_NOREPLACE);
-        // SAFETY: without MAP_FIXED the kernel never replaces an existing
-        // mapping (MAP_FIXED_NOREPLACE fails with EEXIST instead; kernels
-        // that ignore it treat the address as a hint, checked below).
-        let got = unsafe { mman::mmap(addr as usize, size as usize, Prot::empty(), flags, None, 0) }
-            .map_err(|_| FmmError::OutOfMemory("fixed address range is in use"))?
-            as u64;
-        if got != addr {
-            // SAFETY: `got` is the range the kernel just created for us.
-            let _ = unsafe { mman::munmap(got as usize, size as usize) };
-            return Err(FmmError::OutOfMemory("fixed address range is in use"));
-        }
-        Ok(addr)
+        let res = Reservation::at(addr, size)
+            .map_err(|_| FmmError::OutOfMemory("fixed address range is in use"))?;
+        Ok(Space::own(res))
     }
 
     /// Reserves `size` bytes aligned to (at least) `align`, at least
@@ -166,7 +270,7 @@ impl Aperture {
     /// C library's `mmap_aperture_allocate_aligned` does (keeping the
     /// guards reserved cost two more VMAs per live object and halved the
     /// objects a process can hold under `vm.max_map_count`).
-    fn mmap_aligned(&self, size: u64, align: u64) -> Result<u64> {
+    fn mmap_aligned(&self, size: u64, align: u64) -> Result<Space> {
         let too_big = FmmError::OutOfMemory("size exceeds the virtual address space");
         let align = self.effective_align(size, align);
         // align >= PAGE_SIZE, so the sum is at least a page.
@@ -176,60 +280,31 @@ impl Aperture {
             .map(|v| v - PAGE_SIZE)
             .filter(|&v| v <= MAX_ALLOC_SIZE)
             .ok_or(too_big)?;
-        let raw = mman::reserve(padded as usize)
-            .map_err(|_| FmmError::OutOfMemory("mmap of address space failed"))?
-            as u64;
+        let res = Reservation::new(padded)
+            .map_err(|_| FmmError::OutOfMemory("mmap of address space failed"))?;
         // The kernel placed `padded` bytes at `raw`, so `raw + padded`
         // fits; `aligned` and `end + guard` lie inside (raw is page
         // aligned, so rounding up adds at most `align - PAGE_SIZE`), which
-        // the checks below confirm before anything is unmapped.
-        let raw_end = raw + padded;
+        // the checks below confirm before anything is trimmed.
+        let raw = res.addr();
         let aligned = checked_align_up(raw + self.guard, align).unwrap_or(u64::MAX);
         let end = aligned.saturating_add(size);
-        if aligned < self.base || end > raw_end || end - 1 > self.limit {
-            // SAFETY: the whole padded range is ours, just reserved.
-            let _ = unsafe { mman::munmap(raw as usize, padded as usize) };
+        if aligned < self.base || end > raw + padded || end - 1 > self.limit {
             return Err(FmmError::OutOfMemory(
                 "mmap returned an address outside the aperture",
             ));
         }
-        if aligned > raw {
-            // SAFETY: leading alignment padding and guard of our own fresh
-            // reservation, before the object.
-            let _ = unsafe { mman::munmap(raw as usize, (aligned - raw) as usize) };
-        }
-        if raw_end > end {
-            // SAFETY: trailing guard and padding of our own fresh
-            // reservation, after the object.
-            let _ = unsafe { mman::munmap(end as usize, (raw_end - end) as usize) };
-        }
-        Ok(aligned)
+        let res = res
+            .trim(aligned - raw, size)
+            .map_err(|_| FmmError::OutOfMemory("mmap of address space failed"))?;
+        Ok(Space::own(res))
     }
 
-    /// Returns `[addr, addr+size)` (as allocated) to the aperture. With
-    /// `had_cpu_view`, a CPU mapping made in the range is replaced by an
-    /// inaccessible reservation first (reserved kind; the mmap kind always
-    /// unmaps).
-    ///
-    /// # Safety
-    ///
-    /// The range must have been returned by [`Aperture::allocate`] with
-    /// this size and no longer be used; no Rust reference may point into it.
-    pub unsafe fn release(&self, addr: u64, size: u64, had_cpu_view: bool) {
-        match &self.mode {
-            Mode::Reserved { va } => {
-                if self.cpu_accessible && had_cpu_view {
-                    // SAFETY: the caller hands the range back; replacing it
-                    // with PROT_NONE keeps it reserved but inaccessible.
-                    unsafe { reset_to_reserved(addr, size) };
-                }
-                lock(va).free(addr, size + self.guard);
-            }
-            Mode::Mmap => {
-                // SAFETY: the caller owns the range (exactly what
-                // `allocate` left reserved: no guards) and gives it up.
-                let _ = unsafe { mman::munmap(addr as usize, size as usize) };
-            }
+    /// Takes `size` bytes at the start of a reserved aperture for good
+    /// (nothing is ever placed there); the mmap kind has nothing to hold.
+    pub fn hold(&self, size: u64) {
+        if let Mode::Reserved { va, .. } = &self.mode {
+            let _ = lock(va).alloc_fixed(self.base, size);
         }
     }
 
@@ -237,28 +312,8 @@ impl Aperture {
     #[allow(dead_code)]
     pub fn free_bytes(&self) -> u64 {
         match &self.mode {
-            Mode::Reserved { va } => lock(va).free_bytes(),
+            Mode::Reserved { va, .. } => lock(va).free_bytes(),
             Mode::Mmap => 0,
-        }
-    }
-}
-
-/// Replaces `[addr, addr+size)` with an inaccessible reservation.
-///
-/// # Safety
-///
-/// The caller must own the range; no Rust reference may point into it.
-pub(crate) unsafe fn reset_to_reserved(addr: u64, size: u64) {
-    let flags = MapFlags::PRIVATE | MapFlags::ANONYMOUS | MapFlags::NORESERVE | MapFlags::FIXED;
-    // SAFETY: forwarded contract: the range is the caller's.
-    let r = unsafe { mman::mmap(addr as usize, size as usize, Prot::empty(), flags, None, 0) };
-    if r == Err(Errno::ENOMEM) {
-        // At the map-count limit a replacing mmap can fail; unmapping first
-        // lowers the count, as the C thunk does.
-        // SAFETY: as above.
-        unsafe {
-            let _ = mman::munmap(addr as usize, size as usize);
-            let _ = mman::mmap(addr as usize, size as usize, Prot::empty(), flags, None, 0);
         }
     }
 }
@@ -266,8 +321,9 @@ pub(crate) unsafe fn reset_to_reserved(addr: u64, size: u64) {
 /// Tries to reserve the SVM range the way the C thunk does when the GPU VM
 /// does not cover the whole CPU address space: walk candidate start
 /// addresses in 2 MiB steps, halving the length, until at least half of
-/// the reservation is GPU-addressable. Returns `(base, limit)`.
-pub(crate) fn reserve_svm_range(base: u64, limit: u64) -> Result<(u64, u64)> {
+/// the reservation is GPU-addressable. Returns the reservation, whose
+/// last byte is at most `limit`.
+pub(crate) fn reserve_svm_range(base: u64, limit: u64) -> Result<Reservation> {
     const SVM_RESERVATION_LIMIT: u64 = (1 << 40) - 1;
     const SVM_MIN_VM_SIZE: u64 = 4 << 30;
     let base = align_up(base, GPU_HUGE_PAGE_SIZE);
@@ -287,32 +343,22 @@ pub(crate) fn reserve_svm_range(base: u64, limit: u64) -> Result<(u64, u64)> {
             if map_size < SVM_MIN_VM_SIZE {
                 break;
             }
-            let flags = MapFlags::PRIVATE | MapFlags::ANONYMOUS | MapFlags::NORESERVE;
-            // SAFETY: no MAP_FIXED: the address is only a hint.
-            let Ok(got) = (unsafe {
-                mman::mmap(
-                    addr as usize,
-                    map_size as usize,
-                    Prot::empty(),
-                    flags,
-                    None,
-                    0,
-                )
-            }) else {
+            let Ok(res) = Reservation::near(addr, map_size) else {
                 break;
             };
-            let got = got as u64;
+            let got = res.addr();
             if got + half - 1 <= limit && got + SVM_MIN_VM_SIZE - 1 <= limit {
                 let end = got + map_size - 1;
                 if end > limit {
-                    // SAFETY: trimming the tail of our own reservation.
-                    let _ = unsafe { mman::munmap((limit + 1) as usize, (end - limit) as usize) };
-                    return Ok((got, limit));
+                    // The part past `limit` is given back.
+                    return res
+                        .trim(0, limit + 1 - got)
+                        .map_err(|_| FmmError::OutOfMemory("failed to trim the SVM range"));
                 }
-                return Ok((got, end));
+                return Ok(res);
             }
-            // SAFETY: our own reservation, not usable.
-            let _ = unsafe { mman::munmap(got as usize, map_size as usize) };
+            // Not usable: dropped (unmapped) here.
+            drop(res);
             addr += GPU_HUGE_PAGE_SIZE;
         }
         len = half;
@@ -330,46 +376,49 @@ mod tests {
     fn mmap_aperture_allocates_aligned_ranges() {
         let ap = Aperture::mmap(0x20_0000, (1 << 47) - 1, PAGE_SIZE, 1, 9);
         let a = ap.allocate(None, 4 << 20, 0).unwrap();
-        assert_eq!(a % (2 << 20), 0, "big buffers are 2 MiB aligned");
+        assert_eq!(a.addr % (2 << 20), 0, "big buffers are 2 MiB aligned");
         let b = ap.allocate(None, PAGE_SIZE, 0).unwrap();
-        assert!(a >= ap.base && b >= ap.base && a < ap.limit && b < ap.limit);
-        // SAFETY: both ranges came from this aperture and are unused.
-        unsafe {
-            ap.release(a, 4 << 20, true);
-            ap.release(b, PAGE_SIZE, true);
-        }
+        assert!(a.addr >= ap.base && b.addr >= ap.base && a.addr < ap.limit && b.addr < ap.limit);
+        let m = a
+            .map_anonymous(a.addr + PAGE_SIZE, PAGE_SIZE, Prot::READ | Prot::WRITE)
+            .unwrap();
+        m.write(0, b"x").unwrap();
+        assert!(
+            a.map_anonymous(b.addr, PAGE_SIZE, Prot::READ).is_err(),
+            "outside the space"
+        );
     }
 
     #[test]
     fn mmap_aperture_fixed_address() {
         let ap = Aperture::mmap(0x20_0000, (1 << 47) - 1, PAGE_SIZE, 0, 9);
         let a = ap.allocate(None, 4 * PAGE_SIZE, 0).unwrap();
+        let at = a.addr;
         // The range is taken, so a fixed request on it fails.
-        assert!(ap.allocate(Some(a), PAGE_SIZE, 0).is_err());
-        // SAFETY: `a` came from this aperture.
-        unsafe { ap.release(a, 4 * PAGE_SIZE, true) };
-        assert_eq!(ap.allocate(Some(a), PAGE_SIZE, 0).unwrap(), a);
-        // SAFETY: as above.
-        unsafe { ap.release(a, PAGE_SIZE, true) };
+        assert!(ap.allocate(Some(at), PAGE_SIZE, 0).is_err());
+        drop(a);
+        assert_eq!(ap.allocate(Some(at), PAGE_SIZE, 0).unwrap().addr, at);
     }
 
     #[test]
     fn reserved_aperture_with_guard_pages() {
-        let base = mman::reserve((64 * PAGE_SIZE) as usize).unwrap() as u64;
-        let ap = Aperture::reserved(base, base + 64 * PAGE_SIZE - 1, PAGE_SIZE, 1, true);
+        let res = Arc::new(Reservation::new(64 * PAGE_SIZE).unwrap());
+        let base = res.addr();
+        let ap = Aperture::reserved(base, base + 64 * PAGE_SIZE - 1, PAGE_SIZE, 1, Some(res));
         let a = ap.allocate(None, PAGE_SIZE, 0).unwrap();
         let b = ap.allocate(None, PAGE_SIZE, 0).unwrap();
         assert!(
-            a.abs_diff(b) >= 2 * PAGE_SIZE,
+            a.addr.abs_diff(b.addr) >= 2 * PAGE_SIZE,
             "one guard page between objects"
         );
         assert_eq!(ap.free_bytes(), 60 * PAGE_SIZE);
-        // SAFETY: ranges from this aperture, then the whole aperture.
-        unsafe {
-            ap.release(a, PAGE_SIZE, true);
-            ap.release(b, PAGE_SIZE, true);
-            assert_eq!(ap.free_bytes(), 64 * PAGE_SIZE);
-            mman::munmap(base as usize, (64 * PAGE_SIZE) as usize).unwrap();
-        }
+        let m = a.map_anonymous(a.addr, PAGE_SIZE, Prot::READ).unwrap();
+        assert_eq!(m.load_u64(0), Ok(0));
+        drop((m, a, b));
+        assert_eq!(ap.free_bytes(), 64 * PAGE_SIZE);
+        // A GPU-only aperture has no CPU mappings.
+        let gpu = Aperture::reserved(1 << 56, (1 << 56) + (1 << 30) - 1, PAGE_SIZE, 0, None);
+        let g = gpu.allocate(None, PAGE_SIZE, 0).unwrap();
+        assert!(g.map_anonymous(g.addr, PAGE_SIZE, Prot::READ).is_err());
     }
 }

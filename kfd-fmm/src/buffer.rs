@@ -1,7 +1,9 @@
 //! RAII buffers.
 
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
+
+use kfd_sys::mapping::Mapping;
+use kfd_sys::Errno;
 
 use crate::error::{FmmError, Result};
 use crate::flags::{MemFlags, MemMapFlags};
@@ -25,24 +27,29 @@ use crate::fmm::Fmm;
 /// # Concurrency
 ///
 /// A `Buffer` is `Send` and `Sync`. [`Buffer::write`] and [`Buffer::read`]
-/// take `&self` and copy one byte at a time with relaxed atomic accesses,
-/// so calls racing on the same bytes from several threads are not a data
-/// race (no undefined behaviour), but they are not atomic as a whole: a
-/// read that races a write may see any mix of old and new bytes. Order
-/// them with the usual tools (a lock, a channel, or a release/acquire
-/// flag) when that matters. The GPU and other processes that map the same
-/// memory are outside this model, as for any shared memory; raw accesses
-/// through [`Buffer::as_ptr`] must use byte-sized atomics too to race
-/// with `read`/`write`.
+/// take `&self` and copy through the buffer's CPU mapping
+/// ([`kfd_sys::mapping::Mapping`]) with relaxed atomic accesses, one per
+/// aligned 64-bit word, so calls racing on the same bytes from several
+/// threads are not a data race (no undefined behaviour), but they are not
+/// atomic as a whole: a read that races a write may see any mix of old
+/// and new words. Order them with the usual tools (a lock, a channel, or
+/// a release/acquire flag) when that matters. The GPU and other processes
+/// that map the same memory are outside this model, as for any shared
+/// memory; raw accesses through [`Buffer::as_ptr`] must be atomic too to
+/// race with `read`/`write`.
 #[derive(Debug)]
 pub struct Buffer {
     fmm: Arc<Fmm>,
     addr: u64,
     size: u64,
     flags: MemFlags,
-    cpu: bool,
+    /// The CPU mapping, when the CPU can read the buffer (shared with the
+    /// memory manager's object; released before the object is freed).
+    view: Option<Arc<Mapping>>,
     writable: bool,
     owned: bool,
+    /// The kernel keeps the buffer ([`Buffer::mark_kernel_held`]).
+    kernel_held: bool,
 }
 
 impl Fmm {
@@ -71,15 +78,16 @@ impl Fmm {
     }
 
     fn adopt(self: &Arc<Self>, addr: u64, size: u64, flags: MemFlags) -> Buffer {
-        let (cpu, writable) = self.cpu_access(addr);
+        let (view, writable) = self.cpu_access(addr);
         Buffer {
             fmm: self.clone(),
             addr,
             size,
             flags,
-            cpu,
+            view,
             writable,
             owned: true,
+            kernel_held: false,
         }
     }
 }
@@ -107,13 +115,21 @@ impl Buffer {
 
     /// True when the CPU can read and write the buffer.
     pub fn is_cpu_accessible(&self) -> bool {
-        self.cpu
+        self.view.is_some()
     }
 
     /// A raw pointer to the buffer, or `None` if the CPU cannot access it.
     /// Reads and writes through it race with the GPU like any shared memory.
     pub fn as_ptr(&self) -> Option<*mut u8> {
-        self.cpu.then_some(self.addr as *mut u8)
+        self.view.as_ref().map(|_| self.addr as *mut u8)
+    }
+
+    /// The buffer's CPU mapping (for the kernel requests that write into
+    /// it), or [`FmmError::NotSupported`] if the CPU cannot access it.
+    pub fn mapping(&self) -> Result<&Mapping> {
+        self.view
+            .as_deref()
+            .ok_or(FmmError::NotSupported("the CPU cannot access this buffer"))
     }
 
     /// Maps the buffer to all GPUs (or the ones it is registered to).
@@ -133,26 +149,10 @@ impl Buffer {
         self.fmm.unmap_as_owner(self.addr)
     }
 
-    /// The byte at `offset` as an atomic, once [`Buffer::check`] passed.
-    ///
-    /// # Safety
-    ///
-    /// `offset` must lie inside a range [`Buffer::check`] accepted.
-    unsafe fn byte(&self, offset: u64) -> &AtomicU8 {
-        // SAFETY: `check` found the range inside the buffer, which is
-        // mapped for the CPU (readable, and writable where written) for as
-        // long as `self` lives: the object is owned by this buffer, so no
-        // address-based call can free or unmap it, and the `Arc` keeps the
-        // memory manager (whose drop would) alive. The bytes are only ever
-        // accessed by this type through byte-sized atomics, and no Rust
-        // reference of another type points into the mapping.
-        unsafe { AtomicU8::from_ptr((self.addr + offset) as usize as *mut u8) }
-    }
-
-    fn check(&self, offset: u64, len: usize, write: bool) -> Result<()> {
-        if !self.cpu {
-            return Err(FmmError::NotSupported("the CPU cannot access this buffer"));
-        }
+    /// The mapping, after checking `[offset, offset + len)` against the
+    /// buffer (`write`: and that the CPU may write it).
+    fn check(&self, offset: u64, len: usize, write: bool) -> Result<&Mapping> {
+        let view = self.mapping()?;
         if write && !self.writable {
             return Err(FmmError::NotSupported("the CPU mapping is read-only"));
         }
@@ -160,33 +160,58 @@ impl Buffer {
             .checked_add(len as u64)
             .map_or(true, |end| end > self.size)
         {
-            return Err(FmmError::RangeOutsideObject {
-                addr: self.addr.wrapping_add(offset),
-                size: len as u64,
-            });
+            return Err(self.outside(offset, len as u64));
         }
-        Ok(())
+        Ok(view)
     }
 
-    /// Copies `data` into the buffer at `offset` (byte by byte, relaxed
+    fn outside(&self, offset: u64, len: u64) -> FmmError {
+        FmmError::RangeOutsideObject {
+            addr: self.addr.wrapping_add(offset),
+            size: len,
+        }
+    }
+
+    /// What a mapping's refusal means for the caller of `offset`/`len`.
+    fn refused(&self, offset: u64, len: u64) -> impl FnOnce(Errno) -> FmmError + '_ {
+        move |errno| match errno {
+            Errno::EACCES => FmmError::NotSupported("the CPU mapping does not allow this access"),
+            Errno::EINVAL => FmmError::UnalignedAddress(self.addr.wrapping_add(offset)),
+            _ => self.outside(offset, len),
+        }
+    }
+
+    /// Copies `data` into the buffer at `offset` (word-wise relaxed
     /// atomic stores: see the type's concurrency notes).
     pub fn write(&self, offset: u64, data: &[u8]) -> Result<()> {
-        self.check(offset, data.len(), true)?;
-        for (i, &b) in data.iter().enumerate() {
-            // SAFETY: `offset + i` is inside the range checked above.
-            unsafe { self.byte(offset + i as u64) }.store(b, Ordering::Relaxed);
-        }
-        Ok(())
+        let view = self.check(offset, data.len(), true)?;
+        let len = data.len() as u64;
+        view.write(offset, data).map_err(self.refused(offset, len))
     }
 
-    /// Copies from the buffer at `offset` into `out` (byte by byte, relaxed
+    /// Copies from the buffer at `offset` into `out` (word-wise relaxed
     /// atomic loads: see the type's concurrency notes).
     pub fn read(&self, offset: u64, out: &mut [u8]) -> Result<()> {
-        self.check(offset, out.len(), false)?;
-        for (i, b) in out.iter_mut().enumerate() {
-            // SAFETY: `offset + i` is inside the range checked above.
-            *b = unsafe { self.byte(offset + i as u64) }.load(Ordering::Relaxed);
-        }
+        let view = self.check(offset, out.len(), false)?;
+        let len = out.len() as u64;
+        view.read(offset, out).map_err(self.refused(offset, len))
+    }
+
+    /// Reads the aligned 64-bit word at `offset` with one load (memory
+    /// the GPU or the kernel writes, such as an event slot).
+    pub fn load_u64(&self, offset: u64) -> Result<u64> {
+        let view = self.check(offset, 8, false)?;
+        view.load_u64(offset).map_err(self.refused(offset, 8))
+    }
+
+    /// Records that the kernel took the buffer for the rest of its
+    /// process (the dGPU event page handed to `CREATE_EVENT`, which the
+    /// kernel refuses to free): dropping the buffer then neither unmaps
+    /// nor frees it; the memory manager gives back its address range at
+    /// teardown ([`Fmm::mark_kernel_held`]).
+    pub fn mark_kernel_held(&mut self) -> Result<()> {
+        self.fmm.mark_kernel_held(self.addr)?;
+        self.kernel_held = true;
         Ok(())
     }
 
@@ -201,7 +226,14 @@ impl Buffer {
 
 impl Drop for Buffer {
     fn drop(&mut self) {
+        // The view goes first: the object's range is reserved again only
+        // when its last mapping is gone.
+        self.view = None;
         if !self.owned {
+            return;
+        }
+        if self.kernel_held {
+            self.fmm.set_owned(self.addr, false);
             return;
         }
         let _ = self.fmm.unmap_as_owner(self.addr);

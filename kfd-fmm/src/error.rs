@@ -1,18 +1,18 @@
-//! The memory manager's error type and its mapping to `HSAKMT_STATUS`.
+//! The memory manager's error type.
 
-use hsakmt_sys::HSAKMT_STATUS;
+use kfd_sys::ioctl::IoctlInfo;
 use kfd_sys::Errno;
 
-/// Why a memory-manager operation failed.
+/// Why a memory-manager operation failed: the cause, with the errno and
+/// the kernel request where the kernel refused.
 ///
-/// Each variant names a cause; [`FmmError::status`] gives the
-/// `HSAKMT_STATUS` the C library returns for that cause in the API that
-/// produces it. Where the same cause yields different statuses in
-/// different C functions (an unknown address is 36 for FreeMemory, 3 for
-/// MapMemoryToGPU and 1 for QueryPointerInfo), there is one variant per
-/// status, named after the situation.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
+/// Where one cause arises in different situations that callers tell
+/// apart (an address this context does not know, when freeing it, when
+/// mapping or sharing it, or when querying it), each situation is a
+/// variant of its own ([`FmmError::NotRegistered`],
+/// [`FmmError::NoSuchObject`], [`FmmError::UnknownPointer`]). Which C
+/// status a failure becomes is the `hsakmt` border's decision.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FmmError {
     /// The node id is not a node of this context's topology.
     #[error("node {0} does not exist")]
@@ -45,10 +45,9 @@ pub enum FmmError {
     #[error("address {0:#x} is not allocated or registered in this context")]
     NotRegistered(u64),
     /// Free, unmap or deregister by address of memory that an RAII handle
-    /// ([`crate::Buffer`]) owns: only the handle may release it. The status
-    /// is `MEMORY_NOT_REGISTERED` (36), what the C library's FreeMemory and
-    /// DeregisterMemory return for an address the caller did not allocate
-    /// or register (here: not through the address-based API).
+    /// ([`crate::Buffer`]) owns: only the handle may release it (the
+    /// caller did not allocate or register it through the address-based
+    /// API).
     #[error("memory at {0:#x} is owned by a buffer handle; only its owner releases it")]
     OwnedByHandle(u64),
     /// Map, share or export of an address that is not (inside) an object
@@ -98,26 +97,23 @@ pub enum FmmError {
     /// No virtual address space (or device memory) left for the request.
     #[error("out of memory: {0}")]
     OutOfMemory(&'static str),
-    /// A system-memory allocation failed (the C library reports these as
-    /// a plain error, not as NO_MEMORY).
+    /// A system-memory allocation failed before any kernel request (no
+    /// address range, or a size no system memory can have).
     #[error("system memory allocation failed: {0}")]
     HostAllocFailed(&'static str),
     /// A share handle is malformed or from a stale exporter.
     #[error("invalid share handle: {0}")]
     BadShareHandle(&'static str),
-    /// A null address where the C library reports a plain error
-    /// (FreeMemory, MapMemoryToGPU*).
+    /// A null address (FreeMemory, MapMemoryToGPU*).
     #[error("null address")]
     NullAddress,
-    /// The operation cannot be done on this object or in this state (the
-    /// C library's generic failure).
+    /// The operation cannot be done on this object or in this state.
     #[error("failed: {0}")]
     Failed(&'static str),
-    /// The kernel refused to create a buffer (device memory: NO_MEMORY;
-    /// system memory: ERROR, as the C library reports them).
+    /// The kernel (or mmap) refused to create a buffer.
     #[error("{} allocation failed: {errno}", if *.device { "device memory" } else { "system memory" })]
     AllocFailed {
-        /// True for VRAM (status NO_MEMORY), false for system memory (ERROR).
+        /// True for device memory (VRAM, scratch), false for system memory.
         device: bool,
         /// What the kernel (or mmap) said.
         errno: Errno,
@@ -130,11 +126,11 @@ pub enum FmmError {
         /// The errno.
         errno: Errno,
     },
-    /// An ioctl failed.
-    #[error("{name} failed: {errno}")]
+    /// A kernel request failed.
+    #[error("{request} failed: {errno}")]
     Ioctl {
-        /// The request name.
-        name: &'static str,
+        /// The request.
+        request: IoctlInfo,
         /// What the kernel said.
         errno: Errno,
     },
@@ -149,44 +145,8 @@ pub enum FmmError {
 }
 
 impl FmmError {
-    /// The `HSAKMT_STATUS` value the C library returns for this cause.
-    pub fn status(&self) -> HSAKMT_STATUS {
-        use FmmError::*;
-        match self {
-            InvalidNode(_) | NotAGpuNode(_) => HSAKMT_STATUS::HSAKMT_STATUS_INVALID_NODE_UNIT,
-            InvalidArgument(_)
-            | BadSize { .. }
-            | BadAlignment(_)
-            | UnalignedAddress(_)
-            | ConflictingFlags(_)
-            | NoSuchObject(_)
-            | NotMappable(_)
-            | RangeOutsideObject { .. } => HSAKMT_STATUS::HSAKMT_STATUS_INVALID_PARAMETER,
-            NotRegistered(_) | OwnedByHandle(_) => {
-                HSAKMT_STATUS::HSAKMT_STATUS_MEMORY_NOT_REGISTERED
-            }
-            AlreadyRegistered(_) => HSAKMT_STATUS::HSAKMT_STATUS_MEMORY_ALREADY_REGISTERED,
-            NotUserMemory(_) => HSAKMT_STATUS::HSAKMT_STATUS_INVALID_HANDLE,
-            NotSupported(_) | KfdTooOld { .. } => HSAKMT_STATUS::HSAKMT_STATUS_NOT_SUPPORTED,
-            NotImplemented(_) => HSAKMT_STATUS::HSAKMT_STATUS_NOT_IMPLEMENTED,
-            OutOfMemory(_) | AllocFailed { device: true, .. } => {
-                HSAKMT_STATUS::HSAKMT_STATUS_NO_MEMORY
-            }
-            UnknownPointer(_)
-            | NodeNotRegistered(_)
-            | HostAllocFailed(_)
-            | BadShareHandle(_)
-            | NullAddress
-            | Failed(_)
-            | AllocFailed { device: false, .. }
-            | RenderNode { .. }
-            | Ioctl { .. }
-            | Mmap { .. } => HSAKMT_STATUS::HSAKMT_STATUS_ERROR,
-        }
-    }
-
-    pub(crate) fn ioctl(name: &'static str) -> impl FnOnce(Errno) -> FmmError {
-        move |errno| FmmError::Ioctl { name, errno }
+    pub(crate) fn ioctl(request: IoctlInfo) -> impl FnOnce(Errno) -> FmmError {
+        move |errno| FmmError::Ioctl { request, errno }
     }
 }
 
@@ -198,22 +158,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn statuses() {
-        assert_eq!(FmmError::InvalidNode(9).status().0, 5);
-        assert_eq!(FmmError::NotRegistered(0x1000).status().0, 36);
-        assert_eq!(FmmError::OwnedByHandle(0x1000).status().0, 36);
-        assert_eq!(FmmError::NoSuchObject(0x1000).status().0, 3);
-        assert_eq!(FmmError::UnknownPointer(0x1000).status().0, 1);
-        assert_eq!(FmmError::KfdTooOld { need: 12, have: 8 }.status().0, 11);
-        assert_eq!(FmmError::OutOfMemory("x").status().0, 6);
-        assert_eq!(FmmError::AlreadyRegistered(1).status().0, 35);
+    fn an_ioctl_error_names_its_request() {
+        let e = FmmError::ioctl(kfd_sys::kfd::AMDKFD_IOC_FREE_MEMORY_OF_GPU.info())(Errno::EINVAL);
         assert_eq!(
-            FmmError::Ioctl {
-                name: "X",
-                errno: Errno::EINVAL
-            }
-            .to_string(),
-            "X failed: Invalid argument"
+            e.to_string(),
+            "AMDKFD_IOC_FREE_MEMORY_OF_GPU failed: Invalid argument"
         );
+        assert!(matches!(
+            e,
+            FmmError::Ioctl { request, .. }
+                if request == kfd_sys::kfd::AMDKFD_IOC_FREE_MEMORY_OF_GPU.info()
+        ));
     }
 }

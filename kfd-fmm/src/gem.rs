@@ -15,12 +15,13 @@
 //! [`GemBuffer::mmap_offset`] still reports that offset
 //! (`hsaKmtMemoryGetCpuAddr` returns it).
 
-use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{BorrowedFd, OwnedFd};
 use std::sync::{Arc, Mutex};
 
 use kfd_sys::drm::*;
-use kfd_sys::mman::{self, MapFlags, Prot};
-use kfd_sys::{DeviceFile, Errno};
+use kfd_sys::mapping::Mapping;
+use kfd_sys::mman::Prot;
+use kfd_sys::DeviceFile;
 
 use crate::error::{FmmError, Result};
 use crate::lock;
@@ -55,32 +56,10 @@ pub struct GemBuffer {
     file: Arc<DeviceFile>,
     handle: u32,
     size: u64,
-    /// The CPU mapping (address), once made.
-    cpu: Mutex<Option<usize>>,
+    /// The CPU mapping, once made (unmapped on drop).
+    cpu: Mutex<Option<Mapping>>,
     /// Whether dropping closes the GEM handle (not for a duplicate).
     owns_handle: bool,
-}
-
-fn ioctl_err(name: &'static str) -> impl FnOnce(Errno) -> FmmError {
-    FmmError::ioctl(name)
-}
-
-/// The size of the file behind `fd` (`lseek(fd, 0, SEEK_END)`), as
-/// libdrm_amdgpu sizes an imported dma-buf; the file position is put back
-/// at 0.
-fn dmabuf_size(fd: BorrowedFd<'_>) -> Result<u64> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: lseek on a descriptor the caller lent; no memory involved.
-    let end = unsafe { libc::lseek(fd.as_raw_fd(), 0, libc::SEEK_END) };
-    if end < 0 {
-        return Err(FmmError::Ioctl {
-            name: "lseek(dma-buf)",
-            errno: Errno::last(),
-        });
-    }
-    // SAFETY: as above.
-    unsafe { libc::lseek(fd.as_raw_fd(), 0, libc::SEEK_SET) };
-    Ok(end as u64)
 }
 
 impl GemBuffer {
@@ -88,13 +67,14 @@ impl GemBuffer {
     /// (`PRIME_FD_TO_HANDLE`); its size is the dma-buf's.
     pub fn import_dmabuf(file: Arc<DeviceFile>, fd: BorrowedFd<'_>) -> Result<GemBuffer> {
         use std::os::fd::AsRawFd;
-        let size = dmabuf_size(fd)?;
+        let size = kfd_sys::process::file_size(fd)
+            .map_err(|_| FmmError::BadShareHandle("not a dma-buf: its size is unknown"))?;
         let mut args = drm_prime_handle {
             fd: fd.as_raw_fd(),
             ..Default::default()
         };
         file.ioctl_plain(DRM_IOCTL_PRIME_FD_TO_HANDLE, &mut args)
-            .map_err(ioctl_err("DRM_IOCTL_PRIME_FD_TO_HANDLE"))?;
+            .map_err(FmmError::ioctl(DRM_IOCTL_PRIME_FD_TO_HANDLE.info()))?;
         Ok(GemBuffer {
             file,
             handle: args.handle,
@@ -129,16 +109,8 @@ impl GemBuffer {
     /// A new dma-buf descriptor of the buffer (`PRIME_HANDLE_TO_FD`,
     /// close-on-exec, read-write).
     pub fn export_dmabuf(&self) -> Result<OwnedFd> {
-        let mut args = drm_prime_handle {
-            handle: self.handle,
-            flags: DRM_CLOEXEC | DRM_RDWR,
-            ..Default::default()
-        };
-        self.file
-            .ioctl_plain(DRM_IOCTL_PRIME_HANDLE_TO_FD, &mut args)
-            .map_err(ioctl_err("DRM_IOCTL_PRIME_HANDLE_TO_FD"))?;
-        // SAFETY: the kernel made this descriptor for us.
-        Ok(unsafe { OwnedFd::from_raw_fd(args.fd) })
+        prime_handle_to_fd(&self.file, self.handle, DRM_CLOEXEC | DRM_RDWR)
+            .map_err(FmmError::ioctl(DRM_IOCTL_PRIME_HANDLE_TO_FD.info()))
     }
 
     /// The buffer's UMD metadata words (`GEM_METADATA` GET; empty when
@@ -151,7 +123,7 @@ impl GemBuffer {
         };
         self.file
             .ioctl_plain(DRM_IOCTL_AMDGPU_GEM_METADATA, &mut args)
-            .map_err(ioctl_err("DRM_IOCTL_AMDGPU_GEM_METADATA"))?;
+            .map_err(FmmError::ioctl(DRM_IOCTL_AMDGPU_GEM_METADATA.info()))?;
         let words = (args.data.data_size_bytes as usize / 4).min(args.data.data.len());
         Ok(args.data.data[..words].to_vec())
     }
@@ -173,7 +145,7 @@ impl GemBuffer {
         args.data.data_size_bytes = (words.len() * 4) as u32;
         self.file
             .ioctl_plain(DRM_IOCTL_AMDGPU_GEM_METADATA, &mut args)
-            .map_err(ioctl_err("DRM_IOCTL_AMDGPU_GEM_METADATA"))?;
+            .map_err(FmmError::ioctl(DRM_IOCTL_AMDGPU_GEM_METADATA.info()))?;
         Ok(())
     }
 
@@ -189,7 +161,7 @@ impl GemBuffer {
         };
         self.file
             .ioctl_plain(DRM_IOCTL_AMDGPU_GEM_VA, &mut args)
-            .map_err(ioctl_err("DRM_IOCTL_AMDGPU_GEM_VA"))?;
+            .map_err(FmmError::ioctl(DRM_IOCTL_AMDGPU_GEM_VA.info()))?;
         Ok(())
     }
 
@@ -207,60 +179,38 @@ impl GemBuffer {
 
     /// The render node's mmap offset of the buffer (`GEM_MMAP`).
     pub fn mmap_offset(&self) -> Result<u64> {
-        let mut args = drm_amdgpu_gem_mmap {
-            r#in: drm_amdgpu_gem_mmap_in {
-                handle: self.handle,
-                _pad: 0,
-            },
-        };
-        self.file
-            .ioctl_plain(DRM_IOCTL_AMDGPU_GEM_MMAP, &mut args)
-            .map_err(ioctl_err("DRM_IOCTL_AMDGPU_GEM_MMAP"))?;
-        // SAFETY: both union members are plain integers; `out` is what the
-        // kernel wrote.
-        Ok(unsafe { args.out.addr_ptr })
+        gem_mmap_offset(&self.file, self.handle)
+            .map_err(FmmError::ioctl(DRM_IOCTL_AMDGPU_GEM_MMAP.info()))
     }
 
     /// The CPU address of the whole buffer, mapped read-write and shared
     /// on first use (the same address afterwards) and unmapped on drop.
     pub fn cpu_map(&self) -> Result<usize> {
+        use std::os::fd::AsFd;
         let mut cpu = lock(&self.cpu);
-        if let Some(addr) = *cpu {
-            return Ok(addr);
+        if let Some(m) = &*cpu {
+            return Ok(m.addr() as usize);
         }
-        let len = usize::try_from(self.size)
-            .ok()
-            .filter(|l| *l > 0)
-            .ok_or(FmmError::InvalidArgument("empty buffer"))?;
+        if self.size == 0 {
+            return Err(FmmError::InvalidArgument("empty buffer"));
+        }
         let dmabuf = self.export_dmabuf()?;
-        // SAFETY: no MAP_FIXED: the kernel picks a fresh range, which this
-        // buffer owns until it unmaps it in `drop`.
-        let addr = unsafe {
-            mman::mmap(
-                0,
-                len,
-                Prot::READ | Prot::WRITE,
-                MapFlags::SHARED,
-                Some(dmabuf.as_fd()),
-                0,
-            )
-        }
-        .map_err(|errno| FmmError::Mmap {
-            what: "dma-buf",
-            errno,
-        })?;
-        *cpu = Some(addr);
+        let m = Mapping::file(dmabuf.as_fd(), self.size, Prot::READ | Prot::WRITE, 0).map_err(
+            |errno| FmmError::Mmap {
+                what: "dma-buf",
+                errno,
+            },
+        )?;
+        let addr = m.addr() as usize;
+        *cpu = Some(m);
         Ok(addr)
     }
 }
 
 impl Drop for GemBuffer {
     fn drop(&mut self) {
-        if let Some(addr) = lock(&self.cpu).take() {
-            // SAFETY: the mapping `cpu_map` made and nobody else owns; the
-            // C caller was told it dies with the handle.
-            let _ = unsafe { mman::munmap(addr, self.size as usize) };
-        }
+        // The C caller was told the CPU mapping dies with the handle.
+        drop(lock(&self.cpu).take());
         if !self.owns_handle {
             return;
         }

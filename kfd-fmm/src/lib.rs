@@ -54,8 +54,21 @@
 //! - Address-based calls mirror the C API one to one (`alloc_memory`,
 //!   `free_memory`, `map_to_gpu`, ...) for the `hsakmt` ABI layer;
 //!   [`Buffer`] wraps an allocation in RAII for Rust users.
-//! - Every error is an [`FmmError`] whose [`FmmError::status`] is the
-//!   `HSAKMT_STATUS` the C library returns for the same cause.
+//! - The other sub-contexts of a context hold their buffers directly:
+//!   [`Fmm::alloc_exec`] (event page, queue buffers),
+//!   [`Fmm::alloc_doorbell_page`] and [`Fmm::alloc_svm_area`] (a queue's
+//!   save area in SVM memory).
+//! - Every error is an [`FmmError`] naming the cause (with the errno and
+//!   the kernel request where the kernel refused); the C status each
+//!   C function returns for it is decided at the `hsakmt` border.
+
+//!
+//! This crate has no `unsafe` code: address space and CPU mappings are
+//! `kfd_sys::mapping` values that unmap themselves, requests with user
+//! pointers go through the safe forms of `kfd_sys::memory`, and the few
+//! other system calls through `kfd_sys::mman` and `kfd_sys::process`.
+
+#![forbid(unsafe_code)]
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
@@ -63,6 +76,7 @@ struct ReadmeDoctests;
 
 mod aperture;
 mod buffer;
+mod device;
 mod error;
 mod flags;
 mod fmm;
@@ -73,6 +87,7 @@ mod share;
 mod va;
 
 pub use buffer::Buffer;
+pub use device::{ExecAlloc, SvmArea};
 pub use error::{FmmError, Result};
 pub use flags::{
     AllocMemFlags, CachePolicy, MemFlags, MemMapFlags, SvmAttr, SvmFlags, INVALID_NODEID,

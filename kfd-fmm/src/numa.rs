@@ -94,24 +94,11 @@ pub(crate) fn bind(addr: u64, len: u64, node: u32, flags: MemFlags, strict: bool
 mod tests {
     use super::*;
 
-    fn anon(len: usize) -> usize {
-        // SAFETY: no MAP_FIXED: a fresh range, unmapped below.
-        unsafe {
-            mman::mmap(
-                0,
-                len,
-                mman::Prot::READ | mman::Prot::WRITE,
-                mman::MapFlags::PRIVATE | mman::MapFlags::ANONYMOUS,
-                None,
-                0,
-            )
-        }
-        .unwrap()
-    }
-
     #[test]
     fn unbindable_memory_fails_only_strict_no_substitute() {
-        let a = anon(8192) as u64;
+        let m = kfd_sys::mapping::Mapping::anonymous(8192, mman::Prot::READ | mman::Prot::WRITE)
+            .unwrap();
+        let a = m.addr();
         let beyond = configured_nodes() + 3;
         let ns = MemFlags::NO_SUBSTITUTE;
         assert!(bind(a, 8192, beyond, ns, true).is_err());
@@ -125,7 +112,5 @@ mod tests {
         let single = configured_nodes() <= 1 || !mman::numa_available();
         assert_eq!(bind(a, 8192, 0, ns, true).is_err(), single);
         assert!(bind(a, 8192, 0, MemFlags::empty(), true).is_ok());
-        // SAFETY: the range mapped above, unused since.
-        unsafe { mman::munmap(a as usize, 8192) }.unwrap();
     }
 }

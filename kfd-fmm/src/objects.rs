@@ -15,6 +15,9 @@ use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
+use kfd_sys::mapping::Mapping;
+
+use crate::aperture::Space;
 use crate::flags::MemFlags;
 use crate::fmm::{NodeArray, PointerInfoArrays, PointerType};
 use crate::PAGE_SIZE;
@@ -62,15 +65,6 @@ pub(crate) enum Kind {
     Shared,
 }
 
-/// How the object's CPU view was created, so teardown can undo it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum CpuView {
-    /// Nothing beyond the aperture's own reservation.
-    None,
-    /// Anonymous memory or a device mapping over `[start, start+len)`.
-    Mapped { len: u64 },
-}
-
 /// One memory object.
 #[derive(Debug)]
 pub(crate) struct VmObject {
@@ -91,7 +85,6 @@ pub(crate) struct VmObject {
     /// Mapping references (userptrs may be mapped more than once).
     pub mapping_count: u32,
     pub user_data: u64,
-    pub cpu: CpuView,
     /// A dma-buf exported for share handles; kept open while the object lives.
     pub share_fd: Option<OwnedFd>,
     /// The kernel refused to free the BO with `EPERM`: it holds the buffer
@@ -104,6 +97,12 @@ pub(crate) struct VmObject {
     pub owned: bool,
     /// The node-id arrays pointer queries hand out (built on the first).
     pub node_arrays: Option<Box<NodeArrays>>,
+    /// The CPU mappings of the object (its memory, and the mirror of an
+    /// AQL ring behind it), shared with the [`crate::Buffer`] that owns
+    /// it. Before `space`: they drop first.
+    pub views: Vec<Arc<Mapping>>,
+    /// Its address range, given back when the object drops.
+    pub space: Space,
 }
 
 /// The registered and mapped node-id lists of an object as C reads them
@@ -172,10 +171,10 @@ impl NodeArrays {
 }
 
 impl VmObject {
-    pub fn new(start: u64, size: u64, handle: Option<u64>, gpu_id: u32, aperture: ApId) -> Self {
+    pub fn new(space: Space, handle: Option<u64>, gpu_id: u32, aperture: ApId) -> Self {
         VmObject {
-            start,
-            size,
+            start: space.addr,
+            size: space.size,
             handle,
             gpu_id,
             aperture,
@@ -186,12 +185,18 @@ impl VmObject {
             mapped: Vec::new(),
             mapping_count: 0,
             user_data: 0,
-            cpu: CpuView::None,
             share_fd: None,
             kernel_held: false,
             owned: false,
             node_arrays: None,
+            views: Vec::new(),
+            space,
         }
+    }
+
+    /// Whether the CPU has a view of the object.
+    pub fn cpu_mapped(&self) -> bool {
+        !self.views.is_empty()
     }
 
     /// The address range lookups can resolve to this object: its GPU
@@ -682,7 +687,12 @@ mod tests {
     use super::*;
 
     fn obj(start: u64, size: u64) -> VmObject {
-        VmObject::new(start, size, Some(start), 1, ApId::SvmDefault)
+        VmObject::new(
+            Space::borrowed(start, size),
+            Some(start),
+            1,
+            ApId::SvmDefault,
+        )
     }
 
     /// The start of the object `addr` resolves to.

@@ -22,7 +22,9 @@
 //! (which needs ptrace permission over the exporter, as any cross-process
 //! descriptor grab does).
 
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+
+use kfd_sys::process;
 
 use crate::error::{FmmError, Result};
 use crate::flags::MemFlags;
@@ -41,25 +43,13 @@ fn checksum(w: &[u32; 8]) -> u32 {
         .fold(0x9e37_79b9u32, |acc, &x| (acc ^ x).rotate_left(5))
 }
 
-fn inode_of(fd: i32) -> Option<u64> {
-    let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
-    // SAFETY: fstat writes a `struct stat` into `st`; an invalid
-    // descriptor makes it fail without touching memory.
-    if unsafe { libc::fstat(fd, st.as_mut_ptr()) } != 0 {
-        return None;
-    }
-    // SAFETY: fstat succeeded, so `st` is initialised.
-    Some(unsafe { st.assume_init() }.st_ino)
-}
-
 impl ShareHandle {
     pub(crate) fn new(fd: BorrowedFd<'_>, pages: u32, flags: MemFlags, gpu_id: u32) -> Self {
-        let raw = fd.as_raw_fd();
         let mut w = [
             MAGIC,
             std::process::id(),
-            raw as u32,
-            inode_of(raw).unwrap_or(0) as u32,
+            fd.as_raw_fd() as u32,
+            process::inode(fd).unwrap_or(0) as u32,
             pages,
             flags.bits(),
             gpu_id,
@@ -106,29 +96,16 @@ impl ShareHandle {
         if !self.is_valid() {
             return Err(FmmError::BadShareHandle("bad magic or checksum"));
         }
-        let (pid, fd) = (self.0[1] as i32, self.0[2] as i32);
-        let raw = if pid as u32 == std::process::id() {
-            // SAFETY: F_DUPFD_CLOEXEC on a number that may or may not be
-            // open: at worst it fails with EBADF; no memory is touched.
-            unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) }
+        let (pid, fd) = (self.0[1], self.0[2] as i32);
+        let dup = if pid == std::process::id() {
+            process::dup_number(fd)
         } else {
-            // SAFETY: raw syscalls with integer arguments only.
-            unsafe {
-                let pidfd = libc::syscall(libc::SYS_pidfd_open, pid, 0) as i32;
-                if pidfd < 0 {
-                    return Err(FmmError::BadShareHandle("exporting process is gone"));
-                }
-                let r = libc::syscall(libc::SYS_pidfd_getfd, pidfd, fd, 0) as i32;
-                libc::close(pidfd);
-                r
-            }
+            let pidfd = process::pidfd_open(pid)
+                .map_err(|_| FmmError::BadShareHandle("exporting process is gone"))?;
+            process::pidfd_getfd(pidfd.as_fd(), fd)
         };
-        if raw < 0 {
-            return Err(FmmError::BadShareHandle("exported dma-buf is closed"));
-        }
-        // SAFETY: `raw` is a new descriptor created above for us alone.
-        let owned = unsafe { OwnedFd::from_raw_fd(raw) };
-        if inode_of(owned.as_raw_fd()).map(|i| i as u32) != Some(self.0[3]) {
+        let owned = dup.map_err(|_| FmmError::BadShareHandle("exported dma-buf is closed"))?;
+        if process::inode(owned.as_fd()).ok().map(|i| i as u32) != Some(self.0[3]) {
             return Err(FmmError::BadShareHandle(
                 "descriptor no longer refers to the shared buffer",
             ));

@@ -8,14 +8,15 @@ use common::*;
 use kfd_fmm::{
     FmmError, FmmOptions, MemFlags, MemMapFlags, PointerType, SvmAttr, SvmFlags, PAGE_SIZE,
 };
+use kfd_sys::testing::Cause;
 use kfd_sys::Errno;
 
 const MIB: u64 = 1 << 20;
 /// A preset whose VRAM is host-visible (large BAR).
 const LARGE_BAR: &str = "mi300x";
 
-fn st(e: FmmError) -> u32 {
-    e.status().0
+fn cause(e: FmmError) -> String {
+    e.cause()
 }
 
 #[test]
@@ -41,8 +42,16 @@ fn init_reports_apertures_and_teardown_leaves_nothing() {
     assert_eq!(live_bos(&sim), 1);
     let info = fmm.pointer_info(mmio).unwrap();
     assert_eq!(info.mapped_nodes, vec![g]);
-    assert_eq!(st(fmm.node_apertures(0).unwrap_err()), 5, "CPU node");
-    assert_eq!(st(fmm.node_apertures(7).unwrap_err()), 5, "no such node");
+    assert_eq!(
+        cause(fmm.node_apertures(0).unwrap_err()),
+        "NotAGpuNode",
+        "CPU node"
+    );
+    assert_eq!(
+        cause(fmm.node_apertures(7).unwrap_err()),
+        "InvalidNode",
+        "no such node"
+    );
     teardown(sim, fmm);
 }
 
@@ -164,7 +173,7 @@ fn vram_variants() {
         .alloc_memory(g, MIB, np | MemFlags::NO_ADDRESS, None)
         .unwrap();
     assert!(h >= 1 << 56);
-    assert_eq!(st(fmm.map_to_gpu(h, MIB).unwrap_err()), 3);
+    assert_eq!(cause(fmm.map_to_gpu(h, MIB).unwrap_err()), "NotMappable");
     assert_eq!(fmm.pointer_info(h).unwrap().kind, PointerType::Allocated);
     fmm.free_memory(h).unwrap();
     // Address-only reservation: no BO.
@@ -178,7 +187,7 @@ fn vram_variants() {
         PointerType::ReservedAddr
     );
     assert_eq!(fmm.pointer_info(r).unwrap().node, 0, "no memory, no node");
-    assert_eq!(st(fmm.map_to_gpu(r, MIB).unwrap_err()), 3);
+    assert_eq!(cause(fmm.map_to_gpu(r, MIB).unwrap_err()), "NotMappable");
     fmm.free_memory(r).unwrap();
     teardown(sim, fmm);
 }
@@ -249,33 +258,37 @@ fn alloc_bad_inputs_give_the_c_status() {
     let (sim, fmm) = primary("mi210");
     let g = gpu_node(&fmm);
     let np = MemFlags::NON_PAGED;
-    let e = |r: kfd_fmm::Result<u64>| st(r.unwrap_err());
-    assert_eq!(e(fmm.alloc_memory(g, 0, np, None)), 3, "zero size");
-    assert_eq!(e(fmm.alloc_memory(g, 100, np, None)), 3, "unaligned size");
+    let e = |r: kfd_fmm::Result<u64>| cause(r.unwrap_err());
+    assert_eq!(e(fmm.alloc_memory(g, 0, np, None)), "BadSize", "zero size");
+    assert_eq!(
+        e(fmm.alloc_memory(g, 100, np, None)),
+        "BadSize",
+        "unaligned size"
+    );
     let p64k = MemFlags::from_bits_retain(np.bits() | (1 << 4));
     assert_eq!(
         e(fmm.alloc_memory(g, PAGE_SIZE, p64k, None)),
-        3,
+        "BadSize",
         "not a multiple of 64 KiB pages"
     );
     assert_eq!(
         e(fmm.alloc_memory(9, PAGE_SIZE, np, None)),
-        5,
+        "InvalidNode",
         "unknown node"
     );
     assert_eq!(
         e(fmm.alloc_memory_align(g, PAGE_SIZE, 3 * PAGE_SIZE, np, None)),
-        3,
+        "BadAlignment",
         "alignment not a power of two"
     );
     assert_eq!(
         e(fmm.alloc_memory_align(g, PAGE_SIZE, 1024, np, None)),
-        3,
+        "BadAlignment",
         "alignment below a page"
     );
     assert_eq!(
         e(fmm.alloc_memory(g, PAGE_SIZE, np | MemFlags::FIXED_ADDRESS, None)),
-        3,
+        "InvalidArgument",
         "fixed without address"
     );
     // Upstream allows CoarseGrain with Uncached (memory.c rejects only
@@ -296,7 +309,7 @@ fn alloc_bad_inputs_give_the_c_status() {
             np | MemFlags::COARSE_GRAIN | MemFlags::EXTENDED_COHERENT,
             None
         )),
-        3
+        "ConflictingFlags"
     );
     assert_eq!(
         e(fmm.alloc_memory(
@@ -305,16 +318,16 @@ fn alloc_bad_inputs_give_the_c_status() {
             np | MemFlags::UNCACHED | MemFlags::EXTENDED_COHERENT,
             None
         )),
-        3
+        "ConflictingFlags"
     );
     // OnlyAddress with NoAddress: see only_address_system_memory_per_rule.
     assert_eq!(
         e(fmm.alloc_memory_align(g, PAGE_SIZE, 2 * PAGE_SIZE, MemFlags::SCRATCH, None)),
-        10,
+        "NotImplemented",
         "aligned scratch"
     );
     // More VRAM than the device has: NO_MEMORY; more GTT than possible: ERROR.
-    assert_eq!(e(fmm.alloc_memory(g, 1 << 40, np, None)), 6);
+    assert_eq!(e(fmm.alloc_memory(g, 1 << 40, np, None)), "AllocFailed");
     // Contiguous needs KFD 1.16.
     // A second context of the same process without CREATE_PROCESS would
     // share the kernel process, whose VMs are taken: ACQUIRE_VM says EBUSY.
@@ -334,10 +347,11 @@ fn alloc_bad_inputs_give_the_c_status() {
     other.set_version_minor(15);
     let old = kfd_fmm::Fmm::new(open_kfd(&other), nodes_of(&other), FmmOptions::primary()).unwrap();
     assert_eq!(
-        st(old
-            .alloc_memory(g, PAGE_SIZE, np | MemFlags::CONTIGUOUS, None)
-            .unwrap_err()),
-        11
+        cause(
+            old.alloc_memory(g, PAGE_SIZE, np | MemFlags::CONTIGUOUS, None)
+                .unwrap_err()
+        ),
+        "KfdTooOld"
     );
     drop(old);
     other.set_version_minor(u32::MAX);
@@ -361,33 +375,47 @@ fn free_and_map_bad_inputs() {
     );
     let g = gpu_node(&fmm);
     let a = fmm.alloc_memory(g, MIB, MemFlags::NON_PAGED, None).unwrap();
-    assert_eq!(st(fmm.free_memory(0).unwrap_err()), 1, "NULL");
     assert_eq!(
-        st(fmm.free_memory(a + MIB).unwrap_err()),
-        36,
+        cause(fmm.free_memory(0).unwrap_err()),
+        "NullAddress",
+        "NULL"
+    );
+    assert_eq!(
+        cause(fmm.free_memory(a + MIB).unwrap_err()),
+        "NotRegistered",
         "not an allocation"
     );
     assert_eq!(
-        st(fmm.free_memory(a + 2 * PAGE_SIZE).unwrap_err()),
-        36,
+        cause(fmm.free_memory(a + 2 * PAGE_SIZE).unwrap_err()),
+        "NotRegistered",
         "inside, not the start"
     );
-    assert_eq!(st(fmm.map_to_gpu(0, MIB).unwrap_err()), 1, "NULL");
     assert_eq!(
-        st(fmm.map_to_gpu(0x1234_5000, MIB).unwrap_err()),
-        3,
+        cause(fmm.map_to_gpu(0, MIB).unwrap_err()),
+        "NullAddress",
+        "NULL"
+    );
+    assert_eq!(
+        cause(fmm.map_to_gpu(0x1234_5000, MIB).unwrap_err()),
+        "NoSuchObject",
         "unknown address"
     );
     // Unknown address: an error without the SVM API (success with it:
     // secondary_context_is_isolated).
     assert_eq!(
-        st(fmm.unmap_from_gpu(0x1234_5000).unwrap_err()),
-        1,
+        cause(fmm.unmap_from_gpu(0x1234_5000).unwrap_err()),
+        "UnknownPointer",
         "unknown address"
     );
     fmm.unmap_from_gpu(0).unwrap(); // NULL is a no-op
-    assert_eq!(st(fmm.pointer_info(0x1234_5000).unwrap_err()), 1);
-    assert_eq!(st(fmm.set_user_data(0x1234_5000, 1).unwrap_err()), 1);
+    assert_eq!(
+        cause(fmm.pointer_info(0x1234_5000).unwrap_err()),
+        "UnknownPointer"
+    );
+    assert_eq!(
+        cause(fmm.set_user_data(0x1234_5000, 1).unwrap_err()),
+        "UnknownPointer"
+    );
     // A mapped buffer cannot be freed (the kernel says EBUSY) and stays.
     fmm.map_to_gpu(a, MIB).unwrap();
     match fmm.free_memory(a).unwrap_err() {
@@ -396,8 +424,16 @@ fn free_and_map_bad_inputs() {
     }
     fmm.unmap_from_gpu(a).unwrap();
     fmm.free_memory(a).unwrap();
-    assert_eq!(st(fmm.free_memory(a).unwrap_err()), 36, "double free");
-    assert_eq!(st(fmm.map_to_gpu(a, MIB).unwrap_err()), 3, "map after free");
+    assert_eq!(
+        cause(fmm.free_memory(a).unwrap_err()),
+        "NotRegistered",
+        "double free"
+    );
+    assert_eq!(
+        cause(fmm.map_to_gpu(a, MIB).unwrap_err()),
+        "NoSuchObject",
+        "map after free"
+    );
     teardown(sim, fmm);
     // With the SVM API, freeing an unknown address succeeds (upstream).
     let (sim, fmm) = primary("mi210");
@@ -436,25 +472,25 @@ fn map_to_node_lists() {
         gpus.len()
     );
     b.unmap().unwrap();
-    let e = |r: kfd_fmm::Result<Option<u64>>| st(r.unwrap_err());
+    let e = |r: kfd_fmm::Result<Option<u64>>| cause(r.unwrap_err());
     assert_eq!(
         e(fmm.map_to_gpu_nodes(b.addr(), MIB, &[], MemMapFlags::empty())),
-        3,
+        "InvalidArgument",
         "empty list"
     );
     assert_eq!(
         e(fmm.map_to_gpu_nodes(b.addr(), MIB, &[99], MemMapFlags::empty())),
-        5,
+        "InvalidNode",
         "bad node"
     );
     assert_eq!(
         e(fmm.map_to_gpu_nodes(0x5000, MIB, &[gpus[0]], MemMapFlags::empty())),
-        1,
+        "Ioctl",
         "unknown address"
     );
     assert_eq!(
         e(fmm.map_to_gpu_nodes(0, MIB, &[gpus[0]], MemMapFlags::empty())),
-        1,
+        "NullAddress",
         "NULL"
     );
     // Registered to two nodes: mapping elsewhere is refused.
@@ -474,21 +510,22 @@ fn map_to_node_lists() {
     fmm.register_memory_to_nodes(v, MIB, &gpus[..1]).unwrap();
     assert_eq!(
         e(fmm.map_to_gpu_nodes(v, MIB, &gpus[1..2], MemMapFlags::empty())),
-        1,
+        "NodeNotRegistered",
         "not registered there"
     );
     assert_eq!(
-        st(fmm
-            .register_memory_to_nodes(v, MIB, &gpus[1..2])
-            .unwrap_err()),
-        35,
+        cause(
+            fmm.register_memory_to_nodes(v, MIB, &gpus[1..2])
+                .unwrap_err()
+        ),
+        "AlreadyRegistered",
         "other nodes"
     );
     fmm.register_memory_to_nodes(v, MIB, &gpus[..1]).unwrap(); // same nodes again: fine
     fmm.deregister_memory(v).unwrap();
     assert_eq!(
-        st(fmm.deregister_memory(v).unwrap_err()),
-        36,
+        cause(fmm.deregister_memory(v).unwrap_err()),
+        "NotRegistered",
         "not registered any more"
     );
     fmm.free_memory(v).unwrap();
@@ -532,15 +569,15 @@ fn userptr_registration() {
     fmm.register_memory_with_flags(addr, size, MemFlags::HOST_ACCESS | MemFlags::COARSE_GRAIN)
         .unwrap();
     fmm.deregister_memory(addr).unwrap();
-    let e = |r: kfd_fmm::Result<()>| st(r.unwrap_err());
+    let e = |r: kfd_fmm::Result<()>| cause(r.unwrap_err());
     assert_eq!(
         e(fmm.register_memory_with_flags(addr, size, MemFlags::empty())),
-        11,
+        "NotSupported",
         "no HostAccess"
     );
     assert_eq!(
         e(fmm.register_memory_with_flags(addr, size, MemFlags::HOST_ACCESS | MemFlags::NON_PAGED)),
-        11
+        "NotSupported"
     );
     assert_eq!(
         e(fmm.register_memory_with_flags(
@@ -548,16 +585,16 @@ fn userptr_registration() {
             size,
             MemFlags::HOST_ACCESS | MemFlags::COARSE_GRAIN | MemFlags::EXTENDED_COHERENT
         )),
-        3
+        "ConflictingFlags"
     );
     assert_eq!(
         e(fmm.register_memory_to_nodes(addr, size, &[])),
-        3,
+        "InvalidArgument",
         "empty node list"
     );
     assert_eq!(
         e(fmm.register_memory_to_nodes(addr, size, &[42])),
-        5,
+        "InvalidNode",
         "bad node"
     );
     // Unmapped user memory: the kernel refuses to pin it. The one-page
@@ -569,7 +606,7 @@ fn userptr_registration() {
     // SAFETY: the middle page of our own reservation, given back: the
     // range is now unmapped.
     unsafe { kfd_sys::mman::munmap(hole as usize, PAGE_SIZE as usize) }.unwrap();
-    assert_eq!(e(fmm.register_memory(hole, PAGE_SIZE)), 1);
+    assert_eq!(e(fmm.register_memory(hole, PAGE_SIZE)), "Ioctl");
     // SAFETY: the rest of our reservation, unused.
     unsafe { kfd_sys::mman::munmap(around as usize, 3 * PAGE_SIZE as usize) }.unwrap();
     teardown(sim, fmm);
@@ -585,10 +622,11 @@ fn scratch_memory() {
         .unwrap();
     assert_eq!(s % 0x10000, 0);
     assert_eq!(
-        st(fmm
-            .alloc_memory(g, MIB, MemFlags::SCRATCH, None)
-            .unwrap_err()),
-        6,
+        cause(
+            fmm.alloc_memory(g, MIB, MemFlags::SCRATCH, None)
+                .unwrap_err()
+        ),
+        "OutOfMemory",
         "once per GPU"
     );
     let bos = live_bos(&sim);
@@ -600,10 +638,11 @@ fn scratch_memory() {
     fmm.free_memory(s).unwrap(); // frees the rest too
     assert_eq!(live_bos(&sim), bos);
     assert_eq!(
-        st(fmm
-            .alloc_memory(0, MIB, MemFlags::SCRATCH, None)
-            .unwrap_err()),
-        6,
+        cause(
+            fmm.alloc_memory(0, MIB, MemFlags::SCRATCH, None)
+                .unwrap_err()
+        ),
+        "OutOfMemory",
         "CPU node"
     );
     let s2 = fmm.alloc_memory(g, MIB, MemFlags::SCRATCH, None).unwrap();
@@ -624,11 +663,11 @@ fn doorbell_page() {
         .mem_flags
         .contains(MemFlags::NON_PAGED | MemFlags::HOST_ACCESS));
     assert_eq!(
-        st(fmm.alloc_doorbell(0, 8192, 0).unwrap_err()),
-        5,
+        cause(fmm.alloc_doorbell(0, 8192, 0).unwrap_err()),
+        "NotAGpuNode",
         "CPU node"
     );
-    assert_eq!(st(fmm.alloc_doorbell(g, 100, 0).unwrap_err()), 3);
+    assert_eq!(cause(fmm.alloc_doorbell(g, 100, 0).unwrap_err()), "BadSize");
     fmm.unmap_from_gpu(db).unwrap();
     fmm.free_memory(db).unwrap();
     teardown(sim, fmm);
@@ -649,15 +688,15 @@ fn dmabuf_export_import_and_share() {
     b.write(0, b"shared bytes").unwrap();
     let (fd, off) = fmm.export_dmabuf(b.addr() + PAGE_SIZE, PAGE_SIZE).unwrap();
     assert_eq!(off, PAGE_SIZE);
-    let e = |r: kfd_fmm::Result<(std::os::fd::OwnedFd, u64)>| st(r.unwrap_err());
+    let e = |r: kfd_fmm::Result<(std::os::fd::OwnedFd, u64)>| cause(r.unwrap_err());
     assert_eq!(
         e(fmm.export_dmabuf(b.addr() + PAGE_SIZE, 4 * PAGE_SIZE)),
-        3,
+        "RangeOutsideObject",
         "past the end"
     );
     assert_eq!(
         e(fmm.export_dmabuf(0x7000, PAGE_SIZE)),
-        3,
+        "NoSuchObject",
         "unknown address"
     );
     // Import it back as a graphics handle.
@@ -676,8 +715,8 @@ fn dmabuf_export_import_and_share() {
     fmm.unmap_from_gpu(gr.address).unwrap();
     fmm.deregister_memory(gr.address).unwrap();
     assert_eq!(
-        st(fmm.register_graphics_handle(fd.as_fd(), &[77]).unwrap_err()),
-        5
+        cause(fmm.register_graphics_handle(fd.as_fd(), &[77]).unwrap_err()),
+        "InvalidNode"
     );
     drop(fd);
     // Share handle within one context.
@@ -695,16 +734,25 @@ fn dmabuf_export_import_and_share() {
     fmm.deregister_memory(addr).unwrap();
     let mut bad = h;
     bad.0[3] ^= 1;
-    assert_eq!(st(fmm.register_shared_handle(&bad, &[]).unwrap_err()), 1);
+    assert_eq!(
+        cause(fmm.register_shared_handle(&bad, &[]).unwrap_err()),
+        "BadShareHandle"
+    );
     // Not a handle of ours at all: INVALID_PARAMETER, as upstream for a
     // handle with an invalid aperture type.
     let garbage = kfd_fmm::ShareHandle([0xdead_beef; 8]);
     assert_eq!(
-        st(fmm.register_shared_handle(&garbage, &[]).unwrap_err()),
-        3
+        cause(fmm.register_shared_handle(&garbage, &[]).unwrap_err()),
+        "InvalidArgument"
     );
-    assert_eq!(st(fmm.share_memory(0x7000, PAGE_SIZE).unwrap_err()), 3);
-    assert_eq!(st(fmm.share_memory(b.addr(), 1 << 44).unwrap_err()), 3);
+    assert_eq!(
+        cause(fmm.share_memory(0x7000, PAGE_SIZE).unwrap_err()),
+        "NoSuchObject"
+    );
+    assert_eq!(
+        cause(fmm.share_memory(b.addr(), 1 << 44).unwrap_err()),
+        "InvalidArgument"
+    );
     // dma-buf export needs KFD 1.12.
     drop(b);
     teardown(sim, fmm);
@@ -731,15 +779,33 @@ fn secondary_context_is_isolated() {
     a.write(0, b"primary").unwrap();
     b.write(0, b"second!").unwrap();
     // Neither sees the other's buffer.
-    assert_eq!(st(second.pointer_info(a.addr()).unwrap_err()), 1);
-    assert_eq!(st(second.map_to_gpu(a.addr(), MIB).unwrap_err()), 3);
-    assert_eq!(st(second.free_memory(a.addr()).unwrap_err()), 36);
-    assert_eq!(st(second.set_user_data(a.addr(), 1).unwrap_err()), 1);
-    assert_eq!(st(primary.pointer_info(b.addr()).unwrap_err()), 1);
+    assert_eq!(
+        cause(second.pointer_info(a.addr()).unwrap_err()),
+        "UnknownPointer"
+    );
+    assert_eq!(
+        cause(second.map_to_gpu(a.addr(), MIB).unwrap_err()),
+        "NoSuchObject"
+    );
+    assert_eq!(
+        cause(second.free_memory(a.addr()).unwrap_err()),
+        "NotRegistered"
+    );
+    assert_eq!(
+        cause(second.set_user_data(a.addr(), 1).unwrap_err()),
+        "UnknownPointer"
+    );
+    assert_eq!(
+        cause(primary.pointer_info(b.addr()).unwrap_err()),
+        "UnknownPointer"
+    );
     // Unknown to the primary: a no-op there (SVM API on, as upstream); an
     // error in the secondary (no SVM API).
     primary.unmap_from_gpu(b.addr()).unwrap();
-    assert_eq!(st(second.unmap_from_gpu(a.addr()).unwrap_err()), 1);
+    assert_eq!(
+        cause(second.unmap_from_gpu(a.addr()).unwrap_err()),
+        "UnknownPointer"
+    );
     // Paged system memory is GTT in the secondary context (no userptr).
     let bos = live_bos(&sim);
     let p = second
@@ -776,10 +842,16 @@ fn available_memory_policy_xnack() {
         .unwrap();
     assert!(fmm.available_memory(g).unwrap() <= avail - 64 * MIB);
     drop(b);
-    assert_eq!(st(fmm.available_memory(12).unwrap_err()), 5);
+    assert_eq!(cause(fmm.available_memory(12).unwrap_err()), "InvalidNode");
     // Memory policy is Kaveri-only.
-    assert_eq!(st(fmm.set_memory_policy(g, 0, 1, 0, 0).unwrap_err()), 10);
-    assert_eq!(st(fmm.set_memory_policy(42, 0, 1, 0, 0).unwrap_err()), 5);
+    assert_eq!(
+        cause(fmm.set_memory_policy(g, 0, 1, 0, 0).unwrap_err()),
+        "NotImplemented"
+    );
+    assert_eq!(
+        cause(fmm.set_memory_policy(42, 0, 1, 0, 0).unwrap_err()),
+        "InvalidNode"
+    );
     // XNACK.
     let on = fmm.xnack_mode().unwrap();
     fmm.set_xnack_mode(!on).unwrap();
@@ -787,9 +859,9 @@ fn available_memory_policy_xnack() {
     fmm.set_xnack_mode(on).unwrap();
     // The simulator counts calls from the first injected rule on.
     sim.inject_fault("SET_XNACK_MODE", 1, Errno::EPERM);
-    assert_eq!(st(fmm.set_xnack_mode(true).unwrap_err()), 11);
+    assert_eq!(cause(fmm.set_xnack_mode(true).unwrap_err()), "NotSupported");
     sim.inject_fault("SET_XNACK_MODE", 2, Errno::EBUSY);
-    assert_eq!(st(fmm.set_xnack_mode(true).unwrap_err()), 1);
+    assert_eq!(cause(fmm.set_xnack_mode(true).unwrap_err()), "Ioctl");
     teardown(sim, fmm);
 }
 
@@ -801,17 +873,23 @@ fn old_kernel_minor_versions() {
         kfd_fmm::Fmm::new(open_kfd(&sim), nodes_of(&sim), FmmOptions::primary()).unwrap(),
     );
     let g = gpu_node(&fmm);
-    assert_eq!(st(fmm.available_memory(g).unwrap_err()), 11);
-    assert_eq!(st(fmm.xnack_mode().unwrap_err()), 11);
+    assert_eq!(cause(fmm.available_memory(g).unwrap_err()), "KfdTooOld");
+    assert_eq!(cause(fmm.xnack_mode().unwrap_err()), "KfdTooOld");
     assert_eq!(
-        st(fmm.svm_set_attr(0x10_0000, PAGE_SIZE, &[]).unwrap_err()),
-        11
+        cause(fmm.svm_set_attr(0x10_0000, PAGE_SIZE, &[]).unwrap_err()),
+        "KfdTooOld"
     );
     let b = fmm
         .alloc_buffer(g, PAGE_SIZE, 0, MemFlags::NON_PAGED)
         .unwrap();
-    assert_eq!(st(fmm.export_dmabuf(b.addr(), PAGE_SIZE).unwrap_err()), 11);
-    assert_eq!(st(fmm.share_memory(b.addr(), PAGE_SIZE).unwrap_err()), 11);
+    assert_eq!(
+        cause(fmm.export_dmabuf(b.addr(), PAGE_SIZE).unwrap_err()),
+        "KfdTooOld"
+    );
+    assert_eq!(
+        cause(fmm.share_memory(b.addr(), PAGE_SIZE).unwrap_err()),
+        "KfdTooOld"
+    );
     drop(b);
     teardown(sim, fmm);
 }
@@ -861,27 +939,38 @@ fn svm_attributes() {
         &[SvmAttr::PreferredLoc(None), SvmAttr::PrefetchLoc(0)],
     )
     .unwrap();
-    let e = |r: kfd_fmm::Result<()>| st(r.unwrap_err());
-    assert_eq!(e(fmm.svm_set_attr(0, size, &[])), 3, "NULL");
-    assert_eq!(e(fmm.svm_set_attr(mem, 0, &[])), 3, "zero size");
+    let e = |r: kfd_fmm::Result<()>| cause(r.unwrap_err());
+    assert_eq!(e(fmm.svm_set_attr(0, size, &[])), "InvalidArgument", "NULL");
+    assert_eq!(
+        e(fmm.svm_set_attr(mem, 0, &[])),
+        "InvalidArgument",
+        "zero size"
+    );
     assert_eq!(
         e(fmm.svm_set_attr(mem + 8, size, &[])),
-        3,
+        "UnalignedAddress",
         "unaligned start"
     );
-    assert_eq!(e(fmm.svm_set_attr(mem, 100, &[])), 3, "unaligned size");
+    assert_eq!(
+        e(fmm.svm_set_attr(mem, 100, &[])),
+        "BadSize",
+        "unaligned size"
+    );
     assert_eq!(
         e(fmm.svm_set_attr(mem, size, &[SvmAttr::Access(33)])),
-        5,
+        "InvalidNode",
         "bad node"
     );
     assert_eq!(
         e(fmm.svm_set_attr(mem, size, &[SvmAttr::Access(0)])),
-        5,
+        "NotAGpuNode",
         "CPU node for access"
     );
     let mut bad = [SvmAttr::NoAccess(0)];
-    assert_eq!(st(fmm.svm_get_attr(mem, size, &mut bad).unwrap_err()), 5);
+    assert_eq!(
+        cause(fmm.svm_get_attr(mem, size, &mut bad).unwrap_err()),
+        "NotAGpuNode"
+    );
     // The SVM API maps unknown memory on MapMemoryToGPU in the primary.
     fmm.map_to_gpu(mem, size).unwrap();
     // SAFETY: our own reservation.
@@ -921,16 +1010,18 @@ fn apu_system_memory_is_plain_cpu_memory() {
     b.map_to_nodes(&[g]).unwrap();
     fmm.register_memory(b.addr(), PAGE_SIZE).unwrap(); // no-op on APUs
     assert_eq!(
-        st(fmm
-            .register_memory_to_nodes(b.addr(), PAGE_SIZE, &[g])
-            .unwrap_err()),
-        11
+        cause(
+            fmm.register_memory_to_nodes(b.addr(), PAGE_SIZE, &[g])
+                .unwrap_err()
+        ),
+        "NotSupported"
     );
     assert_eq!(
-        st(fmm
-            .register_memory_with_flags(b.addr(), PAGE_SIZE, MemFlags::HOST_ACCESS)
-            .unwrap_err()),
-        11
+        cause(
+            fmm.register_memory_with_flags(b.addr(), PAGE_SIZE, MemFlags::HOST_ACCESS)
+                .unwrap_err()
+        ),
+        "NotSupported"
     );
     fmm.deregister_memory(0x5000).unwrap();
     fmm.unmap_from_gpu(0x5000).unwrap();
@@ -1153,9 +1244,15 @@ fn pointer_info_arrays_belong_to_the_object() {
         fmm.pointer_info(addr).unwrap().registered_nodes
     );
     fmm.deregister_memory(addr).unwrap();
-    assert_eq!(st(fmm.pointer_info_arrays(addr).unwrap_err()), 1);
+    assert_eq!(
+        cause(fmm.pointer_info_arrays(addr).unwrap_err()),
+        "UnknownPointer"
+    );
     drop(b);
-    assert_eq!(st(fmm.pointer_info_arrays(0x1234_5000).unwrap_err()), 1);
+    assert_eq!(
+        cause(fmm.pointer_info_arrays(0x1234_5000).unwrap_err()),
+        "UnknownPointer"
+    );
     teardown(sim, fmm);
     drop(host);
 }
@@ -1168,7 +1265,7 @@ fn apu_system_memory_takes_no_alignment() {
     let e = fmm
         .alloc_memory_align(0, PAGE_SIZE, PAGE_SIZE, MemFlags::HOST_ACCESS, None)
         .unwrap_err();
-    assert_eq!(st(e), 1);
+    assert_eq!(cause(e), "HostAllocFailed");
     let p = fmm
         .alloc_memory_align(0, PAGE_SIZE, 0, MemFlags::HOST_ACCESS, None)
         .unwrap();
@@ -1206,7 +1303,7 @@ fn only_address_system_memory_per_rule() {
         if on_host_path {
             fmm.free_memory(r.unwrap()).unwrap();
         } else {
-            assert_eq!(st(r.unwrap_err()), 3);
+            assert_eq!(cause(r.unwrap_err()), "ConflictingFlags");
         }
         teardown(sim, fmm);
     }

@@ -1,12 +1,12 @@
-//! The error type of kfd-perf and its mapping to `HSAKMT_STATUS`.
+//! The error type of kfd-perf.
 
-use hsakmt_sys::HSAKMT_STATUS;
 use kfd_sys::Errno;
 
 use crate::pmc::{BlockId, GfxVersion};
 
-/// A kernel request issued by kfd-perf, for [`Error::Kernel`]. The C
-/// library translates the errno of each request differently.
+/// A kernel request issued by kfd-perf, for [`Error::Kernel`] (the C
+/// library translates the errno of each request differently, which the
+/// `hsakmt` border decides).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum KernelOp {
     /// `AMDKFD_IOC_GET_VERSION`.
@@ -31,49 +31,10 @@ pub enum KernelOp {
     PcSamplingStop,
 }
 
-impl KernelOp {
-    /// The status the C library returns when this request fails with
-    /// `errno` (the errno tables of `pc_sampling.c`; every other request
-    /// maps any failure to `HSAKMT_STATUS_ERROR`).
-    pub fn status_for(self, errno: Errno) -> HSAKMT_STATUS {
-        use HSAKMT_STATUS as S;
-        match (self, errno) {
-            (KernelOp::PcSamplingQueryCapabilities, Errno::ENOSPC) => {
-                S::HSAKMT_STATUS_BUFFER_TOO_SMALL
-            }
-            (KernelOp::PcSamplingQueryCapabilities, Errno::EOPNOTSUPP | Errno::ENOTTY) => {
-                S::HSAKMT_STATUS_NOT_SUPPORTED
-            }
-            (
-                KernelOp::PcSamplingQueryCapabilities
-                | KernelOp::PcSamplingCreate
-                | KernelOp::PcSamplingDestroy
-                | KernelOp::PcSamplingStart
-                | KernelOp::PcSamplingStop,
-                Errno::EINVAL,
-            ) => S::HSAKMT_STATUS_INVALID_PARAMETER,
-            (
-                KernelOp::PcSamplingQueryCapabilities
-                | KernelOp::PcSamplingCreate
-                | KernelOp::PcSamplingStart,
-                Errno::EBUSY,
-            ) => S::HSAKMT_STATUS_UNAVAILABLE,
-            (KernelOp::PcSamplingCreate, Errno::ENOMEM) => S::HSAKMT_STATUS_NO_MEMORY,
-            (KernelOp::PcSamplingStart, Errno::ENOMEM) => S::HSAKMT_STATUS_OUT_OF_RESOURCES,
-            (KernelOp::PcSamplingStart | KernelOp::PcSamplingStop, Errno::EALREADY) => {
-                S::HSAKMT_STATUS_KERNEL_ALREADY_OPENED
-            }
-            _ => S::HSAKMT_STATUS_ERROR,
-        }
-    }
-}
-
-/// Why a perf operation failed.
-///
-/// [`Error::status`] gives the `HSAKMT_STATUS` the C library returns for
-/// each cause.
+/// Why a perf operation failed: the cause, with the request and errno
+/// where the kernel refused. Which C status each C function returns for
+/// it is decided at the `hsakmt` border.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
 pub enum Error {
     /// The node id is not in the topology snapshot.
     #[error("node {0} does not exist")]
@@ -193,34 +154,6 @@ pub enum Error {
 }
 
 impl Error {
-    /// The `HSAKMT_STATUS` the C library returns for this cause.
-    pub fn status(&self) -> HSAKMT_STATUS {
-        use HSAKMT_STATUS as S;
-        match self {
-            Error::InvalidNode(_) | Error::TraceNodeMismatch { .. } => {
-                S::HSAKMT_STATUS_INVALID_NODE_UNIT
-            }
-            Error::NoCounterTable { .. }
-            | Error::InvalidArgument(_)
-            | Error::UnknownBlock(_)
-            | Error::ConcurrencyExceeded { .. }
-            | Error::NullTraceId => S::HSAKMT_STATUS_INVALID_PARAMETER,
-            Error::TooManyCounters { .. } | Error::TraceBufferTooSmall { .. } => {
-                S::HSAKMT_STATUS_NO_MEMORY
-            }
-            Error::UnknownTrace(_) | Error::InvalidPcSamplingTrace => {
-                S::HSAKMT_STATUS_INVALID_HANDLE
-            }
-            Error::PrivilegedSlotsUnavailable(_) => S::HSAKMT_STATUS_UNAVAILABLE,
-            Error::TraceNotAcquired(_) => S::HSAKMT_STATUS_ERROR,
-            Error::KfdTooOld { .. } | Error::NotImplementedByKernel(_) => {
-                S::HSAKMT_STATUS_NOT_SUPPORTED
-            }
-            Error::BufferTooSmall { .. } => S::HSAKMT_STATUS_BUFFER_TOO_SMALL,
-            Error::Kernel { op, errno } => op.status_for(*errno),
-        }
-    }
-
     /// The errno the kernel returned, if the kernel caused this error.
     pub fn errno(&self) -> Option<Errno> {
         match self {
@@ -240,35 +173,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pc_sampling_errno_table() {
-        use KernelOp::*;
-        let s = |op: KernelOp, e: Errno| Error::Kernel { op, errno: e }.status().0;
-        // QueryCapabilities: ENOSPC 7, EINVAL 3, EOPNOTSUPP 11, EBUSY 12.
-        assert_eq!(s(PcSamplingQueryCapabilities, Errno::ENOSPC), 7);
-        assert_eq!(s(PcSamplingQueryCapabilities, Errno::EINVAL), 3);
-        assert_eq!(s(PcSamplingQueryCapabilities, Errno::EOPNOTSUPP), 11);
-        assert_eq!(s(PcSamplingQueryCapabilities, Errno::ENOTTY), 11);
-        assert_eq!(s(PcSamplingQueryCapabilities, Errno::EBUSY), 12);
-        assert_eq!(s(PcSamplingQueryCapabilities, Errno::EIO), 1);
-        // Create: EINVAL 3, ENOMEM 6, EBUSY 12.
-        assert_eq!(s(PcSamplingCreate, Errno::EINVAL), 3);
-        assert_eq!(s(PcSamplingCreate, Errno::ENOMEM), 6);
-        assert_eq!(s(PcSamplingCreate, Errno::EBUSY), 12);
-        assert_eq!(s(PcSamplingCreate, Errno::ENOTTY), 1);
-        // Destroy: EINVAL 3, else 1.
-        assert_eq!(s(PcSamplingDestroy, Errno::EINVAL), 3);
-        assert_eq!(s(PcSamplingDestroy, Errno::EBUSY), 1);
-        // Start: EINVAL 3, ENOMEM 13, EBUSY 12, EALREADY 22.
-        assert_eq!(s(PcSamplingStart, Errno::EINVAL), 3);
-        assert_eq!(s(PcSamplingStart, Errno::ENOMEM), 13);
-        assert_eq!(s(PcSamplingStart, Errno::EBUSY), 12);
-        assert_eq!(s(PcSamplingStart, Errno::EALREADY), 22);
-        // Stop: EINVAL 3, EALREADY 22, else 1.
-        assert_eq!(s(PcSamplingStop, Errno::EINVAL), 3);
-        assert_eq!(s(PcSamplingStop, Errno::EALREADY), 22);
-        assert_eq!(s(PcSamplingStop, Errno::EBUSY), 1);
-        // Everything else: ERROR.
-        assert_eq!(s(GetClockCounters, Errno::EINVAL), 1);
-        assert_eq!(s(SpmAcquire, Errno::EBUSY), 1);
+    fn kernel_causes_keep_their_errno() {
+        let e = Error::Kernel {
+            op: KernelOp::PcSamplingStart,
+            errno: Errno::EALREADY,
+        };
+        assert_eq!(e.errno(), Some(Errno::EALREADY));
+        let none = Error::NotImplementedByKernel(KernelOp::SpmAcquire);
+        assert_eq!(none.errno(), Some(Errno::ENOTTY));
+        assert_eq!(Error::NullTraceId.errno(), None);
     }
 }

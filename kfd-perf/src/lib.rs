@@ -37,7 +37,8 @@
 //!
 //! - **Performance counters** ([`Perf::counter_properties`] and the trace
 //!   calls): the C library's per-ASIC counter tables ([`pmc`]) and its
-//!   trace bookkeeping, with its status codes (trace id 0 →
+//!   trace bookkeeping, with its checks (each a cause of its own, which
+//!   the `hsakmt` border turns into the C library's status: trace id 0 →
 //!   `INVALID_PARAMETER`, unknown trace → `INVALID_HANDLE`, more than 512
 //!   counters → `NO_MEMORY`, over a block's concurrency →
 //!   `INVALID_PARAMETER`, ...). The thunk only ever programmed
@@ -48,8 +49,9 @@
 //!   `AMDKFD_IOC_RLC_SPM`; on kernels without it,
 //!   [`Error::NotImplementedByKernel`] (`NOT_SUPPORTED`).
 //! - **PC sampling** (ROCm's `AMDKFD_IOC_PC_SAMPLE`, KFD 1.16+): query
-//!   capabilities, create/destroy/start/stop, with the C library's errno
-//!   tables ([`KernelOp::status_for`]).
+//!   capabilities, create/destroy/start/stop; a kernel refusal names its
+//!   operation ([`KernelOp`]), whose errno table the `hsakmt` border
+//!   applies.
 //! - **Clocks**: [`Perf::clock_counters`] (`AMDKFD_IOC_GET_CLOCK_COUNTERS`),
 //!   [`Perf::clock_counters_precise`] (best of several samples, as the
 //!   newest C library does) and [`Perf::wallclock_frequency`]

@@ -16,12 +16,12 @@
 //! | 7.0.0 (Kaveri) | Kaveri (SQ only) |
 //! | other 7.x | Hawaii |
 //! | 8.0.1 (Carrizo) | Carrizo |
-//! | 8.0.2 (Tonga) | none: `HSAKMT_STATUS_INVALID_PARAMETER` |
+//! | 8.0.2 (Tonga) | none: `INVALID_PARAMETER` |
 //! | other 8.x, device id 0x7300 or 0x730F | Fiji |
 //! | other 8.x | Polaris (Polaris 10/11/12, VegaM) |
 //! | any 9.x (Vega10 .. gfx90a, gfx942, gfx950) | Vega |
 //! | any 10.x | Navi |
-//! | anything else (gfx11, gfx12, CPU nodes) | none: `HSAKMT_STATUS_INVALID_PARAMETER` |
+//! | anything else (gfx11, gfx12, CPU nodes) | none: `INVALID_PARAMETER` |
 //!
 //! So gfx90a and gfx942 report the Vega table and gfx1100 reports nothing
 //! (the C library never gained gfx11 tables; newer profilers describe

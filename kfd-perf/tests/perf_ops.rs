@@ -1,6 +1,6 @@
 //! Every kfd-perf operation against a fake KFD (tests/mock): success
-//! paths, unknown nodes, bad arguments and kernel errors, each with the
-//! HSAKMT_STATUS the C library gives.
+//! paths, unknown nodes, bad arguments and kernel errors, each with its
+//! cause.
 
 mod mock;
 
@@ -12,6 +12,7 @@ use kfd_perf::{
     Error, KernelOp, PcSamplingInfo, PcSamplingTraceId, Perf, PerfNode, SpmBuffer, TraceId,
     MAX_COUNTERS_PER_TRACE,
 };
+use kfd_sys::testing::Cause;
 use kfd_sys::{kfd, Errno};
 use mock::{MockKfd, ANY_OP, GPU};
 
@@ -29,8 +30,8 @@ fn perf(minor: u32) -> (Arc<MockKfd>, Perf) {
     (m, p)
 }
 
-fn st(e: &Error) -> u32 {
-    e.status().0
+fn st(e: &Error) -> String {
+    e.cause()
 }
 
 fn counter(block: BlockId, id: u64, kind: hsa::HSA_PROFILE_TYPE) -> Counter {
@@ -55,10 +56,10 @@ fn counter_properties_per_node() {
     // Cached: the same allocation comes back.
     assert!(Arc::ptr_eq(&props, &p.counter_properties(1).unwrap()));
     // CPU node and gfx1100: INVALID_PARAMETER; unknown node: INVALID_NODE_UNIT.
-    assert_eq!(st(&p.counter_properties(0).unwrap_err()), 3);
-    assert_eq!(st(&p.counter_properties(2).unwrap_err()), 3);
+    assert_eq!(st(&p.counter_properties(0).unwrap_err()), "NoCounterTable");
+    assert_eq!(st(&p.counter_properties(2).unwrap_err()), "NoCounterTable");
     assert_eq!(p.counter_properties(9).unwrap_err(), Error::InvalidNode(9));
-    assert_eq!(st(&p.counter_properties(9).unwrap_err()), 5);
+    assert_eq!(st(&p.counter_properties(9).unwrap_err()), "InvalidNode");
     assert!(m.calls().is_empty(), "tables need no ioctl");
 }
 
@@ -66,8 +67,11 @@ fn counter_properties_per_node() {
 fn register_trace_validation_in_c_order() {
     let (_m, p) = perf(17);
     let sq = counter(BlockId::Sq, 4, PRIV);
-    assert_eq!(st(&p.register_trace(1, &[]).unwrap_err()), 3);
-    assert_eq!(st(&p.register_trace(9, &[sq]).unwrap_err()), 5);
+    assert_eq!(
+        st(&p.register_trace(1, &[]).unwrap_err()),
+        "InvalidArgument"
+    );
+    assert_eq!(st(&p.register_trace(9, &[sq]).unwrap_err()), "InvalidNode");
     let too_many = vec![sq; MAX_COUNTERS_PER_TRACE + 1];
     let e = p.register_trace(1, &too_many).unwrap_err();
     assert_eq!(
@@ -77,17 +81,20 @@ fn register_trace_validation_in_c_order() {
             max: 512
         }
     );
-    assert_eq!(st(&e), 6);
+    assert_eq!(st(&e), "TooManyCounters");
     // Block index out of range.
     let mut bad = sq;
     bad.block_index = 25;
-    assert_eq!(st(&p.register_trace(1, &[bad]).unwrap_err()), 3);
+    assert_eq!(
+        st(&p.register_trace(1, &[bad]).unwrap_err()),
+        "UnknownBlock"
+    );
     // Only non-privileged counters: nothing to trace.
     assert_eq!(
         st(&p
             .register_trace(1, &[counter(BlockId::Sq, 1, NONPRIV)])
             .unwrap_err()),
-        3
+        "InvalidArgument"
     );
     // A block gfx90a lacks (TCS), and SQ over its 16 slots.
     assert_eq!(
@@ -104,9 +111,12 @@ fn register_trace_validation_in_c_order() {
             limit: 16
         }
     );
-    assert_eq!(st(&e), 3);
+    assert_eq!(st(&e), "ConcurrencyExceeded");
     // A node without a table (the C library dereferences NULL here).
-    assert_eq!(st(&p.register_trace(2, &[sq]).unwrap_err()), 3);
+    assert_eq!(
+        st(&p.register_trace(2, &[sq]).unwrap_err()),
+        "NoCounterTable"
+    );
 }
 
 #[test]
@@ -124,7 +134,7 @@ fn trace_lifecycle() {
     let t = root.trace_id;
     assert_ne!(t.0, 0);
 
-    // Trace id 0 -> INVALID_PARAMETER, unknown id -> INVALID_HANDLE.
+    // Trace id 0, a zero-sized buffer, and an unknown id.
     let bogus = TraceId(0xdead);
     for e in [
         p.unregister_trace(1, TraceId(0)).unwrap_err(),
@@ -133,10 +143,10 @@ fn trace_lifecycle() {
         p.start_trace(TraceId(0), 4096).unwrap_err(),
         p.query_trace(TraceId(0)).map(drop).unwrap_err(),
         p.stop_trace(TraceId(0)).unwrap_err(),
-        p.start_trace(t, 0).unwrap_err(),
     ] {
-        assert_eq!(st(&e), 3, "{e:?}");
+        assert_eq!(e, Error::NullTraceId);
     }
+    assert_eq!(st(&p.start_trace(t, 0).unwrap_err()), "InvalidArgument");
     for e in [
         p.unregister_trace(1, bogus).unwrap_err(),
         p.acquire_trace_access(1, bogus).unwrap_err(),
@@ -146,12 +156,14 @@ fn trace_lifecycle() {
         p.stop_trace(bogus).unwrap_err(),
     ] {
         assert_eq!(e, Error::UnknownTrace(0xdead));
-        assert_eq!(st(&e), 4);
     }
     // Node checks: acquire checks the node after the trace; unregister
     // checks the trace belongs to the node.
-    assert_eq!(st(&p.acquire_trace_access(9, t).unwrap_err()), 5);
-    assert_eq!(st(&p.unregister_trace(9, t).unwrap_err()), 5);
+    assert_eq!(
+        st(&p.acquire_trace_access(9, t).unwrap_err()),
+        "InvalidNode"
+    );
+    assert_eq!(st(&p.unregister_trace(9, t).unwrap_err()), "InvalidNode");
     assert_eq!(
         p.unregister_trace(0, t).unwrap_err(),
         Error::TraceNodeMismatch {
@@ -163,11 +175,11 @@ fn trace_lifecycle() {
     // No privileged slots exist for SQ/TCC: UNAVAILABLE (5.2.3).
     let e = p.acquire_trace_access(1, t).unwrap_err();
     assert_eq!(e, Error::PrivilegedSlotsUnavailable(BlockId::Sq));
-    assert_eq!(st(&e), 12);
+    assert_eq!(st(&e), "PrivilegedSlotsUnavailable");
     // Start/stop without open counters: ERROR; query before a buffer was
     // given: NO_MEMORY (the C library's buffer check comes first).
-    assert_eq!(st(&p.start_trace(t, 4096).unwrap_err()), 1);
-    assert_eq!(st(&p.stop_trace(t).unwrap_err()), 1);
+    assert_eq!(st(&p.start_trace(t, 4096).unwrap_err()), "TraceNotAcquired");
+    assert_eq!(st(&p.stop_trace(t).unwrap_err()), "TraceNotAcquired");
     assert_eq!(
         p.query_trace(t).unwrap_err(),
         Error::TraceBufferTooSmall {
@@ -175,11 +187,11 @@ fn trace_lifecycle() {
             needed: 24
         }
     );
-    assert_eq!(st(&p.query_trace(t).unwrap_err()), 6);
+    assert_eq!(st(&p.query_trace(t).unwrap_err()), "TraceBufferTooSmall");
     // Release needs no node check and succeeds.
     p.release_trace_access(99, t).unwrap();
     p.unregister_trace(1, t).unwrap();
-    assert_eq!(st(&p.unregister_trace(1, t).unwrap_err()), 4);
+    assert_eq!(st(&p.unregister_trace(1, t).unwrap_err()), "UnknownTrace");
 }
 
 #[test]
@@ -190,7 +202,10 @@ fn traces_are_per_context() {
         .register_trace(1, &[counter(BlockId::Sq, 1, PRIV)])
         .unwrap()
         .trace_id;
-    assert_eq!(st(&other.unregister_trace(1, t).unwrap_err()), 4);
+    assert_eq!(
+        st(&other.unregister_trace(1, t).unwrap_err()),
+        "UnknownTrace"
+    );
     p.unregister_trace(1, t).unwrap();
 }
 
@@ -205,7 +220,7 @@ fn clock_counters() {
     let cpu = p.clock_counters(0).unwrap();
     assert_eq!(cpu.gpu, 0);
     assert!(cpu.cpu > c.cpu);
-    assert_eq!(st(&p.clock_counters(9).unwrap_err()), 5);
+    assert_eq!(st(&p.clock_counters(9).unwrap_err()), "InvalidNode");
 
     // Precise: four samples on a GPU node, one on a CPU node.
     let before = m.calls().len();
@@ -215,7 +230,7 @@ fn clock_counters() {
     let before = m.calls().len();
     p.clock_counters_precise(0).unwrap();
     assert_eq!(m.calls().len() - before, 1);
-    assert_eq!(st(&p.clock_counters_precise(9).unwrap_err()), 5);
+    assert_eq!(st(&p.clock_counters_precise(9).unwrap_err()), "InvalidNode");
 
     m.fail(0x05, ANY_OP, Errno::EINVAL);
     let e = p.clock_counters(1).unwrap_err();
@@ -226,7 +241,7 @@ fn clock_counters() {
             errno: Errno::EINVAL
         }
     );
-    assert_eq!(st(&e), 1);
+    assert_eq!(st(&e), "Kernel");
 }
 
 #[test]
@@ -234,7 +249,7 @@ fn wallclock_frequency() {
     let (_m, p) = perf(17);
     assert_eq!(p.wallclock_frequency(1).unwrap(), 100_000_000);
     assert_eq!(p.wallclock_frequency(0).unwrap(), 0);
-    assert_eq!(st(&p.wallclock_frequency(9).unwrap_err()), 5);
+    assert_eq!(st(&p.wallclock_frequency(9).unwrap_err()), "InvalidNode");
 }
 
 #[test]
@@ -247,9 +262,9 @@ fn spm_where_the_kernel_has_none() {
         p.spm_set_dest_buffer(1, None, 10).map(drop).unwrap_err(),
     ] {
         assert!(matches!(e, Error::NotImplementedByKernel(_)), "{e:?}");
-        assert_eq!(st(&e), 11);
+        assert_eq!(st(&e), "NotImplementedByKernel");
     }
-    assert_eq!(st(&p.spm_acquire(9).unwrap_err()), 5);
+    assert_eq!(st(&p.spm_acquire(9).unwrap_err()), "InvalidNode");
 }
 
 #[test]
@@ -259,7 +274,7 @@ fn spm_on_a_rocm_kernel() {
     p.spm_acquire(1).unwrap();
     let e = p.spm_acquire(1).unwrap_err();
     assert_eq!(e.errno(), Some(Errno::EBUSY));
-    assert_eq!(st(&e), 1);
+    assert_eq!(st(&e), "Kernel");
     let s = p
         .spm_set_dest_buffer(1, Some(SpmBuffer::zeroed(4096)), 10)
         .unwrap();
@@ -268,17 +283,17 @@ fn spm_on_a_rocm_kernel() {
     assert_eq!(s.timeout_left_ms, 9);
     p.spm_release(1).unwrap();
     // CPU node: gpu_id 0 reaches the kernel, which refuses it.
-    assert_eq!(st(&p.spm_acquire(0).unwrap_err()), 1);
+    assert_eq!(st(&p.spm_acquire(0).unwrap_err()), "Kernel");
 }
 
 #[test]
 fn pc_sampling_needs_kfd_1_16() {
     let (m, p) = perf(15);
     m.state.lock().unwrap().pc_sampling = true;
-    assert_eq!(st(&p.pc_sampling_support().unwrap_err()), 11);
+    assert_eq!(st(&p.pc_sampling_support().unwrap_err()), "KfdTooOld");
     assert_eq!(
         st(&p.pc_sampling_query_capabilities(1, &mut []).unwrap_err()),
-        11
+        "KfdTooOld"
     );
 }
 
@@ -287,12 +302,15 @@ fn pc_sampling_where_the_kernel_has_none() {
     let (_m, p) = perf(17);
     p.pc_sampling_support().unwrap();
     // ENOTTY: QueryCapabilities says NOT_SUPPORTED, Create says ERROR.
-    assert_eq!(st(&p.pc_sampling_capabilities(1).unwrap_err()), 11);
+    assert_eq!(st(&p.pc_sampling_capabilities(1).unwrap_err()), "Kernel");
     let mut info = PcSamplingInfo {
         interval: 1024,
         ..Default::default()
     };
-    assert_eq!(st(&p.pc_sampling_create(1, &mut info).unwrap_err()), 1);
+    assert_eq!(
+        st(&p.pc_sampling_create(1, &mut info).unwrap_err()),
+        "Kernel"
+    );
 }
 
 #[test]
@@ -303,29 +321,41 @@ fn pc_sampling_session() {
     let mut one = [PcSamplingInfo::default()];
     let e = p.pc_sampling_query_capabilities(1, &mut one).unwrap_err();
     assert_eq!(e, Error::BufferTooSmall { needed: 2 });
-    assert_eq!(st(&e), 7);
+    assert_eq!(st(&e), "BufferTooSmall");
     let caps = p.pc_sampling_capabilities(1).unwrap();
     assert_eq!(caps.len(), 2);
     assert_eq!(caps[0].method, kfd::rocm::KFD_IOCTL_PCS_METHOD_HOSTTRAP);
-    assert_eq!(st(&p.pc_sampling_capabilities(9).unwrap_err()), 5);
-    assert_eq!(st(&p.pc_sampling_capabilities(0).unwrap_err()), 3); // EINVAL
+    assert_eq!(
+        st(&p.pc_sampling_capabilities(9).unwrap_err()),
+        "InvalidNode"
+    );
+    assert_eq!(st(&p.pc_sampling_capabilities(0).unwrap_err()), "Kernel"); // EINVAL
 
     let mut info = caps[0];
-    assert_eq!(st(&p.pc_sampling_create(1, &mut info).unwrap_err()), 3); // interval 0
+    assert_eq!(
+        st(&p.pc_sampling_create(1, &mut info).unwrap_err()),
+        "Kernel"
+    ); // interval 0
     info.interval = 1024;
     let t = p.pc_sampling_create(1, &mut info).unwrap();
-    assert_eq!(st(&p.pc_sampling_create(1, &mut info).unwrap_err()), 12); // EBUSY
-    assert_eq!(st(&p.pc_sampling_create(9, &mut info).unwrap_err()), 5);
+    assert_eq!(
+        st(&p.pc_sampling_create(1, &mut info).unwrap_err()),
+        "Kernel"
+    ); // EBUSY
+    assert_eq!(
+        st(&p.pc_sampling_create(9, &mut info).unwrap_err()),
+        "InvalidNode"
+    );
 
     p.pc_sampling_start(1, t).unwrap();
-    assert_eq!(st(&p.pc_sampling_start(1, t).unwrap_err()), 22); // EALREADY
+    assert_eq!(st(&p.pc_sampling_start(1, t).unwrap_err()), "Kernel"); // EALREADY
     p.pc_sampling_stop(1, t).unwrap();
-    assert_eq!(st(&p.pc_sampling_stop(1, t).unwrap_err()), 22);
+    assert_eq!(st(&p.pc_sampling_stop(1, t).unwrap_err()), "Kernel");
     p.pc_sampling_start(1, t).unwrap();
     // Destroy stops first.
     p.pc_sampling_destroy(1, t).unwrap();
-    assert_eq!(st(&p.pc_sampling_destroy(1, t).unwrap_err()), 3); // EINVAL
-    assert_eq!(st(&p.pc_sampling_start(1, t).unwrap_err()), 3);
+    assert_eq!(st(&p.pc_sampling_destroy(1, t).unwrap_err()), "Kernel"); // EINVAL
+    assert_eq!(st(&p.pc_sampling_start(1, t).unwrap_err()), "Kernel");
 
     // Trace id 0: INVALID_HANDLE, before the node is looked at.
     let zero = PcSamplingTraceId(0);
@@ -335,7 +365,7 @@ fn pc_sampling_session() {
         p.pc_sampling_stop(9, zero).unwrap_err(),
     ] {
         assert_eq!(e, Error::InvalidPcSamplingTrace);
-        assert_eq!(st(&e), 4);
+        assert_eq!(st(&e), "InvalidPcSamplingTrace");
     }
-    assert_eq!(st(&p.pc_sampling_start(9, t).unwrap_err()), 5);
+    assert_eq!(st(&p.pc_sampling_start(9, t).unwrap_err()), "InvalidNode");
 }

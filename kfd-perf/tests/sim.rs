@@ -7,6 +7,7 @@ use std::sync::Arc;
 use kfd_perf::pmc::BlockId;
 use kfd_perf::{Error, Perf};
 use kfd_sim::Sim;
+use kfd_sys::testing::Cause;
 use kfd_sys::{DeviceFile, Driver};
 use kfd_topology::Topology;
 
@@ -30,7 +31,11 @@ fn counter_tables_of_the_presets() {
         for (i, n) in p.nodes().iter().enumerate() {
             let r = p.counter_properties(i as u32);
             if n.gpu_id == 0 {
-                assert_eq!(r.unwrap_err().status().0, 3, "{preset} CPU node");
+                assert_eq!(
+                    r.unwrap_err().cause(),
+                    "NoCounterTable",
+                    "{preset} CPU node"
+                );
                 continue;
             }
             let props = r.unwrap();
@@ -45,9 +50,9 @@ fn counter_tables_of_the_presets() {
     assert_eq!(p.nodes()[g as usize].gfx_version.major, 11);
     let e = p.counter_properties(g).unwrap_err();
     assert!(matches!(e, Error::NoCounterTable { .. }), "{e:?}");
-    assert_eq!(e.status().0, 3);
+    assert_eq!(e.cause(), "NoCounterTable");
     let n = p.nodes().len() as u32;
-    assert_eq!(p.counter_properties(n).unwrap_err().status().0, 5);
+    assert_eq!(p.counter_properties(n).unwrap_err().cause(), "InvalidNode");
 }
 
 #[test]
@@ -61,7 +66,7 @@ fn clocks_on_the_sim() {
     assert!(b.gpu >= a.gpu);
     let cpu = p.clock_counters(0).unwrap();
     assert!(cpu.cpu >= a.cpu);
-    assert_eq!(p.clock_counters(99).unwrap_err().status().0, 5);
+    assert_eq!(p.clock_counters(99).unwrap_err().cause(), "InvalidNode");
     // The snapshot carries no wall clock frequency.
     assert_eq!(p.wallclock_frequency(g).unwrap(), 0);
 }
@@ -72,20 +77,22 @@ fn spm_and_pc_sampling_on_the_sim() {
     let g = first_gpu(&p);
     let e = p.spm_acquire(g).unwrap_err();
     assert!(matches!(e, Error::NotImplementedByKernel(_)), "{e:?}");
-    assert_eq!(e.status().0, 11);
+    assert_eq!(e.cause(), "NotImplementedByKernel");
     // Release and set-dest-buffer have no acquire to fall back on: ERROR.
-    assert_eq!(p.spm_release(g).unwrap_err().status().0, 1);
+    assert_eq!(p.spm_release(g).unwrap_err().cause(), "Kernel");
     // PC sampling keeps the C library's errno table: the kernel's EINVAL
     // for an unknown request is INVALID_PARAMETER.
     match p.pc_sampling_capabilities(g) {
         Ok(caps) => assert!(!caps.is_empty()),
-        Err(e) => assert_eq!(e.status().0, 3, "{e}"),
+        Err(e) => assert_eq!(e.cause(), "Kernel", "{e}"),
     }
 }
 
 /// The same text `tests/fixtures/c_pmc_dump.c` prints for Debian's
 /// libhsakmt 5.2.3 (`hsaKmtPmcGetCounterProperties` for every node plus one
-/// past the end), here from kfd-perf.
+/// past the end), here from kfd-perf. A failure prints the status the C
+/// border gives its cause: a node without a counter table is
+/// INVALID_PARAMETER (3), a node past the end INVALID_NODE_UNIT (5).
 fn rust_dump(p: &Perf) -> String {
     use std::fmt::Write;
     let mut out = String::new();
@@ -93,7 +100,12 @@ fn rust_dump(p: &Perf) -> String {
         let props = match p.counter_properties(n) {
             Ok(props) => props,
             Err(e) => {
-                writeln!(out, "node {n} status {}", e.status().0).unwrap();
+                let status = match e {
+                    Error::NoCounterTable { .. } => 3,
+                    Error::InvalidNode(_) => 5,
+                    other => panic!("node {n}: {other}"),
+                };
+                writeln!(out, "node {n} status {status}").unwrap();
                 continue;
             }
         };

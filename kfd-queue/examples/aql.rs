@@ -10,7 +10,6 @@
 
 use std::sync::Arc;
 
-use kfd_event::FmmMemory;
 use kfd_fmm::{Fmm, FmmOptions, MemFlags};
 use kfd_queue::{QueueKind, QueueRequest, Queues};
 use kfd_sys::{DeviceFile, Driver};
@@ -27,7 +26,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &topology,
         FmmOptions::primary(),
     )?);
-    let queues = Queues::new(kfd, topology.clone(), Arc::new(FmmMemory::new(fmm.clone())));
+    let queues = Queues::new(kfd, topology.clone(), fmm.clone());
 
     let gpu = topology.gpu_nodes().next().ok_or("preset has no GPU")?;
     let isa = gpu.isa_version().map(|v| v.name()).unwrap_or_default();

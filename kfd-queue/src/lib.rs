@@ -9,7 +9,6 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use kfd_event::FmmMemory;
 //! use kfd_fmm::{Fmm, FmmOptions, MemFlags};
 //! use kfd_queue::{QueueKind, QueueRequest, Queues};
 //! use kfd_sys::{DeviceFile, Driver};
@@ -19,7 +18,7 @@
 //! let driver: Arc<dyn Driver> = Arc::new(sim.clone());
 //! let kfd = Arc::new(DeviceFile::open_kfd(driver)?);
 //! let fmm = Arc::new(Fmm::from_topology(kfd.clone(), &topology, FmmOptions::primary())?);
-//! let queues = Queues::new(kfd, topology, Arc::new(FmmMemory::new(fmm.clone())));
+//! let queues = Queues::new(kfd, topology, fmm.clone());
 //!
 //! let host = MemFlags::NON_PAGED | MemFlags::HOST_ACCESS;
 //! let ring = fmm.alloc_buffer(0, 64 << 10, 0, host)?;
@@ -61,10 +60,17 @@
 //!   trap handlers; priorities map from `HSA_QUEUE_PRIORITY` to the KFD's
 //!   0..=15 with [`kfd_priority`].
 //!
-//! Every failure is a [`QueueError`] whose [`QueueError::status`] is the
-//! `HSAKMT_STATUS` the C library returns. A [`QueueId`] is owned by the
+//! Every failure is a [`QueueError`] naming its cause (the C status it
+//! becomes is decided at the `hsakmt` border). A [`QueueId`] is owned by the
 //! context that created the queue: [`Queues::lookup`] in another context
 //! fails instead of touching the queue.
+//!
+//! This crate has no `unsafe` code: doorbell pages are
+//! [`kfd_sys::mapping::Mapping`]s (or memory-manager buffers) written
+//! through their checked accessors, and the queue requests that carry
+//! user pointers use the safe forms of `kfd_sys::queue`.
+
+#![forbid(unsafe_code)]
 
 mod error;
 mod queue;

@@ -8,6 +8,8 @@ use kfd_sys::kfd::{
     KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID, KFD_IOC_QUEUE_TYPE_SDMA_XGMI,
 };
 
+use kfd_fmm::{Buffer, FmmError, SvmArea};
+
 use crate::error::QueueError;
 use crate::sizes::CwsrSizes;
 
@@ -238,16 +240,47 @@ pub(crate) mod page {
     pub const CU_MASK_WORDS: usize = (4096 - CU_MASK as usize) / 4;
 }
 
-/// A buffer owned by a queue: address and allocated size.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Buffer {
-    pub addr: u64,
-    pub size: u64,
-    /// SVM-registered anonymous memory ([`DeviceMemory::alloc_svm`])
-    /// rather than a memory-manager buffer.
-    ///
-    /// [`DeviceMemory::alloc_svm`]: kfd_event::DeviceMemory::alloc_svm
-    pub svm: bool,
+/// A queue's context save/restore area: SVM-registered anonymous memory
+/// or a memory-manager buffer.
+#[derive(Debug)]
+pub(crate) enum SaveArea {
+    Svm(SvmArea),
+    Buffer(Buffer),
+}
+
+impl SaveArea {
+    pub fn addr(&self) -> u64 {
+        match self {
+            SaveArea::Svm(a) => a.addr(),
+            SaveArea::Buffer(b) => b.addr(),
+        }
+    }
+
+    pub fn write(&self, offset: u64, data: &[u8]) -> Result<(), FmmError> {
+        match self {
+            SaveArea::Svm(a) => a.write(offset, data),
+            SaveArea::Buffer(b) => b.write(offset, data),
+        }
+    }
+
+    /// The CPU mapping of the area (the kernel writes the control stack
+    /// into it).
+    pub fn mapping(&self) -> Result<&kfd_sys::mapping::Mapping, QueueError> {
+        match self {
+            SaveArea::Svm(a) => Ok(a.mapping()),
+            SaveArea::Buffer(b) => b.mapping().map_err(QueueError::Memory),
+        }
+    }
+}
+
+/// The buffers a queue owns. They are released when this value drops,
+/// field by field in declaration order: the EOP buffer, the save area,
+/// then the per-queue page, the order of the C library's frees.
+#[derive(Debug)]
+pub(crate) struct QueueBuffers {
+    pub eop: Option<Buffer>,
+    pub cwsr: Option<SaveArea>,
+    pub page: Buffer,
 }
 
 /// The state of one live queue.
@@ -256,12 +289,20 @@ pub(crate) struct QueueObj {
     pub owner: Weak<crate::queues::Shared>,
     pub id: QueueId,
     pub kfd_queue_id: u32,
+    /// What the kernel's wave-state query needs of the queue.
+    pub slot: kfd_sys::queue::QueueSlot,
     pub node_id: u32,
     pub gpu_id: u32,
     pub kind: QueueKind,
-    pub page: Buffer,
-    pub eop: Option<Buffer>,
-    pub cwsr: Option<(Buffer, CwsrSizes)>,
+    /// Address of the per-queue page (pointers, CU mask).
+    pub page: u64,
+    /// Address and size of the EOP buffer.
+    pub eop: Option<(u64, u64)>,
+    /// Address of the save area and its sizes.
+    pub cwsr: Option<(u64, CwsrSizes)>,
+    /// The buffers, until the queue is destroyed (handles may outlive
+    /// the queue; its memory goes when it is destroyed).
+    pub buffers: Mutex<Option<QueueBuffers>>,
     pub doorbell: u64,
     pub doorbell_size: u32,
     pub resource: QueueResource,
@@ -310,12 +351,12 @@ impl Queue {
 
     /// Address and size of the EOP buffer, if the queue has one.
     pub fn eop_buffer(&self) -> Option<(u64, u64)> {
-        self.obj.eop.map(|b| (b.addr, b.size))
+        self.obj.eop
     }
 
     /// Address of the CWSR area and its sizes, if the queue has one.
     pub fn cwsr(&self) -> Option<(u64, CwsrSizes)> {
-        self.obj.cwsr.map(|(b, s)| (b.addr, s))
+        self.obj.cwsr
     }
 
     /// The current CU mask: (bit count, words).
@@ -372,8 +413,14 @@ mod tests {
             QueueKind::from_hsa(6, 3).unwrap(),
             QueueKind::SdmaByEngine(3)
         );
-        assert_eq!(QueueKind::from_hsa(3, 0).unwrap_err().status().0, 3);
-        assert_eq!(QueueKind::from_hsa_legacy(6).unwrap_err().status().0, 1);
+        assert_eq!(
+            QueueKind::from_hsa(3, 0).unwrap_err(),
+            QueueError::InvalidQueueType(3)
+        );
+        assert_eq!(
+            QueueKind::from_hsa_legacy(6).unwrap_err(),
+            QueueError::EngineIdNeedsExt
+        );
         for k in [
             QueueKind::Compute,
             QueueKind::ComputeAql,

@@ -5,24 +5,25 @@ use std::fmt;
 use std::os::fd::AsFd;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use kfd_event::{DeviceMemory, ExecAlloc};
+use kfd_fmm::{Buffer, ExecAlloc, Fmm};
 use kfd_sys::kfd::{
     kfd_ioctl_alloc_queue_gws_args, kfd_ioctl_create_queue_args, kfd_ioctl_destroy_queue_args,
-    kfd_ioctl_get_queue_wave_state_args, kfd_ioctl_get_version_args, kfd_ioctl_set_cu_mask_args,
-    kfd_ioctl_set_trap_handler_args, kfd_ioctl_update_queue_args, AMDKFD_IOC_ALLOC_QUEUE_GWS,
-    AMDKFD_IOC_CREATE_QUEUE, AMDKFD_IOC_DESTROY_QUEUE, AMDKFD_IOC_GET_QUEUE_WAVE_STATE,
-    AMDKFD_IOC_GET_VERSION, AMDKFD_IOC_SET_CU_MASK, AMDKFD_IOC_SET_TRAP_HANDLER,
-    AMDKFD_IOC_UPDATE_QUEUE,
+    kfd_ioctl_get_version_args, kfd_ioctl_set_trap_handler_args, kfd_ioctl_update_queue_args,
+    AMDKFD_IOC_ALLOC_QUEUE_GWS, AMDKFD_IOC_CREATE_QUEUE, AMDKFD_IOC_DESTROY_QUEUE,
+    AMDKFD_IOC_GET_QUEUE_WAVE_STATE, AMDKFD_IOC_GET_VERSION, AMDKFD_IOC_SET_CU_MASK,
+    AMDKFD_IOC_SET_TRAP_HANDLER, AMDKFD_IOC_UPDATE_QUEUE,
 };
-use kfd_sys::mman::{self, MapFlags, Prot};
+use kfd_sys::mapping::Mapping;
+use kfd_sys::mman::{self, Prot};
+use kfd_sys::queue as kq;
 use kfd_sys::{DeviceFile, Errno};
 use kfd_topology::{Node, Topology};
 
 use crate::error::QueueError;
 use crate::lock;
 use crate::queue::{
-    cu_mask_words, kfd_priority, page, Buffer, Queue, QueueId, QueueInfo, QueueObj, QueueRequest,
-    QueueResource,
+    cu_mask_words, kfd_priority, page, Queue, QueueBuffers, QueueId, QueueInfo, QueueObj,
+    QueueRequest, QueueResource, SaveArea,
 };
 use crate::sizes::{self, gfx, CwsrSizes, SAVE_AREA_HEADER_SIZE};
 
@@ -85,16 +86,24 @@ pub struct QueueOptions {
 /// A node's doorbell page, mapped once per context.
 enum DoorbellPage {
     /// A doorbell buffer from the memory manager, GPU mapped (dGPU).
-    Gpuvm { addr: u64 },
-    /// A plain mapping of the KFD descriptor.
-    Mapped { addr: usize, len: usize },
+    Gpuvm { buf: Buffer },
+    /// A plain mapping of the KFD descriptor (unmapped when it drops).
+    Mapped { map: Mapping },
 }
 
 impl DoorbellPage {
     fn addr(&self) -> u64 {
         match self {
-            DoorbellPage::Gpuvm { addr } => *addr,
-            DoorbellPage::Mapped { addr, .. } => *addr as u64,
+            DoorbellPage::Gpuvm { buf } => buf.addr(),
+            DoorbellPage::Mapped { map } => map.addr(),
+        }
+    }
+
+    /// The CPU mapping the doorbells are written through.
+    fn mapping(&self) -> Result<&Mapping, QueueError> {
+        match self {
+            DoorbellPage::Gpuvm { buf } => buf.mapping().map_err(QueueError::Memory),
+            DoorbellPage::Mapped { map } => Ok(map),
         }
     }
 }
@@ -103,7 +112,7 @@ impl DoorbellPage {
 pub(crate) struct Shared {
     file: Arc<DeviceFile>,
     topology: Arc<Topology>,
-    memory: Arc<dyn DeviceMemory>,
+    fmm: Arc<Fmm>,
     options: QueueOptions,
     minor: OnceLock<u32>,
     /// Doorbell pages per node id; each node's page is mapped under this
@@ -130,16 +139,6 @@ impl fmt::Debug for Shared {
 }
 
 impl Shared {
-    fn free_buffers(&self, eop: Option<Buffer>, cwsr: Option<Buffer>, page: Option<Buffer>) {
-        for b in [eop, cwsr, page].into_iter().flatten() {
-            let _ = if b.svm {
-                self.memory.free_svm(b.addr)
-            } else {
-                self.memory.free_exec(b.addr, b.size)
-            };
-        }
-    }
-
     /// Destroys every queue, frees its buffers and releases the doorbell
     /// pages. Both tables are emptied under the doorbell lock first, so a
     /// concurrent [`Queues::ring_doorbell`] either finished its store
@@ -154,7 +153,9 @@ impl Shared {
             (queues, pages)
         };
         self.destroy_queues(queues);
-        self.release_doorbells(pages);
+        // The pages unmap (or go back to the memory manager) as they drop,
+        // after every queue that used them is destroyed.
+        drop(pages);
     }
 
     fn destroy_queues(&self, queues: Vec<Queue>) {
@@ -164,28 +165,7 @@ impl Shared {
                 pad: 0,
             };
             let _ = self.file.ioctl_plain(AMDKFD_IOC_DESTROY_QUEUE, &mut a);
-            self.free_buffers(q.obj.eop, q.obj.cwsr.map(|c| c.0), Some(q.obj.page));
-        }
-    }
-
-    fn release_doorbells(&self, pages: Vec<DoorbellPage>) {
-        for p in pages {
-            match p {
-                DoorbellPage::Gpuvm { addr } => {
-                    let _ = self.memory.free_doorbell(addr);
-                }
-                DoorbellPage::Mapped { addr, len } => {
-                    // SAFETY: the mapping was made by `map_doorbell` and was
-                    // owned by the doorbell table it was removed from (in
-                    // `teardown` or `Queues::release_idle_doorbells`) under
-                    // the doorbell lock while no queue was registered or
-                    // together with every queue; those are destroyed, and the only
-                    // access to the page (`ring_doorbell`) happens under
-                    // that lock after finding its queue registered, which it
-                    // no longer can. No reference into it exists.
-                    let _ = unsafe { mman::munmap(addr, len) };
-                }
-            }
+            drop(lock(&q.obj.buffers).take());
         }
     }
 }
@@ -199,7 +179,7 @@ impl Drop for Shared {
 /// The user-mode queues of one KFD context.
 ///
 /// Creating a queue allocates its buffers through the context's memory
-/// manager ([`DeviceMemory`]): a pinned page holding the read/write
+/// manager ([`Fmm::alloc_exec`]): a pinned page holding the read/write
 /// pointers of non-AQL queues and the CU mask, an EOP buffer in VRAM and
 /// a context save/restore area sized for the GPU generation. The node's
 /// doorbell page is mapped on the first queue of that node and kept until
@@ -224,26 +204,22 @@ impl Queues {
     /// `file`, with its topology snapshot and memory manager; queue
     /// buffers as libhsakmt 5.2.3 allocates them ([`QueueOptions`]'s
     /// default).
-    pub fn new(
-        file: Arc<DeviceFile>,
-        topology: Arc<Topology>,
-        memory: Arc<dyn DeviceMemory>,
-    ) -> Queues {
-        Queues::with_options(file, topology, memory, QueueOptions::default())
+    pub fn new(file: Arc<DeviceFile>, topology: Arc<Topology>, fmm: Arc<Fmm>) -> Queues {
+        Queues::with_options(file, topology, fmm, QueueOptions::default())
     }
 
     /// As [`Queues::new`], with the buffer choices of `options`.
     pub fn with_options(
         file: Arc<DeviceFile>,
         topology: Arc<Topology>,
-        memory: Arc<dyn DeviceMemory>,
+        fmm: Arc<Fmm>,
         options: QueueOptions,
     ) -> Queues {
         Queues {
             shared: Arc::new(Shared {
                 file,
                 topology,
-                memory,
+                fmm,
                 options,
                 minor: OnceLock::new(),
                 doorbells: Mutex::new(HashMap::new()),
@@ -272,9 +248,10 @@ impl Queues {
             if !lock(&self.shared.queues).is_empty() {
                 return false;
             }
-            pages.drain().map(|(_, p)| p).collect()
+            pages.drain().map(|(_, p)| p).collect::<Vec<DoorbellPage>>()
         };
-        self.shared.release_doorbells(pages);
+        // Unmapped (or given back to the memory manager) as they drop.
+        drop(pages);
         true
     }
 
@@ -329,7 +306,6 @@ impl Queues {
         // (paged memory in 5.2.3, pinned GTT in the newest library).
         let page = self.alloc(&ExecAlloc {
             size: sizes::PAGE as u64,
-            gpu_id,
             node_id: req.node_id,
             non_paged: sh.options.rules.pinned_queue_page,
             device_local: false,
@@ -338,15 +314,19 @@ impl Queues {
         let (cu_count, cu_words) = default_cu_mask(node);
         let mut init = vec![0u8; page::CU_MASK as usize];
         init.extend(cu_words.iter().flat_map(|w| w.to_ne_bytes()));
-        if let Err(e) = sh.memory.write(page.addr, &init) {
-            sh.free_buffers(None, None, Some(page));
-            return Err(QueueError::Memory(e));
-        }
+        page.write(0, &init).map_err(QueueError::Memory)?;
+        let page_addr = page.addr();
+        // Every early return from here on releases what is in `bufs`.
+        let mut bufs = QueueBuffers {
+            eop: None,
+            cwsr: None,
+            page,
+        };
 
         let (read_ptr, write_ptr) = if req.kind == crate::QueueKind::ComputeAql {
             (req.read_ptr, req.write_ptr)
         } else {
-            (page.addr + page::RPTR, page.addr + page::WPTR)
+            (page_addr + page::RPTR, page_addr + page::WPTR)
         };
 
         let mut args = kfd_ioctl_create_queue_args {
@@ -361,38 +341,25 @@ impl Queues {
         if req.kind.needs_queue_buffers() {
             let eop_size = sizes::eop_buffer_size(gfxv, req.kind.hsa_type(), &sh.options.rules);
             if eop_size > 0 {
-                match self.alloc(&ExecAlloc {
+                let b = self.alloc(&ExecAlloc {
                     size: eop_size as u64,
-                    gpu_id,
                     node_id: req.node_id,
                     non_paged: true,
                     device_local: true,
                     uncached: false,
-                }) {
-                    Ok(b) => {
-                        args.eop_buffer_address = b.addr;
-                        args.eop_buffer_size = eop_size as u64;
-                        eop = Some(b);
-                    }
-                    Err(e) => {
-                        sh.free_buffers(None, None, Some(page));
-                        return Err(e);
-                    }
-                }
+                })?;
+                args.eop_buffer_address = b.addr();
+                args.eop_buffer_size = eop_size as u64;
+                eop = Some((b.addr(), b.size()));
+                bufs.eop = Some(b);
             }
             if let Some(sz) = sizes::cwsr_sizes(node, &sh.options.rules) {
-                match self.alloc_cwsr(req, gpu_id, &sz) {
-                    Ok(b) => {
-                        args.ctx_save_restore_address = b.addr;
-                        args.ctx_save_restore_size = sz.ctx_save_restore_size;
-                        args.ctl_stack_size = sz.ctl_stack_size;
-                        cwsr = Some((b, sz));
-                    }
-                    Err(e) => {
-                        sh.free_buffers(eop, None, Some(page));
-                        return Err(e);
-                    }
-                }
+                let area = self.alloc_cwsr(req, &sz)?;
+                args.ctx_save_restore_address = area.addr();
+                args.ctx_save_restore_size = sz.ctx_save_restore_size;
+                args.ctl_stack_size = sz.ctl_stack_size;
+                cwsr = Some((area.addr(), sz));
+                bufs.cwsr = Some(area);
             }
         }
 
@@ -405,18 +372,16 @@ impl Queues {
         args.sdma_engine_id = req.kind.sdma_engine_id();
         args.metadata_ring_size = req.metadata_size as u32;
 
-        // SAFETY: the addresses in `args` are GPU virtual addresses of
-        // buffers this context owns (or the caller's ring and AQL
-        // pointers, which the kernel only hands to the GPU); the kernel
-        // does not dereference them as CPU pointers during the call.
-        let r = unsafe { sh.file.ioctl(AMDKFD_IOC_CREATE_QUEUE, &mut args) };
-        if let Err(errno) = r {
-            sh.free_buffers(eop, cwsr.map(|c| c.0), Some(page));
-            return Err(QueueError::Kernel {
-                op: "AMDKFD_IOC_CREATE_QUEUE",
-                errno,
-            });
-        }
+        let slot = match kq::create_queue(&sh.file, &mut args) {
+            Ok(slot) => slot,
+            Err(errno) => {
+                drop(bufs);
+                return Err(QueueError::Kernel {
+                    request: AMDKFD_IOC_CREATE_QUEUE.info(),
+                    errno,
+                });
+            }
+        };
 
         // Doorbell: SOC15 returns the doorbell's byte offset inside the
         // page together with the page's mmap offset.
@@ -442,12 +407,12 @@ impl Queues {
                     pad: 0,
                 };
                 let _ = sh.file.ioctl_plain(AMDKFD_IOC_DESTROY_QUEUE, &mut d);
-                sh.free_buffers(eop, cwsr.map(|c| c.0), Some(page));
+                drop(bufs);
                 return Err(e);
             }
         };
 
-        let id = QueueId(page.addr);
+        let id = QueueId(page_addr);
         let resource = QueueResource {
             queue_id: id,
             doorbell: db_base + in_page,
@@ -458,12 +423,14 @@ impl Queues {
             owner: Arc::downgrade(sh),
             id,
             kfd_queue_id: args.queue_id,
+            slot,
             node_id: req.node_id,
             gpu_id,
             kind: req.kind,
-            page,
+            page: page_addr,
             eop,
             cwsr,
+            buffers: Mutex::new(Some(bufs)),
             doorbell: resource.doorbell,
             doorbell_size: sizes::doorbell_size(gfxv),
             resource,
@@ -476,23 +443,13 @@ impl Queues {
     }
 
     fn alloc(&self, req: &ExecAlloc) -> Result<Buffer, QueueError> {
-        let size = req.size.div_ceil(sizes::PAGE as u64) * sizes::PAGE as u64;
-        let addr = self
-            .shared
-            .memory
-            .alloc_exec(&ExecAlloc { size, ..*req })
-            .map_err(QueueError::Memory)?;
-        Ok(Buffer {
-            addr,
-            size,
-            svm: false,
-        })
+        self.shared.fmm.alloc_exec(req).map_err(QueueError::Memory)
     }
 
     /// The save area in SVM memory, if the options and the KFD allow it
     /// and registration works (else the caller falls back to paged
     /// memory, as the C library does).
-    fn alloc_svm_cwsr(&self, node_id: u32, size: u64) -> Option<Buffer> {
+    fn alloc_svm_cwsr(&self, node_id: u32, size: u64) -> Option<SaveArea> {
         let opts = self.shared.options;
         if !opts.rules.svm_save_area
             || !opts.svm_save_area
@@ -500,43 +457,29 @@ impl Queues {
         {
             return None;
         }
-        let size = size.div_ceil(sizes::PAGE as u64) * sizes::PAGE as u64;
-        let addr = self.shared.memory.alloc_svm(size, node_id).ok()?;
-        Some(Buffer {
-            addr,
-            size,
-            svm: true,
-        })
+        let area = self.shared.fmm.alloc_svm_area(size, node_id).ok()?;
+        Some(SaveArea::Svm(area))
     }
 
     /// Allocates the CWSR area (SVM-registered or paged system memory,
     /// GPU mapped) and writes one save-area header per XCC.
-    fn alloc_cwsr(
-        &self,
-        req: &QueueRequest,
-        gpu_id: u32,
-        sz: &CwsrSizes,
-    ) -> Result<Buffer, QueueError> {
-        let b = match self.alloc_svm_cwsr(req.node_id, sz.total_size as u64) {
-            Some(b) => b,
-            None => self.alloc(&ExecAlloc {
+    fn alloc_cwsr(&self, req: &QueueRequest, sz: &CwsrSizes) -> Result<SaveArea, QueueError> {
+        let area = match self.alloc_svm_cwsr(req.node_id, sz.total_size as u64) {
+            Some(a) => a,
+            None => SaveArea::Buffer(self.alloc(&ExecAlloc {
                 size: sz.total_size as u64,
-                gpu_id,
                 node_id: req.node_id,
                 non_paged: false,
                 device_local: false,
                 uncached: false,
-            })?,
+            })?),
         };
         for i in 0..sz.num_xcc {
             let header = save_area_header(sz, i, req.error_event_id, req.error_reason);
-            let at = b.addr + i as u64 * sz.ctx_save_restore_size as u64;
-            if let Err(e) = self.shared.memory.write(at, &header) {
-                self.shared.free_buffers(None, Some(b), None);
-                return Err(QueueError::Memory(e));
-            }
+            let at = i as u64 * sz.ctx_save_restore_size as u64;
+            area.write(at, &header).map_err(QueueError::Memory)?;
         }
-        Ok(b)
+        Ok(area)
     }
 
     /// Maps `node`'s doorbell page once: through the memory manager on
@@ -558,32 +501,17 @@ impl Queues {
         let use_gpuvm = sh.topology.is_dgpu() && gfxv != gfx::TONGA;
         let mut page = None;
         if use_gpuvm {
-            if let Ok(addr) = sh.memory.alloc_doorbell(node.gpu_id, size, mmap_offset) {
-                page = Some(DoorbellPage::Gpuvm { addr });
+            if let Ok(buf) = sh.fmm.alloc_doorbell_page(node.gpu_id, size, mmap_offset) {
+                page = Some(DoorbellPage::Gpuvm { buf });
             }
         }
         let page = match page {
             Some(p) => p,
             None => {
                 let fd = sh.file.as_fd();
-                // SAFETY: no MAP_FIXED, so the kernel picks an unused
-                // range; the mapping is owned by the doorbell table and
-                // unmapped in `release_doorbells`.
-                let r = unsafe {
-                    mman::mmap(
-                        0,
-                        size as usize,
-                        Prot::READ | Prot::WRITE,
-                        MapFlags::SHARED,
-                        Some(fd),
-                        mmap_offset,
-                    )
-                };
-                let addr = r.map_err(|e: Errno| QueueError::Doorbell(e.to_string()))?;
-                DoorbellPage::Mapped {
-                    addr,
-                    len: size as usize,
-                }
+                let map = Mapping::file(fd, size, Prot::READ | Prot::WRITE, mmap_offset)
+                    .map_err(|e| QueueError::Doorbell(e.to_string()))?;
+                DoorbellPage::Mapped { map }
             }
         };
         let addr = page.addr();
@@ -643,10 +571,8 @@ impl Queues {
             queue_percentage: percentage,
             queue_priority: priority,
         };
-        // SAFETY: the ring address is a GPU virtual address the kernel only
-        // programs into the queue; it is not accessed during the call.
-        unsafe { self.shared.file.ioctl(AMDKFD_IOC_UPDATE_QUEUE, &mut a) }
-            .map_err(QueueError::kernel("AMDKFD_IOC_UPDATE_QUEUE"))?;
+        kq::update_queue(&self.shared.file, &mut a)
+            .map_err(QueueError::kernel(AMDKFD_IOC_UPDATE_QUEUE.info()))?;
         Ok(())
     }
 
@@ -664,10 +590,10 @@ impl Queues {
         };
         sh.file
             .ioctl_plain(AMDKFD_IOC_DESTROY_QUEUE, &mut a)
-            .map_err(QueueError::kernel("AMDKFD_IOC_DESTROY_QUEUE"))?;
+            .map_err(QueueError::kernel(AMDKFD_IOC_DESTROY_QUEUE.info()))?;
         queues.remove(&q.obj.id.0);
         drop(queues);
-        sh.free_buffers(q.obj.eop, q.obj.cwsr.map(|c| c.0), Some(q.obj.page));
+        drop(lock(&q.obj.buffers).take());
         Ok(())
     }
 
@@ -687,22 +613,13 @@ impl Queues {
         }
         self.check(q)?;
         let mask = &mask[..words];
-        let mut a = kfd_ioctl_set_cu_mask_args {
-            queue_id: q.obj.kfd_queue_id,
-            num_cu_mask: count,
-            cu_mask_ptr: mask.as_ptr() as u64,
-        };
-        // SAFETY: `cu_mask_ptr` points to `count / 32` initialised u32s
-        // borrowed from `mask` for the duration of the call; the kernel
-        // only reads them.
-        unsafe { self.shared.file.ioctl(AMDKFD_IOC_SET_CU_MASK, &mut a) }
-            .map_err(QueueError::kernel("AMDKFD_IOC_SET_CU_MASK"))?;
+        kq::set_cu_mask(&self.shared.file, q.obj.kfd_queue_id, mask)
+            .map_err(QueueError::kernel(AMDKFD_IOC_SET_CU_MASK.info()))?;
         let keep = words.min(page::CU_MASK_WORDS);
         let bytes: Vec<u8> = mask[..keep].iter().flat_map(|w| w.to_ne_bytes()).collect();
-        let _ = self
-            .shared
-            .memory
-            .write(q.obj.page.addr + page::CU_MASK, &bytes);
+        if let Some(b) = lock(&q.obj.buffers).as_ref() {
+            let _ = b.page.write(page::CU_MASK, &bytes);
+        }
         *lock(&q.obj.cu_mask) = (count, mask.to_vec());
         Ok(())
     }
@@ -718,24 +635,18 @@ impl Queues {
         let Some((area, sz)) = q.obj.cwsr else {
             return Err(QueueError::NoCwsrArea);
         };
-        let mut a = kfd_ioctl_get_queue_wave_state_args {
-            ctl_stack_address: area.addr,
-            queue_id: q.obj.kfd_queue_id,
-            ..Default::default()
-        };
-        // SAFETY: `ctl_stack_address` is the start of this queue's CWSR
-        // area, a host-accessible allocation of `area.size` bytes (at least
-        // `ctl_stack_size`) that is freed only after the queue leaves the
-        // registry; the queue is registered and the registry lock is held
-        // for the whole call, so the area stays allocated while the kernel
-        // copies at most the control stack into it.
-        let r = unsafe {
-            self.shared
-                .file
-                .ioctl(AMDKFD_IOC_GET_QUEUE_WAVE_STATE, &mut a)
-        };
+        // The kernel copies the control stack into the save area, held
+        // (with the queue's other buffers) for the call.
+        let bufs = lock(&q.obj.buffers);
+        let save = bufs
+            .as_ref()
+            .and_then(|b| b.cwsr.as_ref())
+            .ok_or(QueueError::NoCwsrArea)?
+            .mapping()?;
+        let r = kq::get_queue_wave_state(&self.shared.file, &q.obj.slot, save);
+        drop(bufs);
         drop(queues);
-        r.map_err(QueueError::kernel("AMDKFD_IOC_GET_QUEUE_WAVE_STATE"))?;
+        let a = r.map_err(QueueError::kernel(AMDKFD_IOC_GET_QUEUE_WAVE_STATE.info()))?;
         let (count, _) = *lock(&q.obj.cu_mask);
         let ctl = sz.ctl_stack_size as u64;
         // The control stack grows down from the end of its part of the
@@ -743,13 +654,13 @@ impl Queues {
         // cannot turn into an address inside the area; report it as the
         // failed query it is (ERROR, as for any failure of this ioctl).
         let bad_reply = QueueError::Kernel {
-            op: "AMDKFD_IOC_GET_QUEUE_WAVE_STATE",
+            request: AMDKFD_IOC_GET_QUEUE_WAVE_STATE.info(),
             errno: Errno::EOVERFLOW,
         };
-        let user_context_save_area = area.addr.checked_add(ctl).ok_or(bad_reply.clone())?;
+        let user_context_save_area = area.checked_add(ctl).ok_or(bad_reply.clone())?;
         let control_stack_top = ctl
             .checked_sub(a.ctl_stack_used_size as u64)
-            .map(|free| area.addr + free)
+            .map(|free| area + free)
             .ok_or(bad_reply)?;
         Ok(QueueInfo {
             control_stack_top,
@@ -757,8 +668,8 @@ impl Queues {
             save_area_size: a.save_area_used_size as u64,
             control_stack_used: a.ctl_stack_used_size as u64,
             num_cu_assigned: count,
-            cu_mask_info: q.obj.page.addr + page::CU_MASK,
-            save_area_header: area.addr,
+            cu_mask_info: q.obj.page + page::CU_MASK,
+            save_area_header: area,
             save_area_alloc_size: sz.ctx_save_restore_size as u64,
         })
     }
@@ -775,7 +686,7 @@ impl Queues {
         self.shared
             .file
             .ioctl_plain(AMDKFD_IOC_ALLOC_QUEUE_GWS, &mut a)
-            .map_err(QueueError::kernel("AMDKFD_IOC_ALLOC_QUEUE_GWS"))?;
+            .map_err(QueueError::kernel(AMDKFD_IOC_ALLOC_QUEUE_GWS.info()))?;
         Ok(a.first_gws)
     }
 
@@ -795,7 +706,7 @@ impl Queues {
         self.shared
             .file
             .ioctl_plain(AMDKFD_IOC_SET_TRAP_HANDLER, &mut a)
-            .map_err(QueueError::kernel("AMDKFD_IOC_SET_TRAP_HANDLER"))?;
+            .map_err(QueueError::kernel(AMDKFD_IOC_SET_TRAP_HANDLER.info()))?;
         Ok(())
     }
 
@@ -810,23 +721,20 @@ impl Queues {
         self.check_owner(q)?;
         let doorbells = lock(&self.shared.doorbells);
         Self::check_live(&lock(&self.shared.queues), q)?;
-        let addr = q.obj.doorbell;
-        if q.obj.doorbell_size == 8 {
-            // SAFETY: `addr` is the queue's 8-byte aligned doorbell inside
-            // its node's doorbell page. The queue was found registered with
-            // the doorbell lock held, and that lock is still held: a queue
-            // is registered only while its page is in the doorbell table,
-            // and teardown empties both tables under this lock before it
-            // unmaps (see `Shared::doorbells`), so the page stays mapped
-            // for the store. Device memory, hence a volatile store through
-            // a raw pointer.
-            unsafe { std::ptr::write_volatile(addr as *mut u64, value) };
+        // A registered queue's node has its page in the table (see
+        // `Shared::doorbells`); the lock is held across the store.
+        let page = doorbells
+            .get(&q.obj.node_id)
+            .ok_or(QueueError::UnknownQueue(q.obj.id.0))?
+            .mapping()?;
+        let at = q.obj.doorbell.wrapping_sub(page.addr());
+        let r = if q.obj.doorbell_size == 8 {
+            page.store_u64(at, value)
         } else {
-            // SAFETY: as above, for a 4-byte doorbell (4-byte aligned).
-            unsafe { std::ptr::write_volatile(addr as *mut u32, value as u32) };
-        }
+            page.store_u32(at, value as u32)
+        };
         drop(doorbells);
-        Ok(())
+        r.map_err(|e| QueueError::Doorbell(format!("doorbell at {:#x}: {e}", q.obj.doorbell)))
     }
 
     /// Destroys every remaining queue, frees its buffers and releases the

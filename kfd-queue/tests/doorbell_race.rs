@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
 
 use common::*;
-use kfd_event::{DeviceMemory, ExecAlloc};
+use kfd_fmm::ExecAlloc;
 use kfd_queue::{QueueError, QueueKind, QueueRequest, Queues};
 use kfd_sim::Sim;
 
@@ -23,12 +23,10 @@ fn race(preset: &str) {
     let sim = Sim::preset(preset).unwrap();
     let ctx = Ctx::primary(&sim);
     let node = ctx.gpu_node();
-    let gpu_id = ctx.topology.node(node).unwrap().gpu_id;
     let ring = ctx
-        .memory
+        .fmm
         .alloc_exec(&ExecAlloc {
             size: RING,
-            gpu_id,
             node_id: node,
             non_paged: true,
             device_local: false,
@@ -39,10 +37,15 @@ fn race(preset: &str) {
         let qs = Arc::new(Queues::new(
             ctx.file.clone(),
             ctx.topology.clone(),
-            ctx.memory.clone(),
+            ctx.fmm.clone(),
         ));
         let q = qs
-            .create(&QueueRequest::new(node, QueueKind::Compute, ring, RING))
+            .create(&QueueRequest::new(
+                node,
+                QueueKind::Compute,
+                ring.addr(),
+                RING,
+            ))
             .unwrap();
         let start = Arc::new(Barrier::new(2));
         let torn_down = Arc::new(AtomicBool::new(false));
@@ -73,7 +76,7 @@ fn race(preset: &str) {
         assert_eq!(qs.live_count(), 0);
         assert_eq!(qs.doorbell_page(node), None);
     }
-    ctx.memory.free_exec(ring, 0).unwrap();
+    drop(ring);
     drop(ctx);
     assert_no_leaks(&sim);
 }

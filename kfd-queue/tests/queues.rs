@@ -9,10 +9,11 @@ mod common;
 use std::sync::Arc;
 
 use common::*;
-use kfd_event::{DeviceMemory, EventDescriptor, EventType, ExecAlloc};
+use kfd_fmm::{Buffer, ExecAlloc};
 use kfd_queue::sizes::{self, CwsrSizes};
 use kfd_queue::{QueueError, QueueKind, QueueOptions, QueueRequest, QueueRules, Queues};
 use kfd_sim::Sim;
+use kfd_sys::testing::Cause;
 
 /// libhsakmt 5.2.3's choice of queue buffers (the `rocm-5.2` profile).
 fn rocm52() -> QueueRules {
@@ -27,21 +28,19 @@ fn rocm52() -> QueueRules {
 
 const RING: u64 = 64 * 1024;
 
-fn st(e: QueueError) -> u32 {
-    e.status().0
+fn st(e: QueueError) -> String {
+    e.cause()
 }
 
 fn queues(ctx: &Ctx) -> Queues {
-    Queues::new(ctx.file.clone(), ctx.topology.clone(), ctx.memory.clone())
+    Queues::new(ctx.file.clone(), ctx.topology.clone(), ctx.fmm.clone())
 }
 
 /// A GPU-mapped system-memory buffer for rings and AQL pointers.
-fn buffer(ctx: &Ctx, node: u32, size: u64) -> u64 {
-    let gpu_id = ctx.topology.node(node).unwrap().gpu_id;
-    ctx.memory
+fn buffer(ctx: &Ctx, node: u32, size: u64) -> Buffer {
+    ctx.fmm
         .alloc_exec(&ExecAlloc {
             size,
-            gpu_id,
             node_id: node,
             non_paged: true,
             device_local: false,
@@ -51,24 +50,48 @@ fn buffer(ctx: &Ctx, node: u32, size: u64) -> u64 {
 }
 
 /// A request with its own ring (and pointers for AQL); returns the buffers
-/// to free.
-fn request(ctx: &Ctx, node: u32, kind: QueueKind) -> (QueueRequest, Vec<u64>) {
+/// to drop once the queue is gone.
+fn request(ctx: &Ctx, node: u32, kind: QueueKind) -> (QueueRequest, Vec<Buffer>) {
     let ring = buffer(ctx, node, RING);
-    let mut req = QueueRequest::new(node, kind, ring, RING);
-    let mut bufs = vec![ring];
+    let mut req = QueueRequest::new(node, kind, ring.addr(), RING);
     if kind == QueueKind::ComputeAql {
         let ptrs = buffer(ctx, node, 4096);
-        req.read_ptr = ptrs;
-        req.write_ptr = ptrs + 8;
-        bufs.push(ptrs);
+        req.read_ptr = ptrs.addr();
+        req.write_ptr = ptrs.addr() + 8;
+        return (req, vec![ring, ptrs]);
     }
-    (req, bufs)
+    (req, vec![ring])
 }
 
-fn free(ctx: &Ctx, bufs: Vec<u64>) {
-    for b in bufs {
-        ctx.memory.free_exec(b, 0).unwrap();
-    }
+/// A signal event of `ctx`'s kernel process (the queue's error event);
+/// returns its id.
+fn signal_event(ctx: &Ctx) -> u32 {
+    let mut a = kfd_sys::kfd::kfd_ioctl_create_event_args {
+        event_type: kfd_sys::kfd::KFD_IOC_EVENT_SIGNAL,
+        auto_reset: 1,
+        ..Default::default()
+    };
+    ctx.file
+        .ioctl_plain(kfd_sys::kfd::AMDKFD_IOC_CREATE_EVENT, &mut a)
+        .expect("CREATE_EVENT");
+    a.event_id
+}
+
+fn destroy_event(ctx: &Ctx, event_id: u32) {
+    let mut a = kfd_sys::kfd::kfd_ioctl_destroy_event_args { event_id, pad: 0 };
+    ctx.file
+        .ioctl_plain(kfd_sys::kfd::AMDKFD_IOC_DESTROY_EVENT, &mut a)
+        .expect("DESTROY_EVENT");
+}
+
+/// Whether `addr` lies in a mapping of this process (`/proc/self/maps`).
+fn mapped(addr: u64) -> bool {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    maps.lines().any(|l| {
+        let range = l.split(' ').next().unwrap_or("");
+        let mut ends = range.split('-').map(|v| u64::from_str_radix(v, 16));
+        matches!((ends.next(), ends.next()), (Some(Ok(s)), Some(Ok(e))) if (s..e).contains(&addr))
+    })
 }
 
 fn all_kinds(ctx: &Ctx, node: u32) -> Vec<QueueKind> {
@@ -102,21 +125,18 @@ fn every_queue_type_on_every_preset() {
         let qs = Queues::with_options(
             ctx.file.clone(),
             ctx.topology.clone(),
-            ctx.memory.clone(),
+            ctx.fmm.clone(),
             QueueOptions {
                 rules: QueueRules::default(),
                 svm_save_area: false,
             },
         );
-        let events = ctx.events();
-        let err_event = events
-            .create(&EventDescriptor::new(EventType::Signal), false, false)
-            .unwrap();
-        let baseline = ctx.memory.live_buffers();
+        let err_event = signal_event(&ctx);
+        let baseline = ctx.fmm.object_count();
         for node in ctx.topology.gpu_nodes().map(|n| n.id).collect::<Vec<_>>() {
             for kind in all_kinds(&ctx, node) {
                 let (mut req, bufs) = request(&ctx, node, kind);
-                req.error_event_id = err_event.id();
+                req.error_event_id = err_event;
                 let q = qs
                     .create(&req)
                     .unwrap_or_else(|e| panic!("{preset} node {node} {kind:?}: {e}"));
@@ -138,23 +158,36 @@ fn every_queue_type_on_every_preset() {
                 if kind.needs_queue_buffers() {
                     // Active queues have no saved wave state (kernel
                     // EINVAL, C status ERROR); see the suspended-queue test.
-                    assert_eq!(st(qs.info(&q).unwrap_err()), 1);
+                    assert_eq!(st(qs.info(&q).unwrap_err()), "Kernel");
                 } else {
                     assert_eq!(qs.info(&q).unwrap_err(), QueueError::NoCwsrArea);
                 }
                 qs.ring_doorbell(&q, 16).unwrap();
                 qs.destroy(&q).unwrap();
-                free(&ctx, bufs);
+                drop(bufs);
             }
         }
+        assert_eq!(qs.live_count(), 0);
+        // Destroyed queues left only the doorbell pages that are buffers
+        // of the memory manager (dGPUs); those go with the sub-context.
+        let doorbell_buffers = ctx
+            .topology
+            .gpu_nodes()
+            .filter_map(|n| qs.doorbell_page(n.id))
+            .filter(|&p| ctx.fmm.pointer_info(p).is_ok())
+            .count();
         assert_eq!(
-            ctx.memory.live_buffers(),
+            ctx.fmm.object_count(),
+            baseline + doorbell_buffers,
+            "{preset}: queue buffers freed with their queues"
+        );
+        drop(qs);
+        assert_eq!(
+            ctx.fmm.object_count(),
             baseline,
             "{preset}: queue buffers freed"
         );
-        assert_eq!(qs.live_count(), 0);
-        drop(qs);
-        drop(events);
+        destroy_event(&ctx, err_event);
         drop(ctx);
         assert_no_leaks(&sim);
     }
@@ -297,10 +330,13 @@ fn cu_masks_of_odd_lengths() {
     assert_eq!(words, vec![u32::MAX, u32::MAX, u32::MAX, 0xff]);
     for bad in [0u32, 1, 31, 33, 63, 100, 127] {
         let err = qs.set_cu_mask(&q, bad, &[u32::MAX; 8]).unwrap_err();
-        assert_eq!(st(err), 3, "count {bad}");
+        assert_eq!(st(err), "InvalidCuMask", "count {bad}");
     }
     // A count longer than the mask given.
-    assert_eq!(st(qs.set_cu_mask(&q, 96, &[1, 2]).unwrap_err()), 3);
+    assert_eq!(
+        st(qs.set_cu_mask(&q, 96, &[1, 2]).unwrap_err()),
+        "InvalidCuMask"
+    );
     // Odd numbers of words are fine as long as the bit count is a
     // multiple of 32.
     for (count, mask) in [
@@ -314,10 +350,10 @@ fn cu_masks_of_odd_lengths() {
     qs.destroy(&q).unwrap();
     assert_eq!(
         st(qs.set_cu_mask(&q, 32, &[1]).unwrap_err()),
-        3,
+        "UnknownQueue",
         "destroyed queue"
     );
-    free(&ctx, bufs);
+    drop(bufs);
 }
 
 #[test]
@@ -330,16 +366,20 @@ fn bad_inputs_give_the_c_statuses() {
 
     for p in [-4i64, 4, 0xFFFF_FFFF] {
         let r = QueueRequest { priority: p, ..req };
-        assert_eq!(st(qs.create(&r).unwrap_err()), 3, "priority {p}");
+        assert_eq!(
+            st(qs.create(&r).unwrap_err()),
+            "InvalidPriority",
+            "priority {p}"
+        );
     }
     assert_eq!(
         st(qs.create(&QueueRequest { node_id: 0, ..req }).unwrap_err()),
-        5,
+        "InvalidNode",
         "CPU node"
     );
     assert_eq!(
         st(qs.create(&QueueRequest { node_id: 99, ..req }).unwrap_err()),
-        5
+        "InvalidNode"
     );
     // Bad node is reported before a bad priority? No: priority first, as in C.
     let both = QueueRequest {
@@ -347,50 +387,59 @@ fn bad_inputs_give_the_c_statuses() {
         priority: 9,
         ..req
     };
-    assert_eq!(st(qs.create(&both).unwrap_err()), 3);
-    assert_eq!(st(QueueKind::from_hsa(3, 0).unwrap_err()), 3);
-    assert_eq!(st(QueueKind::from_hsa_legacy(6).unwrap_err()), 1);
+    assert_eq!(st(qs.create(&both).unwrap_err()), "InvalidPriority");
+    assert_eq!(
+        st(QueueKind::from_hsa(3, 0).unwrap_err()),
+        "InvalidQueueType"
+    );
+    assert_eq!(
+        st(QueueKind::from_hsa_legacy(6).unwrap_err()),
+        "EngineIdNeedsExt"
+    );
     // Non-power-of-two ring sizes: the kernel's EINVAL.
     let odd = QueueRequest {
         ring_size: 3000,
         ..req
     };
-    assert_eq!(st(qs.create(&odd).unwrap_err()), 3);
+    assert_eq!(st(qs.create(&odd).unwrap_err()), "Kernel");
     // An SDMA engine that does not exist.
     let p = &ctx.topology.node(node).unwrap().properties;
     let bad_engine = QueueRequest {
         kind: QueueKind::SdmaByEngine(p.num_sdma_engines + p.num_sdma_xgmi_engines),
         ..req
     };
-    assert_eq!(st(qs.create(&bad_engine).unwrap_err()), 3);
+    assert_eq!(st(qs.create(&bad_engine).unwrap_err()), "Kernel");
     // Metadata rings: page aligned, and KFD 1.19+.
     let meta = QueueRequest {
         kind: QueueKind::ComputeAql,
         metadata_size: 100,
         ..req
     };
-    assert_eq!(st(qs.create(&meta).unwrap_err()), 3);
+    assert_eq!(st(qs.create(&meta).unwrap_err()), "MetadataUnaligned");
     // Null and unknown queue ids.
-    assert_eq!(st(qs.lookup(0).unwrap_err()), 3);
-    assert_eq!(st(qs.lookup(0xdead_0000).unwrap_err()), 3);
+    assert_eq!(st(qs.lookup(0).unwrap_err()), "NullQueue");
+    assert_eq!(st(qs.lookup(0xdead_0000).unwrap_err()), "UnknownQueue");
 
     let q = qs.create(&req).unwrap();
     assert_eq!(
         st(qs.update(&q, 50, 4, req.ring_address, RING).unwrap_err()),
-        3
+        "InvalidPriority"
     );
     qs.update(&q, 50, 3, req.ring_address, RING).unwrap();
     qs.update(&q, 100, -3, req.ring_address, RING).unwrap();
     assert_eq!(qs.alloc_gws(&q, 1).unwrap(), 0);
-    assert_eq!(st(qs.set_trap_handler(99, 0x1000, 0x2000).unwrap_err()), 5);
+    assert_eq!(
+        st(qs.set_trap_handler(99, 0x1000, 0x2000).unwrap_err()),
+        "InvalidNode"
+    );
     qs.set_trap_handler(node, 0x1000, 0x2000).unwrap();
     let raw = q.id().raw();
     qs.destroy(&q).unwrap();
-    assert_eq!(st(qs.destroy(&q).unwrap_err()), 3);
-    assert_eq!(st(qs.lookup(raw).unwrap_err()), 3);
-    assert_eq!(st(qs.info(&q).unwrap_err()), 3);
-    assert_eq!(st(qs.update(&q, 1, 0, 0, 0).unwrap_err()), 3);
-    free(&ctx, bufs);
+    assert_eq!(st(qs.destroy(&q).unwrap_err()), "UnknownQueue");
+    assert_eq!(st(qs.lookup(raw).unwrap_err()), "UnknownQueue");
+    assert_eq!(st(qs.info(&q).unwrap_err()), "UnknownQueue");
+    assert_eq!(st(qs.update(&q, 1, 0, 0, 0).unwrap_err()), "UnknownQueue");
+    drop(bufs);
 }
 
 #[test]
@@ -408,11 +457,11 @@ fn metadata_queue_needs_a_new_kfd() {
     qs.destroy(&q).unwrap();
     sim.set_version_minor(18);
     let old = queues(&ctx);
-    assert_eq!(st(old.create(&meta).unwrap_err()), 11);
+    assert_eq!(st(old.create(&meta).unwrap_err()), "KfdTooOld");
     // Without a metadata ring the version does not matter.
     let q = old.create(&req).unwrap();
     old.destroy(&q).unwrap();
-    free(&ctx, bufs);
+    drop(bufs);
 }
 
 #[test]
@@ -424,11 +473,11 @@ fn gws_needs_gws_hardware() {
     let q = qs.create(&req).unwrap();
     assert_eq!(
         st(qs.alloc_gws(&q, 1).unwrap_err()),
-        11,
+        "Kernel",
         "ENODEV → NOT_SUPPORTED"
     );
     qs.destroy(&q).unwrap();
-    free(&ctx, bufs);
+    drop(bufs);
 }
 
 #[test]
@@ -458,8 +507,7 @@ fn doorbell_page_is_mapped_once_per_node() {
         // On a dGPU the page is a GPU-mapped doorbell buffer of the memory
         // manager.
         let info = ctx
-            .memory
-            .fmm()
+            .fmm
             .pointer_info(page)
             .expect("doorbell is an fmm object");
         assert_eq!(info.mapped_nodes, vec![node]);
@@ -471,7 +519,7 @@ fn doorbell_page_is_mapped_once_per_node() {
     assert_eq!(pages.len(), nodes.len());
     for (q, bufs) in made {
         qs.destroy(&q).unwrap();
-        free(&ctx, bufs);
+        drop(bufs);
     }
 }
 
@@ -490,28 +538,30 @@ fn queue_of_one_context_cannot_be_destroyed_through_another() {
     // The kernel gave both the same queue id in their own processes.
     assert_eq!(q.kfd_queue_id(), r.kfd_queue_id());
     assert_eq!(qb.destroy(&q).unwrap_err(), QueueError::ForeignQueue);
-    assert_eq!(st(qb.destroy(&q).unwrap_err()), 3);
-    assert_eq!(st(qb.lookup(q.id().raw()).unwrap_err()), 3);
-    assert_eq!(st(qb.set_cu_mask(&q, 32, &[1]).unwrap_err()), 3);
-    assert_eq!(st(qb.update(&q, 1, 0, 0, 0).unwrap_err()), 3);
-    assert_eq!(st(qb.info(&q).unwrap_err()), 3);
+    assert_eq!(st(qb.destroy(&q).unwrap_err()), "ForeignQueue");
+    assert_eq!(st(qb.lookup(q.id().raw()).unwrap_err()), "UnknownQueue");
+    assert_eq!(
+        st(qb.set_cu_mask(&q, 32, &[1]).unwrap_err()),
+        "ForeignQueue"
+    );
+    assert_eq!(st(qb.update(&q, 1, 0, 0, 0).unwrap_err()), "ForeignQueue");
+    assert_eq!(st(qb.info(&q).unwrap_err()), "ForeignQueue");
     // Both queues are intact.
     qa.update(&q, 100, 0, req_a.ring_address, RING).unwrap();
     qb.update(&r, 100, 0, req_b.ring_address, RING).unwrap();
     qa.destroy(&q).unwrap();
     qb.destroy(&r).unwrap();
-    free(&a, bufs_a);
-    free(&b, bufs_b);
+    drop(bufs_a);
+    drop(bufs_b);
     drop((qa, qb, a, b));
     assert_no_leaks(&sim);
 }
 
 #[test]
-fn teardown_destroys_queues_then_events_and_leaks_nothing() {
+fn teardown_destroys_the_queues_only_and_leaks_nothing() {
     for &preset in PRESETS {
         let sim = Sim::preset(preset).unwrap();
         let ctx = Ctx::primary(&sim);
-        let events = ctx.events();
         let qs = Arc::new(queues(&ctx));
         let node = ctx.gpu_node();
         let mut rings = Vec::new();
@@ -520,19 +570,18 @@ fn teardown_destroys_queues_then_events_and_leaks_nothing() {
             qs.create(&req).unwrap();
             rings.extend(bufs);
         }
-        events
-            .create(&EventDescriptor::new(EventType::Signal), false, false)
-            .unwrap();
+        let event = signal_event(&ctx);
         let live = &sim.live_objects().processes[0];
         assert_eq!((live.queues, live.events), (3, 1), "{preset}");
-        // The context's order: queues, then events, then memory.
+        // The context's order: queues, then events, then memory. The
+        // queues' teardown leaves the events (and the callers' rings).
         qs.teardown();
-        assert_eq!(sim.live_objects().processes[0].queues, 0);
+        let live = &sim.live_objects().processes[0];
+        assert_eq!((live.queues, live.events), (0, 1), "{preset}");
         assert!(qs.doorbell_page(node).is_none());
-        events.teardown();
-        assert_eq!(sim.live_objects().processes[0].events, 0);
-        free(&ctx, rings);
-        drop((qs, events, ctx));
+        destroy_event(&ctx, event);
+        drop(rings);
+        drop((qs, ctx));
         assert_no_leaks(&sim);
     }
 }
@@ -615,7 +664,7 @@ fn queue_info_reports_the_wave_state_of_a_suspended_queue() {
     let q = qs.create(&req).unwrap();
     // An active queue has no saved wave state: the kernel refuses and the
     // C library returns ERROR.
-    assert_eq!(st(qs.info(&q).unwrap_err()), 1);
+    assert_eq!(st(qs.info(&q).unwrap_err()), "Kernel");
     suspend(&sim, &ctx, q.kfd_queue_id(), true);
     let info = qs.info(&q).unwrap();
     let (area, sz) = q.cwsr().unwrap();
@@ -628,7 +677,7 @@ fn queue_info_reports_the_wave_state_of_a_suspended_queue() {
     assert_ne!(info.cu_mask_info, 0);
     suspend(&sim, &ctx, q.kfd_queue_id(), false);
     qs.destroy(&q).unwrap();
-    free(&ctx, bufs);
+    drop(bufs);
 }
 
 /// A `Write` into a shared buffer, for the simulator's ioctl trace.
@@ -668,11 +717,11 @@ fn traced_compute_queue(
     sim: &Sim,
     ctx: &Ctx,
     options: QueueOptions,
-) -> (Queues, kfd_queue::Queue, Vec<u64>, TraceBuf) {
+) -> (Queues, kfd_queue::Queue, Vec<Buffer>, TraceBuf) {
     let qs = Queues::with_options(
         ctx.file.clone(),
         ctx.topology.clone(),
-        ctx.memory.clone(),
+        ctx.fmm.clone(),
         options,
     );
     assert_eq!(qs.options(), options);
@@ -713,7 +762,7 @@ fn save_area_memory_follows_the_rules() {
     );
     assert!(!trace.text().contains("AMDKFD_IOC_SVM"));
     qs.destroy(&q).unwrap();
-    free(&ctx, bufs);
+    drop(bufs);
     drop(qs);
 
     // Newest library, SVM off: paged memory as in 5.2.3, pinned page.
@@ -731,7 +780,7 @@ fn save_area_memory_follows_the_rules() {
         Some(USERPTR)
     );
     qs.destroy(&q).unwrap();
-    free(&ctx, bufs);
+    drop(bufs);
     drop(qs);
 
     // Newest library, SVM on: the save area is anonymous memory
@@ -751,11 +800,11 @@ fn save_area_memory_follows_the_rules() {
     assert!(trace.text().contains("AMDKFD_IOC_SVM"), "{}", trace.text());
     let (cwsr, sz) = q.cwsr().unwrap();
     assert_eq!(cwsr % (2 << 20), 0);
-    assert_eq!(ctx.memory.live_svm_areas(), 1);
+    assert!(mapped(cwsr));
     assert_eq!(sz.total_size as u64, total);
     qs.destroy(&q).unwrap();
-    assert_eq!(ctx.memory.live_svm_areas(), 0);
-    free(&ctx, bufs);
+    assert!(!mapped(cwsr), "the SVM save area goes with its queue");
+    drop(bufs);
     drop((qs, ctx));
     assert_no_leaks(&sim);
 
@@ -767,7 +816,7 @@ fn save_area_memory_follows_the_rules() {
         Some(GTT)
     );
     qs.destroy(&q).unwrap();
-    free(&ctx, bufs);
+    drop(bufs);
     drop((qs, ctx));
     assert_no_leaks(&sim);
 }
@@ -842,7 +891,7 @@ fn queue_info_refuses_a_control_stack_larger_than_the_area() {
         let ctx = Ctx {
             file,
             topology,
-            memory: Arc::new(kfd_event::FmmMemory::new(Arc::new(fmm))),
+            fmm: Arc::new(fmm),
         };
         let qs = queues(&ctx);
         let (req, bufs) = request(&ctx, ctx.gpu_node(), QueueKind::ComputeAql);
@@ -851,9 +900,9 @@ fn queue_info_refuses_a_control_stack_larger_than_the_area() {
         // status of a failed wave-state query, not a wrapped address.
         let e = qs.info(&q).unwrap_err();
         assert!(matches!(e, QueueError::Kernel { .. }), "{used:#x}: {e:?}");
-        assert_eq!(st(e), 1);
+        assert_eq!(st(e), "Kernel");
         qs.destroy(&q).unwrap();
-        free(&ctx, bufs);
+        drop(bufs);
         drop(qs);
         drop(ctx);
     }

@@ -972,6 +972,38 @@ pub fn set_kfd_sigbus_delay(file: &crate::DeviceFile, delay_ms: u32) -> Result<(
     Ok(())
 }
 
+/// `DRM_IOCTL_PRIME_HANDLE_TO_FD` of GEM `handle` on a render node with
+/// `flags` (`DRM_CLOEXEC`, `DRM_RDWR`): a new dma-buf descriptor, owned by
+/// the caller.
+pub fn prime_handle_to_fd(
+    file: &crate::DeviceFile,
+    handle: u32,
+    flags: u32,
+) -> Result<std::os::fd::OwnedFd, crate::Errno> {
+    use std::os::fd::FromRawFd;
+    let mut args = drm_prime_handle {
+        handle,
+        flags,
+        ..Default::default()
+    };
+    file.ioctl_plain(DRM_IOCTL_PRIME_HANDLE_TO_FD, &mut args)?;
+    // SAFETY: on success the kernel installed `args.fd` in this process
+    // for the caller; nothing else owns it.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(args.fd) })
+}
+
+/// `DRM_IOCTL_AMDGPU_GEM_MMAP` of GEM `handle`: the render node's fake
+/// mmap offset of the buffer.
+pub fn gem_mmap_offset(file: &crate::DeviceFile, handle: u32) -> Result<u64, crate::Errno> {
+    let mut args = drm_amdgpu_gem_mmap {
+        r#in: drm_amdgpu_gem_mmap_in { handle, _pad: 0 },
+    };
+    file.ioctl_plain(DRM_IOCTL_AMDGPU_GEM_MMAP, &mut args)?;
+    // SAFETY: both union members are plain integers, so any bit pattern
+    // is a valid `out`; on success it is what the kernel wrote.
+    Ok(unsafe { args.out.addr_ptr })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -88,6 +88,15 @@ impl<T> Ioctl<T> {
     pub const fn name(&self) -> &'static str {
         self.name
     }
+
+    /// The request without its argument type: what an error names as the
+    /// request that failed, comparable with `==` to another request's.
+    pub const fn info(&self) -> IoctlInfo {
+        IoctlInfo {
+            name: self.name,
+            request: self.request,
+        }
+    }
 }
 
 impl<T> Clone for Ioctl<T> {
@@ -111,6 +120,13 @@ pub struct IoctlInfo {
     pub name: &'static str,
     /// The request number.
     pub request: u32,
+}
+
+/// The request's name, as the C header spells it.
+impl fmt::Display for IoctlInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name)
+    }
 }
 
 impl IoctlInfo {

@@ -46,10 +46,16 @@
 //!   [`drm::query_device_info`] (`AMDGPU_INFO_DEV_INFO`);
 //! - [`sysfs`]: property names of the KFD topology tree;
 //! - safe forms of the requests whose arguments carry user pointers:
-//!   [`dbg_trap`] (`AMDKFD_IOC_DBG_TRAP` and the older debugger requests),
-//!   [`spm`] (`AMDKFD_IOC_RLC_SPM`) and [`pc_sample`]
+//!   [`memory`] (allocation, GPU mapping, apertures, dma-bufs, SVM, tile
+//!   config), [`queue`] (create/update, CU masks, wave state), [`event`]
+//!   (waits), [`dbg_trap`] (`AMDKFD_IOC_DBG_TRAP` and the older debugger
+//!   requests), [`spm`] (`AMDKFD_IOC_RLC_SPM`) and [`pc_sample`]
 //!   (`AMDKFD_IOC_PC_SAMPLE`): they take Rust buffers and are the one
 //!   place that argues the kernel is told their true addresses and sizes;
+//! - owned mappings ([`mapping`]): address-space reservations and CPU
+//!   mappings that unmap themselves, with checked atomic accessors; and
+//!   the few other system calls the crates above need ([`mman`],
+//!   [`process`]: `madvise`, `mincore`, `pidfd_*`, `fstat`, `fcntl`);
 //! - the [`Driver`] boundary (open `/dev/kfd` and render nodes, issue
 //!   ioctls, read sysfs below a root), with [`NixDriver`] for the real
 //!   kernel; `kfd-sim` implements the same trait.
@@ -61,12 +67,16 @@ pub mod dbg_trap;
 pub mod driver;
 pub mod drm;
 pub mod errno;
+pub mod event;
 pub mod file;
 pub mod ioctl;
 pub mod kfd;
+pub mod mapping;
+pub mod memory;
 pub mod mman;
 pub mod pc_sample;
 pub mod process;
+pub mod queue;
 pub mod spm;
 pub mod sysfs;
 #[doc(hidden)]

@@ -153,6 +153,22 @@ pub fn mbind(
     }
 }
 
+/// Keeps a forked child from inheriting `[addr, addr + len)`
+/// (`madvise(MADV_DONTFORK)`): device mappings would pin their buffers
+/// in the child after the parent frees them. Only the fork behaviour of
+/// the range changes; its contents are not touched.
+pub fn dont_fork(addr: u64, len: u64) -> Result<(), Errno> {
+    let len = usize::try_from(len).map_err(|_| Errno::EINVAL)?;
+    // SAFETY: MADV_DONTFORK only marks the range's mappings; no memory is
+    // read or written, whatever the range.
+    let r = unsafe { libc::madvise(addr as usize as *mut libc::c_void, len, libc::MADV_DONTFORK) };
+    if r < 0 {
+        Err(Errno::last())
+    } else {
+        Ok(())
+    }
+}
+
 /// Whether the kernel has NUMA policies (libnuma's `numa_available`: a
 /// `get_mempolicy` of the task's policy succeeds).
 pub fn numa_available() -> bool {
@@ -168,6 +184,37 @@ pub fn numa_available() -> bool {
         )
     };
     r >= 0
+}
+
+/// True if every page of `[addr, addr + len)` is mapped
+/// (`mincore(2)`, which fails with `ENOMEM` on a hole); false for a hole,
+/// an unaligned start or a range that wraps.
+pub fn all_mapped(addr: u64, len: u64) -> bool {
+    /// Pages asked about per call (one byte of answer each).
+    const CHUNK: usize = 4096;
+    let page = page_size() as u64;
+    if addr % page != 0 || addr.checked_add(len).is_none() {
+        return false;
+    }
+    let mut vec = [0u8; CHUNK];
+    let (mut at, end) = (addr, addr + len);
+    while at < end {
+        let n = (end - at).min(CHUNK as u64 * page);
+        // SAFETY: mincore only reads the page tables of the range and
+        // writes one byte per page of it (at most CHUNK) into `vec`.
+        let r = unsafe {
+            libc::mincore(
+                at as usize as *mut libc::c_void,
+                n as usize,
+                vec.as_mut_ptr(),
+            )
+        };
+        if r != 0 {
+            return false;
+        }
+        at += n;
+    }
+    true
 }
 
 /// The system page size.
@@ -199,6 +246,23 @@ mod tests {
             )
         };
         assert_eq!(r, Err(Errno::EINVAL));
+    }
+
+    #[test]
+    fn mapped_ranges_and_holes() {
+        let page = page_size() as u64;
+        let base = reserve(3 * page as usize).unwrap() as u64;
+        assert!(all_mapped(base, 3 * page));
+        // SAFETY: the middle page of our own reservation.
+        unsafe { munmap((base + page) as usize, page as usize) }.unwrap();
+        assert!(all_mapped(base, page));
+        assert!(!all_mapped(base, 3 * page), "a hole in the middle");
+        assert!(!all_mapped(base + 1, page), "unaligned");
+        assert!(!all_mapped(u64::MAX - page, 2 * page), "wraps");
+        assert_eq!(dont_fork(base, page), Ok(()));
+        assert_eq!(dont_fork(base + page, page), Err(Errno::ENOMEM));
+        // SAFETY: the rest of our own reservation.
+        unsafe { munmap(base as usize, 3 * page as usize) }.unwrap();
     }
 
     #[test]

@@ -174,3 +174,22 @@ impl<M: Model> Driver for FakeKfd<M> {
         Path::new("/")
     }
 }
+
+/// The cause of an error as the tests of the crates above name it: the
+/// name of its variant (its `Debug` form up to the first character that
+/// cannot be in an identifier). Their C statuses are the `hsakmt`
+/// border's, tested there.
+pub trait Cause {
+    /// The variant name.
+    fn cause(&self) -> String;
+}
+
+impl<E: fmt::Debug> Cause for E {
+    fn cause(&self) -> String {
+        let debug = format!("{self:?}");
+        let end = debug
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(debug.len());
+        debug[..end].to_string()
+    }
+}

@@ -8,8 +8,7 @@ use kfd_sys::Errno;
 /// Why a topology snapshot (or a look-up in one) failed.
 ///
 /// Every variant that comes from a file names the file; parse errors also
-/// name the 1-based line. [`TopologyError::status_code`] gives the
-/// `HSAKMT_STATUS` value the C library returns in the same situation.
+/// name the 1-based line.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TopologyError {
@@ -156,24 +155,7 @@ pub enum TopologyError {
     },
 }
 
-/// `HSAKMT_STATUS_ERROR`.
-const STATUS_ERROR: u32 = 1;
-/// `HSAKMT_STATUS_INVALID_NODE_UNIT`.
-const STATUS_INVALID_NODE_UNIT: u32 = 5;
-
 impl TopologyError {
-    /// The `HSAKMT_STATUS` value the C library returns for this failure:
-    /// 5 (`INVALID_NODE_UNIT`) for [`TopologyError::InvalidNode`] and
-    /// [`TopologyError::LinkNodeFrom`], 1 (`ERROR`) for everything else.
-    pub fn status_code(&self) -> u32 {
-        match self {
-            TopologyError::InvalidNode { .. } | TopologyError::LinkNodeFrom { .. } => {
-                STATUS_INVALID_NODE_UNIT
-            }
-            _ => STATUS_ERROR,
-        }
-    }
-
     pub(crate) fn io(path: impl Into<PathBuf>, source: io::Error) -> Self {
         TopologyError::Io {
             path: path.into(),

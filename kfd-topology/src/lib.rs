@@ -43,20 +43,29 @@
 //! [`kfd_sys::Driver`] (or a root path, for fixtures) and owned by its
 //! caller. Where the C libraries derive values differently, each
 //! difference is a named switch of [`Rules`] (the default follows the
-//! newest library). [`hsakmt`] adds what the C API reports beyond the
-//! snapshot (the memory banks the thunk makes for GPU nodes).
+//! newest library). [`GpuApertures`] carries the process apertures of a
+//! GPU, which the C API reports next to the snapshot.
+//!
+//! Errors are [`TopologyError`]s naming the file and line that failed;
+//! which C status a failure becomes is the `hsakmt` border's decision.
+//!
+//! This crate has no `unsafe` code: the tree is read with `std::fs`, the
+//! render nodes are opened through the [`kfd_sys::Driver`].
 
+#![forbid(unsafe_code)]
+
+mod apertures;
 mod cpu_cache;
 pub mod cpuinfo;
 pub mod devices;
 mod error;
 pub mod gfx;
-pub mod hsakmt;
 pub mod ids;
 pub mod model;
 mod parse;
 mod snapshot;
 
+pub use apertures::{Aperture, GpuApertures};
 pub use devices::{Devices, DriverDevices, DrmDeviceInfo, FixtureDevices};
 pub use error::TopologyError;
 pub use gfx::GfxVersion;

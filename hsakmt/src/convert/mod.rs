@@ -11,9 +11,12 @@
 use hsakmt_sys::common::{
     HsaMemoryProperties, HsaSystemProperties, HSA_HEAPTYPE, HSA_MEMORYPROPERTY,
 };
-use kfd_topology::hsakmt::{memory_properties, GpuApertures};
+use kfd_topology::GpuApertures;
+
+use banks::memory_properties;
 use kfd_topology::{Cache, Node, Topology};
 
+pub mod banks;
 pub mod newest;
 pub mod rocm_5_2;
 pub mod rocm_6_2;
@@ -109,7 +112,7 @@ macro_rules! node_properties {
         $g::HsaNodeProperties {
             NumCPUCores: p.cpu_cores_count,
             NumFComputeCores: p.simd_count,
-            NumMemoryBanks: kfd_topology::hsakmt::reported_num_memory_banks(node, $apertures),
+            NumMemoryBanks: $crate::convert::banks::reported_num_memory_banks(node, $apertures),
             NumCaches: node.caches.len() as u32,
             NumIOLinks: node.io_links.len() as u32,
             CComputeIdLo: p.cpu_core_id_base,
@@ -263,7 +266,7 @@ mod tests {
     use super::{newest, rocm_5_2};
     use hsakmt_sys::{newest as n, rocm_5_2 as r};
     use kfd_queue::{QueueId, QueueInfo, QueueKind, QueueRequest, QueueResource};
-    use kfd_topology::hsakmt::{Aperture, GpuApertures};
+    use kfd_topology::{Aperture, GpuApertures};
     use kfd_topology::{FixtureDevices, Rules, SnapshotOptions, Topology};
 
     /// A kfd-sim preset rendered as sysfs and read back.
@@ -300,6 +303,53 @@ mod tests {
             mmio: ap(0x7000_0000_0000, 0x1000),
             gpuvm: None,
         }
+    }
+
+    /// The heaps the thunk adds after the sysfs banks, in its order,
+    /// cut at the caller's count; none for a CPU node.
+    #[test]
+    fn thunk_memory_banks() {
+        use super::banks::{memory_properties, reported_num_memory_banks};
+        use kfd_topology::HeapType;
+        let topo = preset("mi210", Rules::default(), None);
+        let (cpu, gpu) = (topo.node(0).unwrap(), topo.node(1).unwrap());
+        let no_mmio = GpuApertures {
+            mmio: None,
+            ..apertures()
+        };
+        let sysfs = gpu.properties.mem_banks_count as usize;
+        assert_eq!(reported_num_memory_banks(gpu, &no_mmio) as usize, sysfs + 3);
+        let banks = memory_properties(&topo, gpu, &no_mmio, 16);
+        let heaps: Vec<HeapType> = banks[sysfs..].iter().map(|b| b.bank.heap_type).collect();
+        assert_eq!(
+            heaps,
+            [
+                HeapType::GPU_LDS,
+                HeapType::GPU_SCRATCH,
+                HeapType::DEVICE_SVM
+            ]
+        );
+        let lds = u64::from(gpu.properties.lds_size_in_kb) * 1024;
+        assert_eq!(banks[sysfs].bank.size_in_bytes, lds);
+        assert_eq!(banks[sysfs + 1].bank.size_in_bytes, 1 << 32);
+        assert_eq!(banks[sysfs + 2].virtual_base_address, 0x20_0000);
+        assert!(banks[..sysfs].iter().all(|b| b.virtual_base_address == 0));
+
+        let ap = apertures();
+        assert_eq!(reported_num_memory_banks(gpu, &ap) as usize, sysfs + 4);
+        let all = memory_properties(&topo, gpu, &ap, 16);
+        assert_eq!(all.len(), sysfs + 4);
+        assert_eq!(all[sysfs + 3].bank.heap_type, HeapType::MMIO_REMAP);
+        assert_eq!(all[sysfs + 3].bank.size_in_bytes, 0x1000);
+        assert_eq!(memory_properties(&topo, gpu, &ap, 2).len(), 2);
+        assert_eq!(
+            reported_num_memory_banks(cpu, &ap),
+            cpu.properties.mem_banks_count
+        );
+        assert_eq!(
+            memory_properties(&topo, cpu, &ap, 16).len(),
+            cpu.memory_banks.len()
+        );
     }
 
     #[test]

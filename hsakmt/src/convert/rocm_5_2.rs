@@ -3,7 +3,7 @@
 use hsakmt_sys::rocm_5_2 as g;
 use kfd_fmm::{GraphicsResource, MemMapFlags};
 use kfd_queue::{QueueInfo, QueueRequest, QueueResource};
-use kfd_topology::hsakmt::GpuApertures;
+use kfd_topology::GpuApertures;
 use kfd_topology::Node;
 
 /// The 4th argument of `hsaKmtMapMemoryToGPUNodes`: `HsaMemMapFlags`.

@@ -5,7 +5,7 @@
 use hsakmt_sys::rocm_6_2 as g;
 use kfd_fmm::{GraphicsResource, MemMapFlags};
 use kfd_queue::{QueueInfo, QueueRequest, QueueResource};
-use kfd_topology::hsakmt::GpuApertures;
+use kfd_topology::GpuApertures;
 use kfd_topology::Node;
 
 /// The 4th argument of `hsaKmtMapMemoryToGPUNodes`: still

@@ -3,7 +3,6 @@
 
 use std::sync::Arc;
 
-use kfd_event::{Events, FmmMemory};
 use kfd_fmm::{Fmm, FmmOptions, NodeDesc};
 use kfd_sim::Sim;
 use kfd_sys::{kfd, DeviceFile, Driver};
@@ -16,7 +15,7 @@ pub const PRESETS: &[&str] = &["mi210", "mi300x", "apu", "navi31", "large64"];
 pub struct Ctx {
     pub file: Arc<DeviceFile>,
     pub topology: Arc<Topology>,
-    pub memory: Arc<FmmMemory>,
+    pub fmm: Arc<Fmm>,
 }
 
 impl Ctx {
@@ -47,16 +46,8 @@ impl Ctx {
         Ctx {
             file,
             topology,
-            memory: Arc::new(FmmMemory::new(Arc::new(fmm))),
+            fmm: Arc::new(fmm),
         }
-    }
-
-    pub fn events(&self) -> Events {
-        Events::new(
-            self.file.clone(),
-            Some(self.topology.clone()),
-            self.memory.clone(),
-        )
     }
 
     /// The first GPU node.

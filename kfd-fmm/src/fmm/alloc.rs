@@ -1,15 +1,18 @@
 //! Allocating and freeing device, host and address-only memory.
 
 use std::os::fd::AsFd;
+use std::sync::Arc;
 
-use kfd_sys::mman::{self, MapFlags, Prot};
+use kfd_sys::mapping::Mapping;
+use kfd_sys::mman::Prot;
 use kfd_sys::Errno;
 
-use super::{dont_fork, Fmm};
+use super::Fmm;
+use crate::aperture::Space;
 use crate::error::{FmmError, Result};
 use crate::flags::{hsa_to_ioc, AllocMemFlags, MemFlags};
 use crate::lock;
-use crate::objects::{ApId, CpuView, Kind, Lookup, VmObject};
+use crate::objects::{ApId, Kind, Lookup, VmObject};
 
 /// Whether the kernel refused an operation with `EPERM` (FREE_MEMORY of
 /// the buffer it uses as the event page).
@@ -249,8 +252,9 @@ impl Fmm {
         if flags.contains(MemFlags::CONTIGUOUS) {
             ioc |= AllocMemFlags::CONTIGUOUS;
         }
-        let (addr, handle, offset) = self.alloc_bo(gi, ap, fixed, va_size, align, ioc, None)?;
-        let mut obj = VmObject::new(addr, va_size, Some(handle), gpu.gpu_id, ap);
+        let (space, handle, offset) = self.alloc_bo(gi, ap, fixed, va_size, align, ioc, None)?;
+        let addr = space.addr;
+        let mut obj = VmObject::new(space, Some(handle), gpu.gpu_id, ap);
         obj.mflags = flags;
         obj.node_id = gpu.node_id;
         obj.owned = owned;
@@ -283,8 +287,9 @@ impl Fmm {
         let aperture = self
             .aperture(ap)
             .ok_or(FmmError::NotSupported("aperture not available"))?;
-        let addr = aperture.allocate(fixed, size, align)?;
-        let mut obj = VmObject::new(addr, size, None, self.gpus[gi].gpu_id, ap);
+        let space = aperture.allocate(fixed, size, align)?;
+        let addr = space.addr;
+        let mut obj = VmObject::new(space, None, self.gpus[gi].gpu_id, ap);
         obj.mflags = flags;
         obj.node_id = node_id;
         obj.kind = Kind::ReservedAddr;
@@ -352,37 +357,21 @@ impl Fmm {
             let aperture = self
                 .aperture(ap)
                 .ok_or(FmmError::NotSupported("no SVM aperture"))?;
-            let addr = aperture.allocate(fixed, va_size, align)?;
-            let flags_map = MapFlags::PRIVATE | MapFlags::ANONYMOUS | MapFlags::FIXED;
-            // SAFETY: the range was just reserved for this object; nothing
-            // references it.
-            let mapped = unsafe {
-                mman::mmap(
-                    addr as usize,
-                    va_size as usize,
-                    Prot::READ | Prot::WRITE,
-                    flags_map,
-                    None,
-                    0,
-                )
-            };
-            if let Err(errno) = mapped {
-                // SAFETY: our fresh, unused range.
-                unsafe { aperture.release(addr, va_size, true) };
-                return Err(FmmError::Mmap {
+            let space = aperture.allocate(fixed, va_size, align)?;
+            let addr = space.addr;
+            let memory = space
+                .map_anonymous(addr, va_size, Prot::READ | Prot::WRITE)
+                .map_err(|errno| FmmError::Mmap {
                     what: "system memory",
                     errno,
-                });
-            }
-            if let Err(e) =
-                crate::numa::bind(addr, size, node, flags, self.opts.rules.numa_bind_strict)
-            {
-                // SAFETY: as above.
-                unsafe { aperture.release(addr, va_size, true) };
-                return Err(e);
-            }
-            dont_fork(addr, va_size);
-            let handle = match self.create_bo(
+                })?;
+            // Dropping `memory` and `space` undoes the mapping and the
+            // reservation if the binding fails.
+            crate::numa::bind(addr, size, node, flags, self.opts.rules.numa_bind_strict)?;
+            // As the C library, a failure to keep the memory from a child
+            // is not an error of the allocation.
+            let _ = memory.dont_fork();
+            let (handle, _) = self.create_bo(
                 gi,
                 ap,
                 aperture,
@@ -390,20 +379,14 @@ impl Fmm {
                 va_size,
                 ioc | AllocMemFlags::USERPTR,
                 Some(addr),
-            ) {
-                Ok((h, _)) => h,
-                Err(e) => {
-                    // SAFETY: as above.
-                    unsafe { aperture.release(addr, va_size, true) };
-                    return Err(e);
-                }
-            };
-            obj = VmObject::new(addr, va_size, Some(handle), gpu.gpu_id, ap);
-            obj.cpu = CpuView::Mapped { len: va_size };
+            )?;
+            obj = VmObject::new(space, Some(handle), gpu.gpu_id, ap);
+            obj.views.push(Arc::new(memory));
         } else {
             let ioc = ioc | AllocMemFlags::GTT;
-            let (addr, handle, offset) = self.alloc_bo(gi, ap, fixed, va_size, align, ioc, None)?;
-            obj = VmObject::new(addr, va_size, Some(handle), gpu.gpu_id, ap);
+            let (space, handle, offset) =
+                self.alloc_bo(gi, ap, fixed, va_size, align, ioc, None)?;
+            obj = VmObject::new(space, Some(handle), gpu.gpu_id, ap);
             if flags.contains(MemFlags::HOST_ACCESS) {
                 let fd = gpu.render.as_fd();
                 if let Err(e) = self.map_bo_cpu(&mut obj, size, true, fd, offset, "GTT") {
@@ -440,25 +423,16 @@ impl Fmm {
         if !flags.contains(MemFlags::READ_ONLY) {
             prot |= Prot::WRITE;
         }
-        // SAFETY: no MAP_FIXED: the kernel picks a fresh range.
-        let addr = unsafe {
-            mman::mmap(
-                0,
-                size as usize,
-                prot,
-                MapFlags::PRIVATE | MapFlags::ANONYMOUS,
-                None,
-                0,
-            )
-        }
-        .map_err(|errno| FmmError::Mmap {
+        let memory = Mapping::anonymous(size, prot).map_err(|errno| FmmError::Mmap {
             what: "APU system memory",
             errno,
-        })? as u64;
-        let mut obj = VmObject::new(addr, size, None, 0, ApId::CpuVm);
+        })?;
+        let addr = memory.addr();
+        // The mapping owns the address space.
+        let mut obj = VmObject::new(Space::borrowed(addr, size), None, 0, ApId::CpuVm);
         obj.mflags = flags;
         obj.owned = owned;
-        obj.cpu = CpuView::Mapped { len: size };
+        obj.views.push(Arc::new(memory));
         self.insert(obj);
         Ok(addr)
     }
@@ -531,7 +505,8 @@ impl Fmm {
                 return Err(e);
             }
         }
-        self.release_range(&obj);
+        // Dropping the object gives back its CPU views and address range.
+        drop(obj);
         Ok(())
     }
 }

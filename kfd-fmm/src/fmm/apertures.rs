@@ -4,15 +4,15 @@
 use std::os::fd::{AsFd, AsRawFd};
 use std::sync::{Arc, Mutex};
 
-use kfd_sys::kfd;
 use kfd_sys::DeviceFile;
+use kfd_sys::{kfd, memory};
 
 use super::{Fmm, FmmOptions, Gpu, NodeDesc, Range, RenderNodes};
 use crate::aperture::{reserve_svm_range, Aperture, GPU_HUGE_PAGE_SIZE};
 use crate::error::{FmmError, Result};
 use crate::flags::{AllocMemFlags, MemFlags};
 use crate::lock;
-use crate::objects::{ApId, CpuView, Shard, VmObject};
+use crate::objects::{ApId, Shard, VmObject};
 use crate::va::align_up;
 use crate::PAGE_SIZE;
 
@@ -54,7 +54,7 @@ impl Fmm {
             None => {
                 let mut v = kfd::kfd_ioctl_get_version_args::default();
                 kfd.ioctl_plain(kfd::AMDKFD_IOC_GET_VERSION, &mut v)
-                    .map_err(FmmError::ioctl("AMDKFD_IOC_GET_VERSION"))?;
+                    .map_err(FmmError::ioctl(kfd::AMDKFD_IOC_GET_VERSION.info()))?;
                 (v.major_version, v.minor_version)
             }
         };
@@ -108,7 +108,7 @@ impl Fmm {
             MEM_HANDLE_BASE + (1 << 47) - 1,
             PAGE_SIZE,
             opts.guard_pages,
-            false,
+            None,
         );
         let mut fmm = Fmm {
             kfd,
@@ -158,24 +158,16 @@ impl Fmm {
     fn process_apertures(&self) -> Result<Vec<kfd::kfd_process_device_apertures>> {
         let n = self.nodes.len().max(1);
         let mut aps = vec![kfd::kfd_process_device_apertures::default(); n];
-        let mut args = kfd::kfd_ioctl_get_process_apertures_new_args {
-            kfd_process_device_apertures_ptr: aps.as_mut_ptr() as u64,
-            num_of_nodes: n as u32,
-            pad: 0,
-        };
-        // SAFETY: the pointer addresses `aps`, valid for `num_of_nodes`
-        // entries, which the kernel fills.
-        let count = match unsafe {
-            self.kfd
-                .ioctl(kfd::AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, &mut args)
-        } {
-            Ok(_) => (args.num_of_nodes as usize).min(n),
+        let count = match memory::get_process_apertures(&self.kfd, &mut aps) {
+            Ok(count) => (count as usize).min(n),
             Err(_) => {
                 // A really old kernel: the inline form, at most 7 GPUs.
                 let mut old = kfd::kfd_ioctl_get_process_apertures_args::default();
                 self.kfd
                     .ioctl_plain(kfd::AMDKFD_IOC_GET_PROCESS_APERTURES, &mut old)
-                    .map_err(FmmError::ioctl("AMDKFD_IOC_GET_PROCESS_APERTURES"))?;
+                    .map_err(FmmError::ioctl(
+                        kfd::AMDKFD_IOC_GET_PROCESS_APERTURES.info(),
+                    ))?;
                 let c = (old.num_of_nodes as usize)
                     .min(n)
                     .min(old.process_apertures.len());
@@ -224,10 +216,10 @@ impl Fmm {
                 svm_align = svm_align.max(align);
                 canonical.push(ap.gpu_id);
             } else {
-                let a = Aperture::reserved(ap.gpuvm_base, ap.gpuvm_limit, align, guard, false);
+                let a = Aperture::reserved(ap.gpuvm_base, ap.gpuvm_limit, align, guard, None);
                 // Keep the first page of the aperture unused, so an offset
                 // from the base is never 0.
-                let _ = a.allocate(None, align, align);
+                a.hold(align);
                 gpu.gpuvm = Some(a);
             }
             self.acquire_vm(gi)?;
@@ -249,7 +241,7 @@ impl Fmm {
         };
         self.kfd
             .ioctl_plain(kfd::AMDKFD_IOC_ACQUIRE_VM, &mut acq)
-            .map_err(FmmError::ioctl("AMDKFD_IOC_ACQUIRE_VM"))?;
+            .map_err(FmmError::ioctl(kfd::AMDKFD_IOC_ACQUIRE_VM.info()))?;
         Ok(())
     }
 
@@ -275,7 +267,7 @@ impl Fmm {
             };
             self.kfd
                 .ioctl_plain(kfd::AMDKFD_IOC_SET_MEMORY_POLICY, &mut p)
-                .map_err(FmmError::ioctl("AMDKFD_IOC_SET_MEMORY_POLICY"))?;
+                .map_err(FmmError::ioctl(kfd::AMDKFD_IOC_SET_MEMORY_POLICY.info()))?;
         }
         Ok(())
     }
@@ -289,15 +281,14 @@ impl Fmm {
             // allocations. Probe once; fall back to a reservation if mmap
             // cannot give us an address in range.
             let ap = Aperture::mmap(base, limit, align, guard, self.opts.max_va_align_order);
-            if let Ok(probe) = ap.allocate(None, PAGE_SIZE, 0) {
-                // SAFETY: the probe range was just allocated and is unused.
-                unsafe { ap.release(probe, PAGE_SIZE, true) };
+            // The probe range goes back when it drops.
+            if ap.allocate(None, PAGE_SIZE, 0).is_ok() {
                 self.svm = Some(ap);
                 return Ok(());
             }
         }
-        let (b, l) = reserve_svm_range(base, limit)?;
-        self.svm_reservation = Some(Range { base: b, limit: l });
+        let res = Arc::new(reserve_svm_range(base, limit)?);
+        let (b, l) = (res.addr(), res.addr() + res.len() - 1);
         // The first quarter (64 KiB aligned) is the coherent alternate
         // aperture, the rest the default (non-coherent) one.
         let alt_base = align_up(b, 0x10000);
@@ -307,15 +298,16 @@ impl Fmm {
             alt_base + alt_size - 1,
             align,
             guard,
-            true,
+            Some(res.clone()),
         ));
         self.svm = Some(Aperture::reserved(
             alt_base + alt_size,
             l,
             align,
             guard,
-            true,
+            Some(res.clone()),
         ));
+        self.svm_reservation = Some(res);
         Ok(())
     }
 
@@ -376,28 +368,25 @@ impl Fmm {
 
     fn map_mmio(&self, gi: usize) -> Result<u64> {
         let ioc = AllocMemFlags::MMIO_REMAP | AllocMemFlags::WRITABLE | AllocMemFlags::COHERENT;
-        let (addr, handle, offset) =
+        let (space, handle, offset) =
             self.alloc_bo(gi, ApId::SvmCoherent, None, PAGE_SIZE, 0, ioc, None)?;
-        let mut obj = VmObject::new(
-            addr,
-            PAGE_SIZE,
-            Some(handle),
-            self.gpus[gi].gpu_id,
-            ApId::SvmCoherent,
-        );
+        let addr = space.addr;
+        let mut obj = VmObject::new(space, Some(handle), self.gpus[gi].gpu_id, ApId::SvmCoherent);
         obj.mflags = MemFlags::NON_PAGED | MemFlags::HOST_ACCESS;
         obj.node_id = self.gpus[gi].node_id;
+        let fd = self.kfd.as_fd();
         let r = self
             .map_cpu(
+                &obj.space,
                 addr,
                 PAGE_SIZE,
                 true,
-                self.kfd.as_fd(),
+                fd,
                 offset,
                 "MMIO remap page",
             )
-            .and_then(|()| {
-                obj.cpu = CpuView::Mapped { len: PAGE_SIZE };
+            .and_then(|view| {
+                obj.views.push(view);
                 // Every C library maps it with no node list: onto every
                 // GPU (5.2.3's default mapping set), or, as the object
                 // belongs to a GPU node, onto that GPU's usable peers.

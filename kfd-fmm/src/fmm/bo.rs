@@ -2,16 +2,18 @@
 //! CPU mappings, and the map/unmap ioctls.
 
 use std::os::fd::BorrowedFd;
+use std::sync::Arc;
 
-use kfd_sys::kfd;
-use kfd_sys::mman::{self, MapFlags, Prot};
+use kfd_sys::mapping::Mapping;
+use kfd_sys::mman::Prot;
+use kfd_sys::{kfd, memory};
 
-use super::{dont_fork, Fmm};
-use crate::aperture::Aperture;
+use super::Fmm;
+use crate::aperture::{Aperture, Space};
 use crate::error::{FmmError, Result};
 use crate::flags::AllocMemFlags;
 use crate::lock;
-use crate::objects::{ApId, CpuView, Lookup, Shard, Slot, VmObject};
+use crate::objects::{ApId, Lookup, Shard, Slot, VmObject};
 
 impl Fmm {
     /// [`FmmRules::always_executable`].
@@ -110,7 +112,8 @@ impl Fmm {
     }
 
     /// Reserves address space in `ap` and creates a kernel BO there.
-    /// Returns `(address, handle, mmap_offset)`.
+    /// Returns the space (given back on drop), the handle and the mmap
+    /// offset.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn alloc_bo(
         &self,
@@ -121,19 +124,13 @@ impl Fmm {
         align: u64,
         ioc: AllocMemFlags,
         userptr: Option<u64>,
-    ) -> Result<(u64, u64, u64)> {
+    ) -> Result<(Space, u64, u64)> {
         let aperture = self
             .aperture(ap)
             .ok_or(FmmError::NotSupported("aperture not available"))?;
-        let addr = aperture.allocate(fixed, size, align)?;
-        match self.create_bo(gi, ap, aperture, addr, size, ioc, userptr) {
-            Ok((handle, offset)) => Ok((addr, handle, offset)),
-            Err(e) => {
-                // SAFETY: the range was allocated above and nothing uses it.
-                unsafe { aperture.release(addr, size, true) };
-                Err(e)
-            }
-        }
+        let space = aperture.allocate(fixed, size, align)?;
+        let (handle, offset) = self.create_bo(gi, ap, aperture, space.addr, size, ioc, userptr)?;
+        Ok((space, handle, offset))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -166,14 +163,8 @@ impl Fmm {
             gpu_id: self.gpus[gi].gpu_id,
             flags: (ioc | AllocMemFlags::NO_SUBSTITUTE).bits(),
         };
-        // SAFETY: the only user address in the arguments is the userptr
-        // range, which the caller mapped (allocation) or the API caller
-        // registered; the kernel pins those pages and reads nothing else.
-        unsafe {
-            self.kfd
-                .ioctl(kfd::AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &mut args)
-        }
-        .map_err(FmmError::ioctl("AMDKFD_IOC_ALLOC_MEMORY_OF_GPU"))?;
+        memory::alloc_memory_of_gpu(&self.kfd, &mut args)
+            .map_err(FmmError::ioctl(kfd::AMDKFD_IOC_ALLOC_MEMORY_OF_GPU.info()))?;
         Ok((args.handle, args.mmap_offset))
     }
 
@@ -182,41 +173,35 @@ impl Fmm {
         self.kfd
             .ioctl_plain(kfd::AMDKFD_IOC_FREE_MEMORY_OF_GPU, &mut f)
             .map(|_| ())
-            .map_err(FmmError::ioctl("AMDKFD_IOC_FREE_MEMORY_OF_GPU"))
+            .map_err(FmmError::ioctl(kfd::AMDKFD_IOC_FREE_MEMORY_OF_GPU.info()))
     }
 
-    /// Maps a device file over `[addr, addr+len)` (which this manager
-    /// reserved for the object being created).
+    /// Maps a device file over `[addr, addr+len)` of `space` (which this
+    /// manager reserved for the object being created), not inherited by
+    /// a forked child.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn map_cpu(
         &self,
+        space: &Space,
         addr: u64,
         len: u64,
         host_access: bool,
         fd: BorrowedFd<'_>,
         offset: u64,
         what: &'static str,
-    ) -> Result<()> {
+    ) -> Result<Arc<Mapping>> {
         let prot = if host_access {
             Prot::READ | Prot::WRITE
         } else {
             Prot::empty()
         };
-        // SAFETY: the range lies in an address reservation this manager
-        // made for the object being created; no Rust reference points
-        // into it.
-        unsafe {
-            mman::mmap(
-                addr as usize,
-                len as usize,
-                prot,
-                MapFlags::SHARED | MapFlags::FIXED,
-                Some(fd),
-                offset,
-            )
-        }
-        .map_err(|errno| FmmError::Mmap { what, errno })?;
-        dont_fork(addr, len);
-        Ok(())
+        let map = space
+            .map_file(addr, len, prot, fd, offset)
+            .map_err(|errno| FmmError::Mmap { what, errno })?;
+        // As the C library, a failure to keep the mapping from a child is
+        // not an error of the allocation.
+        let _ = map.dont_fork();
+        Ok(Arc::new(map))
     }
 
     /// CPU-maps the first `size` bytes of a new BO object at its address.
@@ -234,10 +219,19 @@ impl Fmm {
         offset: u64,
         what: &'static str,
     ) -> Result<()> {
-        self.map_cpu(obj.start, size, host_access, fd, offset, what)?;
-        obj.cpu = CpuView::Mapped { len: obj.size };
+        let view = self.map_cpu(&obj.space, obj.start, size, host_access, fd, offset, what)?;
+        obj.views.push(view);
         if host_access && obj.size > size {
-            self.map_cpu(obj.start + size, size, true, fd, offset, "AQL mirror")?;
+            let mirror = self.map_cpu(
+                &obj.space,
+                obj.start + size,
+                size,
+                true,
+                fd,
+                offset,
+                "AQL mirror",
+            )?;
+            obj.views.push(mirror);
         }
         Ok(())
     }
@@ -249,7 +243,6 @@ impl Fmm {
     /// is expected, and a buffer it already refused is not offered again.
     pub(super) fn destroy(&self, mut obj: VmObject) {
         if obj.kernel_held {
-            self.release_range(&obj);
             return;
         }
         if obj.handle.is_some() && !obj.mapped.is_empty() {
@@ -259,22 +252,8 @@ impl Fmm {
         if let Some(h) = obj.handle {
             let _ = self.free_bo(h);
         }
-        self.release_range(&obj);
-    }
-
-    pub(super) fn release_range(&self, obj: &VmObject) {
-        match self.aperture(obj.aperture) {
-            // SAFETY: the object is gone from every index, so its range is
-            // no longer handed out or referenced by us.
-            Some(ap) => unsafe { ap.release(obj.start, obj.size, obj.cpu != CpuView::None) },
-            None => {
-                if let ApId::CpuVm = obj.aperture {
-                    // SAFETY: APU host memory this manager mapped; the
-                    // object is gone, so nothing refers to it any more.
-                    let _ = unsafe { mman::munmap(obj.start as usize, obj.size as usize) };
-                }
-            }
-        }
+        // Dropping the object unmaps its CPU views and gives back its
+        // address range.
     }
 
     /// MAP_MEMORY_TO_GPU on `targets`, resuming after the devices the
@@ -289,41 +268,22 @@ impl Fmm {
         let done = ids.len();
         ids.extend(targets.iter().copied().filter(|t| !obj.mapped.contains(t)));
         ids.dedup();
-        let mut args = kfd::kfd_ioctl_map_memory_to_gpu_args {
-            handle,
-            device_ids_array_ptr: ids.as_ptr() as u64,
-            n_devices: ids.len() as u32,
-            n_success: done as u32,
-        };
-        // SAFETY: `device_ids_array_ptr` points to `ids`, `n_devices` u32s
-        // that stay alive across the call; the kernel only reads them.
-        let r = unsafe { self.kfd.ioctl(kfd::AMDKFD_IOC_MAP_MEMORY_TO_GPU, &mut args) };
-        let n = (args.n_success as usize).min(ids.len());
-        for id in &ids[..n] {
+        let r = memory::map_memory_to_gpu(&self.kfd, handle, &ids, done);
+        for id in &ids[..r.done] {
             if !obj.mapped.contains(id) {
                 obj.mapped.push(*id);
             }
         }
-        r.map(|_| ())
-            .map_err(FmmError::ioctl("AMDKFD_IOC_MAP_MEMORY_TO_GPU"))
+        r.result
+            .map_err(FmmError::ioctl(kfd::AMDKFD_IOC_MAP_MEMORY_TO_GPU.info()))
     }
 
     pub(super) fn unmap_ioctl(&self, obj: &mut VmObject, ids: &[u32]) -> Result<()> {
         let handle = obj.handle.ok_or(FmmError::NotMappable(obj.start))?;
-        let mut args = kfd::kfd_ioctl_unmap_memory_from_gpu_args {
-            handle,
-            device_ids_array_ptr: ids.as_ptr() as u64,
-            n_devices: ids.len() as u32,
-            n_success: 0,
-        };
-        // SAFETY: as for map: the id array outlives the call and is only read.
-        let r = unsafe {
-            self.kfd
-                .ioctl(kfd::AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, &mut args)
-        };
-        let n = (args.n_success as usize).min(ids.len());
-        obj.mapped.retain(|m| !ids[..n].contains(m));
-        r.map(|_| ())
-            .map_err(FmmError::ioctl("AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU"))
+        let r = memory::unmap_memory_from_gpu(&self.kfd, handle, ids);
+        obj.mapped.retain(|m| !ids[..r.done].contains(m));
+        r.result.map_err(FmmError::ioctl(
+            kfd::AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU.info(),
+        ))
     }
 }

@@ -245,7 +245,7 @@ impl Fmm {
         };
         self.kfd
             .ioctl_plain(kfd::AMDKFD_IOC_AVAILABLE_MEMORY, &mut args)
-            .map_err(FmmError::ioctl("AMDKFD_IOC_AVAILABLE_MEMORY"))?;
+            .map_err(FmmError::ioctl(kfd::AMDKFD_IOC_AVAILABLE_MEMORY.info()))?;
         Ok(args.available)
     }
 
@@ -302,6 +302,6 @@ impl Fmm {
         self.kfd
             .ioctl_plain(kfd::AMDKFD_IOC_SET_MEMORY_POLICY, &mut args)
             .map(|_| ())
-            .map_err(FmmError::ioctl("AMDKFD_IOC_SET_MEMORY_POLICY"))
+            .map_err(FmmError::ioctl(kfd::AMDKFD_IOC_SET_MEMORY_POLICY.info()))
     }
 }

@@ -3,11 +3,11 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use kfd_sys::mman;
+use kfd_sys::mapping::Reservation;
 use kfd_sys::DeviceFile;
 use kfd_topology::GfxVersion;
 
-use crate::aperture::Aperture;
+use crate::aperture::{Aperture, Space};
 use crate::flags::MemFlags;
 use crate::lock;
 use crate::objects::{Shard, Span, VmObject};
@@ -414,9 +414,12 @@ pub struct NodeApertures {
 struct Scratch {
     base: u64,
     size: u64,
+    /// The mapped parts, by address. Before `space`: they drop first.
     objs: BTreeMap<u64, VmObject>,
     /// Owned by an RAII handle: address-based free refuses it.
     owned: bool,
+    /// The backing range, given back when the scratch goes.
+    space: Space,
 }
 
 #[derive(Debug)]
@@ -457,7 +460,9 @@ pub struct Fmm {
     is_dgpu: bool,
     svm: Option<Aperture>,
     svm_alt: Option<Aperture>,
-    svm_reservation: Option<Range>,
+    /// The SVM range this manager reserved (GPUs that do not address
+    /// the whole canonical range); the apertures inside share it.
+    svm_reservation: Option<Arc<Reservation>>,
     mem_handle: Aperture,
     shards: Vec<Mutex<Shard>>,
     /// Where each shard's objects lie, read without its lock.
@@ -467,15 +472,6 @@ pub struct Fmm {
 
 fn page_align_up(v: u64) -> u64 {
     align_up(v, PAGE_SIZE)
-}
-
-/// Keeps a child process from inheriting device mappings (they would pin
-/// the buffers after the parent frees them).
-fn dont_fork(addr: u64, len: u64) {
-    // SAFETY: madvise only changes fork behaviour of our own mapping.
-    unsafe {
-        libc::madvise(addr as *mut libc::c_void, len as usize, libc::MADV_DONTFORK);
-    }
 }
 
 impl Drop for Fmm {
@@ -489,10 +485,6 @@ impl Drop for Fmm {
                 self.destroy(obj);
             }
         }
-        if let Some(r) = self.svm_reservation {
-            // SAFETY: every object in the range was destroyed above; the
-            // reservation is ours and unused now.
-            let _ = unsafe { mman::munmap(r.base as usize, (r.limit - r.base + 1) as usize) };
-        }
+        // The SVM reservation goes when its last mapping and aperture do.
     }
 }

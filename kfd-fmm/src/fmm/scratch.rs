@@ -4,14 +4,14 @@ use std::collections::BTreeMap;
 use std::os::fd::AsFd;
 
 use kfd_sys::kfd;
-use kfd_sys::mman;
+use kfd_sys::mapping::Reservation;
 
 use super::{Fmm, Scratch};
-use crate::aperture::reset_to_reserved;
+use crate::aperture::Space;
 use crate::error::{FmmError, Result};
 use crate::flags::{AllocMemFlags, MemFlags};
 use crate::lock;
-use crate::objects::{ApId, CpuView, VmObject};
+use crate::objects::{ApId, VmObject};
 use crate::va::align_up;
 use crate::PAGE_SIZE;
 
@@ -37,7 +37,7 @@ impl Fmm {
             ));
         }
         let aligned = align_up(size, SCRATCH_ALIGN);
-        let addr = if self.is_dgpu {
+        let space = if self.is_dgpu {
             let ap = self
                 .svm
                 .as_ref()
@@ -47,33 +47,23 @@ impl Fmm {
             if fixed.is_some() {
                 return Err(FmmError::OutOfMemory("fixed scratch address on an APU"));
             }
-            let r = mman::reserve((aligned + SCRATCH_ALIGN) as usize)
-                .map_err(|_| FmmError::OutOfMemory("scratch address space"))?
-                as u64;
-            let a = align_up(r, SCRATCH_ALIGN);
-            // SAFETY: trimming our own fresh reservation to the aligned part.
-            unsafe {
-                if a > r {
-                    let _ = mman::munmap(r as usize, (a - r) as usize);
-                }
-                let end = r + aligned + SCRATCH_ALIGN;
-                if a + aligned < end {
-                    let _ = mman::munmap((a + aligned) as usize, (end - a - aligned) as usize);
-                }
-            }
-            a
+            let no_space = |_| FmmError::OutOfMemory("scratch address space");
+            let r = Reservation::new(aligned + SCRATCH_ALIGN).map_err(no_space)?;
+            let lead = align_up(r.addr(), SCRATCH_ALIGN) - r.addr();
+            Space::own(r.trim(lead, aligned).map_err(no_space)?)
         };
+        let addr = space.addr;
         let mut args = kfd::kfd_ioctl_set_scratch_backing_va_args {
             va_addr: addr >> 16,
             gpu_id: gpu.gpu_id,
             pad: 0,
         };
-        if let Err(errno) = self
+        if self
             .kfd
             .ioctl_plain(kfd::AMDKFD_IOC_SET_SCRATCH_BACKING_VA, &mut args)
+            .is_err()
         {
-            self.release_scratch_range(addr, aligned);
-            let _ = errno;
+            // The range goes back with `space`.
             return Err(FmmError::OutOfMemory(
                 "AMDKFD_IOC_SET_SCRATCH_BACKING_VA failed",
             ));
@@ -83,20 +73,9 @@ impl Fmm {
             size: aligned,
             objs: BTreeMap::new(),
             owned,
+            space,
         });
         Ok(addr)
-    }
-
-    fn release_scratch_range(&self, addr: u64, size: u64) {
-        if self.is_dgpu {
-            if let Some(ap) = self.svm.as_ref() {
-                // SAFETY: the scratch range is ours and no longer used.
-                unsafe { ap.release(addr, size, true) };
-            }
-        } else {
-            // SAFETY: as above, an APU scratch mapping we made.
-            let _ = unsafe { mman::munmap(addr as usize, size as usize) };
-        }
     }
 
     pub(super) fn scratch_gpu(&self, addr: u64) -> Option<usize> {
@@ -118,10 +97,12 @@ impl Fmm {
                 Some(_) => g.take().expect("checked"),
             }
         };
-        for (_, obj) in st.objs {
+        let Scratch { objs, space, .. } = st;
+        for (_, obj) in objs {
             self.destroy_scratch_object(obj);
         }
-        self.release_scratch_range(st.base, st.size);
+        // The backing range goes back.
+        drop(space);
         Ok(())
     }
 
@@ -130,9 +111,9 @@ impl Fmm {
             let ids = obj.mapped.clone();
             let _ = self.unmap_ioctl(&mut obj, &ids);
         }
-        // SAFETY: the object's range is part of our scratch reservation;
-        // its device mapping goes away, the reservation stays.
-        unsafe { reset_to_reserved(obj.start, obj.size) };
+        // The device mapping goes away (its part of the scratch range is
+        // reserved again), then the BO.
+        obj.views.clear();
         if let Some(h) = obj.handle {
             let _ = self.free_bo(h);
         }
@@ -155,14 +136,24 @@ impl Fmm {
             .ok_or(FmmError::NotSupported("no SVM aperture"))?;
         let ioc = AllocMemFlags::VRAM | AllocMemFlags::WRITABLE;
         let (handle, offset) = self.create_bo(gi, ApId::SvmDefault, ap, addr, size, ioc, None)?;
-        let mut obj = VmObject::new(addr, size, Some(handle), gpu.gpu_id, ApId::SvmDefault);
+        // The scratch range is given back with the scratch, not with the
+        // parts mapped in it.
+        let mut obj = VmObject::new(
+            Space::borrowed(addr, size),
+            Some(handle),
+            gpu.gpu_id,
+            ApId::SvmDefault,
+        );
         obj.node_id = gpu.node_id;
         obj.mflags = MemFlags::SCRATCH | MemFlags::NON_PAGED;
-        if let Err(e) = self.map_cpu(addr, size, false, gpu.render.as_fd(), offset, "scratch") {
-            let _ = self.free_bo(handle);
-            return Err(e);
+        let fd = gpu.render.as_fd();
+        match self.map_cpu(&st.space, addr, size, false, fd, offset, "scratch") {
+            Ok(view) => obj.views.push(view),
+            Err(e) => {
+                let _ = self.free_bo(handle);
+                return Err(e);
+            }
         }
-        obj.cpu = CpuView::Mapped { len: size };
         if let Err(e) = self.map_ioctl(&mut obj, &[gpu.gpu_id]) {
             self.destroy_scratch_object(obj);
             return Err(e);
@@ -222,15 +213,19 @@ impl Fmm {
             ));
         }
         let ioc = AllocMemFlags::DOORBELL | AllocMemFlags::WRITABLE | AllocMemFlags::COHERENT;
-        let (addr, handle, _) = self.alloc_bo(gi, ApId::SvmCoherent, None, size, 0, ioc, None)?;
-        let mut obj = VmObject::new(addr, size, Some(handle), gpu_id, ApId::SvmCoherent);
+        let (space, handle, _) = self.alloc_bo(gi, ApId::SvmCoherent, None, size, 0, ioc, None)?;
+        let addr = space.addr;
+        let mut obj = VmObject::new(space, Some(handle), gpu_id, ApId::SvmCoherent);
         obj.mflags = MemFlags::NON_PAGED | MemFlags::HOST_ACCESS;
         obj.node_id = self.gpus[gi].node_id;
-        if let Err(e) = self.map_cpu(addr, size, true, self.kfd.as_fd(), mmap_offset, "doorbell") {
-            self.destroy(obj);
-            return Err(e);
+        let fd = self.kfd.as_fd();
+        match self.map_cpu(&obj.space, addr, size, true, fd, mmap_offset, "doorbell") {
+            Ok(view) => obj.views.push(view),
+            Err(e) => {
+                self.destroy(obj);
+                return Err(e);
+            }
         }
-        obj.cpu = CpuView::Mapped { len: size };
         obj.owned = owned;
         self.insert(obj);
         Ok(addr)

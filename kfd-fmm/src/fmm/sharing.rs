@@ -1,13 +1,13 @@
 //! Sharing: dma-buf export and import, graphics handles, IPC handles.
 
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 
-use kfd_sys::kfd;
+use kfd_sys::{kfd, memory};
 
 use super::{page_align_up, Fmm, GraphicsResource, ShareVia};
 use crate::error::{FmmError, Result};
 use crate::flags::{ioc_to_hsa, AllocMemFlags, MemFlags};
-use crate::objects::{ApId, CpuView, Kind, Lookup, VmObject};
+use crate::objects::{ApId, Kind, Lookup, VmObject};
 use crate::share::ShareHandle;
 use crate::PAGE_SIZE;
 
@@ -30,23 +30,14 @@ impl Fmm {
         } else {
             self.gpu_ids_for_nodes(nodes)?
         };
+        let fd = dmabuf.as_raw_fd() as u32;
         let mut metadata = vec![0u8; GRAPHICS_METADATA_DEFAULT_SIZE as usize];
-        let mut info = kfd::kfd_ioctl_get_dmabuf_info_args {
-            metadata_ptr: metadata.as_mut_ptr() as u64,
-            metadata_size: GRAPHICS_METADATA_DEFAULT_SIZE,
-            dmabuf_fd: dmabuf.as_raw_fd() as u32,
-            ..Default::default()
-        };
-        // SAFETY: `metadata_ptr` addresses `metadata`, writable for
-        // `metadata_size` bytes, alive across the call.
-        let mut r = unsafe { self.kfd.ioctl(kfd::AMDKFD_IOC_GET_DMABUF_INFO, &mut info) };
+        let (mut r, mut info) = memory::get_dmabuf_info(&self.kfd, fd, &mut metadata);
         if r.is_err() && info.metadata_size > GRAPHICS_METADATA_DEFAULT_SIZE {
             metadata = vec![0u8; info.metadata_size as usize];
-            info.metadata_ptr = metadata.as_mut_ptr() as u64;
-            // SAFETY: as above, with the bigger buffer.
-            r = unsafe { self.kfd.ioctl(kfd::AMDKFD_IOC_GET_DMABUF_INFO, &mut info) };
+            (r, info) = memory::get_dmabuf_info(&self.kfd, fd, &mut metadata);
         }
-        r.map_err(FmmError::ioctl("AMDKFD_IOC_GET_DMABUF_INFO"))?;
+        r.map_err(FmmError::ioctl(kfd::AMDKFD_IOC_GET_DMABUF_INFO.info()))?;
         metadata.truncate(info.metadata_size as usize);
         let gi = self
             .gpu_index(info.gpu_id)
@@ -60,21 +51,16 @@ impl Fmm {
             .aperture(ap)
             .ok_or(FmmError::Failed("no aperture for the buffer"))?;
         let size = page_align_up(info.size);
-        let addr = aperture.allocate(None, size, IMAGE_ALIGN)?;
+        let space = aperture.allocate(None, size, IMAGE_ALIGN)?;
+        let addr = space.addr;
         let va = if matches!(ap, ApId::Gpuvm(_)) {
             addr - aperture.base
         } else {
             addr
         };
-        let handle = match self.import_dmabuf_at(info.gpu_id, va, dmabuf) {
-            Ok(h) => h,
-            Err(e) => {
-                // SAFETY: our fresh, unused range.
-                unsafe { aperture.release(addr, size, true) };
-                return Err(e);
-            }
-        };
-        let mut obj = VmObject::new(addr, size, Some(handle), info.gpu_id, ap);
+        // On failure the range goes back with `space`.
+        let handle = self.import_dmabuf_at(info.gpu_id, va, dmabuf)?;
+        let mut obj = VmObject::new(space, Some(handle), info.gpu_id, ap);
         obj.mflags =
             ioc_to_hsa(AllocMemFlags::from_bits_retain(info.flags)) | MemFlags::COARSE_GRAIN;
         obj.node_id = self.gpus[gi].node_id;
@@ -101,7 +87,7 @@ impl Fmm {
         };
         self.kfd
             .ioctl_plain(kfd::AMDKFD_IOC_IMPORT_DMABUF, &mut args)
-            .map_err(FmmError::ioctl("AMDKFD_IOC_IMPORT_DMABUF"))?;
+            .map_err(FmmError::ioctl(kfd::AMDKFD_IOC_IMPORT_DMABUF.info()))?;
         Ok(args.handle)
     }
 
@@ -126,17 +112,8 @@ impl Fmm {
     }
 
     fn export_handle(&self, handle: u64, flags: u32) -> Result<OwnedFd> {
-        let mut args = kfd::kfd_ioctl_export_dmabuf_args {
-            handle,
-            flags,
-            dmabuf_fd: 0,
-        };
-        self.kfd
-            .ioctl_plain(kfd::AMDKFD_IOC_EXPORT_DMABUF, &mut args)
-            .map_err(FmmError::ioctl("AMDKFD_IOC_EXPORT_DMABUF"))?;
-        // SAFETY: the kernel just installed this descriptor for us; nothing
-        // else owns it.
-        Ok(unsafe { OwnedFd::from_raw_fd(args.dmabuf_fd as i32) })
+        memory::export_dmabuf(&self.kfd, handle, flags)
+            .map_err(FmmError::ioctl(kfd::AMDKFD_IOC_EXPORT_DMABUF.info()))
     }
 
     /// `hsaKmtShareMemory`: creates a handle another context or process
@@ -225,7 +202,7 @@ impl Fmm {
         };
         self.kfd
             .ioctl_plain(rocm_5_2::AMDKFD_IOC_IPC_EXPORT_HANDLE, &mut args)
-            .map_err(FmmError::ioctl("AMDKFD_IOC_IPC_EXPORT_HANDLE"))?;
+            .map_err(FmmError::ioctl(kfd::AMDKFD_IOC_IPC_EXPORT_HANDLE.info()))?;
         let h = args.share_handle;
         Ok(ShareHandle([
             h[0],
@@ -285,25 +262,20 @@ impl Fmm {
             ApId::SvmCoherent
         };
         let aperture = self.aperture(ap).ok_or(FmmError::Failed("no aperture"))?;
-        let addr = aperture
+        let space = aperture
             .allocate(None, size, 0)
             .map_err(|_| FmmError::OutOfMemory("share import"))?;
-        let bo = match self.import_dmabuf_at(gpu_id, addr, fd.as_fd()) {
-            Ok(h) => h,
-            Err(e) => {
-                // SAFETY: our fresh, unused range.
-                unsafe { aperture.release(addr, size, true) };
-                return Err(e);
-            }
-        };
-        let mut obj = VmObject::new(addr, size, Some(bo), gpu_id, ap);
+        let addr = space.addr;
+        // On failure the range goes back with `space`.
+        let bo = self.import_dmabuf_at(gpu_id, addr, fd.as_fd())?;
+        let mut obj = VmObject::new(space, Some(bo), gpu_id, ap);
         obj.kind = Kind::Shared;
         obj.mflags = mflags;
         obj.node_id = self.gpus[gi].node_id;
         obj.registered = ids;
         if mflags.contains(MemFlags::HOST_ACCESS) && aperture.cpu_accessible {
-            match self.map_cpu(addr, size, true, fd.as_fd(), 0, "shared memory") {
-                Ok(()) => obj.cpu = CpuView::Mapped { len: size },
+            match self.map_cpu(&obj.space, addr, size, true, fd.as_fd(), 0, "shared memory") {
+                Ok(view) => obj.views.push(view),
                 Err(e) => self.warn(format!("shared memory at {addr:#x} has no CPU view: {e}")),
             }
         }

@@ -1,16 +1,15 @@
 //! SVM range attributes, aligned anonymous mappings and XNACK mode.
 
-use std::os::fd::AsFd;
+use std::sync::Arc;
 
-use kfd_sys::kfd;
-use kfd_sys::mman::{self, MapFlags, Prot};
-use kfd_sys::Errno;
+use kfd_sys::mapping::Mapping;
+use kfd_sys::mman::Prot;
+use kfd_sys::{kfd, memory, Errno};
 
-use super::{dont_fork, Fmm};
+use super::Fmm;
 use crate::error::{FmmError, Result};
 use crate::flags::MemFlags;
-use crate::objects::{ApId, CpuView, Lookup};
-use crate::va::align_up;
+use crate::objects::{ApId, Lookup};
 use crate::PAGE_SIZE;
 
 impl Fmm {
@@ -63,10 +62,10 @@ impl Fmm {
     /// Maps `size` bytes of anonymous, private, read-write memory aligned
     /// to `align` (a power of two of at least a page) that a forked child
     /// does not inherit: the memory the newest C library registers with
-    /// [`Fmm::svm_set_attr`] for a queue's context save/restore area. It
-    /// is not a memory object of this manager; give it back with
-    /// [`Fmm::unmap_anonymous`].
-    pub fn map_anonymous_aligned(&self, size: u64, align: u64) -> Result<u64> {
+    /// [`Fmm::svm_set_attr`] for a queue's context save/restore area
+    /// ([`Fmm::alloc_svm_area`], whose [`crate::SvmArea`] unmaps it). It
+    /// is not a memory object of this manager.
+    pub(crate) fn map_anonymous_aligned(&self, size: u64, align: u64) -> Result<Mapping> {
         if size == 0 || size % PAGE_SIZE != 0 {
             return Err(FmmError::BadSize {
                 size,
@@ -76,57 +75,19 @@ impl Fmm {
         if align < PAGE_SIZE || !align.is_power_of_two() {
             return Err(FmmError::BadAlignment(align));
         }
-        let span = size
+        if size
             .checked_add(align)
-            .filter(|&v| v <= crate::MAX_ALLOC_SIZE)
-            .ok_or(FmmError::OutOfMemory(
+            .map_or(true, |span| span > crate::MAX_ALLOC_SIZE)
+        {
+            return Err(FmmError::OutOfMemory(
                 "size exceeds the virtual address space",
-            ))?;
-        // SAFETY: no MAP_FIXED: the kernel picks an unused range, which
-        // nothing references yet.
-        let base = unsafe {
-            mman::mmap(
-                0,
-                span as usize,
-                Prot::READ | Prot::WRITE,
-                MapFlags::PRIVATE | MapFlags::ANONYMOUS,
-                None,
-                0,
-            )
+            ));
         }
-        .map_err(|errno| FmmError::Mmap {
-            what: "anonymous memory",
-            errno,
-        })? as u64;
-        let addr = align_up(base, align);
-        // SAFETY: both trimmed pieces lie inside the span just mapped and
-        // outside `[addr, addr + size)`; nothing refers to them.
-        unsafe {
-            if addr > base {
-                let _ = mman::munmap(base as usize, (addr - base) as usize);
+        Mapping::anonymous_aligned(size, align, Prot::READ | Prot::WRITE).map_err(|errno| {
+            FmmError::Mmap {
+                what: "anonymous memory",
+                errno,
             }
-            let end = addr + size;
-            if base + span > end {
-                let _ = mman::munmap(end as usize, (base + span - end) as usize);
-            }
-        }
-        dont_fork(addr, size);
-        Ok(addr)
-    }
-
-    /// Unmaps memory from [`Fmm::map_anonymous_aligned`]. The kernel drops
-    /// SVM attributes of the range with the mapping.
-    ///
-    /// # Safety
-    ///
-    /// `[addr, addr + size)` must be (part of) memory this manager mapped
-    /// with [`Fmm::map_anonymous_aligned`] that nothing refers to any more.
-    pub unsafe fn unmap_anonymous(&self, addr: u64, size: u64) -> Result<()> {
-        // SAFETY: the caller hands back an anonymous range of ours that is
-        // no longer referenced.
-        unsafe { mman::munmap(addr as usize, size as usize) }.map_err(|errno| FmmError::Mmap {
-            what: "anonymous memory",
-            errno,
         })
     }
 
@@ -181,46 +142,15 @@ impl Fmm {
         size: u64,
         attrs: &mut [(u32, u32)],
     ) -> Result<()> {
-        // struct kfd_ioctl_svm_args followed by its attributes, built in a
-        // u64 buffer (8-byte aligned; every field pair packs into one u64,
-        // low half first, as the structs lie in memory on little-endian).
         if attrs.len() > kfd::SVM_MAX_ATTRS {
             return Err(FmmError::Failed(
                 "too many SVM attributes for one AMDKFD_IOC_SVM request",
             ));
         }
-        let mut buf = Vec::with_capacity(3 + attrs.len());
-        buf.push(addr);
-        buf.push(size);
-        buf.push(op as u64 | (attrs.len() as u64) << 32);
-        buf.extend(attrs.iter().map(|&(t, v)| t as u64 | (v as u64) << 32));
-        let request = kfd::svm_request(attrs.len());
-        loop {
-            // SAFETY: `buf` holds the header and `attrs.len()` attributes,
-            // exactly the size encoded in `request`; the range is only
-            // recorded by the kernel.
-            let r = unsafe {
-                self.kfd.driver().ioctl(
-                    self.kfd.as_fd(),
-                    request as libc::c_ulong,
-                    buf.as_mut_ptr().cast(),
-                )
-            };
-            match r {
-                Err(Errno::EINTR) | Err(Errno::EAGAIN) => continue,
-                Err(errno) => {
-                    return Err(FmmError::Ioctl {
-                        name: "AMDKFD_IOC_SVM",
-                        errno,
-                    })
-                }
-                Ok(_) => break,
-            }
-        }
-        for (a, w) in attrs.iter_mut().zip(&buf[3..]) {
-            *a = (*w as u32, (*w >> 32) as u32);
-        }
-        Ok(())
+        memory::svm(&self.kfd, op, addr, size, attrs).map_err(|errno| FmmError::Ioctl {
+            request: memory::svm_request(attrs.len()),
+            errno,
+        })
     }
 
     fn xnack_ioctl(&self, value: i32) -> Result<bool> {
@@ -235,7 +165,7 @@ impl Fmm {
             Ok(_) => Ok(args.xnack_enabled > 0),
             Err(Errno::EPERM) => Err(FmmError::NotSupported("XNACK mode cannot be changed")),
             Err(errno) => Err(FmmError::Ioctl {
-                name: "AMDKFD_IOC_SET_XNACK_MODE",
+                request: kfd::AMDKFD_IOC_SET_XNACK_MODE.info(),
                 errno,
             }),
         }
@@ -251,11 +181,11 @@ impl Fmm {
         self.xnack_ioctl(enable as i32).map(|_| ())
     }
 
-    /// Whether the CPU can read the object starting at `addr`, and write
-    /// it (used by [`crate::Buffer`]).
-    pub(crate) fn cpu_access(&self, addr: u64) -> (bool, bool) {
+    /// The CPU view of the object starting at `addr` when the CPU can
+    /// read it, and whether it may write it (used by [`crate::Buffer`]).
+    pub(crate) fn cpu_access(&self, addr: u64) -> (Option<Arc<Mapping>>, bool) {
         self.with_object(addr, Lookup::Exact { size: 0 }, |o| {
-            let readable = o.cpu != CpuView::None
+            let readable = o.cpu_mapped()
                 && (o.mflags.contains(MemFlags::HOST_ACCESS)
                     || o.aperture == ApId::CpuVm
                     || (o.userptr().is_none() && !o.mflags.contains(MemFlags::NON_PAGED)));
@@ -263,8 +193,9 @@ impl Fmm {
             // every other CPU view is read-write.
             let writable =
                 readable && !(o.aperture == ApId::CpuVm && o.mflags.contains(MemFlags::READ_ONLY));
-            (readable, writable)
+            let view = o.views.first().filter(|_| readable).cloned();
+            (view, writable)
         })
-        .unwrap_or((false, false))
+        .unwrap_or((None, false))
     }
 }

@@ -1,6 +1,6 @@
 //! Registering user memory (userptr or SVM) and deregistering it.
 
-use kfd_sys::kfd;
+use kfd_sys::{kfd, mman};
 
 use super::{page_align_up, Fmm};
 use crate::error::{FmmError, Result};
@@ -8,16 +8,6 @@ use crate::flags::{ioc_to_hsa, AllocMemFlags, MemFlags};
 use crate::lock;
 use crate::objects::{ApId, Kind, Lookup, VmObject};
 use crate::PAGE_SIZE;
-
-/// True if every page of the range is mapped (mincore fails with ENOMEM
-/// on holes), so registering it cannot fault.
-fn user_range_mapped(addr: u64, len: u64) -> bool {
-    let pages = len.div_ceil(PAGE_SIZE) as usize;
-    let mut vec = vec![0u8; pages];
-    // SAFETY: mincore only reads the page tables of the range and writes
-    // one byte per page into `vec`, which has room for all of them.
-    unsafe { libc::mincore(addr as *mut libc::c_void, len as usize, vec.as_mut_ptr()) == 0 }
-}
 
 impl Fmm {
     /// `hsaKmtRegisterMemory`: makes user memory GPU-accessible (a userptr
@@ -169,7 +159,7 @@ impl Fmm {
             // would refuse it too (status ERROR either way).
             return Err(FmmError::Failed("user memory range wraps around"));
         }
-        if self.opts.check_userptr && aligned_size != 0 && !user_range_mapped(aligned, aligned_size)
+        if self.opts.check_userptr && aligned_size != 0 && !mman::all_mapped(aligned, aligned_size)
         {
             return Err(FmmError::Failed("user memory range is not mapped"));
         }
@@ -185,16 +175,17 @@ impl Fmm {
             .ok_or(FmmError::NotSupported("aperture not available"))?;
         // An empty range (5.2.3 only) still takes a page of address space.
         let va_size = aligned_size.max(PAGE_SIZE);
-        let svm_addr = aperture.allocate(None, va_size, 0)?;
+        let space = aperture.allocate(None, va_size, 0)?;
         let created = self.create_bo(
             0,
             ApId::SvmDefault,
             aperture,
-            svm_addr,
+            space.addr,
             aligned_size,
             ioc,
             Some(aligned),
         );
+        // On failure the range goes back with `space`.
         let handle = match created {
             Ok((h, _)) if aligned_size != 0 => h,
             r => {
@@ -202,20 +193,12 @@ impl Fmm {
                     // A kernel that took an empty range: nothing to keep.
                     let _ = self.free_bo(h);
                 }
-                // SAFETY: the range was allocated above and nothing uses it.
-                unsafe { aperture.release(svm_addr, va_size, true) };
                 return Err(r
                     .err()
                     .unwrap_or(FmmError::Failed("empty user memory range")));
             }
         };
-        let mut obj = VmObject::new(
-            svm_addr,
-            aligned_size,
-            Some(handle),
-            self.gpus[0].gpu_id,
-            ApId::SvmDefault,
-        );
+        let mut obj = VmObject::new(space, Some(handle), self.gpus[0].gpu_id, ApId::SvmDefault);
         obj.kind = Kind::Userptr {
             addr,
             size,

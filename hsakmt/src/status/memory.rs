@@ -1,0 +1,116 @@
+//! Memory: `hsaKmtAllocMemory*`, `FreeMemory`, `Register*`,
+//! `Deregister*`, `MapMemoryToGPU*`, `UnmapMemoryToGPU`, sharing,
+//! `QueryPointerInfo`, `SetMemoryUserData`, `AvailableMemory`,
+//! `SetMemoryPolicy`, the SVM calls and `Get/SetXNACKMode`.
+//!
+//! The memory manager names the situation (an unknown address is
+//! `NotRegistered` for a free or deregister, `NoSuchObject` for a map or
+//! share, `UnknownPointer` for a query), so one table serves the family;
+//! [`map_to_gpu`] is the one function whose statuses differ by
+//! generation.
+
+use kfd_fmm::FmmError;
+
+use super::ToStatus;
+use crate::border::{st, Status};
+use crate::profile::Profile;
+
+impl ToStatus for FmmError {
+    fn status_in(&self, _: &Profile) -> Status {
+        use FmmError::*;
+        match self {
+            InvalidNode(_) | NotAGpuNode(_) => st::INVALID_NODE_UNIT,
+            InvalidArgument(_)
+            | BadSize { .. }
+            | BadAlignment(_)
+            | UnalignedAddress(_)
+            | ConflictingFlags(_)
+            | NoSuchObject(_)
+            | NotMappable(_)
+            | RangeOutsideObject { .. } => st::INVALID_PARAMETER,
+            // FreeMemory and DeregisterMemory of what the caller did not
+            // allocate or register (an RAII buffer's memory included).
+            NotRegistered(_) | OwnedByHandle(_) => st::MEMORY_NOT_REGISTERED,
+            AlreadyRegistered(_) => st::MEMORY_ALREADY_REGISTERED,
+            NotUserMemory(_) => st::INVALID_HANDLE,
+            NotSupported(_) | KfdTooOld { .. } => st::NOT_SUPPORTED,
+            NotImplemented(_) => st::NOT_IMPLEMENTED,
+            // The C library reports a failed device allocation as
+            // NO_MEMORY, a failed system-memory one as a plain ERROR.
+            OutOfMemory(_) | AllocFailed { device: true, .. } => st::NO_MEMORY,
+            UnknownPointer(_)
+            | NodeNotRegistered(_)
+            | HostAllocFailed(_)
+            | BadShareHandle(_)
+            | NullAddress
+            | Failed(_)
+            | AllocFailed { device: false, .. }
+            | RenderNode { .. }
+            | Ioctl { .. }
+            | Mmap { .. } => st::ERROR,
+        }
+    }
+}
+
+/// `hsaKmtMapMemoryToGPU`: the family's status, except that 5.2.3 turns
+/// every failure of its `fmm_map_to_gpu` into ERROR
+/// ([`crate::profile::Border::map_failures_are_errors`]).
+pub fn map_to_gpu(e: &FmmError) -> Status {
+    map_to_gpu_in(e, crate::generation::PROFILE)
+}
+
+fn map_to_gpu_in(e: &FmmError, p: &Profile) -> Status {
+    if p.border.map_failures_are_errors {
+        st::ERROR
+    } else {
+        e.status_in(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kfd_sys::Errno;
+
+    use super::*;
+    use crate::profile::{ALL, NEWEST, ROCM_5_2};
+
+    #[test]
+    fn one_situation_one_status() {
+        for p in ALL {
+            let s = |e: FmmError| e.status_in(p);
+            assert_eq!(s(FmmError::InvalidNode(9)), st::INVALID_NODE_UNIT);
+            assert_eq!(
+                s(FmmError::NotRegistered(0x1000)),
+                st::MEMORY_NOT_REGISTERED
+            );
+            assert_eq!(
+                s(FmmError::OwnedByHandle(0x1000)),
+                st::MEMORY_NOT_REGISTERED
+            );
+            assert_eq!(s(FmmError::NoSuchObject(0x1000)), st::INVALID_PARAMETER);
+            assert_eq!(s(FmmError::UnknownPointer(0x1000)), st::ERROR);
+            assert_eq!(
+                s(FmmError::KfdTooOld { need: 12, have: 8 }),
+                st::NOT_SUPPORTED
+            );
+            assert_eq!(s(FmmError::OutOfMemory("x")), st::NO_MEMORY);
+            assert_eq!(
+                s(FmmError::AlreadyRegistered(1)),
+                st::MEMORY_ALREADY_REGISTERED
+            );
+            let alloc = |device| FmmError::AllocFailed {
+                device,
+                errno: Errno::ENOMEM,
+            };
+            assert_eq!(s(alloc(true)), st::NO_MEMORY);
+            assert_eq!(s(alloc(false)), st::ERROR);
+        }
+    }
+
+    #[test]
+    fn map_to_gpu_follows_the_generation() {
+        let e = FmmError::NoSuchObject(0x1000);
+        assert_eq!(map_to_gpu_in(&e, &ROCM_5_2), st::ERROR);
+        assert_eq!(map_to_gpu_in(&e, &NEWEST), st::INVALID_PARAMETER);
+    }
+}

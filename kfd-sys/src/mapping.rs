@@ -1,0 +1,608 @@
+//! Owned memory mappings: address space reservations and CPU mappings
+//! that unmap themselves, with bounds-checked accessors.
+//!
+//! The crates above never hold a bare address of memory they must later
+//! unmap: a [`Reservation`] owns a range of inaccessible address space
+//! (`PROT_NONE`), a [`Mapping`] owns accessible memory, either of its own
+//! (a device file or anonymous memory mapped where the kernel chose) or a
+//! part of a reservation it replaced (which it turns back into reserved
+//! space when it drops).
+//!
+//! Why this is sound without `unsafe` in the callers: neither type ever
+//! hands out a Rust reference into its memory. Every access goes through
+//! a [`Mapping`]'s accessors, which check the range against the mapping
+//! and use atomic loads and stores (memory the GPU, the kernel or another
+//! process may change at any time, so never a plain `&[u8]`). Replacing
+//! pages of a reservation therefore cannot invalidate anything Rust
+//! holds; and a reservation refuses to replace a range that a live
+//! [`Mapping`] covers, so an accessor never meets a page that went away.
+//! Addresses are handed out as numbers (`u64`) for the GPU, the kernel
+//! and C callers, whose accesses are outside Rust's model as for any
+//! shared memory.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::os::fd::BorrowedFd;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::mman::{self, MapFlags, Prot};
+use crate::Errno;
+
+/// `MAP_FIXED_NOREPLACE`: place at the address or fail with `EEXIST`.
+const FIXED_NOREPLACE: i32 = libc::MAP_FIXED_NOREPLACE;
+
+fn page_aligned(v: u64) -> bool {
+    v % mman::page_size() as u64 == 0
+}
+
+/// `[off, off + len)` lies inside `[0, size)`.
+fn inside(off: u64, len: u64, size: u64) -> bool {
+    off.checked_add(len).is_some_and(|end| end <= size)
+}
+
+/// Unmaps `[addr, addr + len)`, ignoring the result (teardown paths).
+///
+/// # Safety
+///
+/// The caller owns the range and nothing refers to it.
+unsafe fn unmap(addr: u64, len: u64) {
+    if len > 0 {
+        // SAFETY: forwarded contract.
+        let _ = unsafe { mman::munmap(addr as usize, len as usize) };
+    }
+}
+
+/// Maps fresh `PROT_NONE` space of `len` bytes: where the kernel
+/// chooses (`None`), near a hint, or exactly at an address.
+fn reserve_raw(at: Option<(u64, bool)>, len: u64) -> Result<u64, Errno> {
+    let mut flags = MapFlags::PRIVATE | MapFlags::ANONYMOUS | MapFlags::NORESERVE;
+    let (addr, exact) = at.unwrap_or((0, false));
+    if exact {
+        flags |= MapFlags::from_bits_retain(FIXED_NOREPLACE);
+    }
+    let len = usize::try_from(len).map_err(|_| Errno::ENOMEM)?;
+    // SAFETY: without MAP_FIXED the kernel never replaces a mapping (with
+    // MAP_FIXED_NOREPLACE it fails with EEXIST instead); the new range is
+    // owned by the value built from it.
+    let got = unsafe { mman::mmap(addr as usize, len, Prot::empty(), flags, None, 0) }? as u64;
+    if exact && got != addr {
+        // A kernel without MAP_FIXED_NOREPLACE takes the address as a
+        // hint only.
+        // SAFETY: the range the kernel just made for us.
+        unsafe { unmap(got, len as u64) };
+        return Err(Errno::EEXIST);
+    }
+    Ok(got)
+}
+
+/// An owned range of inaccessible address space (`PROT_NONE`, private,
+/// anonymous, no swap reserved), unmapped when the reservation drops.
+///
+/// Parts of it become accessible as [`Mapping`]s ([`Reservation::map_file`],
+/// [`Reservation::map_anonymous`]) and turn back into reserved space when
+/// those drop. A reservation is shared (`Arc`) with the mappings made in
+/// it, so it outlives them.
+pub struct Reservation {
+    base: NonNull<u8>,
+    len: u64,
+    /// The live mappings inside, by offset: their lengths.
+    live: Mutex<BTreeMap<u64, u64>>,
+}
+
+// SAFETY: the reservation only holds the range's address; every access
+// of the memory goes through `Mapping`'s atomic accessors, and the table
+// of live mappings is behind a mutex.
+unsafe impl Send for Reservation {}
+// SAFETY: as for `Send`: `&Reservation` allows no unsynchronised access.
+unsafe impl Sync for Reservation {}
+
+impl fmt::Debug for Reservation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Reservation")
+            .field("addr", &format_args!("{:#x}", self.addr()))
+            .field("len", &format_args!("{:#x}", self.len))
+            .finish()
+    }
+}
+
+impl Reservation {
+    fn from_raw(addr: u64, len: u64) -> Reservation {
+        Reservation {
+            base: NonNull::new(addr as usize as *mut u8).expect("mmap never returns NULL"),
+            len,
+            live: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// Reserves `len` bytes where the kernel chooses.
+    pub fn new(len: u64) -> Result<Reservation, Errno> {
+        reserve_raw(None, len).map(|a| Reservation::from_raw(a, len))
+    }
+
+    /// Reserves `len` bytes, at `hint` if that range is free (else where
+    /// the kernel chooses: check [`Reservation::addr`]).
+    pub fn near(hint: u64, len: u64) -> Result<Reservation, Errno> {
+        reserve_raw(Some((hint, false)), len).map(|a| Reservation::from_raw(a, len))
+    }
+
+    /// Reserves exactly `[addr, addr + len)`; `EEXIST` if any of it is
+    /// mapped already.
+    pub fn at(addr: u64, len: u64) -> Result<Reservation, Errno> {
+        reserve_raw(Some((addr, true)), len).map(|a| Reservation::from_raw(a, len))
+    }
+
+    /// The first address.
+    pub fn addr(&self) -> u64 {
+        self.base.as_ptr() as u64
+    }
+
+    /// The size in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// True for an empty reservation (never made by the constructors).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Keeps `[off, off + len)` and unmaps the rest: the alignment padding
+    /// of an over-sized reservation. `EINVAL` for a range that is not
+    /// page aligned, empty or inside; the reservation is unchanged then.
+    pub fn trim(self, off: u64, len: u64) -> Result<Reservation, Errno> {
+        if len == 0 || !inside(off, len, self.len) || !page_aligned(off) || !page_aligned(len) {
+            return Err(Errno::EINVAL);
+        }
+        let (base, total) = (self.addr(), self.len);
+        std::mem::forget(self);
+        // SAFETY: the two pieces lie inside our own reservation (checked
+        // above), outside the part kept; no mapping was made in a fresh
+        // reservation that is being trimmed (`self` was consumed, and a
+        // `Mapping` would hold an `Arc` of it).
+        unsafe {
+            unmap(base, off);
+            unmap(base + off + len, total - off - len);
+        }
+        Ok(Reservation::from_raw(base + off, len))
+    }
+
+    /// The live mapping that overlaps `[off, off + len)`, if any.
+    fn overlaps(live: &BTreeMap<u64, u64>, off: u64, len: u64) -> bool {
+        live.range(..off + len)
+            .next_back()
+            .is_some_and(|(&o, &l)| o + l > off)
+    }
+
+    /// Maps `len` bytes of `fd` at `file_offset` over `[off, off + len)`
+    /// (`MAP_SHARED`), with `prot`. The range must be page aligned, inside
+    /// and not covered by a live [`Mapping`] (`EINVAL`, `EBUSY`).
+    pub fn map_file(
+        self: &Arc<Self>,
+        off: u64,
+        len: u64,
+        prot: Prot,
+        fd: BorrowedFd<'_>,
+        file_offset: u64,
+    ) -> Result<Mapping, Errno> {
+        self.replace(off, len, prot, MapFlags::SHARED, Some(fd), file_offset)
+    }
+
+    /// Maps private anonymous memory over `[off, off + len)` with `prot`
+    /// (zero-filled); the checks of [`Reservation::map_file`].
+    pub fn map_anonymous(
+        self: &Arc<Self>,
+        off: u64,
+        len: u64,
+        prot: Prot,
+    ) -> Result<Mapping, Errno> {
+        self.replace(
+            off,
+            len,
+            prot,
+            MapFlags::PRIVATE | MapFlags::ANONYMOUS,
+            None,
+            0,
+        )
+    }
+
+    fn replace(
+        self: &Arc<Self>,
+        off: u64,
+        len: u64,
+        prot: Prot,
+        flags: MapFlags,
+        fd: Option<BorrowedFd<'_>>,
+        file_offset: u64,
+    ) -> Result<Mapping, Errno> {
+        if len == 0 || !inside(off, len, self.len) || !page_aligned(off) || !page_aligned(len) {
+            return Err(Errno::EINVAL);
+        }
+        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        if Self::overlaps(&live, off, len) {
+            return Err(Errno::EBUSY);
+        }
+        let addr = self.addr() + off;
+        // SAFETY: `[addr, addr + len)` lies inside this reservation, which
+        // owns it, and no live mapping covers it (checked under the lock
+        // that every change of the table takes), so no accessor can reach
+        // the pages being replaced; nothing else refers to them (see the
+        // module docs).
+        let got = unsafe {
+            mman::mmap(
+                addr as usize,
+                len as usize,
+                prot,
+                flags | MapFlags::FIXED,
+                fd,
+                file_offset,
+            )
+        }?;
+        debug_assert_eq!(got as u64, addr);
+        live.insert(off, len);
+        Ok(Mapping {
+            base: NonNull::new(addr as usize as *mut u8).expect("inside a reservation"),
+            len,
+            prot,
+            owner: Owner::Reserved {
+                reservation: self.clone(),
+                off,
+            },
+        })
+    }
+
+    /// Turns `[off, off + len)` back into reserved space: the end of a
+    /// [`Mapping`] made in it.
+    fn reset(&self, off: u64, len: u64) {
+        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        live.remove(&off);
+        let (addr, len) = (self.addr() + off, len as usize);
+        let flags = MapFlags::PRIVATE | MapFlags::ANONYMOUS | MapFlags::NORESERVE | MapFlags::FIXED;
+        // SAFETY: the range is inside this reservation and was the mapping
+        // that is going away (its accessors are gone with it); no other
+        // mapping covers it.
+        let r = unsafe { mman::mmap(addr as usize, len, Prot::empty(), flags, None, 0) };
+        if r == Err(Errno::ENOMEM) {
+            // At the map-count limit a replacing mmap can fail; unmapping
+            // first lowers the count, as the C thunk does.
+            // SAFETY: as above.
+            unsafe {
+                let _ = mman::munmap(addr as usize, len);
+                let _ = mman::mmap(addr as usize, len, Prot::empty(), flags, None, 0);
+            }
+        }
+    }
+
+    /// Keeps a forked child from inheriting `[off, off + len)` of the
+    /// reservation (`MADV_DONTFORK`: device mappings would pin their
+    /// buffers in the child after the parent frees them).
+    pub fn dont_fork(&self, off: u64, len: u64) -> Result<(), Errno> {
+        if !inside(off, len, self.len) {
+            return Err(Errno::EINVAL);
+        }
+        mman::dont_fork(self.addr() + off, len)
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        // SAFETY: the whole range is ours; every mapping made in it held an
+        // `Arc` of this reservation, so none is left.
+        unsafe { unmap(self.addr(), self.len) };
+    }
+}
+
+/// Who a [`Mapping`]'s address space belongs to.
+enum Owner {
+    /// The mapping's own: unmapped on drop.
+    Own,
+    /// Part of a reservation, reserved again on drop.
+    Reserved {
+        reservation: Arc<Reservation>,
+        off: u64,
+    },
+}
+
+/// Accessible memory owned by this value: a device file or anonymous
+/// memory, mapped where the kernel chose or over part of a
+/// [`Reservation`]. Unmapped (or turned back into reserved space) on drop.
+///
+/// Accessors check the range and access the memory with atomic loads and
+/// stores, one per aligned 64-bit word (bytes at unaligned ends): memory
+/// the GPU, the kernel and other processes share, so concurrent accesses
+/// are never a data race, but a copy is not atomic as a whole.
+pub struct Mapping {
+    base: NonNull<u8>,
+    len: u64,
+    prot: Prot,
+    owner: Owner,
+}
+
+// SAFETY: the memory is only accessed through the atomic accessors; the
+// owner is `Send + Sync` (an `Arc<Reservation>`) or nothing.
+unsafe impl Send for Mapping {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for Mapping {}
+
+impl fmt::Debug for Mapping {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Mapping")
+            .field("addr", &format_args!("{:#x}", self.addr()))
+            .field("len", &format_args!("{:#x}", self.len))
+            .field("prot", &self.prot)
+            .finish()
+    }
+}
+
+impl Mapping {
+    fn own(addr: usize, len: u64, prot: Prot) -> Mapping {
+        Mapping {
+            base: NonNull::new(addr as *mut u8).expect("mmap never returns NULL"),
+            len,
+            prot,
+            owner: Owner::Own,
+        }
+    }
+
+    /// Maps `len` bytes of `fd` at `offset` (`MAP_SHARED`) where the
+    /// kernel chooses.
+    pub fn file(fd: BorrowedFd<'_>, len: u64, prot: Prot, offset: u64) -> Result<Mapping, Errno> {
+        let size = usize::try_from(len).map_err(|_| Errno::ENOMEM)?;
+        // SAFETY: no MAP_FIXED: the kernel picks an unused range, which the
+        // returned value owns.
+        let addr = unsafe { mman::mmap(0, size, prot, MapFlags::SHARED, Some(fd), offset) }?;
+        Ok(Mapping::own(addr, len, prot))
+    }
+
+    /// Maps `len` bytes of private anonymous memory (zero-filled) with
+    /// `prot` where the kernel chooses.
+    pub fn anonymous(len: u64, prot: Prot) -> Result<Mapping, Errno> {
+        let size = usize::try_from(len).map_err(|_| Errno::ENOMEM)?;
+        let flags = MapFlags::PRIVATE | MapFlags::ANONYMOUS;
+        // SAFETY: no MAP_FIXED: the kernel picks an unused range, which the
+        // returned value owns.
+        let addr = unsafe { mman::mmap(0, size, prot, flags, None, 0) }?;
+        Ok(Mapping::own(addr, len, prot))
+    }
+
+    /// Maps `len` bytes of private anonymous memory (zero-filled) where
+    /// the kernel chooses, aligned to `align` (a power of two of at least
+    /// a page) and not inherited by a forked child.
+    pub fn anonymous_aligned(len: u64, align: u64, prot: Prot) -> Result<Mapping, Errno> {
+        let page = mman::page_size() as u64;
+        if len == 0 || !page_aligned(len) || align < page || !align.is_power_of_two() {
+            return Err(Errno::EINVAL);
+        }
+        let span = len.checked_add(align - page).ok_or(Errno::ENOMEM)?;
+        let size = usize::try_from(span).map_err(|_| Errno::ENOMEM)?;
+        let flags = MapFlags::PRIVATE | MapFlags::ANONYMOUS;
+        // SAFETY: no MAP_FIXED: the kernel picks an unused range; the part
+        // kept is owned by the returned value, the rest unmapped below.
+        let base = unsafe { mman::mmap(0, size, prot, flags, None, 0) }? as u64;
+        let addr = (base + align - 1) & !(align - 1);
+        // SAFETY: the leading and trailing pieces lie inside the span just
+        // mapped and outside `[addr, addr + len)`; nothing refers to them.
+        unsafe {
+            unmap(base, addr - base);
+            unmap(addr + len, base + span - addr - len);
+        }
+        let m = Mapping::own(addr as usize, len, prot);
+        m.dont_fork()?;
+        Ok(m)
+    }
+
+    /// The first address.
+    pub fn addr(&self) -> u64 {
+        self.base.as_ptr() as u64
+    }
+
+    /// The size in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// True for an empty mapping (never made by the constructors).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The protection the memory was mapped with.
+    pub fn prot(&self) -> Prot {
+        self.prot
+    }
+
+    /// Keeps a forked child from inheriting the mapping (`MADV_DONTFORK`).
+    pub fn dont_fork(&self) -> Result<(), Errno> {
+        mman::dont_fork(self.addr(), self.len)
+    }
+
+    /// Checks `[off, off + len)` for an access that needs `need`.
+    fn check(&self, off: u64, len: u64, need: Prot) -> Result<(), Errno> {
+        if !self.prot.contains(need) {
+            return Err(Errno::EACCES);
+        }
+        if !inside(off, len, self.len) {
+            return Err(Errno::EFAULT);
+        }
+        Ok(())
+    }
+
+    fn at(&self, off: u64) -> *mut u8 {
+        // `off` was checked to be inside the mapping.
+        self.base.as_ptr().wrapping_add(off as usize)
+    }
+
+    fn byte(&self, off: u64) -> &AtomicU8 {
+        // SAFETY: `off` is inside the mapping (checked by every caller),
+        // which stays mapped and accessible while `self` lives: it is
+        // unmapped only on drop, and a reservation refuses to replace a
+        // range a live mapping covers. The memory is only ever accessed
+        // atomically by Rust (no references of other types exist).
+        unsafe { AtomicU8::from_ptr(self.at(off)) }
+    }
+
+    fn word(&self, off: u64) -> &AtomicU64 {
+        // SAFETY: as in `byte`; the caller checked `off` is inside with 8
+        // bytes to spare and aligned for a u64 (the base is page aligned).
+        unsafe { AtomicU64::from_ptr(self.at(off).cast()) }
+    }
+
+    /// Copies `data` into the mapping at `off`.
+    pub fn write(&self, off: u64, data: &[u8]) -> Result<(), Errno> {
+        self.check(off, data.len() as u64, Prot::WRITE)?;
+        let mut i = 0usize;
+        while i < data.len() {
+            let at = off + i as u64;
+            if at % 8 == 0 && data.len() - i >= 8 {
+                let w = u64::from_ne_bytes(data[i..i + 8].try_into().expect("8 bytes"));
+                self.word(at).store(w, Ordering::Relaxed);
+                i += 8;
+            } else {
+                self.byte(at).store(data[i], Ordering::Relaxed);
+                i += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Copies from the mapping at `off` into `out`.
+    pub fn read(&self, off: u64, out: &mut [u8]) -> Result<(), Errno> {
+        self.check(off, out.len() as u64, Prot::READ)?;
+        let mut i = 0usize;
+        while i < out.len() {
+            let at = off + i as u64;
+            if at % 8 == 0 && out.len() - i >= 8 {
+                let w = self.word(at).load(Ordering::Relaxed);
+                out[i..i + 8].copy_from_slice(&w.to_ne_bytes());
+                i += 8;
+            } else {
+                out[i] = self.byte(at).load(Ordering::Relaxed);
+                i += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn aligned(&self, off: u64, size: u64, need: Prot) -> Result<(), Errno> {
+        self.check(off, size, need)?;
+        if off % size != 0 {
+            return Err(Errno::EINVAL);
+        }
+        Ok(())
+    }
+
+    /// Loads the 64-bit word at `off` (8-byte aligned) with one atomic
+    /// load (acquire).
+    pub fn load_u64(&self, off: u64) -> Result<u64, Errno> {
+        self.aligned(off, 8, Prot::READ)?;
+        Ok(self.word(off).load(Ordering::Acquire))
+    }
+
+    /// Stores `v` at `off` (8-byte aligned) with one atomic store
+    /// (release): a doorbell write.
+    pub fn store_u64(&self, off: u64, v: u64) -> Result<(), Errno> {
+        self.aligned(off, 8, Prot::WRITE)?;
+        self.word(off).store(v, Ordering::Release);
+        Ok(())
+    }
+
+    /// Stores `v` at `off` (4-byte aligned) with one atomic store
+    /// (release): a 32-bit doorbell write.
+    pub fn store_u32(&self, off: u64, v: u32) -> Result<(), Errno> {
+        self.aligned(off, 4, Prot::WRITE)?;
+        // SAFETY: as in `byte`; `off` is inside with 4 bytes to spare and
+        // 4-byte aligned (checked above; the base is page aligned).
+        let w = unsafe { AtomicU32::from_ptr(self.at(off).cast()) };
+        w.store(v, Ordering::Release);
+        Ok(())
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        match &self.owner {
+            // SAFETY: our own mapping, going away with its accessors.
+            Owner::Own => unsafe { unmap(self.addr(), self.len) },
+            Owner::Reserved { reservation, off } => reservation.reset(*off, self.len),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAGE: u64 = 4096;
+
+    #[test]
+    fn mappings_in_a_reservation_come_and_go() {
+        let r = Arc::new(Reservation::new(8 * PAGE).unwrap());
+        assert_eq!(r.len(), 8 * PAGE);
+        let rw = Prot::READ | Prot::WRITE;
+        let m = r.map_anonymous(PAGE, 2 * PAGE, rw).unwrap();
+        assert_eq!(m.addr(), r.addr() + PAGE);
+        m.write(3, b"hello, mapping").unwrap();
+        let mut back = [0u8; 14];
+        m.read(3, &mut back).unwrap();
+        assert_eq!(&back, b"hello, mapping");
+        m.store_u64(8, 0x1122_3344_5566_7788).unwrap();
+        assert_eq!(m.load_u64(8), Ok(0x1122_3344_5566_7788));
+        // Overlapping a live mapping, unaligned or outside: refused.
+        assert_eq!(
+            r.map_anonymous(2 * PAGE, PAGE, rw).unwrap_err(),
+            Errno::EBUSY
+        );
+        assert_eq!(
+            r.map_anonymous(PAGE / 2, PAGE, rw).unwrap_err(),
+            Errno::EINVAL
+        );
+        assert_eq!(
+            r.map_anonymous(8 * PAGE, PAGE, rw).unwrap_err(),
+            Errno::EINVAL
+        );
+        // Out of range and misaligned accesses are errors, not faults.
+        assert_eq!(m.write(2 * PAGE - 1, b"xy"), Err(Errno::EFAULT));
+        assert_eq!(m.load_u64(4), Err(Errno::EINVAL));
+        assert_eq!(m.read(u64::MAX, &mut back), Err(Errno::EFAULT));
+        drop(m);
+        // The range is reserved again and can be mapped anew (zeroed).
+        let again = r.map_anonymous(PAGE, PAGE, Prot::READ).unwrap();
+        assert_eq!(again.load_u64(8), Ok(0));
+        assert_eq!(again.store_u64(8, 1), Err(Errno::EACCES));
+    }
+
+    #[test]
+    fn trimming_keeps_the_middle() {
+        let r = Reservation::new(4 * PAGE).unwrap();
+        let base = r.addr();
+        let r = r.trim(PAGE, 2 * PAGE).unwrap();
+        assert_eq!((r.addr(), r.len()), (base + PAGE, 2 * PAGE));
+        assert_eq!(r.trim(0, 3 * PAGE).unwrap_err(), Errno::EINVAL);
+    }
+
+    #[test]
+    fn exact_reservations_do_not_replace() {
+        let r = Reservation::new(2 * PAGE).unwrap();
+        assert_eq!(Reservation::at(r.addr(), PAGE).unwrap_err(), Errno::EEXIST);
+        let addr = r.addr();
+        drop(r);
+        let again = Reservation::at(addr, PAGE).unwrap();
+        assert_eq!(again.addr(), addr);
+    }
+
+    #[test]
+    fn aligned_anonymous_memory() {
+        let m = Mapping::anonymous_aligned(3 * PAGE, 2 << 20, Prot::READ | Prot::WRITE).unwrap();
+        assert_eq!(m.addr() % (2 << 20), 0);
+        m.write(3 * PAGE - 4, &[1, 2, 3, 4]).unwrap();
+        assert_eq!(
+            Mapping::anonymous_aligned(PAGE, 3 * PAGE, Prot::READ).unwrap_err(),
+            Errno::EINVAL
+        );
+        assert_eq!(
+            Mapping::anonymous_aligned(!(PAGE - 1), PAGE, Prot::READ).unwrap_err(),
+            Errno::ENOMEM
+        );
+    }
+}
