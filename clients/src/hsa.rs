@@ -71,6 +71,38 @@ pub struct Queue {
     pub id: u64,
 }
 
+/// `hsa_amd_ipc_memory_t`: the 32-byte handle another process attaches
+/// with.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IpcMemory {
+    /// Opaque words.
+    pub handle: [u32; 8],
+}
+
+/// `hsa_amd_pointer_info_t` as ROCr 5.2 declares it (later runtimes fill
+/// this prefix: the `size` field says how much the caller has).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct PointerInfo {
+    /// Size of this structure (in), of what the runtime filled (out).
+    pub size: u32,
+    /// `hsa_amd_pointer_type_t`.
+    pub pointer_type: u32,
+    /// Base address for non-host agents.
+    pub agent_base_address: *mut c_void,
+    /// Base address for the host.
+    pub host_base_address: *mut c_void,
+    /// Size of the allocation.
+    pub size_in_bytes: usize,
+    /// Application data.
+    pub user_data: *mut c_void,
+    /// The owning agent.
+    pub agent_owner: Agent,
+    /// Effective `HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_*` bits.
+    pub global_flags: u32,
+}
+
 /// Defines the constants and [`CONSTANTS`], the table of all of them by
 /// their C name (the header test compares each with the C enum value).
 macro_rules! hsa_constants {
@@ -198,6 +230,16 @@ hsa_constants! {
     HSA_AMD_MEMORY_POOL_ACCESS_ALLOWED_BY_DEFAULT = 1;
     /// The agent needs allow_access first.
     HSA_AMD_MEMORY_POOL_ACCESS_DISALLOWED_BY_DEFAULT = 2;
+    /// Pointer type: not known to the runtime.
+    HSA_EXT_POINTER_TYPE_UNKNOWN = 0;
+    /// Pointer type: an HSA allocation.
+    HSA_EXT_POINTER_TYPE_HSA = 1;
+    /// Pointer type: locked system memory.
+    HSA_EXT_POINTER_TYPE_LOCKED = 2;
+    /// Pointer type: graphics interop memory.
+    HSA_EXT_POINTER_TYPE_GRAPHICS = 3;
+    /// Pointer type: attached through IPC.
+    HSA_EXT_POINTER_TYPE_IPC = 4;
     /// Wait until the value equals the compare value.
     HSA_SIGNAL_CONDITION_EQ = 0;
     /// Wait until the value differs from the compare value.
@@ -388,6 +430,25 @@ pub const LAYOUTS: &[(&str, usize)] = &[
         offset_of!(Queue, reserved1),
     ),
     ("offsetof(hsa_queue_t, id)", offset_of!(Queue, id)),
+    ("sizeof(hsa_amd_ipc_memory_t)", size_of::<IpcMemory>()),
+    ("sizeof(hsa_amd_pointer_type_t)", size_of::<u32>()),
+    ("sizeof(hsa_amd_pointer_info_t)", size_of::<PointerInfo>()),
+    (
+        "offsetof(hsa_amd_pointer_info_t, type)",
+        offset_of!(PointerInfo, pointer_type),
+    ),
+    (
+        "offsetof(hsa_amd_pointer_info_t, sizeInBytes)",
+        offset_of!(PointerInfo, size_in_bytes),
+    ),
+    (
+        "offsetof(hsa_amd_pointer_info_t, agentOwner)",
+        offset_of!(PointerInfo, agent_owner),
+    ),
+    (
+        "offsetof(hsa_amd_pointer_info_t, global_flags)",
+        offset_of!(PointerInfo, global_flags),
+    ),
 ];
 
 /// `hsa_iterate_agents` callback.
@@ -489,4 +550,18 @@ runtime! {
     hsa_signal_load_scacquire: fn(Signal) -> SignalValue;
     /// `hsa_signal_wait_scacquire`.
     hsa_signal_wait_scacquire: fn(Signal, u32, SignalValue, u64, u32) -> SignalValue;
+    /// `hsa_amd_pointer_info`.
+    hsa_amd_pointer_info: fn(
+        *const c_void,
+        *mut PointerInfo,
+        Option<unsafe extern "C" fn(usize) -> *mut c_void>,
+        *mut u32,
+        *mut *mut Agent
+    ) -> Status;
+    /// `hsa_amd_ipc_memory_create`.
+    hsa_amd_ipc_memory_create: fn(*mut c_void, usize, *mut IpcMemory) -> Status;
+    /// `hsa_amd_ipc_memory_attach`.
+    hsa_amd_ipc_memory_attach: fn(*const IpcMemory, usize, u32, *const Agent, *mut *mut c_void) -> Status;
+    /// `hsa_amd_ipc_memory_detach`.
+    hsa_amd_ipc_memory_detach: fn(*mut c_void) -> Status;
 }
