@@ -9,7 +9,8 @@
 //! | `DRM_IOCTL_VERSION` | amdgpu 3.57.0, "amdgpu", "20150101", "AMD GPU"; the two-call protocol (lengths first, then copies of at most the given lengths) |
 //! | `DRM_IOCTL_GET_CLIENT` | `auth = 1`, the caller's pid/uid (the real kernel refuses it on render nodes with `EACCES`; libdrm only asks when `fstat` does not say "render node", and then needs it to succeed) |
 //! | `AMDGPU_INFO` `ACCEL_WORKING`, `DEV_INFO`, `READ_MMR_REG` (GB_ADDR_CONFIG, GRBM status), `VRAM_GTT`, `MEMORY`, `FW_VERSION`, `HW_IP_COUNT`, `HW_IP_INFO`, `TIMESTAMP`, `*_USAGE`, `VRAM_LOST_COUNTER`, `NUM_EVICTIONS`, `NUM_BYTES_MOVED` | filled from the node properties and its [`GpuIdentity`]; at most `return_size` bytes are written |
-//! | `GEM_CLOSE`, `PRIME_FD_TO_HANDLE`, `PRIME_HANDLE_TO_FD` | per-file handle table; objects come from a [`GemObjects`] provider (the kernel model's dma-bufs) |
+//! | `GEM_CLOSE`, `PRIME_FD_TO_HANDLE`, `PRIME_HANDLE_TO_FD` | per-file handle table; objects come from a [`GemObjects`] provider (the kernel model's dma-bufs); closing a handle drops its GPU VA mappings |
+//! | `AMDGPU_GEM_METADATA`, `AMDGPU_GEM_OP`, `AMDGPU_GEM_VA`, `AMDGPU_GEM_MMAP` | on those handles, see [`gem`] |
 //! | anything else | `EINVAL` (what the DRM core answers for unknown numbers; never `EAGAIN`/`EINTR`, which libdrm retries forever) |
 //!
 //! User memory is reached through `process_vm_readv/writev`, so bad
@@ -26,6 +27,9 @@ use kfd_sys::Errno;
 
 use crate::kernel::usermem;
 use crate::topology::{GpuIdentity, Node, Topology};
+
+pub mod gem;
+pub use gem::{GemMetadata, VaMapping, GEM_METADATA_MAX, GEM_MMAP_BASE, GEM_MMAP_STRIDE};
 
 /// DRM driver version amdgpu reports (`KMS_DRIVER_MAJOR/MINOR/PATCHLEVEL`
 /// of a current kernel). libdrm_amdgpu refuses majors other than 3.
@@ -65,6 +69,23 @@ pub trait GemObjects {
     fn export_dmabuf(&self, object: u64, flags: u32) -> Result<i32, Errno>;
     /// The last handle of `object` in a file was closed.
     fn release(&self, _object: u64) {}
+    /// The creation parameters of `object` (`AMDGPU_GEM_OP_GET_GEM_CREATE_INFO`:
+    /// page-aligned size, alignment, preferred domains, creation flags).
+    fn create_info(&self, _object: u64) -> Result<drm_amdgpu_gem_create_in, Errno> {
+        Err(Errno::ENOENT)
+    }
+    /// New preferred domains of `object` (`AMDGPU_GEM_OP_SET_PLACEMENT`).
+    fn set_placement(&self, _object: u64, _domains: u64) -> Result<(), Errno> {
+        Err(Errno::ENOENT)
+    }
+    /// The metadata of `object` (`AMDGPU_GEM_METADATA` GET).
+    fn metadata(&self, _object: u64) -> Result<GemMetadata, Errno> {
+        Err(Errno::ENOENT)
+    }
+    /// Replaces the metadata of `object` (`AMDGPU_GEM_METADATA` SET).
+    fn set_metadata(&self, _object: u64, _metadata: GemMetadata) -> Result<(), Errno> {
+        Err(Errno::ENOENT)
+    }
     /// VRAM bytes in use on this device.
     fn vram_used(&self) -> u64 {
         0
@@ -96,12 +117,14 @@ struct Handles {
     by_object: HashMap<u64, u32>,
 }
 
-/// Per-open-file DRM state of a render node: its device and GEM handles.
+/// Per-open-file DRM state of a render node: its device, GEM handles and
+/// GPU VA mappings.
 #[derive(Debug)]
 pub struct DrmFile {
     minor: u32,
     node: usize,
     handles: Mutex<Handles>,
+    va: Mutex<gem::VaMap>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -120,6 +143,7 @@ impl DrmFile {
                 next: 1,
                 ..Handles::default()
             }),
+            va: Mutex::new(gem::VaMap::new()),
         })
     }
 
@@ -145,6 +169,14 @@ impl DrmFile {
         h.by_handle.insert(handle, object);
         h.by_object.insert(object, handle);
         handle
+    }
+
+    /// Forgets every handle and GPU VA mapping (the file is released).
+    pub fn release_all(&self) {
+        let mut h = lock(&self.handles);
+        h.by_handle.clear();
+        h.by_object.clear();
+        lock(&self.va).clear();
     }
 
     /// The object behind a handle.
@@ -189,6 +221,10 @@ impl DrmFile {
             n if n == ioc_nr(DRM_IOCTL_PRIME_HANDLE_TO_FD.request()) => self.handle_to_fd(&ctx),
             n if n == ioc_nr(DRM_IOCTL_PRIME_FD_TO_HANDLE.request()) => self.fd_to_handle(&ctx),
             n if n == DRM_COMMAND_BASE + DRM_AMDGPU_INFO => info(&ctx),
+            n if n == DRM_COMMAND_BASE + DRM_AMDGPU_GEM_METADATA => self.gem_metadata(&ctx),
+            n if n == DRM_COMMAND_BASE + DRM_AMDGPU_GEM_OP => self.gem_op(&ctx),
+            n if n == DRM_COMMAND_BASE + DRM_AMDGPU_GEM_VA => self.gem_va(&ctx),
+            n if n == DRM_COMMAND_BASE + DRM_AMDGPU_GEM_MMAP => self.gem_mmap(&ctx),
             _ => Err(Errno::EINVAL),
         }
     }
@@ -201,6 +237,7 @@ impl DrmFile {
             h.by_object.remove(&object);
             object
         };
+        lock(&self.va).retain(|_, m| m.handle != handle);
         c.gem.release(object);
         Ok(0)
     }
