@@ -9,8 +9,6 @@ use std::ffi::{c_char, c_void};
 use std::marker::PhantomData;
 use std::mem::{offset_of, size_of};
 
-use libloading::Library;
-
 /// `hsa_status_t` (a C enum).
 pub type Status = u32;
 /// An attribute selector (`hsa_agent_info_t`, `hsa_region_info_t`, ... are
@@ -460,45 +458,9 @@ pub type PoolCallback = unsafe extern "C" fn(MemoryPool, *mut c_void) -> Status;
 /// `hsa_queue_create` error callback.
 pub type QueueCallback = unsafe extern "C" fn(Status, *mut Queue, *mut c_void);
 
-/// Declares [`Runtime`]: one field per entry point, each resolved by its C
-/// name when the library is loaded.
-macro_rules! runtime {
-    ($($(#[doc = $doc:literal])* $field:ident: fn($($arg:ty),*) $(-> $ret:ty)?;)*) => {
-        /// The entry points of `libhsa-runtime64.so.1` this client calls.
-        /// The function pointers stay valid while the value (which owns
-        /// the library) lives.
-        #[derive(Debug)]
-        pub struct Runtime {
-            $($(#[doc = $doc])* pub $field: unsafe extern "C" fn($($arg),*) $(-> $ret)?,)*
-            _lib: Library,
-        }
-
-        impl Runtime {
-            /// Loads `name` (a file name searched like `dlopen` does, or a
-            /// path) and resolves every entry point; the error names the
-            /// library or the first missing symbol.
-            pub fn load(name: &str) -> Result<Self, String> {
-                // SAFETY: loading runs the library's initialisers; the HSA
-                // runtime's only set up its own globals.
-                let lib = unsafe { Library::new(name) }.map_err(|e| format!("{name}: {e}"))?;
-                $(
-                    // SAFETY: the symbol is the HSA function of that name,
-                    // whose C prototype in hsa.h / hsa_ext_amd.h is the
-                    // field's type (types checked by tests/hsa_layout.rs).
-                    let $field = *unsafe {
-                        lib.get::<unsafe extern "C" fn($($arg),*) $(-> $ret)?>(
-                            concat!(stringify!($field), "\0").as_bytes(),
-                        )
-                    }
-                    .map_err(|e| format!("{name}: {}: {e}", stringify!($field)))?;
-                )*
-                Ok(Self { $($field,)* _lib: lib })
-            }
-        }
-    };
-}
-
-runtime! {
+entry_points! {
+    /// The entry points of `libhsa-runtime64.so.1` this client calls.
+    Runtime;
     /// `hsa_init`.
     hsa_init: fn() -> Status;
     /// `hsa_shut_down`.

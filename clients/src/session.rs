@@ -226,7 +226,7 @@ impl<'r> Session<'r> {
 
     /// `hsa_amd_pointer_info` of `ptr`: its type and allocation size (no
     /// agent list).
-    pub fn pointer_info(&self, ptr: *const c_void) -> Result<(u32, usize), Status> {
+    pub(crate) fn pointer_info(&self, ptr: *const c_void) -> Result<(u32, usize), Status> {
         let mut info = PointerInfo {
             size: std::mem::size_of::<PointerInfo>() as u32,
             pointer_type: 0,
