@@ -90,14 +90,15 @@ fn gpu_nodes(t: &Thunk, ctx: Ctx, nodes: u32) -> Vec<u32> {
         .collect()
 }
 
-/// Alloc (1 MiB of CPU-visible VRAM), map, the primary's pointer info,
-/// unmap and free on one GPU node: the five statuses.
+/// Alloc (1 MiB of VRAM without CPU access: a small-BAR GPU such as
+/// navi31 refuses CPU-visible VRAM with 6, `NO_MEMORY`), map, the
+/// primary's pointer info, unmap and free on one GPU node: the five
+/// statuses.
 fn memory_on(t: &Thunk, primary: Ctx, s: Ctx, node: u32) -> [KmtStatus; 5] {
     const LEN: u64 = 1 << 20;
     let mut p: *mut c_void = null_mut();
     // SAFETY: `p` is a valid out-pointer; flags by value.
-    let alloc =
-        unsafe { (t.hsaKmtAllocMemoryCtx)(s, node, LEN, MEM_NON_PAGED | MEM_HOST_ACCESS, &mut p) };
+    let alloc = unsafe { (t.hsaKmtAllocMemoryCtx)(s, node, LEN, MEM_NON_PAGED, &mut p) };
     if alloc != SUCCESS {
         return [alloc, SUCCESS, ERROR, SUCCESS, SUCCESS];
     }

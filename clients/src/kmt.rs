@@ -39,8 +39,6 @@ pub const WAIT_TIMEOUT: KmtStatus = 31;
 pub const EVENTTYPE_SIGNAL: u32 = 0;
 /// `HsaMemFlags.ui32.NonPaged` (bit 0).
 pub const MEM_NON_PAGED: u32 = 1 << 0;
-/// `HsaMemFlags.ui32.HostAccess` (bit 6).
-pub const MEM_HOST_ACCESS: u32 = 1 << 6;
 
 /// `HsaSystemProperties`.
 #[repr(C)]
