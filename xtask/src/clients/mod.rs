@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use crate::build::{self, check_args, value};
 use crate::conformance::PRESETS;
 use crate::rootfs::{self, Place, Spec};
-use crate::{abi_named, dist_abi, shell, target_dir};
+use crate::{abi_named, dist_abi, shell, target_dir, Abi};
 
 mod report;
 mod run;
@@ -208,6 +208,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
 
     let mut rows = Vec::new();
     let mut notes = Vec::new();
+    let mut dists = Dists::default();
     for suite in &suites {
         // Transcripts of an earlier run would mix with this one's.
         let _ = std::fs::remove_dir_all(out.join(suite.name));
@@ -220,10 +221,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
         let ours = if reference_only {
             None
         } else {
-            Some(ours_for(suite)?)
+            Some(ours_for(suite, &mut dists)?)
         };
         let newest = if clients.contains(&Client::Ctx) {
-            Some(newest_for(suite, ours.as_ref())?)
+            Some(newest_for(suite, ours.as_ref(), &mut dists)?)
         } else {
             None
         };
@@ -388,16 +389,36 @@ fn pick_clients(names: Option<&str>) -> Result<Option<Vec<Client>>, String> {
     Ok(Some(picked))
 }
 
+/// The `cargo xtask dist` builds made in this run, each made once: the
+/// generations' feature sets alternate in one target directory, so every
+/// [`dist_abi`] recompiles hsakmt (8–19 s), and bookworm's context client
+/// and the sid suite both want the newest one.
+#[derive(Debug, Default)]
+struct Dists(Vec<(&'static str, PathBuf)>);
+
+impl Dists {
+    /// `abi`'s `libhsakmt.so.1` in `target/dist` (with `libdtif.so` next
+    /// to the newest one), built on the first call.
+    fn get(&mut self, abi: &'static Abi) -> Result<PathBuf, String> {
+        if let Some((_, so)) = self.0.iter().find(|(name, _)| *name == abi.name) {
+            return Ok(so.clone());
+        }
+        let so = dist_abi(abi)?;
+        self.0.push((abi.name, so.clone()));
+        Ok(so)
+    }
+}
+
 /// Our library for `suite`, or why it is not available (reported as a
 /// failure of every case of the suite).
-fn ours_for(suite: &Suite) -> Result<Result<PathBuf, String>, String> {
+fn ours_for(suite: &Suite, dists: &mut Dists) -> Result<Result<PathBuf, String>, String> {
     let Some(abi) = abi_named(suite.generation) else {
         return Ok(Err(format!(
             "ours: {} build not available (`cargo xtask dist` does not build that generation yet)",
             suite.generation
         )));
     };
-    let so = dist_abi(abi)?;
+    let so = dists.get(abi)?;
     Ok(match suite.door {
         Door::LibraryPath => Ok(so),
         Door::Dtif => {
@@ -418,12 +439,16 @@ fn ours_for(suite: &Suite) -> Result<Result<PathBuf, String>, String> {
 /// Our newest build for the context client: the suite's own library
 /// when that is the newest generation's (sid: `libdtif.so`), else the
 /// newest `libhsakmt.so.1`.
-fn newest_for(suite: &Suite, ours: Option<&Result<PathBuf, String>>) -> Result<PathBuf, String> {
+fn newest_for(
+    suite: &Suite,
+    ours: Option<&Result<PathBuf, String>>,
+    dists: &mut Dists,
+) -> Result<PathBuf, String> {
     match ours {
         Some(Ok(lib)) if suite.generation == "newest" => Ok(lib.clone()),
         _ => {
             let abi = abi_named("newest").ok_or("no newest generation")?;
-            dist_abi(abi)
+            dists.get(abi)
         }
     }
 }
