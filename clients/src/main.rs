@@ -5,9 +5,8 @@
 
 use std::process::ExitCode;
 
-use kfd_clients::hsa::Runtime;
-use kfd_clients::session::Session;
-use kfd_clients::{probe, thunk};
+use kfd_clients::probe;
+use kfd_clients::session::client_main;
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -18,37 +17,8 @@ fn main() -> ExitCode {
         eprintln!("usage: kfd-rocr-client [LIBRARY]");
         return ExitCode::from(2);
     }
-    let rt = match Runtime::load(&library) {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("kfd-rocr-client: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let session = match Session::init(&rt) {
-        Ok(s) => s,
-        Err(status) => {
-            println!("hsa_init: {status:#x}");
-            return ExitCode::from(2);
-        }
-    };
-    println!("hsa_init: SUCCESS");
-    match std::fs::read_to_string("/proc/self/maps") {
-        Ok(maps) => eprintln!("{}", thunk::line(&thunk::mapped(&maps))),
-        Err(e) => eprintln!("{} unknown (/proc/self/maps: {e})", thunk::LINE_PREFIX),
-    }
-    let report = probe::run(&session);
-    print!("{}", report.text);
-    let status = session.shut_down();
-    let shut = if status == 0 {
-        "SUCCESS".to_string()
-    } else {
-        format!("{status:#x}")
-    };
-    println!("hsa_shut_down: {shut}");
-    if report.ok && status == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
+    client_main("kfd-rocr-client", &library, true, |session| {
+        let report = probe::run(session);
+        (report.text, report.ok)
+    })
 }

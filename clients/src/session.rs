@@ -503,3 +503,49 @@ impl OwnedSignal<'_, '_> {
         self.owned.release()
     }
 }
+
+/// The frame of a ROCr client program: loads `library`, `hsa_init`
+/// (printed), the thunk line on stderr when `thunk_line`, `walk`'s text
+/// (it returns the text and whether every step went as it should),
+/// `hsa_shut_down` (printed). The exit status: 0 when the walk and the
+/// shut-down succeeded, 1 when not, 2 when the runtime could not be loaded
+/// or initialised (`program` names the error line).
+pub fn client_main(
+    program: &str,
+    library: &str,
+    thunk_line: bool,
+    walk: impl FnOnce(&Session<'_>) -> (String, bool),
+) -> std::process::ExitCode {
+    use std::process::ExitCode;
+    let rt = match Runtime::load(library) {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("{program}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let session = match Session::init(&rt) {
+        Ok(s) => s,
+        Err(status) => {
+            println!("hsa_init: {status:#x}");
+            return ExitCode::from(2);
+        }
+    };
+    println!("hsa_init: SUCCESS");
+    if thunk_line {
+        crate::thunk::print_mapped();
+    }
+    let (text, ok) = walk(&session);
+    print!("{text}");
+    let status = session.shut_down();
+    if status == HSA_STATUS_SUCCESS {
+        println!("hsa_shut_down: SUCCESS");
+    } else {
+        println!("hsa_shut_down: {status:#x}");
+    }
+    if ok && status == HSA_STATUS_SUCCESS {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}

@@ -23,10 +23,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match std::fs::read_to_string("/proc/self/maps") {
-        Ok(maps) => eprintln!("{}", thunk::line(&thunk::mapped(&maps))),
-        Err(e) => eprintln!("{} unknown (/proc/self/maps: {e})", thunk::LINE_PREFIX),
-    }
+    thunk::print_mapped();
     let report = ctx::run(&t);
     print!("{}", report.text);
     if report.ok {

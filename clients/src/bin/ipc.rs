@@ -6,10 +6,8 @@
 
 use std::process::ExitCode;
 
-use kfd_clients::hsa::Runtime;
 use kfd_clients::ipc::{self, IMPORTER_FLAG};
-use kfd_clients::session::Session;
-use kfd_clients::thunk;
+use kfd_clients::session::client_main;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -23,46 +21,22 @@ fn main() -> ExitCode {
         .first()
         .cloned()
         .unwrap_or_else(|| "libhsa-runtime64.so.1".into());
-    let rt = match Runtime::load(&library) {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("kfd-ipc-client: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let session = match Session::init(&rt) {
-        Ok(s) => s,
-        Err(status) => {
-            println!("hsa_init: {status:#x}");
-            return ExitCode::from(2);
-        }
-    };
-    println!("hsa_init: SUCCESS");
-    let report = if importer {
-        ipc::import(&session, std::io::stdin().lock())
-    } else {
-        match std::fs::read_to_string("/proc/self/maps") {
-            Ok(maps) => eprintln!("{}", thunk::line(&thunk::mapped(&maps))),
-            Err(e) => eprintln!("{} unknown (/proc/self/maps: {e})", thunk::LINE_PREFIX),
-        }
-        match std::env::current_exe() {
-            Ok(me) => ipc::export(&session, &me),
-            Err(e) => {
-                println!("cannot find this program to start the importer: {e}");
-                return ExitCode::from(1);
+    // The exporter's thunk line is the one checked; the importer's stderr
+    // is its parent's business.
+    client_main("kfd-ipc-client", &library, !importer, |session| {
+        let report = if importer {
+            ipc::import(session, std::io::stdin().lock())
+        } else {
+            match std::env::current_exe() {
+                Ok(me) => ipc::export(session, &me),
+                Err(e) => {
+                    return (
+                        format!("cannot find this program to start the importer: {e}\n"),
+                        false,
+                    )
+                }
             }
-        }
-    };
-    print!("{}", report.text);
-    let status = session.shut_down();
-    if status == 0 {
-        println!("hsa_shut_down: SUCCESS");
-    } else {
-        println!("hsa_shut_down: {status:#x}");
-    }
-    if report.ok && status == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
+        };
+        (report.text, report.ok)
+    })
 }
