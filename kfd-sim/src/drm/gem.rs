@@ -320,7 +320,7 @@ impl DrmFile {
     }
 
     /// The GEM handle and the offset inside its object of an mmap offset
-    /// [`DrmFile::gem_mmap`] handed out, if `offset` is one.
+    /// `DRM_IOCTL_AMDGPU_GEM_MMAP` handed out, if `offset` is one.
     pub fn gem_mmap_handle(&self, offset: u64) -> Option<(u32, u64)> {
         let rel = offset.checked_sub(GEM_MMAP_BASE)?;
         let handle = u32::try_from(rel / GEM_MMAP_STRIDE).ok()?;
