@@ -9,8 +9,6 @@ use std::ffi::{c_char, c_void};
 use std::marker::PhantomData;
 use std::mem::{offset_of, size_of};
 
-use libloading::Library;
-
 /// `hsa_status_t` (a C enum).
 pub type Status = u32;
 /// An attribute selector (`hsa_agent_info_t`, `hsa_region_info_t`, ... are
@@ -147,6 +145,38 @@ unsafe impl AqlPacket for BarrierValuePacket {
     }
 }
 
+/// `hsa_amd_ipc_memory_t`: the 32-byte handle another process attaches
+/// with.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IpcMemory {
+    /// Opaque words.
+    pub handle: [u32; 8],
+}
+
+/// `hsa_amd_pointer_info_t` as ROCr 5.2 declares it (later runtimes fill
+/// this prefix: the `size` field says how much the caller has).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct PointerInfo {
+    /// Size of this structure (in), of what the runtime filled (out).
+    pub size: u32,
+    /// `hsa_amd_pointer_type_t`.
+    pub pointer_type: u32,
+    /// Base address for non-host agents.
+    pub agent_base_address: *mut c_void,
+    /// Base address for the host.
+    pub host_base_address: *mut c_void,
+    /// Size of the allocation.
+    pub size_in_bytes: usize,
+    /// Application data.
+    pub user_data: *mut c_void,
+    /// The owning agent.
+    pub agent_owner: Agent,
+    /// Effective `HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_*` bits.
+    pub global_flags: u32,
+}
+
 /// Defines the constants and [`CONSTANTS`], the table of all of them by
 /// their C name (the header test compares each with the C enum value).
 macro_rules! hsa_constants {
@@ -274,6 +304,16 @@ hsa_constants! {
     HSA_AMD_MEMORY_POOL_ACCESS_ALLOWED_BY_DEFAULT = 1;
     /// The agent needs allow_access first.
     HSA_AMD_MEMORY_POOL_ACCESS_DISALLOWED_BY_DEFAULT = 2;
+    /// Pointer type: not known to the runtime.
+    HSA_EXT_POINTER_TYPE_UNKNOWN = 0;
+    /// Pointer type: an HSA allocation.
+    HSA_EXT_POINTER_TYPE_HSA = 1;
+    /// Pointer type: locked system memory.
+    HSA_EXT_POINTER_TYPE_LOCKED = 2;
+    /// Pointer type: graphics interop memory.
+    HSA_EXT_POINTER_TYPE_GRAPHICS = 3;
+    /// Pointer type: attached through IPC.
+    HSA_EXT_POINTER_TYPE_IPC = 4;
     /// Wait until the value equals the compare value.
     HSA_SIGNAL_CONDITION_EQ = 0;
     /// Wait until the value differs from the compare value.
@@ -530,6 +570,25 @@ pub const LAYOUTS: &[(&str, usize)] = &[
         "offsetof(hsa_amd_barrier_value_packet_t, completion_signal)",
         offset_of!(BarrierValuePacket, completion_signal),
     ),
+    ("sizeof(hsa_amd_ipc_memory_t)", size_of::<IpcMemory>()),
+    ("sizeof(hsa_amd_pointer_type_t)", size_of::<u32>()),
+    ("sizeof(hsa_amd_pointer_info_t)", size_of::<PointerInfo>()),
+    (
+        "offsetof(hsa_amd_pointer_info_t, type)",
+        offset_of!(PointerInfo, pointer_type),
+    ),
+    (
+        "offsetof(hsa_amd_pointer_info_t, sizeInBytes)",
+        offset_of!(PointerInfo, size_in_bytes),
+    ),
+    (
+        "offsetof(hsa_amd_pointer_info_t, agentOwner)",
+        offset_of!(PointerInfo, agent_owner),
+    ),
+    (
+        "offsetof(hsa_amd_pointer_info_t, global_flags)",
+        offset_of!(PointerInfo, global_flags),
+    ),
 ];
 
 /// `hsa_iterate_agents` callback.
@@ -541,45 +600,9 @@ pub type PoolCallback = unsafe extern "C" fn(MemoryPool, *mut c_void) -> Status;
 /// `hsa_queue_create` error callback.
 pub type QueueCallback = unsafe extern "C" fn(Status, *mut Queue, *mut c_void);
 
-/// Declares [`Runtime`]: one field per entry point, each resolved by its C
-/// name when the library is loaded.
-macro_rules! runtime {
-    ($($(#[doc = $doc:literal])* $field:ident: fn($($arg:ty),*) $(-> $ret:ty)?;)*) => {
-        /// The entry points of `libhsa-runtime64.so.1` this client calls.
-        /// The function pointers stay valid while the value (which owns
-        /// the library) lives.
-        #[derive(Debug)]
-        pub struct Runtime {
-            $($(#[doc = $doc])* pub $field: unsafe extern "C" fn($($arg),*) $(-> $ret)?,)*
-            _lib: Library,
-        }
-
-        impl Runtime {
-            /// Loads `name` (a file name searched like `dlopen` does, or a
-            /// path) and resolves every entry point; the error names the
-            /// library or the first missing symbol.
-            pub fn load(name: &str) -> Result<Self, String> {
-                // SAFETY: loading runs the library's initialisers; the HSA
-                // runtime's only set up its own globals.
-                let lib = unsafe { Library::new(name) }.map_err(|e| format!("{name}: {e}"))?;
-                $(
-                    // SAFETY: the symbol is the HSA function of that name,
-                    // whose C prototype in hsa.h / hsa_ext_amd.h is the
-                    // field's type (types checked by tests/hsa_layout.rs).
-                    let $field = *unsafe {
-                        lib.get::<unsafe extern "C" fn($($arg),*) $(-> $ret)?>(
-                            concat!(stringify!($field), "\0").as_bytes(),
-                        )
-                    }
-                    .map_err(|e| format!("{name}: {}: {e}", stringify!($field)))?;
-                )*
-                Ok(Self { $($field,)* _lib: lib })
-            }
-        }
-    };
-}
-
-runtime! {
+entry_points! {
+    /// The entry points of `libhsa-runtime64.so.1` this client calls.
+    Runtime;
     /// `hsa_init`.
     hsa_init: fn() -> Status;
     /// `hsa_shut_down`.
@@ -648,4 +671,18 @@ runtime! {
     hsa_queue_load_read_index_scacquire: fn(*const Queue) -> u64;
     /// `hsa_queue_load_write_index_scacquire`.
     hsa_queue_load_write_index_scacquire: fn(*const Queue) -> u64;
+    /// `hsa_amd_pointer_info`.
+    hsa_amd_pointer_info: fn(
+        *const c_void,
+        *mut PointerInfo,
+        Option<unsafe extern "C" fn(usize) -> *mut c_void>,
+        *mut u32,
+        *mut *mut Agent
+    ) -> Status;
+    /// `hsa_amd_ipc_memory_create`.
+    hsa_amd_ipc_memory_create: fn(*mut c_void, usize, *mut IpcMemory) -> Status;
+    /// `hsa_amd_ipc_memory_attach`.
+    hsa_amd_ipc_memory_attach: fn(*const IpcMemory, usize, u32, *const Agent, *mut *mut c_void) -> Status;
+    /// `hsa_amd_ipc_memory_detach`.
+    hsa_amd_ipc_memory_detach: fn(*mut c_void) -> Status;
 }

@@ -6,10 +6,9 @@
 
 use std::process::ExitCode;
 
-use kfd_clients::hsa::Runtime;
-use kfd_clients::session::Session;
+use kfd_clients::probe;
+use kfd_clients::session::client_main;
 use kfd_clients::work::{self, Watchdog};
-use kfd_clients::{probe, thunk};
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -27,40 +26,10 @@ fn main() -> ExitCode {
         std::env::set_var(var, value);
     }
     let dog = Watchdog::start(work::STEP_LIMIT);
-    let rt = match Runtime::load(&library) {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("kfd-rocr-client: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let session = match Session::init(&rt) {
-        Ok(s) => s,
-        Err(status) => {
-            println!("hsa_init: {status:#x}");
-            return ExitCode::from(2);
-        }
-    };
-    println!("hsa_init: SUCCESS");
-    match std::fs::read_to_string("/proc/self/maps") {
-        Ok(maps) => eprintln!("{}", thunk::line(&thunk::mapped(&maps))),
-        Err(e) => eprintln!("{} unknown (/proc/self/maps: {e})", thunk::LINE_PREFIX),
-    }
-    let report = probe::run(&session);
-    print!("{}", report.text);
-    let done = work::run(&session, &dog);
-    print!("{}", done.text);
-    dog.step("hsa_shut_down");
-    let status = session.shut_down();
-    let shut = if status == 0 {
-        "SUCCESS".to_string()
-    } else {
-        format!("{status:#x}")
-    };
-    println!("hsa_shut_down: {shut}");
-    if report.ok && done.ok && status == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
+    client_main("kfd-rocr-client", &library, true, |session| {
+        let report = probe::run(session);
+        let done = work::run(session, &dog);
+        dog.step("hsa_shut_down");
+        (report.text + &done.text, report.ok && done.ok)
+    })
 }

@@ -243,6 +243,55 @@ impl<'r> Session<'r> {
         })
     }
 
+    /// `hsa_amd_ipc_memory_attach` of `len` bytes, mapped to `agents`
+    /// (none: every GPU, as the runtime decides).
+    pub fn ipc_attach(
+        &self,
+        handle: &IpcMemory,
+        len: usize,
+        agents: &[Agent],
+    ) -> Result<IpcMapping<'_, 'r>, Status> {
+        let n = u32::try_from(agents.len()).map_err(|_| HSA_STATUS_ERROR_NULL)?;
+        let mut p = null_mut();
+        // SAFETY: `handle` is one handle, `agents` holds `n` agents (NULL
+        // when none), `p` is a valid out-pointer.
+        check(unsafe {
+            (self.rt.hsa_amd_ipc_memory_attach)(
+                handle,
+                len,
+                n,
+                if n == 0 { null() } else { agents.as_ptr() },
+                &mut p,
+            )
+        })?;
+        let p = NonNull::new(p).ok_or(HSA_STATUS_ERROR_NULL)?;
+        Ok(IpcMapping {
+            owned: Owned::new(self, p, detach_memory),
+        })
+    }
+
+    /// `hsa_amd_pointer_info` of `ptr`: its type and allocation size (no
+    /// agent list).
+    pub(crate) fn pointer_info(&self, ptr: *const c_void) -> Result<(u32, usize), Status> {
+        let mut info = PointerInfo {
+            size: std::mem::size_of::<PointerInfo>() as u32,
+            pointer_type: 0,
+            agent_base_address: null_mut(),
+            host_base_address: null_mut(),
+            size_in_bytes: 0,
+            user_data: null_mut(),
+            agent_owner: Agent { handle: 0 },
+            global_flags: 0,
+        };
+        // SAFETY: `info` is a live struct whose `size` says how much of it
+        // the runtime may fill; no allocator and no agent list are asked
+        // for (NULL out-pointers).
+        check(unsafe {
+            (self.rt.hsa_amd_pointer_info)(ptr, &mut info, None, null_mut(), null_mut())
+        })?;
+        Ok((info.pointer_type, info.size_in_bytes))
+    }
+
     /// `hsa_signal_create` with `initial` and no consumer list.
     pub fn signal(&self, initial: SignalValue) -> Result<OwnedSignal<'_, 'r>, Status> {
         let mut s = Signal { handle: 0 };
@@ -392,8 +441,50 @@ impl Allocation<'_, '_> {
         bytes.iter().all(|b| *b == byte)
     }
 
+    /// `hsa_amd_ipc_memory_create` for the whole allocation.
+    pub fn ipc_create(&self) -> Result<IpcMemory, Status> {
+        let mut h = IpcMemory::default();
+        // SAFETY: the pointer and size are the allocation's; `h` is a valid
+        // out-pointer for one handle.
+        check(unsafe {
+            (self.owned.session.rt.hsa_amd_ipc_memory_create)(
+                self.owned.handle.as_ptr(),
+                self.size,
+                &mut h,
+            )
+        })?;
+        Ok(h)
+    }
+
     /// `hsa_amd_memory_pool_free`; its result.
     pub fn free(self) -> Result<(), Status> {
+        self.owned.release()
+    }
+}
+
+/// # Safety
+///
+/// `p` came from `hsa_amd_ipc_memory_attach` and is not detached yet.
+unsafe fn detach_memory(rt: &Runtime, p: NonNull<c_void>) -> Status {
+    // SAFETY: per the contract.
+    unsafe { (rt.hsa_amd_ipc_memory_detach)(p.as_ptr()) }
+}
+
+/// Memory of another process attached with `hsa_amd_ipc_memory_attach`,
+/// detached on drop.
+#[derive(Debug)]
+pub struct IpcMapping<'s, 'r> {
+    owned: Owned<'s, 'r, NonNull<c_void>>,
+}
+
+impl IpcMapping<'_, '_> {
+    /// `hsa_amd_pointer_info` of the mapping: its type and size.
+    pub fn pointer_info(&self) -> Result<(u32, usize), Status> {
+        self.owned.session.pointer_info(self.owned.handle.as_ptr())
+    }
+
+    /// `hsa_amd_ipc_memory_detach`; its result.
+    pub fn detach(self) -> Result<(), Status> {
         self.owned.release()
     }
 }
@@ -531,5 +622,51 @@ impl OwnedSignal<'_, '_> {
     /// `hsa_signal_destroy`; its result.
     pub fn destroy(self) -> Result<(), Status> {
         self.owned.release()
+    }
+}
+
+/// The frame of a ROCr client program: loads `library`, `hsa_init`
+/// (printed), the thunk line on stderr when `thunk_line`, `walk`'s text
+/// (it returns the text and whether every step went as it should),
+/// `hsa_shut_down` (printed). The exit status: 0 when the walk and the
+/// shut-down succeeded, 1 when not, 2 when the runtime could not be loaded
+/// or initialised (`program` names the error line).
+pub fn client_main(
+    program: &str,
+    library: &str,
+    thunk_line: bool,
+    walk: impl FnOnce(&Session<'_>) -> (String, bool),
+) -> std::process::ExitCode {
+    use std::process::ExitCode;
+    let rt = match Runtime::load(library) {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("{program}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let session = match Session::init(&rt) {
+        Ok(s) => s,
+        Err(status) => {
+            println!("hsa_init: {status:#x}");
+            return ExitCode::from(2);
+        }
+    };
+    println!("hsa_init: SUCCESS");
+    if thunk_line {
+        crate::thunk::print_mapped();
+    }
+    let (text, ok) = walk(&session);
+    print!("{text}");
+    let status = session.shut_down();
+    if status == HSA_STATUS_SUCCESS {
+        println!("hsa_shut_down: SUCCESS");
+    } else {
+        println!("hsa_shut_down: {status:#x}");
+    }
+    if ok && status == HSA_STATUS_SUCCESS {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     }
 }

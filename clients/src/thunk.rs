@@ -38,6 +38,14 @@ pub fn line(paths: &[String]) -> String {
     }
 }
 
+/// Prints this process's thunk line on stderr (see [`mapped`]).
+pub fn print_mapped() {
+    match std::fs::read_to_string("/proc/self/maps") {
+        Ok(maps) => eprintln!("{}", line(&mapped(&maps))),
+        Err(e) => eprintln!("{LINE_PREFIX} unknown (/proc/self/maps: {e})"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,27 +1,36 @@
-//! The hand-written HSA declarations of `kfd_clients::hsa` against the
+//! The hand-written declarations of `kfd_clients::hsa` against the
 //! installed `hsa/hsa.h` and `hsa/hsa_ext_amd.h` (Debian's
-//! `libhsa-runtime-dev`): a C program generated from the constant and
-//! layout tables prints each value, and every one must match. Fails,
-//! never skips, when cc or the header is missing (`.ci/run` installs
-//! them).
+//! `libhsa-runtime-dev`), and of `kfd_clients::kmt` against
+//! `hsakmttypes.h` (`libhsakmt-dev`): a C program generated from the
+//! constant and layout tables prints each value, and every one must
+//! match. Fails, never skips, when cc or a header is missing (`.ci/run`
+//! installs them).
 
 use std::path::PathBuf;
 use std::process::Command;
 
-use kfd_clients::hsa::{CONSTANTS, LAYOUTS};
+use kfd_clients::{hsa, kmt};
+
+fn constants() -> impl Iterator<Item = &'static (&'static str, u32)> {
+    hsa::CONSTANTS.iter().chain(kmt::CONSTANTS)
+}
+
+fn layouts() -> impl Iterator<Item = &'static (&'static str, usize)> {
+    hsa::LAYOUTS.iter().chain(kmt::LAYOUTS)
+}
 
 fn c_program() -> String {
     let mut src = String::from(
         "#include <stdio.h>\n#include <stddef.h>\n#include <stdbool.h>\n\
-         #include <hsa/hsa.h>\n#include <hsa/hsa_ext_amd.h>\n\
+         #include <hsa/hsa.h>\n#include <hsa/hsa_ext_amd.h>\n#include <hsakmttypes.h>\n\
          int main(void) {\n",
     );
-    for (name, _) in CONSTANTS {
+    for (name, _) in constants() {
         src.push_str(&format!(
             "  printf(\"%s %lld\\n\", \"{name}\", (long long){name});\n"
         ));
     }
-    for (expr, _) in LAYOUTS {
+    for (expr, _) in layouts() {
         src.push_str(&format!(
             "  printf(\"%s %zu\\n\", \"{expr}\", (size_t)({expr}));\n"
         ));
@@ -64,10 +73,9 @@ fn declarations_match_hsa_h() {
             (k.to_string(), v.parse().unwrap())
         })
         .collect();
-    let rust: Vec<(String, i128)> = CONSTANTS
-        .iter()
+    let rust: Vec<(String, i128)> = constants()
         .map(|(k, v)| (k.to_string(), i128::from(*v)))
-        .chain(LAYOUTS.iter().map(|(k, v)| (k.to_string(), *v as i128)))
+        .chain(layouts().map(|(k, v)| (k.to_string(), *v as i128)))
         .collect();
     let wrong: Vec<String> = c
         .iter()

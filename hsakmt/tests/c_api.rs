@@ -1,6 +1,7 @@
 //! C programs against the library: the Ctx API (primary refcount, three
 //! secondary contexts, isolation, teardown with no live object left in
-//! the simulator), and fork behaviour diffed against Debian's libhsakmt.
+//! the simulator), fork behaviour diffed against Debian's libhsakmt, and
+//! the libdrm entry points of the `libdtif.so` build.
 
 mod support;
 
@@ -92,6 +93,36 @@ fn ctx_api_tenants_are_isolated_and_leave_nothing_behind() {
         .filter(|l| l.starts_with("close-kfd "))
         .collect();
     assert_eq!(closes.len(), 3, "{text}");
+}
+
+#[test]
+fn dtif_buffer_objects_follow_libdrm() {
+    let lib = support::hsakmt_lib_dir(Abi::Dtif);
+    // The build's SONAME is libdtif.so: the program asks for that name.
+    match std::os::unix::fs::symlink("libhsakmt.so.1", lib.join("libdtif.so")) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => panic!("symlink: {e}"),
+        _ => {}
+    }
+    let dir = support::scratch("dtif-bo");
+    let exe = dir.join("dtif_bo");
+    compile("dtif_bo.c", &exe, true, Some(&lib));
+    let summary: PathBuf = dir.join("summary.txt");
+    let out = run(&exe, &[], Some(&lib), &[("KFD_SIM_SUMMARY", &summary)]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("dtif bo ok"),
+        "dtif_bo failed ({:?}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Every GEM handle was closed and the buffer freed: no VRAM is left
+    // (the closed primary keeps its descriptors, as the C library does).
+    let text = std::fs::read_to_string(&summary).expect("KFD_SIM_SUMMARY written");
+    let exit = text
+        .lines()
+        .find(|l| l.starts_with("exit "))
+        .expect("exit summary line");
+    assert!(exit.contains("kernel_objects_free=true"), "{exit}");
 }
 
 #[test]

@@ -9,10 +9,8 @@
 //! | `DRM_IOCTL_VERSION` | amdgpu 3.57.0, "amdgpu", "20150101", "AMD GPU"; the two-call protocol (lengths first, then copies of at most the given lengths) |
 //! | `DRM_IOCTL_GET_CLIENT` | `auth = 1`, the caller's pid/uid (the real kernel refuses it on render nodes with `EACCES`; libdrm only asks when `fstat` does not say "render node", and then needs it to succeed) |
 //! | `AMDGPU_INFO` `ACCEL_WORKING`, `DEV_INFO`, `READ_MMR_REG` (GB_ADDR_CONFIG, GRBM status), `VRAM_GTT`, `MEMORY`, `FW_VERSION`, `HW_IP_COUNT`, `HW_IP_INFO`, `TIMESTAMP`, `*_USAGE`, `VRAM_LOST_COUNTER`, `NUM_EVICTIONS`, `NUM_BYTES_MOVED` | filled from the node properties and its [`GpuIdentity`]; at most `return_size` bytes are written |
-//! | `GEM_CLOSE`, `PRIME_FD_TO_HANDLE`, `PRIME_HANDLE_TO_FD` | per-file handle table; objects come from a [`GemObjects`] provider (the kernel model's dma-bufs) |
-//! | `AMDGPU_GEM_METADATA` | SET/GET of the object's flags, tiling info and UMD words (at most 64), kept on the object (every importer sees them) |
-//! | `AMDGPU_GEM_VA` | MAP/UNMAP recorded per file: page-aligned, inside the object, no overlap (`EINVAL`); UNMAP of no such mapping → `ENOENT`; closing the handle drops its mappings. GPU addresses equal CPU ones in the model, so a mapping moves no data |
-//! | `AMDGPU_GEM_MMAP` | a fake mmap offset, distinct per handle (an `mmap` of the render node at it is not modelled) |
+//! | `GEM_CLOSE`, `PRIME_FD_TO_HANDLE`, `PRIME_HANDLE_TO_FD` | per-file handle table; objects come from a [`GemObjects`] provider (the kernel model's dma-bufs); closing a handle drops its GPU VA mappings |
+//! | `AMDGPU_GEM_METADATA`, `AMDGPU_GEM_OP`, `AMDGPU_GEM_VA`, `AMDGPU_GEM_MMAP` | on those handles, see [`gem`] |
 //! | `AMDGPU_PROC_OPTIONS` | `KFD_SIGBUS_DELAY` is recorded ([`DrmFile::sigbus_delay`]); other ops → `EINVAL` |
 //! | anything else | `EINVAL` (what the DRM core answers for unknown numbers; never `EAGAIN`/`EINTR`, which libdrm retries forever) |
 //!
@@ -30,6 +28,9 @@ use kfd_sys::Errno;
 
 use crate::kernel::usermem;
 use crate::topology::{GpuIdentity, Node, Topology};
+
+pub mod gem;
+pub use gem::{GemMetadata, VaMapping, GEM_METADATA_MAX, GEM_MMAP_BASE, GEM_MMAP_STRIDE};
 
 /// DRM driver version amdgpu reports (`KMS_DRIVER_MAJOR/MINOR/PATCHLEVEL`
 /// of a current kernel). libdrm_amdgpu refuses majors other than 3.
@@ -69,8 +70,13 @@ pub trait GemObjects {
     fn export_dmabuf(&self, object: u64, flags: u32) -> Result<i32, Errno>;
     /// The last handle of `object` in a file was closed.
     fn release(&self, _object: u64) {}
-    /// The size of `object` in bytes.
-    fn size(&self, _object: u64) -> Result<u64, Errno> {
+    /// The creation parameters of `object` (`AMDGPU_GEM_OP_GET_GEM_CREATE_INFO`:
+    /// page-aligned size, alignment, preferred domains, creation flags).
+    fn create_info(&self, _object: u64) -> Result<drm_amdgpu_gem_create_in, Errno> {
+        Err(Errno::ENOENT)
+    }
+    /// New preferred domains of `object` (`AMDGPU_GEM_OP_SET_PLACEMENT`).
+    fn set_placement(&self, _object: u64, _domains: u64) -> Result<(), Errno> {
         Err(Errno::ENOENT)
     }
     /// The metadata of `object` (`AMDGPU_GEM_METADATA` GET).
@@ -105,34 +111,23 @@ impl GemObjects for NoGem {
     }
 }
 
-/// What `AMDGPU_GEM_METADATA` keeps on a buffer.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct GemMetadata {
-    /// `data.flags`.
-    pub flags: u64,
-    /// `data.tiling_info`.
-    pub tiling_info: u64,
-    /// The UMD words (`data.data[..data_size_bytes / 4]`).
-    pub words: Vec<u32>,
-}
-
 #[derive(Debug, Default)]
 struct Handles {
     next: u32,
     by_handle: BTreeMap<u32, u64>,
     by_object: HashMap<u64, u32>,
-    /// GPU VA mappings: start → (handle, offset in the object, size).
-    va: BTreeMap<u64, (u32, u64, u64)>,
     /// `AMDGPU_PROC_OPTIONS_OP_KFD_SIGBUS_DELAY`, once set.
     sigbus_delay: Option<u32>,
 }
 
-/// Per-open-file DRM state of a render node: its device and GEM handles.
+/// Per-open-file DRM state of a render node: its device, GEM handles and
+/// GPU VA mappings.
 #[derive(Debug)]
 pub struct DrmFile {
     minor: u32,
     node: usize,
     handles: Mutex<Handles>,
+    va: Mutex<gem::VaMap>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -151,6 +146,7 @@ impl DrmFile {
                 next: 1,
                 ..Handles::default()
             }),
+            va: Mutex::new(gem::VaMap::new()),
         })
     }
 
@@ -178,18 +174,17 @@ impl DrmFile {
         handle
     }
 
+    /// Forgets every handle and GPU VA mapping (the file is released).
+    pub fn release_all(&self) {
+        let mut h = lock(&self.handles);
+        h.by_handle.clear();
+        h.by_object.clear();
+        lock(&self.va).clear();
+    }
+
     /// The object behind a handle.
     pub fn object(&self, handle: u32) -> Option<u64> {
         lock(&self.handles).by_handle.get(&handle).copied()
-    }
-
-    /// The GPU VA mappings of this file: (start, handle, offset, size).
-    pub fn va_mappings(&self) -> Vec<(u64, u32, u64, u64)> {
-        lock(&self.handles)
-            .va
-            .iter()
-            .map(|(a, (h, o, n))| (*a, *h, *o, *n))
-            .collect()
     }
 
     /// The KFD SIGBUS delay set through this file, if any.
@@ -235,6 +230,7 @@ impl DrmFile {
             n if n == ioc_nr(DRM_IOCTL_PRIME_FD_TO_HANDLE.request()) => self.fd_to_handle(&ctx),
             n if n == DRM_COMMAND_BASE + DRM_AMDGPU_INFO => info(&ctx),
             n if n == DRM_COMMAND_BASE + DRM_AMDGPU_GEM_METADATA => self.gem_metadata(&ctx),
+            n if n == DRM_COMMAND_BASE + DRM_AMDGPU_GEM_OP => self.gem_op(&ctx),
             n if n == DRM_COMMAND_BASE + DRM_AMDGPU_GEM_VA => self.gem_va(&ctx),
             n if n == DRM_COMMAND_BASE + DRM_AMDGPU_GEM_MMAP => self.gem_mmap(&ctx),
             n if n == DRM_COMMAND_BASE + DRM_AMDGPU_PROC_OPTIONS => self.proc_options(&ctx),
@@ -248,9 +244,9 @@ impl DrmFile {
             let mut h = lock(&self.handles);
             let object = h.by_handle.remove(&handle).ok_or(Errno::EINVAL)?;
             h.by_object.remove(&object);
-            h.va.retain(|_, (hd, _, _)| *hd != handle);
             object
         };
+        lock(&self.va).retain(|_, m| m.handle != handle);
         c.gem.release(object);
         Ok(0)
     }
@@ -283,99 +279,6 @@ impl DrmFile {
 }
 
 impl DrmFile {
-    fn gem_metadata(&self, c: &Ctx<'_>) -> Result<i32, Errno> {
-        type M = drm_amdgpu_gem_metadata;
-        let handle = read_u32(c.arg + offset_of!(M, handle) as u64)?;
-        let op = read_u32(c.arg + offset_of!(M, op) as u64)?;
-        let object = self.object(handle).ok_or(Errno::ENOENT)?;
-        let data = c.arg + offset_of!(M, data) as u64;
-        type D = drm_amdgpu_gem_metadata_data;
-        let max = std::mem::size_of::<[u32; 64]>();
-        match op {
-            AMDGPU_GEM_METADATA_OP_SET_METADATA => {
-                let bytes = read_u32(data + offset_of!(D, data_size_bytes) as u64)? as usize;
-                if bytes > max {
-                    return Err(Errno::EINVAL);
-                }
-                let mut raw = vec![0u8; bytes / 4 * 4];
-                usermem::read(data + offset_of!(D, data) as u64, &mut raw)?;
-                let md = GemMetadata {
-                    flags: read_u64(data + offset_of!(D, flags) as u64)?,
-                    tiling_info: read_u64(data + offset_of!(D, tiling_info) as u64)?,
-                    words: raw
-                        .chunks_exact(4)
-                        .map(|w| u32::from_ne_bytes([w[0], w[1], w[2], w[3]]))
-                        .collect(),
-                };
-                c.gem.set_metadata(object, md)?;
-            }
-            AMDGPU_GEM_METADATA_OP_GET_METADATA => {
-                let md = c.gem.metadata(object)?;
-                write_u64(data + offset_of!(D, flags) as u64, md.flags)?;
-                write_u64(data + offset_of!(D, tiling_info) as u64, md.tiling_info)?;
-                let raw: Vec<u8> = md.words.iter().flat_map(|w| w.to_ne_bytes()).collect();
-                usermem::write(
-                    data + offset_of!(D, data_size_bytes) as u64,
-                    &(raw.len() as u32).to_ne_bytes(),
-                )?;
-                usermem::write(data + offset_of!(D, data) as u64, &raw)?;
-            }
-            _ => return Err(Errno::EINVAL),
-        }
-        Ok(0)
-    }
-
-    fn gem_va(&self, c: &Ctx<'_>) -> Result<i32, Errno> {
-        type V = drm_amdgpu_gem_va;
-        let handle = read_u32(c.arg + offset_of!(V, handle) as u64)?;
-        let op = read_u32(c.arg + offset_of!(V, operation) as u64)?;
-        let addr = read_u64(c.arg + offset_of!(V, va_address) as u64)?;
-        let offset = read_u64(c.arg + offset_of!(V, offset_in_bo) as u64)?;
-        let size = read_u64(c.arg + offset_of!(V, map_size) as u64)?;
-        let object = self.object(handle).ok_or(Errno::ENOENT)?;
-        let page = 4096u64;
-        if (addr | offset | size) & (page - 1) != 0 {
-            return Err(Errno::EINVAL);
-        }
-        let mut h = lock(&self.handles);
-        match op {
-            AMDGPU_VA_OP_MAP => {
-                let bo_size = c.gem.size(object)?;
-                let end = offset.checked_add(size).ok_or(Errno::EINVAL)?;
-                let last = addr.checked_add(size).ok_or(Errno::EINVAL)?;
-                if size == 0 || end > bo_size {
-                    return Err(Errno::EINVAL);
-                }
-                let overlaps =
-                    h.va.range(..last)
-                        .next_back()
-                        .is_some_and(|(a, (_, _, n))| a + n > addr);
-                if overlaps {
-                    return Err(Errno::EINVAL);
-                }
-                h.va.insert(addr, (handle, offset, size));
-            }
-            AMDGPU_VA_OP_UNMAP => match h.va.get(&addr) {
-                Some((hd, _, _)) if *hd == handle => {
-                    h.va.remove(&addr);
-                }
-                _ => return Err(Errno::ENOENT),
-            },
-            _ => return Err(Errno::EINVAL),
-        }
-        Ok(0)
-    }
-
-    fn gem_mmap(&self, c: &Ctx<'_>) -> Result<i32, Errno> {
-        let handle = read_u32(c.arg)?;
-        self.object(handle).ok_or(Errno::ENOENT)?;
-        // DRM_FILE_PAGE_OFFSET_START (0x100000 pages), one 4 GiB window
-        // per handle.
-        let offset = (0x10_0000u64 << 12) + (u64::from(handle) << 32);
-        write_u64(c.arg, offset)?;
-        Ok(0)
-    }
-
     fn proc_options(&self, c: &Ctx<'_>) -> Result<i32, Errno> {
         let op = read_u32(c.arg)?;
         let value = read_u32(c.arg + 4)?;

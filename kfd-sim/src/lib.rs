@@ -52,4 +52,4 @@ mod sim;
 pub mod sysfs;
 pub mod topology;
 
-pub use sim::Sim;
+pub use sim::{GemMmapTarget, Sim};

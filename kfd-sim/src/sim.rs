@@ -72,6 +72,27 @@ fn sweep_stale(base: &Path) {
     }
 }
 
+/// The real file and offset behind a GEM mmap offset of a render node
+/// ([`Sim::gem_mmap_target`]); the file stays open while this lives.
+#[derive(Debug)]
+pub struct GemMmapTarget {
+    file: Arc<crate::kernel::memfd::Memfd>,
+    offset: u64,
+}
+
+impl GemMmapTarget {
+    /// The descriptor to map.
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        use std::os::fd::AsFd;
+        self.file.fd.as_fd()
+    }
+
+    /// The offset in it.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+}
+
 #[derive(Debug)]
 struct Inner {
     machine: Machine,
@@ -198,6 +219,32 @@ impl Sim {
             },
             FileEntry::DmaBuf(_) | FileEntry::Smi(_) => Err(Errno::ENOTTY),
         })
+    }
+
+    /// Where an `mmap(addr, len, prot, flags, fd, offset)` must really
+    /// map when `fd` is a simulated render node and `offset` a GEM mmap
+    /// offset of it (from `AMDGPU_GEM_MMAP`): the pages of GEM objects live
+    /// in their dma-buf file, not in the render node's, so the mapping is
+    /// of [`GemMmapTarget::fd`] at [`GemMmapTarget::offset`]. `None`: not
+    /// such a call; `EINVAL`: no live handle at `offset`, or `len` past the
+    /// object (what the kernel's mmap answers).
+    pub fn gem_mmap_target(
+        &self,
+        fd: RawFd,
+        offset: u64,
+        len: u64,
+    ) -> Option<Result<GemMmapTarget, Errno>> {
+        let t = self.inner.machine.gem_mmap_target(fd, offset, len)?;
+        Some(t.map(|(file, offset)| GemMmapTarget { file, offset }))
+    }
+
+    /// The `AMDGPU_GEM_VA` mappings of the simulated render node `fd`
+    /// (start address and mapping), `None` if `fd` is not one.
+    pub fn drm_file_va(&self, fd: RawFd) -> Option<Vec<(u64, crate::drm::VaMapping)>> {
+        match self.inner.machine.lookup_fd(fd)? {
+            FileEntry::Render(r) => r.drm.as_ref().map(|d| d.va_mappings()),
+            _ => None,
+        }
     }
 
     /// The kind of simulated file behind `fd`.

@@ -218,6 +218,53 @@ impl Memfd {
     pub fn link_text(&self) -> String {
         format!("/memfd:{} (deleted)", self.name)
     }
+
+    /// Sets the user extended attribute `user.<name>` of the file: state
+    /// that travels with the file into every OS process it is passed to.
+    /// `EOPNOTSUPP` on kernels whose shmem has no user xattrs (before 6.6).
+    pub fn set_xattr(&self, name: &str, value: &[u8]) -> Result<(), Errno> {
+        let key = CString::new(format!("user.{name}")).map_err(|_| Errno::EINVAL)?;
+        // SAFETY: our live descriptor, a NUL-terminated key and a value
+        // slice the kernel only reads.
+        let r = unsafe {
+            libc::fsetxattr(
+                self.fd.as_raw_fd(),
+                key.as_ptr(),
+                value.as_ptr().cast(),
+                value.len(),
+                0,
+            )
+        };
+        if r < 0 {
+            return Err(last_errno());
+        }
+        Ok(())
+    }
+
+    /// The value of `user.<name>` (at most `max` bytes), `None` if the file
+    /// has no such attribute.
+    pub fn xattr(&self, name: &str, max: usize) -> Result<Option<Vec<u8>>, Errno> {
+        let key = CString::new(format!("user.{name}")).map_err(|_| Errno::EINVAL)?;
+        let mut buf = vec![0u8; max];
+        // SAFETY: our live descriptor, a NUL-terminated key and a buffer of
+        // `max` writable bytes.
+        let r = unsafe {
+            libc::fgetxattr(
+                self.fd.as_raw_fd(),
+                key.as_ptr(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+            )
+        };
+        if r < 0 {
+            return match last_errno() {
+                Errno::ENODATA => Ok(None),
+                e => Err(e),
+            };
+        }
+        buf.truncate(r as usize);
+        Ok(Some(buf))
+    }
 }
 
 /// (st_dev, st_ino) of `fd` via the raw fstat syscall.

@@ -178,9 +178,24 @@ pub(crate) struct BoStorage {
     vram_used: Option<Arc<Mutex<u64>>>,
     /// The dma-buf memfd, once exported (then the authoritative pages).
     own: Mutex<Option<Arc<Memfd>>>,
-    /// `AMDGPU_GEM_METADATA` of the buffer.
-    metadata: Mutex<crate::drm::GemMetadata>,
+    /// What the render nodes' GEM ioctls keep on the buffer.
+    gem: GemState,
 }
+
+/// The buffer's `AMDGPU_GEM_METADATA` and `AMDGPU_GEM_OP_SET_PLACEMENT`
+/// state as this OS process knows it. The metadata also travels on the
+/// dma-buf memfd (a user xattr), so that importers in other OS processes
+/// read what the exporter wrote, as on one real GPU, where every importer
+/// of a dma-buf has the same buffer object. Kernels without user xattrs
+/// on shmem (before 6.6) keep it in this process only.
+#[derive(Debug, Default)]
+struct GemState {
+    metadata: Mutex<crate::drm::GemMetadata>,
+    placement: Mutex<Option<u64>>,
+}
+
+/// The xattr (`user.` + this) carrying a dma-buf's GEM metadata.
+const METADATA_XATTR: &str = "kfd-sim.gem-metadata";
 
 impl Drop for BoStorage {
     fn drop(&mut self) {
@@ -252,6 +267,63 @@ impl BoStorage {
         render.memfd.punch_hole(*base, len);
         *own = Some(m.clone());
         Ok(m)
+    }
+
+    /// `AMDGPU_GEM_METADATA` GET: what the dma-buf file carries, else
+    /// what this OS process set.
+    pub fn gem_metadata(&self) -> crate::drm::GemMetadata {
+        let own = lock(&self.own).clone();
+        let max = 20 + crate::drm::GEM_METADATA_MAX;
+        match own.map(|m| m.xattr(METADATA_XATTR, max)) {
+            Some(Ok(Some(b))) => crate::drm::GemMetadata::from_bytes(&b)
+                .unwrap_or_else(|| lock(&self.gem.metadata).clone()),
+            _ => lock(&self.gem.metadata).clone(),
+        }
+    }
+
+    /// `AMDGPU_GEM_METADATA` SET: kept here and on the dma-buf file.
+    pub fn set_gem_metadata(&self, md: crate::drm::GemMetadata) {
+        if let Some(m) = lock(&self.own).clone() {
+            // No user xattrs on this kernel: this process keeps it alone.
+            let _ = m.set_xattr(METADATA_XATTR, &md.to_bytes());
+        }
+        *lock(&self.gem.metadata) = md;
+    }
+
+    /// `AMDGPU_GEM_OP_GET_GEM_CREATE_INFO` of a KFD allocation
+    /// (`amdgpu_amdkfd_gpuvm_alloc_memory_of_gpu`): VRAM with
+    /// `VRAM_WIPE_ON_RELEASE` (and `CPU_ACCESS_REQUIRED` when public), GTT
+    /// with no flags, userptr as CPU-domain `PREEMPTIBLE`; page alignment;
+    /// the page-aligned size.
+    pub fn gem_create_info(&self) -> kfd_sys::drm::drm_amdgpu_gem_create_in {
+        use kfd_sys::drm::*;
+        let (domains, domain_flags) = if self.flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM != 0 {
+            let public = self.flags & KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC != 0;
+            (
+                AMDGPU_GEM_DOMAIN_VRAM,
+                AMDGPU_GEM_CREATE_VRAM_WIPE_ON_RELEASE
+                    | if public {
+                        AMDGPU_GEM_CREATE_CPU_ACCESS_REQUIRED
+                    } else {
+                        0
+                    },
+            )
+        } else if self.flags & KFD_IOC_ALLOC_MEM_FLAGS_GTT != 0 {
+            (AMDGPU_GEM_DOMAIN_GTT, 0)
+        } else {
+            (AMDGPU_GEM_DOMAIN_CPU, AMDGPU_GEM_CREATE_PREEMPTIBLE)
+        };
+        drm_amdgpu_gem_create_in {
+            bo_size: align_up(self.size, PAGE),
+            alignment: PAGE,
+            domains: lock(&self.gem.placement).unwrap_or(domains),
+            domain_flags,
+        }
+    }
+
+    /// `AMDGPU_GEM_OP_SET_PLACEMENT` (this OS process only).
+    pub fn set_gem_placement(&self, domains: u64) {
+        *lock(&self.gem.placement) = Some(domains);
     }
 }
 
@@ -410,7 +482,7 @@ pub(crate) fn alloc(c: &Ctx, buf: &mut [u8]) -> R {
             vram_charge: charge,
             vram_used,
             own: Mutex::new(None),
-            metadata: Mutex::default(),
+            gem: GemState::default(),
         }));
         bo.mmap_offset = offset;
         if vram {
@@ -663,7 +735,7 @@ fn foreign_dmabuf(m: &Machine, fd: i32) -> Option<Arc<DmaBufFile>> {
         vram_charge: 0,
         vram_used: None,
         own: Mutex::new(Some(memfd.clone())),
-        metadata: Mutex::default(),
+        gem: GemState::default(),
     });
     let d = Arc::new(DmaBufFile { memfd, storage });
     let mut files = lock(&m.files);
@@ -774,7 +846,8 @@ fn new_dmabuf(m: &Machine, storage: Arc<BoStorage>, cloexec: bool) -> Result<i32
 }
 
 impl ModelGem<'_> {
-    fn storage(&self, object: u64) -> Result<Arc<BoStorage>, Errno> {
+    /// The buffer behind GEM object `object` of this render file.
+    pub(crate) fn storage(&self, object: u64) -> Result<Arc<BoStorage>, Errno> {
         lock(&self.render.gem)
             .get(&object)
             .cloned()
@@ -799,16 +872,21 @@ impl crate::drm::GemObjects for ModelGem<'_> {
         lock(&self.render.gem).remove(&object);
     }
 
-    fn size(&self, object: u64) -> Result<u64, Errno> {
-        Ok(self.storage(object)?.size)
+    fn create_info(&self, object: u64) -> Result<kfd_sys::drm::drm_amdgpu_gem_create_in, Errno> {
+        Ok(self.storage(object)?.gem_create_info())
+    }
+
+    fn set_placement(&self, object: u64, domains: u64) -> Result<(), Errno> {
+        self.storage(object)?.set_gem_placement(domains);
+        Ok(())
     }
 
     fn metadata(&self, object: u64) -> Result<crate::drm::GemMetadata, Errno> {
-        Ok(lock(&self.storage(object)?.metadata).clone())
+        Ok(self.storage(object)?.gem_metadata())
     }
 
-    fn set_metadata(&self, object: u64, metadata: crate::drm::GemMetadata) -> Result<(), Errno> {
-        *lock(&self.storage(object)?.metadata) = metadata;
+    fn set_metadata(&self, object: u64, md: crate::drm::GemMetadata) -> Result<(), Errno> {
+        self.storage(object)?.set_gem_metadata(md);
         Ok(())
     }
 
@@ -816,5 +894,43 @@ impl crate::drm::GemObjects for ModelGem<'_> {
         self.render
             .dev
             .map_or(0, |d| *lock(&self.m.devices[d].vram_used))
+    }
+}
+
+impl Machine {
+    /// What an `mmap` of `len` bytes of descriptor `fd` at `offset`
+    /// really maps when `fd` is a simulated render node and `offset` a GEM
+    /// mmap offset of it (`AMDGPU_GEM_MMAP`): the file holding the object's
+    /// pages and the offset there. `None` when it is not such a call (the
+    /// mmap goes on unchanged); `EINVAL` for an offset of no live handle or
+    /// a range past the object, as `drm_gem_mmap`.
+    pub(crate) fn gem_mmap_target(
+        &self,
+        fd: i32,
+        offset: u64,
+        len: u64,
+    ) -> Option<Result<(Arc<Memfd>, u64), Errno>> {
+        if offset < crate::drm::GEM_MMAP_BASE {
+            return None;
+        }
+        let Some(FileEntry::Render(r)) = self.lookup_fd(fd) else {
+            return None;
+        };
+        let drm = r.drm.as_ref()?;
+        let found = drm.gem_mmap_handle(offset).and_then(|(handle, inner)| {
+            let object = drm.object(handle)?;
+            let storage = lock(&r.gem).get(&object).cloned()?;
+            Some((storage, inner))
+        });
+        let Some((storage, inner)) = found else {
+            return Some(Err(Errno::EINVAL));
+        };
+        let fits = inner
+            .checked_add(len)
+            .is_some_and(|end| end <= align_up(storage.size, PAGE));
+        Some(match storage.backing() {
+            Some((file, base)) if fits => Ok((file, base + inner)),
+            _ => Err(Errno::EINVAL),
+        })
     }
 }

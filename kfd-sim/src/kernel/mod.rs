@@ -487,6 +487,8 @@ impl Machine {
                 r.user_closed.store(true, Ordering::SeqCst);
                 if r.vm_owner().is_some() {
                     lock(&self.files).insert(id, FileEntry::Render(r));
+                } else {
+                    r.release_gem_handles();
                 }
             }
             Some(FileEntry::DmaBuf(_)) | Some(FileEntry::Smi(_)) | None => {}
@@ -497,6 +499,7 @@ impl Machine {
     pub(crate) fn release_render_if_closed(&self, r: &Arc<RenderFile>) {
         if r.user_closed.load(Ordering::SeqCst) && r.vm_owner().is_none() {
             lock(&self.files).remove(&r.memfd.id);
+            r.release_gem_handles();
         }
     }
 

@@ -94,6 +94,18 @@ impl RenderFile {
     pub fn set_vm_owner(&self, owner: Option<u64>) {
         *lock(&self.vm_owner) = owner;
     }
+
+    /// The file is released (`drm_gem_release`): every GEM handle and GPU
+    /// VA mapping goes, with the references the handles held (a buffer
+    /// imported into the render file that allocated it would otherwise
+    /// hold that file forever).
+    pub fn release_gem_handles(&self) {
+        if let Some(d) = &self.drm {
+            d.release_all();
+        }
+        let gone: Vec<_> = lock(&self.gem).drain().collect();
+        drop(gone);
+    }
 }
 
 /// The BOs of one process device: an idr-like table that hands out the

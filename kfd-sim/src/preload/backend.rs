@@ -80,6 +80,17 @@ impl Backend {
         self.sim.ring_doorbell(fd, queue_id)
     }
 
+    /// The real file and offset of an mmap at a GEM offset of a render
+    /// node, see [`Sim::gem_mmap_target`].
+    pub fn gem_mmap_target(
+        &self,
+        fd: c_int,
+        offset: u64,
+        len: u64,
+    ) -> Option<Result<crate::GemMmapTarget, Errno>> {
+        self.sim.gem_mmap_target(fd, offset, len)
+    }
+
     /// The MMU notifier: `[addr, addr + len)` was unmapped.
     pub fn cpu_unmapped(&self, addr: u64, len: u64) {
         self.sim.cpu_unmapped(addr, len);

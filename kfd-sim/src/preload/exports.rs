@@ -901,9 +901,29 @@ fn notify_unmapped(addr: *mut c_void, len: size_t) {
     unsafe { *libc::__errno_location() = saved };
 }
 
-/// Defines `mmap` and `mmap64`: the call goes to libc; a successful
-/// `MAP_FIXED` mapping (which replaces whatever was mapped there) is
-/// reported to the simulator like an unmap of the old memory.
+/// Where an mmap of `fd` at `off` really goes when it is a GEM mmap
+/// offset of a simulated render node ([`crate::Sim::gem_mmap_target`]):
+/// `None` for every other mmap (one comparison for most).
+fn gem_target(
+    fd: c_int,
+    off: libc::off_t,
+    len: size_t,
+) -> Option<Result<crate::GemMmapTarget, Errno>> {
+    let off = u64::try_from(off).ok()?;
+    if fd < 0 || off < crate::drm::GEM_MMAP_BASE || busy() {
+        return None;
+    }
+    let st = existing()?;
+    match in_sim(|| Ok(st.sim.gem_mmap_target(fd, off, len as u64))) {
+        Ok(t) => t,
+        Err(e) => Some(Err(e)),
+    }
+}
+
+/// Defines `mmap` and `mmap64`: the call goes to libc (for a GEM offset
+/// of a simulated render node, to the file holding the object's pages); a
+/// successful `MAP_FIXED` mapping (which replaces whatever was mapped
+/// there) is reported to the simulator like an unmap of the old memory.
 macro_rules! mmap_interposers {
     ($($name:ident => $real:ident;)*) => {$(
         #[doc = concat!("`", stringify!($real), "(2)` interposer.")]
@@ -920,7 +940,18 @@ macro_rules! mmap_interposers {
             fd: c_int,
             off: libc::off_t,
         ) -> *mut c_void {
-            let r = real_call!($real, libc::MAP_FAILED, addr, len, prot, flags, fd, off);
+            let r = match gem_target(fd, off, len) {
+                None => real_call!($real, libc::MAP_FAILED, addr, len, prot, flags, fd, off),
+                Some(Ok(t)) => {
+                    use std::os::fd::AsRawFd;
+                    let (file, at) = (t.fd().as_raw_fd(), t.offset() as libc::off_t);
+                    real_call!($real, libc::MAP_FAILED, addr, len, prot, flags, file, at)
+                }
+                Some(Err(e)) => {
+                    set_errno(e);
+                    libc::MAP_FAILED
+                }
+            };
             let replaced = flags & libc::MAP_FIXED != 0 && flags & libc::MAP_FIXED_NOREPLACE == 0;
             if r != libc::MAP_FAILED && replaced {
                 notify_unmapped(r, len);

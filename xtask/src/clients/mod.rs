@@ -5,14 +5,18 @@
 //!
 //! A suite is a Debian release with its own rocminfo and ROCr: the host
 //! (bookworm), or a rootfs made by [`rootfs`]. The clients are the
-//! suite's `rocminfo` and our ROCr program `kfd-rocr-client` (crate
-//! `kfd-clients`, built on the host; the suites' glibc is newer, so it
-//! runs in each). Which thunk a run really loaded is checked twice, so a
-//! silent fallback from ours to the C library (or the reverse) fails
-//! instead of passing: from the dynamic loader's own record
-//! (`LD_DEBUG=scopes` into a file) for every client, and from the line
-//! the ROCr client prints on stderr (`/proc/self/maps`), which is then
-//! left out of the comparison.
+//! suite's `rocminfo` and our programs of crate `kfd-clients` (built on
+//! the host; the suites' glibc is newer, so they run in each): the ROCr
+//! client `kfd-rocr-client`, the IPC client `kfd-ipc-client` (sid: ROCr
+//! 7.x's IPC goes through the libdrm buffer-object entry points of
+//! `libdtif.so`) and the secondary-context client `kfd-ctx-client`, which
+//! runs our newest build alone (there is no C library with the context
+//! API) and must print its documented transcript. Which thunk a run
+//! really loaded is checked twice, so a silent fallback from ours to the
+//! C library (or the reverse) fails instead of passing: from the dynamic
+//! loader's own record (`LD_DEBUG=scopes` into a file) for every client,
+//! and from the line our clients print on stderr (`/proc/self/maps`),
+//! which is then left out of the comparison.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -20,7 +24,7 @@ use std::time::{Duration, Instant};
 use crate::build::{self, check_args, value};
 use crate::conformance::PRESETS;
 use crate::rootfs::{self, Place, Spec};
-use crate::{abi_named, dist_abi, shell, target_dir};
+use crate::{abi_named, dist_abi, shell, target_dir, Abi};
 
 mod report;
 mod run;
@@ -62,6 +66,8 @@ struct Suite {
     rootfs: Option<&'static Spec>,
     reference: Reference,
     door: Door,
+    /// The clients run when `--client` does not say.
+    clients: &'static [Client],
 }
 
 /// The file ROCr's ThunkLoader opens with `HSA_ENABLE_DTIF=1`, expected
@@ -76,6 +82,7 @@ const SUITES: &[Suite] = &[
         rootfs: None,
         reference: Reference::SystemLibrary,
         door: Door::LibraryPath,
+        clients: &[Client::Rocminfo, Client::Rocr, Client::Ctx],
     },
     Suite {
         name: "trixie",
@@ -84,6 +91,7 @@ const SUITES: &[Suite] = &[
         rootfs: Some(&rootfs::TRIXIE),
         reference: Reference::SystemLibrary,
         door: Door::LibraryPath,
+        clients: &[Client::Rocminfo, Client::Rocr],
     },
     Suite {
         name: "sid",
@@ -92,6 +100,7 @@ const SUITES: &[Suite] = &[
         rootfs: Some(&rootfs::SID),
         reference: Reference::Embedded,
         door: Door::Dtif,
+        clients: &[Client::Rocminfo, Client::Rocr, Client::Ipc, Client::Ctx],
     },
 ];
 
@@ -101,13 +110,23 @@ enum Client {
     /// The suite's `/usr/bin/rocminfo`.
     Rocminfo,
     /// Our `kfd-rocr-client`, staged at `bin/`.
-    RocrClient,
+    Rocr,
+    /// Our `kfd-ipc-client` (exporter, and its importer process).
+    Ipc,
+    /// Our `kfd-ctx-client` on our newest build alone, against its
+    /// expected transcript.
+    Ctx,
 }
 
 const CLIENTS: &[(&str, Client)] = &[
     ("rocminfo", Client::Rocminfo),
-    ("rocr-client", Client::RocrClient),
+    ("rocr-client", Client::Rocr),
+    ("ipc-client", Client::Ipc),
+    ("ctx-client", Client::Ctx),
 ];
+
+/// The binaries of crate `kfd-clients` staged at `bin/`.
+const CLIENT_BINS: &[&str] = &["kfd-rocr-client", "kfd-ipc-client", "kfd-ctx-client"];
 
 impl Client {
     fn name(self) -> &'static str {
@@ -118,20 +137,26 @@ impl Client {
             .unwrap_or("?")
     }
 
-    fn argv(self, place: &Place) -> Vec<String> {
+    /// The command line; `newest` is our newest library as the run sees
+    /// it (the context client's argument).
+    fn argv(self, place: &Place, newest: &str) -> Vec<String> {
         match self {
             Client::Rocminfo => vec!["/usr/bin/rocminfo".into()],
-            Client::RocrClient => vec![place.seen("bin/kfd-rocr-client")],
+            Client::Rocr => vec![place.seen("bin/kfd-rocr-client")],
+            Client::Ipc => vec![place.seen("bin/kfd-ipc-client")],
+            Client::Ctx => vec![place.seen("bin/kfd-ctx-client"), newest.into()],
         }
     }
 }
 
 const HELP: &str = "cargo xtask clients [flags]
 
-Runs each suite's rocminfo and our ROCr client (kfd-rocr-client) on kfd-sim,
-once with the suite's C libhsakmt and once with ours of the matching
-generation, on every preset, and requires byte-identical stdout, stderr and
-exit status. Writes target/clients/report.md; exits non-zero naming what
+Runs each suite's rocminfo and our ROCr clients (kfd-rocr-client, and on sid
+kfd-ipc-client) on kfd-sim, once with the suite's C libhsakmt and once with
+ours of the matching generation, on every preset, and requires
+byte-identical stdout, stderr and exit status. kfd-ctx-client (bookworm and
+sid) runs our newest build's context API alone and must print its expected
+transcript. Writes target/clients/report.md; exits non-zero naming what
 differs.
 
 suites:
@@ -147,9 +172,11 @@ flags:
   --suite A,B        suites to run (default: all)
   --abi GEN          only the suite pairing with GEN (rocm-5.2, rocm-6.2, newest)
   --preset A,B       presets (default: mi210,mi300x,apu,navi31,large64)
-  --client A,B       rocminfo, rocr-client (default: both)
+  --client A,B       rocminfo, rocr-client, ipc-client, ctx-client (default:
+                     each suite's own list)
   --reference-only   run the suite's C library twice (C vs C: checks that the
                      clients' output is deterministic); ours is not needed
+                     and ctx-client (no C library) is skipped
   --timeout SECS     per-run time limit (default 300)";
 
 /// Entry point: `args` are the words after `clients`.
@@ -161,7 +188,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let reference_only = args.iter().any(|a| a == "--reference-only");
     let suites = pick_suites(value(args, "--suite")?, value(args, "--abi")?)?;
     let presets = pick_presets(value(args, "--preset")?)?;
-    let clients = pick_clients(value(args, "--client")?)?;
+    let chosen = pick_clients(value(args, "--client")?)?;
     let timeout = match value(args, "--timeout")? {
         Some(t) => Duration::from_secs(
             t.parse()
@@ -173,21 +200,34 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let t0 = Instant::now();
     let sh = shell()?;
     build::sim(&sh, false)?;
-    build::runner(&sh, "kfd-clients", "kfd-rocr-client", false)?;
+    for bin in CLIENT_BINS {
+        build::runner(&sh, "kfd-clients", bin, false)?;
+    }
     let debug = target_dir().join("debug");
     let sim = debug.join("libkfd_sim.so");
-    let client = debug.join("kfd-rocr-client");
     let out = target_dir().join("clients");
 
     let mut rows = Vec::new();
     let mut notes = Vec::new();
+    let mut dists = Dists::default();
     for suite in &suites {
         // Transcripts of an earlier run would mix with this one's.
         let _ = std::fs::remove_dir_all(out.join(suite.name));
+        let clients: Vec<Client> = chosen
+            .clone()
+            .unwrap_or_else(|| suite.clients.to_vec())
+            .into_iter()
+            .filter(|c| !(reference_only && *c == Client::Ctx))
+            .collect();
         let ours = if reference_only {
             None
         } else {
-            Some(ours_for(suite)?)
+            Some(ours_for(suite, &mut dists)?)
+        };
+        let newest = if clients.contains(&Client::Ctx) {
+            Some(newest_for(suite, ours.as_ref(), &mut dists)?)
+        } else {
+            None
         };
         let place = match &suite.rootfs {
             None => Place::Host {
@@ -209,18 +249,20 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 }
             }
         };
-        let ours_seen = stage(&place, &sim, &client, ours.as_ref())?;
+        let ours_seen = stage(&place, &sim, &debug, ours.as_ref())?;
+        let newest_seen = match &newest {
+            Some(lib) => Some(stage_newest(&place, lib)?),
+            None => None,
+        };
         for preset in &presets {
             for c in &clients {
-                let row = run_case(
-                    suite,
-                    &place,
-                    preset,
-                    *c,
-                    &ours_seen,
-                    &out.join(suite.name).join(preset),
-                    timeout,
-                )?;
+                let dir = out.join(suite.name).join(preset);
+                let row = match (c, &newest_seen) {
+                    (Client::Ctx, Some(lib)) => {
+                        run_ctx_case(suite, &place, preset, lib, &dir, timeout)?
+                    }
+                    _ => run_case(suite, &place, preset, *c, &ours_seen, &dir, timeout)?,
+                };
                 print_row(&row);
                 rows.push(row);
             }
@@ -323,32 +365,61 @@ fn pick_presets(names: Option<&str>) -> Result<Vec<String>, String> {
     }
 }
 
-fn pick_clients(names: Option<&str>) -> Result<Vec<Client>, String> {
-    match names {
-        None => Ok(CLIENTS.iter().map(|(_, c)| *c).collect()),
-        Some(n) => list(n)
-            .iter()
-            .map(|n| {
-                CLIENTS
-                    .iter()
-                    .find(|(name, _)| name == n)
-                    .map(|(_, c)| *c)
-                    .ok_or_else(|| format!("unknown client `{n}` (rocminfo or rocr-client)"))
-            })
-            .collect(),
+/// The clients `--client` names (`None`: each suite's own list).
+fn pick_clients(names: Option<&str>) -> Result<Option<Vec<Client>>, String> {
+    let Some(n) = names else {
+        return Ok(None);
+    };
+    let picked: Vec<Client> = list(n)
+        .iter()
+        .map(|n| {
+            CLIENTS
+                .iter()
+                .find(|(name, _)| name == n)
+                .map(|(_, c)| *c)
+                .ok_or_else(|| {
+                    format!(
+                        "unknown client `{n}` (rocminfo, rocr-client, ipc-client or ctx-client)"
+                    )
+                })
+        })
+        .collect::<Result<_, _>>()?;
+    if picked.is_empty() {
+        return Err("--client needs at least one client".into());
+    }
+    Ok(Some(picked))
+}
+
+/// The `cargo xtask dist` builds made in this run, each made once: the
+/// generations' feature sets alternate in one target directory, so every
+/// [`dist_abi`] recompiles hsakmt (8–19 s), and bookworm's context client
+/// and the sid suite both want the newest one.
+#[derive(Debug, Default)]
+struct Dists(Vec<(&'static str, PathBuf)>);
+
+impl Dists {
+    /// `abi`'s `libhsakmt.so.1` in `target/dist` (with `libdtif.so` next
+    /// to the newest one), built on the first call.
+    fn get(&mut self, abi: &'static Abi) -> Result<PathBuf, String> {
+        if let Some((_, so)) = self.0.iter().find(|(name, _)| *name == abi.name) {
+            return Ok(so.clone());
+        }
+        let so = dist_abi(abi)?;
+        self.0.push((abi.name, so.clone()));
+        Ok(so)
     }
 }
 
 /// Our library for `suite`, or why it is not available (reported as a
 /// failure of every case of the suite).
-fn ours_for(suite: &Suite) -> Result<Result<PathBuf, String>, String> {
+fn ours_for(suite: &Suite, dists: &mut Dists) -> Result<Result<PathBuf, String>, String> {
     let Some(abi) = abi_named(suite.generation) else {
         return Ok(Err(format!(
             "ours: {} build not available (`cargo xtask dist` does not build that generation yet)",
             suite.generation
         )));
     };
-    let so = dist_abi(abi)?;
+    let so = dists.get(abi)?;
     Ok(match suite.door {
         Door::LibraryPath => Ok(so),
         Door::Dtif => {
@@ -366,33 +437,54 @@ fn ours_for(suite: &Suite) -> Result<Result<PathBuf, String>, String> {
     })
 }
 
+/// Our newest build for the context client: the suite's own library
+/// when that is the newest generation's (sid: `libdtif.so`), else the
+/// newest `libhsakmt.so.1`.
+fn newest_for(
+    suite: &Suite,
+    ours: Option<&Result<PathBuf, String>>,
+    dists: &mut Dists,
+) -> Result<PathBuf, String> {
+    match ours {
+        Some(Ok(lib)) if suite.generation == "newest" => Ok(lib.clone()),
+        _ => {
+            let abi = abi_named("newest").ok_or("no newest generation")?;
+            dists.get(abi)
+        }
+    }
+}
+
 /// A fresh, canonical stage directory for `suite`.
 fn stage_dir(out: &Path, suite: &str) -> Result<PathBuf, String> {
     let dir = out.join("stage").join(suite);
     let _ = std::fs::remove_dir_all(&dir);
-    for sub in ["lib", "bin", "ours", "out"] {
+    for sub in ["lib", "bin", "ours", "newest", "out"] {
         std::fs::create_dir_all(dir.join(sub)).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
     // /proc/self/maps shows canonical paths; compare with those.
     std::fs::canonicalize(&dir).map_err(|e| format!("{}: {e}", dir.display()))
 }
 
-/// Copies the simulator, the ROCr client and ours (when there is one)
-/// into the stage; returns ours as the runs see it.
+fn copy_to_stage(place: &Place, from: &Path, rel: &str) -> Result<(), String> {
+    let to = place.stage().join(rel);
+    std::fs::copy(from, &to)
+        .map(|_| ())
+        .map_err(|e| format!("copy {} -> {}: {e}", from.display(), to.display()))
+}
+
+/// Copies the simulator, our client programs (from `bins`) and ours
+/// (when there is one) into the stage; returns ours as the runs see it.
 fn stage(
     place: &Place,
     sim: &Path,
-    client: &Path,
+    bins: &Path,
     ours: Option<&Result<PathBuf, String>>,
 ) -> Result<Option<Result<String, String>>, String> {
-    let copy = |from: &Path, rel: &str| -> Result<(), String> {
-        let to = place.stage().join(rel);
-        std::fs::copy(from, &to)
-            .map(|_| ())
-            .map_err(|e| format!("copy {} -> {}: {e}", from.display(), to.display()))
-    };
+    let copy = |from: &Path, rel: &str| copy_to_stage(place, from, rel);
     copy(sim, "lib/libkfd_sim.so")?;
-    copy(client, "bin/kfd-rocr-client")?;
+    for bin in CLIENT_BINS {
+        copy(&bins.join(bin), &format!("bin/{bin}"))?;
+    }
     match ours {
         None => Ok(None),
         Some(Err(why)) => Ok(Some(Err(why.clone()))),
@@ -406,6 +498,18 @@ fn stage(
             Ok(Some(Ok(place.seen(&rel))))
         }
     }
+}
+
+/// Copies our newest library into the stage for the context client;
+/// returns it as the runs see it.
+fn stage_newest(place: &Place, lib: &Path) -> Result<String, String> {
+    let file = lib
+        .file_name()
+        .and_then(|f| f.to_str())
+        .ok_or_else(|| format!("{}: no file name", lib.display()))?;
+    let rel = format!("newest/{file}");
+    copy_to_stage(place, lib, &rel)?;
+    Ok(place.seen(&rel))
 }
 
 fn expect_reference(suite: &Suite) -> Expect {
@@ -427,10 +531,12 @@ fn run_case(
 ) -> Result<Row, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let tag = client.name();
+    let argv = client.argv(place, "");
     let reference = run_one(
         place,
         preset,
         client,
+        &argv,
         &format!("{tag}-reference"),
         None,
         suite.door,
@@ -465,6 +571,7 @@ fn run_case(
                 place,
                 preset,
                 client,
+                &argv,
                 &format!("{tag}-reference2"),
                 None,
                 suite.door,
@@ -486,6 +593,7 @@ fn run_case(
                 place,
                 preset,
                 client,
+                &argv,
                 &format!("{tag}-ours"),
                 Some(&dir_seen),
                 suite.door,
@@ -518,6 +626,62 @@ fn run_case(
     Ok(row)
 }
 
+/// The context client on our newest library `lib` (as the run sees it):
+/// one run, whose transcript must be exit 0 with
+/// [`kfd_clients::ctx::EXPECTED`] on stdout and nothing else on stderr.
+fn run_ctx_case(
+    suite: &'static Suite,
+    place: &Place,
+    preset: &str,
+    lib: &str,
+    dir: &Path,
+    timeout: Duration,
+) -> Result<Row, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let client = Client::Ctx;
+    let tag = client.name();
+    let run = run_one(
+        place,
+        preset,
+        client,
+        &client.argv(place, lib),
+        &format!("{tag}-ours"),
+        None,
+        Door::LibraryPath,
+        timeout,
+    )?;
+    let expected = format!(
+        "status: exit 0\n--- stdout\n{}--- stderr\n",
+        kfd_clients::ctx::EXPECTED
+    );
+    let exp_file = dir.join(format!("{tag}.expected.txt"));
+    let ours_file = dir.join(format!("{tag}.ours.txt"));
+    write(&exp_file, &expected)?;
+    write(&ours_file, &run.transcript)?;
+    let mut row = Row {
+        suite: suite.name,
+        preset: preset.into(),
+        client,
+        reference: "expected".into(),
+        ours: summary(&run),
+        failure: None,
+        diff: None,
+        runs: 1,
+    };
+    let mut problems = Vec::new();
+    if let Err(e) = check_thunk(&run, &Expect::Ours(lib.into()), place) {
+        problems.push(format!("ours: {e}"));
+    }
+    if run.transcript != expected {
+        problems.push("ours differs from the expected transcript".into());
+        row.diff = Some(diff_excerpt(&exp_file, &ours_file));
+    }
+    if !problems.is_empty() {
+        row.failure = Some(problems.join("; "));
+    }
+    Ok(row)
+}
+
 fn write(path: &Path, text: &str) -> Result<(), String> {
     std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
 }
@@ -538,8 +702,24 @@ mod tests {
         for s in CI_SUITES {
             assert!(SUITES.iter().any(|x| x.name == *s), "{s}");
         }
-        assert!(pick_clients(Some("rocminfo,rocr-client")).unwrap().len() == 2);
+        assert_eq!(
+            pick_clients(Some("rocminfo,ipc-client,ctx-client")).unwrap(),
+            Some(vec![Client::Rocminfo, Client::Ipc, Client::Ctx])
+        );
+        assert_eq!(pick_clients(None).unwrap(), None);
         assert!(pick_clients(Some("hipinfo")).is_err());
+        assert!(pick_clients(Some(",")).is_err());
+        // Every client runs in some suite by default; the context client
+        // only where the newest build is ours or on the host.
+        for (_, c) in CLIENTS {
+            assert!(SUITES.iter().any(|s| s.clients.contains(c)), "{c:?}");
+        }
+        let ctx: Vec<&str> = SUITES
+            .iter()
+            .filter(|s| s.clients.contains(&Client::Ctx))
+            .map(|s| s.name)
+            .collect();
+        assert_eq!(ctx, ["bookworm", "sid"]);
         assert_eq!(pick_presets(None).unwrap().len(), 5);
         assert_eq!(pick_presets(Some("navi31,apu")).unwrap(), ["navi31", "apu"]);
         assert!(pick_presets(Some("/tmp/topo.txt")).is_err());

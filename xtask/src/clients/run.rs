@@ -78,13 +78,15 @@ pub(crate) fn describe(s: ExitStatus) -> String {
     }
 }
 
-/// Runs `client` once on `preset`; `ours_dir` (as the run sees it) goes
-/// first on the library path, with `HSA_ENABLE_DTIF=1` for the DTIF door.
+/// Runs `client` (command line `argv`) once on `preset`; `ours_dir` (as
+/// the run sees it) goes first on the library path, with
+/// `HSA_ENABLE_DTIF=1` for the DTIF door.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn run_one(
     place: &Place,
     preset: &str,
     client: Client,
+    argv: &[String],
     tag: &str,
     ours_dir: Option<&str>,
     door: Door,
@@ -114,7 +116,7 @@ pub(super) fn run_one(
         }
     }
     let output = place
-        .command(timeout, &env, &client.argv(place))
+        .command(timeout, &env, argv)
         .output()
         .map_err(|e| format!("{} on {preset}: {e}", client.name()))?;
     let stdout = String::from_utf8_lossy(&output.stdout);
