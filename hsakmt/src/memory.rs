@@ -139,12 +139,26 @@ export! {
         alloc(&c, PreferredNode, SizeInBytes, Alignment, MemFlags.0, MemoryAddress)
     }
 
-    /// `hsaKmtAllocMemoryHostGttCtx`: not implemented by the memory
-    /// manager → `NOT_SUPPORTED`.
+    /// `hsaKmtAllocMemoryHostGttCtx`: system memory on CPU node
+    /// `PreferredNode` as a GTT buffer of GPU node `GttAnchorNode`
+    /// ([`kfd_fmm::Fmm::alloc_host_gtt`]). Upstream declares it in
+    /// hsakmt.h without defining or exporting it, so the statuses follow
+    /// `hsaKmtAllocMemory`'s: a bad node (or a GPU as `PreferredNode`, a
+    /// CPU as the anchor) → 5, bad size or VRAM-only flags → 3, NULL
+    /// `MemoryAddress` → 3 (after the node and size checks), no memory →
+    /// 6.
     ctx fn hsaKmtAllocMemoryHostGttCtx(ctx: *mut HsaKFDContext, PreferredNode: u32, GttAnchorNode: u32, SizeInBytes: u64, MemFlags: abi::HsaMemFlags, MemoryAddress: *mut *mut c_void) {
-        let _ = (PreferredNode, GttAnchorNode, SizeInBytes, MemFlags, MemoryAddress);
-        ctx::resolve(ctx)?;
-        Err(st::NOT_SUPPORTED)
+        let c = ctx::resolve(ctx)?;
+        let fmm = c.fmm().kmt()?;
+        let flags = kfd_fmm::MemFlags::from_bits_retain(MemFlags.0);
+        fmm.check_alloc(PreferredNode, SizeInBytes, 0, flags).kmt()?;
+        let out = check_mut(MemoryAddress, st::INVALID_PARAMETER)?;
+        // SAFETY: checked non-NULL and aligned; an OUT argument, cleared
+        // first as hsaKmtAllocMemory clears it.
+        unsafe { out.write(std::ptr::null_mut()) };
+        let addr = fmm.alloc_host_gtt(PreferredNode, GttAnchorNode, SizeInBytes, flags).kmt()?;
+        // SAFETY: as above.
+        unsafe { write_out(out, addr as usize as *mut c_void, st::INVALID_PARAMETER) }
     }
 
     /// `hsaKmtFreeMemoryCtx`: NULL → 1; unknown address → 36 (0 when the

@@ -685,3 +685,67 @@ fn unregistered_gpu_memory_maps_onto_usable_peers() {
         teardown(sim, fmm);
     }
 }
+
+/// AllocMemoryHostGtt: system memory of a CPU node, made as a GTT BO of
+/// the anchor GPU (never a userptr, whatever the paged-memory rule),
+/// CPU-mapped; the node roles are checked, and forms without memory or
+/// with an address of their own are refused.
+#[test]
+fn host_gtt_memory_is_a_gtt_bo_of_the_anchor_gpu() {
+    let (sim, fmm) = primary_with("mi210", userptr_options());
+    let g = gpu_node(&fmm);
+    let trace = Trace::default();
+    sim.set_trace(trace.clone());
+    let a = fmm
+        .alloc_host_gtt(0, g, 4 * PAGE_SIZE, MemFlags::empty())
+        .unwrap();
+    let text = trace.text();
+    let line = text
+        .lines()
+        .find(|l| l.contains("AMDKFD_IOC_ALLOC_MEMORY_OF_GPU"))
+        .expect("traced");
+    let bits: u32 = line
+        .split("flags: ")
+        .nth(1)
+        .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .expect("flags in the trace");
+    let ioc = AllocMemFlags::from_bits_retain(bits);
+    assert!(ioc.contains(AllocMemFlags::GTT), "{line}");
+    assert!(!ioc.contains(AllocMemFlags::USERPTR), "{line}");
+    let info = fmm.pointer_info(a).unwrap();
+    assert_eq!(info.node, 0);
+    assert_eq!(info.size, 4 * PAGE_SIZE);
+    assert!(info.mem_flags.contains(MemFlags::NON_PAGED));
+    assert!(mapped(a, 4 * PAGE_SIZE), "CPU-mapped");
+    fmm.free_memory(a).unwrap();
+    let none = MemFlags::empty();
+    assert_eq!(
+        cause(fmm.alloc_host_gtt(g, g, PAGE_SIZE, none).unwrap_err()),
+        "InvalidNode"
+    );
+    assert_eq!(
+        cause(fmm.alloc_host_gtt(0, 0, PAGE_SIZE, none).unwrap_err()),
+        "NotAGpuNode"
+    );
+    assert_eq!(
+        cause(fmm.alloc_host_gtt(0, 99, PAGE_SIZE, none).unwrap_err()),
+        "InvalidNode"
+    );
+    for f in [
+        MemFlags::SCRATCH,
+        MemFlags::ONLY_ADDRESS,
+        MemFlags::FIXED_ADDRESS,
+    ] {
+        assert_eq!(
+            cause(fmm.alloc_host_gtt(0, g, PAGE_SIZE, f).unwrap_err()),
+            "ConflictingFlags"
+        );
+    }
+    assert_eq!(
+        cause(fmm.alloc_host_gtt(0, g, 100, none).unwrap_err()),
+        "BadSize"
+    );
+    sim.clear_trace();
+    teardown(sim, fmm);
+}

@@ -65,6 +65,53 @@ impl Fmm {
         self.alloc_impl(node, size, align, flags, address, false)
     }
 
+    /// `hsaKmtAllocMemoryHostGtt`: `size` bytes of system memory on CPU
+    /// (NUMA) node `cpu_node`, made as a GTT buffer object through the GPU
+    /// of node `anchor_node` (its GPU VM holds the buffer; map it to other
+    /// GPUs as any system memory). The memory is always non-paged (a GTT
+    /// BO, never a userptr) and mapped for the CPU.
+    ///
+    /// `cpu_node` must be a CPU node and `anchor_node` a GPU node
+    /// ([`FmmError::InvalidNode`] / [`FmmError::NotAGpuNode`]); `flags`
+    /// are checked as [`Fmm::alloc_memory`] checks them, and must not ask
+    /// for VRAM-only or address-only forms (`Scratch`, `OnlyAddress`,
+    /// `NoAddress`, `FixedAddress`: [`FmmError::ConflictingFlags`]). On an
+    /// APU (no GTT distinct from system memory) it is plain system memory,
+    /// as [`Fmm::alloc_memory`] on the CPU node makes it.
+    pub fn alloc_host_gtt(
+        &self,
+        cpu_node: u32,
+        anchor_node: u32,
+        size: u64,
+        flags: MemFlags,
+    ) -> Result<u64> {
+        if self.validate_node(cpu_node)? != 0 {
+            return Err(FmmError::InvalidNode(cpu_node));
+        }
+        let anchor = self.validate_node(anchor_node)?;
+        if anchor == 0 {
+            return Err(FmmError::NotAGpuNode(anchor_node));
+        }
+        let refused = MemFlags::SCRATCH
+            | MemFlags::ONLY_ADDRESS
+            | MemFlags::NO_ADDRESS
+            | MemFlags::FIXED_ADDRESS;
+        if flags.intersects(refused) {
+            return Err(FmmError::ConflictingFlags(
+                "host GTT memory is memory with an address of its own",
+            ));
+        }
+        let flags = flags | MemFlags::NON_PAGED | MemFlags::HOST_ACCESS;
+        let (_, flags) = self.check_alloc(cpu_node, size, 0, flags)?;
+        if size > crate::MAX_ALLOC_SIZE {
+            return Err(FmmError::HostAllocFailed(
+                "size exceeds the virtual address space",
+            ));
+        }
+        self.alloc_host(cpu_node, anchor, None, size, 0, flags, false)
+            .map_err(host_alloc_error)
+    }
+
     /// The checks an allocation makes before it looks at its arguments:
     /// KFD 1.16 for [`MemFlags::CONTIGUOUS`] (unless the generation
     /// ignores that flag), then the node. Returns the node's gpu_id (0 for
@@ -182,16 +229,7 @@ impl Fmm {
             }
             return self
                 .alloc_host(node, gpu_id, fixed, size, align, flags, owned)
-                .map_err(|e| match e {
-                    FmmError::Ioctl { errno, .. } | FmmError::Mmap { errno, .. } => {
-                        FmmError::AllocFailed {
-                            device: false,
-                            errno,
-                        }
-                    }
-                    FmmError::OutOfMemory(what) => FmmError::HostAllocFailed(what),
-                    e => e,
-                });
+                .map_err(host_alloc_error);
         }
         if flags.contains(MemFlags::ONLY_ADDRESS) && flags.contains(MemFlags::NO_ADDRESS) {
             return Err(FmmError::ConflictingFlags("OnlyAddress and NoAddress"));
@@ -508,5 +546,19 @@ impl Fmm {
         // Dropping the object gives back its CPU views and address range.
         drop(obj);
         Ok(())
+    }
+}
+
+/// A failure of the system-memory path as the allocation reports it: a
+/// refused request or mapping is a failed system-memory allocation, no
+/// room is a failed host allocation.
+fn host_alloc_error(e: FmmError) -> FmmError {
+    match e {
+        FmmError::Ioctl { errno, .. } | FmmError::Mmap { errno, .. } => FmmError::AllocFailed {
+            device: false,
+            errno,
+        },
+        FmmError::OutOfMemory(what) => FmmError::HostAllocFailed(what),
+        e => e,
     }
 }
