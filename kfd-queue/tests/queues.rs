@@ -85,6 +85,14 @@ fn destroy_event(ctx: &Ctx, event_id: u32) {
 }
 
 /// Whether `addr` lies in a mapping of this process (`/proc/self/maps`).
+/// Runs the tests of this file one at a time: some check that a range
+/// is unmapped after a queue goes, which a concurrent test mapping memory
+/// at the freed address would make fail.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn mapped(addr: u64) -> bool {
     let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
     maps.lines().any(|l| {
@@ -112,6 +120,7 @@ fn all_kinds(ctx: &Ctx, node: u32) -> Vec<QueueKind> {
 
 #[test]
 fn every_queue_type_on_every_preset() {
+    let _serial = serial();
     for &preset in PRESETS {
         let sim = Sim::preset(preset).unwrap();
         let ctx = Ctx::primary(&sim);
@@ -195,6 +204,7 @@ fn every_queue_type_on_every_preset() {
 
 #[test]
 fn cwsr_sizes_per_generation() {
+    let _serial = serial();
     let expect = [
         // gfx90a: 104 CUs, 8 SEs: 4096 waves.
         (
@@ -279,6 +289,7 @@ fn cwsr_sizes_per_generation() {
 /// conformance ioctl traces).
 #[test]
 fn cwsr_sizes_of_libhsakmt_5_2() {
+    let _serial = serial();
     for (preset, waves, total) in [
         // 96 CUs x (256 KiB + 16 KiB + 64 KiB + 4 KiB), 3072 waves.
         ("navi31", 3072, 33_562_624u32),
@@ -318,6 +329,7 @@ fn cwsr_sizes_of_libhsakmt_5_2() {
 
 #[test]
 fn cu_masks_of_odd_lengths() {
+    let _serial = serial();
     let sim = Sim::preset("mi210").unwrap();
     let ctx = Ctx::primary(&sim);
     let qs = queues(&ctx);
@@ -358,6 +370,7 @@ fn cu_masks_of_odd_lengths() {
 
 #[test]
 fn bad_inputs_give_the_c_statuses() {
+    let _serial = serial();
     let sim = Sim::preset("mi210").unwrap();
     let ctx = Ctx::primary(&sim);
     let qs = queues(&ctx);
@@ -444,6 +457,7 @@ fn bad_inputs_give_the_c_statuses() {
 
 #[test]
 fn metadata_queue_needs_a_new_kfd() {
+    let _serial = serial();
     let sim = Sim::preset("mi300x").unwrap();
     let ctx = Ctx::primary(&sim);
     let node = ctx.gpu_node();
@@ -466,6 +480,7 @@ fn metadata_queue_needs_a_new_kfd() {
 
 #[test]
 fn gws_needs_gws_hardware() {
+    let _serial = serial();
     let sim = Sim::preset("apu").unwrap();
     let ctx = Ctx::primary(&sim);
     let qs = queues(&ctx);
@@ -482,6 +497,7 @@ fn gws_needs_gws_hardware() {
 
 #[test]
 fn doorbell_page_is_mapped_once_per_node() {
+    let _serial = serial();
     let sim = Sim::preset("large64").unwrap();
     let ctx = Ctx::primary(&sim);
     let qs = queues(&ctx);
@@ -525,6 +541,7 @@ fn doorbell_page_is_mapped_once_per_node() {
 
 #[test]
 fn queue_of_one_context_cannot_be_destroyed_through_another() {
+    let _serial = serial();
     let sim = Sim::preset("mi210").unwrap();
     let a = Ctx::primary(&sim);
     let b = Ctx::secondary(&sim);
@@ -559,6 +576,7 @@ fn queue_of_one_context_cannot_be_destroyed_through_another() {
 
 #[test]
 fn teardown_destroys_the_queues_only_and_leaks_nothing() {
+    let _serial = serial();
     for &preset in PRESETS {
         let sim = Sim::preset(preset).unwrap();
         let ctx = Ctx::primary(&sim);
@@ -655,6 +673,7 @@ fn suspend(sim: &Sim, ctx: &Ctx, kfd_queue_id: u32, on: bool) {
 
 #[test]
 fn queue_info_reports_the_wave_state_of_a_suspended_queue() {
+    let _serial = serial();
     let sim = Sim::preset("mi210").unwrap();
     let ctx = Ctx::primary(&sim);
     sim.set_queue_buffer_validation(true);
@@ -737,6 +756,7 @@ fn traced_compute_queue(
 
 #[test]
 fn save_area_memory_follows_the_rules() {
+    let _serial = serial();
     use kfd_sys::kfd::{
         KFD_IOC_ALLOC_MEM_FLAGS_GTT as GTT, KFD_IOC_ALLOC_MEM_FLAGS_USERPTR as USERPTR,
     };
@@ -871,6 +891,7 @@ impl kfd_sys::Driver for OversizedWaveState {
 
 #[test]
 fn queue_info_refuses_a_control_stack_larger_than_the_area() {
+    let _serial = serial();
     use kfd_fmm::{Fmm, FmmOptions};
     use kfd_sys::{DeviceFile, Driver};
     let sim = Sim::preset("mi210").unwrap();
