@@ -153,14 +153,7 @@ fn event_age_and_memory_exception_data() {
     let p = Proc::open(&sim);
     let id = p.create_event(SIGNAL, true, 0).unwrap().event_id;
     // last_event_age != current age: complete at once, age reported.
-    let mut d = [kfd_event_data {
-        u: kfd_event_data_union {
-            signal_event_data: kfd_hsa_signal_event_data { last_event_age: 1 },
-        },
-        kfd_event_data_ext: 0,
-        event_id: id,
-        pad: 0,
-    }];
+    let mut d = with_age(id, 1);
     assert_eq!(p.wait_data(&mut d, false, 0).1, KFD_IOC_WAIT_RESULT_TIMEOUT);
     p.set_event(id).unwrap();
     assert_eq!(
