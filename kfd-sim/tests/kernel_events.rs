@@ -153,14 +153,7 @@ fn event_age_and_memory_exception_data() {
     let p = Proc::open(&sim);
     let id = p.create_event(SIGNAL, true, 0).unwrap().event_id;
     // last_event_age != current age: complete at once, age reported.
-    let mut d = [kfd_event_data {
-        u: kfd_event_data_union {
-            signal_event_data: kfd_hsa_signal_event_data { last_event_age: 1 },
-        },
-        kfd_event_data_ext: 0,
-        event_id: id,
-        pad: 0,
-    }];
+    let mut d = with_age(id, 1);
     assert_eq!(p.wait_data(&mut d, false, 0).1, KFD_IOC_WAIT_RESULT_TIMEOUT);
     p.set_event(id).unwrap();
     assert_eq!(
@@ -302,4 +295,111 @@ fn a_library_event_page_has_a_slot_per_eight_bytes() {
     assert_eq!(n, 511);
     p.close();
     assert!(sim.live_objects().is_empty());
+}
+
+/// One waiter's signal data with `last_event_age` (0: age tracking off,
+/// as libhsakmt 5.2.3 always sends).
+fn with_age(id: u32, last_event_age: u64) -> [kfd_event_data; 1] {
+    [kfd_event_data {
+        u: kfd_event_data_union {
+            signal_event_data: kfd_hsa_signal_event_data { last_event_age },
+        },
+        kfd_event_data_ext: 0,
+        event_id: id,
+        pad: 0,
+    }]
+}
+
+/// ROCr 5.2.3's `hsa_queue_destroy` hang, replayed ioctl by ioctl as the
+/// traces of the hung runs show it. The queue's `queue_inactive_signal`
+/// and every other queue signal share one auto-reset event (ROCr's
+/// `AqlQueue::queue_event_`). The destroying thread stores 0x8000… and
+/// spins on the signal; ROCr's async-events thread runs the queue's
+/// handler, which stores -1 and sets the event while the destroying
+/// thread is still between its last look at the value and its
+/// WAIT_EVENTS. Nobody waits in the kernel, so the event stays signaled
+/// (`set_event`), and the async thread's own next wait on the same
+/// event consumes it (`init_event_waiter`); the destroying thread then
+/// sleeps with nothing left to wake it. amdkfd does the same, so the
+/// model must too; ROCr 6.1+ passes `last_event_age`, which closes it.
+#[test]
+fn rocr_5_2_queue_destroy_race() {
+    let sim = Sim::preset("mi210").unwrap();
+    let p = Proc::open(&sim);
+    let queue_event = p.create_event(SIGNAL, true, 0).unwrap().event_id;
+    let wake = p.create_event(SIGNAL, true, 0).unwrap().event_id;
+    // The async thread's handler: store -1, SET_EVENT, nobody in a wait.
+    p.set_event(queue_event).unwrap();
+    // The async thread waits again on all its events: it takes the set
+    // meant for the destroying thread, then sleeps for real.
+    assert_eq!(
+        p.wait(&[wake, queue_event], false, u32::MAX - 1),
+        (Ok(0), KFD_IOC_WAIT_RESULT_COMPLETE)
+    );
+    assert_eq!(
+        p.wait(&[wake, queue_event], false, 0),
+        (Ok(0), KFD_IOC_WAIT_RESULT_TIMEOUT)
+    );
+    // The destroying thread's hsaKmtWaitOnEvent (5.2.3: no event age):
+    // nothing wakes it; ROCr asks for 0xFFFFFFFE ms.
+    let mut d = with_age(queue_event, 0);
+    assert_eq!(
+        p.wait_data(&mut d, false, 100),
+        (Ok(0), KFD_IOC_WAIT_RESULT_TIMEOUT)
+    );
+
+    // ROCr 6.1+: the destroying thread's first wait passes age 1, the
+    // async thread's waits pass theirs. The set moved the age past 1, so
+    // the late waiter completes although the set was consumed.
+    p.set_event(queue_event).unwrap();
+    let mut theirs = with_age(queue_event, 1);
+    assert_eq!(
+        p.wait_data(&mut theirs, false, 0),
+        (Ok(0), KFD_IOC_WAIT_RESULT_COMPLETE)
+    );
+    let mut mine = with_age(queue_event, 1);
+    assert_eq!(
+        p.wait_data(&mut mine, false, 100),
+        (Ok(0), KFD_IOC_WAIT_RESULT_COMPLETE)
+    );
+    // SAFETY: the signal member was written by the simulator.
+    let age = unsafe { mine[0].u.signal_event_data.last_event_age };
+    assert_eq!(age, 3, "two sets since creation");
+    // With the age it saw, the next wait sleeps until a new set.
+    assert_eq!(
+        p.wait_data(&mut mine, false, 0),
+        (Ok(0), KFD_IOC_WAIT_RESULT_TIMEOUT)
+    );
+    p.close();
+    assert!(sim.live_objects().is_empty());
+}
+
+/// WAIT_EVENTS kicks the engine only when it is about to sleep, after its
+/// waiter is registered: a wait that is satisfied at once does not wake
+/// the engine thread (whose wake-up could preempt the caller), one that
+/// sleeps kicks once, and by the time the kick is seen the waiter can be
+/// found.
+#[test]
+fn wait_kicks_the_engine_once_registered() {
+    let sim = Sim::preset("mi210").unwrap();
+    let p = Arc::new(Proc::open(&sim));
+    let id = p.create_event(SIGNAL, true, 0).unwrap().event_id;
+    let k0 = sim.engine_stats().kicks;
+    p.set_event(id).unwrap();
+    assert_eq!(p.wait(&[id], false, 10_000).1, KFD_IOC_WAIT_RESULT_COMPLETE);
+    assert_eq!(p.wait(&[id], false, 0).1, KFD_IOC_WAIT_RESULT_TIMEOUT);
+    assert_eq!(sim.engine_stats().kicks, k0, "no kick without a sleep");
+    let q = p.clone();
+    let waiter = thread::spawn(move || q.wait(&[id], false, 10_000));
+    let waiters = || sim.live_objects().processes[0].waiters;
+    assert!(wait_until(5, || sim.engine_stats().kicks > k0));
+    assert_eq!(waiters(), 1, "kicked before the waiter was registered");
+    p.set_event(id).unwrap();
+    assert_eq!(
+        waiter.join().unwrap(),
+        (Ok(0), KFD_IOC_WAIT_RESULT_COMPLETE)
+    );
+    assert_eq!(sim.engine_stats().kicks, k0 + 1);
+    assert_eq!(waiters(), 0);
+    Arc::try_unwrap(p).ok().unwrap().close();
 }

@@ -448,11 +448,6 @@ pub(crate) fn wait(c: &Ctx, buf: &mut [u8]) -> R {
 }
 
 fn wait_inner(c: &Ctx, a: &mut kfd_ioctl_wait_events_args) -> R {
-    // A thread going to sleep on an event usually just submitted the work
-    // that will signal it: look at the queues now, not at the next poll.
-    if a.timeout != 0 {
-        c.m.engine.kick();
-    }
     let t = c.proc.events.clone();
     let data: Vec<kfd_event_data> = usermem::read_array(a.events_ptr, a.num_events as usize)?;
     let all = a.wait_for_all != 0;
@@ -501,6 +496,7 @@ fn wait_inner(c: &Ctx, a: &mut kfd_ioctl_wait_events_args) -> R {
     }
     g.waiters.insert(wid, w);
     let mut result;
+    let mut kicked = false;
     loop {
         let Some(wt) = g.waiters.get(&wid) else {
             result = KFD_IOC_WAIT_RESULT_FAIL;
@@ -510,20 +506,38 @@ fn wait_inner(c: &Ctx, a: &mut kfd_ioctl_wait_events_args) -> R {
         if result != KFD_IOC_WAIT_RESULT_TIMEOUT {
             break;
         }
-        match deadline {
-            None => g = t.cond.wait(g).unwrap_or_else(|e| e.into_inner()),
-            Some(d) => {
-                let now = Instant::now();
-                if now >= d {
-                    break;
-                }
-                g = t
-                    .cond
-                    .wait_timeout(g, d - now)
-                    .unwrap_or_else(|e| e.into_inner())
-                    .0;
-            }
+        let left = match deadline {
+            None => None,
+            Some(d) => match d.checked_duration_since(Instant::now()) {
+                Some(left) if !left.is_zero() => Some(left),
+                _ => break,
+            },
+        };
+        if !kicked {
+            // A thread going to sleep on an event usually just submitted
+            // the work that will signal it: look at the queues now, not at
+            // the next poll. Only once the waiter is registered (and
+            // without the lock): waking the engine thread may preempt this
+            // one, and the kernel's window between entering WAIT_EVENTS and
+            // init_event_waiter is a few instructions, in which a set of
+            // an auto-reset event would go to whichever thread waits
+            // first. ROCr 5.2.3's queue destroy loses its wakeup exactly
+            // so (kernel_events.rs: `rocr_5_2_queue_destroy_race`).
+            kicked = true;
+            drop(g);
+            c.m.engine.kick();
+            g = lock(&t.inner);
+            continue;
         }
+        g = match left {
+            None => t.cond.wait(g).unwrap_or_else(|e| e.into_inner()),
+            Some(left) => {
+                t.cond
+                    .wait_timeout(g, left)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0
+            }
+        };
     }
     let w = unregister(&mut g, wid);
     a.wait_result = result;

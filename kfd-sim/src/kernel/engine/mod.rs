@@ -20,8 +20,9 @@
 //! [`MAX_POLL`], and is [`DEEP_POLL`] once the engine has been idle for
 //! [`DEEP_IDLE_AFTER`]), and with no runnable queue it parks on a
 //! condition variable. It is woken at once by [`Engine::kick`]: queue creation,
-//! update and destroy, every `AMDKFD_IOC_WAIT_EVENTS` (a thread going to
-//! sleep on an event is the usual sign that work was just submitted), and
+//! update and destroy, every `AMDKFD_IOC_WAIT_EVENTS` that goes to sleep,
+//! once its waiter is registered (a thread going to sleep on an event is
+//! the usual sign that work was just submitted), and
 //! the explicit doorbell ring ([`crate::Sim::ring_doorbell`], the C
 //! border's `kfd_sim_ring_doorbell`).
 //!
