@@ -2,10 +2,10 @@
 //! `HsaEvent` of each event, which lives here, not in kfd-event.
 //!
 //! C callers hold `HsaEvent *` values and pass them back. Each event the
-//! border creates gets a [`CEvent`]: the kfd-event handle and the C
+//! border creates gets a `CEvent`: the kfd-event handle and the C
 //! struct, filled from the handle's typed data, at a stable address (the
-//! pointer handed out). The context's [`Store`] (part of its border
-//! state, [`ctx::kept`], so it dies with the context) maps those
+//! pointer handed out). The context's `Store` (part of its border
+//! state, `ctx::kept`, so it dies with the context) maps those
 //! addresses back to events; a pointer is only ever looked up, never
 //! dereferenced, so a stale, foreign or garbage `HsaEvent *` is an
 //! unknown event (`INVALID_HANDLE`), never a crash.

@@ -178,7 +178,7 @@ impl EventObj {
 /// Cheap to clone; all clones name the same event. The event lives until
 /// [`crate::Events::destroy`] (or the context's teardown); using a handle
 /// after that, or with another context's [`crate::Events`], is an error
-/// ([`EventError::UnknownEvent`] / [`EventError::ForeignEvent`]), never
+/// ([`crate::EventError::UnknownEvent`] / [`crate::EventError::ForeignEvent`]), never
 /// undefined behaviour.
 #[derive(Clone)]
 pub struct Event {
@@ -186,7 +186,7 @@ pub struct Event {
 }
 
 impl Event {
-    /// The kernel event id (`HsaEvent::EventId`).
+    /// The kernel event id (C's `EventId`).
     pub fn id(&self) -> u32 {
         self.obj.id
     }
@@ -214,13 +214,13 @@ impl Event {
     }
 
     /// The address of the event's 64-bit slot in the event page (C's
-    /// `HsaEvent::EventData.HWData2`), 0 if it has none.
+    /// `EventData.HWData2`), 0 if it has none.
     pub fn slot_address(&self) -> u64 {
         self.obj.slot_addr
     }
 
     /// The kernel's trigger data for the event (C's
-    /// `HsaEvent::EventData.HWData3`).
+    /// `EventData.HWData3`).
     pub fn trigger_data(&self) -> u32 {
         self.obj.trigger
     }

@@ -509,7 +509,7 @@ impl Events {
     }
 
     /// Waits on a list resolved ahead of the wait ([`Event::waitable`]),
-    /// as the C border does: it maps the caller's `HsaEvent *` values to
+    /// as the C border does: it maps the caller's C event pointers to
     /// events under its own lock, and waits without holding a reference
     /// to each event. Another context's entry is
     /// [`EventError::ForeignEvent`]; an entry of an event destroyed since

@@ -57,7 +57,7 @@
 //! [`Event`] handles tied to their context: using one with another
 //! context, or after it was destroyed, is an error, never undefined
 //! behaviour. The crate knows nothing of the C structs: the `hsakmt` C
-//! border keeps the `HsaEvent` it hands to C callers for each event
+//! border keeps the C event struct it hands to C callers for each event
 //! (filled from [`Event`]'s typed data), maps their pointers back to
 //! events itself, and waits on them with [`Events::wait_resolved`].
 //!
