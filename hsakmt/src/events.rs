@@ -20,6 +20,7 @@ use hsakmt_sys::common::{HsaAccessAttributeFailure, HsaEventDescriptor, HSA_EVEN
 use kfd_context::Context;
 use kfd_event::{
     Event, EventDescriptor, EventError, EventType, Events, ExceptionData, WaitMode, WaitOutcome,
+    Waitable,
 };
 
 use crate::border::{check_mut, read_in, slice_in, slice_mut, st, write_out, Kmt, KmtResult};
@@ -231,41 +232,54 @@ unsafe fn event_pointers<'a>(
     }
 }
 
-/// Waits on C event pointers: the whole list is resolved under one store
-/// lock into kfd-event wait entries, holding only the memory and
-/// hardware exception events, whose C structs receive the exception data
-/// after the wait (even if another thread destroys them meanwhile).
-fn wait(
-    c: &Context,
-    events: &Events,
-    ptrs: &[*const abi::HsaEvent],
-    mode: WaitMode,
-    timeout_ms: u32,
-    ages: Option<&mut [u64]>,
-) -> KmtResult<WaitOutcome> {
-    let mut held: Vec<(usize, Arc<CEvent>)> = Vec::new();
-    let list = {
-        let s = store(c)?;
-        ptrs.iter()
-            .enumerate()
-            .map(|(i, &p)| {
-                let ce = s.get(p)?;
-                let w = ce.event.waitable();
-                if matches!(w.event_type(), EventType::Memory | EventType::HwException) {
-                    held.push((i, ce.clone()));
-                }
-                Ok(w)
-            })
-            .collect::<Result<Vec<_>, EventError>>()
-            .kmt()?
-    };
-    events
-        .wait_resolved(&list, mode, timeout_ms, ages, |i, x| {
-            if let Ok(k) = held.binary_search_by_key(&i, |(j, _)| *j) {
-                held[k].1.view.write_exception(&x);
+/// A wait list resolved from C event pointers: the kfd-event entries,
+/// and the memory and hardware exception events (with their index),
+/// whose C structs receive the exception data after the wait, even if
+/// another thread destroys them meanwhile.
+struct Resolved {
+    list: Vec<Waitable>,
+    held: Vec<(usize, Arc<CEvent>)>,
+}
+
+/// Resolves C event pointers under one store lock, before anything else
+/// the caller passed is read (as C, which fails on the events first).
+fn resolve_list(c: &Context, ptrs: &[*const abi::HsaEvent]) -> KmtResult<Resolved> {
+    let s = store(c)?;
+    let mut held = Vec::new();
+    let list = ptrs
+        .iter()
+        .enumerate()
+        .map(|(i, &p)| {
+            let ce = s.get(p)?;
+            let w = ce.event.waitable();
+            if matches!(w.event_type(), EventType::Memory | EventType::HwException) {
+                held.push((i, ce.clone()));
             }
+            Ok(w)
         })
-        .kmt()
+        .collect::<Result<Vec<_>, EventError>>()
+        .kmt()?;
+    Ok(Resolved { list, held })
+}
+
+impl Resolved {
+    /// The wait; exception data goes into the held events' C structs.
+    fn wait(
+        &self,
+        events: &Events,
+        mode: WaitMode,
+        timeout_ms: u32,
+        ages: Option<&mut [u64]>,
+    ) -> KmtResult<WaitOutcome> {
+        let held = &self.held;
+        events
+            .wait_resolved(&self.list, mode, timeout_ms, ages, |i, x| {
+                if let Ok(k) = held.binary_search_by_key(&i, |(j, _)| *j) {
+                    held[k].1.view.write_exception(&x);
+                }
+            })
+            .kmt()
+    }
 }
 
 fn outcome(o: WaitOutcome) -> KmtResult {
@@ -344,7 +358,7 @@ export! {
         }
         let c = ctx::resolve(ctx)?;
         let events = c.events().kmt()?;
-        outcome(wait(&c, events, &[Event as *const _], WaitMode::All, Milliseconds, None)?)
+        outcome(resolve_list(&c, &[Event as *const _])?.wait(events, WaitMode::All, Milliseconds, None)?)
     }
 
     /// `hsaKmtWaitOnEvent_ExtCtx`: as [`hsaKmtWaitOnEventCtx`] with the
@@ -355,14 +369,14 @@ export! {
         }
         let c = ctx::resolve(ctx)?;
         let events = c.events().kmt()?;
-        let list = [Event as *const abi::HsaEvent];
+        let r = resolve_list(&c, &[Event as *const _])?;
         if event_age.is_null() {
-            return outcome(wait(&c, events, &list, WaitMode::All, Milliseconds, None)?);
+            return outcome(r.wait(events, WaitMode::All, Milliseconds, None)?);
         }
         let age_ptr = check_mut(event_age, st::INVALID_PARAMETER)?;
         // SAFETY: checked above; IN/OUT argument.
         let mut age = unsafe { age_ptr.read() };
-        let o = wait(&c, events, &list, WaitMode::All, Milliseconds, Some(std::slice::from_mut(&mut age)))?;
+        let o = r.wait(events, WaitMode::All, Milliseconds, Some(std::slice::from_mut(&mut age)))?;
         // SAFETY: as above.
         unsafe { write_out(age_ptr, age, st::INVALID_PARAMETER)? };
         outcome(o)
@@ -376,7 +390,7 @@ export! {
         // SAFETY: the C contract: `Events` holds `NumEvents` pointers.
         let list = unsafe { event_pointers(Events, NumEvents) }?;
         let mode = if WaitOnAll { WaitMode::All } else { WaitMode::Any };
-        outcome(wait(&c, events, list, mode, Milliseconds, None)?)
+        outcome(resolve_list(&c, list)?.wait(events, mode, Milliseconds, None)?)
     }
 
     /// `hsaKmtWaitOnMultipleEvents_ExtCtx`: with one age per event
@@ -389,12 +403,12 @@ export! {
         let list = unsafe { event_pointers(Events, NumEvents) }?;
         let mode = if WaitOnAll { WaitMode::All } else { WaitMode::Any };
         if event_age.is_null() {
-            return outcome(wait(&c, events, list, mode, Milliseconds, None)?);
+            return outcome(resolve_list(&c, list)?.wait(events, mode, Milliseconds, None)?);
         }
         // SAFETY: the C contract: `event_age` holds one age per event
         // (IN/OUT), borrowed in place: nothing is allocated by the count.
         let ages = unsafe { slice_mut(event_age, NumEvents as usize, u32::MAX as usize, st::INVALID_PARAMETER) }?;
-        outcome(wait(&c, events, list, mode, Milliseconds, Some(ages))?)
+        outcome(resolve_list(&c, list)?.wait(events, mode, Milliseconds, Some(ages))?)
     }
 
     /// `hsaKmtOpenSMICtx`: the SMI events descriptor of a GPU node,
