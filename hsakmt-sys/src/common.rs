@@ -980,6 +980,39 @@ uuids! {
     HSA_PROFILEBLOCK_AMD_WD = (0x0e17_6789, 0x46ed, 0x4b02, [0x97, 0x2a, 0x91, 0x6d, 0x2f, 0xac, 0x24, 0x4a]);
 }
 
+/// The UUID of each counter block of the thunk's `enum perf_block_id`,
+/// indexed by block id (`HsaCounter::BlockIndex`, CB = 0 .. IOMMUv2 = 24):
+/// what `hsaKmtPmcGetCounterProperties` reports as a block's
+/// `BlockId`. CPC (1), which no counter table has, is all zeros; IOMMUv2
+/// is 5.2.3's.
+pub const PERF_BLOCK_UUIDS: [HSA_UUID; 25] = [
+    HSA_PROFILEBLOCK_AMD_CB,
+    HSA_UUID::new(0, 0, 0, [0; 8]),
+    HSA_PROFILEBLOCK_AMD_CPF,
+    HSA_PROFILEBLOCK_AMD_CPG,
+    HSA_PROFILEBLOCK_AMD_DB,
+    HSA_PROFILEBLOCK_AMD_GDS,
+    HSA_PROFILEBLOCK_AMD_GRBM,
+    HSA_PROFILEBLOCK_AMD_GRBMSE,
+    HSA_PROFILEBLOCK_AMD_IA,
+    HSA_PROFILEBLOCK_AMD_MC,
+    HSA_PROFILEBLOCK_AMD_PASC,
+    HSA_PROFILEBLOCK_AMD_PASU,
+    HSA_PROFILEBLOCK_AMD_SPI,
+    HSA_PROFILEBLOCK_AMD_SRBM,
+    HSA_PROFILEBLOCK_AMD_SQ,
+    HSA_PROFILEBLOCK_AMD_SX,
+    HSA_PROFILEBLOCK_AMD_TA,
+    HSA_PROFILEBLOCK_AMD_TCA,
+    HSA_PROFILEBLOCK_AMD_TCC,
+    HSA_PROFILEBLOCK_AMD_TCP,
+    HSA_PROFILEBLOCK_AMD_TCS,
+    HSA_PROFILEBLOCK_AMD_TD,
+    HSA_PROFILEBLOCK_AMD_VGT,
+    HSA_PROFILEBLOCK_AMD_WD,
+    crate::rocm_5_2::HSA_PROFILEBLOCK_AMD_IOMMUV2,
+];
+
 c_enum! {
     /// `HSA_PROFILE_TYPE`: counter access kind.
     pub struct HSA_PROFILE_TYPE(u32) {

@@ -181,13 +181,14 @@ pub fn teardown(c: Context) {
 }
 
 /// What the border keeps per context for the C caller to read through
-/// pointers it handed out: the metadata of imported graphics buffers and
-/// the counter tables and trace buffers. It lives in the context
+/// pointers it handed out: the metadata of imported graphics buffers,
+/// the counter tables and trace buffers, and the C structs of events. It lives in the context
 /// ([`Context::attached`]) and is dropped with it.
 #[derive(Debug, Default)]
 pub(crate) struct Kept {
     pub memory: Mutex<crate::memory::Held>,
     pub perf: Mutex<crate::perf::Held>,
+    pub events: Mutex<crate::events::Store>,
 }
 
 /// The border state of `c` ([`Kept`]). `ERROR` only if something else
@@ -205,5 +206,6 @@ pub fn forget_caches(c: &Context) {
     if let Ok(k) = kept(c) {
         *k.memory.lock().unwrap_or_else(|e| e.into_inner()) = Default::default();
         *k.perf.lock().unwrap_or_else(|e| e.into_inner()) = Default::default();
+        *k.events.lock().unwrap_or_else(|e| e.into_inner()) = Default::default();
     }
 }

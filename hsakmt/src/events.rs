@@ -1,20 +1,202 @@
-//! Events: create, set/reset/query, destroy, waits.
+//! Events: create, set/reset/query, destroy, waits — and the C
+//! `HsaEvent` of each event, which lives here, not in kfd-event.
+//!
+//! C callers hold `HsaEvent *` values and pass them back. Each event the
+//! border creates gets a `CEvent`: the kfd-event handle and the C
+//! struct, filled from the handle's typed data, at a stable address (the
+//! pointer handed out). The context's `Store` (part of its border
+//! state, `ctx::kept`, so it dies with the context) maps those
+//! addresses back to events; a pointer is only ever looked up, never
+//! dereferenced, so a stale, foreign or garbage `HsaEvent *` is an
+//! unknown event (`INVALID_HANDLE`), never a crash.
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::os::fd::IntoRawFd;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, MutexGuard};
 
-use hsakmt_sys::common::HsaEventDescriptor;
-use kfd_event::{Event, EventDescriptor, Events, WaitMode};
+use hsakmt_sys::common::{HsaAccessAttributeFailure, HsaEventDescriptor, HSA_EVENTID_MEMORYFLAGS};
+use kfd_context::Context;
+use kfd_event::{
+    Event, EventDescriptor, EventError, EventType, Events, ExceptionData, WaitMode, WaitOutcome,
+    Waitable,
+};
 
 use crate::border::{check_mut, read_in, slice_in, slice_mut, st, write_out, Kmt, KmtResult};
 use crate::ctx::{self, HsaKFDContext};
 use crate::generation::abi;
 
+/// Size of `HsaEvent` in every ABI generation.
+const HSA_EVENT_SIZE: usize = 48;
+
+// Word indices of `HsaEvent` (`#pragma pack(4)`: every field is at a
+// multiple of 4 bytes).
+const W_EVENT_ID: usize = 0;
+const W_EVENT_TYPE: usize = 1;
+const W_UNION: usize = 2; // 5 words
+const W_HWDATA1: usize = 7; // 2 words
+const W_HWDATA2: usize = 9; // 2 words
+const W_HWDATA3: usize = 11;
+const WORDS: usize = HSA_EVENT_SIZE / 4;
+
+/// The C `HsaEvent` of one event, as the C library's callers see it.
+///
+/// Stored as twelve 32-bit atomics, which have exactly the size and
+/// alignment of the packed C struct: the address of this block is the
+/// `HsaEvent *` handed to C, and the border updates fields (exception
+/// data after a wait) with plain atomic stores while C may read them.
+#[derive(Debug)]
+struct CView {
+    words: [AtomicU32; WORDS],
+}
+
+const _: () = {
+    assert!(std::mem::size_of::<CView>() == HSA_EVENT_SIZE);
+    assert!(std::mem::size_of::<abi::HsaEvent>() == HSA_EVENT_SIZE);
+    assert!(std::mem::align_of::<CView>() == std::mem::align_of::<abi::HsaEvent>());
+};
+
+impl CView {
+    /// The C struct of `e`: its id and type, the descriptor's sync
+    /// variable in the union, then id, slot address and trigger data in
+    /// `HWData1..3`, as the C library fills it.
+    fn new(e: &Event) -> CView {
+        let c = CView {
+            words: std::array::from_fn(|_| AtomicU32::new(0)),
+        };
+        let d = e.descriptor();
+        c.set(W_EVENT_ID, e.id());
+        c.set(W_EVENT_TYPE, e.event_type().raw());
+        c.set64(W_UNION, d.sync_var);
+        c.set64(W_UNION + 2, d.sync_var_size);
+        c.set64(W_HWDATA1, u64::from(e.id()));
+        c.set64(W_HWDATA2, e.slot_address());
+        c.set(W_HWDATA3, e.trigger_data());
+        c
+    }
+
+    fn set(&self, w: usize, v: u32) {
+        self.words[w].store(v, Ordering::Release);
+    }
+
+    fn set64(&self, w: usize, v: u64) {
+        self.set(w, v as u32);
+        self.set(w + 1, (v >> 32) as u32);
+    }
+
+    fn addr(&self) -> usize {
+        self.words.as_ptr() as usize
+    }
+
+    /// Stores what a wait reported into the union, as C does.
+    fn write_exception(&self, x: &ExceptionData) {
+        match x {
+            ExceptionData::Memory(f) => {
+                let mut failure = HsaAccessAttributeFailure::default();
+                failure.set_NotPresent(f.failure.not_present.into());
+                failure.set_ReadOnly(f.failure.read_only.into());
+                failure.set_NoExecute(f.failure.no_execute.into());
+                failure.set_Imprecise(f.failure.imprecise.into());
+                failure.set_ErrorType(f.failure.error_type);
+                failure.set_ECC(f.failure.ecc().into());
+                self.set(W_UNION, f.node_id);
+                self.set64(W_UNION + 1, f.virtual_address);
+                self.set(W_UNION + 3, failure.0);
+                // The only severity the C library reports.
+                self.set(
+                    W_UNION + 4,
+                    HSA_EVENTID_MEMORYFLAGS::HSA_EVENTID_MEMORY_FATAL_PROCESS.0,
+                );
+            }
+            ExceptionData::HwException(h) => {
+                self.set(W_UNION, h.node_id);
+                self.set(W_UNION + 1, h.reset_type);
+                self.set(W_UNION + 2, h.memory_lost);
+                self.set(W_UNION + 3, h.reset_cause);
+            }
+        }
+    }
+}
+
+/// One event the border handed to C: the handle and its C struct.
+#[derive(Debug)]
+pub(crate) struct CEvent {
+    event: Event,
+    view: CView,
+}
+
+/// Hashes the store's keys: addresses of C views this module allocated
+/// (callers only probe with theirs), so one multiplication spreads them
+/// well enough; SipHash costs ~20 ns per lookup, on every event call.
+#[derive(Debug, Default)]
+struct AddrHasher(u64);
+
+impl Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        let h = (self.0 ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = h ^ (h >> 29);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+}
+
+/// The C events of one context, keyed by the address of their C struct
+/// (the `HsaEvent *` C holds). Kept in the context's border state.
+#[derive(Debug, Default)]
+pub(crate) struct Store {
+    map: HashMap<usize, Arc<CEvent>, BuildHasherDefault<AddrHasher>>,
+}
+
+impl Store {
+    /// The event a C pointer names: NULL is [`EventError::NullEvent`],
+    /// anything that is not a live event of this context (destroyed,
+    /// another context's, garbage) [`EventError::UnknownEvent`].
+    fn get(&self, e: *const abi::HsaEvent) -> Result<&Arc<CEvent>, EventError> {
+        if e.is_null() {
+            return Err(EventError::NullEvent);
+        }
+        self.map.get(&(e as usize)).ok_or(EventError::UnknownEvent)
+    }
+}
+
+fn store(c: &Context) -> KmtResult<MutexGuard<'_, Store>> {
+    Ok(ctx::kept(c)?
+        .events
+        .lock()
+        .unwrap_or_else(|e| e.into_inner()))
+}
+
 /// Maps a C event pointer back to this context's event (never
 /// dereferenced): NULL or unknown → `INVALID_HANDLE`.
-fn event(events: &Events, e: *mut abi::HsaEvent) -> KmtResult<Event> {
-    events
-        .lookup(e as *const hsakmt_sys::newest::HsaEvent)
-        .kmt()
+pub(crate) fn event(c: &Context, e: *mut abi::HsaEvent) -> KmtResult<Event> {
+    store(c)?.get(e).map(|ce| ce.event.clone()).kmt()
+}
+
+/// The descriptor a C caller passed; an unknown type is
+/// [`EventError::InvalidEventType`].
+fn descriptor(d: &HsaEventDescriptor) -> Result<EventDescriptor, EventError> {
+    let raw = d.EventType.0;
+    let event_type = EventType::from_raw(raw).ok_or(EventError::InvalidEventType(raw))?;
+    let sv = d.SyncVar;
+    Ok(EventDescriptor {
+        event_type,
+        node_id: d.NodeId,
+        sync_var: sv.SyncVar.value(),
+        sync_var_size: sv.SyncVarSize,
+    })
 }
 
 /// The events of a C array.
@@ -25,7 +207,7 @@ fn event(events: &Events, e: *mut abi::HsaEvent) -> KmtResult<Event> {
 unsafe fn event_pointers<'a>(
     list: *mut *mut abi::HsaEvent,
     n: u32,
-) -> KmtResult<&'a [*const hsakmt_sys::newest::HsaEvent]> {
+) -> KmtResult<&'a [*const abi::HsaEvent]> {
     if list.is_null() {
         return Err(st::INVALID_HANDLE);
     }
@@ -38,12 +220,11 @@ unsafe fn event_pointers<'a>(
         .try_reserve_exact(n as usize)
         .map_err(|_| st::NO_MEMORY)?;
     drop(probe);
-    // SAFETY: forwarded contract. Both generations' `HsaEvent` have the
-    // same layout, so the pointers are only reinterpreted, never read
-    // here: kfd-event validates each against its registry.
+    // SAFETY: forwarded contract. The pointers are only compared with the
+    // store's keys, never read through.
     unsafe {
         slice_in(
-            list as *const *const hsakmt_sys::newest::HsaEvent,
+            list as *const *const abi::HsaEvent,
             n as usize,
             u32::MAX as usize,
             st::INVALID_HANDLE,
@@ -51,7 +232,57 @@ unsafe fn event_pointers<'a>(
     }
 }
 
-fn outcome(o: kfd_event::WaitOutcome) -> KmtResult {
+/// A wait list resolved from C event pointers: the kfd-event entries,
+/// and the memory and hardware exception events (with their index),
+/// whose C structs receive the exception data after the wait, even if
+/// another thread destroys them meanwhile.
+struct Resolved {
+    list: Vec<Waitable>,
+    held: Vec<(usize, Arc<CEvent>)>,
+}
+
+/// Resolves C event pointers under one store lock, before anything else
+/// the caller passed is read (as C, which fails on the events first).
+fn resolve_list(c: &Context, ptrs: &[*const abi::HsaEvent]) -> KmtResult<Resolved> {
+    let s = store(c)?;
+    let mut held = Vec::new();
+    let list = ptrs
+        .iter()
+        .enumerate()
+        .map(|(i, &p)| {
+            let ce = s.get(p)?;
+            let w = ce.event.waitable();
+            if matches!(w.event_type(), EventType::Memory | EventType::HwException) {
+                held.push((i, ce.clone()));
+            }
+            Ok(w)
+        })
+        .collect::<Result<Vec<_>, EventError>>()
+        .kmt()?;
+    Ok(Resolved { list, held })
+}
+
+impl Resolved {
+    /// The wait; exception data goes into the held events' C structs.
+    fn wait(
+        &self,
+        events: &Events,
+        mode: WaitMode,
+        timeout_ms: u32,
+        ages: Option<&mut [u64]>,
+    ) -> KmtResult<WaitOutcome> {
+        let held = &self.held;
+        events
+            .wait_resolved(&self.list, mode, timeout_ms, ages, |i, x| {
+                if let Ok(k) = held.binary_search_by_key(&i, |(j, _)| *j) {
+                    held[k].1.view.write_exception(&x);
+                }
+            })
+            .kmt()
+    }
+}
+
+fn outcome(o: WaitOutcome) -> KmtResult {
     crate::border::fwd(crate::status::events::wait(o))
 }
 
@@ -70,25 +301,36 @@ export! {
         // SAFETY: an IN argument; checked by `read_in`.
         let desc = unsafe { read_in(desc as *const HsaEventDescriptor, st::INVALID_PARAMETER) }?;
         let out = check_mut(Event, st::INVALID_PARAMETER)?;
-        let desc = EventDescriptor::from_hsa(&desc).kmt()?;
+        let desc = descriptor(&desc).kmt()?;
+        let kept = ctx::kept(&c)?;
         let e = events.create(&desc, ManualReset, IsSignaled).kmt()?;
+        let ce = Arc::new(CEvent { view: CView::new(&e), event: e });
+        let ptr = ce.view.addr();
+        kept.events.lock().unwrap_or_else(|e| e.into_inner()).map.insert(ptr, ce);
         // SAFETY: checked above; an OUT argument.
-        unsafe { write_out(out, e.as_hsa_ptr().cast::<abi::HsaEvent>(), st::INVALID_PARAMETER) }
+        unsafe { write_out(out, ptr as *mut abi::HsaEvent, st::INVALID_PARAMETER) }
     }
 
     /// `hsaKmtDestroyEventCtx`: 20 (even for NULL); NULL or unknown → 4.
     ctx fn hsaKmtDestroyEventCtx(ctx: *mut HsaKFDContext, Event: *mut abi::HsaEvent) {
         let c = ctx::resolve(ctx)?;
         let events = c.events().kmt()?;
-        let e = event(events, Event)?;
-        events.destroy(&e).kmt()
+        // The store stays locked over the kernel request, so that two
+        // destroys of one pointer are one success and one unknown event.
+        let mut s = store(&c)?;
+        let ce = s.get(Event).kmt()?.clone();
+        let r = events.destroy(&ce.event);
+        if r.is_ok() || r == Err(EventError::UnknownEvent) {
+            s.map.remove(&(Event as usize));
+        }
+        r.kmt()
     }
 
     /// `hsaKmtSetEventCtx`: 20; NULL or unknown → 4; system event → 1.
     ctx fn hsaKmtSetEventCtx(ctx: *mut HsaKFDContext, Event: *mut abi::HsaEvent) {
         let c = ctx::resolve(ctx)?;
         let events = c.events().kmt()?;
-        let e = event(events, Event)?;
+        let e = event(&c, Event)?;
         events.set(&e).kmt()
     }
 
@@ -96,7 +338,7 @@ export! {
     ctx fn hsaKmtResetEventCtx(ctx: *mut HsaKFDContext, Event: *mut abi::HsaEvent) {
         let c = ctx::resolve(ctx)?;
         let events = c.events().kmt()?;
-        let e = event(events, Event)?;
+        let e = event(&c, Event)?;
         events.reset(&e).kmt()
     }
 
@@ -104,7 +346,7 @@ export! {
     ctx fn hsaKmtQueryEventStateCtx(ctx: *mut HsaKFDContext, Event: *mut abi::HsaEvent) {
         let c = ctx::resolve(ctx)?;
         let events = c.events().kmt()?;
-        let e = event(events, Event)?;
+        let e = event(&c, Event)?;
         events.query(&e).kmt()
     }
 
@@ -116,8 +358,7 @@ export! {
         }
         let c = ctx::resolve(ctx)?;
         let events = c.events().kmt()?;
-        let e = event(events, Event)?;
-        outcome(events.wait_one(&e, Milliseconds).kmt()?)
+        outcome(resolve_list(&c, &[Event as *const _])?.wait(events, WaitMode::All, Milliseconds, None)?)
     }
 
     /// `hsaKmtWaitOnEvent_ExtCtx`: as [`hsaKmtWaitOnEventCtx`] with the
@@ -128,14 +369,14 @@ export! {
         }
         let c = ctx::resolve(ctx)?;
         let events = c.events().kmt()?;
-        let e = event(events, Event)?;
+        let r = resolve_list(&c, &[Event as *const _])?;
         if event_age.is_null() {
-            return outcome(events.wait_one(&e, Milliseconds).kmt()?);
+            return outcome(r.wait(events, WaitMode::All, Milliseconds, None)?);
         }
         let age_ptr = check_mut(event_age, st::INVALID_PARAMETER)?;
         // SAFETY: checked above; IN/OUT argument.
         let mut age = unsafe { age_ptr.read() };
-        let o = events.wait_one_with_age(&e, Milliseconds, &mut age).kmt()?;
+        let o = r.wait(events, WaitMode::All, Milliseconds, Some(std::slice::from_mut(&mut age)))?;
         // SAFETY: as above.
         unsafe { write_out(age_ptr, age, st::INVALID_PARAMETER)? };
         outcome(o)
@@ -149,7 +390,7 @@ export! {
         // SAFETY: the C contract: `Events` holds `NumEvents` pointers.
         let list = unsafe { event_pointers(Events, NumEvents) }?;
         let mode = if WaitOnAll { WaitMode::All } else { WaitMode::Any };
-        outcome(events.wait_pointers(list, mode, Milliseconds, None).kmt()?)
+        outcome(resolve_list(&c, list)?.wait(events, mode, Milliseconds, None)?)
     }
 
     /// `hsaKmtWaitOnMultipleEvents_ExtCtx`: with one age per event
@@ -162,12 +403,12 @@ export! {
         let list = unsafe { event_pointers(Events, NumEvents) }?;
         let mode = if WaitOnAll { WaitMode::All } else { WaitMode::Any };
         if event_age.is_null() {
-            return outcome(events.wait_pointers(list, mode, Milliseconds, None).kmt()?);
+            return outcome(resolve_list(&c, list)?.wait(events, mode, Milliseconds, None)?);
         }
         // SAFETY: the C contract: `event_age` holds one age per event
         // (IN/OUT), borrowed in place: nothing is allocated by the count.
         let ages = unsafe { slice_mut(event_age, NumEvents as usize, u32::MAX as usize, st::INVALID_PARAMETER) }?;
-        outcome(events.wait_pointers(list, mode, Milliseconds, Some(ages)).kmt()?)
+        outcome(resolve_list(&c, list)?.wait(events, mode, Milliseconds, Some(ages))?)
     }
 
     /// `hsaKmtOpenSMICtx`: the SMI events descriptor of a GPU node,
@@ -206,4 +447,71 @@ forward! {
     since62 fn hsaKmtWaitOnMultipleEvents_Ext(Events: *mut *mut abi::HsaEvent, NumEvents: u32, WaitOnAll: bool, Milliseconds: u32, event_age: *mut u64) => hsaKmtWaitOnMultipleEvents_ExtCtx;
     /// `hsaKmtOpenSMI`.
     since62 fn hsaKmtOpenSMI(NodeId: u32, fd: *mut i32) => hsaKmtOpenSMICtx;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kfd_event::{AccessFailure, MemoryFault};
+
+    /// The C struct as C reads it.
+    fn read(v: &CView) -> abi::HsaEvent {
+        // SAFETY: `CView` has the size and alignment of `HsaEvent`
+        // (checked at compile time), every bit pattern is a valid
+        // `HsaEvent`, and nothing writes the view meanwhile.
+        unsafe { std::ptr::read(v.addr() as *const abi::HsaEvent) }
+    }
+
+    #[test]
+    fn c_view_is_filled_from_the_typed_event() {
+        let sim = kfd_sim::Sim::preset("mi210").unwrap();
+        let topology = Arc::new(kfd_topology::Topology::snapshot(&sim).unwrap());
+        let driver: Arc<dyn kfd_sys::Driver> = Arc::new(sim.clone());
+        let kfd = Arc::new(kfd_sys::DeviceFile::open_kfd(driver).unwrap());
+        let events = Events::new(kfd, Some(topology), None);
+        let desc = EventDescriptor {
+            sync_var: 0x1234_5678_9abc,
+            sync_var_size: 8,
+            ..EventDescriptor::new(EventType::Signal)
+        };
+        let e = events.create(&desc, false, false).unwrap();
+        let v = CView::new(&e);
+        let c = read(&v);
+        assert_eq!({ c.EventId }, e.id());
+        let d = c.EventData;
+        assert_eq!(d.EventType.0, EventType::Signal.raw());
+        assert_eq!({ d.HWData1 }, u64::from(e.id()));
+        assert_ne!(e.slot_address(), 0);
+        assert_eq!({ d.HWData2 }, e.slot_address());
+        assert_eq!({ d.HWData3 }, e.trigger_data());
+        // The union's SyncVar member: the variable, then its size.
+        // SAFETY: plain-integer union member.
+        let sv = unsafe { d.EventData.SyncVar };
+        assert_eq!(sv.SyncVar.value(), 0x1234_5678_9abc);
+        assert_eq!({ sv.SyncVarSize }, 8);
+
+        v.write_exception(&ExceptionData::Memory(MemoryFault {
+            node_id: 2,
+            virtual_address: 0x7000_1000,
+            failure: AccessFailure {
+                not_present: true,
+                error_type: 2,
+                ..Default::default()
+            },
+        }));
+        // SAFETY: plain-integer union member.
+        let m = unsafe { read(&v).EventData.EventData.MemoryAccessFault };
+        assert_eq!({ m.NodeId }, 2);
+        assert_eq!({ m.VirtualAddress }, 0x7000_1000);
+        let f = m.Failure;
+        assert_eq!(
+            (f.NotPresent(), f.ReadOnly(), f.ECC(), f.ErrorType()),
+            (1, 0, 1, 2)
+        );
+        assert_eq!(
+            m.Flags,
+            HSA_EVENTID_MEMORYFLAGS::HSA_EVENTID_MEMORY_FATAL_PROCESS
+        );
+        events.destroy(&e).unwrap();
+    }
 }

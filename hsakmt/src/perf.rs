@@ -4,9 +4,11 @@ use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::sync::{Arc, MutexGuard};
 
-use hsakmt_sys::common::{HsaClockCounters, HsaCounter, HsaCounterProperties, HsaPmcTraceRoot};
+use hsakmt_sys::common::{
+    self as hc, HsaClockCounters, HsaCounter, HsaCounterProperties, HsaPmcTraceRoot, HSA_UUID,
+};
 use kfd_context::Context;
-use kfd_perf::pmc::Counter;
+use kfd_perf::pmc::{BlockId, Counter, CounterProperties, ProfileType};
 use kfd_perf::{PcSamplingTraceId, Perf};
 
 use crate::border::{check_mut, read_in, slice_in, st, write_out, Kmt, KmtResult};
@@ -21,6 +23,42 @@ use crate::generation;
 pub(crate) struct Held {
     tables: BTreeMap<u32, Box<[u64]>>,
     buffers: BTreeMap<u64, (usize, u64)>,
+}
+
+/// The `HSA_PROFILEBLOCK_AMD_*` UUID C names a counter block by (zero
+/// for CPC, which no table has).
+fn block_uuid(block: BlockId) -> HSA_UUID {
+    hc::PERF_BLOCK_UUIDS[block as usize]
+}
+
+/// The C layout of a counter table, byte for byte as
+/// `hsaKmtPmcGetCounterProperties` returns it: `NumBlocks`,
+/// `NumConcurrent`, then each block (`HSA_UUID`, `NumCounters`,
+/// `NumConcurrent`, its `HsaCounter`s, 32 bytes each, 4-byte packed),
+/// each block starting right after the previous block's last counter:
+/// `8 + 24 * blocks + 32 * counters` bytes in all.
+fn counter_table_bytes(p: &CounterProperties) -> Vec<u8> {
+    let mut out = Vec::with_capacity(8 + 24 * p.blocks.len() + 32 * p.num_counters());
+    out.extend_from_slice(&(p.blocks.len() as u32).to_ne_bytes());
+    out.extend_from_slice(&p.num_concurrent.to_ne_bytes());
+    for b in &p.blocks {
+        let uuid = block_uuid(b.block);
+        out.extend_from_slice(&uuid.Data1.to_ne_bytes());
+        out.extend_from_slice(&uuid.Data2.to_ne_bytes());
+        out.extend_from_slice(&uuid.Data3.to_ne_bytes());
+        out.extend_from_slice(&uuid.Data4);
+        out.extend_from_slice(&(b.counters.len() as u32).to_ne_bytes());
+        out.extend_from_slice(&b.num_concurrent.to_ne_bytes());
+        for c in &b.counters {
+            out.extend_from_slice(&c.kind.raw().to_ne_bytes());
+            out.extend_from_slice(&c.id.to_ne_bytes());
+            out.extend_from_slice(&c.size_in_bits.to_ne_bytes());
+            out.extend_from_slice(&c.mask.to_ne_bytes());
+            out.extend_from_slice(&c.flags.to_ne_bytes());
+            out.extend_from_slice(&c.block_index.to_ne_bytes());
+        }
+    }
+    out
 }
 
 fn held(c: &Context) -> KmtResult<MutexGuard<'_, Held>> {
@@ -80,7 +118,7 @@ export! {
         let c = pmc_ctx(ctx)?;
         let out = check_mut(CounterProperties, st::INVALID_PARAMETER)?;
         let props = perf_of(&c)?.counter_properties(NodeId).kmt()?;
-        let bytes = props.to_c_bytes();
+        let bytes = counter_table_bytes(&props);
         let mut words = vec![0u64; bytes.len().div_ceil(8)].into_boxed_slice();
         for (i, b) in bytes.iter().enumerate() {
             words[i / 8] |= u64::from(*b) << (8 * (i % 8));
@@ -108,7 +146,7 @@ export! {
         let counters: Vec<Counter> = raw
             .iter()
             .map(|h| Counter {
-                kind: h.Type,
+                kind: ProfileType::from_raw(h.Type.0),
                 id: h.CounterId,
                 size_in_bits: h.CounterSizeInBits,
                 mask: h.CounterMask,
@@ -373,4 +411,46 @@ forward! {
     /// header). Upstream checks the node against the snapshot before the
     /// open check; with KFD closed ours is 20 first.
     newest fn hsaKmtGetClockCountersPrecise(NodeId: u32, Counters: *mut HsaClockCounters) => hsaKmtGetClockCountersPreciseCtx;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kfd_perf::pmc::Asic;
+
+    #[test]
+    fn counter_table_c_layout() {
+        let p = Asic::Vega.counter_properties();
+        let b = counter_table_bytes(&p);
+        assert_eq!(b.len(), 8 + 24 * p.blocks.len() + 32 * p.num_counters());
+        let u32_at = |o: usize| u32::from_ne_bytes(b[o..o + 4].try_into().unwrap());
+        let u64_at = |o: usize| u64::from_ne_bytes(b[o..o + 8].try_into().unwrap());
+        assert_eq!(u32_at(0), 20); // NumBlocks
+        assert_eq!(u32_at(4), 158); // NumConcurrent
+        assert_eq!(u32_at(8), hc::HSA_PROFILEBLOCK_AMD_CB.Data1);
+        assert_eq!(b[20..24], hc::HSA_PROFILEBLOCK_AMD_CB.Data4[4..]);
+        assert_eq!(u32_at(24), 438); // Blocks[0].NumCounters
+        assert_eq!(u32_at(28), 7); // Blocks[0].NumConcurrent
+        let c0 = 32; // Blocks[0].Counters[0]
+        assert_eq!(u32_at(c0), 2); // NONPRIV_IMMEDIATE
+        assert_eq!(u64_at(c0 + 4), 0); // CounterId
+        assert_eq!(u32_at(c0 + 12), 64);
+        assert_eq!(u64_at(c0 + 16), u64::MAX);
+        assert_eq!(u32_at(c0 + 24), 1); // Global
+        assert_eq!(u32_at(c0 + 28), 0); // BlockIndex CB
+        let b1 = c0 + 32 * 438; // Blocks[1] follows Counters[437]
+        assert_eq!(u32_at(b1), hc::HSA_PROFILEBLOCK_AMD_CPF.Data1);
+        assert_eq!(u32_at(b1 + 16), 32);
+        assert_eq!(u32_at(b1 + 24 + 28), BlockId::Cpf as u32);
+    }
+
+    #[test]
+    fn every_table_block_has_its_own_uuid() {
+        let mut seen = std::collections::BTreeSet::new();
+        for b in BlockId::ALL {
+            let u = block_uuid(b);
+            assert_eq!(u == HSA_UUID::default(), b == BlockId::Cpc, "{b:?}");
+            assert!(seen.insert((u.Data1, u.Data2, u.Data3, u.Data4)), "{b:?}");
+        }
+    }
 }

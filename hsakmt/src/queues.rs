@@ -50,7 +50,8 @@ fn create(
     if !event.is_null() {
         // The C library ignores the event argument; a live event of this
         // context is reported in the save-area header on queue errors.
-        if let Ok(e) = c.events().kmt()?.lookup(event as *const _) {
+        c.events().kmt()?;
+        if let Ok(e) = crate::events::event(&c, event) {
             req.error_event_id = e.id();
         }
     }

@@ -393,3 +393,23 @@ fn fields_and_nodes_before_the_data_behind_them() {
     }
     kmt::close_and_check(&sim);
 }
+
+/// The event before the age behind it: a pointer that names no event is
+/// an invalid handle (4), and the (unreadable) age is never read; the C
+/// library fails on the event first too. (The 5.2 ABI has no `_Ext`.)
+#[cfg(not(feature = "rocm-5.2"))]
+#[test]
+#[serial]
+fn the_event_before_its_age() {
+    let sim = open();
+    let g = Guarded::new();
+    let unknown = g.tail::<abi::HsaEvent>(1);
+    // SAFETY: the event pointer names no event and the age pointer is
+    // unreadable: the border must refuse the event without reading either.
+    let s = unsafe { hsakmt::events::hsaKmtWaitOnEvent_Ext(unknown, 0, g.none()) };
+    assert_eq!(s.0, 4);
+    // SAFETY: as above; the event memory is not even mapped.
+    let s = unsafe { hsakmt::events::hsaKmtWaitOnEvent_Ext(g.none(), 0, g.none()) };
+    assert_eq!(s.0, 4);
+    kmt::close_and_check(&sim);
+}

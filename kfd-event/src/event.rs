@@ -1,16 +1,8 @@
-//! Event kinds, descriptors, the [`Event`] handle and its C view.
+//! Event kinds, descriptors and the [`Event`] handle.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Weak};
-
-use hsakmt_sys::common::{
-    HsaAccessAttributeFailure, HsaEventDescriptor, HsaMemoryAccessFault, HsaSyncVar,
-    HsaSyncVarData, HSA_EVENTID_MEMORYFLAGS, HSA_EVENTTYPE,
-};
-use hsakmt_sys::newest;
-
-use crate::error::EventError;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 
 /// `HSA_EVENTTYPE`: what signals an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -90,19 +82,30 @@ impl EventDescriptor {
             sync_var_size: 0,
         }
     }
+}
 
-    /// Converts the C descriptor; an unknown type is
-    /// [`EventError::InvalidEventType`].
-    pub fn from_hsa(d: &HsaEventDescriptor) -> Result<Self, EventError> {
-        let raw = d.EventType;
-        let event_type = EventType::from_raw(raw.0).ok_or(EventError::InvalidEventType(raw.0))?;
-        let sv = d.SyncVar;
-        Ok(EventDescriptor {
-            event_type,
-            node_id: d.NodeId,
-            sync_var: sv.SyncVar.value(),
-            sync_var_size: sv.SyncVarSize,
-        })
+/// Why a faulting GPU memory access failed (the kernel's
+/// `kfd_memory_exception_failure` and RAS error type; C reports them as
+/// the bits of `HsaAccessAttributeFailure`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AccessFailure {
+    /// Page not present or supervisor page.
+    pub not_present: bool,
+    /// Write to a read-only page.
+    pub read_only: bool,
+    /// Execute on a no-execute page.
+    pub no_execute: bool,
+    /// The fault address is imprecise.
+    pub imprecise: bool,
+    /// RAS error kind (0 none, 1 SRAM ECC, 2 poison, 3 hang).
+    pub error_type: u32,
+}
+
+impl AccessFailure {
+    /// Whether the fault is an ECC failure (error types 1 and 2, as C
+    /// derives its `ECC` bit).
+    pub fn ecc(&self) -> bool {
+        matches!(self.error_type, 1 | 2)
     }
 }
 
@@ -114,10 +117,9 @@ pub struct MemoryFault {
     pub node_id: u32,
     /// Faulting virtual address.
     pub virtual_address: u64,
-    /// Why the access failed.
-    pub failure: HsaAccessAttributeFailure,
-    /// Severity (always `HSA_EVENTID_MEMORY_FATAL_PROCESS`, as in C).
-    pub flags: HSA_EVENTID_MEMORYFLAGS,
+    /// Why the access failed. (The C library reports every fault as
+    /// fatal to the process, `HSA_EVENTID_MEMORY_FATAL_PROCESS`.)
+    pub failure: AccessFailure,
 }
 
 /// Hardware exception data a wait returns for a
@@ -134,134 +136,40 @@ pub struct HwException {
     pub reset_cause: u32,
 }
 
-/// Size of `HsaEvent` in both ABI generations.
-pub const HSA_EVENT_SIZE: usize = 48;
-
-// Word indices of `HsaEvent` (`#pragma pack(4)`: every field is at a
-// multiple of 4 bytes).
-const W_EVENT_ID: usize = 0;
-const W_EVENT_TYPE: usize = 1;
-const W_UNION: usize = 2; // 5 words
-const W_HWDATA1: usize = 7; // 2 words
-const W_HWDATA2: usize = 9; // 2 words
-const W_HWDATA3: usize = 11;
-const WORDS: usize = HSA_EVENT_SIZE / 4;
-
-/// The C `HsaEvent` of one event, as the C library's callers see it.
-///
-/// Stored as twelve 32-bit atomics, which have exactly the size and
-/// alignment of the packed C struct: the address of this block is the
-/// `HsaEvent *` handed to C, and the library updates fields (exception
-/// data after a wait) with plain atomic stores, without `unsafe`.
-pub(crate) struct CView {
-    words: [AtomicU32; WORDS],
-}
-
-impl CView {
-    fn new() -> Self {
-        CView {
-            words: std::array::from_fn(|_| AtomicU32::new(0)),
-        }
-    }
-
-    fn set(&self, w: usize, v: u32) {
-        self.words[w].store(v, Ordering::Release);
-    }
-
-    fn set64(&self, w: usize, v: u64) {
-        self.set(w, v as u32);
-        self.set(w + 1, (v >> 32) as u32);
-    }
-
-    fn get(&self, w: usize) -> u32 {
-        self.words[w].load(Ordering::Acquire)
-    }
-
-    fn get64(&self, w: usize) -> u64 {
-        self.get(w) as u64 | (self.get(w + 1) as u64) << 32
-    }
-
-    pub(crate) fn addr(&self) -> usize {
-        self.words.as_ptr() as usize
-    }
-
-    pub(crate) fn write_memory_fault(&self, f: &MemoryFault) {
-        self.set(W_UNION, f.node_id);
-        self.set64(W_UNION + 1, f.virtual_address);
-        self.set(W_UNION + 3, f.failure.0);
-        self.set(W_UNION + 4, f.flags.0);
-    }
-
-    pub(crate) fn write_hw_exception(&self, h: &HwException) {
-        self.set(W_UNION, h.node_id);
-        self.set(W_UNION + 1, h.reset_type);
-        self.set(W_UNION + 2, h.memory_lost);
-        self.set(W_UNION + 3, h.reset_cause);
-    }
-
-    fn snapshot(&self) -> newest::HsaEvent {
-        let u = newest::HsaEventDataUnion {
-            MemoryAccessFault: HsaMemoryAccessFault {
-                NodeId: self.get(W_UNION),
-                VirtualAddress: self.get64(W_UNION + 1),
-                Failure: HsaAccessAttributeFailure(self.get(W_UNION + 3)),
-                Flags: HSA_EVENTID_MEMORYFLAGS(self.get(W_UNION + 4)),
-            },
-        };
-        newest::HsaEvent {
-            EventId: self.get(W_EVENT_ID),
-            EventData: newest::HsaEventData {
-                EventType: HSA_EVENTTYPE(self.get(W_EVENT_TYPE)),
-                EventData: u,
-                HWData1: self.get64(W_HWDATA1),
-                HWData2: self.get64(W_HWDATA2),
-                HWData3: self.get(W_HWDATA3),
-            },
-        }
-    }
+/// Exception data a wait stored in an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExceptionData {
+    /// Of a [`EventType::Memory`] event.
+    Memory(MemoryFault),
+    /// Of a [`EventType::HwException`] event.
+    HwException(HwException),
 }
 
 /// Identity of the [`crate::Events`] that owns an event.
 pub(crate) type Owner = Weak<crate::events::Shared>;
 
-/// The state of one live event.
+/// The state of one event.
 pub(crate) struct EventObj {
     pub(crate) owner: Owner,
     pub(crate) id: u32,
-    pub(crate) ty: EventType,
+    pub(crate) desc: EventDescriptor,
     pub(crate) auto_reset: bool,
     pub(crate) slot: Option<u32>,
-    pub(crate) c: Box<CView>,
+    pub(crate) slot_addr: u64,
+    pub(crate) trigger: u32,
+    /// Until the event is destroyed (set under the registry lock).
+    pub(crate) live: AtomicBool,
+    /// What the last completed wait reported for it.
+    pub(crate) exception: Mutex<Option<ExceptionData>>,
 }
 
 impl EventObj {
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn new(
-        owner: Owner,
-        desc: &EventDescriptor,
-        id: u32,
-        auto_reset: bool,
-        slot: Option<u32>,
-        slot_addr: u64,
-        trigger: u32,
-    ) -> EventObj {
-        let c = Box::new(CView::new());
-        c.set(W_EVENT_ID, id);
-        c.set(W_EVENT_TYPE, desc.event_type.raw());
-        // The sync variable goes into the union's SyncVar member.
-        c.set64(W_UNION, desc.sync_var);
-        c.set64(W_UNION + 2, desc.sync_var_size);
-        c.set64(W_HWDATA1, id as u64);
-        c.set64(W_HWDATA2, slot_addr);
-        c.set(W_HWDATA3, trigger);
-        EventObj {
-            owner,
-            id,
-            ty: desc.event_type,
-            auto_reset,
-            slot,
-            c,
-        }
+    pub(crate) fn is_live(&self) -> bool {
+        self.live.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn store_exception(&self, x: ExceptionData) {
+        *crate::lock(&self.exception) = Some(x);
     }
 }
 
@@ -270,7 +178,7 @@ impl EventObj {
 /// Cheap to clone; all clones name the same event. The event lives until
 /// [`crate::Events::destroy`] (or the context's teardown); using a handle
 /// after that, or with another context's [`crate::Events`], is an error
-/// ([`EventError::UnknownEvent`] / [`EventError::ForeignEvent`]), never
+/// ([`crate::EventError::UnknownEvent`] / [`crate::EventError::ForeignEvent`]), never
 /// undefined behaviour.
 #[derive(Clone)]
 pub struct Event {
@@ -278,14 +186,20 @@ pub struct Event {
 }
 
 impl Event {
-    /// The kernel event id (`HsaEvent::EventId`).
+    /// The kernel event id (C's `EventId`).
     pub fn id(&self) -> u32 {
         self.obj.id
     }
 
     /// The event's kind.
     pub fn event_type(&self) -> EventType {
-        self.obj.ty
+        self.obj.desc.event_type
+    }
+
+    /// The descriptor the event was created with (its kind, node and
+    /// user sync variable).
+    pub fn descriptor(&self) -> &EventDescriptor {
+        &self.obj.desc
     }
 
     /// True for auto-reset events (created with `ManualReset == false`).
@@ -299,57 +213,50 @@ impl Event {
         self.obj.slot
     }
 
-    /// The address of the event's 64-bit slot in the event page
-    /// (`HsaEvent::EventData.HWData2`), 0 if it has none.
+    /// The address of the event's 64-bit slot in the event page (C's
+    /// `EventData.HWData2`), 0 if it has none.
     pub fn slot_address(&self) -> u64 {
-        self.obj.c.get64(W_HWDATA2)
+        self.obj.slot_addr
     }
 
-    /// The C struct the `hsakmt` border hands out: its address is the
-    /// `HsaEvent *` C callers hold. Stable for the event's lifetime;
-    /// [`crate::Events::lookup`] maps it back to this handle.
-    pub fn as_hsa_ptr(&self) -> *mut newest::HsaEvent {
-        self.obj.c.addr() as *mut newest::HsaEvent
+    /// The kernel's trigger data for the event (C's
+    /// `EventData.HWData3`).
+    pub fn trigger_data(&self) -> u32 {
+        self.obj.trigger
     }
 
-    /// A copy of the C struct (both ABI generations share this layout; the
-    /// union is returned as its memory-fault member, which covers all 20
-    /// bytes).
-    pub fn hsa_event(&self) -> newest::HsaEvent {
-        self.obj.c.snapshot()
+    /// The exception data the last completed wait stored in the event,
+    /// if any (memory and hardware exception events only).
+    pub fn exception(&self) -> Option<ExceptionData> {
+        *crate::lock(&self.obj.exception)
     }
 
     /// The memory fault data the last completed wait stored in the event
-    /// (meaningful for [`EventType::Memory`] events).
+    /// (meaningful for [`EventType::Memory`] events; all zeros if none).
     pub fn memory_fault(&self) -> MemoryFault {
-        let c = &self.obj.c;
-        MemoryFault {
-            node_id: c.get(W_UNION),
-            virtual_address: c.get64(W_UNION + 1),
-            failure: HsaAccessAttributeFailure(c.get(W_UNION + 3)),
-            flags: HSA_EVENTID_MEMORYFLAGS(c.get(W_UNION + 4)),
+        match self.exception() {
+            Some(ExceptionData::Memory(m)) => m,
+            _ => MemoryFault::default(),
         }
     }
 
     /// The hardware exception data the last completed wait stored in the
-    /// event (meaningful for [`EventType::HwException`] events).
+    /// event (meaningful for [`EventType::HwException`] events; all zeros
+    /// if none).
     pub fn hw_exception(&self) -> HwException {
-        let c = &self.obj.c;
-        HwException {
-            node_id: c.get(W_UNION),
-            reset_type: c.get(W_UNION + 1),
-            memory_lost: c.get(W_UNION + 2),
-            reset_cause: c.get(W_UNION + 3),
+        match self.exception() {
+            Some(ExceptionData::HwException(h)) => h,
+            _ => HwException::default(),
         }
     }
 
-    /// The sync variable given at creation.
-    pub fn sync_var(&self) -> HsaSyncVar {
-        HsaSyncVar {
-            SyncVar: HsaSyncVarData {
-                UserDataPtrValue: self.obj.c.get64(W_UNION),
-            },
-            SyncVarSize: self.obj.c.get64(W_UNION + 2),
+    /// The event as an entry of a wait list resolved ahead of the wait
+    /// ([`crate::Events::wait_resolved`]).
+    pub fn waitable(&self) -> Waitable {
+        Waitable {
+            owner: self.obj.owner.as_ptr() as usize,
+            id: self.obj.id,
+            ty: self.obj.desc.event_type,
         }
     }
 
@@ -363,56 +270,38 @@ impl fmt::Debug for Event {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Event")
             .field("id", &self.obj.id)
-            .field("type", &self.obj.ty)
+            .field("type", &self.obj.desc.event_type)
             .field("auto_reset", &self.obj.auto_reset)
             .field("slot", &self.obj.slot)
             .finish()
     }
 }
 
+/// An event of a wait list, resolved ahead of the wait: its context, id
+/// and kind, without a reference to the event (see
+/// [`crate::Events::wait_resolved`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Waitable {
+    pub(crate) owner: usize,
+    pub(crate) id: u32,
+    pub(crate) ty: EventType,
+}
+
+impl Waitable {
+    /// The kernel event id.
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// The event's kind.
+    pub fn event_type(&self) -> EventType {
+        self.ty
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn c_view_has_the_c_layout() {
-        assert_eq!(std::mem::size_of::<CView>(), HSA_EVENT_SIZE);
-        assert_eq!(std::mem::size_of::<newest::HsaEvent>(), HSA_EVENT_SIZE);
-        assert_eq!(
-            std::mem::align_of::<CView>(),
-            std::mem::align_of::<newest::HsaEvent>()
-        );
-        let desc = EventDescriptor {
-            event_type: EventType::Memory,
-            node_id: 1,
-            sync_var: 0x1234_5678_9abc,
-            sync_var_size: 8,
-        };
-        let obj = EventObj::new(Weak::new(), &desc, 4097, false, None, 0xdead_0000, 77);
-        let e = obj.c.snapshot();
-        assert_eq!({ e.EventId }, 4097);
-        let d = e.EventData;
-        assert_eq!(d.EventType, HSA_EVENTTYPE::HSA_EVENTTYPE_MEMORY);
-        assert_eq!({ d.HWData1 }, 4097);
-        assert_eq!({ d.HWData2 }, 0xdead_0000);
-        assert_eq!({ d.HWData3 }, 77);
-        // The union's SyncVar member: the variable, then its size.
-        let raw = { d.EventData }.bytes();
-        let word = |at: usize| u64::from_ne_bytes(raw[at..at + 8].try_into().unwrap());
-        assert_eq!(word(0), 0x1234_5678_9abc);
-        assert_eq!(word(8), 8);
-        obj.c.write_memory_fault(&MemoryFault {
-            node_id: 2,
-            virtual_address: 0x7000_1000,
-            failure: HsaAccessAttributeFailure(1),
-            flags: HSA_EVENTID_MEMORYFLAGS::HSA_EVENTID_MEMORY_FATAL_PROCESS,
-        });
-        let ev = Event { obj: Arc::new(obj) };
-        let f = ev.memory_fault();
-        assert_eq!(f.node_id, 2);
-        assert_eq!(f.virtual_address, 0x7000_1000);
-        assert_eq!(f.failure.NotPresent(), 1);
-    }
 
     #[test]
     fn event_type_round_trip() {

@@ -3,12 +3,10 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use hsakmt_sys::common::{HsaAccessAttributeFailure, HSA_EVENTID_MEMORYFLAGS};
-use hsakmt_sys::newest;
 use kfd_fmm::{Buffer, ExecAlloc, Fmm};
 use kfd_sys::ioctl::{Ioctl, PlainArgs};
 use kfd_sys::kfd::{
@@ -23,7 +21,10 @@ use kfd_sys::{DeviceFile, Errno};
 use kfd_topology::Topology;
 
 use crate::error::EventError;
-use crate::event::{Event, EventDescriptor, EventObj, EventType, HwException, MemoryFault};
+use crate::event::{
+    AccessFailure, Event, EventDescriptor, EventObj, EventType, ExceptionData, HwException,
+    MemoryFault, Waitable,
+};
 use crate::lock;
 
 /// Wait forever (`HSA_EVENTTIMEOUT_INFINITE`).
@@ -33,9 +34,6 @@ pub const TIMEOUT_IMMEDIATE: u32 = 0;
 
 /// Slots of the fallback event page old kernels offer (one 4 KiB page).
 const OLD_KERNEL_SLOTS: u32 = 256;
-/// `KFD_HW_EXCEPTION_*`-free constant: the only fault severity C reports.
-const FATAL_PROCESS: HSA_EVENTID_MEMORYFLAGS =
-    HSA_EVENTID_MEMORYFLAGS::HSA_EVENTID_MEMORY_FATAL_PROCESS;
 
 /// Whether a wait needs every event or any one of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,41 +77,13 @@ impl EventPage {
     }
 }
 
-/// Hashes the registry's keys: addresses of C views this crate
-/// allocated (callers only probe with theirs), so one multiplication
-/// spreads them well enough; SipHash cost ~20 ns per lookup, twice per
-/// event and wait.
-#[derive(Default)]
-struct AddrHasher(u64);
+/// Every live event, keyed by the address of its state. Only creation,
+/// destruction and teardown use it: whether a handle is live is a flag
+/// of the event.
+type Registry = HashMap<usize, Event>;
 
-impl Hasher for AddrHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        let h = (self.0 ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        self.0 = h ^ (h >> 29);
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-}
-
-/// Every live event, keyed by the address of its C view.
-type Registry = HashMap<usize, Event, BuildHasherDefault<AddrHasher>>;
-
-/// One event of a wait, resolved under the registry lock.
-struct Waited {
-    id: u32,
-    ty: EventType,
+fn key(e: &Event) -> usize {
+    Arc::as_ptr(&e.obj) as usize
 }
 
 #[derive(Default)]
@@ -136,7 +106,7 @@ pub(crate) struct Shared {
     /// The event page; its lock also serialises CREATE_EVENT, as the C
     /// library's global mutex does.
     page: Mutex<PageState>,
-    /// Every live event, keyed by the address of its C view.
+    /// Every live event.
     registry: Mutex<Registry>,
 }
 
@@ -144,6 +114,7 @@ impl Shared {
     fn destroy_all(&self) {
         let events: Vec<Event> = lock(&self.registry).drain().map(|(_, e)| e).collect();
         for e in events {
+            e.obj.live.store(false, Ordering::Release);
             let mut a = kfd_ioctl_destroy_event_args {
                 event_id: e.id(),
                 pad: 0,
@@ -298,15 +269,17 @@ impl Events {
         drop(page);
 
         let slot = (!desc.event_type.is_system()).then_some(args.event_slot_index);
-        let obj = EventObj::new(
-            Arc::downgrade(sh),
-            desc,
-            args.event_id,
-            !manual_reset,
+        let obj = EventObj {
+            owner: Arc::downgrade(sh),
+            id: args.event_id,
+            desc: *desc,
+            auto_reset: !manual_reset,
             slot,
             slot_addr,
-            args.event_trigger_data,
-        );
+            trigger: args.event_trigger_data,
+            live: AtomicBool::new(true),
+            exception: Mutex::new(None),
+        };
         let event = Event { obj: Arc::new(obj) };
         if signaled && !desc.event_type.is_system() {
             let mut s = kfd_ioctl_set_event_args {
@@ -321,7 +294,7 @@ impl Events {
                 });
             }
         }
-        lock(&sh.registry).insert(event.obj.c.addr(), event.clone());
+        lock(&sh.registry).insert(key(&event), event.clone());
         Ok(event)
     }
 
@@ -380,24 +353,10 @@ impl Events {
         if !std::ptr::eq(e.obj.owner.as_ptr(), Arc::as_ptr(&self.shared)) {
             return Err(EventError::ForeignEvent);
         }
-        match lock(&self.shared.registry).get(&e.obj.c.addr()) {
-            Some(live) if live.same(e) => Ok(()),
-            _ => Err(EventError::UnknownEvent),
+        if !e.obj.is_live() {
+            return Err(EventError::UnknownEvent);
         }
-    }
-
-    /// Maps an `HsaEvent *` a C caller passed back to its event: NULL is
-    /// [`EventError::NullEvent`]; a pointer that is not a live event of
-    /// this context (destroyed, another context's, or garbage) is
-    /// [`EventError::UnknownEvent`]. The pointer is never dereferenced.
-    pub fn lookup(&self, ptr: *const newest::HsaEvent) -> Result<Event, EventError> {
-        if ptr.is_null() {
-            return Err(EventError::NullEvent);
-        }
-        lock(&self.shared.registry)
-            .get(&(ptr as usize))
-            .cloned()
-            .ok_or(EventError::UnknownEvent)
+        Ok(())
     }
 
     /// Destroys an event (`hsaKmtDestroyEvent`). Threads waiting on it
@@ -405,7 +364,7 @@ impl Events {
     pub fn destroy(&self, e: &Event) -> Result<(), EventError> {
         self.check(e)?;
         let mut reg = lock(&self.shared.registry);
-        if !reg.get(&e.obj.c.addr()).is_some_and(|x| x.same(e)) {
+        if !e.obj.is_live() || !reg.contains_key(&key(e)) {
             return Err(EventError::UnknownEvent);
         }
         let mut a = kfd_ioctl_destroy_event_args {
@@ -416,7 +375,8 @@ impl Events {
             .file
             .ioctl_plain(AMDKFD_IOC_DESTROY_EVENT, &mut a)
             .map_err(EventError::kernel(AMDKFD_IOC_DESTROY_EVENT.info()))?;
-        reg.remove(&e.obj.c.addr());
+        e.obj.live.store(false, Ordering::Release);
+        reg.remove(&key(e));
         Ok(())
     }
 
@@ -548,55 +508,40 @@ impl Events {
         self.wait_inner(events, mode, timeout_ms, Some(ages))
     }
 
-    /// Waits on C event pointers (`hsaKmtWaitOnMultipleEvents[_Ext]` at
-    /// the C border): the whole list is resolved under one registry lock,
-    /// carrying event ids and types, with no per-event handle; only
-    /// memory and hardware exception events are held (their C views
-    /// receive the exception data after the wait, even if another thread
-    /// destroys them meanwhile). NULL is [`EventError::NullEvent`], a
-    /// pointer that is not a live event of this context
-    /// [`EventError::UnknownEvent`], as [`Events::lookup`]; `ages` as in
-    /// [`Events::wait_with_age`].
-    pub fn wait_pointers(
+    /// Waits on a list resolved ahead of the wait ([`Event::waitable`]),
+    /// as the C border does: it maps the caller's C event pointers to
+    /// events under its own lock, and waits without holding a reference
+    /// to each event. Another context's entry is
+    /// [`EventError::ForeignEvent`]; an entry of an event destroyed since
+    /// it was resolved makes the kernel fail the wait (or, if the kernel
+    /// has reused the id, wait on the event that now has it, as a C
+    /// caller racing a destroy does). `ages` as in
+    /// [`Events::wait_with_age`]. For each memory or hardware exception
+    /// event the completed wait reports, `exception` is called with the
+    /// entry's index and the data (nothing is stored in the events).
+    pub fn wait_resolved(
         &self,
-        ptrs: &[*const newest::HsaEvent],
+        list: &[Waitable],
         mode: WaitMode,
         timeout_ms: u32,
         ages: Option<&mut [u64]>,
+        exception: impl FnMut(usize, ExceptionData),
     ) -> Result<WaitOutcome, EventError> {
         if let Some(a) = ages.as_deref() {
-            if a.len() < ptrs.len() {
+            if a.len() < list.len() {
                 return Err(EventError::AgeLengthMismatch {
                     ages: a.len(),
-                    events: ptrs.len(),
+                    events: list.len(),
                 });
             }
         }
-        let mut held = Vec::new();
-        let list = {
-            let reg = lock(&self.shared.registry);
-            ptrs.iter()
-                .map(|&p| {
-                    if p.is_null() {
-                        return Err(EventError::NullEvent);
-                    }
-                    let e = reg.get(&(p as usize)).ok_or(EventError::UnknownEvent)?;
-                    let ty = e.event_type();
-                    if matches!(ty, EventType::Memory | EventType::HwException) {
-                        held.push(e.clone());
-                    }
-                    Ok(Waited { id: e.id(), ty })
-                })
-                .collect::<Result<Vec<_>, _>>()?
-        };
-        let (result, data) = self.wait_ids(&list, mode, timeout_ms, ages);
-        if result == Ok(WaitOutcome::Signaled) && !held.is_empty() {
-            let mut held = held.iter().peekable();
-            let pairs = list.iter().zip(&data).filter_map(|(w, d)| {
-                let e = held.next_if(|e| e.id() == w.id)?;
-                Some((e, d))
-            });
-            self.store_exceptions(pairs)?;
+        let shared = Arc::as_ptr(&self.shared) as usize;
+        if list.iter().any(|w| w.owner != shared) {
+            return Err(EventError::ForeignEvent);
+        }
+        let (result, data) = self.wait_ids(list, mode, timeout_ms, ages);
+        if result == Ok(WaitOutcome::Signaled) {
+            self.exceptions(list, &data, exception)?;
         }
         result
     }
@@ -608,29 +553,13 @@ impl Events {
         timeout_ms: u32,
         ages: Option<&mut [u64]>,
     ) -> Result<WaitOutcome, EventError> {
-        let shared = Arc::as_ptr(&self.shared);
-        if events
+        let list = events
             .iter()
-            .any(|e| !std::ptr::eq(e.obj.owner.as_ptr(), shared))
-        {
-            return Err(EventError::ForeignEvent);
-        }
-        let list = {
-            let reg = lock(&self.shared.registry);
-            events
-                .iter()
-                .map(|e| match reg.get(&e.obj.c.addr()) {
-                    Some(live) if live.same(e) => Ok(Waited {
-                        id: e.id(),
-                        ty: e.event_type(),
-                    }),
-                    _ => Err(EventError::UnknownEvent),
-                })
-                .collect::<Result<Vec<_>, _>>()?
-        };
+            .map(|e| self.check(e).map(|()| e.waitable()))
+            .collect::<Result<Vec<_>, _>>()?;
         let (result, data) = self.wait_ids(&list, mode, timeout_ms, ages);
         if result == Ok(WaitOutcome::Signaled) {
-            self.store_exceptions(events.iter().zip(&data))?;
+            self.exceptions(&list, &data, |i, x| events[i].obj.store_exception(x))?;
         }
         result
     }
@@ -639,7 +568,7 @@ impl Events {
     /// and the kernel's event data (ages written back to `ages`).
     fn wait_ids(
         &self,
-        list: &[Waited],
+        list: &[Waitable],
         mode: WaitMode,
         timeout_ms: u32,
         ages: Option<&mut [u64]>,
@@ -685,44 +614,53 @@ impl Events {
             .ok_or(EventError::UnknownGpu(gpu_id))
     }
 
-    fn store_exceptions<'a>(
+    /// Hands the exception data the kernel returned for the memory and
+    /// hardware exception events of `list` to `store`, with the node ids
+    /// translated; entries without data (`gpu_id` 0) are skipped.
+    fn exceptions(
         &self,
-        pairs: impl Iterator<Item = (&'a Event, &'a kfd_event_data)>,
+        list: &[Waitable],
+        data: &[kfd_event_data],
+        mut store: impl FnMut(usize, ExceptionData),
     ) -> Result<(), EventError> {
-        for (e, d) in pairs {
-            match e.event_type() {
+        for (i, (w, d)) in list.iter().zip(data).enumerate() {
+            match w.ty {
                 EventType::Memory => {
                     let m = d.memory_exception();
                     if m.gpu_id == 0 {
                         continue;
                     }
-                    let mut failure = HsaAccessAttributeFailure::default();
-                    failure.set_NotPresent(m.failure.NotPresent);
-                    failure.set_ReadOnly(m.failure.ReadOnly);
-                    failure.set_NoExecute(m.failure.NoExecute);
-                    failure.set_Imprecise(m.failure.imprecise);
-                    failure.set_ErrorType(m.ErrorType);
-                    failure.set_ECC((m.ErrorType == 1 || m.ErrorType == 2) as u32);
-                    let fault = MemoryFault {
-                        node_id: self.node_of(m.gpu_id)?,
-                        virtual_address: m.va,
-                        failure,
-                        flags: FATAL_PROCESS,
+                    // The low bit of each flag, as C's 1-bit fields keep.
+                    let failure = AccessFailure {
+                        not_present: m.failure.NotPresent & 1 != 0,
+                        read_only: m.failure.ReadOnly & 1 != 0,
+                        no_execute: m.failure.NoExecute & 1 != 0,
+                        imprecise: m.failure.imprecise & 1 != 0,
+                        error_type: m.ErrorType,
                     };
-                    e.obj.c.write_memory_fault(&fault);
+                    store(
+                        i,
+                        ExceptionData::Memory(MemoryFault {
+                            node_id: self.node_of(m.gpu_id)?,
+                            virtual_address: m.va,
+                            failure,
+                        }),
+                    );
                 }
                 EventType::HwException => {
                     let h = d.hw_exception();
                     if h.gpu_id == 0 {
                         continue;
                     }
-                    let hw = HwException {
-                        node_id: self.node_of(h.gpu_id)?,
-                        reset_type: h.reset_type,
-                        memory_lost: h.memory_lost,
-                        reset_cause: h.reset_cause,
-                    };
-                    e.obj.c.write_hw_exception(&hw);
+                    store(
+                        i,
+                        ExceptionData::HwException(HwException {
+                            node_id: self.node_of(h.gpu_id)?,
+                            reset_type: h.reset_type,
+                            memory_lost: h.memory_lost,
+                            reset_cause: h.reset_cause,
+                        }),
+                    );
                 }
                 _ => {}
             }

@@ -56,9 +56,10 @@
 //! becomes is decided at the `hsakmt` border). Events are
 //! [`Event`] handles tied to their context: using one with another
 //! context, or after it was destroyed, is an error, never undefined
-//! behaviour. The `hsakmt` C border hands out [`Event::as_hsa_ptr`] and
-//! maps pointers back with [`Events::lookup`], which never dereferences
-//! them.
+//! behaviour. The crate knows nothing of the C structs: the `hsakmt` C
+//! border keeps the C event struct it hands to C callers for each event
+//! (filled from [`Event`]'s typed data), maps their pointers back to
+//! events itself, and waits on them with [`Events::wait_resolved`].
 //!
 //! The dGPU event page is a [`kfd_fmm::Buffer`] of the context's memory
 //! manager, held by the [`Events`]; without a memory manager the crate
@@ -76,7 +77,10 @@ mod events;
 mod smi;
 
 pub use error::EventError;
-pub use event::{Event, EventDescriptor, EventType, HwException, MemoryFault, HSA_EVENT_SIZE};
+pub use event::{
+    AccessFailure, Event, EventDescriptor, EventType, ExceptionData, HwException, MemoryFault,
+    Waitable,
+};
 pub use events::{Events, WaitMode, WaitOutcome, TIMEOUT_IMMEDIATE, TIMEOUT_INFINITE};
 pub use smi::open_smi;
 

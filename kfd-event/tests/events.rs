@@ -8,7 +8,6 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use common::*;
-use hsakmt_sys::common::{HsaEventDescriptor, HSA_EVENTID_MEMORYFLAGS, HSA_EVENTTYPE};
 use kfd_event::{
     EventDescriptor, EventError, EventType, Events, WaitMode, WaitOutcome, TIMEOUT_IMMEDIATE,
     TIMEOUT_INFINITE,
@@ -66,12 +65,8 @@ fn every_event_type_on_every_preset() {
                 let e = events.create(&desc, manual, signaled).unwrap();
                 assert_eq!(e.event_type(), ty);
                 assert_eq!(e.auto_reset(), !manual);
-                let c = e.hsa_event();
-                assert_eq!({ c.EventId }, e.id(), "{preset} {ty:?}");
-                let d = c.EventData;
-                assert_eq!(d.EventType, HSA_EVENTTYPE(ty.raw()));
-                assert_eq!({ d.HWData1 }, e.id() as u64);
-                assert_eq!(e.sync_var().SyncVar.value(), 0x1000);
+                assert_eq!(e.descriptor(), &desc, "{preset} {ty:?}");
+                assert_eq!(e.exception(), None);
                 if ty.is_system() {
                     assert_eq!(e.slot(), None);
                     assert_eq!(e.slot_address(), 0);
@@ -116,15 +111,8 @@ fn bad_inputs_give_the_c_statuses() {
     let ctx = Ctx::primary(&sim);
     let events = events(&ctx);
 
-    // EventType >= HSA_EVENTTYPE_MAXID.
-    let raw = HsaEventDescriptor {
-        EventType: HSA_EVENTTYPE::HSA_EVENTTYPE_MAXID,
-        ..Default::default()
-    };
-    assert_eq!(
-        st(EventDescriptor::from_hsa(&raw).unwrap_err()),
-        "InvalidEventType"
-    );
+    // EventType >= HSA_EVENTTYPE_MAXID has no EventType.
+    assert_eq!(EventType::from_raw(9), None);
 
     // System events cannot be set or reset.
     let mem = events
@@ -133,23 +121,21 @@ fn bad_inputs_give_the_c_statuses() {
     assert_eq!(st(events.set(&mem).unwrap_err()), "SystemEvent");
     assert_eq!(st(events.reset(&mem).unwrap_err()), "SystemEvent");
 
-    // NULL, destroyed and unknown pointers.
-    assert_eq!(
-        st(events.lookup(std::ptr::null()).unwrap_err()),
-        "NullEvent"
-    );
+    // Destroyed events.
     let e = signal(&events, false);
-    let p = e.as_hsa_ptr();
-    assert!(events.lookup(p).unwrap().same(&e));
+    events.check(&e).unwrap();
     events.destroy(&e).unwrap();
-    assert_eq!(st(events.lookup(p).unwrap_err()), "UnknownEvent");
     assert_eq!(st(events.set(&e).unwrap_err()), "UnknownEvent");
     assert_eq!(st(events.reset(&e).unwrap_err()), "UnknownEvent");
     assert_eq!(st(events.query(&e).unwrap_err()), "UnknownEvent");
     assert_eq!(st(events.destroy(&e).unwrap_err()), "UnknownEvent");
     assert_eq!(st(events.wait_one(&e, 0).unwrap_err()), "UnknownEvent");
-    let garbage = 0x1234_5678usize as *const _;
-    assert_eq!(st(events.lookup(garbage).unwrap_err()), "UnknownEvent");
+    assert_eq!(
+        st(events
+            .wait(std::slice::from_ref(&e), WaitMode::Any, 0)
+            .unwrap_err()),
+        "UnknownEvent"
+    );
 
     // A zero-length wait list completes at once, as the kernel does.
     assert_eq!(
@@ -192,7 +178,12 @@ fn events_of_another_context_are_rejected() {
             .unwrap_err()),
         "ForeignEvent"
     );
-    assert_eq!(st(eb.lookup(e.as_hsa_ptr()).unwrap_err()), "UnknownEvent");
+    assert_eq!(
+        st(eb
+            .wait_resolved(&[e.waitable()], WaitMode::Any, 0, None, |_, _| ())
+            .unwrap_err()),
+        "ForeignEvent"
+    );
     // Nothing happened to either event.
     assert_eq!(ea.wait_one(&e, 0).unwrap(), WaitOutcome::TimedOut);
     eb.set(&f).unwrap();
@@ -536,19 +527,10 @@ fn memory_fault_data_is_returned_by_the_wait() {
     let f = e.memory_fault();
     assert_eq!(f.node_id, node);
     assert_eq!(f.virtual_address, 0x7f00_1234_5000);
-    assert_eq!(f.failure.NotPresent(), 1);
-    assert_eq!(f.failure.ECC(), 0);
-    assert_eq!(
-        f.flags,
-        HSA_EVENTID_MEMORYFLAGS::HSA_EVENTID_MEMORY_FATAL_PROCESS
-    );
-    // The same data through the C view.
-    let c = e.hsa_event();
-    let data = c.EventData;
-    // SAFETY: plain-integer union member.
-    let m = unsafe { data.EventData.MemoryAccessFault };
-    assert_eq!({ m.VirtualAddress }, 0x7f00_1234_5000);
-    assert_eq!({ m.NodeId }, node);
+    assert!(f.failure.not_present);
+    assert!(!f.failure.ecc());
+    assert_eq!(e.exception(), Some(kfd_event::ExceptionData::Memory(f)));
+    assert_eq!(e.hw_exception(), kfd_event::HwException::default());
 }
 
 #[test]
@@ -590,26 +572,29 @@ fn teardown_destroys_every_event_and_leaks_nothing() {
     }
 }
 
-/// `wait_pointers`, the C border's multi-event wait: the list resolved
-/// from C pointers in one go, with `lookup`'s errors, ages per element
-/// and exception data stored in the events.
+/// `wait_resolved`, the C border's wait: the list resolved ahead of the
+/// wait, ages per element, exception data handed back by index (and not
+/// stored in the events).
 #[test]
-fn wait_on_c_pointers() {
+fn wait_on_a_resolved_list() {
     let sim = Sim::preset("mi210").unwrap();
     let ctx = Ctx::primary(&sim);
     let events = events(&ctx);
     let list: Vec<_> = (0..4).map(|_| signal(&events, true)).collect();
-    let ptrs: Vec<_> = list.iter().map(|e| e.as_hsa_ptr() as *const _).collect();
+    let resolved: Vec<_> = list.iter().map(|e| e.waitable()).collect();
+    assert_eq!(resolved[2].id(), list[2].id());
+    assert_eq!(resolved[2].event_type(), EventType::Signal);
+    let none = |_: usize, _: kfd_event::ExceptionData| panic!("no exception data");
     events.set(&list[1]).unwrap();
     assert_eq!(
         events
-            .wait_pointers(&ptrs, WaitMode::Any, 20_000, None)
+            .wait_resolved(&resolved, WaitMode::Any, 20_000, None, none)
             .unwrap(),
         WaitOutcome::Signaled
     );
     assert_eq!(
         events
-            .wait_pointers(&ptrs, WaitMode::All, 30, None)
+            .wait_resolved(&resolved, WaitMode::All, 30, None, none)
             .unwrap(),
         WaitOutcome::TimedOut
     );
@@ -617,39 +602,36 @@ fn wait_on_c_pointers() {
     let mut ages = [1u64; 4];
     assert_eq!(
         events
-            .wait_pointers(&ptrs, WaitMode::Any, 20_000, Some(&mut ages))
+            .wait_resolved(&resolved, WaitMode::Any, 20_000, Some(&mut ages), none)
             .unwrap(),
         WaitOutcome::Signaled
     );
     assert!(ages[1] > 1, "{ages:?}");
     let mut short = [1u64; 3];
     assert!(matches!(
-        events.wait_pointers(&ptrs, WaitMode::Any, 0, Some(&mut short)),
+        events.wait_resolved(&resolved, WaitMode::Any, 0, Some(&mut short), none),
         Err(EventError::AgeLengthMismatch { ages: 3, events: 4 })
     ));
-    // NULL and unknown pointers: lookup's statuses.
-    let mut bad = ptrs.clone();
-    bad.push(std::ptr::null());
-    assert!(matches!(
-        events.wait_pointers(&bad, WaitMode::Any, 0, None),
-        Err(EventError::NullEvent)
-    ));
+    // An entry of a destroyed event: the kernel no longer knows the id.
     let gone = signal(&events, true);
-    let gone_ptr = gone.as_hsa_ptr() as *const _;
+    let mut bad = resolved.clone();
+    bad.push(gone.waitable());
     events.destroy(&gone).unwrap();
-    bad[4] = gone_ptr;
     assert_eq!(
         st(events
-            .wait_pointers(&bad, WaitMode::Any, 0, None)
+            .wait_resolved(&bad, WaitMode::All, 0, None, none)
             .unwrap_err()),
-        "UnknownEvent"
+        "Kernel"
     );
     assert_eq!(
-        events.wait_pointers(&[], WaitMode::All, 0, None).unwrap(),
+        events
+            .wait_resolved(&[], WaitMode::All, 0, None, none)
+            .unwrap(),
         events.wait(&[], WaitMode::All, 0).unwrap(),
         "an empty list completes at once"
     );
-    // A memory fault between signal events lands in the memory event.
+    // A memory fault between signal events is handed back for the memory
+    // event's index.
     let node = ctx.gpu_node();
     let gpu_id = ctx.topology.node(node).unwrap().gpu_id;
     let desc = EventDescriptor {
@@ -657,16 +639,21 @@ fn wait_on_c_pointers() {
         ..EventDescriptor::new(EventType::Memory)
     };
     let m = events.create(&desc, true, false).unwrap();
-    let mixed = [ptrs[0], m.as_hsa_ptr() as *const _, ptrs[2]];
+    let mixed = [resolved[0], m.waitable(), resolved[2]];
     sim.signal_vm_fault(gpu_id, 0x7f00_1234_5000);
+    let mut got = Vec::new();
     assert_eq!(
         events
-            .wait_pointers(&mixed, WaitMode::Any, 20_000, None)
+            .wait_resolved(&mixed, WaitMode::Any, 20_000, None, |i, x| got.push((i, x)))
             .unwrap(),
         WaitOutcome::Signaled
     );
-    assert_eq!(m.memory_fault().virtual_address, 0x7f00_1234_5000);
-    assert_eq!(m.memory_fault().node_id, node);
+    let [(1, kfd_event::ExceptionData::Memory(f))] = got[..] else {
+        panic!("{got:?}");
+    };
+    assert_eq!(f.virtual_address, 0x7f00_1234_5000);
+    assert_eq!(f.node_id, node);
+    assert_eq!(m.exception(), None, "not stored in the event");
 }
 
 #[test]

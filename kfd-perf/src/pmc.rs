@@ -32,10 +32,10 @@
 //! through the host's `amd_iommu` perf-event source, which this machine
 //! and the simulator do not have, and upstream removed the block.
 
-use hsakmt_sys::newest::{self as hsa, HSA_UUID};
-
 /// The thunk's counter block ids (`enum perf_block_id`); the value is what
-/// `HsaCounter::BlockIndex` carries.
+/// `HsaCounter::BlockIndex` carries. (The C API also names each block by
+/// an `HSA_PROFILEBLOCK_AMD_*` UUID; the `hsakmt` border maps block ids
+/// to them.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u32)]
 #[allow(missing_docs)]
@@ -106,38 +106,6 @@ impl BlockId {
         BlockId::ALL.get(index as usize).copied()
     }
 
-    /// The `HSA_PROFILEBLOCK_AMD_*` UUID of the block (none for CPC, which
-    /// no table uses).
-    pub fn uuid(self) -> Option<HSA_UUID> {
-        Some(match self {
-            BlockId::Cb => hsa::HSA_PROFILEBLOCK_AMD_CB,
-            BlockId::Cpc => return None,
-            BlockId::Cpf => hsa::HSA_PROFILEBLOCK_AMD_CPF,
-            BlockId::Cpg => hsa::HSA_PROFILEBLOCK_AMD_CPG,
-            BlockId::Db => hsa::HSA_PROFILEBLOCK_AMD_DB,
-            BlockId::Gds => hsa::HSA_PROFILEBLOCK_AMD_GDS,
-            BlockId::Grbm => hsa::HSA_PROFILEBLOCK_AMD_GRBM,
-            BlockId::Grbmse => hsa::HSA_PROFILEBLOCK_AMD_GRBMSE,
-            BlockId::Ia => hsa::HSA_PROFILEBLOCK_AMD_IA,
-            BlockId::Mc => hsa::HSA_PROFILEBLOCK_AMD_MC,
-            BlockId::Pasc => hsa::HSA_PROFILEBLOCK_AMD_PASC,
-            BlockId::Pasu => hsa::HSA_PROFILEBLOCK_AMD_PASU,
-            BlockId::Spi => hsa::HSA_PROFILEBLOCK_AMD_SPI,
-            BlockId::Srbm => hsa::HSA_PROFILEBLOCK_AMD_SRBM,
-            BlockId::Sq => hsa::HSA_PROFILEBLOCK_AMD_SQ,
-            BlockId::Sx => hsa::HSA_PROFILEBLOCK_AMD_SX,
-            BlockId::Ta => hsa::HSA_PROFILEBLOCK_AMD_TA,
-            BlockId::Tca => hsa::HSA_PROFILEBLOCK_AMD_TCA,
-            BlockId::Tcc => hsa::HSA_PROFILEBLOCK_AMD_TCC,
-            BlockId::Tcp => hsa::HSA_PROFILEBLOCK_AMD_TCP,
-            BlockId::Tcs => hsa::HSA_PROFILEBLOCK_AMD_TCS,
-            BlockId::Td => hsa::HSA_PROFILEBLOCK_AMD_TD,
-            BlockId::Vgt => hsa::HSA_PROFILEBLOCK_AMD_VGT,
-            BlockId::Wd => hsa::HSA_PROFILEBLOCK_AMD_WD,
-            BlockId::Iommuv2 => hsakmt_sys::rocm_5_2::HSA_PROFILEBLOCK_AMD_IOMMUV2,
-        })
-    }
-
     /// Whether counters of this block need privileged (kernel or root)
     /// access; only IOMMUv2 does.
     pub fn is_privileged(self) -> bool {
@@ -204,7 +172,6 @@ impl Asic {
             .iter()
             .map(|e| CounterBlock {
                 block: e.block,
-                uuid: e.block.uuid().unwrap_or_default(),
                 num_concurrent: e.slots,
                 counters: e
                     .ids
@@ -212,9 +179,9 @@ impl Asic {
                     .flat_map(|&(lo, hi)| lo..=hi)
                     .map(|id| Counter {
                         kind: if e.block.is_privileged() {
-                            hsa::HSA_PROFILE_TYPE_PRIVILEGED_IMMEDIATE
+                            ProfileType::PrivilegedImmediate
                         } else {
-                            hsa::HSA_PROFILE_TYPE_NONPRIV_IMMEDIATE
+                            ProfileType::NonPrivImmediate
                         },
                         id: u64::from(id),
                         size_in_bits: COUNTER_SIZE_IN_BITS,
@@ -239,11 +206,58 @@ pub const COUNTER_SIZE_IN_BITS: u32 = 64;
 /// wave or CU. Every table counter has it.
 pub const COUNTER_FLAG_GLOBAL: u32 = 1;
 
+/// How a counter is accessed (`HSA_PROFILE_TYPE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProfileType {
+    /// Privileged, read on demand (value 0).
+    PrivilegedImmediate,
+    /// Privileged, streamed into a trace buffer (1).
+    PrivilegedStreaming,
+    /// Unprivileged, read on demand (2).
+    NonPrivImmediate,
+    /// Unprivileged, streamed (3).
+    NonPrivStreaming,
+    /// Any other value a caller passed (kept so that it is treated as the
+    /// C library treats it: not privileged).
+    Other(u32),
+}
+
+impl ProfileType {
+    /// From the C value.
+    pub fn from_raw(v: u32) -> ProfileType {
+        match v {
+            0 => ProfileType::PrivilegedImmediate,
+            1 => ProfileType::PrivilegedStreaming,
+            2 => ProfileType::NonPrivImmediate,
+            3 => ProfileType::NonPrivStreaming,
+            other => ProfileType::Other(other),
+        }
+    }
+
+    /// The C value.
+    pub fn raw(self) -> u32 {
+        match self {
+            ProfileType::PrivilegedImmediate => 0,
+            ProfileType::PrivilegedStreaming => 1,
+            ProfileType::NonPrivImmediate => 2,
+            ProfileType::NonPrivStreaming => 3,
+            ProfileType::Other(v) => v,
+        }
+    }
+
+    /// Whether the type is one of the two privileged ones (the only
+    /// counters a trace records: the C library skips every value above
+    /// `HSA_PROFILE_TYPE_PRIVILEGED_STREAMING`).
+    pub fn is_privileged(self) -> bool {
+        self.raw() <= 1
+    }
+}
+
 /// One counter (`HsaCounter`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Counter {
-    /// `HSA_PROFILE_TYPE`.
-    pub kind: hsa::HSA_PROFILE_TYPE,
+    /// How it is accessed.
+    pub kind: ProfileType,
     /// Counter id (register select value).
     pub id: u64,
     /// Counter width in bits.
@@ -262,8 +276,6 @@ pub struct Counter {
 pub struct CounterBlock {
     /// Which block.
     pub block: BlockId,
-    /// The block's UUID.
-    pub uuid: HSA_UUID,
     /// How many of its counters can count at once.
     pub num_concurrent: u32,
     /// Its counters.
@@ -288,35 +300,6 @@ impl CounterProperties {
     /// The block `block`, if the node has it.
     pub fn block(&self, block: BlockId) -> Option<&CounterBlock> {
         self.blocks.iter().find(|b| b.block == block)
-    }
-
-    /// The C layout of these properties, byte for byte as
-    /// `hsaKmtPmcGetCounterProperties` returns them: `NumBlocks`,
-    /// `NumConcurrent`, then each block (`HSA_UUID`, `NumCounters`,
-    /// `NumConcurrent`, its `HsaCounter`s, 32 bytes each, 4-byte packed),
-    /// each block starting right after the previous block's last counter.
-    /// The size is `8 + 24 * blocks + 32 * counters` bytes.
-    pub fn to_c_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(8 + 24 * self.blocks.len() + 32 * self.num_counters());
-        out.extend_from_slice(&(self.blocks.len() as u32).to_ne_bytes());
-        out.extend_from_slice(&self.num_concurrent.to_ne_bytes());
-        for b in &self.blocks {
-            out.extend_from_slice(&b.uuid.Data1.to_ne_bytes());
-            out.extend_from_slice(&b.uuid.Data2.to_ne_bytes());
-            out.extend_from_slice(&b.uuid.Data3.to_ne_bytes());
-            out.extend_from_slice(&b.uuid.Data4);
-            out.extend_from_slice(&(b.counters.len() as u32).to_ne_bytes());
-            out.extend_from_slice(&b.num_concurrent.to_ne_bytes());
-            for c in &b.counters {
-                out.extend_from_slice(&c.kind.0.to_ne_bytes());
-                out.extend_from_slice(&c.id.to_ne_bytes());
-                out.extend_from_slice(&c.size_in_bits.to_ne_bytes());
-                out.extend_from_slice(&c.mask.to_ne_bytes());
-                out.extend_from_slice(&c.flags.to_ne_bytes());
-                out.extend_from_slice(&c.block_index.to_ne_bytes());
-            }
-        }
-        out
     }
 }
 

@@ -15,8 +15,6 @@
 
 use std::collections::BTreeMap;
 
-use hsakmt_sys::newest as hsa;
-
 use crate::pmc::{BlockId, Counter, NUM_BLOCK_IDS};
 use crate::{Error, Perf, Result};
 
@@ -96,7 +94,7 @@ impl Perf {
         for c in counters {
             let block =
                 BlockId::from_index(c.block_index).ok_or(Error::UnknownBlock(c.block_index))?;
-            if c.kind.0 > hsa::HSA_PROFILE_TYPE_PRIVILEGED_STREAMING.0 {
+            if !c.kind.is_privileged() {
                 continue;
             }
             min_buf_size += u64::from(c.size_in_bits / 8);

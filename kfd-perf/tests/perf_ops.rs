@@ -6,8 +6,7 @@ mod mock;
 
 use std::sync::Arc;
 
-use hsakmt_sys::newest as hsa;
-use kfd_perf::pmc::{BlockId, Counter, GfxVersion, COUNTER_FLAG_GLOBAL};
+use kfd_perf::pmc::{BlockId, Counter, GfxVersion, ProfileType, COUNTER_FLAG_GLOBAL};
 use kfd_perf::{
     Error, KernelOp, PcSamplingInfo, PcSamplingTraceId, Perf, PerfNode, SpmBuffer, TraceId,
     MAX_COUNTERS_PER_TRACE,
@@ -34,7 +33,7 @@ fn st(e: &Error) -> String {
     e.cause()
 }
 
-fn counter(block: BlockId, id: u64, kind: hsa::HSA_PROFILE_TYPE) -> Counter {
+fn counter(block: BlockId, id: u64, kind: ProfileType) -> Counter {
     Counter {
         kind,
         id,
@@ -45,8 +44,8 @@ fn counter(block: BlockId, id: u64, kind: hsa::HSA_PROFILE_TYPE) -> Counter {
     }
 }
 
-const PRIV: hsa::HSA_PROFILE_TYPE = hsa::HSA_PROFILE_TYPE_PRIVILEGED_IMMEDIATE;
-const NONPRIV: hsa::HSA_PROFILE_TYPE = hsa::HSA_PROFILE_TYPE_NONPRIV_IMMEDIATE;
+const PRIV: ProfileType = ProfileType::PrivilegedImmediate;
+const NONPRIV: ProfileType = ProfileType::NonPrivImmediate;
 
 #[test]
 fn counter_properties_per_node() {

@@ -124,7 +124,7 @@ fn rust_dump(p: &Perf) -> String {
             writeln!(
                 out,
                 "block {:08x} {} counters {} concurrent {} ids first {} last {} hash {h:016x}",
-                b.uuid.Data1,
+                hsakmt_sys::common::PERF_BLOCK_UUIDS[b.block as usize].Data1,
                 b.block as u32,
                 b.counters.len(),
                 b.num_concurrent,
