@@ -146,14 +146,10 @@ fn close_gem(file: &DeviceFile, gem: u32) {
 
 /// The size of the dma-buf `fd` (`lseek` to its end, then back).
 fn dmabuf_size(fd: c_int) -> Result<u64, c_int> {
-    // SAFETY: lseek on a caller's descriptor reads no memory of ours.
-    let end = unsafe { libc::lseek(fd, 0, libc::SEEK_END) };
-    if end < 0 {
-        return Err(super::last_errno());
-    }
-    // SAFETY: as above.
-    unsafe { libc::lseek(fd, 0, libc::SEEK_SET) };
-    Ok(end as u64)
+    // SAFETY: the caller's descriptor, borrowed for this call only; a
+    // number that is not open makes lseek fail with EBADF.
+    let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+    kfd_sys::process::file_size(fd).map_err(errno)
 }
 
 /// `amdgpu_bo_import`'s work for a dma-buf: the buffer object of GEM
@@ -258,14 +254,10 @@ pub unsafe extern "C" fn amdgpu_bo_export(
         let shared = match kind {
             HANDLE_TYPE_KMS | HANDLE_TYPE_KMS_NOIMPORT => gem,
             HANDLE_TYPE_DMA_BUF_FD => {
-                let mut ph = drm_prime_handle {
-                    handle: gem,
-                    flags: DRM_CLOEXEC | DRM_RDWR,
-                    fd: -1,
-                };
-                file.ioctl_plain(DRM_IOCTL_PRIME_HANDLE_TO_FD, &mut ph)
+                let fd = kfd_sys::drm::prime_handle_to_fd(&file, gem, DRM_CLOEXEC | DRM_RDWR)
                     .map_err(errno)?;
-                ph.fd as u32
+                // The caller owns the descriptor from here (libdrm's contract).
+                std::os::fd::IntoRawFd::into_raw_fd(fd) as u32
             }
             HANDLE_TYPE_GEM_FLINK_NAME => return Err(libc::EACCES),
             _ => return Err(libc::EINVAL),
@@ -331,17 +323,7 @@ pub unsafe extern "C" fn amdgpu_bo_cpu_map(bo: *mut c_void, cpu: *mut *mut c_voi
                 addr
             }
             None => {
-                let mut mm = drm_amdgpu_gem_mmap {
-                    r#in: drm_amdgpu_gem_mmap_in {
-                        handle: gem,
-                        _pad: 0,
-                    },
-                };
-                file.ioctl_plain(DRM_IOCTL_AMDGPU_GEM_MMAP, &mut mm)
-                    .map_err(errno)?;
-                // SAFETY: after a successful GEM_MMAP the union holds its
-                // output.
-                let offset = unsafe { mm.out.addr_ptr };
+                let offset = kfd_sys::drm::gem_mmap_offset(&file, gem).map_err(errno)?;
                 let len = usize::try_from(size).map_err(|_| libc::ENOMEM)?;
                 // SAFETY: no MAP_FIXED: the kernel picks a free range.
                 let addr = unsafe {
