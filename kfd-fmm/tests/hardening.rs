@@ -32,6 +32,23 @@ impl std::io::Write for Trace {
 }
 
 impl Trace {
+    /// The first ALLOC_MEMORY_OF_GPU line and the flags it carries.
+    fn first_alloc(&self) -> (String, AllocMemFlags) {
+        let text = self.text();
+        let line = text
+            .lines()
+            .find(|l| l.contains("AMDKFD_IOC_ALLOC_MEMORY_OF_GPU"))
+            .expect("traced")
+            .to_string();
+        let bits: u32 = line
+            .split("flags: ")
+            .nth(1)
+            .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|n| n.parse().ok())
+            .expect("flags in the trace");
+        (line, AllocMemFlags::from_bits_retain(bits))
+    }
+
     fn text(&self) -> String {
         String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
     }
@@ -393,18 +410,7 @@ fn flag_combination_rule() {
     sim.set_trace(trace.clone());
     let f = MemFlags::NON_PAGED | MemFlags::COARSE_GRAIN | MemFlags::UNCACHED;
     let a = fmm.alloc_memory(g, PAGE_SIZE, f, None).unwrap();
-    let text = trace.text();
-    let line = text
-        .lines()
-        .find(|l| l.contains("AMDKFD_IOC_ALLOC_MEMORY_OF_GPU"))
-        .expect("traced");
-    let bits: u32 = line
-        .split("flags: ")
-        .nth(1)
-        .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
-        .and_then(|n| n.parse().ok())
-        .expect("flags in the trace");
-    let ioc = AllocMemFlags::from_bits_retain(bits);
+    let (line, ioc) = trace.first_alloc();
     assert!(ioc.contains(AllocMemFlags::UNCACHED), "{line}");
     assert!(!ioc.contains(AllocMemFlags::COHERENT), "{line}");
     fmm.free_memory(a).unwrap();
@@ -699,18 +705,7 @@ fn host_gtt_memory_is_a_gtt_bo_of_the_anchor_gpu() {
     let a = fmm
         .alloc_host_gtt(0, g, 4 * PAGE_SIZE, MemFlags::empty())
         .unwrap();
-    let text = trace.text();
-    let line = text
-        .lines()
-        .find(|l| l.contains("AMDKFD_IOC_ALLOC_MEMORY_OF_GPU"))
-        .expect("traced");
-    let bits: u32 = line
-        .split("flags: ")
-        .nth(1)
-        .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
-        .and_then(|n| n.parse().ok())
-        .expect("flags in the trace");
-    let ioc = AllocMemFlags::from_bits_retain(bits);
+    let (line, ioc) = trace.first_alloc();
     assert!(ioc.contains(AllocMemFlags::GTT), "{line}");
     assert!(!ioc.contains(AllocMemFlags::USERPTR), "{line}");
     let info = fmm.pointer_info(a).unwrap();

@@ -85,7 +85,9 @@ impl Fmm {
         size: u64,
         flags: MemFlags,
     ) -> Result<u64> {
-        if self.validate_node(cpu_node)? != 0 {
+        let flags = flags | MemFlags::NON_PAGED | MemFlags::HOST_ACCESS;
+        let (cpu_gpu, flags) = self.check_alloc(cpu_node, size, 0, flags)?;
+        if cpu_gpu != 0 {
             return Err(FmmError::InvalidNode(cpu_node));
         }
         let anchor = self.validate_node(anchor_node)?;
@@ -101,12 +103,8 @@ impl Fmm {
                 "host GTT memory is memory with an address of its own",
             ));
         }
-        let flags = flags | MemFlags::NON_PAGED | MemFlags::HOST_ACCESS;
-        let (_, flags) = self.check_alloc(cpu_node, size, 0, flags)?;
         if size > crate::MAX_ALLOC_SIZE {
-            return Err(FmmError::HostAllocFailed(
-                "size exceeds the virtual address space",
-            ));
+            return Err(FmmError::HostAllocFailed(TOO_BIG));
         }
         self.alloc_host(cpu_node, anchor, None, size, 0, flags, false)
             .map_err(host_alloc_error)
@@ -199,7 +197,6 @@ impl Fmm {
         // Nothing this big fits in the address space; refused here, before
         // any size arithmetic, with the status of the path's failure.
         let too_big = size > crate::MAX_ALLOC_SIZE;
-        const TOO_BIG: &str = "size exceeds the virtual address space";
         if flags.contains(MemFlags::SCRATCH) {
             if align != 0 {
                 return Err(FmmError::NotImplemented("alignment for scratch memory"));
@@ -548,6 +545,9 @@ impl Fmm {
         Ok(())
     }
 }
+
+/// Why an allocation larger than the address space is refused.
+const TOO_BIG: &str = "size exceeds the virtual address space";
 
 /// A failure of the system-memory path as the allocation reports it: a
 /// refused request or mapping is a failed system-memory allocation, no
