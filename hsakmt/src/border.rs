@@ -27,23 +27,6 @@ static PANICS: AtomicU64 = AtomicU64::new(0);
 
 static HOOK: Once = Once::new();
 
-/// Counts this thread into an export body for as long as it lives
-/// (also when the body unwinds).
-struct InExport;
-
-impl InExport {
-    fn enter() -> InExport {
-        IN_EXPORT.with(|d| d.set(d.get() + 1));
-        InExport
-    }
-}
-
-impl Drop for InExport {
-    fn drop(&mut self) {
-        IN_EXPORT.with(|d| d.set(d.get().saturating_sub(1)));
-    }
-}
-
 /// Wraps the process's panic hook once: a panic inside an export body
 /// prints nothing (a C caller's stderr is not ours to write to), except
 /// one line at `HSAKMT_DEBUG_LEVEL` 3 or more, as the C library logs its
@@ -95,9 +78,15 @@ fn install_hook() {
 /// (the panic hook prints nothing for it) and counted ([`panics_caught`]).
 pub fn guard(body: impl FnOnce() -> KmtResult) -> Status {
     install_hook();
-    let inside = InExport::enter();
-    let r = catch_unwind(AssertUnwindSafe(body));
-    drop(inside);
+    // One look-up of the thread-local (a call into the dynamic linker in
+    // a shared library) for both the count in and the count out; the
+    // count out runs also when the body panics, as that is caught here.
+    let r = IN_EXPORT.with(|depth| {
+        depth.set(depth.get() + 1);
+        let r = catch_unwind(AssertUnwindSafe(body));
+        depth.set(depth.get().saturating_sub(1));
+        r
+    });
     match r {
         Ok(Ok(())) => HSAKMT_STATUS::HSAKMT_STATUS_SUCCESS,
         Ok(Err(status)) => status,

@@ -215,11 +215,16 @@ unsafe fn event_pointers<'a>(
     // reads the caller's array, and fails with NO_MEMORY when it cannot
     // (the newest library; older ones crash): the same allocation is
     // tried first, so an absurd count is refused before a pointer is read.
-    let mut probe: Vec<kfd_sys::kfd::kfd_event_data> = Vec::new();
-    probe
-        .try_reserve_exact(n as usize)
-        .map_err(|_| st::NO_MEMORY)?;
-    drop(probe);
+    // Counts up to a few thousand (192 KiB of event data) skip the probe:
+    // what the wait allocates then cannot fail but by aborting, as any
+    // small allocation.
+    const PROBED_ABOVE: u32 = 4096;
+    if n > PROBED_ABOVE {
+        let mut probe: Vec<kfd_sys::kfd::kfd_event_data> = Vec::new();
+        probe
+            .try_reserve_exact(n as usize)
+            .map_err(|_| st::NO_MEMORY)?;
+    }
     // SAFETY: forwarded contract. The pointers are only compared with the
     // store's keys, never read through.
     unsafe {
@@ -244,21 +249,18 @@ struct Resolved {
 /// Resolves C event pointers under one store lock, before anything else
 /// the caller passed is read (as C, which fails on the events first).
 fn resolve_list(c: &Context, ptrs: &[*const abi::HsaEvent]) -> KmtResult<Resolved> {
-    let s = store(c)?;
+    // Sized before the lock: one allocation, none under it.
+    let mut list = Vec::with_capacity(ptrs.len());
     let mut held = Vec::new();
-    let list = ptrs
-        .iter()
-        .enumerate()
-        .map(|(i, &p)| {
-            let ce = s.get(p)?;
-            let w = ce.event.waitable();
-            if matches!(w.event_type(), EventType::Memory | EventType::HwException) {
-                held.push((i, ce.clone()));
-            }
-            Ok(w)
-        })
-        .collect::<Result<Vec<_>, EventError>>()
-        .kmt()?;
+    let s = store(c)?;
+    for (i, &p) in ptrs.iter().enumerate() {
+        let ce = s.get(p).kmt()?;
+        let w = ce.event.waitable();
+        if matches!(w.event_type(), EventType::Memory | EventType::HwException) {
+            held.push((i, ce.clone()));
+        }
+        list.push(w);
+    }
     Ok(Resolved { list, held })
 }
 

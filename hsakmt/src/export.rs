@@ -111,12 +111,48 @@ macro_rules! export {
         #[cfg(feature = "rocm-5.2")]
         export!(@symbol $name);
     };
+    // The body of each entry point, as a Rust function of its own in a
+    // module named after it (modules and functions live in different
+    // namespaces): the export runs it inside its guard, and a forward or
+    // another export calls it directly, inside the guard it already runs
+    // in (one guard per C call). Compiled where the export is.
+    (@body all $($rest:tt)*) => { export!(@module [] $($rest)*); };
+    (@body ctx $($rest:tt)*) => { export!(@module [] $($rest)*); };
+    (@body since62 $($rest:tt)*) => {
+        export!(@module [#[cfg(any(feature = "rocm-6.2", feature = "newest"))]] $($rest)*);
+    };
+    (@body newest $($rest:tt)*) => {
+        export!(@module [#[cfg(feature = "newest")]] $($rest)*);
+    };
+    (@body rocm52 $($rest:tt)*) => {
+        export!(@module [#[cfg(feature = "rocm-5.2")]] $($rest)*);
+    };
+    (@module [$(#[$cfg:meta])*] $name:ident [$($a:ident : $t:ty),*] $body:block) => {
+        $(#[$cfg])*
+        #[doc(hidden)]
+        #[allow(non_snake_case)]
+        pub(crate) mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            /// The entry point's body, without its guard.
+            ///
+            /// # Safety
+            ///
+            /// The entry point's contract; called inside a guard.
+            #[allow(non_snake_case, unused_unsafe, clippy::too_many_arguments)]
+            #[inline(always)]
+            pub(crate) unsafe fn body($($a: $t),*) -> $crate::border::KmtResult $body
+        }
+    };
     ($(
         $(#[$meta:meta])*
         $mode:ident fn $name:ident($($arg:ident : $ty:ty),* $(,)?) $body:block
     )*) => {$(
+        export!(@body $mode $name [$($arg : $ty),*] $body);
         export!(@one $mode [$(#[$meta])*] $name [$($arg : $ty),*] {
-            $crate::border::guard(|| $body)
+            // SAFETY: the C caller's contract is this function's.
+            $crate::border::guard(|| unsafe { $name::body($($arg),*) })
         });
     )*};
 }
@@ -134,9 +170,10 @@ macro_rules! forward {
             #[doc = concat!("Forwards to [`", stringify!($target), "`] on the primary context.")]
         ] $name [$($arg : $ty),*] {
             // SAFETY: the arguments are this function's own, passed on
-            // unchanged to a function with the same contract plus a
-            // context, which is the primary context's stable handle.
-            unsafe { $target($crate::ctx::primary_ptr(), $($arg),*) }
+            // unchanged to the body of a function with the same contract
+            // plus a context, which is the primary context's stable
+            // handle; this guard is the body's.
+            $crate::border::guard(|| unsafe { $target::body($crate::ctx::primary_ptr(), $($arg),*) })
         });
     )*};
 }

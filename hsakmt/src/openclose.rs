@@ -4,7 +4,7 @@ use hsakmt_sys::common::HsaVersionInfo;
 use kfd_context::{primary, primary::Opened, Context};
 use kfd_topology::SnapshotOptions;
 
-use crate::border::{check_mut, fwd, st, write_out, Kmt};
+use crate::border::{check_mut, st, write_out, Kmt};
 use crate::ctx::{self, HsaKFDContext};
 use crate::generation;
 
@@ -113,13 +113,13 @@ export! {
     /// `hsaKmtOpenKFD`: [`hsaKmtOpenKFDCtx`] without the handle.
     all fn hsaKmtOpenKFD() {
         // SAFETY: NULL is an accepted `pCtx`.
-        fwd(unsafe { hsaKmtOpenKFDCtx(std::ptr::null_mut()) })
+        unsafe { hsaKmtOpenKFDCtx::body(std::ptr::null_mut()) }
     }
 
     /// `hsaKmtCloseKFD`: [`hsaKmtCloseKFDCtx`].
     all fn hsaKmtCloseKFD() {
         // SAFETY: no arguments.
-        fwd(unsafe { hsaKmtCloseKFDCtx() })
+        unsafe { hsaKmtCloseKFDCtx::body() }
     }
 
     /// `hsaKmtGetVersion`: the KFD ioctl interface version of the primary

@@ -24,12 +24,16 @@
 //! `clone`/`syscall(SYS_fork)`; `vfork` children may only exec or exit)
 //! keeps the parent's generation, so lookups there still return the
 //! inherited context; its ioctls go to the parent's descriptor, which the
-//! kernel refuses in another process (`EBADF`). Opening and the last
-//! close (the calls that create or tear down) also compare the pid
+//! kernel refuses in another process (`EBADF`). A first open and the
+//! last close (the calls that create or tear down) also compare the pid
 //! recorded at open with `getpid`, as the C library's `hsaKmtOpenKFD`
-//! does, so such a child reopens a context of its own and its last close
-//! releases only the inherited references; a nested close only counts. If the handler cannot be registered, every
-//! lookup compares pids (one `getpid` each).
+//! does on every open, so such a child's last close releases only the
+//! inherited references and its next open makes a context of its own.
+//! Nested opens and closes only count, with one atomic operation and no
+//! lock (C takes its mutex and calls `getpid` for those too), so in such
+//! a child they count on the inherited context. If the handler cannot be
+//! registered, every lookup and every open and close compares pids (one
+//! `getpid` each).
 
 use std::fmt;
 use std::ops::Deref;
@@ -56,10 +60,9 @@ pub enum Opened {
 }
 
 struct Slot {
-    /// The context: open while `count > 0`; kept after the last close
-    /// with [`ContextOptions::keep_after_close`].
+    /// The context: open while [`COUNT`] is above 0; kept after the last
+    /// close with [`ContextOptions::keep_after_close`].
     ctx: Option<Context>,
-    count: u64,
     /// References a forked child inherited from its parent (see
     /// [`release_inherited`]).
     inherited: u64,
@@ -82,7 +85,6 @@ struct Slot {
 
 static SLOT: Mutex<Slot> = Mutex::new(Slot {
     ctx: None,
-    count: 0,
     inherited: 0,
     kept_topology: None,
     kept_read: Vec::new(),
@@ -101,13 +103,29 @@ struct Published {
 /// The open primary ([`Slot::publish`]); empty while it is closed.
 static PUBLISHED: ArcSwapOption<Published> = ArcSwapOption::const_empty();
 
+/// How many times the primary is open (the C library's
+/// `kfd_open_count`). It goes from 0 to 1 (a first open) and from 1 to 0
+/// (the last close) only under the slot's lock; a nested open or close
+/// of a context opened in this fork generation moves it between 1 and
+/// more without the lock ([`open_nested`], [`close_nested`]), so a
+/// reader under the lock may see it change, but never to or from 0.
+static COUNT: AtomicU64 = AtomicU64::new(0);
+
+/// The fork generation the open primary was opened in (the slot's
+/// `generation`, readable without its lock by the nested fast paths).
+static OPEN_GENERATION: AtomicU64 = AtomicU64::new(0);
+
+fn count() -> u64 {
+    COUNT.load(Ordering::Acquire)
+}
+
 impl Slot {
     /// Publishes what [`get`] answers now: the context while it is open
     /// (count above 0) in this process, nothing otherwise. Called under
     /// the slot's lock after every change of that answer (a first open, a
     /// last close, a fork), not on nested opens and closes.
     fn publish(&self) {
-        let open = match (&self.ctx, self.count) {
+        let open = match (&self.ctx, count()) {
             (Some(ctx), n) if n > 0 => Some(Arc::new(Published {
                 ctx: ctx.clone(),
                 generation: self.generation,
@@ -151,7 +169,7 @@ enum ForkCheck {
 
 fn slot(check: ForkCheck) -> MutexGuard<'static, Slot> {
     let mut s = SLOT.lock().unwrap_or_else(|e| e.into_inner());
-    if s.count > 0 || s.ctx.is_some() {
+    if count() > 0 || s.ctx.is_some() {
         let forked = s.generation != FORK_GENERATION.load(Ordering::Relaxed)
             || ((check == ForkCheck::Pid || !ATFORK_REGISTERED.load(Ordering::Relaxed))
                 && s.pid != std::process::id());
@@ -170,8 +188,7 @@ fn slot(check: ForkCheck) -> MutexGuard<'static, Slot> {
             }
             // The published copy is the parent's too: never dropped here.
             std::mem::forget(PUBLISHED.swap(None));
-            s.inherited = s.count;
-            s.count = 0;
+            s.inherited = COUNT.swap(0, Ordering::AcqRel);
         }
     }
     s
@@ -181,7 +198,7 @@ fn slot(check: ForkCheck) -> MutexGuard<'static, Slot> {
 /// `/dev/kfd` through [`NixDriver`]). Fails when the primary is open.
 pub fn set_driver(driver: Arc<dyn Driver>) -> Result<(), ContextError> {
     let mut s = slot(ForkCheck::Pid);
-    if s.count > 0 {
+    if count() > 0 {
         return Err(ContextError::AlreadyOpen);
     }
     // A context kept by its last close belongs to the old driver, and so
@@ -221,7 +238,57 @@ pub fn open_with_lazy(
 pub fn open_first_with_lazy(
     options: impl FnOnce() -> ContextOptions,
 ) -> Result<(Option<Context>, Opened), ContextError> {
+    if open_nested() {
+        return Ok((None, Opened::Again));
+    }
     open_counted(options, |_| None, Some)
+}
+
+/// Whether the nested fast paths may count: the primary was opened in
+/// this fork generation and the fork handler is registered (else a fork
+/// could have happened unseen, and only the slot's checks tell).
+fn nested_ok() -> bool {
+    ATFORK_REGISTERED.load(Ordering::Relaxed)
+        && OPEN_GENERATION.load(Ordering::Relaxed) == FORK_GENERATION.load(Ordering::Relaxed)
+}
+
+/// A nested open without the slot's lock and without `getpid`: counts
+/// one more open of a primary that is open (at least once) in this fork
+/// generation; false (nothing counted) when it is not, for the slot's
+/// way to decide. The C library's nested open takes its lock and calls
+/// `getpid`; the trade-off is the one of every lookup (module docs): a
+/// child made without the fork handlers counts its nested opens on the
+/// context it inherited (its first open and last close still compare
+/// pids).
+fn open_nested() -> bool {
+    if !nested_ok() {
+        return false;
+    }
+    let mut n = COUNT.load(Ordering::Acquire);
+    while n >= 1 {
+        match COUNT.compare_exchange_weak(n, n + 1, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => return true,
+            Err(now) => n = now,
+        }
+    }
+    false
+}
+
+/// A nested close the same way: counts one open fewer when more than one
+/// is left, and returns how many are; `None` for the slot's way (the last
+/// close, or a fork the slot has not seen yet).
+fn close_nested() -> Option<u64> {
+    if !nested_ok() {
+        return None;
+    }
+    let mut n = COUNT.load(Ordering::Acquire);
+    while n >= 2 {
+        match COUNT.compare_exchange_weak(n, n - 1, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => return Some(n - 1),
+            Err(now) => n = now,
+        }
+    }
+    None
 }
 
 /// The open of [`open_with_lazy`]: what a nested open gives is
@@ -234,16 +301,18 @@ fn open_counted<T>(
     register_fork_handler();
     let mut s = slot(ForkCheck::Pid);
     if let Some(ctx) = &s.ctx {
-        if s.count > 0 {
+        if count() > 0 {
+            // Open, and it stays open while the lock is held.
             let again = nested(ctx);
-            s.count += 1;
+            COUNT.fetch_add(1, Ordering::AcqRel);
             return Ok((again, Opened::Again));
         }
         // Kept by the last close: taken up again, as a first open, and
         // published from now on (a nested open changes nothing lookups
         // see).
         let ctx = ctx.clone();
-        s.count += 1;
+        OPEN_GENERATION.store(s.generation, Ordering::Relaxed);
+        COUNT.store(1, Ordering::Release);
         s.publish();
         return Ok((first(ctx), Opened::First));
     }
@@ -261,10 +330,11 @@ fn open_counted<T>(
         ctx.adopt_topology(topo);
     }
     s.ctx = Some(ctx.clone());
-    s.count = 1;
     s.inherited = 0;
     s.pid = std::process::id();
     s.generation = FORK_GENERATION.load(Ordering::Relaxed);
+    OPEN_GENERATION.store(s.generation, Ordering::Relaxed);
+    COUNT.store(1, Ordering::Release);
     s.publish();
     Ok((first(ctx), Opened::First))
 }
@@ -274,23 +344,28 @@ fn open_counted<T>(
 /// [`ContextOptions::keep_after_close`] (then it stays, closed, for the
 /// next [`open`]). Returns how many references are left.
 pub fn close() -> Result<u64, ContextError> {
+    if let Some(left) = close_nested() {
+        return Ok(left);
+    }
     let mut s = slot(ForkCheck::Generation);
-    if s.count <= 1 {
+    if count() <= 1 {
         // Only the last close tears anything down: a child made without
         // the fork handlers is caught here, by pid, before it could touch
         // its parent's context (a nested close only counts, as C's).
         drop(s);
         s = slot(ForkCheck::Pid);
     }
-    if s.count == 0 {
+    if count() == 0 {
         return Err(ContextError::NotOpen);
     }
-    s.count -= 1;
-    if s.count == 0 {
+    // Nested opens may come and go meanwhile, but only this lock's
+    // holder takes the count to 0.
+    let left = COUNT.fetch_sub(1, Ordering::AcqRel) - 1;
+    if left == 0 {
         s.publish();
     }
     let keep = s.ctx.as_ref().is_some_and(|c| c.options().keep_after_close);
-    if s.count == 0 && !keep {
+    if left == 0 && !keep {
         let ctx = s.ctx.take();
         s.kept_topology = ctx.as_ref().and_then(Context::snapshot_unlocked);
         s.kept_read = ctx
@@ -301,7 +376,7 @@ pub fn close() -> Result<u64, ContextError> {
         drop(ctx);
         return Ok(0);
     }
-    Ok(s.count)
+    Ok(left)
 }
 
 /// Tears down a primary context kept by its last close (nothing happens
@@ -309,7 +384,7 @@ pub fn close() -> Result<u64, ContextError> {
 /// the kernel objects gone before the process ends.
 pub fn discard_closed() {
     let mut s = slot(ForkCheck::Pid);
-    if s.count == 0 {
+    if count() == 0 {
         let ctx = s.ctx.take();
         drop(s);
         drop(ctx);
@@ -321,7 +396,7 @@ pub fn discard_closed() {
 /// KFD (ReleaseSystemProperties) still acts on, as the C library does.
 pub fn kept() -> Option<Context> {
     let s = slot(ForkCheck::Generation);
-    match (&s.ctx, s.count) {
+    match (&s.ctx, count()) {
         (Some(ctx), 0) => Some(ctx.clone()),
         _ => None,
     }
@@ -340,7 +415,7 @@ pub fn forget_snapshot() {
 /// context belongs to the parent.
 pub fn release_inherited() -> bool {
     let mut s = slot(ForkCheck::Pid);
-    if s.count == 0 && s.inherited > 0 {
+    if count() == 0 && s.inherited > 0 {
         s.inherited -= 1;
         true
     } else {
@@ -354,7 +429,7 @@ pub fn release_inherited() -> bool {
 /// lookup of every call.
 pub fn get() -> Result<Context, ContextError> {
     let s = slot(ForkCheck::Generation);
-    match (&s.ctx, s.count) {
+    match (&s.ctx, count()) {
         (Some(ctx), n) if n > 0 => Ok(ctx.clone()),
         _ => Err(ContextError::NotOpen),
     }
@@ -363,7 +438,8 @@ pub fn get() -> Result<Context, ContextError> {
 /// How many times the primary context is open (0 in a forked child that
 /// has not reopened it). No system call.
 pub fn open_count() -> u64 {
-    slot(ForkCheck::Generation).count
+    let _fork_checked = slot(ForkCheck::Generation);
+    count()
 }
 
 /// The open primary context, borrowed: what [`current`] returns.
@@ -432,8 +508,44 @@ mod tests {
     /// What a child sees after the atfork handler ran: the primary is
     /// closed without a system call, the parent's references count as
     /// inherited, and a reopen creates a context of its own.
+    /// The tests share the process's primary: one at a time.
+    static SERIAL: Mutex<()> = Mutex::new(());
+
+    /// Nested opens and closes on two threads, racing each other without
+    /// the lock: every one is counted once, and the last close still
+    /// tears the context down.
+    #[test]
+    fn nested_opens_and_closes_count_without_the_lock() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let sim = kfd_sim::Sim::preset("mi210").unwrap();
+        set_driver(Arc::new(sim)).unwrap();
+        let (first, how) = open_first_with_lazy(ContextOptions::default).unwrap();
+        assert_eq!(how, Opened::First);
+        let first = first.expect("a first open hands out the context");
+        std::thread::scope(|s| {
+            for _ in 0..2 {
+                s.spawn(|| {
+                    for _ in 0..20_000 {
+                        let (none, how) = open_first_with_lazy(|| unreachable!("nested")).unwrap();
+                        assert!(none.is_none() && how == Opened::Again);
+                        assert!(close().unwrap() >= 1, "never the last close");
+                    }
+                });
+            }
+        });
+        assert_eq!(open_count(), 1);
+        let published = current().unwrap();
+        assert!(Context::same(&published, &first));
+        drop((published, first));
+        assert_eq!(close().unwrap(), 0);
+        assert!(matches!(current(), Err(ContextError::NotOpen)));
+        assert!(matches!(close(), Err(ContextError::NotOpen)));
+        assert_eq!(open_count(), 0);
+    }
+
     #[test]
     fn a_fork_generation_change_closes_the_primary() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         let sim = kfd_sim::Sim::preset("mi210").unwrap();
         set_driver(Arc::new(sim)).unwrap();
         let (parent, first) = open().unwrap();

@@ -62,8 +62,9 @@ enum Backing {
 /// An address range for one object, handed out by an [`Aperture`] (or
 /// made for one), given back when it drops. CPU mappings inside it are
 /// [`Mapping`]s made with [`Space::map_file`] / [`Space::map_anonymous`],
-/// which must drop first (a `VmObject` declares its mappings before its
-/// space).
+/// which must drop first from a leased range (a `VmObject` drops its
+/// mappings before its space; see [`Space::release_own`] for a
+/// reservation of its own).
 #[derive(Debug)]
 pub(crate) struct Space {
     pub addr: u64,
@@ -87,6 +88,18 @@ impl Space {
             addr: res.addr(),
             size: res.len(),
             backing: Backing::Own(Arc::new(res)),
+        }
+    }
+
+    /// Lets go of a reservation of its own before the object's CPU
+    /// mappings drop, so that the last of them holds the only reference
+    /// and the whole range goes with one munmap (a mapping re-reserves
+    /// its pages only while its reservation lives on). A leased range
+    /// keeps its order (mappings first, then the range goes back to the
+    /// aperture's allocator, where another object may take it).
+    pub fn release_own(&mut self) {
+        if matches!(self.backing, Backing::Own(_)) {
+            self.backing = Backing::Borrowed;
         }
     }
 

@@ -99,10 +99,20 @@ pub(crate) struct VmObject {
     pub node_arrays: Option<Box<NodeArrays>>,
     /// The CPU mappings of the object (its memory, and the mirror of an
     /// AQL ring behind it), shared with the [`crate::Buffer`] that owns
-    /// it. Before `space`: they drop first.
+    /// it. They drop before `space` (see the `Drop` impl).
     pub views: Vec<Arc<Mapping>>,
     /// Its address range, given back when the object drops.
     pub space: Space,
+}
+
+impl Drop for VmObject {
+    fn drop(&mut self) {
+        // A reservation of its own goes first, so the views drop last and
+        // the range is unmapped once (see `Space::release_own`); then the
+        // views, before a leased range goes back to its allocator.
+        self.space.release_own();
+        self.views.clear();
+    }
 }
 
 /// The registered and mapped node-id lists of an object as C reads them

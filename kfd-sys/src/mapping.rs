@@ -524,6 +524,13 @@ impl Drop for Mapping {
         match &self.owner {
             // SAFETY: our own mapping, going away with its accessors.
             Owner::Own => unsafe { unmap(self.addr(), self.len) },
+            // The last holder of its reservation: the reservation drops
+            // right after and unmaps the whole range, this mapping with
+            // it, so the range is not reserved again first (one munmap
+            // for a freed object, as the C library's, instead of an mmap
+            // and a munmap). No other holder can appear: only strong
+            // references to a reservation exist, and this is the last.
+            Owner::Reserved { reservation, .. } if Arc::strong_count(reservation) == 1 => {}
             Owner::Reserved { reservation, off } => reservation.reset(*off, self.len),
         }
     }
@@ -570,6 +577,25 @@ mod tests {
         let again = r.map_anonymous(PAGE, PAGE, Prot::READ).unwrap();
         assert_eq!(again.load_u64(8), Ok(0));
         assert_eq!(again.store_u64(8, 1), Err(Errno::EACCES));
+    }
+
+    /// A mapping that outlives every other holder of its reservation
+    /// takes the whole range with it when it drops: nothing of it stays
+    /// reserved.
+    #[test]
+    fn the_last_mapping_unmaps_its_whole_reservation() {
+        let r = Arc::new(Reservation::new(4 * PAGE).unwrap());
+        let addr = r.addr();
+        let m = r
+            .map_anonymous(PAGE, PAGE, Prot::READ | Prot::WRITE)
+            .unwrap();
+        m.store_u64(0, 7).unwrap();
+        drop(r);
+        assert_eq!(m.load_u64(0), Ok(7), "the mapping keeps its reservation");
+        assert_eq!(Reservation::at(addr, PAGE).unwrap_err(), Errno::EEXIST);
+        drop(m);
+        let again = Reservation::at(addr, 4 * PAGE).expect("the whole range is free");
+        assert_eq!(again.addr(), addr);
     }
 
     #[test]
