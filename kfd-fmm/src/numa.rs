@@ -20,6 +20,8 @@
 //! entries of `/sys/devices/system/node` (under kfd-sim's LD_PRELOAD
 //! library, the simulated machine's).
 
+use std::sync::OnceLock;
+
 use kfd_sys::mman;
 
 use crate::error::{FmmError, Result};
@@ -43,8 +45,47 @@ fn configured_nodes() -> u32 {
         .map_or(1, |m| m.saturating_add(1))
 }
 
-/// Binds `[addr, addr+len)` to NUMA node `node` as the module docs say.
-pub(crate) fn bind(addr: u64, len: u64, node: u32, flags: MemFlags, strict: bool) -> Result<()> {
+/// What binding needs to know of the machine, read on the first binding
+/// and kept for the memory manager's life (libnuma reads its node count
+/// once, when it is loaded): whether the kernel has NUMA support, and
+/// the configured node count.
+#[derive(Debug, Default)]
+pub(crate) struct Numa {
+    machine: OnceLock<(bool, u32)>,
+}
+
+impl Numa {
+    fn machine(&self) -> (bool, u32) {
+        *self
+            .machine
+            .get_or_init(|| (mman::numa_available(), configured_nodes()))
+    }
+
+    /// Binds `[addr, addr+len)` to NUMA node `node` as the module docs
+    /// say.
+    pub fn bind(
+        &self,
+        addr: u64,
+        len: u64,
+        node: u32,
+        flags: MemFlags,
+        strict: bool,
+    ) -> Result<()> {
+        bind_with(addr, len, node, flags, strict, || self.machine())
+    }
+}
+
+/// Binds `[addr, addr+len)` to NUMA node `node` as the module docs say,
+/// on the machine `machine` describes (NUMA support, node count), asked
+/// only when a binding is to be made.
+fn bind_with(
+    addr: u64,
+    len: u64,
+    node: u32,
+    flags: MemFlags,
+    strict: bool,
+    machine: impl FnOnce() -> (bool, u32),
+) -> Result<()> {
     let must = flags.contains(MemFlags::NO_SUBSTITUTE);
     let cannot = || {
         if strict && must {
@@ -60,10 +101,10 @@ pub(crate) fn bind(addr: u64, len: u64, node: u32, flags: MemFlags, strict: bool
         // NoSubstitute here.
         return cannot();
     }
-    if !mman::numa_available() {
+    let (available, nodes) = machine();
+    if !available {
         return cannot();
     }
-    let nodes = configured_nodes();
     if node >= nodes || node == INVALID_NODEID || nodes <= 1 {
         return cannot();
     }
@@ -99,6 +140,8 @@ mod tests {
         let m = kfd_sys::mapping::Mapping::anonymous(8192, mman::Prot::READ | mman::Prot::WRITE)
             .unwrap();
         let a = m.addr();
+        let numa = Numa::default();
+        let bind = |a, l, n, f, s| numa.bind(a, l, n, f, s);
         let beyond = configured_nodes() + 3;
         let ns = MemFlags::NO_SUBSTITUTE;
         assert!(bind(a, 8192, beyond, ns, true).is_err());

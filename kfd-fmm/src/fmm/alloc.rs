@@ -402,7 +402,8 @@ impl Fmm {
                 })?;
             // Dropping `memory` and `space` undoes the mapping and the
             // reservation if the binding fails.
-            crate::numa::bind(addr, size, node, flags, self.opts.rules.numa_bind_strict)?;
+            self.numa
+                .bind(addr, size, node, flags, self.opts.rules.numa_bind_strict)?;
             // As the C library, a failure to keep the memory from a child
             // is not an error of the allocation.
             let _ = memory.dont_fork();

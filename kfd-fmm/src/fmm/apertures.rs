@@ -126,6 +126,7 @@ impl Fmm {
             shards,
             spans,
             warnings: Mutex::new(Vec::new()),
+            numa: Default::default(),
         };
         // On failure `fmm` is dropped, which undoes whatever was set up.
         fmm.init_apertures()?;

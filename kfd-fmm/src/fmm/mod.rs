@@ -468,6 +468,8 @@ pub struct Fmm {
     /// Where each shard's objects lie, read without its lock.
     spans: Vec<Arc<Span>>,
     warnings: Mutex<Vec<String>>,
+    /// The machine's NUMA facts, read on the first binding.
+    numa: crate::numa::Numa,
 }
 
 fn page_align_up(v: u64) -> u64 {
