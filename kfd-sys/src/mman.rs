@@ -217,15 +217,19 @@ pub fn all_mapped(addr: u64, len: u64) -> bool {
     true
 }
 
-/// The system page size.
+/// The system page size (asked once: every mapping checks its
+/// alignment against it, and `sysconf` is a call into libc each time).
 pub fn page_size() -> usize {
+    static PAGE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let known = PAGE.load(std::sync::atomic::Ordering::Relaxed);
+    if known != 0 {
+        return known;
+    }
     // SAFETY: sysconf has no memory effects.
     let r = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if r <= 0 {
-        4096
-    } else {
-        r as usize
-    }
+    let page = if r <= 0 { 4096 } else { r as usize };
+    PAGE.store(page, std::sync::atomic::Ordering::Relaxed);
+    page
 }
 
 #[cfg(test)]
