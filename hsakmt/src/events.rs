@@ -19,8 +19,8 @@ use std::sync::{Arc, MutexGuard};
 use hsakmt_sys::common::{HsaAccessAttributeFailure, HsaEventDescriptor, HSA_EVENTID_MEMORYFLAGS};
 use kfd_context::Context;
 use kfd_event::{
-    Event, EventDescriptor, EventError, EventType, Events, ExceptionData, WaitMode, WaitOutcome,
-    Waitable,
+    Event, EventDescriptor, EventError, EventType, Events, ExceptionData, WaitList, WaitMode,
+    WaitOutcome,
 };
 
 use crate::border::{check_mut, read_in, slice_in, slice_mut, st, write_out, Kmt, KmtResult};
@@ -242,15 +242,16 @@ unsafe fn event_pointers<'a>(
 /// whose C structs receive the exception data after the wait, even if
 /// another thread destroys them meanwhile.
 struct Resolved {
-    list: Vec<Waitable>,
+    list: WaitList,
     held: Vec<(usize, Arc<CEvent>)>,
 }
 
 /// Resolves C event pointers under one store lock, before anything else
 /// the caller passed is read (as C, which fails on the events first).
 fn resolve_list(c: &Context, ptrs: &[*const abi::HsaEvent]) -> KmtResult<Resolved> {
-    // Sized before the lock: one allocation, none under it.
-    let mut list = Vec::with_capacity(ptrs.len());
+    // Sized before the lock: no allocation under it (none at all for
+    // small lists).
+    let mut list = WaitList::with_capacity(ptrs.len());
     let mut held = Vec::new();
     let s = store(c)?;
     for (i, &p) in ptrs.iter().enumerate() {
@@ -275,7 +276,7 @@ impl Resolved {
     ) -> KmtResult<WaitOutcome> {
         let held = &self.held;
         events
-            .wait_resolved(&self.list, mode, timeout_ms, ages, |i, x| {
+            .wait_resolved(self.list.as_slice(), mode, timeout_ms, ages, |i, x| {
                 if let Ok(k) = held.binary_search_by_key(&i, |(j, _)| *j) {
                     held[k].1.view.write_exception(&x);
                 }

@@ -287,6 +287,59 @@ pub struct Waitable {
     pub(crate) ty: EventType,
 }
 
+/// A wait list being resolved: [`Waitable`]s in order, kept inline up to
+/// [`WaitList::INLINE`] entries, so that a border resolving a caller's
+/// list makes no allocation for single and small waits.
+#[derive(Debug, Clone)]
+pub struct WaitList {
+    inline: [Waitable; WaitList::INLINE],
+    len: usize,
+    /// The entries, when the list was made for more than fit inline.
+    heap: Option<Vec<Waitable>>,
+}
+
+impl WaitList {
+    /// Entries kept without an allocation.
+    pub const INLINE: usize = 8;
+
+    /// An empty list for `n` entries (allocated only above
+    /// [`WaitList::INLINE`]).
+    pub fn with_capacity(n: usize) -> WaitList {
+        const UNUSED: Waitable = Waitable {
+            owner: 0,
+            id: 0,
+            ty: EventType::Signal,
+        };
+        WaitList {
+            inline: [UNUSED; WaitList::INLINE],
+            len: 0,
+            heap: (n > WaitList::INLINE).then(|| Vec::with_capacity(n)),
+        }
+    }
+
+    /// Appends an entry.
+    pub fn push(&mut self, w: Waitable) {
+        if self.heap.is_none() && self.len == WaitList::INLINE {
+            self.heap = Some(self.inline.to_vec());
+        }
+        match &mut self.heap {
+            Some(v) => v.push(w),
+            None => {
+                self.inline[self.len] = w;
+                self.len += 1;
+            }
+        }
+    }
+
+    /// The entries, in order.
+    pub fn as_slice(&self) -> &[Waitable] {
+        match &self.heap {
+            Some(v) => v,
+            None => &self.inline[..self.len],
+        }
+    }
+}
+
 impl Waitable {
     /// The kernel event id.
     pub fn id(&self) -> u32 {
@@ -302,6 +355,27 @@ impl Waitable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wait_lists_spill_past_their_inline_entries() {
+        let w = |id| Waitable {
+            owner: 1,
+            id,
+            ty: EventType::Signal,
+        };
+        for (capacity, n) in [(0, 3), (2, WaitList::INLINE), (1, 20), (20, 20)] {
+            let mut l = WaitList::with_capacity(capacity);
+            for id in 0..n as u32 {
+                l.push(w(id));
+            }
+            let ids: Vec<u32> = l.as_slice().iter().map(Waitable::id).collect();
+            assert_eq!(
+                ids,
+                (0..n as u32).collect::<Vec<_>>(),
+                "capacity {capacity}, {n} pushed"
+            );
+        }
+    }
 
     #[test]
     fn event_type_round_trip() {

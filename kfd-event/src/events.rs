@@ -539,11 +539,13 @@ impl Events {
         if list.iter().any(|w| w.owner != shared) {
             return Err(EventError::ForeignEvent);
         }
-        let (result, data) = self.wait_ids(list, mode, timeout_ms, ages);
-        if result == Ok(WaitOutcome::Signaled) {
-            self.exceptions(list, &data, exception)?;
-        }
-        result
+        with_event_data(list.len(), |data| {
+            let result = self.wait_ids(list, mode, timeout_ms, ages, data);
+            if result == Ok(WaitOutcome::Signaled) {
+                self.exceptions(list, data, exception)?;
+            }
+            result
+        })
     }
 
     fn wait_inner(
@@ -557,32 +559,34 @@ impl Events {
             .iter()
             .map(|e| self.check(e).map(|()| e.waitable()))
             .collect::<Result<Vec<_>, _>>()?;
-        let (result, data) = self.wait_ids(&list, mode, timeout_ms, ages);
-        if result == Ok(WaitOutcome::Signaled) {
-            self.exceptions(&list, &data, |i, x| events[i].obj.store_exception(x))?;
-        }
-        result
+        with_event_data(list.len(), |data| {
+            let result = self.wait_ids(&list, mode, timeout_ms, ages, data);
+            if result == Ok(WaitOutcome::Signaled) {
+                self.exceptions(&list, data, |i, x| events[i].obj.store_exception(x))?;
+            }
+            result
+        })
     }
 
-    /// The `WAIT_EVENTS` ioctl on resolved events; returns the outcome
-    /// and the kernel's event data (ages written back to `ages`).
+    /// The `WAIT_EVENTS` ioctl on resolved events, with `data` (one
+    /// entry per event) as the kernel's event data; returns the outcome
+    /// (ages written back to `ages`).
     fn wait_ids(
         &self,
         list: &[Waitable],
         mode: WaitMode,
         timeout_ms: u32,
         ages: Option<&mut [u64]>,
-    ) -> (Result<WaitOutcome, EventError>, Vec<kfd_event_data>) {
-        let mut data: Vec<kfd_event_data> = list
-            .iter()
-            .enumerate()
-            .map(|(i, w)| match ages.as_deref() {
+        data: &mut [kfd_event_data],
+    ) -> Result<WaitOutcome, EventError> {
+        for (i, (w, d)) in list.iter().zip(data.iter_mut()).enumerate() {
+            *d = match ages.as_deref() {
                 Some(a) if w.ty == EventType::Signal => kfd_event_data::for_event_age(w.id, a[i]),
                 _ => kfd_event_data::for_event(w.id),
-            })
-            .collect();
+            };
+        }
         let all = mode == WaitMode::All;
-        let r = kfd_sys::event::wait_events(&self.shared.file, &mut data, all, timeout_ms);
+        let r = kfd_sys::event::wait_events(&self.shared.file, data, all, timeout_ms);
         let result = match r {
             Err(errno) => Err(EventError::Kernel {
                 request: AMDKFD_IOC_WAIT_EVENTS.info(),
@@ -602,7 +606,7 @@ impl Events {
                 }
             }
         }
-        (result, data)
+        result
     }
 
     fn node_of(&self, gpu_id: u32) -> Result<u32, EventError> {
@@ -675,5 +679,20 @@ impl Events {
     /// see [`Buffer::mark_kernel_held`]).
     pub fn teardown(&self) {
         self.shared.destroy_all();
+    }
+}
+
+/// Waits on up to this many events keep the kernel's event data on the
+/// stack (no allocation for the common single and small waits).
+const EVENT_DATA_ON_STACK: usize = 8;
+
+/// Runs `f` on a zeroed event-data array of `n` entries: on the stack for
+/// small waits, on the heap beyond [`EVENT_DATA_ON_STACK`].
+fn with_event_data<R>(n: usize, f: impl FnOnce(&mut [kfd_event_data]) -> R) -> R {
+    if n <= EVENT_DATA_ON_STACK {
+        let mut stack = [kfd_event_data::default(); EVENT_DATA_ON_STACK];
+        f(&mut stack[..n])
+    } else {
+        f(&mut vec![kfd_event_data::default(); n])
     }
 }

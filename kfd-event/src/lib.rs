@@ -79,7 +79,7 @@ mod smi;
 pub use error::EventError;
 pub use event::{
     AccessFailure, Event, EventDescriptor, EventType, ExceptionData, HwException, MemoryFault,
-    Waitable,
+    WaitList, Waitable,
 };
 pub use events::{Events, WaitMode, WaitOutcome, TIMEOUT_IMMEDIATE, TIMEOUT_INFINITE};
 pub use smi::open_smi;
