@@ -72,6 +72,8 @@ pub struct Config {
 pub struct Cell {
     /// Every sample of every repetition.
     pub samples: Vec<f64>,
+    /// The median of each repetition's samples, in repetition order.
+    pub rep_medians: Vec<f64>,
     /// Why the library could not do it (NOT_SUPPORTED, missing symbol).
     pub unsupported: Option<String>,
     /// Why it failed otherwise.
@@ -113,12 +115,14 @@ impl Results {
             .or_default()
     }
 
-    /// Adds a child's records.
+    /// Adds a child's records (one repetition of its operations).
     pub fn add(&mut self, side: Side, recs: Vec<Record>) {
+        let mut this_rep: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
         for r in recs {
             match r {
                 Record::Sample { op, param, value } => {
-                    self.cell_mut(&op, &param, side).samples.push(value)
+                    self.cell_mut(&op, &param, side).samples.push(value);
+                    this_rep.entry((op, param)).or_default().push(value);
                 }
                 Record::Unsupported { op, param, detail } => {
                     self.cell_mut(&op, &param, side).unsupported = Some(detail)
@@ -140,6 +144,11 @@ impl Results {
                         c.notes.push(text);
                     }
                 }
+            }
+        }
+        for ((op, param), samples) in this_rep {
+            if let Some(s) = crate::stats::summarize(&samples) {
+                self.cell_mut(&op, &param, side).rep_medians.push(s.median);
             }
         }
     }

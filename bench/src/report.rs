@@ -44,14 +44,34 @@ pub struct Row {
     pub notes: Vec<String>,
     /// Ioctls per operation `(C, ours)`, from the counting pass.
     pub ioctls: (Option<f64>, Option<f64>),
+    /// The median over repetitions of `C/ours` within a repetition (see
+    /// [`paired_ratio`]), where both sides have repetitions.
+    pub paired: Option<f64>,
+}
+
+/// The median over repetitions of the ratio of the two libraries'
+/// medians in that repetition: the two children of a repetition run back
+/// to back, so a slow phase of the machine (seconds long on a shared VM)
+/// slows both, where pooled samples would put it on one side more than
+/// the other. Pairs repetition `i` of each side (as many as both have).
+pub fn paired_ratio(c: &[f64], ours: &[f64]) -> Option<f64> {
+    let ratios: Vec<f64> = c
+        .iter()
+        .zip(ours)
+        .filter(|(_, &o)| o > 0.0)
+        .map(|(c, o)| c / o)
+        .collect();
+    summarize(&ratios).map(|s| s.median)
 }
 
 impl Row {
-    /// `median(C) / median(ours)` for time rows where both were measured.
+    /// C/ours for time rows where both were measured: the paired ratio
+    /// ([`paired_ratio`]), or `median(C) / median(ours)` of the pooled
+    /// samples when there are no repetitions to pair.
     pub fn ratio(&self) -> Option<f64> {
         match (&self.c, &self.ours, self.unit) {
             (Value::Measured(c), Value::Measured(o), Unit::Ns) if o.median > 0.0 => {
-                Some(c.median / o.median)
+                Some(self.paired.unwrap_or(c.median / o.median))
             }
             _ => None,
         }
@@ -119,6 +139,10 @@ pub fn rows(r: &Results) -> Vec<Row> {
                 ours: value(ours, false),
                 notes,
                 ioctls: (c.and_then(|c| c.ioctls), ours.and_then(|c| c.ioctls)),
+                paired: match (c, ours) {
+                    (Some(c), Some(o)) => paired_ratio(&c.rep_medians, &o.rep_medians),
+                    _ => None,
+                },
             });
         }
     }
@@ -565,6 +589,17 @@ mod tests {
             ],
         );
         r
+    }
+
+    /// A slow phase that hits one repetition of both sides moves the
+    /// paired ratio less than the ratio of pooled medians.
+    #[test]
+    fn paired_ratio_pairs_repetitions() {
+        // Repetition 1 fast (C 10, ours 8), repetition 2 slow for both
+        // (C 20, ours 16): ours is 1.25x faster in each.
+        assert_eq!(paired_ratio(&[10.0, 20.0, 10.0], &[8.0, 16.0, 8.0]), Some(1.25));
+        assert_eq!(paired_ratio(&[10.0], &[]), None);
+        assert_eq!(paired_ratio(&[10.0, 30.0], &[0.0, 10.0]), Some(3.0));
     }
 
     #[test]

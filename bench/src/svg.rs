@@ -305,6 +305,7 @@ mod tests {
             ours: Value::Measured(summarize(&[ours]).unwrap()),
             notes: vec![],
             ioctls: (None, None),
+            paired: None,
         }
     }
 
