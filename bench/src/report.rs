@@ -597,7 +597,10 @@ mod tests {
     fn paired_ratio_pairs_repetitions() {
         // Repetition 1 fast (C 10, ours 8), repetition 2 slow for both
         // (C 20, ours 16): ours is 1.25x faster in each.
-        assert_eq!(paired_ratio(&[10.0, 20.0, 10.0], &[8.0, 16.0, 8.0]), Some(1.25));
+        assert_eq!(
+            paired_ratio(&[10.0, 20.0, 10.0], &[8.0, 16.0, 8.0]),
+            Some(1.25)
+        );
         assert_eq!(paired_ratio(&[10.0], &[]), None);
         assert_eq!(paired_ratio(&[10.0, 30.0], &[0.0, 10.0]), Some(3.0));
     }

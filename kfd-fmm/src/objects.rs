@@ -100,9 +100,46 @@ pub(crate) struct VmObject {
     /// The CPU mappings of the object (its memory, and the mirror of an
     /// AQL ring behind it), shared with the [`crate::Buffer`] that owns
     /// it. They drop before `space` (see the `Drop` impl).
-    pub views: Vec<Arc<Mapping>>,
+    pub views: Views,
     /// Its address range, given back when the object drops.
     pub space: Space,
+}
+
+/// The CPU mappings of an object, in the order they were made. All
+/// objects but scratch have at most two (the memory, and an AQL ring's
+/// mirror), so two are kept inline: an allocation makes no vector.
+#[derive(Debug, Default)]
+pub(crate) struct Views {
+    inline: [Option<Arc<Mapping>>; 2],
+    more: Vec<Arc<Mapping>>,
+}
+
+impl Views {
+    /// Adds a mapping after the others.
+    pub fn push(&mut self, m: Arc<Mapping>) {
+        match self.inline.iter_mut().find(|v| v.is_none()) {
+            Some(free) if self.more.is_empty() => *free = Some(m),
+            _ => self.more.push(m),
+        }
+    }
+
+    /// The first mapping made.
+    pub fn first(&self) -> Option<&Arc<Mapping>> {
+        self.inline[0].as_ref()
+    }
+
+    /// No mappings.
+    pub fn is_empty(&self) -> bool {
+        self.inline[0].is_none()
+    }
+
+    /// Drops every mapping, first made first.
+    pub fn clear(&mut self) {
+        for v in &mut self.inline {
+            *v = None;
+        }
+        self.more.clear();
+    }
 }
 
 impl Drop for VmObject {
@@ -199,7 +236,7 @@ impl VmObject {
             kernel_held: false,
             owned: false,
             node_arrays: None,
-            views: Vec::new(),
+            views: Views::default(),
             space,
         }
     }
@@ -708,6 +745,27 @@ mod tests {
     /// The start of the object `addr` resolves to.
     fn at(s: &Shard, addr: u64, how: Lookup) -> Option<u64> {
         s.find(addr, how).and_then(|k| s.obj(k)).map(|o| o.start)
+    }
+
+    #[test]
+    fn views_keep_order_past_the_inline_two() {
+        use kfd_sys::mman::Prot;
+        let maps: Vec<Arc<Mapping>> = (0..3)
+            .map(|_| Arc::new(Mapping::anonymous(4096, Prot::READ).unwrap()))
+            .collect();
+        let mut v = Views::default();
+        assert!(v.is_empty() && v.first().is_none());
+        for m in &maps {
+            v.push(m.clone());
+        }
+        assert!(Arc::ptr_eq(v.first().unwrap(), &maps[0]));
+        assert_eq!(Arc::strong_count(&maps[2]), 2, "the third spilled, held");
+        v.clear();
+        assert!(v.is_empty());
+        assert!(
+            maps.iter().all(|m| Arc::strong_count(m) == 1),
+            "all dropped"
+        );
     }
 
     #[test]

@@ -87,8 +87,46 @@ fn reserve_raw(at: Option<(u64, bool)>, len: u64) -> Result<u64, Errno> {
 pub struct Reservation {
     base: NonNull<u8>,
     len: u64,
-    /// The live mappings inside, by offset: their lengths.
-    live: Mutex<BTreeMap<u64, u64>>,
+    /// The live mappings inside.
+    live: Mutex<Live>,
+}
+
+/// The live mappings of a reservation, by offset, with their lengths.
+/// Most reservations hold one mapping (an object's memory), so one is kept
+/// inline: mapping it allocates nothing.
+#[derive(Debug, Default)]
+struct Live {
+    one: Option<(u64, u64)>,
+    more: BTreeMap<u64, u64>,
+}
+
+impl Live {
+    /// Whether a live mapping overlaps `[off, off + len)`.
+    fn overlaps(&self, off: u64, len: u64) -> bool {
+        let hits = |(o, l): (u64, u64)| o < off + len && o + l > off;
+        self.one.is_some_and(hits)
+            || self
+                .more
+                .range(..off + len)
+                .next_back()
+                .is_some_and(|(&o, &l)| hits((o, l)))
+    }
+
+    fn insert(&mut self, off: u64, len: u64) {
+        if self.one.is_none() {
+            self.one = Some((off, len));
+        } else {
+            self.more.insert(off, len);
+        }
+    }
+
+    fn remove(&mut self, off: u64) {
+        if self.one.is_some_and(|(o, _)| o == off) {
+            self.one = None;
+        } else {
+            self.more.remove(&off);
+        }
+    }
 }
 
 // SAFETY: the reservation only holds the range's address; every access
@@ -112,7 +150,7 @@ impl Reservation {
         Reservation {
             base: NonNull::new(addr as usize as *mut u8).expect("mmap never returns NULL"),
             len,
-            live: Mutex::new(BTreeMap::new()),
+            live: Mutex::new(Live::default()),
         }
     }
 
@@ -168,13 +206,6 @@ impl Reservation {
         Ok(Reservation::from_raw(base + off, len))
     }
 
-    /// The live mapping that overlaps `[off, off + len)`, if any.
-    fn overlaps(live: &BTreeMap<u64, u64>, off: u64, len: u64) -> bool {
-        live.range(..off + len)
-            .next_back()
-            .is_some_and(|(&o, &l)| o + l > off)
-    }
-
     /// Maps `len` bytes of `fd` at `file_offset` over `[off, off + len)`
     /// (`MAP_SHARED`), with `prot`. The range must be page aligned, inside
     /// and not covered by a live [`Mapping`] (`EINVAL`, `EBUSY`).
@@ -220,7 +251,7 @@ impl Reservation {
             return Err(Errno::EINVAL);
         }
         let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
-        if Self::overlaps(&live, off, len) {
+        if live.overlaps(off, len) {
             return Err(Errno::EBUSY);
         }
         let addr = self.addr() + off;
@@ -256,7 +287,7 @@ impl Reservation {
     /// [`Mapping`] made in it.
     fn reset(&self, off: u64, len: u64) {
         let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
-        live.remove(&off);
+        live.remove(off);
         let (addr, len) = (self.addr() + off, len as usize);
         let flags = MapFlags::PRIVATE | MapFlags::ANONYMOUS | MapFlags::NORESERVE | MapFlags::FIXED;
         // SAFETY: the range is inside this reservation and was the mapping
@@ -596,6 +627,36 @@ mod tests {
         drop(m);
         let again = Reservation::at(addr, 4 * PAGE).expect("the whole range is free");
         assert_eq!(again.addr(), addr);
+    }
+
+    /// Several live mappings in one reservation: each one's range is
+    /// refused to the others, and freed for reuse when it drops.
+    #[test]
+    fn several_mappings_in_one_reservation() {
+        let r = Arc::new(Reservation::new(8 * PAGE).unwrap());
+        let rw = Prot::READ | Prot::WRITE;
+        let a = r.map_anonymous(0, 2 * PAGE, rw).unwrap();
+        let b = r.map_anonymous(4 * PAGE, PAGE, rw).unwrap();
+        let c = r.map_anonymous(6 * PAGE, 2 * PAGE, rw).unwrap();
+        for (off, len) in [(PAGE, PAGE), (3 * PAGE, 2 * PAGE), (7 * PAGE, PAGE)] {
+            assert_eq!(
+                r.map_anonymous(off, len, rw).unwrap_err(),
+                Errno::EBUSY,
+                "{off:#x}"
+            );
+        }
+        let gap = r.map_anonymous(2 * PAGE, 2 * PAGE, rw).unwrap();
+        drop(a);
+        let again = r.map_anonymous(PAGE, PAGE, rw).unwrap();
+        drop(b);
+        assert_eq!(
+            r.map_anonymous(5 * PAGE, 2 * PAGE, rw).unwrap_err(),
+            Errno::EBUSY
+        );
+        let b2 = r.map_anonymous(4 * PAGE, 2 * PAGE, rw).unwrap();
+        drop((gap, again, b2, c));
+        let whole = r.map_anonymous(0, 8 * PAGE, rw).unwrap();
+        assert_eq!(whole.load_u64(0), Ok(0));
     }
 
     #[test]
