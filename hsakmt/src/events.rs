@@ -20,7 +20,7 @@ use hsakmt_sys::common::{HsaAccessAttributeFailure, HsaEventDescriptor, HSA_EVEN
 use kfd_context::Context;
 use kfd_event::{
     Event, EventDescriptor, EventError, EventType, Events, ExceptionData, WaitList, WaitMode,
-    WaitOutcome,
+    WaitOutcome, Waitable,
 };
 
 use crate::border::{check_mut, read_in, slice_in, slice_mut, st, write_out, Kmt, KmtResult};
@@ -123,6 +123,9 @@ impl CView {
 #[derive(Debug)]
 pub(crate) struct CEvent {
     event: Event,
+    /// The event as a wait-list entry, made once (a wait on many events
+    /// reads it from the store's record instead of the event's own).
+    waitable: Waitable,
     view: CView,
 }
 
@@ -256,7 +259,7 @@ fn resolve_list(c: &Context, ptrs: &[*const abi::HsaEvent]) -> KmtResult<Resolve
     let s = store(c)?;
     for (i, &p) in ptrs.iter().enumerate() {
         let ce = s.get(p).kmt()?;
-        let w = ce.event.waitable();
+        let w = ce.waitable;
         if matches!(w.event_type(), EventType::Memory | EventType::HwException) {
             held.push((i, ce.clone()));
         }
@@ -307,7 +310,7 @@ export! {
         let desc = descriptor(&desc).kmt()?;
         let kept = ctx::kept(&c)?;
         let e = events.create(&desc, ManualReset, IsSignaled).kmt()?;
-        let ce = Arc::new(CEvent { view: CView::new(&e), event: e });
+        let ce = Arc::new(CEvent { view: CView::new(&e), waitable: e.waitable(), event: e });
         let ptr = ce.view.addr();
         kept.events.lock().unwrap_or_else(|e| e.into_inner()).map.insert(ptr, ce);
         // SAFETY: checked above; an OUT argument.

@@ -318,16 +318,17 @@ impl WaitList {
     }
 
     /// Appends an entry.
+    #[inline]
     pub fn push(&mut self, w: Waitable) {
-        if self.heap.is_none() && self.len == WaitList::INLINE {
-            self.heap = Some(self.inline.to_vec());
-        }
-        match &mut self.heap {
-            Some(v) => v.push(w),
-            None => {
-                self.inline[self.len] = w;
-                self.len += 1;
-            }
+        if let Some(v) = &mut self.heap {
+            v.push(w);
+        } else if let Some(slot) = self.inline.get_mut(self.len) {
+            *slot = w;
+            self.len += 1;
+        } else {
+            let mut v = self.inline.to_vec();
+            v.push(w);
+            self.heap = Some(v);
         }
     }
 
