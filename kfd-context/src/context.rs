@@ -146,7 +146,7 @@ impl Context {
         let mut v = kfd_ioctl_get_version_args::default();
         kfd.ioctl_plain(kfd::AMDKFD_IOC_GET_VERSION, &mut v)
             .map_err(|errno| ContextError::Ioctl {
-                ioctl: kfd::AMDKFD_IOC_GET_VERSION.name(),
+                request: kfd::AMDKFD_IOC_GET_VERSION.info(),
                 errno,
             })?;
         let version = KfdVersion {
@@ -163,7 +163,7 @@ impl Context {
             let mut args = kfd_ioctl_create_process_args::default();
             kfd.ioctl_plain(kfd::AMDKFD_IOC_CREATE_PROCESS, &mut args)
                 .map_err(|errno| ContextError::Ioctl {
-                    ioctl: kfd::AMDKFD_IOC_CREATE_PROCESS.name(),
+                    request: kfd::AMDKFD_IOC_CREATE_PROCESS.info(),
                     errno,
                 })?;
         }

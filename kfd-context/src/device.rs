@@ -18,7 +18,7 @@ impl Context {
     ) -> Result<TileConfig, ContextError> {
         memory::get_tile_config(self.kfd(), gpu_id, tiles, macro_tiles).map_err(|errno| {
             ContextError::Ioctl {
-                ioctl: AMDKFD_IOC_GET_TILE_CONFIG.info().name,
+                request: AMDKFD_IOC_GET_TILE_CONFIG.info(),
                 errno,
             }
         })

@@ -17,10 +17,10 @@ pub enum ContextError {
         minor: u32,
     },
     /// An ioctl failed.
-    #[error("{ioctl} failed: {errno}")]
+    #[error("{request} failed: {errno}")]
     Ioctl {
-        /// The request name.
-        ioctl: &'static str,
+        /// The request.
+        request: kfd_sys::ioctl::IoctlInfo,
         /// What the kernel said.
         errno: Errno,
     },

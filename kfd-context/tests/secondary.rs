@@ -143,9 +143,9 @@ fn tile_config_of_a_gpu_and_of_an_unknown_id() {
         matches!(
             err,
             ContextError::Ioctl {
-                ioctl: "AMDKFD_IOC_GET_TILE_CONFIG",
+                request,
                 errno: kfd_sys::Errno::EINVAL,
-            }
+            } if request == kfd_sys::kfd::AMDKFD_IOC_GET_TILE_CONFIG.info()
         ),
         "{err:?}"
     );
