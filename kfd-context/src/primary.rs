@@ -40,8 +40,7 @@ use std::ops::Deref;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Once};
 
-use arc_swap::{ArcSwapOption, Guard};
-
+use kfd_sys::rcu::{RcuCell, ReadGuard};
 use kfd_sys::{Driver, NixDriver};
 use kfd_topology::{SnapshotOptions, Topology};
 
@@ -100,8 +99,10 @@ struct Published {
     generation: u64,
 }
 
-/// The open primary ([`Slot::publish`]); empty while it is closed.
-static PUBLISHED: ArcSwapOption<Published> = ArcSwapOption::const_empty();
+/// The open primary ([`Slot::publish`]); empty while it is closed. A
+/// lookup reads it with plain loads and stores (no atomic
+/// read-modify-write): [`kfd_sys::rcu`].
+static PUBLISHED: RcuCell<Published> = RcuCell::new();
 
 /// How many times the primary is open (the C library's
 /// `kfd_open_count`). It goes from 0 to 1 (a first open) and from 1 to 0
@@ -187,7 +188,7 @@ fn slot(check: ForkCheck) -> MutexGuard<'static, Slot> {
                 std::mem::forget(inherited);
             }
             // The published copy is the parent's too: never dropped here.
-            std::mem::forget(PUBLISHED.swap(None));
+            PUBLISHED.forget();
             s.inherited = COUNT.swap(0, Ordering::AcqRel);
         }
     }
@@ -450,7 +451,7 @@ pub struct Primary(Held);
 
 enum Held {
     /// Borrowed from the published pointer.
-    Published(Guard<Option<Arc<Published>>>),
+    Published(ReadGuard<'static, Published>),
     /// A reference of its own (the slow path: no fork handler).
     Owned(Context),
 }
@@ -460,7 +461,7 @@ impl Deref for Primary {
 
     fn deref(&self) -> &Context {
         match &self.0 {
-            Held::Published(g) => &g.as_ref().expect("published when made").ctx,
+            Held::Published(g) => &g.ctx,
             Held::Owned(c) => c,
         }
     }
@@ -484,18 +485,16 @@ fn valid(p: &Published) -> bool {
 /// pointer and one of the fork generation. In a forked child, or without
 /// the fork handler, this takes [`get`]'s way.
 pub fn current() -> Result<Primary, ContextError> {
-    let g = PUBLISHED.load();
-    if g.as_ref().is_some_and(|p| valid(p)) {
+    if let Some(g) = PUBLISHED.read().filter(|p| valid(p)) {
         return Ok(Primary(Held::Published(g)));
     }
-    drop(g);
     get().map(|c| Primary(Held::Owned(c)))
 }
 
 /// Whether the primary context is open in this process (`open_count() >
 /// 0`), without the slot's lock while it is.
 pub fn is_open() -> bool {
-    if PUBLISHED.load().as_ref().is_some_and(|p| valid(p)) {
+    if PUBLISHED.read().is_some_and(|p| valid(&p)) {
         return true;
     }
     open_count() > 0

@@ -56,6 +56,9 @@
 //!   mappings that unmap themselves, with checked atomic accessors; and
 //!   the few other system calls the crates above need ([`mman`],
 //!   [`process`]: `madvise`, `mincore`, `pidfd_*`, `fstat`, `fcntl`);
+//! - [`rcu`]: a published `Option<Arc<T>>` that readers borrow with
+//!   plain loads and stores (`membarrier`-based read-copy-update), for
+//!   the open primary context that every C call looks up;
 //! - the [`Driver`] boundary (open `/dev/kfd` and render nodes, issue
 //!   ioctls, read sysfs below a root), with [`NixDriver`] for the real
 //!   kernel; `kfd-sim` implements the same trait.
@@ -77,6 +80,7 @@ pub mod mman;
 pub mod pc_sample;
 pub mod process;
 pub mod queue;
+pub mod rcu;
 pub mod spm;
 pub mod sysfs;
 #[doc(hidden)]

@@ -1,0 +1,436 @@
+//! A published value that readers borrow without an atomic
+//! read-modify-write: read-copy-update with an asymmetric fence.
+//!
+//! [`RcuCell`] holds an `Option<Arc<T>>` that changes rarely (the open
+//! primary context: at a first open and a last close) and is read on
+//! every call of the C border. A reader marks its thread as inside a read
+//! with plain stores to a record of its own, then loads the pointer; a
+//! writer swaps the pointer, makes every thread's marks visible with one
+//! `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)` (a full memory barrier
+//! on every CPU running a thread of this process), and frees the old
+//! value once every thread that was inside a read then has left it. This
+//! is the scheme of liburcu's "memb" flavour.
+//!
+//! Why it is sound: a reader stores `depth = 1`, then loads the pointer.
+//! Its CPU may let the load pass the store, but the writer's membarrier
+//! runs a full barrier on that CPU somewhere between the writer's swap
+//! and its scan of the records. If the barrier ran before the reader's
+//! load, the load sees the new pointer (the swap came first); if after,
+//! the reader's store is visible to the scan, which keeps the old value.
+//! Where `membarrier` is not available (before Linux 4.14, or a seccomp
+//! filter) readers take a `SeqCst` fence instead, which makes the same
+//! argument with the writer's own `SeqCst` fence.
+//!
+//! The old value is dropped by the writer if no thread was inside a read,
+//! otherwise by the last of those threads when it leaves (or by the next
+//! writer), outside any lock. The thread records are shared by every
+//! cell, so a value also waits for threads that were inside a read of
+//! another cell; those do not drop it when they leave (it goes at the
+//! next read or store of its own cell). The library has one cell.
+
+use std::cell::Cell;
+use std::marker::PhantomData;
+use std::ptr;
+use std::sync::atomic::{compiler_fence, fence, AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Once};
+
+/// One thread's read record: how deeply it is inside reads, and how many
+/// outermost reads it has finished. Records are never freed: a thread
+/// that exits gives its record back for the next thread to take, so the
+/// records are as many as the most threads that ever read at once, and a
+/// reference to one is valid for the life of the process.
+#[derive(Debug, Default)]
+struct Reader {
+    depth: AtomicU64,
+    left: AtomicU64,
+    taken: AtomicBool,
+}
+
+/// Every record (a thread takes one on its first read).
+static READERS: Mutex<Vec<&'static Reader>> = Mutex::new(Vec::new());
+
+fn readers() -> MutexGuard<'static, Vec<&'static Reader>> {
+    READERS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The calling thread's record, given back when the thread exits.
+struct Local(&'static Reader);
+
+impl Local {
+    fn register() -> Local {
+        let mut all = readers();
+        if let Some(r) = all.iter().find(|r| !r.taken.load(Ordering::Relaxed)) {
+            r.taken.store(true, Ordering::Relaxed);
+            return Local(r);
+        }
+        let r: &'static Reader = Box::leak(Box::new(Reader {
+            taken: AtomicBool::new(true),
+            ..Reader::default()
+        }));
+        all.push(r);
+        Local(r)
+    }
+}
+
+impl Drop for Local {
+    fn drop(&mut self) {
+        // Out of every read (no guard outlives its thread's reads).
+        let _all = readers();
+        self.0.taken.store(false, Ordering::Relaxed);
+    }
+}
+
+thread_local! {
+    static LOCAL: Local = Local::register();
+}
+
+/// `membarrier` commands (`linux/membarrier.h`).
+const MEMBARRIER_CMD_PRIVATE_EXPEDITED: libc::c_int = 1 << 3;
+const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_int = 1 << 4;
+
+/// Whether this process is registered for private expedited membarriers
+/// (readers then need no fence).
+static MEMBARRIER: AtomicBool = AtomicBool::new(false);
+static REGISTER: Once = Once::new();
+
+fn membarrier(cmd: libc::c_int) -> bool {
+    // SAFETY: membarrier takes no pointers; an unknown command fails with
+    // EINVAL.
+    unsafe { libc::syscall(libc::SYS_membarrier, cmd, 0u32, 0i32) == 0 }
+}
+
+/// Registers for expedited membarriers once; false where the kernel
+/// refuses (readers keep their fences).
+fn register_membarrier() -> bool {
+    REGISTER.call_once(|| {
+        if membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) {
+            MEMBARRIER.store(true, Ordering::SeqCst);
+        }
+    });
+    MEMBARRIER.load(Ordering::SeqCst)
+}
+
+/// The writer's side of the fence pair: after it, every reader that
+/// marked itself before is seen marked.
+fn writer_barrier() {
+    if !(register_membarrier() && membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)) {
+        fence(Ordering::SeqCst);
+    }
+}
+
+/// A value some threads may still be reading: the readers that were
+/// inside a read when it was unpublished, with their `left` counts then.
+struct Retired<T> {
+    value: *const T,
+    waits: Vec<(&'static Reader, u64)>,
+}
+
+impl<T> Retired<T> {
+    /// Every reader it waits for has left the read it was in.
+    fn free_to_drop(&self) -> bool {
+        self.waits.iter().all(|(r, left)| {
+            r.depth.load(Ordering::Acquire) == 0 || r.left.load(Ordering::Acquire) != *left
+        })
+    }
+}
+
+/// A published `Option<Arc<T>>`, read without read-modify-writes (see the
+/// module docs). `const`-constructible, for statics.
+pub struct RcuCell<T> {
+    value: AtomicPtr<T>,
+    retired: Mutex<Vec<Retired<T>>>,
+    /// Something is retired: leaving readers try to drop it.
+    pending: AtomicBool,
+}
+
+// SAFETY: the cell hands out `&T` to any thread and drops `T` on any
+// thread, as `Arc<T>` does: it is `Send + Sync` when `T` is.
+unsafe impl<T: Send + Sync> Send for RcuCell<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send + Sync> Sync for RcuCell<T> {}
+
+impl<T> Default for RcuCell<T> {
+    fn default() -> Self {
+        RcuCell::new()
+    }
+}
+
+impl<T> std::fmt::Debug for RcuCell<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RcuCell")
+            .field("published", &!self.value.load(Ordering::Relaxed).is_null())
+            .finish()
+    }
+}
+
+impl<T> RcuCell<T> {
+    /// An empty cell.
+    pub const fn new() -> RcuCell<T> {
+        RcuCell {
+            value: AtomicPtr::new(ptr::null_mut()),
+            retired: Mutex::new(Vec::new()),
+            pending: AtomicBool::new(false),
+        }
+    }
+
+    /// Borrows the published value, if any, for as long as the guard
+    /// lives (on this thread: the guard cannot be sent). `None` also when
+    /// the thread's registration is already destroyed (a read from a
+    /// thread-local destructor at thread exit): the caller then takes its
+    /// slow way.
+    pub fn read(&self) -> Option<ReadGuard<'_, T>> {
+        let reader = LOCAL.try_with(|l| l.0).ok()?;
+        let depth = reader.depth.load(Ordering::Relaxed);
+        reader.depth.store(depth + 1, Ordering::Relaxed);
+        if MEMBARRIER.load(Ordering::Relaxed) {
+            compiler_fence(Ordering::SeqCst);
+        } else {
+            fence(Ordering::SeqCst);
+        }
+        let p = self.value.load(Ordering::Acquire);
+        let guard = ReadGuard {
+            cell: self,
+            reader,
+            value: p,
+            not_send: PhantomData,
+        };
+        if p.is_null() {
+            drop(guard);
+            return None;
+        }
+        Some(guard)
+    }
+
+    /// Publishes `value` (or nothing); the previous value is dropped once
+    /// no thread can be reading it any more.
+    pub fn store(&self, value: Option<Arc<T>>) {
+        let new = value.map_or(ptr::null_mut(), |v| Arc::into_raw(v) as *mut T);
+        // A first publication registers for membarriers before any reader
+        // can find a value (readers that saw no registration fence).
+        register_membarrier();
+        let old = self.value.swap(new, Ordering::SeqCst);
+        if !old.is_null() {
+            writer_barrier();
+            let waits: Vec<(&'static Reader, u64)> = readers()
+                .iter()
+                .filter(|r| r.depth.load(Ordering::Acquire) > 0)
+                .map(|r| (*r, r.left.load(Ordering::Acquire)))
+                .collect();
+            self.lock_retired().push(Retired { value: old, waits });
+            self.pending.store(true, Ordering::Release);
+        }
+        self.reclaim();
+    }
+
+    /// Unpublishes the value without ever dropping it (a forked child's
+    /// copy of its parent's: dropping it would act for the parent).
+    pub fn forget(&self) {
+        self.value.swap(ptr::null_mut(), Ordering::SeqCst);
+    }
+
+    fn lock_retired(&self) -> MutexGuard<'_, Vec<Retired<T>>> {
+        self.retired.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Drops the retired values no reader can hold any more (outside the
+    /// lock: a drop may be long, and may read the cell again).
+    fn reclaim(&self) {
+        let free: Vec<*const T> = {
+            let mut retired = self.lock_retired();
+            let mut free = Vec::new();
+            retired.retain(|r| {
+                let done = r.free_to_drop();
+                if done {
+                    free.push(r.value);
+                }
+                !done
+            });
+            if retired.is_empty() {
+                self.pending.store(false, Ordering::Release);
+            }
+            free
+        };
+        for value in free {
+            // SAFETY: made by `Arc::into_raw` in `store`, unpublished, and
+            // no reader that could have loaded it is still reading (the
+            // retired record's waits); taken out of the list once.
+            drop(unsafe { Arc::from_raw(value) });
+        }
+    }
+}
+
+impl<T> Drop for RcuCell<T> {
+    fn drop(&mut self) {
+        // `&mut self`: no reader can hold a guard of this cell.
+        let p = *self.value.get_mut();
+        if !p.is_null() {
+            // SAFETY: made by `Arc::into_raw`, owned by the cell.
+            drop(unsafe { Arc::from_raw(p) });
+        }
+        for r in self
+            .retired
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain(..)
+        {
+            // SAFETY: as above; no guard of this cell is alive.
+            drop(unsafe { Arc::from_raw(r.value) });
+        }
+    }
+}
+
+/// A borrow of an [`RcuCell`]'s value; not `Send` (it marks the thread
+/// that made it as reading).
+pub struct ReadGuard<'a, T> {
+    cell: &'a RcuCell<T>,
+    reader: &'static Reader,
+    value: *const T,
+    not_send: PhantomData<Cell<*const ()>>,
+}
+
+impl<T> std::ops::Deref for ReadGuard<'_, T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        // SAFETY: non-NULL (checked in `read`), published when it was
+        // loaded, and not dropped while this thread's read is marked.
+        unsafe { &*self.value }
+    }
+}
+
+impl<T> ReadGuard<'_, T> {
+    /// A shared reference to the value (the guard keeps it alive).
+    pub fn clone_arc(&self) -> Arc<T> {
+        // SAFETY: the pointer came from `Arc::into_raw` and the count it
+        // stands for is alive (see `deref`); one more reference is taken.
+        unsafe {
+            Arc::increment_strong_count(self.value);
+            Arc::from_raw(self.value)
+        }
+    }
+}
+
+impl<T> Drop for ReadGuard<'_, T> {
+    fn drop(&mut self) {
+        let depth = self.reader.depth.load(Ordering::Relaxed) - 1;
+        if depth == 0 {
+            let left = self.reader.left.load(Ordering::Relaxed);
+            self.reader.left.store(left + 1, Ordering::Release);
+        }
+        // Release: the reads through this guard come before a writer sees
+        // the thread out.
+        self.reader.depth.store(depth, Ordering::Release);
+        if depth == 0 && self.cell.pending.load(Ordering::Acquire) {
+            self.cell.reclaim();
+        }
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for ReadGuard<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    /// Counts drops; `alive` turns false when it drops.
+    struct Tracked {
+        alive: AtomicBool,
+        drops: Arc<AtomicUsize>,
+    }
+
+    impl Tracked {
+        fn new(drops: &Arc<AtomicUsize>) -> Arc<Tracked> {
+            Arc::new(Tracked {
+                alive: AtomicBool::new(true),
+                drops: drops.clone(),
+            })
+        }
+    }
+
+    impl Drop for Tracked {
+        fn drop(&mut self) {
+            self.alive.store(false, Ordering::SeqCst);
+            self.drops.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// The tests share the thread records (see the module docs): one at
+    /// a time, so that one's readers do not hold the other's values.
+    static SERIAL: Mutex<()> = Mutex::new(());
+
+    #[test]
+    fn a_value_lives_until_its_last_reader_leaves() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let drops = Arc::new(AtomicUsize::new(0));
+        let cell = RcuCell::new();
+        assert!(cell.read().is_none());
+        cell.store(Some(Tracked::new(&drops)));
+        let outer = cell.read().expect("published");
+        let inner = cell.read().expect("nested read");
+        drop(inner);
+        // Unpublished while this thread is inside a read: kept.
+        std::thread::scope(|s| {
+            s.spawn(|| cell.store(None));
+        });
+        assert!(cell.read().is_none(), "new readers see nothing");
+        assert!(outer.alive.load(Ordering::SeqCst));
+        assert_eq!(drops.load(Ordering::SeqCst), 0);
+        drop(outer);
+        assert_eq!(
+            drops.load(Ordering::SeqCst),
+            1,
+            "dropped by its last reader"
+        );
+        // Without readers a store drops the old value at once.
+        cell.store(Some(Tracked::new(&drops)));
+        cell.store(None);
+        assert_eq!(drops.load(Ordering::SeqCst), 2);
+        // A clone outlives the cell's reference.
+        cell.store(Some(Tracked::new(&drops)));
+        let kept = cell.read().unwrap().clone_arc();
+        cell.store(None);
+        assert!(kept.alive.load(Ordering::SeqCst));
+        drop(kept);
+        assert_eq!(drops.load(Ordering::SeqCst), 3);
+    }
+
+    /// Readers on three threads never see a dropped value while a writer
+    /// publishes and unpublishes as fast as it can.
+    #[test]
+    fn readers_never_see_a_dropped_value() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let drops = Arc::new(AtomicUsize::new(0));
+        let cell: RcuCell<Tracked> = RcuCell::new();
+        let stop = AtomicBool::new(false);
+        let seen = AtomicU64::new(0);
+        let stores = 2000;
+        std::thread::scope(|s| {
+            for _ in 0..3 {
+                s.spawn(|| {
+                    while !stop.load(Ordering::Relaxed) {
+                        if let Some(v) = cell.read() {
+                            assert!(v.alive.load(Ordering::SeqCst), "use after drop");
+                            seen.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                });
+            }
+            for i in 0..stores {
+                cell.store((i % 2 == 0).then(|| Tracked::new(&drops)));
+            }
+            stop.store(true, Ordering::Relaxed);
+        });
+        cell.store(None);
+        assert_eq!(
+            drops.load(Ordering::SeqCst),
+            stores / 2,
+            "every value dropped once"
+        );
+        assert!(seen.load(Ordering::Relaxed) > 0);
+    }
+}
