@@ -485,17 +485,33 @@ fn valid(p: &Published) -> bool {
 /// pointer and one of the fork generation. In a forked child, or without
 /// the fork handler, this takes [`get`]'s way.
 pub fn current() -> Result<Primary, ContextError> {
-    if let Some(g) = PUBLISHED.read().filter(|p| valid(p)) {
-        return Ok(Primary(Held::Published(g)));
+    match PUBLISHED.read() {
+        Some(g) if valid(&g) => return Ok(Primary(Held::Published(g))),
+        None if closed_for_sure() => return Err(ContextError::NotOpen),
+        _ => {}
     }
     get().map(|c| Primary(Held::Owned(c)))
 }
 
+/// Nothing is published and the fork handler is registered: the primary
+/// is closed in this process (every open publishes before it returns, and
+/// a forked child's first look at the slot finds it closed too), so
+/// calls on a closed primary take no lock, as C's `CHECK_KFD_OPEN` reads
+/// its count without one. (Threads calling in a loop on a closed primary
+/// kept the slot's lock so busy that an open on another thread could
+/// wait on it for minutes.)
+fn closed_for_sure() -> bool {
+    ATFORK_REGISTERED.load(Ordering::Relaxed)
+}
+
 /// Whether the primary context is open in this process (`open_count() >
-/// 0`), without the slot's lock while it is.
+/// 0`), without the slot's lock while it is or while nothing is
+/// published.
 pub fn is_open() -> bool {
-    if PUBLISHED.read().is_some_and(|p| valid(&p)) {
-        return true;
+    match PUBLISHED.read() {
+        Some(p) if valid(&p) => return true,
+        None if closed_for_sure() => return false,
+        _ => {}
     }
     open_count() > 0
 }
