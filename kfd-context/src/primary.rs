@@ -500,8 +500,11 @@ pub fn current() -> Result<Primary, ContextError> {
 /// its count without one. (Threads calling in a loop on a closed primary
 /// kept the slot's lock so busy that an open on another thread could
 /// wait on it for minutes.)
+/// `read` also gives `None` where the thread cannot mark itself (its
+/// thread-locals are gone: calls from exit handlers, as ROCr's teardown
+/// makes), so the cell itself must be empty too.
 fn closed_for_sure() -> bool {
-    ATFORK_REGISTERED.load(Ordering::Relaxed)
+    ATFORK_REGISTERED.load(Ordering::Relaxed) && PUBLISHED.is_empty()
 }
 
 /// Whether the primary context is open in this process (`open_count() >

@@ -201,6 +201,13 @@ impl<T> RcuCell<T> {
         Some(guard)
     }
 
+    /// Whether nothing is published (one load, no read marked: a hint for
+    /// a caller whose [`RcuCell::read`] gave `None`, which also means
+    /// "cannot read here", at thread exit).
+    pub fn is_empty(&self) -> bool {
+        self.value.load(Ordering::Acquire).is_null()
+    }
+
     /// Publishes `value` (or nothing); the previous value is dropped once
     /// no thread can be reading it any more.
     pub fn store(&self, value: Option<Arc<T>>) {
@@ -397,6 +404,40 @@ mod tests {
         assert!(kept.alive.load(Ordering::SeqCst));
         drop(kept);
         assert_eq!(drops.load(Ordering::SeqCst), 3);
+    }
+
+    /// At thread exit, after the thread's record is given back, a read
+    /// gives `None` while the value is still published: `is_empty` tells
+    /// the two apart (calls from exit handlers).
+    #[test]
+    fn reads_after_the_record_is_gone_say_so() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        static CELL: RcuCell<u32> = RcuCell::new();
+        static SEEN: Mutex<Option<(bool, bool)>> = Mutex::new(None);
+        struct Late;
+        impl Drop for Late {
+            fn drop(&mut self) {
+                let read = CELL.read().map(|v| *v == 7);
+                *SEEN.lock().unwrap() = Some((read.is_none(), CELL.is_empty()));
+            }
+        }
+        thread_local! {
+            static LATE: Late = const { Late };
+        }
+        CELL.store(Some(Arc::new(7)));
+        std::thread::spawn(|| {
+            // LATE is registered first, so it is destroyed after LOCAL
+            // (thread-local destructors run last registered, first run).
+            LATE.with(|_| {});
+            assert_eq!(CELL.read().map(|v| *v), Some(7));
+        })
+        .join()
+        .unwrap();
+        let (no_read, empty) = SEEN.lock().unwrap().take().expect("LATE dropped");
+        assert!(no_read, "the record went first, so the read gave None");
+        assert!(!empty, "still published");
+        CELL.store(None);
+        assert!(CELL.is_empty());
     }
 
     /// Readers on three threads never see a dropped value while a writer
