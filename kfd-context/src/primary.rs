@@ -262,30 +262,27 @@ fn nested_ok() -> bool {
 /// context it inherited (its first open and last close still compare
 /// pids).
 fn open_nested() -> bool {
-    if !nested_ok() {
-        return false;
-    }
-    let mut n = COUNT.load(Ordering::Acquire);
-    while n >= 1 {
-        match COUNT.compare_exchange_weak(n, n + 1, Ordering::AcqRel, Ordering::Acquire) {
-            Ok(_) => return true,
-            Err(now) => n = now,
-        }
-    }
-    false
+    step_nested(1, |n| n + 1).is_some()
 }
 
 /// A nested close the same way: counts one open fewer when more than one
 /// is left, and returns how many are; `None` for the slot's way (the last
 /// close, or a fork the slot has not seen yet).
 fn close_nested() -> Option<u64> {
+    step_nested(2, |n| n - 1)
+}
+
+/// Moves the open count from `n` to `step(n)` with one compare-exchange,
+/// if the nested fast paths may count and `n` is at least `least`;
+/// returns the new count.
+fn step_nested(least: u64, step: impl Fn(u64) -> u64) -> Option<u64> {
     if !nested_ok() {
         return None;
     }
     let mut n = COUNT.load(Ordering::Acquire);
-    while n >= 2 {
-        match COUNT.compare_exchange_weak(n, n - 1, Ordering::AcqRel, Ordering::Acquire) {
-            Ok(_) => return Some(n - 1),
+    while n >= least {
+        match COUNT.compare_exchange_weak(n, step(n), Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => return Some(step(n)),
             Err(now) => n = now,
         }
     }

@@ -539,13 +539,7 @@ impl Events {
         if list.iter().any(|w| w.owner != shared) {
             return Err(EventError::ForeignEvent);
         }
-        with_event_data(list.len(), |data| {
-            let result = self.wait_ids(list, mode, timeout_ms, ages, data);
-            if result == Ok(WaitOutcome::Signaled) {
-                self.exceptions(list, data, exception)?;
-            }
-            result
-        })
+        self.wait_and_report(list, mode, timeout_ms, ages, exception)
     }
 
     fn wait_inner(
@@ -559,10 +553,25 @@ impl Events {
             .iter()
             .map(|e| self.check(e).map(|()| e.waitable()))
             .collect::<Result<Vec<_>, _>>()?;
+        self.wait_and_report(&list, mode, timeout_ms, ages, |i, x| {
+            events[i].obj.store_exception(x)
+        })
+    }
+
+    /// The wait on `list`, then, when it completed, each memory and
+    /// hardware exception the kernel reported handed to `exception`.
+    fn wait_and_report(
+        &self,
+        list: &[Waitable],
+        mode: WaitMode,
+        timeout_ms: u32,
+        ages: Option<&mut [u64]>,
+        exception: impl FnMut(usize, ExceptionData),
+    ) -> Result<WaitOutcome, EventError> {
         with_event_data(list.len(), |data| {
-            let result = self.wait_ids(&list, mode, timeout_ms, ages, data);
+            let result = self.wait_ids(list, mode, timeout_ms, ages, data);
             if result == Ok(WaitOutcome::Signaled) {
-                self.exceptions(&list, data, |i, x| events[i].obj.store_exception(x))?;
+                self.exceptions(list, data, exception)?;
             }
             result
         })
