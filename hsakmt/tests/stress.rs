@@ -260,8 +260,9 @@ fn objects_of_every_kind_at_once() {
 /// The primary opened and closed over and over while other threads call
 /// into it: each last close unpublishes the context while readers may be
 /// inside a call on it (kfd-sys `rcu`); they see it open or closed, never
-/// a torn-down one, the last of them tears it down promptly, and calls
-/// on the closed primary leave the open room to take the slot's lock.
+/// a torn-down one, the next open waits for the last of them to tear it
+/// down, and calls on the closed primary leave the open room to take the
+/// slot's lock.
 #[test]
 #[serial]
 fn the_primary_closes_under_callers() {
@@ -309,21 +310,9 @@ fn the_primary_closes_under_callers() {
                 failed = Some(format!("cycle {cycles}: open {o}, close {c}"));
             }
             // A last close that found callers inside a call leaves the
-            // teardown to the last of them: it must come soon. The test
-            // waits for it before the next open: an open while it is
-            // pending fails (ERROR) in the rocm-5.2 build, whose open maps
-            // its apertures where the old context's still are (a known
-            // gap, with arc-swap before as with the RCU cell now).
-            let waited = std::time::Instant::now();
-            while kfd_context::primary::kept().is_none()
-                && !sim.live_objects().is_empty()
-                && waited.elapsed() < std::time::Duration::from_secs(2)
-            {
-                std::thread::yield_now();
-            }
-            if kfd_context::primary::kept().is_none() && !sim.live_objects().is_empty() {
-                failed = Some(format!("cycle {cycles}: not torn down after 2 s"));
-            }
+            // teardown to the last of them; the next open waits for it
+            // (in the rocm-5.2 build an open beside the old context's
+            // apertures failed with ERROR), so no wait here.
             cycles += 1;
         }
         // Before any assertion: the callers stop, or the scope never ends.

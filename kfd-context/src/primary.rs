@@ -11,6 +11,14 @@
 //! properties again. So does the open after a last close that tore the
 //! context down: the C library's snapshot outlives CloseKFD.
 //!
+//! A last close while other threads are inside calls on the context
+//! unpublishes it at once; the last of those threads tears it down when
+//! its call returns. A first open meanwhile waits (up to two seconds) for
+//! that teardown before it makes the next context: in the real kernel as
+//! in the simulator a process has one KFD process per address space, and
+//! the new context's `ACQUIRE_VM` is refused (`EBUSY`) while the old one
+//! still holds the GPU's VM.
+//!
 //! # Fork detection
 //!
 //! Every call of the C border looks the primary up, so the check must not
@@ -115,6 +123,10 @@ static COUNT: AtomicU64 = AtomicU64::new(0);
 /// The fork generation the open primary was opened in (the slot's
 /// `generation`, readable without its lock by the nested fast paths).
 static OPEN_GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// How long a first open waits for the teardown of a context whose last
+/// close found callers still inside calls on it ([`open_counted`]).
+const RETIRED_TEARDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 fn count() -> u64 {
     COUNT.load(Ordering::Acquire)
@@ -298,6 +310,18 @@ fn open_counted<T>(
 ) -> Result<(T, Opened), ContextError> {
     register_fork_handler();
     let mut s = slot(ForkCheck::Pid);
+    if s.ctx.is_none() && PUBLISHED.has_retired() {
+        // The last close found callers inside calls on the context it
+        // unpublished: the last of them tears it down when it leaves.
+        // A new context made before then would find the old one's
+        // apertures still reserved (the rocm-5.2 layout reserves fixed
+        // ranges), so wait for that teardown, without the lock (the
+        // teardown may take it), for a bounded time (a caller may sit in
+        // an infinite wait): after that the open is tried anyway.
+        drop(s);
+        PUBLISHED.wait_retired(RETIRED_TEARDOWN_WAIT);
+        s = slot(ForkCheck::Pid);
+    }
     if let Some(ctx) = &s.ctx {
         if count() > 0 {
             // Open, and it stays open while the lock is held.

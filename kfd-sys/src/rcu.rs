@@ -141,6 +141,8 @@ pub struct RcuCell<T> {
     retired: Mutex<Vec<Retired<T>>>,
     /// Something is retired: leaving readers try to drop it.
     pending: AtomicBool,
+    /// Retired values taken out of the list and being dropped now.
+    dropping: AtomicU64,
 }
 
 // SAFETY: the cell hands out `&T` to any thread and drops `T` on any
@@ -170,6 +172,7 @@ impl<T> RcuCell<T> {
             value: AtomicPtr::new(ptr::null_mut()),
             retired: Mutex::new(Vec::new()),
             pending: AtomicBool::new(false),
+            dropping: AtomicU64::new(0),
         }
     }
 
@@ -229,6 +232,38 @@ impl<T> RcuCell<T> {
         self.reclaim();
     }
 
+    /// Whether a value unpublished by [`RcuCell::store`] is not dropped
+    /// yet: it waits for readers to leave, or its drop is running.
+    pub fn has_retired(&self) -> bool {
+        self.pending.load(Ordering::Acquire) || self.dropping.load(Ordering::Acquire) > 0
+    }
+
+    /// Waits until every value unpublished so far is dropped (each reader
+    /// that could hold one has left its read), dropping them here if the
+    /// readers left without doing so; gives up after `limit`. Returns
+    /// whether none is left. A thread that is itself inside a read (of
+    /// any cell: the records are shared) cannot wait for itself: it gets
+    /// `false` at once if something is retired.
+    pub fn wait_retired(&self, limit: std::time::Duration) -> bool {
+        if !self.has_retired() {
+            return true;
+        }
+        let inside = LOCAL
+            .try_with(|l| l.0.depth.load(Ordering::Relaxed) > 0)
+            .unwrap_or(false);
+        let start = std::time::Instant::now();
+        loop {
+            self.reclaim();
+            if !self.has_retired() {
+                return true;
+            }
+            if inside || start.elapsed() >= limit {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(50));
+        }
+    }
+
     /// Unpublishes the value without ever dropping it (a forked child's
     /// copy of its parent's: dropping it would act for the parent).
     pub fn forget(&self) {
@@ -252,6 +287,9 @@ impl<T> RcuCell<T> {
                 }
                 !done
             });
+            // Counted before the list lets go of them, so a waiter never
+            // sees neither (`has_retired`).
+            self.dropping.fetch_add(free.len() as u64, Ordering::AcqRel);
             if retired.is_empty() {
                 self.pending.store(false, Ordering::Release);
             }
@@ -262,6 +300,7 @@ impl<T> RcuCell<T> {
             // no reader that could have loaded it is still reading (the
             // retired record's waits); taken out of the list once.
             drop(unsafe { Arc::from_raw(value) });
+            self.dropping.fetch_sub(1, Ordering::AcqRel);
         }
     }
 }
@@ -343,6 +382,8 @@ impl<T: std::fmt::Debug> std::fmt::Debug for ReadGuard<'_, T> {
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicUsize;
+    use std::sync::Barrier;
+    use std::time::{Duration, Instant};
 
     /// Counts drops; `alive` turns false when it drops.
     struct Tracked {
@@ -404,6 +445,48 @@ mod tests {
         assert!(kept.alive.load(Ordering::SeqCst));
         drop(kept);
         assert_eq!(drops.load(Ordering::SeqCst), 3);
+    }
+
+    /// `wait_retired` waits for the readers of an unpublished value: it
+    /// gives up after its limit while one stays, returns at once for a
+    /// thread inside a read, and returns true once the reader has left.
+    #[test]
+    fn waiting_for_retired_values() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let drops = Arc::new(AtomicUsize::new(0));
+        let cell = RcuCell::new();
+        assert!(cell.wait_retired(Duration::ZERO), "nothing retired");
+        cell.store(Some(Tracked::new(&drops)));
+        let (entered, leave) = (Barrier::new(2), Barrier::new(2));
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let held = cell.read().expect("published");
+                entered.wait();
+                leave.wait();
+                drop(held);
+            });
+            entered.wait();
+            cell.store(None);
+            assert!(cell.has_retired());
+            let t = Instant::now();
+            assert!(!cell.wait_retired(Duration::from_millis(30)));
+            assert!(t.elapsed() >= Duration::from_millis(30));
+            {
+                // Inside a read of its own: no waiting for itself.
+                cell.store(Some(Tracked::new(&drops)));
+                let _mine = cell.read().expect("published");
+                let t = Instant::now();
+                assert!(!cell.wait_retired(Duration::from_secs(60)));
+                assert!(t.elapsed() < Duration::from_secs(30));
+                cell.store(None);
+            }
+            // Both wait for the other thread, still inside its read.
+            assert_eq!(drops.load(Ordering::SeqCst), 0);
+            leave.wait();
+            assert!(cell.wait_retired(Duration::from_secs(60)));
+        });
+        assert!(!cell.has_retired());
+        assert_eq!(drops.load(Ordering::SeqCst), 2);
     }
 
     /// At thread exit, after the thread's record is given back, a read
