@@ -82,6 +82,7 @@ impl Deref for CtxRef {
 }
 
 /// The open primary, borrowed; `closed` when it is not open here.
+#[inline]
 fn open_primary(closed: Status) -> KmtResult<CtxRef> {
     primary::current().map(CtxRef::Primary).map_err(|_| closed)
 }

@@ -7,12 +7,13 @@
 //! over the larger ones; userptr objects are indexed a second time by
 //! their CPU address. Each shard publishes the address
 //! span its objects lie in ([`Span`]), so a lookup by address locks only
-//! the shards that can hold it.
+//! the shards that can hold it, and its last pointer-query answer
+//! ([`LastAnswer`]), so the same pointer queried again takes no lock.
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::os::fd::OwnedFd;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use kfd_sys::mapping::Mapping;
@@ -282,10 +283,13 @@ pub(crate) enum Lookup {
 /// objects and is emptied with the shard; both happen under the shard's
 /// lock, before the objects change, so a lookup that skips a shard whose
 /// span misses the address misses nothing that was there when it began.
+/// With it, the shard's [`LastAnswer`].
 #[derive(Debug)]
 pub(crate) struct Span {
     lo: AtomicU64,
     hi: AtomicU64,
+    /// The shard's last pointer-query answer, read without the lock.
+    pub last: LastAnswer,
 }
 
 impl Default for Span {
@@ -293,6 +297,7 @@ impl Default for Span {
         Span {
             lo: AtomicU64::new(u64::MAX),
             hi: AtomicU64::new(0),
+            last: LastAnswer::default(),
         }
     }
 }
@@ -380,6 +385,50 @@ impl Kept {
         }
     }
 
+    /// The record as eight words ([`LastAnswer`]).
+    fn words(&self) -> [u64; 8] {
+        [
+            self.gpu_address,
+            self.cpu_address,
+            self.size,
+            self.user_data,
+            self.registered as u64,
+            self.mapped as u64,
+            u64::from(self.node) | u64::from(self.mem_flags.bits()) << 32,
+            u64::from(self.kind as u32)
+                | u64::from(self.registered_len) << 32
+                | u64::from(self.mapped_len) << 48,
+        ]
+    }
+
+    /// [`Kept::words`] back into a record ([`Kept::NONE`] for words that
+    /// no record gives).
+    fn from_words(w: [u64; 8]) -> Kept {
+        let kind = match w[7] as u32 {
+            0 => PointerType::Unknown,
+            1 => PointerType::Allocated,
+            2 => PointerType::RegisteredUser,
+            3 => PointerType::RegisteredGraphics,
+            4 => PointerType::RegisteredShared,
+            5 => PointerType::ReservedAddr,
+            _ => return Kept::NONE,
+        };
+        Kept {
+            gpu_address: w[0],
+            cpu_address: w[1],
+            size: w[2],
+            user_data: w[3],
+            registered: w[4] as usize,
+            mapped: w[5] as usize,
+            node: w[6] as u32,
+            mem_flags: MemFlags::from_bits_retain((w[6] >> 32) as u32),
+            kind,
+            registered_len: (w[7] >> 32) as u16,
+            mapped_len: (w[7] >> 48) as u16,
+        }
+    }
+
+    #[inline]
     fn answer(&self) -> Option<PointerInfoArrays> {
         let array = |ptr: usize, len: u16| NodeArray::from_parts(ptr, usize::from(len));
         (self.registered_len != u16::MAX).then_some(PointerInfoArrays {
@@ -393,6 +442,74 @@ impl Kept {
             mapped_nodes: array(self.mapped, self.mapped_len),
             user_data: self.user_data,
         })
+    }
+}
+
+/// The last pointer query a shard answered, readable without the shard's
+/// lock: the address asked and the [`Kept`] answer, in atomics under a
+/// sequence lock. Written only under the shard's lock: by the query that
+/// made the answer, and emptied by every change of the shard (an object
+/// added, changed or removed) before the change, so a reader that finds
+/// the address here gets what the locked lookup would have answered at
+/// the moment it read the sequence. A query repeated for the same
+/// address (the same buffer asked about again and again) then costs a
+/// few loads instead of the lock's two read-modify-writes and the index.
+#[derive(Debug, Default)]
+pub(crate) struct LastAnswer {
+    /// Even while `key` and `words` are stable; odd during a write.
+    seq: AtomicU64,
+    /// The address asked, plus 1; 0 while empty.
+    key: AtomicU64,
+    words: [AtomicU64; 8],
+}
+
+impl LastAnswer {
+    /// The kept answer for `addr`, if it is the last address answered and
+    /// nothing changed since.
+    #[inline]
+    pub fn get(&self, addr: u64) -> Option<PointerInfoArrays> {
+        let key = addr.checked_add(1)?;
+        let before = self.seq.load(Ordering::Acquire);
+        if before & 1 != 0 || self.key.load(Ordering::Relaxed) != key {
+            return None;
+        }
+        let w: [u64; 8] = std::array::from_fn(|i| self.words[i].load(Ordering::Relaxed));
+        // The loads above come before the second look at the sequence.
+        fence(Ordering::Acquire);
+        if self.seq.load(Ordering::Relaxed) != before {
+            return None;
+        }
+        Kept::from_words(w).answer()
+    }
+
+    /// Keeps `kept` as the answer for `addr` (under the shard's lock).
+    fn set(&self, addr: u64, kept: &Kept) {
+        match addr.checked_add(1) {
+            Some(key) if kept.registered_len != u16::MAX => {
+                self.write(key, kept.words());
+            }
+            _ => self.clear(),
+        }
+    }
+
+    /// Forgets the answer (under the shard's lock, before a change).
+    fn clear(&self) {
+        if self.key.load(Ordering::Relaxed) != 0 {
+            self.write(0, [0; 8]);
+        }
+    }
+
+    fn write(&self, key: u64, words: [u64; 8]) {
+        // One writer at a time: the shard's lock is held.
+        let seq = self.seq.load(Ordering::Relaxed);
+        self.seq.store(seq.wrapping_add(1), Ordering::Relaxed);
+        // Readers that see any store below see the odd sequence too.
+        fence(Ordering::Release);
+        self.key.store(key, Ordering::Relaxed);
+        for (slot, w) in self.words.iter().zip(words) {
+            slot.store(w, Ordering::Relaxed);
+        }
+        self.seq.store(seq.wrapping_add(2), Ordering::Release);
     }
 }
 
@@ -456,6 +573,7 @@ struct PageIndex {
 
 impl PageIndex {
     /// The slot covering `page`, and whether it covers all of it.
+    #[inline]
     fn get(&self, page: u64) -> Option<(Slot, bool)> {
         let &leaf = self.dir.get(&(page / LEAF_PAGES))?;
         match self.leaves[leaf as usize].slots[(page % LEAF_PAGES) as usize] {
@@ -573,6 +691,7 @@ impl Shard {
     }
 
     pub fn insert(&mut self, obj: VmObject) {
+        self.span.last.clear();
         self.span.widen(obj.span());
         let (start, size, userptr) = (obj.start, obj.size, obj.userptr());
         let slot = match self.vacant.pop() {
@@ -615,6 +734,7 @@ impl Shard {
     }
 
     /// The object whose GPU range contains `addr`, if any.
+    #[inline]
     fn containing(&self, addr: u64) -> Option<Slot> {
         let inside = |slot: Slot| {
             self.obj(slot)
@@ -630,6 +750,7 @@ impl Shard {
     }
 
     /// The slot of the object `addr` resolves to.
+    #[inline]
     pub fn find(&self, addr: u64, how: Lookup) -> Option<Slot> {
         match how {
             Lookup::Exact { size } => {
@@ -665,6 +786,7 @@ impl Shard {
 
     /// The object, to change: its kept pointer-query answer is dropped.
     pub fn get_mut(&mut self, slot: Slot) -> Option<&mut VmObject> {
+        self.span.last.clear();
         let o = self.slab.get_mut(slot.0 as usize)?.as_mut()?;
         self.kept[slot.0 as usize] = Kept::NONE;
         Some(o)
@@ -672,6 +794,7 @@ impl Shard {
 
     /// The pointer-query answer of the object: the one kept since it last
     /// changed, or `make`'s (given the object), which is kept.
+    #[inline]
     pub fn answer(
         &mut self,
         slot: Slot,
@@ -686,7 +809,22 @@ impl Shard {
         Some(a)
     }
 
+    /// [`Shard::answer`] to a query of `addr`, also kept as the shard's
+    /// [`LastAnswer`].
+    #[inline]
+    pub fn answer_for(
+        &mut self,
+        addr: u64,
+        slot: Slot,
+        make: impl FnOnce(&mut VmObject) -> PointerInfoArrays,
+    ) -> Option<PointerInfoArrays> {
+        let a = self.answer(slot, make)?;
+        self.span.last.set(addr, &self.kept[slot.0 as usize]);
+        Some(a)
+    }
+
     pub fn remove(&mut self, slot: Slot) -> Option<VmObject> {
+        self.span.last.clear();
         let o = self.slab.get_mut(slot.0 as usize)?.take()?;
         self.kept[slot.0 as usize] = Kept::NONE;
         self.vacant.push(slot);
@@ -717,6 +855,7 @@ impl Shard {
 
     /// Removes and returns every object.
     pub fn drain(&mut self) -> Vec<VmObject> {
+        self.span.last.clear();
         self.userptrs.clear();
         self.pages.clear();
         self.large.clear();
@@ -840,6 +979,85 @@ mod tests {
         assert_eq!(made.get(), 2);
         s.remove(slot).unwrap();
         assert!(s.answer(slot, make).is_none(), "no object, no answer");
+    }
+
+    fn info_at(addr: u64, user_data: u64) -> PointerInfoArrays {
+        PointerInfoArrays {
+            kind: PointerType::Allocated,
+            node: 1,
+            mem_flags: MemFlags::from_bits_retain(0x2a),
+            cpu_address: addr,
+            gpu_address: addr,
+            size: 0x1000,
+            registered_nodes: NodeArray::from_parts(0x1000, 2),
+            mapped_nodes: NodeArray::from_parts(0x2000, 1),
+            user_data,
+        }
+    }
+
+    /// The last answer is read back whole for its own address only, and
+    /// every change of the shard (added, changed, removed) forgets it.
+    #[test]
+    fn the_last_answer_lasts_until_the_shard_changes() {
+        let (mut s, span) = Shard::new();
+        s.insert(obj(0x10000, 0x1000));
+        let slot = s.find(0x10000, Lookup::Containing).unwrap();
+        let make = |o: &mut VmObject| info_at(o.start, o.user_data);
+        let ask = |s: &mut Shard, addr| s.answer_for(addr, slot, make).unwrap();
+        assert_eq!(span.last.get(0x10010), None, "nothing asked yet");
+        let a = ask(&mut s, 0x10010);
+        assert_eq!(span.last.get(0x10010), Some(a), "the whole answer");
+        assert_eq!(span.last.get(0x10000), None, "another address");
+        s.get_mut(slot).unwrap().user_data = 7;
+        assert_eq!(span.last.get(0x10010), None, "changed");
+        assert_eq!(ask(&mut s, 0x10010).user_data, 7);
+        assert_eq!(span.last.get(0x10010).map(|a| a.user_data), Some(7));
+        s.insert(obj(0x20000, 0x1000));
+        assert_eq!(span.last.get(0x10010), None, "another object added");
+        ask(&mut s, 0x10010);
+        s.remove_start(0x20000).unwrap();
+        assert_eq!(span.last.get(0x10010), None, "another object removed");
+        ask(&mut s, 0x10010);
+        s.drain();
+        assert_eq!(span.last.get(0x10010), None, "drained");
+        // The one address that has no key is never kept.
+        span.last.set(u64::MAX, &Kept::of(&a));
+        assert_eq!(span.last.get(u64::MAX), None);
+    }
+
+    /// Readers racing a writer that keeps rewriting the answer never see
+    /// a torn one: every field of an answer read comes from one write.
+    #[test]
+    fn a_last_answer_is_never_torn() {
+        let last = LastAnswer::default();
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let hits = AtomicU64::new(0);
+        std::thread::scope(|sc| {
+            for _ in 0..2 {
+                sc.spawn(|| {
+                    while !stop.load(Ordering::Relaxed) {
+                        if let Some(a) = last.get(0x5000) {
+                            let v = a.user_data;
+                            assert_eq!(a, info_at(v << 12, v), "torn");
+                            hits.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                });
+            }
+            let mut v = 0u64;
+            // On until the readers have seen answers (a loaded machine
+            // may not run them at first), unless they stopped (a reader
+            // that saw a torn answer panicked).
+            while v < 20_000 || (hits.load(Ordering::Relaxed) < 1000 && v < 50_000_000) {
+                v += 1;
+                last.set(0x5000, &Kept::of(&info_at(v << 12, v)));
+                if v % 7 == 0 {
+                    last.clear();
+                }
+            }
+            stop.store(true, Ordering::Relaxed);
+        });
+        assert!(hits.load(Ordering::Relaxed) >= 1000);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::aperture::{Aperture, Space};
 use crate::error::{FmmError, Result};
 use crate::flags::AllocMemFlags;
 use crate::lock;
-use crate::objects::{ApId, Lookup, Shard, Slot, VmObject};
+use crate::objects::{ApId, Lookup, Shard, Slot, Span, VmObject};
 
 impl Fmm {
     /// [`FmmRules::always_executable`].
@@ -82,9 +82,26 @@ impl Fmm {
         how: Lookup,
         f: impl FnOnce(&mut Shard, Slot) -> R,
     ) -> Option<R> {
+        self.with_shard_or(addr, how, |_| None, f)
+    }
+
+    /// [`Fmm::with_shard`], asking `quick` first, without the lock, for
+    /// each shard whose span covers `addr` (in the order the shards are
+    /// locked, so a quick answer is the one the locked lookup gives).
+    #[inline]
+    pub(super) fn with_shard_or<R>(
+        &self,
+        addr: u64,
+        how: Lookup,
+        quick: impl Fn(&Span) -> Option<R>,
+        f: impl FnOnce(&mut Shard, Slot) -> R,
+    ) -> Option<R> {
         for (s, span) in self.shards.iter().zip(&self.spans) {
             if !span.may_hold(addr) {
                 continue;
+            }
+            if let Some(r) = quick(span) {
+                return Some(r);
             }
             let mut g = lock(s);
             if let Some(start) = g.find(addr, how) {

@@ -13,7 +13,7 @@ use super::{
 };
 use crate::error::{FmmError, Result};
 use crate::lock;
-use crate::objects::{Kind, Lookup, NodeArrays, VmObject};
+use crate::objects::{Kind, Lookup, NodeArrays, Span, VmObject};
 use crate::PAGE_SIZE;
 
 /// Kaveri, the one GPU whose memory policy can be set.
@@ -130,9 +130,13 @@ impl Fmm {
     /// kept with the object's index entry until the object changes, so a
     /// repeated query of a small object is one page-hash probe and one
     /// record read, however many objects live.
+    #[inline]
     pub fn pointer_info_arrays(&self, addr: u64) -> Result<PointerInfoArrays> {
-        self.with_shard(addr, Lookup::Containing, |s, slot| {
-            s.answer(slot, |o| {
+        // An unchanged shard's last answer, if it was to this address
+        // (the same buffer queried again), without the lock.
+        let quick = |span: &Span| span.last.get(addr).map(Some);
+        self.with_shard_or(addr, Lookup::Containing, quick, |s, slot| {
+            s.answer_for(addr, slot, |o| {
                 let gpus = self.gpus.len();
                 let arrays = o
                     .node_arrays
