@@ -4,6 +4,8 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
+use crate::spare;
+
 /// `HSA_EVENTTYPE`: what signals an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EventType {
@@ -289,7 +291,9 @@ pub struct Waitable {
 
 /// A wait list being resolved: [`Waitable`]s in order, kept inline up to
 /// [`WaitList::INLINE`] entries, so that a border resolving a caller's
-/// list makes no allocation for single and small waits.
+/// list makes no allocation for single and small waits; a longer list
+/// takes the thread's spare vector and gives it back when dropped, so a
+/// thread's repeated long waits allocate once.
 #[derive(Debug, Clone)]
 pub struct WaitList {
     inline: [Waitable; WaitList::INLINE],
@@ -313,7 +317,7 @@ impl WaitList {
         WaitList {
             inline: [UNUSED; WaitList::INLINE],
             len: 0,
-            heap: (n > WaitList::INLINE).then(|| Vec::with_capacity(n)),
+            heap: (n > WaitList::INLINE).then(|| spare::take(&WAITABLES, n)),
         }
     }
 
@@ -326,7 +330,8 @@ impl WaitList {
             *slot = w;
             self.len += 1;
         } else {
-            let mut v = self.inline.to_vec();
+            let mut v = spare::take(&WAITABLES, 2 * WaitList::INLINE);
+            v.extend_from_slice(&self.inline);
             v.push(w);
             self.heap = Some(v);
         }
@@ -339,6 +344,21 @@ impl WaitList {
             None => &self.inline[..self.len],
         }
     }
+}
+
+impl Drop for WaitList {
+    fn drop(&mut self) {
+        if let Some(v) = self.heap.take() {
+            spare::give_back(&WAITABLES, v);
+        }
+    }
+}
+
+thread_local! {
+    /// The entries of this thread's last wait list beyond
+    /// [`WaitList::INLINE`], kept for its next ([`spare`]).
+    static WAITABLES: std::cell::Cell<Vec<Waitable>> =
+        const { std::cell::Cell::new(Vec::new()) };
 }
 
 impl Waitable {
@@ -356,6 +376,26 @@ impl Waitable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A long list's entries go back to the thread when it drops: the
+    /// next long list on the thread reuses them.
+    #[test]
+    fn long_wait_lists_reuse_the_threads_entries() {
+        let w = Waitable {
+            owner: 1,
+            id: 9,
+            ty: EventType::Signal,
+        };
+        let mut a = WaitList::with_capacity(64);
+        (0..64).for_each(|_| a.push(w));
+        let first = a.as_slice().as_ptr();
+        drop(a);
+        assert!(crate::spare::spare_capacity(&WAITABLES) >= 64);
+        let mut b = WaitList::with_capacity(40);
+        b.push(w);
+        assert_eq!(b.as_slice().as_ptr(), first, "the same entries");
+        assert_eq!(b.as_slice().len(), 1, "emptied");
+    }
 
     #[test]
     fn wait_lists_spill_past_their_inline_entries() {

@@ -26,6 +26,7 @@ use crate::event::{
     MemoryFault, Waitable,
 };
 use crate::lock;
+use crate::spare;
 
 /// Wait forever (`HSA_EVENTTIMEOUT_INFINITE`).
 pub const TIMEOUT_INFINITE: u32 = 0xFFFF_FFFF;
@@ -696,12 +697,52 @@ impl Events {
 const EVENT_DATA_ON_STACK: usize = 8;
 
 /// Runs `f` on a zeroed event-data array of `n` entries: on the stack for
-/// small waits, on the heap beyond [`EVENT_DATA_ON_STACK`].
+/// small waits, beyond [`EVENT_DATA_ON_STACK`] in the thread's spare
+/// vector (allocated by its first such wait).
 fn with_event_data<R>(n: usize, f: impl FnOnce(&mut [kfd_event_data]) -> R) -> R {
     if n <= EVENT_DATA_ON_STACK {
         let mut stack = [kfd_event_data::default(); EVENT_DATA_ON_STACK];
         f(&mut stack[..n])
     } else {
-        f(&mut vec![kfd_event_data::default(); n])
+        let mut data = spare::take(&EVENT_DATA, n);
+        data.resize(n, kfd_event_data::default());
+        let r = f(&mut data);
+        spare::give_back(&EVENT_DATA, data);
+        r
+    }
+}
+
+thread_local! {
+    /// The event data of this thread's last wait beyond
+    /// [`EVENT_DATA_ON_STACK`] events, kept for its next ([`spare`]).
+    static EVENT_DATA: std::cell::Cell<Vec<kfd_event_data>> =
+        const { std::cell::Cell::new(Vec::new()) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A long wait's event data is the thread's spare array, zeroed again
+    /// for each wait; a small wait's is on the stack.
+    #[test]
+    fn long_waits_reuse_zeroed_event_data() {
+        let first = with_event_data(64, |d| {
+            for e in d.iter_mut() {
+                e.event_id = 7;
+                e.kfd_event_data_ext = 9;
+            }
+            d.as_ptr()
+        });
+        with_event_data(40, |d| {
+            assert_eq!(d.len(), 40);
+            assert_eq!(d.as_ptr(), first, "the same array");
+            assert!(
+                d.iter()
+                    .all(|e| e.event_id == 0 && e.kfd_event_data_ext == 0),
+                "zeroed"
+            );
+        });
+        with_event_data(3, |d| assert_ne!(d.as_ptr(), first, "on the stack"));
     }
 }

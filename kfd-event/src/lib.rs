@@ -75,6 +75,7 @@ mod error;
 mod event;
 mod events;
 mod smi;
+mod spare;
 
 pub use error::EventError;
 pub use event::{
