@@ -302,6 +302,23 @@ fn dgpu_event_page_is_a_library_buffer_the_kernel_keeps() {
     assert_no_leaks(&sim);
 }
 
+/// Waits (at most 20 s) until `n` threads are blocked in the simulator's
+/// wait ioctl: a sleep instead makes a test depend on the machine's load.
+fn until_waiting(sim: &Sim, n: usize) {
+    let end = Instant::now() + Duration::from_secs(20);
+    while sim
+        .live_objects()
+        .processes
+        .iter()
+        .map(|p| p.waiters)
+        .sum::<usize>()
+        < n
+    {
+        assert!(Instant::now() < end, "{n} waiters never blocked");
+        thread::sleep(Duration::from_millis(1));
+    }
+}
+
 #[test]
 fn many_threads_wait_on_one_event() {
     let sim = Sim::preset("mi300x").unwrap();
@@ -339,7 +356,9 @@ fn many_threads_wait_on_one_event() {
             })
             .collect();
         barrier.wait();
-        thread::sleep(Duration::from_millis(50));
+        // Both must be inside the wait: a set consumed by one before the
+        // other waits would leave the late one to time out.
+        until_waiting(&sim, 2);
         events.set(&a).unwrap();
         for h in hs {
             assert_eq!(h.join().unwrap().unwrap(), WaitOutcome::Signaled);

@@ -430,9 +430,12 @@ fn queue_destroy_while_busy() {
     let mut cmds = pm4::wait_reg_mem(w.mem.va + DATA, 1, !0, 3);
     cmds.extend(pm4::write_data(w.mem.va + DATA + 4, &[9]));
     q.submit(&w, &cmds, true);
-    std::thread::sleep(Duration::from_millis(20));
-    let s = w.sim.live_objects();
-    assert_eq!((s.processes[0].queues, s.processes[0].busy_queues), (1, 1));
+    // Busy once the engine has picked the wait up (on a loaded machine
+    // that may take more than a few milliseconds).
+    assert!(wait_until(5, || {
+        let s = w.sim.live_objects();
+        (s.processes[0].queues, s.processes[0].busy_queues) == (1, 1)
+    }));
     let t = Instant::now();
     q.destroy(&w);
     assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());

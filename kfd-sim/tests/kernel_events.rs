@@ -94,7 +94,8 @@ fn auto_and_manual_reset_semantics() {
         let q = p.clone();
         hs.push(thread::spawn(move || q.wait(&[auto], false, 10_000)));
     }
-    thread::sleep(Duration::from_millis(150));
+    // Every waiter blocked before the one set (a late one would miss it).
+    assert!(wait_until(20, || sim.live_objects().processes[0].waiters == 3));
     p.set_event(auto).unwrap();
     for h in hs {
         assert_eq!(h.join().unwrap(), (Ok(0), KFD_IOC_WAIT_RESULT_COMPLETE));
@@ -138,7 +139,7 @@ fn destroy_while_waiting_fails_the_wait() {
     let id = p.create_event(SIGNAL, true, 0).unwrap().event_id;
     let q = p.clone();
     let h = thread::spawn(move || q.wait(&[id], false, u32::MAX));
-    thread::sleep(Duration::from_millis(100));
+    assert!(wait_until(20, || sim.live_objects().processes[0].waiters == 1));
     p.destroy_event(id).unwrap();
     assert_eq!(
         h.join().unwrap(),
