@@ -313,9 +313,9 @@ fn open_counted<T>(
     if s.ctx.is_none() && PUBLISHED.has_retired() {
         // The last close found callers inside calls on the context it
         // unpublished: the last of them tears it down when it leaves.
-        // A new context made before then would find the old one's
-        // apertures still reserved (the rocm-5.2 layout reserves fixed
-        // ranges), so wait for that teardown, without the lock (the
+        // A new context made before then would have its ACQUIRE_VM
+        // refused (EBUSY: the old one still holds the GPU's VM; see the
+        // module docs), so wait for that teardown, without the lock (the
         // teardown may take it), for a bounded time (a caller may sit in
         // an infinite wait): after that the open is tried anyway.
         drop(s);

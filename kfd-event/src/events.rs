@@ -500,12 +500,7 @@ impl Events {
         timeout_ms: u32,
         ages: &mut [u64],
     ) -> Result<WaitOutcome, EventError> {
-        if ages.len() < events.len() {
-            return Err(EventError::AgeLengthMismatch {
-                ages: ages.len(),
-                events: events.len(),
-            });
-        }
+        ages_cover(ages, events.len())?;
         self.wait_inner(events, mode, timeout_ms, Some(ages))
     }
 
@@ -529,18 +524,19 @@ impl Events {
         exception: impl FnMut(usize, ExceptionData),
     ) -> Result<WaitOutcome, EventError> {
         if let Some(a) = ages.as_deref() {
-            if a.len() < list.len() {
-                return Err(EventError::AgeLengthMismatch {
-                    ages: a.len(),
-                    events: list.len(),
-                });
-            }
+            ages_cover(a, list.len())?;
         }
         let shared = Arc::as_ptr(&self.shared) as usize;
         if list.iter().any(|w| w.owner != shared) {
             return Err(EventError::ForeignEvent);
         }
-        self.wait_and_report(list, mode, timeout_ms, ages, exception)
+        with_event_data(list.len(), |data| {
+            let result = self.wait_ids(list, mode, timeout_ms, ages, data);
+            if result == Ok(WaitOutcome::Signaled) {
+                self.exceptions(list, data, exception)?;
+            }
+            result
+        })
     }
 
     fn wait_inner(
@@ -554,27 +550,10 @@ impl Events {
             .iter()
             .map(|e| self.check(e).map(|()| e.waitable()))
             .collect::<Result<Vec<_>, _>>()?;
-        self.wait_and_report(&list, mode, timeout_ms, ages, |i, x| {
+        // Every entry is this context's (checked above): the wait
+        // below finds no foreign one.
+        self.wait_resolved(&list, mode, timeout_ms, ages, |i, x| {
             events[i].obj.store_exception(x)
-        })
-    }
-
-    /// The wait on `list`, then, when it completed, each memory and
-    /// hardware exception the kernel reported handed to `exception`.
-    fn wait_and_report(
-        &self,
-        list: &[Waitable],
-        mode: WaitMode,
-        timeout_ms: u32,
-        ages: Option<&mut [u64]>,
-        exception: impl FnMut(usize, ExceptionData),
-    ) -> Result<WaitOutcome, EventError> {
-        with_event_data(list.len(), |data| {
-            let result = self.wait_ids(list, mode, timeout_ms, ages, data);
-            if result == Ok(WaitOutcome::Signaled) {
-                self.exceptions(list, data, exception)?;
-            }
-            result
         })
     }
 
@@ -695,6 +674,17 @@ impl Events {
 /// Waits on up to this many events keep the kernel's event data on the
 /// stack (no allocation for the common single and small waits).
 const EVENT_DATA_ON_STACK: usize = 8;
+
+/// `ages` has an entry for each of `events` events.
+fn ages_cover(ages: &[u64], events: usize) -> Result<(), EventError> {
+    if ages.len() < events {
+        return Err(EventError::AgeLengthMismatch {
+            ages: ages.len(),
+            events,
+        });
+    }
+    Ok(())
+}
 
 /// Runs `f` on a zeroed event-data array of `n` entries: on the stack for
 /// small waits, beyond [`EVENT_DATA_ON_STACK`] in the thread's spare

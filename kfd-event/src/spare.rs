@@ -39,6 +39,7 @@ pub(crate) fn give_back<T: 'static>(spare: &'static Spare<T>, mut v: Vec<T>) {
     }
 }
 
+/// The capacity of the thread's spare vector (tests: is it kept?).
 #[cfg(test)]
 pub(crate) fn spare_capacity<T: 'static>(spare: &'static Spare<T>) -> usize {
     spare.with(|c| {
