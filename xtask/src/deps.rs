@@ -11,7 +11,9 @@ use std::process::Command;
 /// run time), rocminfo (the unmodified ROCm binary the simulator runs),
 /// libhsa-runtime-dev (hsa.h, which the ROCr client's declarations are
 /// checked against) and libhsa-runtime64-1 (ROCr's library for kfd-sim's
-/// ROCr end-to-end test), pkg-config.
+/// ROCr end-to-end test), pkg-config, llvm-19 (`llvm-mc` assembles the
+/// shader machine's test kernels; the oldest Debian LLVM that knows
+/// gfx942).
 pub const TEST_PACKAGES: &[&str] = &[
     "gcc",
     "libc6-dev",
@@ -24,6 +26,7 @@ pub const TEST_PACKAGES: &[&str] = &[
     "rocminfo",
     "libhsa-runtime-dev",
     "libhsa-runtime64-1",
+    "llvm-19",
 ];
 
 /// What making a Debian rootfs of another suite needs (`cargo xtask
@@ -39,6 +42,7 @@ pub const TEST_FILES: &[&str] = &[
     "/usr/include/libdrm/amdgpu_drm.h",
     "/usr/include/hsa/hsa.h",
     "/usr/lib/x86_64-linux-gnu/libhsakmt.so.1",
+    "/usr/lib/llvm-19/bin/llvm-mc",
 ];
 
 fn installed(pkg: &str) -> bool {

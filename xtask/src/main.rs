@@ -1,7 +1,8 @@
 //! `cargo xtask`: the project's automation.
 //!
 //! - `cargo xtask ci`: fmt --check, clippy -D warnings on all targets,
-//!   actionlint, the rust-version check, rustdoc -D warnings, the Debian
+//!   actionlint, the opcode-table drift check (`gen-isa --check`), the
+//!   rust-version check, rustdoc -D warnings, the Debian
 //!   13 rootfs, the workspace tests, every example on the simulator,
 //!   `cargo package` of the published crates, those crates built from
 //!   their `.crate` files outside the workspace with their examples run,
@@ -34,6 +35,7 @@ mod clients;
 mod conformance;
 mod deps;
 mod hip;
+mod isa;
 mod publish;
 mod rootfs;
 
@@ -47,6 +49,7 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(&args[1..]),
         Some("rootfs") => rootfs::make(&args[1..]),
         Some("hip") => hip::run(&args[1..]),
+        Some("gen-isa") => isa::run(&args[1..]),
         Some("examples") => shell().and_then(|sh| publish::examples(&sh)),
         Some("package") => shell().and_then(|sh| {
             publish::msrv(&sh)?;
@@ -80,6 +83,7 @@ fn print_help() {
          conformance  C libhsakmt vs ours, diffed (--help for flags)\n  \
          rootfs SUITE make (or refresh) the Debian rootfs of a suite (trixie, sid, sid-hip) under target/rootfs\n  \
          hip          our HIP program built with sid's hipcc 7.2.4, run on kfd-sim (--help)\n  \
+         gen-isa      regenerate kfd-gpu's opcode tables with llvm-mc 19 (--check: fail if they changed)\n  \
          clients      rocminfo and a ROCr program with the C libhsakmt and with ours, per Debian suite (--help)\n  \
          bench        C libhsakmt vs ours, microbenchmarks on kfd-sim (--help)\n  \
          examples     build every example and run each on the simulator\n  \
@@ -116,6 +120,8 @@ fn ci_steps(steps: &mut Steps) -> Result<(), String> {
         ))
     })?;
     steps.run("actionlint", lint_workflows)?;
+    // kfd-gpu's opcode tables are what LLVM 19 says today.
+    steps.run("gen-isa", || isa::run(&["--check".to_string()]))?;
     steps.run("msrv", || publish::msrv(&sh))?;
     steps.run("rustdoc", || publish::docs(&sh))?;
     // hsakmt-sys and hsakmt test the rocm-6.2 build against Debian 13's

@@ -18,6 +18,7 @@ use crate::{project_root, target_dir};
 /// `examples/` must be listed, and every published crate needs one.
 const EXAMPLES: &[(&str, &str, &[&str])] = &[
     ("kfd-sys", "version", &[]),
+    ("kfd-gpu", "fill", &[]),
     ("hsakmt-sys", "generations", &[]),
     ("kfd-topology", "lsgpu", &["--sim", "mi300x"]),
     ("kfd-fmm", "vram", &[]),
