@@ -45,6 +45,8 @@
 //! - [`drm`]: the amdgpu DRM uapi subset used on render nodes, and
 //!   [`drm::query_device_info`] (`AMDGPU_INFO_DEV_INFO`);
 //! - [`sysfs`]: property names of the KFD topology tree;
+//! - [`hsa`]: the user-mode queue ABI the GPU consumes (AQL packets,
+//!   `amd_queue_t`, `amd_signal_t`, kernel descriptors), with byte views;
 //! - safe forms of the requests whose arguments carry user pointers:
 //!   [`memory`] (allocation, GPU mapping, apertures, dma-bufs, SVM, tile
 //!   config), [`queue`] (create/update, CU masks, wave state), [`event`]
@@ -72,6 +74,7 @@ pub mod drm;
 pub mod errno;
 pub mod event;
 pub mod file;
+pub mod hsa;
 pub mod ioctl;
 pub mod kfd;
 pub mod mapping;
