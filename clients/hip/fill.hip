@@ -1,7 +1,6 @@
 // The kernel of our HIP code object (`hipcc --genco`): each thread writes
-// its global index, plus a seed, into one word of `out`. The simulator runs
-// no shader code, so launching it must fail visibly; loading the code object
-// and looking the kernel up must work.
+// its global index, plus a seed, into one word of `out`; the simulator's
+// shader machine runs it.
 #include <hip/hip_runtime.h>
 
 extern "C" __global__ void kfd_fill(unsigned int *out, unsigned int seed, unsigned int n)

@@ -891,13 +891,115 @@ fn aql_pm4_ib_vendor_packet() {
     w.close();
 }
 
-/// A kernel dispatch needs a shader ISA model: the queue stops with the
-/// CP's "invalid code" error in `queue_inactive_signal` (value 8, its
-/// event raised), which ROCr turns into HSA_STATUS_ERROR_INVALID_CODE_OBJECT.
-/// The packet is not consumed and its completion signal never moves.
+/// Where the dispatch tests keep their kernel.
+const CODE: u64 = 16 * PAGE;
+const DESCRIPTOR: u64 = 17 * PAGE;
+const KERNARG: u64 = 18 * PAGE;
+const OUT: u64 = 20 * PAGE;
+
+/// gfx90a code storing each work-item's global id at `out[id]` (`out` is
+/// the first kernel argument); the source is in kfd-gpu's `fill` example.
+const FILL: &[u32] = &[
+    0xc006_0100,
+    0x0000_0000,
+    0x8e03_8602,
+    0x2602_00ff,
+    0x0000_03ff,
+    0x6802_0203,
+    0x2404_0282,
+    0xbf8c_c07f,
+    0x7e06_0205,
+    0x3204_0404,
+    0x3806_0680,
+    0xdc70_8000,
+    0x007f_0102,
+    0xbf81_0000,
+];
+
+/// Writes `code` and a code-object v3 kernel descriptor for it (kernarg
+/// pointer in s[0:1], workgroup id X in s2); returns the descriptor's
+/// address.
+fn kernel(w: &World, code: &[u32]) -> u64 {
+    for (k, word) in code.iter().enumerate() {
+        w.mem.set_u32(CODE + 4 * k as u64, *word);
+    }
+    w.mem
+        .set_u64(DESCRIPTOR + 16, (CODE as i64 - DESCRIPTOR as i64) as u64);
+    // rsrc2: USER_SGPR = 2, TGID_X_EN; properties: kernarg segment pointer.
+    w.mem.set_u32(DESCRIPTOR + 52, 2 << 1 | 1 << 7);
+    w.mem.set_u32(DESCRIPTOR + 56, 1 << 3);
+    w.mem.va + DESCRIPTOR
+}
+
+/// A kernel dispatch packet over `items` work-items in workgroups of 64.
+fn dispatch_packet(descriptor: u64, items: u32, signal: u64) -> [u8; 64] {
+    let mut p = aql::kernel_dispatch(descriptor, signal);
+    p[2..4].copy_from_slice(&1u16.to_ne_bytes());
+    p[12..16].copy_from_slice(&items.to_ne_bytes());
+    p[40..48].copy_from_slice(&(descriptor - DESCRIPTOR + KERNARG).to_ne_bytes());
+    p
+}
+
+/// A kernel dispatch runs on the shader machine: four workgroups store
+/// their work-items' ids, then the completion signal drops to 0 and its
+/// event fires, and the packet is consumed.
 #[test]
-fn aql_kernel_dispatch_is_refused_visibly() {
+fn aql_kernel_dispatch_runs_its_kernel() {
     let w = World::new("mi210");
+    let (ev, slot) = w.event();
+    let mut q = aql_queue(&w);
+    let done = signal(&w, 0, 1, Some((ev, slot)));
+    let kd = kernel(&w, FILL);
+    let trace = trace_buffer(&w.sim);
+    w.mem.set_u64(KERNARG, w.mem.va + OUT);
+    aql_submit(&w, &mut q, &dispatch_packet(kd, 256, done), true);
+    assert_eq!(
+        w.wait(ev, 5000),
+        KFD_IOC_WAIT_RESULT_COMPLETE,
+        "{}",
+        text(&trace)
+    );
+    assert_eq!((value(&w, done), read_index(&w)), (0, 1));
+    for i in 0..256 {
+        assert_eq!(w.mem.u32(OUT + 4 * i), i as u32, "out[{i}]");
+    }
+    // Nothing past the grid was written.
+    assert_eq!(w.mem.u32(OUT + 4 * 256), 0);
+    q.destroy(&w);
+    w.close();
+}
+
+/// An instruction the shader machine does not know stops the queue with
+/// the CP's illegal-instruction error in `queue_inactive_signal`
+/// (0x40000000, which ROCr reports as HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION);
+/// the packet stays unconsumed and its completion signal never moves.
+#[test]
+fn aql_illegal_instruction_stops_the_queue_visibly() {
+    let w = World::new("mi210");
+    let (ev, slot) = w.event();
+    let inactive = signal(&w, 5, 0, Some((ev, slot)));
+    w.mem.set_u64(AMDQ + 192, inactive);
+    let mut q = aql_queue(&w);
+    let done = signal(&w, 0, 1, None);
+    // SOPP opcode 0x7f: not an instruction of gfx90a.
+    let kd = kernel(&w, &[0xbfff_0000]);
+    aql_submit(&w, &mut q, &dispatch_packet(kd, 64, done), true);
+    assert_eq!(w.wait(ev, 5000), KFD_IOC_WAIT_RESULT_COMPLETE);
+    assert_eq!(value(&w, inactive), 0x4000_0000);
+    assert_eq!((value(&w, done), read_index(&w)), (1, 0));
+    assert_eq!(w.sim.live_objects().processes[0].failed_queues, 1);
+    q.destroy(&w);
+    w.close();
+}
+
+/// A dispatch on a GPU whose ISA the shader machine does not model
+/// (gfx1100) stops the queue with the CP's "invalid code" error in
+/// `queue_inactive_signal` (value 8, its event raised), which ROCr turns
+/// into HSA_STATUS_ERROR_INVALID_CODE_OBJECT. The packet is not consumed
+/// and its completion signal never moves.
+#[test]
+fn aql_kernel_dispatch_on_gfx11_is_refused_visibly() {
+    let w = World::new("navi31");
     let (ev, slot) = w.event();
     let inactive = signal(&w, 5, 0, Some((ev, slot)));
     w.mem.set_u64(AMDQ + 192, inactive);
@@ -922,7 +1024,7 @@ fn aql_kernel_dispatch_is_refused_visibly() {
 /// context save area header names, and the header's error event set.
 #[test]
 fn aql_queue_error_reaches_an_enabled_runtime() {
-    let w = World::new("mi210");
+    let w = World::new("navi31");
     w.runtime_enable();
     let (ev, _) = w.event();
     let (hdr, payload) = (6 * PAGE, 7 * PAGE);

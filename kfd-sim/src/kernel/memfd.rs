@@ -697,3 +697,71 @@ impl Drop for PageMap {
         unsafe { libc::munmap(self.ptr.as_ptr().cast(), 4096) };
     }
 }
+
+/// A shared mapping of `len` bytes of a memfd from a page-aligned offset,
+/// owned by the model: the shader machine's view of a buffer's pages
+/// (loads, stores and atomics straight on memory, no system call per
+/// access). Unmapped on drop; the memfd stays open while it lives.
+#[derive(Debug)]
+pub(crate) struct RegionMap {
+    ptr: std::ptr::NonNull<u8>,
+    len: usize,
+    _file: std::sync::Arc<Memfd>,
+}
+
+// SAFETY: the mapping is plain shared memory owned by this value; the
+// shader machine accesses it only atomically (kfd_gpu::mem::Span).
+unsafe impl Send for RegionMap {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for RegionMap {}
+
+impl RegionMap {
+    /// Maps `len` bytes of `file` from `offset` (a multiple of the page
+    /// size). The caller keeps the range within the file's size.
+    pub fn new(file: std::sync::Arc<Memfd>, offset: u64, len: u64) -> Result<RegionMap, Errno> {
+        let len = usize::try_from(len).map_err(|_| Errno::ENOMEM)?;
+        if len == 0 || offset % 4096 != 0 {
+            return Err(Errno::EINVAL);
+        }
+        // SAFETY: a fresh shared mapping of our own memfd at a kernel-chosen
+        // address; nothing else refers to that address range.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                file.fd.as_raw_fd(),
+                offset as libc::off_t,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(last_errno());
+        }
+        let ptr = std::ptr::NonNull::new(p.cast::<u8>()).ok_or(Errno::ENOMEM)?;
+        Ok(RegionMap {
+            ptr,
+            len,
+            _file: file,
+        })
+    }
+
+    /// The first mapped byte.
+    pub fn ptr(&self) -> std::ptr::NonNull<u8> {
+        self.ptr
+    }
+
+    /// Bytes mapped.
+    pub fn len(&self) -> u64 {
+        self.len as u64
+    }
+}
+
+impl Drop for RegionMap {
+    fn drop(&mut self) {
+        // SAFETY: unmaps the range this value mapped; spans into it are
+        // only used while the value lives (kfd-sim's shader memory keeps
+        // it for the whole dispatch).
+        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
+    }
+}

@@ -11,9 +11,10 @@
 //! model completes every packet before it looks at the next. After a
 //! packet: the completion signal (with dispatch timestamps when the queue
 //! has profiling on), the header back to INVALID, the read index past it.
-//! `KERNEL_DISPATCH` needs a shader ISA model the simulator does not have:
-//! the queue stops with the error an unrunnable code object gives
-//! ([`QueueError::no_isa`]) and the packet stays unconsumed. Other types
+//! `KERNEL_DISPATCH` runs on the shader machine (`super::shader`), to its
+//! end, before the next packet; a gfx target it does not model stops the
+//! queue with the error an unrunnable code object gives
+//! ([`QueueError::no_isa`]). Other types
 //! (`AGENT_DISPATCH`, reserved) are invalid packets.
 
 use super::report::{self, complete_signal, Outcome, QueueError};
@@ -159,7 +160,7 @@ fn pm4_ib(q: &mut QueueCtx, p: &[u8; 64]) -> Outcome {
     }
 }
 
-fn packet(q: &mut QueueCtx, header: u16, p: &[u8; 64]) -> Outcome {
+fn packet(q: &mut QueueCtx, header: u16, p: &[u8; 64], index: u64) -> Outcome {
     match header & 0xFF {
         ty::BARRIER_AND => barrier(q, p, true),
         ty::BARRIER_OR => barrier(q, p, false),
@@ -172,10 +173,7 @@ fn packet(q: &mut QueueCtx, header: u16, p: &[u8; 64]) -> Outcome {
                 what: format!("vendor packet AmdFormat {f}"),
             }),
         },
-        ty::KERNEL_DISPATCH => Outcome::Error(QueueError::no_isa(format!(
-            "KERNEL_DISPATCH kernel_object={:#x} refused (no shader ISA model)",
-            u64_at(p, 32)
-        ))),
+        ty::KERNEL_DISPATCH => super::shader::dispatch(q, p, index),
         t => Outcome::Error(QueueError::unsupported(format!(
             "{} packet (type {t})",
             type_name(t)
@@ -220,7 +218,7 @@ pub(crate) fn step(q: &mut QueueCtx, budget: u32) -> Progress {
                 u64_at(&p, COMPLETION_SIGNAL)
             )
         });
-        let o = packet(q, header, &p);
+        let o = packet(q, header, &p, read);
         if let Err(progress) = q.settle(o, ran) {
             return progress;
         }

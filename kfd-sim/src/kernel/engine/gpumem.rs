@@ -36,7 +36,7 @@ pub(crate) struct Fault {
 
 /// Where a run of bytes lives.
 #[derive(Debug, Clone)]
-enum Backing {
+pub(crate) enum Backing {
     /// A memfd at this file offset.
     File(Arc<Memfd>, u64),
     /// The user's memory at this CPU address.
@@ -45,10 +45,10 @@ enum Backing {
 
 /// A contiguous run of translated bytes starting at the requested address.
 #[derive(Debug)]
-struct Span {
-    at: Backing,
+pub(crate) struct Span {
+    pub at: Backing,
     /// Bytes available from the address on.
-    len: u64,
+    pub len: u64,
 }
 
 /// Pages the model mapped for atomic accesses, most recent first.
@@ -86,6 +86,61 @@ pub(crate) struct GpuVm<'a> {
     pub pages: &'a mut PageCache,
 }
 
+/// Translates `va` (a `write` access) in the GPU VM of device `dev` of
+/// `proc` to its backing and the number of bytes contiguous from there,
+/// the way the GPU's page tables would.
+pub(crate) fn resolve(proc: &Process, dev: usize, va: u64, write: bool) -> Result<Span, Fault> {
+    let fault = |read_only| Fault {
+        va,
+        write,
+        read_only,
+    };
+    let st = lock(&proc.state);
+    if let Some((start, e)) = st.vm_va.get(dev).and_then(|v| v.entry_at(va)) {
+        let end = e.end;
+        let Some(bo) = st.pdds.get(e.owner).and_then(|p| p.bos.get(&e.idr)) else {
+            return Err(fault(false));
+        };
+        if write && bo.flags & KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE == 0 {
+            return Err(fault(true));
+        }
+        let off = va - start;
+        let len = end - va;
+        let at = if let Some(s) = &bo.storage {
+            let (memfd, base) = s.backing().ok_or(fault(false))?;
+            // Stay inside the buffer's own pages.
+            let len = len.min(s.size.saturating_sub(off));
+            if len == 0 {
+                return Err(fault(false));
+            }
+            return Ok(Span {
+                at: Backing::File(memfd, base + off),
+                len,
+            });
+        } else if bo.userptr != 0 {
+            Backing::User(bo.userptr + off)
+        } else if bo.flags & (KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL | KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP)
+            != 0
+        {
+            Backing::File(proc.home.clone(), bo.mmap_offset + off)
+        } else {
+            return Err(fault(false));
+        };
+        return Ok(Span { at, len });
+    }
+    let page = va / PAGE;
+    if let Some((last, attrs)) = st.svm.range_of(page) {
+        if write && attrs.flags & KFD_IOCTL_SVM_FLAG_GPU_RO != 0 {
+            return Err(fault(true));
+        }
+        return Ok(Span {
+            at: Backing::User(va),
+            len: (last + 1) * PAGE - va,
+        });
+    }
+    Err(fault(false))
+}
+
 /// Bytes copied per step of a copy or fill (bounds the buffer and lets a
 /// long copy notice that its queue was stopped).
 pub(crate) const CHUNK: u64 = 1 << 20;
@@ -120,56 +175,7 @@ impl GpuVm<'_> {
     /// Translates `va` (a `write` access) to its backing and the number of
     /// bytes contiguous from there.
     fn span(&self, va: u64, write: bool) -> Result<Span, Fault> {
-        let fault = |read_only| Fault {
-            va,
-            write,
-            read_only,
-        };
-        let st = lock(&self.proc.state);
-        if let Some((start, e)) = st.vm_va.get(self.dev).and_then(|v| v.entry_at(va)) {
-            let end = e.end;
-            let Some(bo) = st.pdds.get(e.owner).and_then(|p| p.bos.get(&e.idr)) else {
-                return Err(fault(false));
-            };
-            if write && bo.flags & KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE == 0 {
-                return Err(fault(true));
-            }
-            let off = va - start;
-            let len = end - va;
-            let at = if let Some(s) = &bo.storage {
-                let (memfd, base) = s.backing().ok_or(fault(false))?;
-                // Stay inside the buffer's own pages.
-                let len = len.min(s.size.saturating_sub(off));
-                if len == 0 {
-                    return Err(fault(false));
-                }
-                return Ok(Span {
-                    at: Backing::File(memfd, base + off),
-                    len,
-                });
-            } else if bo.userptr != 0 {
-                Backing::User(bo.userptr + off)
-            } else if bo.flags
-                & (KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL | KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP)
-                != 0
-            {
-                Backing::File(self.proc.home.clone(), bo.mmap_offset + off)
-            } else {
-                return Err(fault(false));
-            };
-            return Ok(Span { at, len });
-        }
-        let page = va / PAGE;
-        if let Some((last, attrs)) = st.svm.range_of(page) {
-            if write && attrs.flags & KFD_IOCTL_SVM_FLAG_GPU_RO != 0 {
-                return Err(fault(true));
-            }
-            return Ok(Span {
-                at: Backing::User(va),
-                len: (last + 1) * PAGE - va,
-            });
-        }
-        Err(fault(false))
+        resolve(self.proc, self.dev, va, write)
     }
 
     /// Reads `buf.len()` bytes at `va`.

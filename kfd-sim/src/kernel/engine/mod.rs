@@ -38,6 +38,7 @@ mod gpumem;
 mod pm4;
 mod report;
 mod sdma;
+mod shader;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};

@@ -8,8 +8,8 @@
 //! and end-of-pipe interrupt), `WRITE_DATA`, `WAIT_REG_MEM` (memory form),
 //! `EVENT_WRITE`, `COPY_DATA`; `SET_SH_REG`-style register state is
 //! accepted and ignored, `DISPATCH_DIRECT`/`DISPATCH_INDIRECT` are refused
-//! (no shader ISA model). Type-2 packets and the one-dword type-3 `NOP`
-//! (count 0x3FFF) are fillers. Anything else stops the queue with an
+//! (no register state is kept for PM4 dispatches). Type-2 packets and the
+//! one-dword type-3 `NOP` (count 0x3FFF) are fillers. Anything else stops the queue with an
 //! error.
 //!
 //! Ring pointers (gfx9+): the write pointer is a 64-bit monotonic dword
@@ -124,9 +124,11 @@ pub(crate) fn execute(q: &mut QueueCtx, h: u32, body: &[u32], in_ib: bool) -> Ou
             let size = u64::from(dw(2) & 0xF_FFFF);
             run_ib(q, base, size)
         }
-        it::DISPATCH_DIRECT | it::DISPATCH_INDIRECT => {
-            Outcome::Error(QueueError::no_isa(format!("{} refused", opcode_name(op))))
-        }
+        it::DISPATCH_DIRECT | it::DISPATCH_INDIRECT => Outcome::Error(QueueError::no_isa(format!(
+            "{} refused (PM4 dispatches are not modelled: they need the COMPUTE_* \
+                 register state, which SET_SH_REG does not keep)",
+            opcode_name(op)
+        ))),
         _ => Outcome::Error(QueueError::unsupported(format!(
             "{}{} not supported",
             opcode_name(op),

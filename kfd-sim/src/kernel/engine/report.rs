@@ -57,8 +57,8 @@ impl QueueError {
         }
     }
 
-    /// A dispatch the model cannot run: there is no shader ISA model, so
-    /// the code object can never be executed
+    /// A dispatch the model cannot run: the shader machine does not model
+    /// the GPU's ISA, so the code object can never be executed
     /// (`EC_QUEUE_PACKET_DISPATCH_CODE_INVALID`).
     pub fn no_isa(what: String) -> QueueError {
         QueueError {
@@ -151,14 +151,17 @@ fn mailbox(q: &mut QueueCtx, handle: u64) -> Result<(), Fault> {
 /// Says once per OS process, on stderr, why a dispatch failed (the queue
 /// error the runtime reports names an invalid code object, which would
 /// mislead without it).
-fn explain_no_isa() {
+fn explain_no_isa(what: &str) {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         let _ = std::io::Write::write_all(
             &mut std::io::stderr(),
-            b"kfd-sim: a kernel dispatch was refused: the simulator has no shader ISA model, so \
-              the queue stops with EC_QUEUE_PACKET_DISPATCH_CODE_INVALID (the runtime reports an \
-              invalid code object)\n",
+            format!(
+                "kfd-sim: a kernel dispatch was refused: {what}; the queue stops with \
+                 EC_QUEUE_PACKET_DISPATCH_CODE_INVALID (the runtime reports an invalid code \
+                 object)\n"
+            )
+            .as_bytes(),
         );
     });
 }
@@ -174,7 +177,7 @@ pub(crate) fn queue_error(q: &mut QueueCtx, e: &QueueError) {
     q.hw.set_stop(stop::ERROR, true);
     q.trace(|| format!("queue error {} (EC {}): {}", e.legacy, e.ec, e.what));
     if e.ec == EC_QUEUE_PACKET_DISPATCH_CODE_INVALID {
-        explain_no_isa();
+        explain_no_isa(&e.what);
     }
     let mask = kfd_ec_mask(e.ec);
     let (debugger, runtime) = {
