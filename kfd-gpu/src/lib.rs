@@ -61,5 +61,6 @@
 // the same lane number; iterator zips of four arrays read worse.
 #![allow(clippy::needless_range_loop)]
 
+pub mod engine;
 pub mod mem;
 pub mod shader;

@@ -6,9 +6,9 @@
 //! A GPU virtual address is translated once into a [`Span`]: a run of
 //! bytes that lives at a host address for as long as the memory's
 //! [`GpuMemory::generation`] does not change. Every access through a span
-//! is a relaxed atomic (or, misaligned, byte-wise atomic) access, because
-//! the memory is shared with CPU threads and other engines that run at the
-//! same time, as real GPU memory is.
+//! is an atomic (or, misaligned, byte-wise atomic) access, loads acquiring
+//! and stores releasing, because the memory is shared with CPU threads and
+//! other engines that run at the same time, as real GPU memory is.
 
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
@@ -81,12 +81,13 @@ unsafe impl Sync for Span {}
 pub trait Word: Copy + Default + std::fmt::Debug + 'static {
     /// Size in bytes.
     const SIZE: usize;
-    /// Loads the word at `p` (relaxed).
+    /// Loads the word at `p` (acquire: what a producer released before it
+    /// is visible after it; as cheap as a plain load on x86-64).
     ///
     /// # Safety
     /// `p` is aligned to `SIZE` and valid for reads of `SIZE` bytes.
     unsafe fn load(p: *mut u8) -> Self;
-    /// Stores the word at `p` (relaxed).
+    /// Stores the word at `p` (release).
     ///
     /// # Safety
     /// `p` is aligned to `SIZE` and valid for writes of `SIZE` bytes.
@@ -110,11 +111,11 @@ macro_rules! word {
             unsafe fn load(p: *mut u8) -> Self {
                 // SAFETY: the caller guarantees alignment and validity;
                 // every access to this memory is atomic.
-                unsafe { <$at>::from_ptr(p.cast()) }.load(Ordering::Relaxed)
+                unsafe { <$at>::from_ptr(p.cast()) }.load(Ordering::Acquire)
             }
             unsafe fn store(p: *mut u8, v: Self) {
                 // SAFETY: as in `load`.
-                unsafe { <$at>::from_ptr(p.cast()) }.store(v, Ordering::Relaxed)
+                unsafe { <$at>::from_ptr(p.cast()) }.store(v, Ordering::Release)
             }
             unsafe fn update(p: *mut u8, f: &mut dyn FnMut(Self) -> Self) -> Self {
                 // SAFETY: as in `load`.
@@ -261,6 +262,80 @@ impl Span {
         }
     }
 
+    /// Copies `len` bytes from `src` in this span to `dst` in span `to`
+    /// (both ranges must lie in their spans; `to` writable). Word by word
+    /// with atomic loads and stores when both addresses share their
+    /// alignment, byte by byte otherwise; not atomic as a whole, as a DMA
+    /// copy is not. Overlapping ranges copy as `memmove` does.
+    pub fn copy_to(&self, src: u64, to: &Span, dst: u64, len: u64) {
+        assert!(self.contains(src, len) && to.writable && to.contains(dst, len));
+        if len == 0 {
+            return;
+        }
+        let (s, d) = (self.at(src), to.at(dst));
+        let n = len as usize;
+        let backward = (d as usize) > (s as usize) && (d as usize) < (s as usize) + n;
+        let idx = |i: usize| if backward { n - 1 - i } else { i };
+        let same_phase = (s as usize) % 8 == (d as usize) % 8;
+        if !same_phase || backward {
+            for i in 0..n {
+                let k = idx(i);
+                // SAFETY: `k < len`, inside both spans.
+                unsafe { u8::store(d.add(k), u8::load(s.add(k))) };
+            }
+            return;
+        }
+        let head = ((8 - (s as usize) % 8) % 8).min(n);
+        let words = (n - head) / 8;
+        for k in 0..head {
+            // SAFETY: inside both spans.
+            unsafe { u8::store(d.add(k), u8::load(s.add(k))) };
+        }
+        for w in 0..words {
+            let k = head + 8 * w;
+            // SAFETY: inside both spans and 8-byte aligned (same phase).
+            unsafe { u64::store(d.add(k), u64::load(s.add(k))) };
+        }
+        for k in head + 8 * words..n {
+            // SAFETY: inside both spans.
+            unsafe { u8::store(d.add(k), u8::load(s.add(k))) };
+        }
+    }
+
+    /// Fills `len` bytes at `dst` with `pattern` repeated, the pattern's
+    /// first byte at `dst` (the range must lie in this writable span).
+    pub fn fill(&self, dst: u64, pattern: &[u8], len: u64) {
+        assert!(self.writable && self.contains(dst, len) && !pattern.is_empty());
+        let d = self.at(dst);
+        let n = len as usize;
+        let p = pattern.len();
+        let mut k = 0;
+        // Bytes up to 8-byte alignment, then whole words when the pattern
+        // repeats within 8 bytes.
+        if 8 % p == 0 {
+            while k < n && (d as usize + k) % 8 != 0 {
+                // SAFETY: inside the span.
+                unsafe { u8::store(d.add(k), pattern[k % p]) };
+                k += 1;
+            }
+            let mut w = [0u8; 8];
+            for (i, b) in w.iter_mut().enumerate() {
+                *b = pattern[(k + i) % p];
+            }
+            let word = u64::from_le_bytes(w);
+            while k + 8 <= n {
+                // SAFETY: inside the span and 8-byte aligned.
+                unsafe { u64::store(d.add(k), word) };
+                k += 8;
+            }
+        }
+        while k < n {
+            // SAFETY: inside the span.
+            unsafe { u8::store(d.add(k), pattern[k % p]) };
+            k += 1;
+        }
+    }
+
     /// Copies `data` to `va` (the whole range must lie in a writable span).
     pub fn write_bytes(&self, va: u64, data: &[u8]) {
         assert!(self.writable && self.contains(va, data.len() as u64));
@@ -298,6 +373,10 @@ pub struct Tlb<'m> {
 /// [`GpuMemory`] with `Debug` (what [`Tlb`] holds).
 pub trait GpuMemoryDebug: GpuMemory + std::fmt::Debug {}
 impl<T: GpuMemory + std::fmt::Debug> GpuMemoryDebug for T {}
+
+/// Bytes a [`Tlb::copy`] or [`Tlb::fill`] moves between two looks at its
+/// stop condition (a long copy notices that its queue was stopped).
+pub const CHUNK: u64 = 1 << 20;
 
 /// Spans a [`Tlb`] keeps.
 const TLB_ENTRIES: usize = 16;
@@ -398,6 +477,68 @@ impl<'m> Tlb<'m> {
             Ok(s) => !s.contains(va, size),
             Err(_) => false,
         }
+    }
+
+    /// Copies `len` bytes from `src` to `dst` (as a DMA engine: not
+    /// atomic as a whole) in steps of at most [`CHUNK`] bytes, asking
+    /// `stop` before each; `Ok(false)` when it said stop (the copy is then
+    /// incomplete).
+    pub fn copy(
+        &mut self,
+        dst: u64,
+        src: u64,
+        len: u64,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<bool, Fault> {
+        let mut done = 0u64;
+        while done < len {
+            if done % CHUNK == 0 && stop() {
+                return Ok(false);
+            }
+            let (s, d) = (src + done, dst + done);
+            let from = self.span(s, 1, Access::Read)?.clone();
+            let to = self.span(d, 1, Access::Write)?.clone();
+            let n = (len - done)
+                .min(from.va() + from.len() - s)
+                .min(to.va() + to.len() - d)
+                .min(CHUNK - done % CHUNK);
+            from.copy_to(s, &to, d, n);
+            done += n;
+        }
+        Ok(true)
+    }
+
+    /// Fills `len` bytes at `dst` with `pattern` repeated, in steps of at
+    /// most [`CHUNK`] bytes asking `stop` before each; `Ok(false)` when it
+    /// said stop.
+    pub fn fill(
+        &mut self,
+        dst: u64,
+        pattern: &[u8],
+        len: u64,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<bool, Fault> {
+        let mut done = 0u64;
+        while done < len {
+            if done % CHUNK == 0 && stop() {
+                return Ok(false);
+            }
+            let d = dst + done;
+            let to = self.span(d, 1, Access::Write)?.clone();
+            let n = (len - done)
+                .min(to.va() + to.len() - d)
+                .min(CHUNK - done % CHUNK);
+            // Keep the pattern's phase across steps.
+            let phase = (done % pattern.len() as u64) as usize;
+            let rotated: Vec<u8> = pattern[phase..]
+                .iter()
+                .chain(&pattern[..phase])
+                .copied()
+                .collect();
+            to.fill(d, &rotated, n);
+            done += n;
+        }
+        Ok(true)
     }
 
     /// Reads `out.len()` bytes at `va`, across spans.

@@ -616,6 +616,12 @@ fn set_scratch_backing_va(c: &Ctx, buf: &mut [u8]) -> R {
 }
 
 /// A clock's reading in nanoseconds.
+/// The GPU's 100 MHz reference clock (what `GET_CLOCK_COUNTERS` reports):
+/// the timestamp source of the engines.
+pub(crate) fn gpu_clock() -> u64 {
+    now_ns(libc::CLOCK_MONOTONIC_RAW) / 10
+}
+
 pub(crate) fn now_ns(clock: libc::clockid_t) -> u64 {
     // SAFETY: an all-zero timespec is valid; clock_gettime writes one.
     let mut ts: libc::timespec = unsafe { std::mem::zeroed() };

@@ -9,9 +9,9 @@
 
 mod debug;
 mod dispatch;
-pub(crate) mod engine;
 mod events;
 pub mod fault;
+mod gpu_port;
 pub(crate) mod memfd;
 mod memory;
 mod process;
@@ -31,8 +31,8 @@ use kfd_sys::Errno;
 
 use crate::topology::Topology;
 
-pub use engine::{EngineStats, DEEP_IDLE_AFTER, DEEP_POLL, MAX_POLL, MIN_POLL};
 pub use fault::{FaultParseError, FaultPlan, FaultRule};
+pub use kfd_gpu::engine::{EngineStats, DEEP_IDLE_AFTER, DEEP_POLL, MAX_POLL, MIN_POLL};
 pub use memfd::FileId;
 pub(crate) use memory::ModelGem;
 pub(crate) use process::{KfdFile, Process, RenderFile};
@@ -45,7 +45,7 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// The trace writer, shared by the ioctl layer and the engine thread.
-pub(crate) type Trace = Arc<Mutex<Option<Box<dyn Write + Send>>>>;
+pub(crate) type Trace = kfd_gpu::engine::Trace;
 
 /// Page size the model assumes (x86-64).
 pub(crate) const PAGE: u64 = 4096;
@@ -217,8 +217,8 @@ pub struct Machine {
     pub(crate) next_process: AtomicU64,
     pub(crate) faults: fault::Faults,
     trace: Trace,
-    /// The packet processors (see [`engine`]).
-    pub(crate) engine: engine::Engine,
+    /// The GPU's packet processors (`kfd_gpu::engine`).
+    pub(crate) engine: kfd_gpu::engine::Engine,
     pub(crate) minor_version: AtomicU32,
     pub(crate) validate_queue_buffers: AtomicBool,
     pub(crate) real_pid: i32,
@@ -337,7 +337,14 @@ impl Machine {
             next_process: AtomicU64::new(1),
             faults: fault::Faults::default(),
             trace: trace.clone(),
-            engine: engine::Engine::new(trace),
+            engine: kfd_gpu::engine::Engine::new(
+                trace,
+                kfd_gpu::engine::Clocks {
+                    gpu: dispatch::gpu_clock,
+                    system: || dispatch::now_ns(libc::CLOCK_BOOTTIME),
+                },
+                crate::preload::enter_sim_thread,
+            ),
             minor_version: AtomicU32::new(kfd_sys::kfd::KFD_IOCTL_MINOR_VERSION),
             validate_queue_buffers: AtomicBool::new(false),
             // SAFETY: getpid has no preconditions.

@@ -296,7 +296,7 @@ impl Process {
         };
         // Queue execution state has its own lock, taken without this one.
         drop(st);
-        let failed = super::engine::stop::ERROR | super::engine::stop::EVICTED;
+        let failed = kfd_gpu::engine::stop::ERROR | kfd_gpu::engine::stop::EVICTED;
         s.busy_queues = hws.iter().filter(|h| h.busy()).count();
         s.failed_queues = hws.iter().filter(|h| h.stop_bits() & failed != 0).count();
         s

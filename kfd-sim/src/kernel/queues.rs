@@ -8,11 +8,11 @@ use kfd_sys::kfd::*;
 use kfd_sys::Errno;
 
 use super::dispatch::{Ctx, R};
-use super::engine::{stop, HwQueue};
 use super::memory::doorbell_offset;
 use super::process::{Pdd, ProcState};
 use super::usermem::{self, Pod};
 use super::{align_up, Device, PAGE};
+use kfd_gpu::engine::{stop, HwQueue, Kind, QueueDesc};
 
 /// `KFD_MAX_NUM_OF_QUEUES_PER_PROCESS`.
 const MAX_QUEUES: u32 = 1024;
@@ -242,18 +242,25 @@ pub(crate) fn create(c: &Ctx, buf: &mut [u8]) -> R {
     };
     let dev = pdd.dev;
     let percent = a.queue_percentage & 0xff;
-    let hw = Arc::new(HwQueue::new(
-        id,
+    let port = Arc::new(super::gpu_port::Port::new(
         Arc::downgrade(&c.proc),
         dev,
         a.gpu_id,
-        c.m.devices[dev].gfx_version,
-        a.queue_type,
-        (a.ring_base_address, u64::from(a.ring_size)),
-        a.read_pointer_address,
-        a.write_pointer_address,
-        a.ctx_save_restore_address,
-        is_active(a.ring_base_address, a.ring_size, percent),
+    ));
+    let hw = Arc::new(HwQueue::new(
+        QueueDesc {
+            queue_id: id,
+            gpu_id: a.gpu_id,
+            gfx_version: c.m.devices[dev].gfx_version,
+            kind: Kind::of(a.queue_type),
+            ring: (a.ring_base_address, u64::from(a.ring_size)),
+            rptr: a.read_pointer_address,
+            wptr: a.write_pointer_address,
+            apertures: (super::layout::LDS_BASE, super::layout::SCRATCH_BASE),
+            active: is_active(a.ring_base_address, a.ring_size, percent),
+        },
+        port.clone(),
+        port,
     ));
     let q = Queue {
         dev,

@@ -17,7 +17,7 @@
 //! into the ring.
 
 use super::report::{self, interrupt, Outcome, QueueError};
-use super::{gpu_clock, Progress, QueueCtx};
+use super::{Progress, QueueCtx};
 
 /// `IT_*` opcodes.
 mod it {
@@ -151,7 +151,7 @@ fn write_data(q: &mut QueueCtx, body: &[u32]) -> Outcome {
     let dst = addr(body[1], body[2], 4);
     for (i, v) in body[3..].iter().enumerate() {
         let at = if no_incr { dst } else { dst + 4 * i as u64 };
-        if let Err(f) = q.vm.write_u32(at, *v) {
+        if let Err(f) = q.vm.store::<u32>(at, *v) {
             return f.into();
         }
     }
@@ -168,9 +168,9 @@ fn release_mem(q: &mut QueueCtx, body: &[u32]) -> Outcome {
     let data = u64::from(body[4]) | u64::from(body[5]) << 32;
     let r = match data_sel {
         0 => Ok(()),
-        1 => q.vm.write_u32(dst, body[4]),
-        2 => q.vm.write_u64(dst, data),
-        3 => q.vm.write_u64(dst, gpu_clock()),
+        1 => q.vm.store::<u32>(dst, body[4]),
+        2 => q.vm.store::<u64>(dst, data),
+        3 => q.vm.store::<u64>(dst, (q.clocks.gpu)()),
         _ => {
             return Outcome::Error(QueueError::unsupported(format!(
                 "RELEASE_MEM data_sel {data_sel} not supported"
@@ -185,9 +185,9 @@ fn release_mem(q: &mut QueueCtx, body: &[u32]) -> Outcome {
         5 | 6 => {
             // Conditionally on the written data matching cmp_data.
             let cur = if int_sel == 5 {
-                q.vm.read_u32(dst).map(u64::from)
+                q.vm.load::<u32>(dst).map(u64::from)
             } else {
-                q.vm.read_u64(dst)
+                q.vm.load::<u64>(dst)
             };
             match cur {
                 Ok(v) => {
@@ -219,7 +219,7 @@ fn wait_reg_mem(q: &mut QueueCtx, body: &[u32]) -> Outcome {
         return Outcome::Done;
     }
     let at = addr(body[1], body[2], 4);
-    let value = match q.vm.read_u32(at) {
+    let value = match q.vm.load::<u32>(at) {
         Ok(v) => v & body[4],
         Err(f) => return f.into(),
     };
@@ -243,9 +243,9 @@ fn copy_data(q: &mut QueueCtx, body: &[u32]) -> Outcome {
         1 | 2 => {
             let src = addr(body[1], body[2], if wide { 8 } else { 4 });
             let r = if wide {
-                q.vm.read_u64(src)
+                q.vm.load::<u64>(src)
             } else {
-                q.vm.read_u32(src).map(u64::from)
+                q.vm.load::<u32>(src).map(u64::from)
             };
             match r {
                 Ok(v) => v,
@@ -253,8 +253,8 @@ fn copy_data(q: &mut QueueCtx, body: &[u32]) -> Outcome {
             }
         }
         5 => u64::from(body[1]) | u64::from(body[2]) << 32,
-        9 => gpu_clock(),
-        10 => super::super::dispatch::now_ns(libc::CLOCK_BOOTTIME),
+        9 => (q.clocks.gpu)(),
+        10 => (q.clocks.system)(),
         _ => {
             return Outcome::Error(QueueError::unsupported(format!(
                 "COPY_DATA from src_sel {src_sel} (registers/GDS/perfcounters are not modelled)"
@@ -268,9 +268,9 @@ fn copy_data(q: &mut QueueCtx, body: &[u32]) -> Outcome {
     }
     let dst = addr(body[3], body[4], if wide { 8 } else { 4 });
     let r = if wide {
-        q.vm.write_u64(dst, value)
+        q.vm.store::<u64>(dst, value)
     } else {
-        q.vm.write_u32(dst, value as u32)
+        q.vm.store::<u32>(dst, value as u32)
     };
     match r {
         Ok(()) => Outcome::Done,
@@ -324,7 +324,7 @@ pub(crate) fn ring_dwords(
     size_dw: u64,
     at: u64,
     n: u64,
-) -> Result<Vec<u32>, super::Fault> {
+) -> Result<Vec<u32>, crate::mem::Fault> {
     let mut out = Vec::with_capacity(n as usize);
     let mut i = 0;
     while i < n {
@@ -383,7 +383,7 @@ pub(crate) fn step(q: &mut QueueCtx, budget: u32) -> Progress {
         read += len;
         q.packet_done(read);
         ran += 1;
-        if let Err(f) = q.vm.write_u32(q.hw.rptr, (read % size_dw) as u32) {
+        if let Err(f) = q.vm.store::<u32>(q.hw.rptr, (read % size_dw) as u32) {
             report::vm_fault(q, f);
             return Progress::Stopped;
         }

@@ -1,5 +1,17 @@
 //! The GPU's packet processors: a software model of the command processor
-//! (AQL and PM4 queues) and the SDMA engines consuming user-mode queues.
+//! (AQL and PM4 queues) and the SDMA engines consuming user-mode queues;
+//! kernel dispatches go to the shader machine ([`crate::shader`]).
+//!
+//! # Layering
+//!
+//! This is hardware: it knows the queue ABI (`kfd_sys::hsa`, the KFD
+//! exception codes) and two interfaces the driver model hands each queue
+//! ([`HwQueue::new`]): [`VmAccess`], the queue's GPU memory (translated
+//! once per span, then accessed without system calls), and
+//! [`InterruptSink`], where end-of-pipe and signal interrupts, queue
+//! errors and VM faults go. What an interrupt means for events, debuggers,
+//! the runtime and evictions is the driver model's business (kfd-sim's
+//! `gpu_port`), as it is the kernel's interrupt handler's on hardware.
 //!
 //! # Design
 //!
@@ -23,7 +35,7 @@
 //! update and destroy, every `AMDKFD_IOC_WAIT_EVENTS` that goes to sleep,
 //! once its waiter is registered (a thread going to sleep on an event is
 //! the usual sign that work was just submitted), and
-//! the explicit doorbell ring ([`crate::Sim::ring_doorbell`], the C
+//! the explicit doorbell ring (kfd-sim's `Sim::ring_doorbell`, the C
 //! border's `kfd_sim_ring_doorbell`).
 //!
 //! A queue stops on destroy, on `UPDATE_QUEUE` to 0 % (or a zero ring), on
@@ -34,21 +46,82 @@
 //! dword offset into the ring; SDMA: the 64-bit monotonic byte offset).
 
 mod aql;
-mod gpumem;
+mod dispatch;
 mod pm4;
 mod report;
 mod sdma;
-mod shader;
 
+use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use kfd_sys::kfd::*;
 
-use super::process::Process;
-use super::{lock, Trace};
-pub(crate) use gpumem::{Fault, GpuVm, PageCache};
+use crate::mem::{Fault, GpuMemoryDebug, Tlb};
+pub use report::QueueError;
+
+/// Where engine trace lines go (`KFD_SIM_TRACE`): shared with the driver
+/// model's ioctl trace.
+pub type Trace = Arc<Mutex<Option<Box<dyn std::io::Write + Send>>>>;
+
+/// Locks a mutex, ignoring poisoning (a panicking engine step is caught
+/// and its queue stopped; the data stays usable).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The GPU VM a queue's engine works in, as the driver model hands it to
+/// the hardware: for each step of work, a view of the memory (translated
+/// once per span, see [`crate::mem`]) that stays valid while the view
+/// lives.
+pub trait VmAccess: Send + Sync {
+    /// The queue's GPU memory for one step; `None` when its process is
+    /// gone.
+    fn memory(&self) -> Option<Box<dyn GpuMemoryDebug + '_>>;
+}
+
+/// A hardware interrupt a queue's engine raises.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Interrupt {
+    /// An end-of-pipe or signal interrupt (`RELEASE_MEM` with an
+    /// interrupt, SDMA `TRAP`, a completion signal with an event
+    /// mailbox): context id and how many of its bits are valid.
+    Signal {
+        /// The context id (an event id).
+        ctx_id: u32,
+        /// Valid bits of `ctx_id`.
+        valid_bits: u32,
+    },
+    /// The queue stopped on an error (`EC_*` exception code).
+    QueueError {
+        /// The exception code.
+        ec: u32,
+    },
+    /// A GPU memory fault in the queue's VM.
+    VmFault(Fault),
+}
+
+/// Where hardware interrupts go: the driver model's interrupt handler.
+pub trait InterruptSink: Send + Sync {
+    /// Handles `irq` raised by queue `queue`. For a queue error, returns
+    /// true when the driver delivered the exception itself (to a debugger
+    /// or the runtime); otherwise the CP writes its own report to an AQL
+    /// queue's `queue_inactive_signal`. The return value means nothing for
+    /// other interrupts.
+    fn interrupt(&self, queue: &HwQueue, irq: Interrupt) -> bool;
+}
+
+/// The clocks the engines read.
+#[derive(Debug, Clone, Copy)]
+pub struct Clocks {
+    /// The GPU's 100 MHz reference counter (`RELEASE_MEM`, `COPY_DATA`,
+    /// SDMA `TIMESTAMP`, AQL profiling, `s_memtime`): what
+    /// `GET_CLOCK_COUNTERS` reports.
+    pub gpu: fn() -> u64,
+    /// The system clock in nanoseconds (`COPY_DATA` source 10).
+    pub system: fn() -> u64,
+}
 
 /// Shortest back-off between polls of the write pointers.
 pub const MIN_POLL: Duration = Duration::from_micros(20);
@@ -65,7 +138,7 @@ const BUDGET: u32 = 256;
 
 /// What kind of packet processor serves a queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub enum Kind {
     /// The CP's AQL packet processor (`KFD_IOC_QUEUE_TYPE_COMPUTE_AQL`).
     Aql,
     /// The CP's PM4 parser (`KFD_IOC_QUEUE_TYPE_COMPUTE`).
@@ -94,7 +167,7 @@ impl Kind {
 }
 
 /// Why a queue does not run (bits of [`HwQueue::stop`]).
-pub(crate) mod stop {
+pub mod stop {
     /// Destroyed.
     pub const DESTROYED: u32 = 1;
     /// Inactive: 0 % or no ring (`UPDATE_QUEUE`).
@@ -107,35 +180,63 @@ pub(crate) mod stop {
     pub const EVICTED: u32 = 16;
 }
 
-/// The engine's view of one user-mode queue (the hardware queue
-/// descriptor).
-#[derive(Debug)]
-pub(crate) struct HwQueue {
+/// What the hardware knows of a queue when it is mapped (the MQD's
+/// fields the engines use).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueDesc {
     /// KFD queue id.
     pub queue_id: u32,
-    /// Its kernel process.
-    pub proc: Weak<Process>,
-    /// Device index and gpu_id.
-    pub dev: usize,
+    /// gpu_id of its device (for trace lines).
     pub gpu_id: u32,
     /// `gfx_target_version` of the device.
     pub gfx_version: u32,
+    /// The packet processor.
     pub kind: Kind,
-    /// Read and write pointer addresses.
+    /// Ring address and size in bytes.
+    pub ring: (u64, u64),
+    /// Read pointer address.
     pub rptr: u64,
+    /// Write pointer address.
     pub wptr: u64,
-    /// Context save area (its header names the runtime's error event).
-    pub ctx_save: u64,
-    stop: AtomicU32,
-    exec: Mutex<Exec>,
+    /// Flat-address apertures of LDS and private memory (kernel
+    /// dispatches).
+    pub apertures: (u64, u64),
+    /// Whether it runs from the start (the kernel's `is_active`).
+    pub active: bool,
 }
 
-/// Mutable execution state, under the queue's own lock (taken before the
-/// process lock, never after it).
-#[derive(Debug, Default)]
-pub(crate) struct Exec {
-    pub run: RunState,
-    pub pages: PageCache,
+/// The engine's view of one user-mode queue (the hardware queue
+/// descriptor).
+pub struct HwQueue {
+    /// KFD queue id.
+    pub queue_id: u32,
+    /// gpu_id of its device.
+    pub gpu_id: u32,
+    /// `gfx_target_version` of the device.
+    pub gfx_version: u32,
+    /// The packet processor.
+    pub kind: Kind,
+    /// Read pointer address.
+    pub rptr: u64,
+    /// Write pointer address.
+    pub wptr: u64,
+    /// LDS and private apertures.
+    pub apertures: (u64, u64),
+    vm: Arc<dyn VmAccess>,
+    irq: Arc<dyn InterruptSink>,
+    stop: AtomicU32,
+    exec: Mutex<RunState>,
+}
+
+impl std::fmt::Debug for HwQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HwQueue")
+            .field("queue_id", &self.queue_id)
+            .field("gpu_id", &self.gpu_id)
+            .field("kind", &self.kind)
+            .field("stop", &self.stop_bits())
+            .finish_non_exhaustive()
+    }
 }
 
 /// Where a queue is in its ring.
@@ -188,39 +289,24 @@ impl Progress {
 }
 
 impl HwQueue {
-    /// A queue descriptor; `active` as the kernel computes `is_active`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        queue_id: u32,
-        proc: Weak<Process>,
-        dev: usize,
-        gpu_id: u32,
-        gfx_version: u32,
-        queue_type: u32,
-        ring: (u64, u64),
-        rptr: u64,
-        wptr: u64,
-        ctx_save: u64,
-        active: bool,
-    ) -> HwQueue {
+    /// The hardware queue for `d`, working in the memory `vm` gives and
+    /// raising its interrupts to `irq`.
+    pub fn new(d: QueueDesc, vm: Arc<dyn VmAccess>, irq: Arc<dyn InterruptSink>) -> HwQueue {
         HwQueue {
-            queue_id,
-            proc,
-            dev,
-            gpu_id,
-            gfx_version,
-            kind: Kind::of(queue_type),
-            rptr,
-            wptr,
-            ctx_save,
-            stop: AtomicU32::new(if active { 0 } else { stop::INACTIVE }),
-            exec: Mutex::new(Exec {
-                run: RunState {
-                    ring_base: ring.0,
-                    ring_size: ring.1,
-                    ..RunState::default()
-                },
-                pages: PageCache::default(),
+            queue_id: d.queue_id,
+            gpu_id: d.gpu_id,
+            gfx_version: d.gfx_version,
+            kind: d.kind,
+            rptr: d.rptr,
+            wptr: d.wptr,
+            apertures: d.apertures,
+            vm,
+            irq,
+            stop: AtomicU32::new(if d.active { 0 } else { stop::INACTIVE }),
+            exec: Mutex::new(RunState {
+                ring_base: d.ring.0,
+                ring_size: d.ring.1,
+                ..RunState::default()
             }),
         }
     }
@@ -253,36 +339,40 @@ impl HwQueue {
     /// `UPDATE_QUEUE`: a new ring and activity. Call without holding the
     /// process lock.
     pub fn update(&self, ring_base: u64, ring_size: u64, active: bool) {
-        let mut ex = lock(&self.exec);
-        ex.run.ring_base = ring_base;
-        ex.run.ring_size = ring_size;
-        drop(ex);
+        let mut run = lock(&self.exec);
+        run.ring_base = ring_base;
+        run.ring_size = ring_size;
+        drop(run);
         self.set_stop(stop::INACTIVE, !active);
     }
 
     /// True when the queue holds packets it has not consumed (its write
-    /// pointer is past the engine's read index). Reads the pointers from
-    /// user memory; call without holding the process lock.
+    /// pointer is past the engine's read index). Reads the pointers
+    /// through the queue's memory; call without holding locks the memory
+    /// takes.
     pub fn busy(&self) -> bool {
         if self.stop_bits() & stop::DESTROYED != 0 {
             return false;
         }
-        let ex = lock(&self.exec);
-        let read_ptr = |addr: u64, size: usize| {
-            let mut b = [0u8; 8];
-            super::usermem::read(addr, &mut b[..size])
-                .ok()
-                .map(|()| u64::from_ne_bytes(b))
-        };
-        let Some(wptr) = read_ptr(self.wptr, 8) else {
+        let run = lock(&self.exec);
+        let Some(mem) = self.vm.memory() else {
             return false;
         };
-        let read = match (ex.run.read, self.kind) {
+        let mut tlb = Tlb::new(&*mem);
+        let Ok(wptr) = tlb.load::<u64>(self.wptr) else {
+            return false;
+        };
+        let read = match (run.read, self.kind) {
             (Some(r), _) => r,
-            (None, Kind::Pm4) => read_ptr(self.rptr, 4).unwrap_or(0),
-            (None, _) => read_ptr(self.rptr, 8).unwrap_or(0),
+            (None, Kind::Pm4) => tlb.load::<u32>(self.rptr).map_or(0, u64::from),
+            (None, _) => tlb.load::<u64>(self.rptr).unwrap_or(0),
         };
         wptr > read
+    }
+
+    /// Raises `irq` to the driver model (see [`InterruptSink`]).
+    pub(crate) fn raise(&self, irq: Interrupt) -> bool {
+        self.irq.interrupt(self, irq)
     }
 }
 
@@ -314,10 +404,13 @@ struct Shared {
     quit: AtomicBool,
     trace: Trace,
     counters: Counters,
+    clocks: Clocks,
+    on_thread_start: fn(),
+    code: crate::shader::CodeCache,
 }
 
 /// The machine's packet processors (see the module docs).
-pub(crate) struct Engine {
+pub struct Engine {
     shared: Arc<Shared>,
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
@@ -331,7 +424,10 @@ impl std::fmt::Debug for Engine {
 }
 
 impl Engine {
-    pub fn new(trace: Trace) -> Engine {
+    /// An engine writing trace lines to `trace`, reading `clocks`; its
+    /// thread calls `on_thread_start` first (the LD_PRELOAD layer marks
+    /// the thread as the simulator's own there).
+    pub fn new(trace: Trace, clocks: Clocks, on_thread_start: fn()) -> Engine {
         Engine {
             shared: Arc::new(Shared {
                 queues: Mutex::new(Vec::new()),
@@ -340,6 +436,9 @@ impl Engine {
                 quit: AtomicBool::new(false),
                 trace,
                 counters: Counters::default(),
+                clocks,
+                on_thread_start,
+                code: crate::shader::CodeCache::new(),
             }),
             thread: Mutex::new(None),
         }
@@ -407,7 +506,7 @@ fn poll_interval(idle: Duration) -> Duration {
 }
 
 fn run(shared: Arc<Shared>) {
-    crate::preload::enter_sim_thread();
+    (shared.on_thread_start)();
     let mut idle_since = Instant::now();
     while !shared.quit.load(Ordering::Acquire) {
         let queues = lock(&shared.queues).clone();
@@ -450,16 +549,18 @@ fn run(shared: Arc<Shared>) {
 }
 
 /// Everything a packet processor works with.
-pub(crate) struct QueueCtx<'a> {
+pub(crate) struct QueueCtx<'a, 'm> {
     pub hw: &'a HwQueue,
-    pub proc: &'a Arc<Process>,
-    pub vm: GpuVm<'a>,
+    pub mem: &'m dyn GpuMemoryDebug,
+    pub vm: Tlb<'m>,
     pub run: &'a mut RunState,
+    pub clocks: Clocks,
+    pub code: &'a crate::shader::CodeCache,
     trace: &'a Trace,
     packets: &'a AtomicU64,
 }
 
-impl QueueCtx<'_> {
+impl QueueCtx<'_, '_> {
     /// Writes one engine trace line (`KFD_SIM_TRACE`).
     pub fn trace(&self, text: impl FnOnce() -> String) {
         if let Some(w) = lock(self.trace).as_mut() {
@@ -494,10 +595,14 @@ impl QueueCtx<'_> {
         let mask = if kind == Kind::Sdma { !3 } else { !0 };
         let read = match self.run.read {
             Some(r) => Ok(r),
-            None if kind == Kind::Pm4 => self.vm.read_u32(self.hw.rptr).map(u64::from),
-            None => self.vm.read_u64(self.hw.rptr),
+            None if kind == Kind::Pm4 => self.vm.load::<u32>(self.hw.rptr).map(u64::from),
+            None => self.vm.load::<u64>(self.hw.rptr),
         };
-        match self.vm.read_u64(self.hw.wptr).and_then(|w| Ok((w, read?))) {
+        match self
+            .vm
+            .load::<u64>(self.hw.wptr)
+            .and_then(|w| Ok((w, read?)))
+        {
             Ok((w, r)) => {
                 let (wptr, mut read) = (w & mask, r & mask);
                 if wptr < read && kind != Kind::Aql {
@@ -542,29 +647,24 @@ impl QueueCtx<'_> {
     }
 }
 
-use std::io::Write as _;
-
 fn step(shared: &Shared, hw: &HwQueue) -> Progress {
     if hw.stopped() {
         return Progress::Stopped;
     }
-    let Some(proc) = hw.proc.upgrade() else {
-        return Progress::Stopped;
-    };
-    let mut ex = lock(&hw.exec);
+    let mut run = lock(&hw.exec);
     if hw.stopped() {
         return Progress::Stopped;
     }
-    let Exec { run, pages } = &mut *ex;
+    let Some(mem) = hw.vm.memory() else {
+        return Progress::Stopped;
+    };
     let mut q = QueueCtx {
         hw,
-        proc: &proc,
-        vm: GpuVm {
-            proc: &proc,
-            dev: hw.dev,
-            pages,
-        },
-        run,
+        mem: &*mem,
+        vm: Tlb::new(&*mem),
+        run: &mut run,
+        clocks: shared.clocks,
+        code: &shared.code,
         trace: &shared.trace,
         packets: &shared.counters.packets,
     };
@@ -581,11 +681,4 @@ fn step(shared: &Shared, hw: &HwQueue) -> Progress {
             Progress::Stopped
         }
     }
-}
-
-/// The GPU's 100 MHz reference clock (what `GET_CLOCK_COUNTERS` reports):
-/// the timestamp source of `RELEASE_MEM`, `COPY_DATA`, SDMA `TIMESTAMP`
-/// and AQL profiling.
-pub(crate) fn gpu_clock() -> u64 {
-    super::dispatch::now_ns(libc::CLOCK_MONOTONIC_RAW) / 10
 }

@@ -18,7 +18,7 @@
 
 use super::pm4::compare;
 use super::report::{self, interrupt, Outcome, QueueError};
-use super::{gpu_clock, Progress, QueueCtx};
+use super::{Progress, QueueCtx};
 
 /// `SDMA_OP_*`.
 mod op {
@@ -135,9 +135,9 @@ fn execute(q: &mut QueueCtx, p: &[u32]) -> Outcome {
         op::FENCE => {
             let dst = addr(p[1], p[2]);
             let r = if sub == 2 {
-                q.vm.write_u64(dst, addr(p[3], p[4]))
+                q.vm.store::<u64>(dst, addr(p[3], p[4]))
             } else {
-                q.vm.write_u32(dst, p[3])
+                q.vm.store::<u32>(dst, p[3])
             };
             match r {
                 Ok(()) => Outcome::Done,
@@ -156,7 +156,7 @@ fn execute(q: &mut QueueCtx, p: &[u32]) -> Outcome {
             }
             let function = (dw0 >> 28) & 7;
             let at = addr(p[1], p[2]) & !3;
-            let value = match q.vm.read_u32(at) {
+            let value = match q.vm.load::<u32>(at) {
                 Ok(v) => v & p[4],
                 Err(f) => return f.into(),
             };
@@ -175,7 +175,11 @@ fn execute(q: &mut QueueCtx, p: &[u32]) -> Outcome {
                     "SDMA ATOMIC operation {operation}"
                 )));
             }
-            match q.vm.fetch_add_u64(addr(p[1], p[2]) & !7, addr(p[3], p[4])) {
+            let add = addr(p[3], p[4]);
+            match q
+                .vm
+                .update::<u64>(addr(p[1], p[2]) & !7, &mut |v| v.wrapping_add(add))
+            {
                 Ok(_) => Outcome::Done,
                 Err(f) => f.into(),
             }
@@ -198,7 +202,7 @@ fn execute(q: &mut QueueCtx, p: &[u32]) -> Outcome {
             }
         }
         op::TIMESTAMP if sub == 1 || sub == 2 => {
-            match q.vm.write_u64(addr(p[1], p[2]) & !7, gpu_clock()) {
+            match q.vm.store::<u64>(addr(p[1], p[2]) & !7, (q.clocks.gpu)()) {
                 Ok(()) => Outcome::Done,
                 Err(f) => f.into(),
             }
@@ -257,7 +261,7 @@ pub(crate) fn step(q: &mut QueueCtx, budget: u32) -> Progress {
         read += len * 4;
         q.packet_done(read);
         ran += 1;
-        if let Err(f) = q.vm.write_u64(q.hw.rptr, read) {
+        if let Err(f) = q.vm.store::<u64>(q.hw.rptr, read) {
             report::vm_fault(q, f);
             return Progress::Stopped;
         }

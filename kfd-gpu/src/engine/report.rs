@@ -2,10 +2,13 @@
 //! errors and GPU memory faults, each delivered the way the hardware and
 //! the kernel deliver it.
 
+use std::mem::offset_of;
+
+use kfd_sys::hsa::{amd_queue_t, amd_signal_t, AMD_QUEUE_PROPERTIES_ENABLE_PROFILING};
 use kfd_sys::kfd::*;
 
-use super::{stop, Fault, QueueCtx};
-use crate::kernel::{lock, usermem, PAGE};
+use super::{stop, Interrupt, QueueCtx};
+use crate::mem::Fault;
 
 /// How a packet ended.
 #[derive(Debug)]
@@ -33,10 +36,13 @@ impl From<Fault> for Outcome {
 /// code the CP writes to an AQL queue's `queue_inactive_signal` when the
 /// runtime has not enabled exception reporting (ROCr's
 /// `DynamicScratchHandler` decodes it).
-#[derive(Debug)]
-pub(crate) struct QueueError {
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueError {
+    /// The exception code (`EC_*`).
     pub ec: u32,
+    /// The CP's own error code.
     pub legacy: u64,
+    /// What went wrong, for the trace and stderr.
     pub what: String,
 }
 
@@ -69,26 +75,28 @@ impl QueueError {
     }
 }
 
-/// Byte offsets in `amd_signal_t` (amd_hsa_signal.h).
+/// Byte offsets in `amd_signal_t`.
 mod signal {
-    pub const VALUE: u64 = 8;
-    pub const MAILBOX: u64 = 16;
-    pub const EVENT_ID: u64 = 24;
-    pub const START_TS: u64 = 32;
-    pub const END_TS: u64 = 40;
+    use super::*;
+    pub const VALUE: u64 = offset_of!(amd_signal_t, value) as u64;
+    pub const MAILBOX: u64 = offset_of!(amd_signal_t, event_mailbox_ptr) as u64;
+    pub const EVENT_ID: u64 = offset_of!(amd_signal_t, event_id) as u64;
+    pub const START_TS: u64 = offset_of!(amd_signal_t, start_ts) as u64;
+    pub const END_TS: u64 = offset_of!(amd_signal_t, end_ts) as u64;
 }
 
-/// Byte offsets in `amd_queue_t` (amd_hsa_queue.h).
+/// Byte offsets in `amd_queue_t`.
 mod amd_queue {
+    use super::*;
     /// `read_dispatch_id`, the AQL read pointer the CP is given.
-    pub const READ_DISPATCH_ID: u64 = 128;
+    pub const READ_DISPATCH_ID: u64 = offset_of!(amd_queue_t, read_dispatch_id) as u64;
     /// `read_dispatch_id_field_base_byte_offset`.
-    pub const READ_ID_OFFSET_FIELD: u64 = 136;
-    /// `queue_properties` (bit 3: ENABLE_PROFILING).
-    pub const PROPERTIES: u64 = 180;
+    pub const READ_ID_OFFSET_FIELD: u64 =
+        offset_of!(amd_queue_t, read_dispatch_id_field_base_byte_offset) as u64;
+    /// `queue_properties`.
+    pub const PROPERTIES: u64 = offset_of!(amd_queue_t, queue_properties) as u64;
     /// `queue_inactive_signal`.
-    pub const INACTIVE_SIGNAL: u64 = 192;
-    pub const PROFILING: u32 = 1 << 3;
+    pub const INACTIVE_SIGNAL: u64 = offset_of!(amd_queue_t, queue_inactive_signal) as u64;
 }
 
 /// The `amd_queue_t` an AQL queue's read pointer belongs to, if the
@@ -98,22 +106,25 @@ pub(crate) fn amd_queue(q: &mut QueueCtx) -> Option<u64> {
     let field =
         q.hw.rptr
             .checked_add(amd_queue::READ_ID_OFFSET_FIELD - amd_queue::READ_DISPATCH_ID)?;
-    let off = q.vm.read_u32(field).ok()?;
+    let off = q.vm.load::<u32>(field).ok()?;
     (u64::from(off) == amd_queue::READ_DISPATCH_ID).then(|| q.hw.rptr - amd_queue::READ_DISPATCH_ID)
 }
 
 /// True if the queue's `amd_queue_t` asks for dispatch timestamps.
 pub(crate) fn profiling(q: &mut QueueCtx) -> bool {
     amd_queue(q)
-        .and_then(|base| q.vm.read_u32(base + amd_queue::PROPERTIES).ok())
-        .is_some_and(|p| p & amd_queue::PROFILING != 0)
+        .and_then(|base| q.vm.load::<u32>(base + amd_queue::PROPERTIES).ok())
+        .is_some_and(|p| p & AMD_QUEUE_PROPERTIES_ENABLE_PROFILING != 0)
 }
 
 /// Raises the event interrupt for context id `id` (`valid_bits` of it are
 /// meaningful), as the interrupt handler's `kfd_signal_event_interrupt`.
 pub(crate) fn interrupt(q: &QueueCtx, id: u32, valid_bits: u32) {
     q.trace(|| format!("interrupt ctx_id={id} bits={valid_bits}"));
-    q.proc.events.signal_interrupt(id, valid_bits);
+    q.hw.raise(Interrupt::Signal {
+        ctx_id: id,
+        valid_bits,
+    });
 }
 
 /// Completes an AQL completion signal: start/end timestamps when given,
@@ -129,20 +140,20 @@ pub(crate) fn complete_signal(
         return Ok(());
     }
     if let Some((start, end)) = timestamps {
-        q.vm.write_u64(handle + signal::START_TS, start)?;
-        q.vm.write_u64(handle + signal::END_TS, end)?;
+        q.vm.store::<u64>(handle + signal::START_TS, start)?;
+        q.vm.store::<u64>(handle + signal::END_TS, end)?;
     }
-    q.vm.fetch_add_u64(handle + signal::VALUE, u64::MAX)?;
+    q.vm.update::<u64>(handle + signal::VALUE, &mut |v| v.wrapping_sub(1))?;
     mailbox(q, handle)
 }
 
 /// Writes the signal's event id to its mailbox and raises the interrupt,
 /// if it has a mailbox.
 fn mailbox(q: &mut QueueCtx, handle: u64) -> Result<(), Fault> {
-    let mailbox = q.vm.read_u64(handle + signal::MAILBOX)?;
+    let mailbox = q.vm.load::<u64>(handle + signal::MAILBOX)?;
     if mailbox != 0 {
-        let id = q.vm.read_u32(handle + signal::EVENT_ID)?;
-        q.vm.write_u64(mailbox, u64::from(id))?;
+        let id = q.vm.load::<u32>(handle + signal::EVENT_ID)?;
+        q.vm.store::<u64>(mailbox, u64::from(id))?;
         interrupt(q, id, 32);
     }
     Ok(())
@@ -167,50 +178,28 @@ fn explain_no_isa(what: &str) {
 }
 
 /// A queue error: the queue stops, and the error goes where the kernel
-/// and the CP send it: to a debugger that enabled the exception
-/// (`kfd_dbg_ev_raise`), else, when the runtime is enabled, into the
-/// error payload of the queue's context save area header with its error
-/// event set (`kfd_send_exception_to_runtime`), else, for an AQL queue,
-/// into `queue_inactive_signal` (the CP's own report: value = error code,
-/// its event raised).
+/// and the CP send it: the driver model delivers it to a debugger that
+/// enabled the exception or to the runtime (see [`super::InterruptSink`]);
+/// otherwise, for an AQL queue, the CP writes its own code into
+/// `queue_inactive_signal` and raises that signal's event.
 pub(crate) fn queue_error(q: &mut QueueCtx, e: &QueueError) {
     q.hw.set_stop(stop::ERROR, true);
     q.trace(|| format!("queue error {} (EC {}): {}", e.legacy, e.ec, e.what));
     if e.ec == EC_QUEUE_PACKET_DISPATCH_CODE_INVALID {
         explain_no_isa(&e.what);
     }
-    let mask = kfd_ec_mask(e.ec);
-    let (debugger, runtime) = {
-        let mut st = lock(&q.proc.state);
-        let debugger = st.debug.trap_enabled && st.debug.exception_enable_mask & mask != 0;
-        if st.debug.trap_enabled {
-            if let Some(kq) = st.queues.get_mut(&q.hw.queue_id) {
-                kq.exception_status |= mask;
-            }
-        }
-        if debugger {
-            st.debug.notify_debugger();
-        }
-        (
-            debugger,
-            st.debug.runtime_state == DEBUG_RUNTIME_STATE_ENABLED,
-        )
-    };
-    if debugger {
-        return;
-    }
-    if runtime && q.hw.ctx_save != 0 && send_to_runtime(q, mask) {
+    if q.hw.raise(Interrupt::QueueError { ec: e.ec }) {
         return;
     }
     if q.hw.kind == super::Kind::Aql {
         if let Some(base) = amd_queue(q) {
             let r =
-                q.vm.read_u64(base + amd_queue::INACTIVE_SIGNAL)
+                q.vm.load::<u64>(base + amd_queue::INACTIVE_SIGNAL)
                     .and_then(|sig| {
                         if sig == 0 {
                             return Ok(());
                         }
-                        q.vm.write_u64(sig + signal::VALUE, e.legacy)?;
+                        q.vm.store::<u64>(sig + signal::VALUE, e.legacy)?;
                         mailbox(q, sig)
                     });
             if let Err(f) = r {
@@ -220,37 +209,10 @@ pub(crate) fn queue_error(q: &mut QueueCtx, e: &QueueError) {
     }
 }
 
-/// `send_exception_work_handler`: ORs the exception into the payload the
-/// context save area header points at and sets the header's error event.
-/// The header is user memory the kernel reaches with get_user/put_user.
-fn send_to_runtime(q: &mut QueueCtx, mask: u64) -> bool {
-    let hdr = q.hw.ctx_save;
-    let read = |addr: u64| {
-        let mut b = [0u8; 8];
-        usermem::read(addr, &mut b)
-            .ok()
-            .map(|()| u64::from_ne_bytes(b))
-    };
-    let (Some(payload), Some(ev)) = (read(hdr + 24), read(hdr + 32)) else {
-        return false;
-    };
-    if payload == 0 {
-        return false;
-    }
-    let Some(cur) = read(payload) else {
-        return false;
-    };
-    if usermem::write(payload, &(cur | mask).to_ne_bytes()).is_err() {
-        return false;
-    }
-    q.proc.events.set_signal_event(ev as u32);
-    true
-}
-
-/// A GPU memory fault, handled as `kfd_signal_vm_fault_event` and the
-/// eviction that goes with it: every queue of the process on this GPU
-/// stops, and every memory exception event of the process is set with the
-/// faulting page, GPU and reason.
+/// A GPU memory fault: the queue stops (evicted) and the driver model's
+/// interrupt handler does the rest (`kfd_signal_vm_fault_event`: every
+/// queue of the process on this GPU evicted, memory exception events
+/// set).
 pub(crate) fn vm_fault(q: &mut QueueCtx, f: Fault) {
     q.trace(|| {
         format!(
@@ -260,25 +222,8 @@ pub(crate) fn vm_fault(q: &mut QueueCtx, f: Fault) {
             if f.read_only { ", read-only page" } else { "" }
         )
     });
-    {
-        let st = lock(&q.proc.state);
-        for kq in st.queues.values().filter(|kq| kq.dev == q.hw.dev) {
-            kq.hw.set_stop(stop::EVICTED, true);
-        }
-    }
     q.hw.set_stop(stop::EVICTED, true);
-    let data = kfd_hsa_memory_exception_data {
-        failure: kfd_memory_exception_failure {
-            NotPresent: u32::from(!f.read_only),
-            ReadOnly: u32::from(f.read_only),
-            NoExecute: 0,
-            imprecise: 0,
-        },
-        va: f.va & !(PAGE - 1),
-        gpu_id: q.hw.gpu_id,
-        ErrorType: 0,
-    };
-    q.proc.events.signal_type(KFD_IOC_EVENT_MEMORY, Some(data));
+    q.hw.raise(Interrupt::VmFault(f));
 }
 
 /// Applies a packet's outcome to the queue: errors and faults are
