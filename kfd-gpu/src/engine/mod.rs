@@ -166,7 +166,7 @@ impl Kind {
     }
 }
 
-/// Why a queue does not run (bits of [`HwQueue::stop`]).
+/// Why a queue does not run (the bits of [`HwQueue::stop_bits`]).
 pub mod stop {
     /// Destroyed.
     pub const DESTROYED: u32 = 1;
