@@ -1,20 +1,53 @@
-//! SMEM: scalar loads through the constant cache.
+//! SMEM: scalar loads, stores and atomics through the constant cache,
+//! from a 64-bit address (`s_load_*`, `s_store_*`, `s_atomic_*`) or a
+//! buffer resource (`s_buffer_*`), and the cache and clock instructions.
+//!
+//! The gfx9 encoding: SBASE (SGPR pair / quad, in units of two) in bits
+//! 5:0, SDATA in 12:6, SOE (scalar offset enable) in 14, GLC in 16, IMM
+//! in 17, the opcode in 25:18; the second word holds the 21-bit offset in
+//! 20:0 and SOFFSET in 31:25. IMM=1 makes the offset field an immediate
+//! (signed for `s_load`/`s_store`/`s_atomic`, 20-bit unsigned for the
+//! buffer forms) to which SOE adds SGPR[SOFFSET]; IMM=0 takes the offset
+//! from SGPR[SOFFSET] when SOE is set, else from the SGPR named by the
+//! offset field's bits 6:0. Scalar memory ignores the address's low two
+//! bits.
 
-use super::{Exec, Flow};
+use super::{unimplemented, Ctx, Exec, Flow};
 use crate::shader::isa::Inst;
 use crate::shader::wave::Wave;
 
 /// The executor of an SMEM mnemonic.
 pub(super) fn lookup(name: &str) -> Option<Exec> {
+    if let Some(e) = atomic(name) {
+        return Some(e);
+    }
     Some(match name {
         "s_load_dword" => |w, i, c| load(w, i, c, 1),
         "s_load_dwordx2" => |w, i, c| load(w, i, c, 2),
         "s_load_dwordx4" => |w, i, c| load(w, i, c, 4),
         "s_load_dwordx8" => |w, i, c| load(w, i, c, 8),
         "s_load_dwordx16" => |w, i, c| load(w, i, c, 16),
-        "s_dcache_wb" | "s_dcache_inv" | "s_dcache_wb_vol" | "s_dcache_inv_vol" => {
-            |_, _, _| Flow::Next
-        }
+        "s_buffer_load_dword" => |w, i, c| buffer_load(w, i, c, 1),
+        "s_buffer_load_dwordx2" => |w, i, c| buffer_load(w, i, c, 2),
+        "s_buffer_load_dwordx4" => |w, i, c| buffer_load(w, i, c, 4),
+        "s_buffer_load_dwordx8" => |w, i, c| buffer_load(w, i, c, 8),
+        "s_buffer_load_dwordx16" => |w, i, c| buffer_load(w, i, c, 16),
+        "s_store_dword" => |w, i, c| store(w, i, c, 1),
+        "s_store_dwordx2" => |w, i, c| store(w, i, c, 2),
+        "s_store_dwordx4" => |w, i, c| store(w, i, c, 4),
+        "s_buffer_store_dword" => |w, i, c| buffer_store(w, i, c, 1),
+        "s_buffer_store_dwordx2" => |w, i, c| buffer_store(w, i, c, 2),
+        "s_buffer_store_dwordx4" => |w, i, c| buffer_store(w, i, c, 4),
+        // The model has no scalar cache and no address translation cache
+        // to probe: memory is coherent as soon as an access completes.
+        "s_dcache_wb"
+        | "s_dcache_inv"
+        | "s_dcache_wb_vol"
+        | "s_dcache_inv_vol"
+        | "s_dcache_discard"
+        | "s_dcache_discard_x2"
+        | "s_atc_probe"
+        | "s_atc_probe_buffer" => |_, _, _| Flow::Next,
         "s_memtime" => |w, i, c| {
             w.write64(sdata(i), (c.clock)());
             Flow::Next
@@ -27,39 +60,365 @@ pub(super) fn lookup(name: &str) -> Option<Exec> {
     })
 }
 
-/// SDATA: the first destination register.
+/// SDATA: the first data register.
 fn sdata(i: &Inst) -> u16 {
     ((i.w[0] >> 6) & 0x7f) as u16
 }
 
-/// The address of an SMEM access: SBASE (an SGPR pair) plus the 21-bit
-/// signed immediate offset (IMM) and/or the SOFFSET register (SOE), or
-/// plus the register named by the offset field (neither).
-pub(super) fn address(w: &Wave, i: &Inst) -> u64 {
-    let w0 = i.w[0];
-    let base = w.read64((w0 & 0x3f) as u16 * 2, None) & 0xffff_ffff_ffff;
-    let imm = w0 & (1 << 17) != 0;
-    let soe = w0 & (1 << 14) != 0;
-    let off21 = ((i.w[1] & 0x1f_ffff) << 11) as i32 >> 11;
-    let soff = || u64::from(w.read32(((i.w[1] >> 25) & 0x7f) as u16, None));
-    let off = match (imm, soe) {
-        (true, false) => off21 as i64 as u64,
-        (true, true) => (off21 as i64 as u64).wrapping_add(soff()),
-        (false, true) => soff(),
-        (false, false) => u64::from(w.read32((i.w[1] & 0xff) as u16, None)),
-    };
-    base.wrapping_add(off)
+/// SBASE: the first register of the address pair or resource quad.
+fn sbase(i: &Inst) -> u16 {
+    (i.w[0] & 0x3f) as u16 * 2
 }
 
-fn load(w: &mut Wave, i: &Inst, c: &mut super::Ctx<'_, '_>, n: u16) -> Flow {
-    // Scalar loads ignore the low two address bits.
-    let a = address(w, i) & !3;
+/// GLC: an atomic returns the memory's old value.
+fn glc(i: &Inst) -> bool {
+    i.w[0] & (1 << 16) != 0
+}
+
+/// The offset an SMEM instruction adds to its base; `None` for a buffer
+/// instruction whose immediate has bit 20 set (beyond the 20-bit
+/// unsigned buffer offset).
+fn offset(w: &Wave, i: &Inst, buffer: bool) -> Option<u64> {
+    let (w0, w1) = (i.w[0], i.w[1]);
+    let imm = w0 & (1 << 17) != 0;
+    let soe = w0 & (1 << 14) != 0;
+    let field = w1 & 0x1f_ffff;
+    let soff = || u64::from(w.read32(((w1 >> 25) & 0x7f) as u16, None));
+    if !imm {
+        return Some(if soe {
+            soff()
+        } else {
+            u64::from(w.read32((field & 0x7f) as u16, None))
+        });
+    }
+    let k = if buffer {
+        if field >> 20 != 0 {
+            return None;
+        }
+        u64::from(field)
+    } else {
+        ((field << 11) as i32 >> 11) as i64 as u64
+    };
+    Some(if soe { k.wrapping_add(soff()) } else { k })
+}
+
+/// The address of an `s_load`/`s_store`/`s_atomic` access: the 48-bit
+/// address in the SBASE pair plus the offset, without its low two bits.
+pub(super) fn address(w: &Wave, i: &Inst) -> u64 {
+    let base = w.read64(sbase(i), None) & 0xffff_ffff_ffff;
+    base.wrapping_add(offset(w, i, false).unwrap_or(0)) & !3
+}
+
+/// A buffer resource (V#) as scalar memory uses it.
+struct Buffer {
+    base: u64,
+    /// Bytes the buffer has.
+    records: u64,
+}
+
+/// The resource in the SBASE quad and the access's byte offset in it
+/// (low two bits clear); `Err` for a form the model does not have.
+fn buffer(w: &Wave, i: &Inst) -> Result<(Buffer, u64), Flow> {
+    let s = sbase(i);
+    let d: [u32; 4] = std::array::from_fn(|k| w.read32(s + k as u16, None));
+    if (d[1] >> 16) & 0x3fff != 0 {
+        return Err(unimplemented(i, "buffer with a stride"));
+    }
+    let Some(off) = offset(w, i, true) else {
+        return Err(unimplemented(i, "buffer offset beyond 20 bits"));
+    };
+    let b = Buffer {
+        base: u64::from(d[0]) | u64::from(d[1] & 0xffff) << 32,
+        records: u64::from(d[2]),
+    };
+    Ok((b, off & !3))
+}
+
+impl Buffer {
+    /// The address of the dword at byte `off`, or `None` out of range.
+    fn at(&self, off: u64) -> Option<u64> {
+        if off + 4 <= self.records {
+            Some(self.base.wrapping_add(off) & 0xffff_ffff_ffff)
+        } else {
+            None
+        }
+    }
+}
+
+fn load(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>, n: u16) -> Flow {
+    let a = address(w, i);
     let d = sdata(i);
     for k in 0..n {
-        match c.tlb.load::<u32>(a + 4 * u64::from(k)) {
+        match c.tlb.load::<u32>(a.wrapping_add(4 * u64::from(k))) {
             Ok(v) => w.write32(d + k, v),
             Err(f) => return f.into(),
         }
     }
     Flow::Next
+}
+
+fn store(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>, n: u16) -> Flow {
+    let a = address(w, i);
+    let d = sdata(i);
+    for k in 0..n {
+        let v = w.read32(d + k, None);
+        if let Err(f) = c.tlb.store::<u32>(a.wrapping_add(4 * u64::from(k)), v) {
+            return f.into();
+        }
+    }
+    Flow::Next
+}
+
+/// `s_buffer_load_*`: dwords past the buffer's size read 0.
+fn buffer_load(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>, n: u16) -> Flow {
+    let (b, off) = match buffer(w, i) {
+        Ok(x) => x,
+        Err(e) => return e,
+    };
+    let d = sdata(i);
+    for k in 0..n {
+        let v = match b.at(off + 4 * u64::from(k)) {
+            Some(a) => match c.tlb.load::<u32>(a) {
+                Ok(v) => v,
+                Err(f) => return f.into(),
+            },
+            None => 0,
+        };
+        w.write32(d + k, v);
+    }
+    Flow::Next
+}
+
+/// `s_buffer_store_*`: dwords past the buffer's size are dropped.
+fn buffer_store(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>, n: u16) -> Flow {
+    let (b, off) = match buffer(w, i) {
+        Ok(x) => x,
+        Err(e) => return e,
+    };
+    let d = sdata(i);
+    for k in 0..n {
+        if let Some(a) = b.at(off + 4 * u64::from(k)) {
+            let v = w.read32(d + k, None);
+            if let Err(f) = c.tlb.store::<u32>(a, v) {
+                return f.into();
+            }
+        }
+    }
+    Flow::Next
+}
+
+/// An atomic operation: the new memory value from the old one, the data
+/// and (cmpswap) the compare value.
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    Swap,
+    CmpSwap,
+    Add,
+    Sub,
+    Smin,
+    Umin,
+    Smax,
+    Umax,
+    And,
+    Or,
+    Xor,
+    Inc,
+    Dec,
+}
+
+impl Op {
+    fn apply32(self, old: u32, src: u32, cmp: u32) -> u32 {
+        match self {
+            Op::Swap => src,
+            Op::CmpSwap => {
+                if old == cmp {
+                    src
+                } else {
+                    old
+                }
+            }
+            Op::Add => old.wrapping_add(src),
+            Op::Sub => old.wrapping_sub(src),
+            Op::Smin => (old as i32).min(src as i32) as u32,
+            Op::Umin => old.min(src),
+            Op::Smax => (old as i32).max(src as i32) as u32,
+            Op::Umax => old.max(src),
+            Op::And => old & src,
+            Op::Or => old | src,
+            Op::Xor => old ^ src,
+            Op::Inc => {
+                if old >= src {
+                    0
+                } else {
+                    old + 1
+                }
+            }
+            Op::Dec => {
+                if old == 0 || old > src {
+                    src
+                } else {
+                    old - 1
+                }
+            }
+        }
+    }
+
+    fn apply64(self, old: u64, src: u64, cmp: u64) -> u64 {
+        match self {
+            Op::Swap => src,
+            Op::CmpSwap => {
+                if old == cmp {
+                    src
+                } else {
+                    old
+                }
+            }
+            Op::Add => old.wrapping_add(src),
+            Op::Sub => old.wrapping_sub(src),
+            Op::Smin => (old as i64).min(src as i64) as u64,
+            Op::Umin => old.min(src),
+            Op::Smax => (old as i64).max(src as i64) as u64,
+            Op::Umax => old.max(src),
+            Op::And => old & src,
+            Op::Or => old | src,
+            Op::Xor => old ^ src,
+            Op::Inc => {
+                if old >= src {
+                    0
+                } else {
+                    old + 1
+                }
+            }
+            Op::Dec => {
+                if old == 0 || old > src {
+                    src
+                } else {
+                    old - 1
+                }
+            }
+        }
+    }
+}
+
+/// The executors of `s_atomic_*` and `s_buffer_atomic_*`.
+fn atomic(name: &str) -> Option<Exec> {
+    macro_rules! atomics {
+        ($($n:literal, $b:literal, $n2:literal, $b2:literal => $op:ident;)*) => {
+            match name {
+                $(
+                    $n => |w, i, c| atomic_exec(w, i, c, Op::$op, false, false),
+                    $b => |w, i, c| atomic_exec(w, i, c, Op::$op, true, false),
+                    $n2 => |w, i, c| atomic_exec(w, i, c, Op::$op, false, true),
+                    $b2 => |w, i, c| atomic_exec(w, i, c, Op::$op, true, true),
+                )*
+                _ => return None,
+            }
+        };
+    }
+    Some(atomics! {
+        "s_atomic_swap", "s_buffer_atomic_swap",
+            "s_atomic_swap_x2", "s_buffer_atomic_swap_x2" => Swap;
+        "s_atomic_cmpswap", "s_buffer_atomic_cmpswap",
+            "s_atomic_cmpswap_x2", "s_buffer_atomic_cmpswap_x2" => CmpSwap;
+        "s_atomic_add", "s_buffer_atomic_add",
+            "s_atomic_add_x2", "s_buffer_atomic_add_x2" => Add;
+        "s_atomic_sub", "s_buffer_atomic_sub",
+            "s_atomic_sub_x2", "s_buffer_atomic_sub_x2" => Sub;
+        "s_atomic_smin", "s_buffer_atomic_smin",
+            "s_atomic_smin_x2", "s_buffer_atomic_smin_x2" => Smin;
+        "s_atomic_umin", "s_buffer_atomic_umin",
+            "s_atomic_umin_x2", "s_buffer_atomic_umin_x2" => Umin;
+        "s_atomic_smax", "s_buffer_atomic_smax",
+            "s_atomic_smax_x2", "s_buffer_atomic_smax_x2" => Smax;
+        "s_atomic_umax", "s_buffer_atomic_umax",
+            "s_atomic_umax_x2", "s_buffer_atomic_umax_x2" => Umax;
+        "s_atomic_and", "s_buffer_atomic_and",
+            "s_atomic_and_x2", "s_buffer_atomic_and_x2" => And;
+        "s_atomic_or", "s_buffer_atomic_or",
+            "s_atomic_or_x2", "s_buffer_atomic_or_x2" => Or;
+        "s_atomic_xor", "s_buffer_atomic_xor",
+            "s_atomic_xor_x2", "s_buffer_atomic_xor_x2" => Xor;
+        "s_atomic_inc", "s_buffer_atomic_inc",
+            "s_atomic_inc_x2", "s_buffer_atomic_inc_x2" => Inc;
+        "s_atomic_dec", "s_buffer_atomic_dec",
+            "s_atomic_dec_x2", "s_buffer_atomic_dec_x2" => Dec;
+    })
+}
+
+/// A scalar atomic: data in SDATA (the compare value of cmpswap in the
+/// next dword or pair), the old memory value returned to SDATA when GLC
+/// is set. A buffer atomic past the buffer's size does nothing and
+/// returns 0.
+fn atomic_exec(
+    w: &mut Wave,
+    i: &Inst,
+    c: &mut Ctx<'_, '_>,
+    op: Op,
+    buffered: bool,
+    wide: bool,
+) -> Flow {
+    let a = if buffered {
+        let (b, off) = match buffer(w, i) {
+            Ok(x) => x,
+            Err(e) => return e,
+        };
+        let size = if wide { 8 } else { 4 };
+        // In range only when the whole operand is.
+        match b.at(off + size - 4) {
+            Some(_) => b.base.wrapping_add(off) & 0xffff_ffff_ffff,
+            None => {
+                if glc(i) {
+                    if wide {
+                        w.write64(sdata(i), 0);
+                    } else {
+                        w.write32(sdata(i), 0);
+                    }
+                }
+                return Flow::Next;
+            }
+        }
+    } else {
+        address(w, i)
+    };
+    let d = sdata(i);
+    if wide {
+        let (src, cmp) = (w.read64(d, None), w.read64(d + 2, None));
+        match c.tlb.update::<u64>(a, &mut |old| op.apply64(old, src, cmp)) {
+            Ok(old) => {
+                if glc(i) {
+                    w.write64(d, old);
+                }
+            }
+            Err(f) => return f.into(),
+        }
+    } else {
+        let (src, cmp) = (w.read32(d, None), w.read32(d + 1, None));
+        match c.tlb.update::<u32>(a, &mut |old| op.apply32(old, src, cmp)) {
+            Ok(old) => {
+                if glc(i) {
+                    w.write32(d, old);
+                }
+            }
+            Err(f) => return f.into(),
+        }
+    }
+    Flow::Next
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_ops() {
+        assert_eq!(Op::Inc.apply32(4, 5, 0), 5);
+        assert_eq!(Op::Inc.apply32(5, 5, 0), 0);
+        assert_eq!(Op::Dec.apply32(0, 5, 0), 5);
+        assert_eq!(Op::Dec.apply32(6, 5, 0), 5);
+        assert_eq!(Op::Dec.apply32(3, 5, 0), 2);
+        assert_eq!(Op::Smin.apply32(u32::MAX, 1, 0), u32::MAX);
+        assert_eq!(Op::Umin.apply64(u64::MAX, 1, 0), 1);
+        assert_eq!(Op::CmpSwap.apply64(7, 9, 7), 9);
+        assert_eq!(Op::CmpSwap.apply64(8, 9, 7), 8);
+    }
 }

@@ -1,26 +1,32 @@
-//! SOPP: program control (`s_endpgm`, branches, waits, barriers, traps).
+//! SOPP: program control (`s_endpgm`, branches, waits, barriers, traps,
+//! messages).
 
-use super::{Exec, Flow, Stop};
+use super::{unimplemented, Exec, Flow, Stop};
 use crate::shader::isa::Inst;
 use crate::shader::wave::Wave;
 
 /// The executor of a SOPP mnemonic.
 pub(super) fn lookup(name: &str) -> Option<Exec> {
     Some(match name {
-        "s_endpgm" => |_, _, _| Flow::End,
+        "s_endpgm" | "s_endpgm_saved" | "s_endpgm_ordered_ps_done" => |_, _, _| Flow::End,
         // One wave runs at a time in its workgroup and memory operations
-        // complete before the next instruction: waits, hints and
-        // priorities change nothing.
-        "s_nop"
-        | "s_waitcnt"
-        | "s_setprio"
-        | "s_sleep"
-        | "s_icache_inv"
-        | "s_incperflevel"
-        | "s_decperflevel"
-        | "s_ttracedata"
-        | "s_set_gpr_idx_off"
-        | "s_endpgm_ordered_ps_done" => |_, _, _| Flow::Next,
+        // complete before the next instruction: waits, wake-ups, hints,
+        // priorities, cache invalidations and trace data change nothing.
+        // `s_setkill` only matters to pixel shaders.
+        "s_nop" | "s_waitcnt" | "s_setprio" | "s_sleep" | "s_wakeup" | "s_setkill"
+        | "s_icache_inv" | "s_incperflevel" | "s_decperflevel" | "s_ttracedata" => {
+            |_, _, _| Flow::Next
+        }
+        // No debugger is attached: the conditional-debug status bits are
+        // clear, so these never branch.
+        "s_cbranch_cdbgsys"
+        | "s_cbranch_cdbguser"
+        | "s_cbranch_cdbgsys_or_user"
+        | "s_cbranch_cdbgsys_and_user" => |_, _, _| Flow::Next,
+        "s_set_gpr_idx_off" => |w, _, _| {
+            w.mode &= !(1 << 27);
+            Flow::Next
+        },
         "s_barrier" => |_, _, _| Flow::Barrier,
         "s_branch" => |w, i, _| Flow::Jump(target(w, i)),
         "s_cbranch_scc0" => |w, i, _| branch(w, i, !w.scc),
@@ -37,6 +43,8 @@ pub(super) fn lookup(name: &str) -> Option<Exec> {
                 Flow::Next
             }
         },
+        "s_sendmsg" => |_, i, _| sendmsg(i, false),
+        "s_sendmsghalt" => |_, i, _| sendmsg(i, true),
         _ => return None,
     })
 }
@@ -54,4 +62,28 @@ fn branch(w: &Wave, i: &Inst, taken: bool) -> Flow {
     } else {
         Flow::Next
     }
+}
+
+/// `s_sendmsg` / `s_sendmsghalt`: the message id is SIMM16[3:0]. The
+/// messages a compute wave may send have no effect the model shows
+/// (no host interrupt handler, no context save, no system messages
+/// consumer); the geometry-shader, pixel-shader and privileged ones are
+/// not modelled.
+fn sendmsg(i: &Inst, halt: bool) -> Flow {
+    let detail = match i.simm16 & 0xf {
+        // MSG_INTERRUPT, MSG_SAVEWAVE, MSG_SYSMSG.
+        1 | 4 | 15 => {
+            return if halt {
+                Flow::Error(Stop::Halted)
+            } else {
+                Flow::Next
+            }
+        }
+        2 | 3 | 9 => "geometry-shader message",
+        7 | 8 => "graphics message",
+        5 | 6 => "MSG_STALL_WAVE_GEN/MSG_HALT_WAVES",
+        10 => "MSG_GET_DOORBELL",
+        _ => "reserved message id",
+    };
+    unimplemented(i, detail)
 }
