@@ -1,0 +1,398 @@
+//! Pure floating-point helpers: half-precision conversions, correctly
+//! rounded arithmetic through `f64`, and the special cases of the gfx9
+//! float instructions (IEEE min/max, classes, frexp, division helpers).
+//!
+//! Values travel as raw bits of their type ([`Ty`]); `dec` widens them to
+//! `f64` exactly and `enc` rounds an `f64` to the type (to nearest even).
+//! An `f64` holds the exact result of a sum, difference or product of two
+//! f32/f16 values rounded once, which rounding to the narrower type does
+//! not spoil (53 >= 2 * 24 + 2), so the same `f64` closure serves all three
+//! widths for add, sub, mul, div and sqrt.
+
+use super::Ty;
+
+/// Half to `f64` (exact).
+pub(super) fn f16_to_f64(h: u16) -> f64 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exp = (h >> 10) & 0x1f;
+    let man = f64::from(h & 0x3ff);
+    match exp {
+        0 => sign * man * (2f64).powi(-24),
+        31 => {
+            if man == 0.0 {
+                sign * f64::INFINITY
+            } else {
+                // A quiet NaN keeping the payload.
+                let bits = u64::from(h & 0x8000) << 48
+                    | 0x7ff8_0000_0000_0000
+                    | u64::from(h & 0x1ff) << 42;
+                f64::from_bits(bits)
+            }
+        }
+        _ => sign * (1024.0 + man) * (2f64).powi(i32::from(exp) - 25),
+    }
+}
+
+/// `f64` to half, rounded to nearest even (NaNs become quiet NaNs).
+pub(super) fn f64_to_f16(x: f64) -> u16 {
+    let b = x.to_bits();
+    let sign = ((b >> 48) & 0x8000) as u16;
+    if x.is_nan() {
+        return sign | 0x7e00 | ((b >> 42) & 0x1ff) as u16;
+    }
+    let a = x.abs();
+    if a >= 65520.0 {
+        return sign | 0x7c00;
+    }
+    if a < (2f64).powi(-14) {
+        // Subnormal (or the smallest normal after rounding up).
+        return sign | (a * (2f64).powi(24)).round_ties_even() as u16;
+    }
+    let e = ((b >> 52) & 0x7ff) as i32 - 1023;
+    let man = a * (2f64).powi(-e); // [1, 2)
+    let m = (man * 1024.0).round_ties_even() as u32; // 1024..=2048
+    sign | (((e + 15) as u32) << 10).wrapping_add(m - 1024) as u16
+}
+
+/// `f32` to half, rounded toward zero (`v_cvt_pkrtz_f16_f32`).
+pub(super) fn f32_to_f16_rtz(x: f32) -> u16 {
+    let b = x.to_bits();
+    let sign = ((b >> 16) & 0x8000) as u16;
+    if x.is_nan() {
+        return sign | 0x7e00 | ((b >> 13) & 0x1ff) as u16;
+    }
+    let a = f64::from(x.abs());
+    if a.is_infinite() {
+        return sign | 0x7c00;
+    }
+    if a >= 65504.0 {
+        return sign | 0x7bff;
+    }
+    if a < (2f64).powi(-14) {
+        return sign | (a * (2f64).powi(24)).trunc() as u16;
+    }
+    let e = (((b >> 23) & 0xff) as i32) - 127;
+    let man = a * (2f64).powi(-e);
+    let m = (man * 1024.0).trunc() as u32;
+    sign | (((e + 15) as u32) << 10).wrapping_add(m - 1024) as u16
+}
+
+/// Widens bits of float type `t` to `f64` (exact).
+#[inline]
+pub(super) fn dec(t: Ty, v: u64) -> f64 {
+    match t {
+        Ty::F16 => f16_to_f64(v as u16),
+        Ty::F32 => f64::from(f32::from_bits(v as u32)),
+        _ => f64::from_bits(v),
+    }
+}
+
+/// Rounds `x` to float type `t` (nearest even), as bits.
+#[inline]
+pub(super) fn enc(t: Ty, x: f64) -> u64 {
+    match t {
+        Ty::F16 => u64::from(f64_to_f16(x)),
+        Ty::F32 => u64::from((x as f32).to_bits()),
+        _ => x.to_bits(),
+    }
+}
+
+/// `a * b + c` for f32 or f16 operands (given as exact `f64`s), rounded
+/// once: the product is exact in `f64`, the sum's rounding error is
+/// folded into the last bit (round to odd) so that the final rounding to
+/// the narrow type is correct.
+#[inline]
+pub(super) fn fma_narrow(a: f64, b: f64, c: f64) -> f64 {
+    let p = a * b;
+    let s = p + c;
+    if !s.is_finite() || !p.is_finite() {
+        return s;
+    }
+    // Two-sum: the exact error of s.
+    let bb = s - p;
+    let e = (p - (s - bb)) + (c - bb);
+    if e == 0.0 || s == 0.0 {
+        return s;
+    }
+    let mut bits = s.to_bits();
+    if (e > 0.0) != (s > 0.0) {
+        bits -= 1;
+    }
+    f64::from_bits(bits | 1)
+}
+
+/// Quiets a NaN of type `t`.
+#[inline]
+pub(super) fn quiet(t: Ty, v: u64) -> u64 {
+    v | match t {
+        Ty::F16 => 0x200,
+        Ty::F32 => 0x40_0000,
+        _ => 0x8_0000_0000_0000,
+    }
+}
+
+/// Exponent mask, mantissa mask and quiet bit of float type `t`.
+#[inline]
+fn parts(t: Ty) -> (u64, u64, u64) {
+    match t {
+        Ty::F16 => (0x7c00, 0x3ff, 0x200),
+        Ty::F32 => (0x7f80_0000, 0x7f_ffff, 0x40_0000),
+        _ => (
+            0x7ff0_0000_0000_0000,
+            0xf_ffff_ffff_ffff,
+            0x8_0000_0000_0000,
+        ),
+    }
+}
+
+/// True if `v` is a NaN of type `t`.
+#[inline]
+pub(super) fn is_nan(t: Ty, v: u64) -> bool {
+    let (e, m, _) = parts(t);
+    v & e == e && v & m != 0
+}
+
+/// True if `v` is a signalling NaN of type `t`.
+#[inline]
+pub(super) fn is_snan(t: Ty, v: u64) -> bool {
+    let (_, _, q) = parts(t);
+    is_nan(t, v) && v & q == 0
+}
+
+/// `v_min_*`/`v_max_*` on bits of type `t`: a NaN operand yields the
+/// other operand; in IEEE mode a signalling NaN yields itself quieted.
+/// -0 orders below +0.
+#[inline]
+pub(super) fn minmax(t: Ty, a: u64, b: u64, ieee: bool, max: bool) -> u64 {
+    let (na, nb) = (is_nan(t, a), is_nan(t, b));
+    if na || nb {
+        if ieee && is_snan(t, a) {
+            return quiet(t, a);
+        }
+        if ieee && is_snan(t, b) {
+            return quiet(t, b);
+        }
+        return if na && nb {
+            quiet(t, a)
+        } else if na {
+            b
+        } else {
+            a
+        };
+    }
+    let (x, y) = (dec(t, a), dec(t, b));
+    if x == y {
+        // Equal (or zeros of either sign): -0 is the smaller.
+        let sign = match t {
+            Ty::F16 => 0x8000,
+            Ty::F32 => 0x8000_0000,
+            _ => 1 << 63,
+        };
+        let a_neg = a & sign != 0;
+        return if a_neg == max { b } else { a };
+    }
+    if (x < y) != max {
+        a
+    } else {
+        b
+    }
+}
+
+/// `v_med3_*` on floats: with a NaN operand, the minimum of the three.
+#[inline]
+pub(super) fn med3(t: Ty, a: u64, b: u64, c: u64, ieee: bool) -> u64 {
+    if is_nan(t, a) || is_nan(t, b) || is_nan(t, c) {
+        return minmax(t, minmax(t, a, b, ieee, false), c, ieee, false);
+    }
+    let lo = minmax(t, a, b, ieee, false);
+    let hi = minmax(t, a, b, ieee, true);
+    minmax(t, lo, minmax(t, hi, c, ieee, false), ieee, true)
+}
+
+/// The `v_cmp_class_*` class bits of `v`: 0 signalling NaN, 1 quiet NaN,
+/// 2 -inf, 3 -normal, 4 -denormal, 5 -0, 6 +0, 7 +denormal, 8 +normal,
+/// 9 +inf.
+#[inline]
+pub(super) fn class(t: Ty, v: u64) -> u32 {
+    let (e, m, q) = parts(t);
+    let neg =
+        v >> (match t {
+            Ty::F16 => 15,
+            Ty::F32 => 31,
+            _ => 63,
+        }) & 1
+            != 0;
+    let (exp, man) = (v & e, v & m);
+    if exp == e {
+        if man == 0 {
+            return if neg { 2 } else { 9 };
+        }
+        return if man & q != 0 { 1 } else { 0 };
+    }
+    match (exp == 0, man == 0, neg) {
+        (true, true, true) => 5,
+        (true, true, false) => 6,
+        (true, false, true) => 4,
+        (true, false, false) => 7,
+        (false, _, true) => 3,
+        (false, _, false) => 8,
+    }
+}
+
+/// `x * 2^n` rounded once (`ldexp`).
+pub(super) fn ldexp(x: f64, n: i64) -> f64 {
+    let mut y = x;
+    let mut n = n.clamp(-4000, 4000);
+    let p2 = |k: i64| f64::from_bits(((0x3ff + k) as u64) << 52);
+    if n > 1023 {
+        y *= p2(1023);
+        n -= 1023;
+        if n > 1023 {
+            y *= p2(1023);
+            n -= 1023;
+            n = n.min(1023);
+        }
+    } else if n < -1022 {
+        // Scale by 2^-969 (= 2^-1022 * 2^53) so that the final product
+        // rounds only once.
+        y *= p2(-969);
+        n += 969;
+        if n < -1022 {
+            y *= p2(-969);
+            n += 969;
+            n = n.max(-1022);
+        }
+    }
+    y * p2(n)
+}
+
+/// Mantissa (in [0.5, 1), sign kept) and exponent of a finite nonzero
+/// `x`; zeros, infinities and NaNs give themselves and 0.
+pub(super) fn frexp(x: f64) -> (f64, i32) {
+    if x == 0.0 || !x.is_finite() {
+        return (x, 0);
+    }
+    let mut e = ((x.to_bits() >> 52) & 0x7ff) as i32;
+    let mut y = x;
+    if e == 0 {
+        y *= (2f64).powi(64);
+        e = ((y.to_bits() >> 52) & 0x7ff) as i32 - 64;
+    }
+    let exp = e - 1022;
+    let m = f64::from_bits(y.to_bits() & !(0x7ffu64 << 52) | 0x3feu64 << 52);
+    (m, exp)
+}
+
+/// Applies output modifiers to bits `v` of type `t`: omod (1: *2, 2: *4,
+/// 3: /2) then clamp to [0, 1] (a NaN clamps to 0 with DX10_CLAMP).
+pub(super) fn out_mod(t: Ty, v: u64, omod: u32, clamp: bool, dx10: bool) -> u64 {
+    let mut x = dec(t, v);
+    let mut r = v;
+    if omod != 0 && !x.is_nan() {
+        x *= [1.0, 2.0, 4.0, 0.5][omod as usize & 3];
+        r = enc(t, x);
+        x = dec(t, r);
+    }
+    if clamp {
+        if x.is_nan() {
+            if dx10 {
+                r = 0;
+            }
+        } else if x <= 0.0 {
+            r = 0;
+        } else if x >= 1.0 {
+            r = enc(t, 1.0);
+        }
+    }
+    r
+}
+
+/// Float to integer conversion (toward zero, saturating, NaN to 0).
+#[inline]
+pub(super) fn to_i32(x: f64) -> u32 {
+    x as i32 as u32
+}
+
+/// Float to unsigned conversion (toward zero, saturating, NaN to 0).
+#[inline]
+pub(super) fn to_u32(x: f64) -> u32 {
+    x as u32
+}
+
+/// `v_div_scale_*`: for source 0 (the denominator or the numerator), the
+/// denominator `d` and the numerator `n`, the scaled value and the VCC
+/// flag telling `v_div_fmas` to rescale; `exp_bits`, `man_bits` describe
+/// the type (f32: 8, 23; f64: 11, 52).
+pub(super) fn div_scale(s0: f64, d: f64, n: f64, double: bool) -> (f64, bool) {
+    let (bias, man_bits, min_normal, big, scale) = if double {
+        (1023, 52, f64::MIN_POSITIVE, 768, 128)
+    } else {
+        (127, 23, f64::from(f32::MIN_POSITIVE), 96, 64)
+    };
+    let exponent = |x: f64| -> i32 {
+        // The biased exponent field of x in the operation's type.
+        if x == 0.0 || !x.is_finite() {
+            if x.is_finite() {
+                0
+            } else {
+                2 * bias + 1
+            }
+        } else {
+            let e = ((x.abs().to_bits() >> 52) & 0x7ff) as i32 - 1023;
+            (e + bias).max(0)
+        }
+    };
+    let denorm = |x: f64| x != 0.0 && x.is_finite() && x.abs() < min_normal;
+    if n == 0.0 || d == 0.0 {
+        return (f64::NAN, false);
+    }
+    if exponent(n) - exponent(d) >= big {
+        return (if s0 == d { ldexp(s0, scale) } else { s0 }, true);
+    }
+    if denorm(d) {
+        return (ldexp(s0, scale), false);
+    }
+    let rcp = 1.0 / d;
+    let quo = n / d;
+    let quo_denorm = quo != 0.0 && quo.abs() < min_normal;
+    if denorm(rcp) && quo_denorm {
+        return (if s0 == d { ldexp(s0, scale) } else { s0 }, true);
+    }
+    if denorm(rcp) {
+        return (ldexp(s0, -scale), false);
+    }
+    if quo_denorm {
+        return (if s0 == n { ldexp(s0, scale) } else { s0 }, true);
+    }
+    if exponent(n) <= man_bits {
+        return (ldexp(s0, scale), false);
+    }
+    (s0, false)
+}
+
+/// `v_div_fixup_*`: the quotient `q` of `n / d` with the special cases
+/// (NaNs, zeros, infinities) settled. `quiet_nan` is the type's default
+/// NaN as `f64`.
+pub(super) fn div_fixup(q: f64, d: f64, n: f64) -> f64 {
+    let neg = (d.is_sign_negative()) != (n.is_sign_negative());
+    let signed = |x: f64| if neg { -x } else { x };
+    if n.is_nan() {
+        return n;
+    }
+    if d.is_nan() {
+        return d;
+    }
+    if d == 0.0 && n == 0.0 || d.is_infinite() && n.is_infinite() {
+        return f64::NAN;
+    }
+    if d == 0.0 || n.is_infinite() {
+        return signed(f64::INFINITY);
+    }
+    if d.is_infinite() || n == 0.0 {
+        return signed(0.0);
+    }
+    if q.is_nan() {
+        return q;
+    }
+    signed(q.abs())
+}
