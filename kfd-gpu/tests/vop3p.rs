@@ -7,7 +7,6 @@ use common::*;
 use kfd_gpu::shader::Target;
 
 const PACKED_TARGETS: [Target; 3] = [Target::Gfx900, Target::Gfx90a, Target::Gfx940];
-#[allow(dead_code)]
 const MFMA_TARGETS: [Target; 2] = [Target::Gfx90a, Target::Gfx940];
 
 /// A lane-indexed register image.
@@ -146,7 +145,6 @@ fn ftz_h(h: u16) -> u16 {
     }
 }
 
-#[allow(dead_code)]
 fn ftz_f(x: f32) -> f32 {
     if x.is_subnormal() {
         0.0f32.copysign(x)
@@ -504,6 +502,130 @@ fn packed_f16_neg_and_clamp() {
             };
             let want = pack(c(lo(a[l]), lo(b[l])), c(hi(a[l]), hi(b[l])));
             assert_eq!(out[0][l], want, "{t:?} lane {l}");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------
+// Packed single precision (gfx90a+).
+
+fn rand_f(r: &mut Rng) -> f32 {
+    let v = r.next();
+    let m = (v & 0x7f_ffff) as u32;
+    let e = 100 + (v >> 23) as u32 % 56;
+    f32::from_bits(m | e << 23 | ((v >> 40) as u32 & 1) << 31)
+}
+
+fn regs_f(r: &mut Rng) -> Reg {
+    std::array::from_fn(|_| rand_f(r).to_bits())
+}
+
+#[test]
+fn packed_f32_ops_select_dwords() {
+    let mut r = Rng(6);
+    type Op = fn(f32, f32, f32) -> f32;
+    let cases: [(&str, Op); 3] = [
+        ("v_pk_fma_f32", f32::mul_add),
+        ("v_pk_add_f32", |a, b, _| a + b),
+        ("v_pk_mul_f32", |a, b, _| a * b),
+    ];
+    for t in MFMA_TARGETS {
+        for (name, f) in cases {
+            let v: Vec<Reg> = (0..6).map(|_| regs_f(&mut r)).collect();
+            let srcs = if name == "v_pk_fma_f32" {
+                "v[0:1], v[2:3], v[4:5]"
+            } else {
+                "v[0:1], v[2:3]"
+            };
+            // op_sel:[1,0,1] op_sel_hi:[0,1,1], negate source 1 of the low
+            // result and source 0 of the high one.
+            let mods = if name == "v_pk_fma_f32" {
+                "op_sel:[1,0,1] op_sel_hi:[0,1,1] neg_lo:[0,1,0] neg_hi:[1,0,0]"
+            } else {
+                "op_sel:[1,0] op_sel_hi:[0,1] neg_lo:[0,1] neg_hi:[1,0]"
+            };
+            let inputs: Vec<(&str, Reg)> = ["v0", "v1", "v2", "v3", "v4", "v5"]
+                .into_iter()
+                .zip(v.iter().copied())
+                .collect();
+            for (m, sel) in [("", false), (mods, true)] {
+                let body = format!("{name} v[6:7], {srcs} {m}");
+                let out = run(t, &inputs, &body, &["v6", "v7"]);
+                for l in 0..64 {
+                    let x = |k: usize| f32::from_bits(v[k][l]);
+                    let (lo_res, hi_res) = if sel {
+                        (f(x(1), -x(2), x(5)), f(-x(0), x(3), x(5)))
+                    } else {
+                        (f(x(0), x(2), x(4)), f(x(1), x(3), x(5)))
+                    };
+                    assert_eq!(out[0][l], ftz_f(lo_res).to_bits(), "{t:?} {body} lane {l}");
+                    assert_eq!(out[1][l], ftz_f(hi_res).to_bits(), "{t:?} {body} lane {l}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn packed_f32_scalar_pairs_constants_and_mov() {
+    let mut r = Rng(7);
+    for t in MFMA_TARGETS {
+        let (a, b) = (regs_f(&mut r), regs_f(&mut r));
+        let body = "s_mov_b32 s6, 2.0\n\
+                    s_mov_b32 s7, 0.5\n\
+                    v_pk_mul_f32 v[6:7], s[6:7], v[0:1]\n\
+                    v_pk_mul_f32 v[8:9], s[6:7], v[0:1] op_sel:[1,0] op_sel_hi:[0,1]\n\
+                    v_pk_add_f32 v[10:11], 1.0, v[0:1]\n\
+                    v_pk_mov_b32 v[12:13], v[0:1], v[0:1] op_sel:[1,0]\n\
+                    v_pk_mov_b32 v[14:15], v[0:1], v[0:1] op_sel:[0,1]";
+        let out = run(
+            t,
+            &[("v0", a), ("v1", b)],
+            body,
+            &[
+                "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15",
+            ],
+        );
+        for l in 0..64 {
+            let (x, y) = (f32::from_bits(a[l]), f32::from_bits(b[l]));
+            let want = [
+                2.0 * x,
+                0.5 * y,
+                0.5 * x,
+                2.0 * y,
+                1.0 + x,
+                1.0 + y,
+                y,
+                x,
+                x,
+                y,
+            ];
+            for (k, w) in want.iter().enumerate() {
+                assert_eq!(out[k][l], ftz_f(*w).to_bits(), "{t:?} result {k} lane {l}");
+            }
+        }
+    }
+}
+
+#[test]
+fn packed_f32_clamp_and_nan() {
+    for t in MFMA_TARGETS {
+        let a: Reg = std::array::from_fn(|l| [1.5f32, -0.25, 0.75, f32::NAN][l % 4].to_bits());
+        let out = run(
+            t,
+            &[("v0", a), ("v1", a)],
+            "v_pk_add_f32 v[6:7], v[0:1], 0 clamp\nv_pk_mul_f32 v[8:9], v[0:1], 1.0",
+            &["v6", "v8"],
+        );
+        for l in 0..64 {
+            // MODE.DX10_CLAMP is off in the test kernels: NaN stays NaN.
+            let want = [1.0f32, 0.0, 0.75, f32::NAN][l % 4];
+            let got = f32::from_bits(out[0][l]);
+            assert!(
+                got == want || (got.is_nan() && want.is_nan()),
+                "lane {l}: {got}"
+            );
+            assert_eq!(f32::from_bits(out[1][l]).is_nan(), l % 4 == 3);
         }
     }
 }
