@@ -629,3 +629,144 @@ fn packed_f32_clamp_and_nan() {
         }
     }
 }
+
+// ---------------------------------------------------------------------
+// Mixed precision and dot products.
+
+#[test]
+fn fma_mix_reads_f16_or_f32_per_source() {
+    let mut r = Rng(8);
+    for t in MFMA_TARGETS {
+        let a = halves(&mut r, &[]);
+        let b = regs_f(&mut r);
+        let c = halves(&mut r, &[]);
+        let old = r.reg();
+        // a: f16 high half, |.|; b: f32, negated; c: f16 low half.
+        let body = "v_fma_mix_f32 v3, |v0|, -v1, v2 op_sel:[1,0,0] op_sel_hi:[1,0,1]\n\
+                    v_fma_mixlo_f16 v4, v0, v1, v2 op_sel:[1,0,1] op_sel_hi:[1,0,1]\n\
+                    v_fma_mixhi_f16 v5, v0, v1, v2 op_sel_hi:[1,0,1] clamp";
+        let out = run(
+            t,
+            &[("v0", a), ("v1", b), ("v2", c), ("v4", old), ("v5", old)],
+            body,
+            &["v3", "v4", "v5"],
+        );
+        for l in 0..64 {
+            let x = h2f(hi(a[l])).abs() as f32;
+            let y = f32::from_bits(b[l]);
+            let z = h2f(lo(c[l])) as f32;
+            assert_eq!(
+                out[0][l],
+                ftz_f(x.mul_add(-y, z)).to_bits(),
+                "{t:?} mix_f32 lane {l}"
+            );
+            let e = h2f(hi(a[l])) * f64::from(y) + h2f(hi(c[l]));
+            assert_eq!(
+                out[1][l],
+                old[l] & 0xffff_0000 | u32::from(ftz_h(f2h(e))),
+                "{t:?} mixlo lane {l}"
+            );
+            let e = h2f(lo(a[l])) * f64::from(y) + h2f(lo(c[l]));
+            let h = if e > 1.0 {
+                0x3c00
+            } else {
+                ftz_h(f2h(e.max(0.0)))
+            };
+            assert_eq!(
+                out[2][l],
+                old[l] & 0xffff | u32::from(h) << 16,
+                "{t:?} mixhi lane {l}"
+            );
+        }
+    }
+}
+
+#[test]
+fn gfx900_mad_mix_is_unfused() {
+    let mut r = Rng(9);
+    let a = halves(&mut r, &[]);
+    let b = regs_f(&mut r);
+    let c = regs_f(&mut r);
+    let out = run(
+        Target::Gfx900,
+        &[("v0", a), ("v1", b), ("v2", c)],
+        "v_mad_mix_f32 v3, v0, v1, v2 op_sel_hi:[1,0,0]",
+        &["v3"],
+    );
+    for l in 0..64 {
+        let x = h2f(lo(a[l])) as f32;
+        let want = ftz_f(ftz_f(x * f32::from_bits(b[l])) + f32::from_bits(c[l]));
+        assert_eq!(out[0][l], want.to_bits(), "lane {l}");
+    }
+}
+
+#[test]
+fn dot2_f32_f16_sums_both_products() {
+    let mut r = Rng(10);
+    for t in MFMA_TARGETS {
+        let (a, b, c) = (halves(&mut r, &[]), halves(&mut r, &[]), regs_f(&mut r));
+        let out = run(
+            t,
+            &[("v0", a), ("v1", b), ("v2", c)],
+            "v_dot2_f32_f16 v3, v0, v1, v2\n\
+             v_dot2_f32_f16 v4, v0, v1, v2 neg_lo:[0,0,1] neg_hi:[0,1,0]",
+            &["v3", "v4"],
+        );
+        for l in 0..64 {
+            let z = f64::from(f32::from_bits(c[l]));
+            let s = h2f(lo(a[l])) * h2f(lo(b[l])) + h2f(hi(a[l])) * h2f(hi(b[l])) + z;
+            assert_eq!(out[0][l], ftz_f(s as f32).to_bits(), "{t:?} lane {l}");
+            let s = h2f(lo(a[l])) * h2f(lo(b[l])) - h2f(hi(a[l])) * h2f(hi(b[l])) - z;
+            assert_eq!(out[1][l], ftz_f(s as f32).to_bits(), "{t:?} sel lane {l}");
+        }
+    }
+}
+
+#[test]
+fn integer_dot_products_wrap_or_saturate() {
+    let mut r = Rng(11);
+    let s8 = |v: u32, n: u32| i64::from((v >> (8 * n)) as u8 as i8);
+    let u8_ = |v: u32, n: u32| i64::from((v >> (8 * n)) as u8);
+    let s4 = |v: u32, n: u32| i64::from(((v >> (4 * n)) as i32) << 28 >> 28);
+    let u4 = |v: u32, n: u32| i64::from((v >> (4 * n)) & 15);
+    let s16 = |v: u32, n: u32| i64::from((v >> (16 * n)) as u16 as i16);
+    let u16_ = |v: u32, n: u32| i64::from((v >> (16 * n)) as u16);
+    type Field = fn(u32, u32) -> i64;
+    let cases: [(&str, u32, Field, bool); 6] = [
+        ("v_dot2_i32_i16", 2, s16, true),
+        ("v_dot2_u32_u16", 2, u16_, false),
+        ("v_dot4_i32_i8", 4, s8, true),
+        ("v_dot4_u32_u8", 4, u8_, false),
+        ("v_dot8_i32_i4", 8, s4, true),
+        ("v_dot8_u32_u4", 8, u4, false),
+    ];
+    for t in MFMA_TARGETS {
+        for (name, n, field, signed) in cases {
+            let (a, b) = (r.reg(), r.reg());
+            // Accumulators near the limits, so the sums overflow.
+            let c: Reg = std::array::from_fn(|l| match l % 4 {
+                0 => 0x7fff_fff0,
+                1 => 0x8000_0010,
+                2 => 0xffff_fff0,
+                _ => r.next() as u32,
+            });
+            let body = format!("{name} v3, v0, v1, v2\n{name} v4, v0, v1, v2 clamp");
+            let out = run(t, &[("v0", a), ("v1", b), ("v2", c)], &body, &["v3", "v4"]);
+            for l in 0..64 {
+                let cc = if signed {
+                    i64::from(c[l] as i32)
+                } else {
+                    i64::from(c[l])
+                };
+                let sum: i64 = (0..n).map(|k| field(a[l], k) * field(b[l], k)).sum::<i64>() + cc;
+                let sat = if signed {
+                    sum.clamp(i64::from(i32::MIN), i64::from(i32::MAX))
+                } else {
+                    sum.clamp(0, i64::from(u32::MAX))
+                };
+                assert_eq!(out[0][l], sum as u32, "{t:?} {name} lane {l}");
+                assert_eq!(out[1][l], sat as u32, "{t:?} {name} clamp lane {l}");
+            }
+        }
+    }
+}

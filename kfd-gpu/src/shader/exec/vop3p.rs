@@ -538,16 +538,15 @@ fn mix(w: &mut Wave, i: &Inst, out: MixOut, fused: bool) -> Flow {
     Flow::Next
 }
 
-/// `v_dot2_f32_f16`: a0*b0 + a1*b1 + c, the halves chosen by
-/// `op_sel`/`op_sel_hi` and negated by `neg_lo`/`neg_hi` as in the packed
-/// instructions; c is f32 (negated by `neg_lo[2]`). Products of halves
+/// `v_dot2_f32_f16`: a0*b0 + a1*b1 + c, the halves negated by
+/// `neg_lo`/`neg_hi` as in the packed instructions; c is f32 (negated by `neg_lo[2]`). Products of halves
 /// are exact; the sum rounds once (through f64) to f32.
 fn dot2_f32_f16(w: &mut Wave, i: &Inst) -> Flow {
     if directed_rounding(w.mode) {
         return unimplemented(i, "rounding mode other than nearest even");
     }
-    if i.mods.abs & 4 != 0 {
-        return unimplemented(i, "neg_hi on source 2");
+    if i.mods.abs & 4 != 0 || !default_op_sel(i) {
+        return unimplemented(i, "op_sel or neg_hi on source 2");
     }
     let (d16, d32) = (Denorm::f16(w.mode), Denorm::f32(w.mode));
     let (clamp, dx10) = (i.mods.clamp, dx10_clamp(w));
@@ -577,6 +576,14 @@ fn dot2_f32_f16(w: &mut Wave, i: &Inst) -> Flow {
     Flow::Next
 }
 
+/// True if `op_sel`/`op_sel_hi` are the defaults (low halves for the low
+/// products, high halves for the high ones). LLVM accepts no other
+/// `op_sel` for the dot instructions (and gfx940 no other `op_sel_hi`), so
+/// the hardware's reading of them is not modelled.
+fn default_op_sel(i: &Inst) -> bool {
+    i.mods.opsel == 0 && i.mods.opsel_hi == 7
+}
+
 /// Narrows an exact 64-bit integer dot product to 32 bits: wrapping, or
 /// saturating under `clamp`.
 #[inline]
@@ -588,11 +595,11 @@ fn dot_result(x: i64, clamp: bool, signed: bool) -> u32 {
     }
 }
 
-/// `v_dot2_i32_i16` / `v_dot2_u32_u16`: the halves of sources 0 and 1
-/// chosen as in the packed instructions, plus the 32-bit source 2.
+/// `v_dot2_i32_i16` / `v_dot2_u32_u16`: the products of the halves of
+/// sources 0 and 1, plus the 32-bit source 2.
 fn dot2_16(w: &mut Wave, i: &Inst, signed: bool) -> Flow {
-    if i.mods.neg != 0 || i.mods.abs != 0 {
-        return unimplemented(i, "neg_lo/neg_hi on integer operands");
+    if i.mods.neg != 0 || i.mods.abs != 0 || !default_op_sel(i) {
+        return unimplemented(i, "op_sel or neg modifiers");
     }
     let mut s = [[0u32; LANES]; 3];
     for k in 0..3 {
@@ -630,7 +637,7 @@ fn dot2_16(w: &mut Wave, i: &Inst, signed: bool) -> Flow {
 /// `v_dot4_*_8` / `v_dot8_*_4`: the sum of the products of the `bits`-wide
 /// fields of sources 0 and 1, plus source 2.
 fn dot_narrow(w: &mut Wave, i: &Inst, bits: u32, signed: bool) -> Flow {
-    if i.mods.neg != 0 || i.mods.abs != 0 || i.mods.opsel != 0 || i.mods.opsel_hi != 7 {
+    if i.mods.neg != 0 || i.mods.abs != 0 || !default_op_sel(i) {
         return unimplemented(i, "op_sel or neg modifiers");
     }
     let mut s = [[0u32; LANES]; 3];
