@@ -770,3 +770,47 @@ fn integer_dot_products_wrap_or_saturate() {
         }
     }
 }
+
+// ---------------------------------------------------------------------
+// AccVGPRs.
+
+#[test]
+fn accvgpr_moves_are_a_separate_register_file() {
+    let mut r = Rng(12);
+    for t in MFMA_TARGETS {
+        let (a, b) = (r.reg(), r.reg());
+        let body = "v_accvgpr_write_b32 a1, v1\n\
+                    v_accvgpr_write_b32 a255, v2\n\
+                    v_accvgpr_write_b32 a3, -2.0\n\
+                    s_mov_b32 s6, 0x12345678\n\
+                    v_accvgpr_write_b32 a4, s6\n\
+                    v_accvgpr_write_b32 a5, 7\n\
+                    v_accvgpr_write_b32 a6, v1\n\
+                    s_mov_b32 s6, 0x0000ffff\n\
+                    s_mov_b32 s7, 0xff000000\n\
+                    s_mov_b64 exec, s[6:7]\n\
+                    v_accvgpr_mov_b32 a6, a255\n\
+                    v_accvgpr_read_b32 v3, a1\n\
+                    s_mov_b64 exec, -1\n\
+                    v_accvgpr_read_b32 v4, a255";
+        let out = run(
+            t,
+            &[("v1", a), ("v2", b), ("v3", b)],
+            body,
+            &["v1", "a1", "a255", "a3", "a4", "a5", "a6", "v3", "v4"],
+        );
+        let exec = 0xff00_0000_0000_ffffu64;
+        for l in 0..64 {
+            let on = exec >> l & 1 != 0;
+            assert_eq!(out[0][l], a[l], "{t:?} v1 untouched");
+            assert_eq!(out[1][l], a[l], "{t:?} a1");
+            assert_eq!(out[2][l], b[l], "{t:?} a255");
+            assert_eq!(out[3][l], (-2.0f32).to_bits(), "{t:?} a3");
+            assert_eq!(out[4][l], 0x1234_5678, "{t:?} a4");
+            assert_eq!(out[5][l], 7, "{t:?} a5");
+            assert_eq!(out[6][l], if on { b[l] } else { a[l] }, "{t:?} a6 lane {l}");
+            assert_eq!(out[7][l], if on { a[l] } else { b[l] }, "{t:?} v3 lane {l}");
+            assert_eq!(out[8][l], b[l], "{t:?} v4");
+        }
+    }
+}
