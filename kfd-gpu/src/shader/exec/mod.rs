@@ -2,11 +2,13 @@
 //! around it, one module per family of instructions. An executor is
 //! looked up by mnemonic once, when its instruction is decoded.
 
+mod half;
 mod salu;
 mod smem;
 mod sopp;
 mod valu;
 mod vmem;
+mod vop3p;
 
 use crate::mem::{Fault, Tlb, Word};
 
@@ -66,6 +68,7 @@ pub fn lookup(name: &str) -> Option<Exec> {
         .or_else(|| smem::lookup(name))
         .or_else(|| valu::lookup(name))
         .or_else(|| vmem::lookup(name))
+        .or_else(|| vop3p::lookup(name))
 }
 
 /// The base of the simulator's private window: addresses the private

@@ -273,10 +273,14 @@ pub fn decode(target: Target, words: &[u32; 3]) -> Result<Inst, Illegal> {
     let enc = Enc::of(w0);
     let op = enc.opcode(w0);
     let illegal = Illegal { enc, op, word: w0 };
-    let name = target
-        .mnemonic(enc, op)
-        .or_else(|| smem_without_operands(enc, op))
-        .ok_or(illegal)?;
+    // The AccVGPR reads and writes carry the VOP3P prefix but LLVM's
+    // tables list them among the VOP3 opcodes (0x3d8, 0x3d9).
+    let name = match target.mnemonic(enc, op) {
+        None if enc == Enc::Vop3p => target.mnemonic(Enc::Vop3, 0x380 | op),
+        n => n,
+    }
+    .or_else(|| smem_without_operands(enc, op))
+    .ok_or(illegal)?;
     let mut i = Inst {
         enc,
         op,

@@ -1,0 +1,816 @@
+//! VOP3P: packed math, mixed precision, dot products, AccVGPR moves and
+//! the matrix (MFMA) instructions, against host-computed results.
+
+mod common;
+
+use common::*;
+use kfd_gpu::shader::Target;
+
+const PACKED_TARGETS: [Target; 3] = [Target::Gfx900, Target::Gfx90a, Target::Gfx940];
+const MFMA_TARGETS: [Target; 2] = [Target::Gfx90a, Target::Gfx940];
+
+/// A lane-indexed register image.
+type Reg = [u32; 64];
+
+/// Runs one wave of `body`. Register `inputs[k].0` (a VGPR, or an AccVGPR
+/// `aN`, loaded through v199) starts as `inputs[k].1`; the registers named
+/// in `outputs` are stored afterwards and returned. The body may use every
+/// register but v199..v204 and s[4:5], and must leave EXEC all ones.
+fn run(target: Target, inputs: &[(&str, Reg)], body: &str, outputs: &[&str]) -> Vec<Reg> {
+    let mem = memory();
+    mem.store::<u64>(KERNARG, DATA);
+    let slot_addr = |slot: usize| {
+        format!(
+            "v_add_co_u32 v202, vcc, {}, v200\nv_addc_co_u32 v203, vcc, 0, v201, vcc\n",
+            slot * 256
+        )
+    };
+    let mut asm = String::from(
+        "s_load_dwordx2 s[4:5], s[0:1], 0x0\n\
+         v_and_b32 v204, 0x3ff, v0\n\
+         v_lshlrev_b32 v204, 2, v204\n\
+         s_waitcnt lgkmcnt(0)\n\
+         v_mov_b32 v201, s5\n\
+         v_add_co_u32 v200, vcc, s4, v204\n\
+         v_addc_co_u32 v201, vcc, 0, v201, vcc\n",
+    );
+    for (k, (r, vals)) in inputs.iter().enumerate() {
+        for (l, v) in vals.iter().enumerate() {
+            mem.store::<u32>(DATA + 256 * k as u64 + 4 * l as u64, *v);
+        }
+        asm += &slot_addr(k);
+        if let Some(a) = r.strip_prefix('a') {
+            asm += &format!(
+                "global_load_dword v199, v[202:203], off\ns_waitcnt vmcnt(0)\nv_accvgpr_write_b32 a{a}, v199\n"
+            );
+        } else {
+            asm += &format!("global_load_dword {r}, v[202:203], off\n");
+        }
+    }
+    asm += "s_waitcnt vmcnt(0)\n";
+    asm += body;
+    asm += "\n";
+    let first = inputs.len();
+    for (k, r) in outputs.iter().enumerate() {
+        asm += &slot_addr(first + k);
+        let src = if let Some(a) = r.strip_prefix('a') {
+            asm += &format!("v_accvgpr_read_b32 v199, a{a}\n");
+            "v199"
+        } else {
+            r
+        };
+        asm += &format!("global_store_dword v[202:203], {src}, off\n");
+    }
+    asm += "s_endpgm\n";
+    Kernel::new(target, &asm)
+        .run(&mem)
+        .unwrap_or_else(|e| panic!("{target:?}: {e}\n{body}"));
+    (0..outputs.len())
+        .map(|k| {
+            std::array::from_fn(|l| mem.load::<u32>(DATA + 256 * (first + k) as u64 + 4 * l as u64))
+        })
+        .collect()
+}
+
+/// A deterministic pseudo-random generator (splitmix64).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn reg(&mut self) -> Reg {
+        std::array::from_fn(|_| self.next() as u32)
+    }
+}
+
+// ---------------------------------------------------------------------
+// Host half precision, written independently of the executors: decode by
+// formula, encode by searching the ordered finite values.
+
+fn h2f(h: u16) -> f64 {
+    let s = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let e = i32::from(h >> 10 & 0x1f);
+    let m = f64::from(h & 0x3ff);
+    match e {
+        0 => s * m * 2f64.powi(-24),
+        31 if m == 0.0 => s * f64::INFINITY,
+        31 => f64::NAN,
+        _ => s * (1.0 + m / 1024.0) * 2f64.powi(e - 15),
+    }
+}
+
+/// The f16 nearest `x` (ties to even), infinities past the largest.
+fn f2h(x: f64) -> u16 {
+    if x.is_nan() {
+        return 0x7e00;
+    }
+    let sign = if x.is_sign_negative() { 0x8000 } else { 0 };
+    let a = x.abs();
+    if a >= 65520.0 {
+        return sign | 0x7c00;
+    }
+    // The largest positive pattern not above a, then the closer of it and
+    // its successor.
+    let (mut lo, mut hi) = (0u16, 0x7bffu16);
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if h2f(mid) <= a {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    let (d0, d1) = (a - h2f(lo), h2f(lo + 1) - a);
+    let r = if d0 < d1 || (d0 == d1 && lo & 1 == 0) {
+        lo
+    } else {
+        lo + 1
+    };
+    sign | r
+}
+
+/// Flushes a subnormal f16 to a signed zero (the test kernels run with
+/// MODE's denormal controls at zero: flush inputs and results).
+fn ftz_h(h: u16) -> u16 {
+    if h & 0x7c00 == 0 {
+        h & 0x8000
+    } else {
+        h
+    }
+}
+
+fn ftz_f(x: f32) -> f32 {
+    if x.is_subnormal() {
+        0.0f32.copysign(x)
+    } else {
+        x
+    }
+}
+
+fn is_nan_h(h: u16) -> bool {
+    h & 0x7fff > 0x7c00
+}
+
+/// A random f16 of moderate magnitude (2^-6 .. 2^6), either sign.
+fn rand_h(r: &mut Rng) -> u16 {
+    let v = r.next() as u16;
+    (v & 0x83ff) | ((9 + (v >> 10) % 13) << 10)
+}
+
+fn halves(r: &mut Rng, special: &[u16]) -> Reg {
+    std::array::from_fn(|l| {
+        let lo = if l < special.len() {
+            special[l]
+        } else {
+            rand_h(r)
+        };
+        let hi = if l + 1 < special.len() {
+            special[special.len() - 1 - l]
+        } else {
+            rand_h(r)
+        };
+        u32::from(lo) | u32::from(hi) << 16
+    })
+}
+
+fn lo(x: u32) -> u16 {
+    x as u16
+}
+
+fn hi(x: u32) -> u16 {
+    (x >> 16) as u16
+}
+
+fn pack(l: u16, h: u16) -> u32 {
+    u32::from(l) | u32::from(h) << 16
+}
+
+// ---------------------------------------------------------------------
+// Packed 16-bit integers.
+
+#[test]
+fn packed_integer_ops_on_both_halves() {
+    type Op = fn(u16, u16, u16) -> u16;
+    let cases: [(&str, Op); 13] = [
+        ("v_pk_mad_i16 v3, v0, v1, v2", |a, b, c| {
+            (a as i16).wrapping_mul(b as i16).wrapping_add(c as i16) as u16
+        }),
+        ("v_pk_mad_u16 v3, v0, v1, v2", |a, b, c| {
+            a.wrapping_mul(b).wrapping_add(c)
+        }),
+        ("v_pk_mul_lo_u16 v3, v0, v1", |a, b, _| a.wrapping_mul(b)),
+        ("v_pk_add_i16 v3, v0, v1", |a, b, _| a.wrapping_add(b)),
+        ("v_pk_sub_i16 v3, v0, v1", |a, b, _| a.wrapping_sub(b)),
+        ("v_pk_add_u16 v3, v0, v1", |a, b, _| a.wrapping_add(b)),
+        ("v_pk_sub_u16 v3, v0, v1", |a, b, _| a.wrapping_sub(b)),
+        ("v_pk_lshlrev_b16 v3, v0, v1", |a, b, _| b << (a % 16)),
+        ("v_pk_lshrrev_b16 v3, v0, v1", |a, b, _| b >> (a % 16)),
+        ("v_pk_ashrrev_i16 v3, v0, v1", |a, b, _| {
+            ((b as i16) >> (a % 16)) as u16
+        }),
+        ("v_pk_max_i16 v3, v0, v1", |a, b, _| {
+            (a as i16).max(b as i16) as u16
+        }),
+        ("v_pk_min_u16 v3, v0, v1", |a, b, _| a.min(b)),
+        ("v_pk_max_u16 v3, v0, v1", |a, b, _| a.max(b)),
+    ];
+    let mut r = Rng(1);
+    for t in PACKED_TARGETS {
+        for (asm, f) in cases {
+            let (a, b, c) = (r.reg(), r.reg(), r.reg());
+            let out = run(t, &[("v0", a), ("v1", b), ("v2", c)], asm, &["v3"]);
+            for l in 0..64 {
+                let want = pack(
+                    f(lo(a[l]), lo(b[l]), lo(c[l])),
+                    f(hi(a[l]), hi(b[l]), hi(c[l])),
+                );
+                assert_eq!(out[0][l], want, "{t:?} {asm} lane {l}");
+            }
+        }
+    }
+}
+
+#[test]
+fn packed_integer_clamp_saturates() {
+    let mut r = Rng(2);
+    type Op = fn(u16, u16) -> u16;
+    let cases: [(&str, Op); 4] = [
+        ("v_pk_add_i16 v3, v0, v1 clamp", |a, b| {
+            (i32::from(a as i16) + i32::from(b as i16)).clamp(-32768, 32767) as u16
+        }),
+        ("v_pk_sub_i16 v3, v0, v1 clamp", |a, b| {
+            (i32::from(a as i16) - i32::from(b as i16)).clamp(-32768, 32767) as u16
+        }),
+        ("v_pk_add_u16 v3, v0, v1 clamp", |a, b| a.saturating_add(b)),
+        ("v_pk_sub_u16 v3, v0, v1 clamp", |a, b| a.saturating_sub(b)),
+    ];
+    for t in PACKED_TARGETS {
+        for (asm, f) in cases {
+            let (a, b) = (r.reg(), r.reg());
+            let out = run(t, &[("v0", a), ("v1", b)], asm, &["v3"]);
+            for l in 0..64 {
+                let want = pack(f(lo(a[l]), lo(b[l])), f(hi(a[l]), hi(b[l])));
+                assert_eq!(out[0][l], want, "{t:?} {asm} lane {l}");
+            }
+        }
+        // mad_u16 saturating: 300 * 300 + 5 = 90005 -> 65535; 2 * 3 + 4 = 10.
+        let a = [pack(300, 2); 64];
+        let b = [pack(300, 3); 64];
+        let c = [pack(5, 4); 64];
+        let out = run(
+            t,
+            &[("v0", a), ("v1", b), ("v2", c)],
+            "v_pk_mad_u16 v3, v0, v1, v2 clamp",
+            &["v3"],
+        );
+        assert_eq!(out[0][0], pack(65535, 10));
+        // mad_i16 saturating: -300 * 300 + 0 -> -32768.
+        let a = [pack((-300i16) as u16, 7); 64];
+        let out = run(
+            t,
+            &[("v0", a), ("v1", b), ("v2", [0; 64])],
+            "v_pk_mad_i16 v3, v0, v1, v2 clamp",
+            &["v3"],
+        );
+        assert_eq!(out[0][0], pack(0x8000, 21));
+    }
+}
+
+#[test]
+fn op_sel_chooses_halves_and_exec_masks_lanes() {
+    let mut r = Rng(3);
+    for t in PACKED_TARGETS {
+        let (a, b, old) = (r.reg(), r.reg(), r.reg());
+        // Low result: a.hi - b.lo; high result: a.lo - b.hi.
+        let body = "s_mov_b32 s6, 0x0f0f0f0f\n\
+                    s_mov_b32 s7, 0x80000001\n\
+                    s_mov_b64 exec, s[6:7]\n\
+                    v_pk_sub_u16 v3, v0, v1 op_sel:[1,0] op_sel_hi:[0,1]\n\
+                    s_mov_b64 exec, -1";
+        let out = run(t, &[("v0", a), ("v1", b), ("v3", old)], body, &["v3"]);
+        let exec = 0x8000_0001_0f0f_0f0fu64;
+        for l in 0..64 {
+            let want = if exec >> l & 1 != 0 {
+                pack(
+                    hi(a[l]).wrapping_sub(lo(b[l])),
+                    lo(a[l]).wrapping_sub(hi(b[l])),
+                )
+            } else {
+                old[l]
+            };
+            assert_eq!(out[0][l], want, "{t:?} lane {l}");
+        }
+        // Both results from the high halves, with an SGPR source.
+        let body = "s_mov_b32 s6, 0x00050003\n\
+                    v_pk_add_u16 v3, s6, v1 op_sel:[1,1] op_sel_hi:[1,1]";
+        let out = run(t, &[("v1", b)], body, &["v3"]);
+        for l in 0..64 {
+            let want = pack(hi(b[l]).wrapping_add(5), hi(b[l]).wrapping_add(5));
+            assert_eq!(out[0][l], want, "{t:?} lane {l}");
+        }
+    }
+}
+
+#[test]
+fn packed_inline_constants() {
+    let b: Reg = std::array::from_fn(|l| pack(l as u16 * 3, 1000 + l as u16));
+    for t in PACKED_TARGETS {
+        // An integer constant is its sign-extended 32-bit value: -1 gives
+        // 0xffff to both halves, 5 gives 5 low and 0 high.
+        let out = run(t, &[("v1", b)], "v_pk_add_u16 v3, -1, v1", &["v3"]);
+        for l in 0..64 {
+            assert_eq!(
+                out[0][l],
+                pack(lo(b[l]).wrapping_sub(1), hi(b[l]).wrapping_sub(1))
+            );
+        }
+        let out = run(t, &[("v1", b)], "v_pk_add_u16 v3, 5, v1", &["v3"]);
+        for l in 0..64 {
+            assert_eq!(out[0][l], pack(lo(b[l]) + 5, hi(b[l])));
+        }
+        let out = run(
+            t,
+            &[("v1", b)],
+            "v_pk_add_u16 v3, 5, v1 op_sel_hi:[0,1]",
+            &["v3"],
+        );
+        for l in 0..64 {
+            assert_eq!(out[0][l], pack(lo(b[l]) + 5, hi(b[l]) + 5));
+        }
+        // A float constant in a 16-bit integer operation is its f32 bits.
+        let out = run(t, &[("v1", b)], "v_pk_add_u16 v3, 1.0, v1", &["v3"]);
+        for l in 0..64 {
+            assert_eq!(out[0][l], pack(lo(b[l]), hi(b[l]).wrapping_add(0x3f80)));
+        }
+        // In an f16 operation it is the half in the low half, zero above.
+        let x: Reg = [pack(0x4200, 0x4400); 64]; // 3.0, 4.0
+        let out = run(t, &[("v1", x)], "v_pk_add_f16 v3, 1.0, v1", &["v3"]);
+        assert_eq!(out[0][0], pack(0x4400, 0x4400)); // 4.0, 4.0 + 0
+        let out = run(
+            t,
+            &[("v1", x)],
+            "v_pk_add_f16 v3, 1.0, v1 op_sel_hi:[0,1]",
+            &["v3"],
+        );
+        assert_eq!(out[0][0], pack(0x4400, 0x4500)); // 4.0, 5.0
+    }
+}
+
+// ---------------------------------------------------------------------
+// Packed half precision.
+
+fn max_h(a: u16, b: u16, max: bool) -> u16 {
+    match (is_nan_h(a), is_nan_h(b)) {
+        (true, true) => return a | 0x200,
+        (true, false) => return b,
+        (false, true) => return a,
+        _ => {}
+    }
+    let (x, y) = (h2f(a), h2f(b));
+    if x == y {
+        // -0 < +0
+        let neg_a = a & 0x8000 != 0;
+        return if neg_a == max { b } else { a };
+    }
+    if (x > y) == max {
+        a
+    } else {
+        b
+    }
+}
+
+fn check_h(got: u16, want: u16, what: &str) {
+    if is_nan_h(want) {
+        assert!(is_nan_h(got), "{what}: got {got:#06x}, want NaN");
+    } else {
+        assert_eq!(got, want, "{what}: got {got:#06x} want {want:#06x}");
+    }
+}
+
+#[test]
+fn packed_f16_arithmetic() {
+    type Op = fn(u16, u16, u16) -> u16;
+    let cases: [(&str, Op); 5] = [
+        ("v_pk_add_f16 v3, v0, v1", |a, b, _| f2h(h2f(a) + h2f(b))),
+        ("v_pk_mul_f16 v3, v0, v1", |a, b, _| f2h(h2f(a) * h2f(b))),
+        ("v_pk_fma_f16 v3, v0, v1, v2", |a, b, c| {
+            f2h(h2f(a).mul_add(h2f(b), h2f(c)))
+        }),
+        ("v_pk_max_f16 v3, v0, v1", |a, b, _| max_h(a, b, true)),
+        ("v_pk_min_f16 v3, v0, v1", |a, b, _| max_h(a, b, false)),
+    ];
+    let special = [
+        0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0x3c00, 0x0001, 0x83ff, 0x7bff, 0xfbff, 0x0400,
+        0x3555,
+    ];
+    let mut r = Rng(4);
+    for t in PACKED_TARGETS {
+        for (asm, f) in cases {
+            let (a, b, c) = (
+                halves(&mut r, &special),
+                r.reg(),
+                halves(&mut r, &special[3..]),
+            );
+            let b: Reg = std::array::from_fn(|l| {
+                if l % 3 == 0 {
+                    pack(rand_h(&mut r), rand_h(&mut r))
+                } else {
+                    b[l] & 0x7bff_fbff
+                }
+            });
+            let out = run(t, &[("v0", a), ("v1", b), ("v2", c)], asm, &["v3"]);
+            for l in 0..64 {
+                for (g, x, y, z) in [
+                    (lo(out[0][l]), lo(a[l]), lo(b[l]), lo(c[l])),
+                    (hi(out[0][l]), hi(a[l]), hi(b[l]), hi(c[l])),
+                ] {
+                    let want = ftz_h(f(ftz_h(x), ftz_h(y), ftz_h(z)));
+                    check_h(
+                        g,
+                        want,
+                        &format!("{t:?} {asm} lane {l} {x:#x} {y:#x} {z:#x}"),
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn packed_f16_rounds_to_nearest_even_and_fma_is_fused() {
+    for t in PACKED_TARGETS {
+        // 1 + 2^-11 (a tie) rounds to 1; 1 + 3*2^-11 to 1 + 2^-9.
+        let a = [pack(0x3c00, 0x3c00); 64];
+        let b = [pack(0x1000, 0x1600); 64]; // 2^-11, 3 * 2^-11
+        let out = run(
+            t,
+            &[("v0", a), ("v1", b)],
+            "v_pk_add_f16 v3, v0, v1",
+            &["v3"],
+        );
+        assert_eq!(out[0][0], pack(0x3c00, 0x3c02), "{t:?}");
+        // fma(1 + 2^-10, 1 - 2^-11, -1): exact 2^-11 - 2^-21 (unfused it
+        // would be 0 or 2^-10 after rounding the product).
+        let a = [pack(0x3c01, 0); 64];
+        let b = [pack(0x3bff, 0); 64];
+        let c = [pack(0xbc00, 0); 64];
+        let out = run(
+            t,
+            &[("v0", a), ("v1", b), ("v2", c)],
+            "v_pk_fma_f16 v3, v0, v1, v2",
+            &["v3"],
+        );
+        assert_eq!(lo(out[0][0]), f2h(2f64.powi(-11) - 2f64.powi(-21)), "{t:?}");
+    }
+}
+
+#[test]
+fn packed_f16_neg_and_clamp() {
+    let mut r = Rng(5);
+    for t in PACKED_TARGETS {
+        let (a, b) = (halves(&mut r, &[]), halves(&mut r, &[]));
+        // Low: -a.lo + b.lo; high: a.hi + -b.hi.
+        let out = run(
+            t,
+            &[("v0", a), ("v1", b)],
+            "v_pk_add_f16 v3, v0, v1 neg_lo:[1,0] neg_hi:[0,1]",
+            &["v3"],
+        );
+        for l in 0..64 {
+            let want = pack(
+                ftz_h(f2h(h2f(lo(b[l])) - h2f(lo(a[l])))),
+                ftz_h(f2h(h2f(hi(a[l])) - h2f(hi(b[l])))),
+            );
+            assert_eq!(out[0][l], want, "{t:?} lane {l}");
+        }
+        let out = run(
+            t,
+            &[("v0", a), ("v1", b)],
+            "v_pk_mul_f16 v3, v0, v1 clamp",
+            &["v3"],
+        );
+        for l in 0..64 {
+            let c = |x: u16, y: u16| {
+                let p = h2f(f2h(h2f(x) * h2f(y)));
+                f2h(p.clamp(0.0, 1.0)) & 0x7fff
+            };
+            let want = pack(c(lo(a[l]), lo(b[l])), c(hi(a[l]), hi(b[l])));
+            assert_eq!(out[0][l], want, "{t:?} lane {l}");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------
+// Packed single precision (gfx90a+).
+
+fn rand_f(r: &mut Rng) -> f32 {
+    let v = r.next();
+    let m = (v & 0x7f_ffff) as u32;
+    let e = 100 + (v >> 23) as u32 % 56;
+    f32::from_bits(m | e << 23 | ((v >> 40) as u32 & 1) << 31)
+}
+
+fn regs_f(r: &mut Rng) -> Reg {
+    std::array::from_fn(|_| rand_f(r).to_bits())
+}
+
+#[test]
+fn packed_f32_ops_select_dwords() {
+    let mut r = Rng(6);
+    type Op = fn(f32, f32, f32) -> f32;
+    let cases: [(&str, Op); 3] = [
+        ("v_pk_fma_f32", f32::mul_add),
+        ("v_pk_add_f32", |a, b, _| a + b),
+        ("v_pk_mul_f32", |a, b, _| a * b),
+    ];
+    for t in MFMA_TARGETS {
+        for (name, f) in cases {
+            let v: Vec<Reg> = (0..6).map(|_| regs_f(&mut r)).collect();
+            let srcs = if name == "v_pk_fma_f32" {
+                "v[0:1], v[2:3], v[4:5]"
+            } else {
+                "v[0:1], v[2:3]"
+            };
+            // op_sel:[1,0,1] op_sel_hi:[0,1,1], negate source 1 of the low
+            // result and source 0 of the high one.
+            let mods = if name == "v_pk_fma_f32" {
+                "op_sel:[1,0,1] op_sel_hi:[0,1,1] neg_lo:[0,1,0] neg_hi:[1,0,0]"
+            } else {
+                "op_sel:[1,0] op_sel_hi:[0,1] neg_lo:[0,1] neg_hi:[1,0]"
+            };
+            let inputs: Vec<(&str, Reg)> = ["v0", "v1", "v2", "v3", "v4", "v5"]
+                .into_iter()
+                .zip(v.iter().copied())
+                .collect();
+            for (m, sel) in [("", false), (mods, true)] {
+                let body = format!("{name} v[6:7], {srcs} {m}");
+                let out = run(t, &inputs, &body, &["v6", "v7"]);
+                for l in 0..64 {
+                    let x = |k: usize| f32::from_bits(v[k][l]);
+                    let (lo_res, hi_res) = if sel {
+                        (f(x(1), -x(2), x(5)), f(-x(0), x(3), x(5)))
+                    } else {
+                        (f(x(0), x(2), x(4)), f(x(1), x(3), x(5)))
+                    };
+                    assert_eq!(out[0][l], ftz_f(lo_res).to_bits(), "{t:?} {body} lane {l}");
+                    assert_eq!(out[1][l], ftz_f(hi_res).to_bits(), "{t:?} {body} lane {l}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn packed_f32_scalar_pairs_constants_and_mov() {
+    let mut r = Rng(7);
+    for t in MFMA_TARGETS {
+        let (a, b) = (regs_f(&mut r), regs_f(&mut r));
+        let body = "s_mov_b32 s6, 2.0\n\
+                    s_mov_b32 s7, 0.5\n\
+                    v_pk_mul_f32 v[6:7], s[6:7], v[0:1]\n\
+                    v_pk_mul_f32 v[8:9], s[6:7], v[0:1] op_sel:[1,0] op_sel_hi:[0,1]\n\
+                    v_pk_add_f32 v[10:11], 1.0, v[0:1]\n\
+                    v_pk_mov_b32 v[12:13], v[0:1], v[0:1] op_sel:[1,0]\n\
+                    v_pk_mov_b32 v[14:15], v[0:1], v[0:1] op_sel:[0,1]";
+        let out = run(
+            t,
+            &[("v0", a), ("v1", b)],
+            body,
+            &[
+                "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15",
+            ],
+        );
+        for l in 0..64 {
+            let (x, y) = (f32::from_bits(a[l]), f32::from_bits(b[l]));
+            let want = [
+                2.0 * x,
+                0.5 * y,
+                0.5 * x,
+                2.0 * y,
+                1.0 + x,
+                1.0 + y,
+                y,
+                x,
+                x,
+                y,
+            ];
+            for (k, w) in want.iter().enumerate() {
+                assert_eq!(out[k][l], ftz_f(*w).to_bits(), "{t:?} result {k} lane {l}");
+            }
+        }
+    }
+}
+
+#[test]
+fn packed_f32_clamp_and_nan() {
+    for t in MFMA_TARGETS {
+        let a: Reg = std::array::from_fn(|l| [1.5f32, -0.25, 0.75, f32::NAN][l % 4].to_bits());
+        let out = run(
+            t,
+            &[("v0", a), ("v1", a)],
+            "v_pk_add_f32 v[6:7], v[0:1], 0 clamp\nv_pk_mul_f32 v[8:9], v[0:1], 1.0",
+            &["v6", "v8"],
+        );
+        for l in 0..64 {
+            // MODE.DX10_CLAMP is off in the test kernels: NaN stays NaN.
+            let want = [1.0f32, 0.0, 0.75, f32::NAN][l % 4];
+            let got = f32::from_bits(out[0][l]);
+            assert!(
+                got == want || (got.is_nan() && want.is_nan()),
+                "lane {l}: {got}"
+            );
+            assert_eq!(f32::from_bits(out[1][l]).is_nan(), l % 4 == 3);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------
+// Mixed precision and dot products.
+
+#[test]
+fn fma_mix_reads_f16_or_f32_per_source() {
+    let mut r = Rng(8);
+    for t in MFMA_TARGETS {
+        let a = halves(&mut r, &[]);
+        let b = regs_f(&mut r);
+        let c = halves(&mut r, &[]);
+        let old = r.reg();
+        // a: f16 high half, |.|; b: f32, negated; c: f16 low half.
+        let body = "v_fma_mix_f32 v3, |v0|, -v1, v2 op_sel:[1,0,0] op_sel_hi:[1,0,1]\n\
+                    v_fma_mixlo_f16 v4, v0, v1, v2 op_sel:[1,0,1] op_sel_hi:[1,0,1]\n\
+                    v_fma_mixhi_f16 v5, v0, v1, v2 op_sel_hi:[1,0,1] clamp";
+        let out = run(
+            t,
+            &[("v0", a), ("v1", b), ("v2", c), ("v4", old), ("v5", old)],
+            body,
+            &["v3", "v4", "v5"],
+        );
+        for l in 0..64 {
+            let x = h2f(hi(a[l])).abs() as f32;
+            let y = f32::from_bits(b[l]);
+            let z = h2f(lo(c[l])) as f32;
+            assert_eq!(
+                out[0][l],
+                ftz_f(x.mul_add(-y, z)).to_bits(),
+                "{t:?} mix_f32 lane {l}"
+            );
+            let e = h2f(hi(a[l])) * f64::from(y) + h2f(hi(c[l]));
+            assert_eq!(
+                out[1][l],
+                old[l] & 0xffff_0000 | u32::from(ftz_h(f2h(e))),
+                "{t:?} mixlo lane {l}"
+            );
+            let e = h2f(lo(a[l])) * f64::from(y) + h2f(lo(c[l]));
+            let h = if e > 1.0 {
+                0x3c00
+            } else {
+                ftz_h(f2h(e.max(0.0)))
+            };
+            assert_eq!(
+                out[2][l],
+                old[l] & 0xffff | u32::from(h) << 16,
+                "{t:?} mixhi lane {l}"
+            );
+        }
+    }
+}
+
+#[test]
+fn gfx900_mad_mix_is_unfused() {
+    let mut r = Rng(9);
+    let a = halves(&mut r, &[]);
+    let b = regs_f(&mut r);
+    let c = regs_f(&mut r);
+    let out = run(
+        Target::Gfx900,
+        &[("v0", a), ("v1", b), ("v2", c)],
+        "v_mad_mix_f32 v3, v0, v1, v2 op_sel_hi:[1,0,0]",
+        &["v3"],
+    );
+    for l in 0..64 {
+        let x = h2f(lo(a[l])) as f32;
+        let want = ftz_f(ftz_f(x * f32::from_bits(b[l])) + f32::from_bits(c[l]));
+        assert_eq!(out[0][l], want.to_bits(), "lane {l}");
+    }
+}
+
+#[test]
+fn dot2_f32_f16_sums_both_products() {
+    let mut r = Rng(10);
+    for t in MFMA_TARGETS {
+        let (a, b, c) = (halves(&mut r, &[]), halves(&mut r, &[]), regs_f(&mut r));
+        let out = run(
+            t,
+            &[("v0", a), ("v1", b), ("v2", c)],
+            "v_dot2_f32_f16 v3, v0, v1, v2\n\
+             v_dot2_f32_f16 v4, v0, v1, v2 neg_lo:[0,0,1] neg_hi:[0,1,0]",
+            &["v3", "v4"],
+        );
+        for l in 0..64 {
+            let z = f64::from(f32::from_bits(c[l]));
+            let s = h2f(lo(a[l])) * h2f(lo(b[l])) + h2f(hi(a[l])) * h2f(hi(b[l])) + z;
+            assert_eq!(out[0][l], ftz_f(s as f32).to_bits(), "{t:?} lane {l}");
+            let s = h2f(lo(a[l])) * h2f(lo(b[l])) - h2f(hi(a[l])) * h2f(hi(b[l])) - z;
+            assert_eq!(out[1][l], ftz_f(s as f32).to_bits(), "{t:?} sel lane {l}");
+        }
+    }
+}
+
+#[test]
+fn integer_dot_products_wrap_or_saturate() {
+    let mut r = Rng(11);
+    let s8 = |v: u32, n: u32| i64::from((v >> (8 * n)) as u8 as i8);
+    let u8_ = |v: u32, n: u32| i64::from((v >> (8 * n)) as u8);
+    let s4 = |v: u32, n: u32| i64::from(((v >> (4 * n)) as i32) << 28 >> 28);
+    let u4 = |v: u32, n: u32| i64::from((v >> (4 * n)) & 15);
+    let s16 = |v: u32, n: u32| i64::from((v >> (16 * n)) as u16 as i16);
+    let u16_ = |v: u32, n: u32| i64::from((v >> (16 * n)) as u16);
+    type Field = fn(u32, u32) -> i64;
+    let cases: [(&str, u32, Field, bool); 6] = [
+        ("v_dot2_i32_i16", 2, s16, true),
+        ("v_dot2_u32_u16", 2, u16_, false),
+        ("v_dot4_i32_i8", 4, s8, true),
+        ("v_dot4_u32_u8", 4, u8_, false),
+        ("v_dot8_i32_i4", 8, s4, true),
+        ("v_dot8_u32_u4", 8, u4, false),
+    ];
+    for t in MFMA_TARGETS {
+        for (name, n, field, signed) in cases {
+            let (a, b) = (r.reg(), r.reg());
+            // Accumulators near the limits, so the sums overflow.
+            let c: Reg = std::array::from_fn(|l| match l % 4 {
+                0 => 0x7fff_fff0,
+                1 => 0x8000_0010,
+                2 => 0xffff_fff0,
+                _ => r.next() as u32,
+            });
+            let body = format!("{name} v3, v0, v1, v2\n{name} v4, v0, v1, v2 clamp");
+            let out = run(t, &[("v0", a), ("v1", b), ("v2", c)], &body, &["v3", "v4"]);
+            for l in 0..64 {
+                let cc = if signed {
+                    i64::from(c[l] as i32)
+                } else {
+                    i64::from(c[l])
+                };
+                let sum: i64 = (0..n).map(|k| field(a[l], k) * field(b[l], k)).sum::<i64>() + cc;
+                let sat = if signed {
+                    sum.clamp(i64::from(i32::MIN), i64::from(i32::MAX))
+                } else {
+                    sum.clamp(0, i64::from(u32::MAX))
+                };
+                assert_eq!(out[0][l], sum as u32, "{t:?} {name} lane {l}");
+                assert_eq!(out[1][l], sat as u32, "{t:?} {name} clamp lane {l}");
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------
+// AccVGPRs.
+
+#[test]
+fn accvgpr_moves_are_a_separate_register_file() {
+    let mut r = Rng(12);
+    for t in MFMA_TARGETS {
+        let (a, b) = (r.reg(), r.reg());
+        let body = "v_accvgpr_write_b32 a1, v1\n\
+                    v_accvgpr_write_b32 a255, v2\n\
+                    v_accvgpr_write_b32 a3, -2.0\n\
+                    s_mov_b32 s6, 0x12345678\n\
+                    v_accvgpr_write_b32 a4, s6\n\
+                    v_accvgpr_write_b32 a5, 7\n\
+                    v_accvgpr_write_b32 a6, v1\n\
+                    s_mov_b32 s6, 0x0000ffff\n\
+                    s_mov_b32 s7, 0xff000000\n\
+                    s_mov_b64 exec, s[6:7]\n\
+                    v_accvgpr_mov_b32 a6, a255\n\
+                    v_accvgpr_read_b32 v3, a1\n\
+                    s_mov_b64 exec, -1\n\
+                    v_accvgpr_read_b32 v4, a255";
+        let out = run(
+            t,
+            &[("v1", a), ("v2", b), ("v3", b)],
+            body,
+            &["v1", "a1", "a255", "a3", "a4", "a5", "a6", "v3", "v4"],
+        );
+        let exec = 0xff00_0000_0000_ffffu64;
+        for l in 0..64 {
+            let on = exec >> l & 1 != 0;
+            assert_eq!(out[0][l], a[l], "{t:?} v1 untouched");
+            assert_eq!(out[1][l], a[l], "{t:?} a1");
+            assert_eq!(out[2][l], b[l], "{t:?} a255");
+            assert_eq!(out[3][l], (-2.0f32).to_bits(), "{t:?} a3");
+            assert_eq!(out[4][l], 0x1234_5678, "{t:?} a4");
+            assert_eq!(out[5][l], 7, "{t:?} a5");
+            assert_eq!(out[6][l], if on { b[l] } else { a[l] }, "{t:?} a6 lane {l}");
+            assert_eq!(out[7][l], if on { a[l] } else { b[l] }, "{t:?} v3 lane {l}");
+            assert_eq!(out[8][l], b[l], "{t:?} v4");
+        }
+    }
+}
