@@ -80,6 +80,10 @@ const FAMILIES: &[Family] = &[
             |op| vec![0xc002_0000 | op << 18 | 8 << 6 | 2, 0x10],
             |op| vec![0xc002_0000 | op << 18 | 8 << 6, 0],
             |op| vec![0xc002_0000 | op << 18, 0],
+            // No operands at all (s_dcache_inv), or SDATA only
+            // (s_memtime).
+            |op| vec![0xc000_0000 | op << 18, 0],
+            |op| vec![0xc000_0000 | op << 18 | 8 << 6, 0],
         ],
     },
     Family {
@@ -147,10 +151,13 @@ const FAMILIES: &[Family] = &[
     Family {
         name: "FLAT",
         ops: 0x80,
+        // FLAT has no SADDR: the field must be 0. Atomics that return
+        // need GLC (bit 16).
         forms: &[
-            |op| vec![0xdc00_0000 | op << 18, 6 << 24 | 0x7f << 16 | 4 << 8 | 8],
-            |op| vec![0xdc00_0000 | op << 18, 6 << 24 | 0x7f << 16 | 8],
-            |op| vec![0xdc00_0000 | op << 18, 0x7f << 16 | 4 << 8 | 8],
+            |op| vec![0xdc00_0000 | op << 18, 6 << 24 | 4 << 8 | 8],
+            |op| vec![0xdc00_0000 | op << 18, 6 << 24 | 8],
+            |op| vec![0xdc00_0000 | op << 18, 4 << 8 | 8],
+            |op| vec![0xdc01_0000 | op << 18, 6 << 24 | 4 << 8 | 8],
         ],
     },
     Family {
