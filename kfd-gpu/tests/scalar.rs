@@ -1052,3 +1052,90 @@ fn smem_clocks() {
     ";
     check(body, &["s10", "s11", "s12", "s13"], &[1000, 0, 2000, 0]);
 }
+
+#[test]
+fn unmodelled_forms_are_illegal_instructions() {
+    let cases: [(&str, &str); 6] = [
+        // VGPR indexing mode is not modelled.
+        (
+            "s_setreg_imm32_b32 hwreg(HW_REG_MODE, 27, 1), 1",
+            "s_setreg_imm32_b32",
+        ),
+        // A buffer with a stride.
+        (
+            "s_mov_b32 s4, 0\ns_mov_b32 s5, 0x40000\ns_mov_b32 s6, 16\ns_mov_b32 s7, 0\n\
+             s_buffer_load_dword s8, s[4:7], 0x0",
+            "s_buffer_load_dword",
+        ),
+        // s_movrels_b64 whose second dword is past s101.
+        (
+            "s_mov_b32 m0, 1\ns_movrels_b64 s[10:11], s[100:101]",
+            "s_movrels_b64",
+        ),
+        ("s_setreg_b32 hwreg(HW_REG_HW_ID), s4", "s_setreg_b32"),
+        ("s_sendmsg sendmsg(MSG_GET_DOORBELL)", "s_sendmsg"),
+        ("s_cbranch_join s4", "s_cbranch_join"),
+    ];
+    for t in TARGETS {
+        for (body, name) in cases {
+            match error(t, body) {
+                DispatchError::IllegalInstruction { what, .. } => {
+                    assert!(what.contains(name), "{t:?} {body}: {what}")
+                }
+                e => panic!("{t:?} {body}: {e}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn xcc_id_exists_on_gfx940_only() {
+    let (_, got) = run_with(
+        Target::Gfx940,
+        "s_mov_b32 s10, -1\ns_getreg_b32 s10, hwreg(HW_REG_XCC_ID)",
+        &["s10"],
+        &|_| {},
+    );
+    assert_eq!(got, [0]);
+    match error(Target::Gfx90a, "s_getreg_b32 s10, hwreg(20)") {
+        DispatchError::IllegalInstruction { what, .. } => assert!(what.contains("s_getreg_b32")),
+        e => panic!("{e}"),
+    }
+}
+
+#[test]
+fn other_program_ends() {
+    for t in TARGETS {
+        // s_endpgm_saved ends the wave like s_endpgm: nothing after it
+        // runs (the store epilogue would write 0x5 otherwise).
+        let (mem, _) = run_with(t, "s_mov_b32 s10, 5\ns_endpgm_saved", &["s10"], &|_| {});
+        assert_eq!(mem.load::<u32>(DATA), 0, "{t:?}");
+        match error(t, "s_sendmsghalt sendmsg(MSG_INTERRUPT)") {
+            DispatchError::Halted { pc } => assert_eq!(pc, CODE + PROLOGUE),
+            e => panic!("{e}"),
+        }
+    }
+}
+
+#[test]
+fn one_literal_serves_both_sources() {
+    check(
+        "s_add_u32 s10, 0x12345, 0x12345\ns_cselect_b32 s11, 1, 0\n\
+         s_and_b64 s[12:13], 0x8000ffff, 0x8000ffff",
+        &["s10", "s11", "s12", "s13"],
+        &[0x2468a, 0, 0x8000_ffff, 0],
+    );
+}
+
+#[test]
+fn literals_of_signed_64_bit_operands_are_sign_extended() {
+    // s_ashr_i64 and s_flbit_i32_i64 sign-extend a 32-bit literal; the
+    // bitwise s_lshr_b64 zero-extends it.
+    check(
+        "s_ashr_i64 s[10:11], 0x80000000, 4\n\
+         s_lshr_b64 s[12:13], 0x80000000, 4\n\
+         s_flbit_i32_i64 s14, 0xfffffff0",
+        &["s10", "s11", "s12", "s13", "s14"],
+        &[0xf800_0000, 0xffff_ffff, 0x0800_0000, 0, 60],
+    );
+}
