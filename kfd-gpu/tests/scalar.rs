@@ -1457,3 +1457,27 @@ fn llvm_compiled_uniform_control_flow() {
         }
     }
 }
+
+#[test]
+fn status_and_hw_id() {
+    // STATUS: SCC (bit 0), EXECZ (9), VCCZ (10), VALID (16). HW_ID of the
+    // first wave: wave 0 on SIMD 0.
+    let body = "
+        s_mov_b64 vcc, 0
+        s_mov_b64 s[20:21], exec
+        s_mov_b64 exec, 0
+        s_cmp_eq_u32 0, 0
+        s_getreg_b32 s10, hwreg(HW_REG_STATUS)
+        s_mov_b64 exec, s[20:21]
+        s_mov_b32 vcc_lo, 1
+        s_cmp_eq_u32 0, 1
+        s_getreg_b32 s11, hwreg(HW_REG_STATUS)
+        s_getreg_b32 s12, hwreg(HW_REG_STATUS, 9, 2)
+        s_getreg_b32 s13, hwreg(HW_REG_HW_ID)
+    ";
+    check(
+        body,
+        &["s10", "s11", "s12", "s13"],
+        &[1 | 1 << 9 | 1 << 10 | 1 << 16, 1 << 16, 0, 0],
+    );
+}
