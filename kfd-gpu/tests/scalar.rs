@@ -1052,3 +1052,432 @@ fn smem_clocks() {
     ";
     check(body, &["s10", "s11", "s12", "s13"], &[1000, 0, 2000, 0]);
 }
+
+#[test]
+fn unmodelled_forms_are_illegal_instructions() {
+    let cases: [(&str, &str); 6] = [
+        // VGPR indexing mode is not modelled.
+        (
+            "s_setreg_imm32_b32 hwreg(HW_REG_MODE, 27, 1), 1",
+            "s_setreg_imm32_b32",
+        ),
+        // A buffer with a stride.
+        (
+            "s_mov_b32 s4, 0\ns_mov_b32 s5, 0x40000\ns_mov_b32 s6, 16\ns_mov_b32 s7, 0\n\
+             s_buffer_load_dword s8, s[4:7], 0x0",
+            "s_buffer_load_dword",
+        ),
+        // s_movrels_b64 whose second dword is past s101.
+        (
+            "s_mov_b32 m0, 1\ns_movrels_b64 s[10:11], s[100:101]",
+            "s_movrels_b64",
+        ),
+        ("s_setreg_b32 hwreg(HW_REG_HW_ID), s4", "s_setreg_b32"),
+        ("s_sendmsg sendmsg(MSG_GET_DOORBELL)", "s_sendmsg"),
+        ("s_cbranch_join s4", "s_cbranch_join"),
+    ];
+    for t in TARGETS {
+        for (body, name) in cases {
+            match error(t, body) {
+                DispatchError::IllegalInstruction { what, .. } => {
+                    assert!(what.contains(name), "{t:?} {body}: {what}")
+                }
+                e => panic!("{t:?} {body}: {e}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn xcc_id_exists_on_gfx940_only() {
+    let (_, got) = run_with(
+        Target::Gfx940,
+        "s_mov_b32 s10, -1\ns_getreg_b32 s10, hwreg(HW_REG_XCC_ID)",
+        &["s10"],
+        &|_| {},
+    );
+    assert_eq!(got, [0]);
+    match error(Target::Gfx90a, "s_getreg_b32 s10, hwreg(20)") {
+        DispatchError::IllegalInstruction { what, .. } => assert!(what.contains("s_getreg_b32")),
+        e => panic!("{e}"),
+    }
+}
+
+#[test]
+fn other_program_ends() {
+    for t in TARGETS {
+        // s_endpgm_saved ends the wave like s_endpgm: nothing after it
+        // runs (the store epilogue would write 0x5 otherwise).
+        let (mem, _) = run_with(t, "s_mov_b32 s10, 5\ns_endpgm_saved", &["s10"], &|_| {});
+        assert_eq!(mem.load::<u32>(DATA), 0, "{t:?}");
+        match error(t, "s_sendmsghalt sendmsg(MSG_INTERRUPT)") {
+            DispatchError::Halted { pc } => assert_eq!(pc, CODE + PROLOGUE),
+            e => panic!("{e}"),
+        }
+    }
+}
+
+#[test]
+fn one_literal_serves_both_sources() {
+    check(
+        "s_add_u32 s10, 0x12345, 0x12345\ns_cselect_b32 s11, 1, 0\n\
+         s_and_b64 s[12:13], 0x8000ffff, 0x8000ffff",
+        &["s10", "s11", "s12", "s13"],
+        &[0x2468a, 0, 0x8000_ffff, 0],
+    );
+}
+
+#[test]
+fn literals_of_signed_64_bit_operands_are_sign_extended() {
+    // s_ashr_i64 and s_flbit_i32_i64 sign-extend a 32-bit literal; the
+    // bitwise s_lshr_b64 zero-extends it.
+    check(
+        "s_ashr_i64 s[10:11], 0x80000000, 4\n\
+         s_lshr_b64 s[12:13], 0x80000000, 4\n\
+         s_flbit_i32_i64 s14, 0xfffffff0",
+        &["s10", "s11", "s12", "s13", "s14"],
+        &[0xf800_0000, 0xffff_ffff, 0x0800_0000, 0, 60],
+    );
+}
+
+/// LLVM's code generator, for kernels compiled at test time.
+const LLC: &str = "/usr/lib/llvm-19/bin/llc";
+
+/// Uniform integer operations as LLVM compiles them to SALU code
+/// (flbit/ff1 with the -1 results clamped by s_min_u32, 64-bit multiply
+/// from s_mul_i32/s_mul_hi_u32, s_bfe_u32, s_sext_i32_i8, s_abs_i32...).
+const UNIFORM_IR: &str = r#"target triple = "amdgcn-amd-amdhsa"
+
+declare i32 @llvm.ctlz.i32(i32, i1)
+declare i64 @llvm.ctlz.i64(i64, i1)
+declare i32 @llvm.cttz.i32(i32, i1)
+declare i64 @llvm.cttz.i64(i64, i1)
+declare i32 @llvm.ctpop.i32(i32)
+declare i64 @llvm.ctpop.i64(i64)
+declare i32 @llvm.bitreverse.i32(i32)
+declare i64 @llvm.bitreverse.i64(i64)
+declare i32 @llvm.smin.i32(i32, i32)
+declare i32 @llvm.umax.i32(i32, i32)
+declare i32 @llvm.abs.i32(i32, i1)
+declare i32 @llvm.fshl.i32(i32, i32, i32)
+declare {i32, i1} @llvm.uadd.with.overflow.i32(i32, i32)
+declare {i32, i1} @llvm.sadd.with.overflow.i32(i32, i32)
+
+define amdgpu_kernel void @k(ptr addrspace(1) %out, i32 %a, i32 %b, i64 %x, i64 %y) #0 {
+  %p = getelementptr i32, ptr addrspace(1) %out, i32 0
+  %r0 = call i32 @llvm.ctlz.i32(i32 %a, i1 false)
+  store volatile i32 %r0, ptr addrspace(1) %out
+  %r1 = call i64 @llvm.ctlz.i64(i64 %x, i1 false)
+  %r1t = trunc i64 %r1 to i32
+  %q1 = getelementptr i32, ptr addrspace(1) %out, i32 1
+  store volatile i32 %r1t, ptr addrspace(1) %q1
+  %r2 = call i32 @llvm.cttz.i32(i32 %b, i1 false)
+  %q2 = getelementptr i32, ptr addrspace(1) %out, i32 2
+  store volatile i32 %r2, ptr addrspace(1) %q2
+  %r3 = call i64 @llvm.cttz.i64(i64 %y, i1 false)
+  %r3t = trunc i64 %r3 to i32
+  %q3 = getelementptr i32, ptr addrspace(1) %out, i32 3
+  store volatile i32 %r3t, ptr addrspace(1) %q3
+  %r4 = call i64 @llvm.ctpop.i64(i64 %x)
+  %r4t = trunc i64 %r4 to i32
+  %q4 = getelementptr i32, ptr addrspace(1) %out, i32 4
+  store volatile i32 %r4t, ptr addrspace(1) %q4
+  %r5 = call i32 @llvm.bitreverse.i32(i32 %a)
+  %q5 = getelementptr i32, ptr addrspace(1) %out, i32 5
+  store volatile i32 %r5, ptr addrspace(1) %q5
+  %m = mul i64 %x, %y
+  %ml = trunc i64 %m to i32
+  %mh64 = lshr i64 %m, 32
+  %mh = trunc i64 %mh64 to i32
+  %q6 = getelementptr i32, ptr addrspace(1) %out, i32 6
+  store volatile i32 %ml, ptr addrspace(1) %q6
+  %q7 = getelementptr i32, ptr addrspace(1) %out, i32 7
+  store volatile i32 %mh, ptr addrspace(1) %q7
+  %sh = zext i32 %b to i64
+  %s1 = ashr i64 %x, %sh
+  %s1l = trunc i64 %s1 to i32
+  %s1h64 = lshr i64 %s1, 32
+  %s1h = trunc i64 %s1h64 to i32
+  %q8 = getelementptr i32, ptr addrspace(1) %out, i32 8
+  store volatile i32 %s1l, ptr addrspace(1) %q8
+  %q9 = getelementptr i32, ptr addrspace(1) %out, i32 9
+  store volatile i32 %s1h, ptr addrspace(1) %q9
+  %mn = call i32 @llvm.smin.i32(i32 %a, i32 %b)
+  %mx = call i32 @llvm.umax.i32(i32 %a, i32 %b)
+  %ab = call i32 @llvm.abs.i32(i32 %a, i1 false)
+  %q10 = getelementptr i32, ptr addrspace(1) %out, i32 10
+  store volatile i32 %mn, ptr addrspace(1) %q10
+  %q11 = getelementptr i32, ptr addrspace(1) %out, i32 11
+  store volatile i32 %mx, ptr addrspace(1) %q11
+  %q12 = getelementptr i32, ptr addrspace(1) %out, i32 12
+  store volatile i32 %ab, ptr addrspace(1) %q12
+  %t8 = trunc i32 %a to i8
+  %e8 = sext i8 %t8 to i32
+  %q13 = getelementptr i32, ptr addrspace(1) %out, i32 13
+  store volatile i32 %e8, ptr addrspace(1) %q13
+  %bf1 = lshr i32 %a, 5
+  %bf = and i32 %bf1, 255
+  %q14 = getelementptr i32, ptr addrspace(1) %out, i32 14
+  store volatile i32 %bf, ptr addrspace(1) %q14
+  %r20 = call i32 @llvm.ctpop.i32(i32 %b)
+  %q20 = getelementptr i32, ptr addrspace(1) %out, i32 20
+  store volatile i32 %r20, ptr addrspace(1) %q20
+  %r21 = call i64 @llvm.bitreverse.i64(i64 %y)
+  %r21t = trunc i64 %r21 to i32
+  %q21 = getelementptr i32, ptr addrspace(1) %out, i32 21
+  store volatile i32 %r21t, ptr addrspace(1) %q21
+  %xm = mul i32 %a, %b
+  %q22 = getelementptr i32, ptr addrspace(1) %out, i32 22
+  store volatile i32 %xm, ptr addrspace(1) %q22
+  ret void
+}
+attributes #0 = { "amdgpu-no-dispatch-ptr" "amdgpu-no-queue-ptr" "amdgpu-no-implicitarg-ptr" "amdgpu-no-dispatch-id" "amdgpu-no-workitem-id-y" "amdgpu-no-workitem-id-z" "amdgpu-no-workgroup-id-y" "amdgpu-no-workgroup-id-z" "amdgpu-no-lds-kernel-id" "amdgpu-no-heap-ptr" "amdgpu-no-hostcall-ptr" "amdgpu-no-multigrid-sync-arg" "amdgpu-no-completion-action" "amdgpu-no-default-queue" }
+"#;
+
+/// The assembly `llc` makes of `ir` for `target`.
+fn compile(target: Target, ir: &str) -> String {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(LLC)
+        .args([
+            "-mtriple=amdgcn-amd-amdhsa",
+            &format!("-mcpu={}", target.llvm_cpu()),
+            "-O2",
+            "-o",
+            "-",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{LLC}: {e}: install llvm-19"));
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(ir.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn llvm_compiled_uniform_integer_code() {
+    let inputs: [(u32, u32, u64, u64); 3] = [
+        (0x0012_3480, 9, 0x0000_0f00_0000_1234, 0x8000_0000_0000_0000),
+        (0, 0, 0, 0),
+        (
+            0xffff_ff85,
+            40,
+            0xf123_4567_89ab_cdef,
+            0x0000_0000_0003_0000,
+        ),
+    ];
+    for t in TARGETS {
+        let asm = compile(t, UNIFORM_IR);
+        for &(a, b, x, y) in &inputs {
+            let mem = memory();
+            mem.store::<u64>(KERNARG, DATA);
+            mem.store::<u32>(KERNARG + 8, a);
+            mem.store::<u32>(KERNARG + 12, b);
+            mem.store::<u64>(KERNARG + 16, x);
+            mem.store::<u64>(KERNARG + 24, y);
+            let mut k = Kernel::new(t, &asm);
+            // The kernarg pointer, after the private segment buffer
+            // (s[0:3]) when the kernel asks for one (not with gfx940's
+            // architected flat scratch).
+            if asm.contains(".amdhsa_user_sgpr_private_segment_buffer 1") {
+                k.properties = 1 | 1 << 3;
+            }
+            k.run(&mem).unwrap_or_else(|e| panic!("{t:?}: {e}"));
+            let m = x.wrapping_mul(y);
+            let s = (x as i64 >> b) as u64;
+            let mut want = [0u32; 23];
+            want[..15].copy_from_slice(&[
+                a.leading_zeros(),
+                x.leading_zeros(),
+                b.trailing_zeros(),
+                y.trailing_zeros(),
+                x.count_ones(),
+                a.reverse_bits(),
+                m as u32,
+                (m >> 32) as u32,
+                s as u32,
+                (s >> 32) as u32,
+                (a as i32).min(b as i32) as u32,
+                a.max(b),
+                (a as i32).unsigned_abs(),
+                a as u8 as i8 as i32 as u32,
+                (a >> 5) & 0xff,
+            ]);
+            want[20] = b.count_ones();
+            want[21] = y.reverse_bits() as u32;
+            want[22] = a.wrapping_mul(b);
+            assert_eq!(results(&mem, 23), want, "{t:?} {a:#x} {b} {x:#x} {y:#x}");
+        }
+    }
+}
+
+/// A uniform loop with an if/else inside and a branch after it: LLVM's
+/// scalar control flow (s_bitcmp0, s_cbranch_scc*/vccnz, s_andn2_b64 vcc,
+/// exec, backward s_branch).
+const LOOP_IR: &str = r#"target triple = "amdgcn-amd-amdhsa"
+define amdgpu_kernel void @k(ptr addrspace(1) %out, i32 %n, i32 %m) #0 {
+entry:
+  br label %loop
+loop:
+  %i = phi i32 [ 0, %entry ], [ %i1, %cont ]
+  %acc = phi i32 [ 0, %entry ], [ %acc2, %cont ]
+  %sq = mul i32 %i, %i
+  %odd = and i32 %i, 1
+  %isodd = icmp ne i32 %odd, 0
+  br i1 %isodd, label %then, label %else
+then:
+  %t = xor i32 %acc, %sq
+  br label %cont
+else:
+  %e = add i32 %acc, %sq
+  br label %cont
+cont:
+  %acc2 = phi i32 [ %t, %then ], [ %e, %else ]
+  %i1 = add i32 %i, 1
+  %done = icmp uge i32 %i1, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  %big = icmp sgt i32 %acc2, %m
+  br i1 %big, label %b1, label %b2
+b1:
+  store volatile i32 %acc2, ptr addrspace(1) %out
+  ret void
+b2:
+  %q = getelementptr i32, ptr addrspace(1) %out, i32 1
+  store volatile i32 %acc2, ptr addrspace(1) %q
+  ret void
+}
+attributes #0 = { "amdgpu-no-dispatch-ptr" "amdgpu-no-queue-ptr" "amdgpu-no-implicitarg-ptr" "amdgpu-no-dispatch-id" "amdgpu-no-workitem-id-y" "amdgpu-no-workitem-id-z" "amdgpu-no-workgroup-id-y" "amdgpu-no-workgroup-id-z" "amdgpu-no-lds-kernel-id" "amdgpu-no-heap-ptr" "amdgpu-no-hostcall-ptr" "amdgpu-no-multigrid-sync-arg" "amdgpu-no-completion-action" "amdgpu-no-default-queue" }
+"#;
+
+/// Runs a tool on `input`, returning its standard output.
+fn pipe(tool: &str, args: &[&str], input: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(tool)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{tool}: {e}: install llvm-19"));
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    assert!(
+        out.status.success(),
+        "{tool}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// The machine code (the object's `.text`, kernel first) `llc` makes of
+/// `ir` for `target`, as words, with branches resolved.
+fn compile_code(target: Target, ir: &str) -> Vec<u32> {
+    let cpu = format!("-mcpu={}", target.llvm_cpu());
+    let obj = pipe(
+        LLC,
+        &[
+            "-mtriple=amdgcn-amd-amdhsa",
+            &cpu,
+            "-O2",
+            "-filetype=obj",
+            "-o",
+            "-",
+        ],
+        ir.as_bytes(),
+    );
+    let text = pipe(
+        "/usr/lib/llvm-19/bin/llvm-objcopy",
+        &["-O", "binary", "--only-section=.text", "-", "-"],
+        &obj,
+    );
+    text.chunks(4)
+        .map(|c| {
+            let mut b = [0u8; 4];
+            b[..c.len()].copy_from_slice(c);
+            u32::from_le_bytes(b)
+        })
+        .collect()
+}
+
+#[test]
+fn llvm_compiled_uniform_control_flow() {
+    for t in TARGETS {
+        let code = compile_code(t, LOOP_IR);
+        let buffer = compile(t, LOOP_IR).contains(".amdhsa_user_sgpr_private_segment_buffer 1");
+        for (n, m) in [
+            (0u32, 0i32),
+            (1, 0),
+            (7, 10),
+            (10, 1000),
+            (1000, 5),
+            (3, -1),
+        ] {
+            let mem = memory();
+            for (k, w) in code.iter().enumerate() {
+                mem.store::<u32>(CODE + 4 * k as u64, *w);
+            }
+            mem.store::<u64>(KERNARG, DATA);
+            mem.store::<u32>(KERNARG + 8, n);
+            mem.store::<u32>(KERNARG + 12, m as u32);
+            // The code is in memory already: the kernel's own source is
+            // empty.
+            let mut k = Kernel::new(t, "");
+            if buffer {
+                k.properties = 1 | 1 << 3;
+            }
+            k.run(&mem).unwrap_or_else(|e| panic!("{t:?}: {e}"));
+            let mut acc = 0u32;
+            for i in 0..n.max(1) {
+                let sq = i.wrapping_mul(i);
+                acc = if i & 1 != 0 {
+                    acc ^ sq
+                } else {
+                    acc.wrapping_add(sq)
+                };
+            }
+            let want = if acc as i32 > m { [acc, 0] } else { [0, acc] };
+            assert_eq!(results(&mem, 2), want, "{t:?} n={n} m={m}");
+        }
+    }
+}
+
+#[test]
+fn status_and_hw_id() {
+    // STATUS: SCC (bit 0), EXECZ (9), VCCZ (10), VALID (16). HW_ID of the
+    // first wave: wave 0 on SIMD 0.
+    let body = "
+        s_mov_b64 vcc, 0
+        s_mov_b64 s[20:21], exec
+        s_mov_b64 exec, 0
+        s_cmp_eq_u32 0, 0
+        s_getreg_b32 s10, hwreg(HW_REG_STATUS)
+        s_mov_b64 exec, s[20:21]
+        s_mov_b32 vcc_lo, 1
+        s_cmp_eq_u32 0, 1
+        s_getreg_b32 s11, hwreg(HW_REG_STATUS)
+        s_getreg_b32 s12, hwreg(HW_REG_STATUS, 9, 2)
+        s_getreg_b32 s13, hwreg(HW_REG_HW_ID)
+    ";
+    check(
+        body,
+        &["s10", "s11", "s12", "s13"],
+        &[1 | 1 << 9 | 1 << 10 | 1 << 16, 1 << 16, 0, 0],
+    );
+}

@@ -9,6 +9,7 @@
 
 use super::{unimplemented, Ctx, Exec, Flow};
 use crate::shader::isa::{Inst, Target};
+use crate::shader::wave::reg::LITERAL;
 use crate::shader::wave::Wave;
 
 /// The executor of a SALU mnemonic.
@@ -101,7 +102,13 @@ fn sop2(name: &str) -> Option<Exec> {
         "s_ashr_i32" => |w, i, _| op2_nz(w, i, |a, b| ((a as i32) >> (b & 31)) as u32),
         "s_lshl_b64" => |w, i, _| op2_64x32_nz(w, i, |a, b| a << (b & 63)),
         "s_lshr_b64" => |w, i, _| op2_64x32_nz(w, i, |a, b| a >> (b & 63)),
-        "s_ashr_i64" => |w, i, _| op2_64x32_nz(w, i, |a, b| ((a as i64) >> (b & 63)) as u64),
+        "s_ashr_i64" => |w, i, _| {
+            let a = read64_signed(w, i, 0);
+            let r = (a >> (w.read32(i.src[1], i.lit) & 63)) as u64;
+            w.write64(i.dst, r);
+            w.scc = r != 0;
+            Flow::Next
+        },
         "s_bfm_b32" => |w, i, _| op2(w, i, |a, b| (((1u64 << (a & 31)) - 1) as u32) << (b & 31)),
         "s_bfm_b64" => |w, i, _| {
             let (a, b) = (w.read32(i.src[0], i.lit), w.read32(i.src[1], i.lit));
@@ -136,7 +143,21 @@ fn sop2(name: &str) -> Option<Exec> {
     })
 }
 
+/// Source `n` of a signed 64-bit operand (`s_ashr_i64`, `s_flbit_i32_i64`,
+/// the ones LLVM types as signed): a 32-bit literal is sign-extended
+/// there, where the unsigned and bitwise 64-bit operands zero-extend it.
+#[inline]
+fn read64_signed(w: &Wave, i: &Inst, n: usize) -> i64 {
+    let code = i.src[n];
+    if code == LITERAL {
+        i64::from(i.lit.unwrap_or(0) as i32)
+    } else {
+        w.read64(code, i.lit) as i64
+    }
+}
+
 /// A 32-bit SOP2 that leaves SCC alone.
+#[inline]
 fn op2(w: &mut Wave, i: &Inst, f: fn(u32, u32) -> u32) -> Flow {
     let r = f(w.read32(i.src[0], i.lit), w.read32(i.src[1], i.lit));
     w.write32(i.dst, r);
@@ -144,6 +165,7 @@ fn op2(w: &mut Wave, i: &Inst, f: fn(u32, u32) -> u32) -> Flow {
 }
 
 /// A 32-bit SOP2 whose SCC is "result is not zero".
+#[inline]
 fn op2_nz(w: &mut Wave, i: &Inst, f: fn(u32, u32) -> u32) -> Flow {
     let r = f(w.read32(i.src[0], i.lit), w.read32(i.src[1], i.lit));
     w.write32(i.dst, r);
@@ -152,6 +174,7 @@ fn op2_nz(w: &mut Wave, i: &Inst, f: fn(u32, u32) -> u32) -> Flow {
 }
 
 /// A 32-bit SOP2 that computes its SCC (given the old one).
+#[inline]
 fn op2_scc(w: &mut Wave, i: &Inst, f: fn(u32, u32, bool) -> (u32, bool)) -> Flow {
     let (r, scc) = f(w.read32(i.src[0], i.lit), w.read32(i.src[1], i.lit), w.scc);
     w.write32(i.dst, r);
@@ -160,6 +183,7 @@ fn op2_scc(w: &mut Wave, i: &Inst, f: fn(u32, u32, bool) -> (u32, bool)) -> Flow
 }
 
 /// A 64-bit SOP2 (both sources 64-bit) whose SCC is "result is not zero".
+#[inline]
 fn op2_64_nz(w: &mut Wave, i: &Inst, f: fn(u64, u64) -> u64) -> Flow {
     let r = f(w.read64(i.src[0], i.lit), w.read64(i.src[1], i.lit));
     w.write64(i.dst, r);
@@ -169,6 +193,7 @@ fn op2_64_nz(w: &mut Wave, i: &Inst, f: fn(u64, u64) -> u64) -> Flow {
 
 /// A 64-bit SOP2 with a 32-bit second source (shift amount, bit-field
 /// description) whose SCC is "result is not zero".
+#[inline]
 fn op2_64x32_nz(w: &mut Wave, i: &Inst, f: fn(u64, u32) -> u64) -> Flow {
     let r = f(w.read64(i.src[0], i.lit), w.read32(i.src[1], i.lit));
     w.write64(i.dst, r);
@@ -178,6 +203,7 @@ fn op2_64x32_nz(w: &mut Wave, i: &Inst, f: fn(u64, u32) -> u64) -> Flow {
 
 /// `(a << n) + b` and its carry out of 32 bits (bits shifted out of `a`
 /// count, as the ISA's 64-bit intermediate says).
+#[inline]
 fn shift_add(a: u32, b: u32, n: u32) -> (u32, bool) {
     let t = (u64::from(a) << n) + u64::from(b);
     (t as u32, t >> 32 != 0)
@@ -185,10 +211,12 @@ fn shift_add(a: u32, b: u32, n: u32) -> (u32, bool) {
 
 /// The bit-field description of S_BFE: offset in bits 5:0 (masked by the
 /// caller's width), width in bits 22:16.
+#[inline]
 fn bfe_fields(b: u32, bits: u32) -> (u32, u32) {
     (b & (bits - 1), (b >> 16) & 0x7f)
 }
 
+#[inline]
 fn bfe_u32(a: u32, b: u32) -> u32 {
     let (off, width) = bfe_fields(b, 32);
     if width == 0 {
@@ -200,6 +228,7 @@ fn bfe_u32(a: u32, b: u32) -> u32 {
     }
 }
 
+#[inline]
 fn bfe_i32(a: u32, b: u32) -> u32 {
     let (off, width) = bfe_fields(b, 32);
     if width == 0 {
@@ -211,6 +240,7 @@ fn bfe_i32(a: u32, b: u32) -> u32 {
     }
 }
 
+#[inline]
 fn bfe_u64(a: u64, b: u32) -> u64 {
     let (off, width) = bfe_fields(b, 64);
     if width == 0 {
@@ -222,6 +252,7 @@ fn bfe_u64(a: u64, b: u32) -> u64 {
     }
 }
 
+#[inline]
 fn bfe_i64(a: u64, b: u32) -> u64 {
     let (off, width) = bfe_fields(b, 64);
     if width == 0 {
@@ -278,10 +309,10 @@ fn sop1(name: &str) -> Option<Exec> {
             })
         },
         "s_flbit_i32_i64" => |w, i, _| {
-            op1_from64(w, i, |a| {
-                let m = if (a as i64) < 0 { !a } else { a };
-                find(m != 0, m.leading_zeros())
-            })
+            let a = read64_signed(w, i, 0) as u64;
+            let m = if (a as i64) < 0 { !a } else { a };
+            w.write32(i.dst, find(m != 0, m.leading_zeros()));
+            Flow::Next
         },
         "s_sext_i32_i8" => |w, i, _| op1(w, i, |a| a as i8 as i32 as u32),
         "s_sext_i32_i16" => |w, i, _| op1(w, i, |a| a as i16 as i32 as u32),
@@ -350,6 +381,7 @@ fn sop1(name: &str) -> Option<Exec> {
 }
 
 /// A bit position, or -1 when `found` is false.
+#[inline]
 fn find(found: bool, pos: u32) -> u32 {
     if found {
         pos
@@ -380,12 +412,14 @@ fn quadmask(a: u64) -> u64 {
     r
 }
 
+#[inline]
 fn op1(w: &mut Wave, i: &Inst, f: fn(u32) -> u32) -> Flow {
     let r = f(w.read32(i.src[0], i.lit));
     w.write32(i.dst, r);
     Flow::Next
 }
 
+#[inline]
 fn op1_nz(w: &mut Wave, i: &Inst, f: fn(u32) -> u32) -> Flow {
     let r = f(w.read32(i.src[0], i.lit));
     w.write32(i.dst, r);
@@ -393,12 +427,14 @@ fn op1_nz(w: &mut Wave, i: &Inst, f: fn(u32) -> u32) -> Flow {
     Flow::Next
 }
 
+#[inline]
 fn op1_64(w: &mut Wave, i: &Inst, f: fn(u64) -> u64) -> Flow {
     let r = f(w.read64(i.src[0], i.lit));
     w.write64(i.dst, r);
     Flow::Next
 }
 
+#[inline]
 fn op1_64_nz(w: &mut Wave, i: &Inst, f: fn(u64) -> u64) -> Flow {
     let r = f(w.read64(i.src[0], i.lit));
     w.write64(i.dst, r);
@@ -407,6 +443,7 @@ fn op1_64_nz(w: &mut Wave, i: &Inst, f: fn(u64) -> u64) -> Flow {
 }
 
 /// A 64-bit source, a 32-bit result; SCC alone.
+#[inline]
 fn op1_from64(w: &mut Wave, i: &Inst, f: fn(u64) -> u32) -> Flow {
     let r = f(w.read64(i.src[0], i.lit));
     w.write32(i.dst, r);
@@ -414,6 +451,7 @@ fn op1_from64(w: &mut Wave, i: &Inst, f: fn(u64) -> u32) -> Flow {
 }
 
 /// A 64-bit source, a 32-bit result; SCC = result is not zero.
+#[inline]
 fn op1_from64_nz(w: &mut Wave, i: &Inst, f: fn(u64) -> u32) -> Flow {
     let r = f(w.read64(i.src[0], i.lit));
     w.write32(i.dst, r);
@@ -422,6 +460,7 @@ fn op1_from64_nz(w: &mut Wave, i: &Inst, f: fn(u64) -> u32) -> Flow {
 }
 
 /// `s_*_saveexec_b64`: SDST = EXEC, EXEC = f(S0, EXEC), SCC = EXEC != 0.
+#[inline]
 fn saveexec(w: &mut Wave, i: &Inst, f: fn(u64, u64) -> u64) -> Flow {
     let s = w.read64(i.src[0], i.lit);
     let e = w.exec();
@@ -434,6 +473,7 @@ fn saveexec(w: &mut Wave, i: &Inst, f: fn(u64, u64) -> u64) -> Flow {
 
 /// `s_*_wrexec_b64`: EXEC = f(S0, EXEC), SDST = the new EXEC, SCC =
 /// EXEC != 0.
+#[inline]
 fn wrexec(w: &mut Wave, i: &Inst, f: fn(u64, u64) -> u64) -> Flow {
     let n = f(w.read64(i.src[0], i.lit), w.exec());
     w.set_exec(n);
@@ -514,6 +554,7 @@ fn sopc(name: &str) -> Option<Exec> {
     })
 }
 
+#[inline]
 fn cmp(w: &mut Wave, i: &Inst, f: fn(u32, u32) -> bool) -> Flow {
     w.scc = f(w.read32(i.src[0], i.lit), w.read32(i.src[1], i.lit));
     Flow::Next
@@ -584,6 +625,7 @@ fn sopk(name: &str) -> Option<Exec> {
 
 /// SOPK compares: the SGPR in the SDST field against SIMM16
 /// (sign-extended for the signed compares, zero-extended otherwise).
+#[inline]
 fn cmpk(w: &mut Wave, i: &Inst, signed: bool, f: fn(u32, u32) -> bool) -> Flow {
     let k = if signed {
         i.simm16 as u32
