@@ -106,7 +106,8 @@ const FAMILIES: &[Family] = &[
     },
     Family {
         name: "VOP3",
-        ops: 0x400,
+        // Opcodes 0x380 and up put the VOP3P prefix in the first word.
+        ops: 0x380,
         forms: &[
             |op| vec![0xd000_0000 | op << 16 | 6, 0x108 << 18 | 0x104 << 9 | 0x102],
             |op| vec![0xd000_0000 | op << 16 | 6, 0x104 << 9 | 0x102],
@@ -132,6 +133,8 @@ const FAMILIES: &[Family] = &[
             },
             |op| vec![0xd380_0000 | op << 16 | 8, 3 << 27 | 0x104 << 9 | 0x102],
             |op| vec![0xd380_0000 | op << 16 | 8, 0x10c << 18 | 0x104 << 9 | 0x102],
+            // One source (v_accvgpr_read/write: an AccVGPR on one side).
+            |op| vec![0xd380_0000 | op << 16 | 8, 3 << 27 | 0x102],
         ],
     },
     Family {
