@@ -19,6 +19,7 @@ use crate::{project_root, target_dir};
 const EXAMPLES: &[(&str, &str, &[&str])] = &[
     ("kfd-sys", "version", &[]),
     ("kfd-gpu", "fill", &[]),
+    ("kfd-gpu", "coverage", &[]),
     ("hsakmt-sys", "generations", &[]),
     ("kfd-topology", "lsgpu", &["--sim", "mi300x"]),
     ("kfd-fmm", "vram", &[]),

@@ -248,24 +248,6 @@ fn has_k_constant(name: &str) -> bool {
     )
 }
 
-/// SMEM opcodes every gfx9 target has that the generated tables miss
-/// (their generator probes SMEM with the IMM bit set, which LLVM's
-/// disassembler rejects for these operand-less forms).
-fn smem_without_operands(enc: Enc, op: u16) -> Option<&'static str> {
-    if enc != Enc::Smem {
-        return None;
-    }
-    Some(match op {
-        0x20 => "s_dcache_inv",
-        0x21 => "s_dcache_wb",
-        0x22 => "s_dcache_inv_vol",
-        0x23 => "s_dcache_wb_vol",
-        0x24 => "s_memtime",
-        0x25 => "s_memrealtime",
-        _ => return None,
-    })
-}
-
 /// Decodes the instruction whose words start at `words[0]` (at least three
 /// words must be given; the ones past its end are ignored).
 pub fn decode(target: Target, words: &[u32; 3]) -> Result<Inst, Illegal> {
@@ -273,14 +255,7 @@ pub fn decode(target: Target, words: &[u32; 3]) -> Result<Inst, Illegal> {
     let enc = Enc::of(w0);
     let op = enc.opcode(w0);
     let illegal = Illegal { enc, op, word: w0 };
-    // The AccVGPR reads and writes carry the VOP3P prefix but LLVM's
-    // tables list them among the VOP3 opcodes (0x3d8, 0x3d9).
-    let name = match target.mnemonic(enc, op) {
-        None if enc == Enc::Vop3p => target.mnemonic(Enc::Vop3, 0x380 | op),
-        n => n,
-    }
-    .or_else(|| smem_without_operands(enc, op))
-    .ok_or(illegal)?;
+    let name = target.mnemonic(enc, op).ok_or(illegal)?;
     let mut i = Inst {
         enc,
         op,

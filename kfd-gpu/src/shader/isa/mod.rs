@@ -62,8 +62,8 @@ impl Target {
         self == Target::Gfx940
     }
 
-    /// The mnemonic of opcode `op` of family `enc`; `None` when the target
-    /// has no such instruction.
+    /// The mnemonic of opcode `op` of family `enc` as LLVM's tables name
+    /// it; `None` when the target has no such instruction.
     pub fn mnemonic(self, enc: Enc, op: u16) -> Option<&'static str> {
         use tables::*;
         macro_rules! pick {
@@ -96,5 +96,38 @@ impl Target {
             Target::Gfx940 => pick!(gfx940),
         };
         t.get(usize::from(op)).copied().filter(|n| !n.is_empty())
+    }
+}
+
+/// Every encoding family's opcode table of `target` (mnemonics by opcode,
+/// empty where LLVM names none).
+pub fn tables_of(target: Target) -> Vec<(Enc, &'static [&'static str])> {
+    use tables::*;
+    macro_rules! all {
+        ($m:ident) => {
+            vec![
+                (Enc::Sop2, &$m::SOP2[..]),
+                (Enc::Sopk, &$m::SOPK[..]),
+                (Enc::Sop1, &$m::SOP1[..]),
+                (Enc::Sopc, &$m::SOPC[..]),
+                (Enc::Sopp, &$m::SOPP[..]),
+                (Enc::Smem, &$m::SMEM[..]),
+                (Enc::Vop2, &$m::VOP2[..]),
+                (Enc::Vop1, &$m::VOP1[..]),
+                (Enc::Vopc, &$m::VOPC[..]),
+                (Enc::Vop3, &$m::VOP3[..]),
+                (Enc::Vop3p, &$m::VOP3P[..]),
+                (Enc::Ds, &$m::DS[..]),
+                (Enc::Flat, &$m::FLAT[..]),
+                (Enc::Global, &$m::GLOBAL[..]),
+                (Enc::Scratch, &$m::SCRATCH[..]),
+                (Enc::Mubuf, &$m::MUBUF[..]),
+            ]
+        };
+    }
+    match target {
+        Target::Gfx900 => all!(gfx900),
+        Target::Gfx90a => all!(gfx90a),
+        Target::Gfx940 => all!(gfx940),
     }
 }
