@@ -30,7 +30,10 @@ flags:
   --levels a,b,..    live-allocation levels (default 0,1000,10000,50000)
   --presets a,b,..   topology presets (default mi210,apu,navi31,mi300x,large64)
   --group NAME       only this group (repeatable): topology, scaling, events,
-                     queues, threads, ctx
+                     queues, threads, ctx; `shader` is the simulated GPU's
+                     interpreter (kfd-gpu's bench: VALU and memory-bound
+                     lane-instructions/s, 1M-element vector add), not a
+                     C/ours comparison
   --per-op-ms N      sampling time per operation and child (default 150)
   --reference PATH   the C library (default: the system's libhsakmt.so.1,
                      installed with apt when root and missing)
@@ -55,6 +58,17 @@ pub fn run(args: &[String]) -> Result<(), String> {
         return Ok(());
     }
     let quick = args.iter().any(|a| a == "--quick");
+    let groups: Vec<&str> = args
+        .windows(2)
+        .filter(|w| w[0] == "--group")
+        .map(|w| w[1].as_str())
+        .collect();
+    if groups.contains(&"shader") {
+        shader(quick)?;
+        if groups.len() == 1 {
+            return Ok(());
+        }
+    }
     let reference = find_reference(value(args, "--reference")?, None)?;
 
     let target = target_dir();
@@ -107,7 +121,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
     for (i, a) in args.iter().enumerate() {
         if flags.contains(&a.as_str()) && a != "--reference" {
             if let Some(v) = args.get(i + 1) {
-                run.extend([a.clone(), v.clone()]);
+                if !(a == "--group" && v == "shader") {
+                    run.extend([a.clone(), v.clone()]);
+                }
             }
         }
     }
@@ -173,4 +189,16 @@ fn commit(sh: &Shell) -> String {
     } else {
         format!("`{hash}`")
     }
+}
+
+/// The shader machine's own benchmark (`kfd-gpu/benches/shader.rs`),
+/// release build, in the bench target directory.
+fn shader(quick: bool) -> Result<(), String> {
+    let sh = shell()?;
+    let build = target_dir().join("bench").join("build");
+    let _env = sh.push_env("CARGO_TARGET_DIR", &build);
+    let quick = quick.then_some("--quick");
+    cmd!(sh, "cargo bench -p kfd-gpu --bench shader -- {quick...}")
+        .run()
+        .map_err(|e| e.to_string())
 }

@@ -13,43 +13,57 @@ use kfd_gpu::shader::{
 /// `cargo xtask ci` installs it).
 pub const LLVM_MC: &str = "/usr/lib/llvm-19/bin/llvm-mc";
 
-/// The instruction words of `asm` for `target`. Panics (failing the test
-/// loudly) when llvm-mc is missing or rejects the source.
-pub fn assemble(target: Target, asm: &str) -> Vec<u32> {
-    let mut child = Command::new(LLVM_MC)
-        .args([
-            "-triple=amdgcn-amd-amdhsa",
-            &format!("-mcpu={}", target.llvm_cpu()),
-            "-show-encoding",
-        ])
+/// `llvm-objcopy` of the same LLVM.
+pub const LLVM_OBJCOPY: &str = "/usr/lib/llvm-19/bin/llvm-objcopy";
+
+/// Runs `tool` with `args`, `input` on its standard input; its standard
+/// output. Panics (failing the test loudly) when the tool is missing or
+/// fails.
+pub fn pipe(tool: &str, args: &[&str], input: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut child = Command::new(tool)
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap_or_else(|e| panic!("{LLVM_MC}: {e}: install llvm-19 (cargo xtask ci does)"));
-    {
-        use std::io::Write;
-        let mut i = child.stdin.take().unwrap();
-        i.write_all(asm.as_bytes()).unwrap();
-    }
+        .unwrap_or_else(|e| panic!("{tool}: {e}: install llvm-19 (cargo xtask ci does)"));
+    let mut stdin = child.stdin.take().unwrap();
+    let owned = input.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&owned));
     let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success() && !err.contains("error"),
-        "llvm-mc rejected:\n{asm}\n{err}"
+        "{tool} failed:\n{}\n{err}",
+        String::from_utf8_lossy(input)
     );
-    let mut bytes = Vec::new();
-    for l in String::from_utf8_lossy(&out.stdout).lines() {
-        let Some(enc) = l.split("encoding: [").nth(1) else {
-            continue;
-        };
-        for b in enc.trim_end_matches(']').split(',') {
-            bytes.push(u8::from_str_radix(b.trim().trim_start_matches("0x"), 16).unwrap());
-        }
-    }
-    assert_eq!(bytes.len() % 4, 0);
-    bytes
-        .chunks(4)
+    out.stdout
+}
+
+/// The instruction words of `asm` for `target`: assembled into an object
+/// (so branches to labels are resolved) whose `.text` is extracted.
+pub fn assemble(target: Target, asm: &str) -> Vec<u32> {
+    let cpu = format!("-mcpu={}", target.llvm_cpu());
+    let obj = pipe(
+        LLVM_MC,
+        &[
+            "-triple=amdgcn-amd-amdhsa",
+            &cpu,
+            "-filetype=obj",
+            "-o",
+            "-",
+        ],
+        asm.as_bytes(),
+    );
+    let text = pipe(
+        LLVM_OBJCOPY,
+        &["-O", "binary", "--only-section=.text", "-", "-"],
+        &obj,
+    );
+    assert_eq!(text.len() % 4, 0);
+    text.chunks(4)
         .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect()
 }
