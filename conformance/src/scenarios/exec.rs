@@ -1,10 +1,15 @@
 //! `exec`: kfdtest-style queue work through the thunk API, executed by
-//! the simulator's CP and SDMA engines: a PM4 compute queue made with
-//! `hsaKmtCreateQueue` runs WRITE_DATA and RELEASE_MEM with an interrupt
-//! that `hsaKmtWaitOnEvent` sees; an SDMA queue copies, fences and traps;
-//! a small CP ring wraps many times; a queue destroyed while its packet
-//! waits returns at once and runs nothing after. Both libraries must
-//! agree on every status and on what the GPU wrote.
+//! the simulator's CP, SDMA engines and shader machine: a PM4 compute
+//! queue made with `hsaKmtCreateQueue` runs WRITE_DATA and RELEASE_MEM
+//! with an interrupt that `hsaKmtWaitOnEvent` sees; an SDMA queue copies,
+//! fences and traps; a small CP ring wraps many times; a queue destroyed
+//! while its packet waits returns at once and runs nothing after; an AQL
+//! queue dispatches kernels (gfx9 machine code): one that writes its
+//! work-item ids with a completion signal, one using private (scratch)
+//! memory, one with an illegal instruction (the CP's error in the queue's
+//! inactive signal) and one storing to unmapped memory (a GPU memory
+//! fault the memory event reports). Both libraries must agree on every
+//! status and on what the GPU wrote.
 
 use std::ffi::c_void;
 use std::ptr::null_mut;
@@ -336,6 +341,14 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
     add(v, "exec/sdma-copy-fence-trap", sdma_copy_fence_trap::<A>);
     add(v, "exec/pm4-wraparound", pm4_wraparound::<A>);
     add(v, "exec/destroy-while-busy", destroy_while_busy::<A>);
+    add(v, "exec/aql-dispatch", aql_dispatch::<A>);
+    add(v, "exec/aql-dispatch-scratch", aql_dispatch_scratch::<A>);
+    add(
+        v,
+        "exec/aql-illegal-instruction",
+        aql_illegal_instruction::<A>,
+    );
+    add(v, "exec/aql-vm-fault", aql_vm_fault::<A>);
 }
 
 /// WRITE_DATA of four words, then RELEASE_MEM writing the event id into
@@ -460,5 +473,394 @@ fn destroy_while_busy<A: Abi>(cx: &mut Cx<A>) {
         rig.mem.set_u32(DATA, 1);
         std::thread::sleep(Duration::from_millis(20));
         cx.rec("write-after-destroy", rig.mem.u32(DATA + 4));
+    });
+}
+
+/// `HSA_QUEUE_COMPUTE_AQL`.
+const AQL: u32 = 21;
+/// `HSA_EVENTTYPE_MEMORY`.
+const MEMORY_EVENT: u32 = 8;
+
+/// Where the AQL scenarios keep things in the rig's scratch memory: an
+/// `amd_queue_t` image (the CP finds it from the read pointer, as ROCr
+/// lays it out), signals, the kernel and its descriptor, kernel
+/// arguments, and the output.
+mod aql_mem {
+    pub const AMDQ: u64 = 0x2000;
+    pub const WRITE_ID: u64 = AMDQ + 56;
+    pub const READ_ID: u64 = AMDQ + 128;
+    pub const READ_ID_OFFSET: u64 = AMDQ + 136;
+    pub const INACTIVE: u64 = AMDQ + 192;
+    pub const DONE_SIGNAL: u64 = 0x3000;
+    pub const INACTIVE_SIGNAL: u64 = 0x3040;
+    pub const CODE: u64 = 0x4000;
+    pub const DESCRIPTOR: u64 = 0x5000;
+    pub const KERNARG: u64 = 0x6000;
+    pub const OUT: u64 = super::DATA;
+}
+
+/// gfx9 code storing each work-item's global id at `out[id]` (`out` is
+/// the first kernel argument; kernarg pointer in s[0:1], workgroup id X
+/// in s2); the source is in kfd-gpu's `fill` example.
+const FILL: &[u32] = &[
+    0xc006_0100,
+    0x0000_0000,
+    0x8e03_8602,
+    0x2602_00ff,
+    0x0000_03ff,
+    0x6802_0203,
+    0x2404_0282,
+    0xbf8c_c07f,
+    0x7e06_0205,
+    0x3204_0404,
+    0x3806_0680,
+    0xdc70_8000,
+    0x007f_0102,
+    0xbf81_0000,
+];
+
+/// gfx90a code that writes two words per work-item to its private
+/// segment through the private segment buffer (s[0:3], wave offset s7),
+/// reads them back and stores their sum, `0x1234 + 2 * id + 7`, at
+/// `out[global id]` (kernarg pointer in s[4:5], workgroup id X in s6):
+///
+/// ```text
+/// s_load_dwordx2 s[8:9], s[4:5], 0x0
+/// v_mov_b32 v1, 0x1234
+/// v_add_u32 v1, v1, v0
+/// v_add_u32 v4, 7, v0
+/// buffer_store_dword v1, off, s[0:3], s7 offset:16
+/// buffer_store_dword v4, off, s[0:3], s7 offset:20
+/// s_waitcnt vmcnt(0)
+/// buffer_load_dword v2, off, s[0:3], s7 offset:16
+/// buffer_load_dword v5, off, s[0:3], s7 offset:20
+/// s_waitcnt vmcnt(0) lgkmcnt(0)
+/// v_add_u32 v2, v2, v5
+/// s_lshl_b32 s10, s6, 6
+/// v_add_u32 v3, s10, v0
+/// v_lshlrev_b32 v3, 2, v3
+/// global_store_dword v3, v2, s[8:9]
+/// s_endpgm
+/// ```
+const SCRATCH: &[u32] = &[
+    0xc006_0202,
+    0x0000_0000,
+    0x7e02_02ff,
+    0x0000_1234,
+    0x6802_0101,
+    0x6808_0087,
+    0xe070_0010,
+    0x0700_0100,
+    0xe070_0014,
+    0x0700_0400,
+    0xbf8c_0f70,
+    0xe050_0010,
+    0x0700_0200,
+    0xe050_0014,
+    0x0700_0500,
+    0xbf8c_0070,
+    0x6804_0b02,
+    0x8e0a_8606,
+    0x6806_000a,
+    0x2406_0682,
+    0xdc70_8000,
+    0x0008_0203,
+    0xbf81_0000,
+];
+
+/// `compute_pgm_rsrc2` / kernel code properties of [`FILL`]: two user
+/// SGPRs (the kernarg pointer), workgroup id X.
+const FILL_RSRC2: u32 = 2 << 1 | 1 << 7;
+const FILL_PROPS: u32 = 1 << 3;
+/// Of [`SCRATCH`]: private segment buffer + kernarg pointer (six user
+/// SGPRs), workgroup id X, the private segment wave offset.
+const SCRATCH_RSRC2: u32 = 1 | 6 << 1 | 1 << 7;
+const SCRATCH_PROPS: u32 = 1 | 1 << 3;
+
+/// An AQL queue over the rig's ring with an `amd_queue_t` image in the
+/// rig's memory.
+struct AqlQueue {
+    id: u64,
+    doorbell: u64,
+    slots: u64,
+    next: u64,
+}
+
+impl AqlQueue {
+    fn create<A: Abi>(cx: &mut Cx<A>, t: &Topo, rig: &Rig, ring_size: u64) -> Option<AqlQueue> {
+        use aql_mem::*;
+        rig.mem.set_u32(READ_ID_OFFSET, 128);
+        for slot in 0..ring_size / 64 {
+            // Every header INVALID (type 1).
+            rig.ring.set_u32(slot * 64, 1);
+        }
+        let mut q = A::QueueResource::default();
+        A::set_queue_ptrs(&mut q, rig.mem.addr(WRITE_ID), rig.mem.addr(READ_ID));
+        let s =
+            kmt!(
+            cx,
+            "queue.create",
+            hsaKmtCreateQueue(t.gpu(), AQL, 100, 0, rig.ring.p, ring_size, null_mut(), &mut q),
+            "ring and the amd_queue_t image are live GPU-mapped buffers; q a live QueueResource"
+        );
+        if s != 0 {
+            return None;
+        }
+        let (id, doorbell, wp, rp) = A::queue_view(&q);
+        cx.rec(
+            "queue.pointers-are-the-callers",
+            (wp, rp) == (rig.mem.addr(WRITE_ID), rig.mem.addr(READ_ID)),
+        );
+        Some(AqlQueue {
+            id,
+            doorbell,
+            slots: ring_size / 64,
+            next: 0,
+        })
+    }
+
+    /// Writes a 64-byte packet into the next slot (body first, the header
+    /// word last), bumps the write index and rings the doorbell, as an
+    /// AQL producer does.
+    fn submit(&mut self, rig: &Rig, p: &[u32; 16]) {
+        let slot = (self.next % self.slots) * 64;
+        let ptr = rig.mem.word(aql_mem::WRITE_ID);
+        // SAFETY: the write index in the rig's live memory (a 64-bit
+        // word, written as two halves, high first).
+        unsafe {
+            ptr.add(1).write_volatile(((self.next + 1) >> 32) as u32);
+            ptr.write_volatile((self.next + 1) as u32);
+        }
+        for (k, w) in p.iter().enumerate().skip(1) {
+            rig.ring.set_u32(slot + 4 * k as u64, *w);
+        }
+        std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
+        rig.ring.set_u32(slot, p[0]);
+        if self.doorbell != 0 {
+            // SAFETY: the queue's doorbell the library mapped; ROCr writes
+            // the index of the last packet there.
+            unsafe { (self.doorbell as *mut u64).write_volatile(self.next) };
+        }
+        self.next += 1;
+    }
+
+    fn destroy<A: Abi>(self, cx: &mut Cx<A>) {
+        let id = self.id;
+        kmt!(
+            cx,
+            "queue.destroy",
+            hsaKmtDestroyQueue(id),
+            "queue id returned by CreateQueue"
+        );
+    }
+}
+
+/// Writes an `amd_signal_t` (kind USER) with `value` at `off`, its event
+/// mailbox the event's slot; returns its handle.
+fn aql_signal(rig: &Rig, off: u64, value: u64, event: Option<(u32, u64)>) -> u64 {
+    rig.mem.set_u32(off, 1);
+    rig.mem.set_u32(off + 4, 0);
+    rig.mem.set_u32(off + 8, value as u32);
+    rig.mem.set_u32(off + 12, (value >> 32) as u32);
+    let (id, slot) = event.unwrap_or((0, 0));
+    rig.mem.set_u32(off + 16, slot as u32);
+    rig.mem.set_u32(off + 20, (slot >> 32) as u32);
+    rig.mem.set_u32(off + 24, id);
+    rig.mem.addr(off)
+}
+
+/// Writes `code` and a code-object v3 kernel descriptor for it.
+fn aql_kernel(rig: &Rig, code: &[u32], rsrc2: u32, props: u32) -> u64 {
+    use aql_mem::*;
+    for (k, w) in code.iter().enumerate() {
+        rig.mem.set_u32(CODE + 4 * k as u64, *w);
+    }
+    let entry = CODE.wrapping_sub(DESCRIPTOR);
+    rig.mem.set_u32(DESCRIPTOR + 16, entry as u32);
+    rig.mem.set_u32(DESCRIPTOR + 20, (entry >> 32) as u32);
+    rig.mem.set_u32(DESCRIPTOR + 52, rsrc2);
+    rig.mem.set_u32(DESCRIPTOR + 56, props);
+    rig.mem.addr(DESCRIPTOR)
+}
+
+/// A one-dimensional `KERNEL_DISPATCH` packet (barrier bit, system-scope
+/// fences) of `items` work-items in workgroups of `wg`.
+fn dispatch_packet(
+    kernel: u64,
+    kernarg: u64,
+    items: u32,
+    wg: u32,
+    private: u32,
+    done: u64,
+) -> [u32; 16] {
+    let header = 2 | 1 << 8 | 2 << 9 | 2 << 11;
+    [
+        header | 1 << 16,
+        wg | 1 << 16,
+        1,
+        items,
+        1,
+        1,
+        private,
+        0,
+        kernel as u32,
+        (kernel >> 32) as u32,
+        kernarg as u32,
+        (kernarg >> 32) as u32,
+        0,
+        0,
+        done as u32,
+        (done >> 32) as u32,
+    ]
+}
+
+/// Runs `code` over `items` work-items with `out` as its argument and a
+/// completion signal that fires `e`; records the wait and the signal.
+#[allow(clippy::too_many_arguments)]
+fn run_kernel<A: Abi>(
+    cx: &mut Cx<A>,
+    t: &Topo,
+    rig: &Rig,
+    e: (*mut A::Event, u32, u64),
+    code: (&[u32], u32, u32),
+    out: u64,
+    items: u32,
+    private: u32,
+) {
+    use aql_mem::*;
+    let Some(mut q) = AqlQueue::create(cx, t, rig, 0x1000) else {
+        return;
+    };
+    let done = aql_signal(rig, DONE_SIGNAL, 1, Some((e.1, e.2)));
+    let kd = aql_kernel(rig, code.0, code.1, code.2);
+    rig.mem.set_u32(KERNARG, out as u32);
+    rig.mem.set_u32(KERNARG + 4, (out >> 32) as u32);
+    q.submit(
+        rig,
+        &dispatch_packet(kd, rig.mem.addr(KERNARG), items, 64, private, done),
+    );
+    wait(cx, "wait", e.0);
+    cx.rec("signal-value", rig.mem.u64(DONE_SIGNAL + 8));
+    cx.rec("read-index", rig.mem.u64(READ_ID));
+    q.destroy(cx);
+}
+
+/// The id-filling kernel over 1000 work-items in workgroups of 64 (the
+/// last one partial): the completion signal's event wakes the wait, the
+/// signal drops to 0, every id is in place and nothing past the grid was
+/// written.
+fn aql_dispatch<A: Abi>(cx: &mut Cx<A>) {
+    with_rig(cx, 0x1000, |cx, t, rig| {
+        let Some(e) = event(cx, t) else {
+            return;
+        };
+        rig.mem.fill(aql_mem::OUT, 4 * 1024, |_| 0xee);
+        let out = rig.mem.addr(aql_mem::OUT);
+        run_kernel(cx, t, rig, e, (FILL, FILL_RSRC2, FILL_PROPS), out, 1000, 0);
+        let bad = (0..1000u64)
+            .filter(|i| rig.mem.u32(aql_mem::OUT + 4 * i) != *i as u32)
+            .count();
+        cx.rec("ids-wrong", bad);
+        cx.rec(
+            "after-grid",
+            format!("{:#x}", rig.mem.u32(aql_mem::OUT + 4000)),
+        );
+        destroy_event(cx, e.0);
+    });
+}
+
+/// Private memory: each work-item stores two words to its private
+/// segment, loads them back and stores their sum.
+fn aql_dispatch_scratch<A: Abi>(cx: &mut Cx<A>) {
+    with_rig(cx, 0x1000, |cx, t, rig| {
+        let Some(e) = event(cx, t) else {
+            return;
+        };
+        let out = rig.mem.addr(aql_mem::OUT);
+        run_kernel(
+            cx,
+            t,
+            rig,
+            e,
+            (SCRATCH, SCRATCH_RSRC2, SCRATCH_PROPS),
+            out,
+            256,
+            32,
+        );
+        let bad = (0..256u64)
+            .filter(|i| rig.mem.u32(aql_mem::OUT + 4 * i) != 0x1234 + 2 * *i as u32 + 7)
+            .count();
+        cx.rec("sums-wrong", bad);
+        destroy_event(cx, e.0);
+    });
+}
+
+/// An instruction the GPU does not have (SOPP opcode 0x7f): the queue
+/// stops, the CP writes its illegal-instruction code (0x40000000) into
+/// the queue's inactive signal and fires that signal's event; the packet
+/// stays unconsumed, its completion signal untouched.
+fn aql_illegal_instruction<A: Abi>(cx: &mut Cx<A>) {
+    use aql_mem::*;
+    with_rig(cx, 0x1000, |cx, t, rig| {
+        let Some(e) = event(cx, t) else {
+            return;
+        };
+        let inactive = aql_signal(rig, INACTIVE_SIGNAL, 0, Some((e.1, e.2)));
+        rig.mem.set_u32(INACTIVE, inactive as u32);
+        rig.mem.set_u32(INACTIVE + 4, (inactive >> 32) as u32);
+        if let Some(mut q) = AqlQueue::create(cx, t, rig, 0x1000) {
+            let done = aql_signal(rig, DONE_SIGNAL, 1, None);
+            let kd = aql_kernel(rig, &[0xbfff_0000], FILL_RSRC2, FILL_PROPS);
+            q.submit(
+                rig,
+                &dispatch_packet(kd, rig.mem.addr(KERNARG), 64, 64, 0, done),
+            );
+            wait(cx, "wait", e.0);
+            cx.rec(
+                "inactive-signal",
+                format!("{:#x}", rig.mem.u64(INACTIVE_SIGNAL + 8)),
+            );
+            cx.rec("signal-value", rig.mem.u64(DONE_SIGNAL + 8));
+            cx.rec("read-index", rig.mem.u64(READ_ID));
+            q.destroy(cx);
+        }
+        destroy_event(cx, e.0);
+    });
+}
+
+/// The id-filling kernel told to write at address 0x1000, which no GPU
+/// VM maps: a GPU memory fault. The memory event fires, the packet stays
+/// unconsumed.
+fn aql_vm_fault<A: Abi>(cx: &mut Cx<A>) {
+    use aql_mem::*;
+    with_rig(cx, 0x1000, |cx, t, rig| {
+        let mut d = HsaEventDescriptor::default();
+        d.EventType.0 = MEMORY_EVENT;
+        d.NodeId = t.gpu();
+        let mut e: *mut A::Event = null_mut();
+        let s = kmt!(
+            cx,
+            "memory-event.create",
+            hsaKmtCreateEvent(&mut d, true, false, &mut e),
+            "live descriptor; live out-pointer"
+        );
+        if s != 0 || e.is_null() {
+            return;
+        }
+        if let Some(mut q) = AqlQueue::create(cx, t, rig, 0x1000) {
+            let done = aql_signal(rig, DONE_SIGNAL, 1, None);
+            let kd = aql_kernel(rig, FILL, FILL_RSRC2, FILL_PROPS);
+            rig.mem.set_u32(KERNARG, 0x1000);
+            rig.mem.set_u32(KERNARG + 4, 0);
+            q.submit(
+                rig,
+                &dispatch_packet(kd, rig.mem.addr(KERNARG), 64, 64, 0, done),
+            );
+            wait(cx, "wait", e);
+            cx.rec("signal-value", rig.mem.u64(DONE_SIGNAL + 8));
+            cx.rec("read-index", rig.mem.u64(READ_ID));
+            q.destroy(cx);
+        }
+        destroy_event(cx, e);
     });
 }
