@@ -814,3 +814,606 @@ fn accvgpr_moves_are_a_separate_register_file() {
         }
     }
 }
+
+// ---------------------------------------------------------------------
+// MFMA. The register layouts below are transcribed from AMD's matrix
+// instruction calculator (`--detail-instruction` formulas and
+// `--matrix-layout` tables for CDNA2/CDNA3).
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ty {
+    F32,
+    F16,
+    Bf16,
+    I8,
+    Fp8,
+    Bf8,
+    F64,
+}
+
+impl Ty {
+    fn bits(self) -> usize {
+        match self {
+            Ty::F32 => 32,
+            Ty::F16 | Ty::Bf16 => 16,
+            Ty::I8 | Ty::Fp8 | Ty::Bf8 => 8,
+            Ty::F64 => 64,
+        }
+    }
+
+    /// A random element, as raw bits, of moderate magnitude.
+    fn random(self, r: &mut Rng) -> u64 {
+        match self {
+            Ty::F32 => u64::from(rand_f(r).to_bits()),
+            Ty::F16 => u64::from(rand_h(r)),
+            Ty::Bf16 => {
+                let v = r.next() as u16;
+                u64::from((v & 0x807f) | (120 + (v >> 7) % 16) << 7)
+            }
+            Ty::I8 => r.next() & 0xff,
+            Ty::Fp8 | Ty::Bf8 => {
+                let v = r.next() & 0xff;
+                if v == 0x80 {
+                    0
+                } else {
+                    v
+                }
+            }
+            Ty::F64 => {
+                let v = r.next();
+                (v & 0x800f_ffff_ffff_ffff) | (1000 + (v >> 52) % 40) << 52
+            }
+        }
+    }
+
+    fn value(self, v: u64) -> f64 {
+        let fnuz = |v: u64, man: i32, bias: i32| {
+            let s = if v & 0x80 != 0 { -1.0 } else { 1.0 };
+            let e = ((v & 0x7f) >> man) as i32;
+            let m = (v & ((1 << man) - 1)) as f64 / f64::from(1 << man);
+            if e == 0 {
+                s * m * 2f64.powi(1 - bias)
+            } else {
+                s * (1.0 + m) * 2f64.powi(e - bias)
+            }
+        };
+        match self {
+            Ty::F32 => f64::from(f32::from_bits(v as u32)),
+            Ty::F16 => h2f(v as u16),
+            Ty::Bf16 => f64::from(f32::from_bits((v as u32) << 16)),
+            Ty::I8 => f64::from(v as u8 as i8),
+            Ty::Fp8 => fnuz(v, 3, 8),
+            Ty::Bf8 => fnuz(v, 2, 16),
+            Ty::F64 => f64::from_bits(v),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Mfma {
+    gfx90a: Option<&'static str>,
+    gfx940: Option<&'static str>,
+    m: usize,
+    k: usize,
+    blocks: usize,
+    a: Ty,
+    b: Ty,
+}
+
+impl Mfma {
+    /// Elements of A per lane.
+    fn kpl(&self) -> usize {
+        self.k * self.m * self.blocks / 64
+    }
+
+    fn in_regs(&self) -> usize {
+        (self.kpl() * self.a.bits()).div_ceil(32)
+    }
+
+    fn float_out(&self) -> bool {
+        self.a != Ty::I8
+    }
+
+    fn f64(&self) -> bool {
+        self.a == Ty::F64
+    }
+
+    /// 32-bit registers of C/D.
+    fn out_regs(&self) -> usize {
+        self.blocks * self.m * self.m / 64 * if self.f64() { 2 } else { 1 }
+    }
+
+    /// (block, row of A / column of B, k) of element `e` of lane `l`.
+    fn input(&self, l: usize, e: usize) -> (usize, usize, usize) {
+        let m = self.m;
+        if self.f64() {
+            return if m == 16 {
+                (0, l % 16, l / 16)
+            } else {
+                ((l / 4) % 4, l % 4, l / 16)
+            };
+        }
+        if self.blocks > 1 {
+            (l / m, l % m, e)
+        } else {
+            (0, l % m, self.kpl() * (l / m) + e)
+        }
+    }
+
+    /// (block, row, column) of D held by 32-bit register `g` (f64: pair
+    /// `g`) in lane `l`.
+    fn output(&self, g: usize, l: usize) -> (usize, usize, usize) {
+        if self.f64() {
+            return if self.m == 16 {
+                (0, 4 * g + l / 16, l % 16)
+            } else {
+                ((l / 4) % 4, l / 16, l % 4)
+            };
+        }
+        match self.m {
+            32 => (g / 16, (8 * (g / 4)) % 32 + 4 * (l / 32) + g % 4, l % 32),
+            16 => (g / 4, 4 * (l / 16) + g % 4, l % 16),
+            _ => (l / 4, g % 4, l % 4),
+        }
+    }
+}
+
+const fn mf(
+    gfx90a: Option<&'static str>,
+    gfx940: Option<&'static str>,
+    m: usize,
+    k: usize,
+    blocks: usize,
+    a: Ty,
+) -> Mfma {
+    Mfma {
+        gfx90a,
+        gfx940,
+        m,
+        k,
+        blocks,
+        a,
+        b: a,
+    }
+}
+
+const MFMAS: [Mfma; 38] = [
+    mf(
+        Some("v_mfma_f32_32x32x1f32"),
+        Some("v_mfma_f32_32x32x1_2b_f32"),
+        32,
+        1,
+        2,
+        Ty::F32,
+    ),
+    mf(
+        Some("v_mfma_f32_16x16x1f32"),
+        Some("v_mfma_f32_16x16x1_4b_f32"),
+        16,
+        1,
+        4,
+        Ty::F32,
+    ),
+    mf(
+        Some("v_mfma_f32_4x4x1f32"),
+        Some("v_mfma_f32_4x4x1_16b_f32"),
+        4,
+        1,
+        16,
+        Ty::F32,
+    ),
+    mf(
+        Some("v_mfma_f32_32x32x2f32"),
+        Some("v_mfma_f32_32x32x2_f32"),
+        32,
+        2,
+        1,
+        Ty::F32,
+    ),
+    mf(
+        Some("v_mfma_f32_16x16x4f32"),
+        Some("v_mfma_f32_16x16x4_f32"),
+        16,
+        4,
+        1,
+        Ty::F32,
+    ),
+    mf(
+        Some("v_mfma_f32_32x32x4f16"),
+        Some("v_mfma_f32_32x32x4_2b_f16"),
+        32,
+        4,
+        2,
+        Ty::F16,
+    ),
+    mf(
+        Some("v_mfma_f32_16x16x4f16"),
+        Some("v_mfma_f32_16x16x4_4b_f16"),
+        16,
+        4,
+        4,
+        Ty::F16,
+    ),
+    mf(
+        Some("v_mfma_f32_4x4x4f16"),
+        Some("v_mfma_f32_4x4x4_16b_f16"),
+        4,
+        4,
+        16,
+        Ty::F16,
+    ),
+    mf(
+        Some("v_mfma_f32_32x32x8f16"),
+        Some("v_mfma_f32_32x32x8_f16"),
+        32,
+        8,
+        1,
+        Ty::F16,
+    ),
+    mf(
+        Some("v_mfma_f32_16x16x16f16"),
+        Some("v_mfma_f32_16x16x16_f16"),
+        16,
+        16,
+        1,
+        Ty::F16,
+    ),
+    mf(
+        Some("v_mfma_i32_32x32x4i8"),
+        Some("v_mfma_i32_32x32x4_2b_i8"),
+        32,
+        4,
+        2,
+        Ty::I8,
+    ),
+    mf(
+        Some("v_mfma_i32_16x16x4i8"),
+        Some("v_mfma_i32_16x16x4_4b_i8"),
+        16,
+        4,
+        4,
+        Ty::I8,
+    ),
+    mf(
+        Some("v_mfma_i32_4x4x4i8"),
+        Some("v_mfma_i32_4x4x4_16b_i8"),
+        4,
+        4,
+        16,
+        Ty::I8,
+    ),
+    mf(Some("v_mfma_i32_32x32x8i8"), None, 32, 8, 1, Ty::I8),
+    mf(Some("v_mfma_i32_16x16x16i8"), None, 16, 16, 1, Ty::I8),
+    mf(None, Some("v_mfma_i32_32x32x16_i8"), 32, 16, 1, Ty::I8),
+    mf(None, Some("v_mfma_i32_16x16x32_i8"), 16, 32, 1, Ty::I8),
+    mf(
+        Some("v_mfma_f32_32x32x4bf16_1k"),
+        Some("v_mfma_f32_32x32x4_2b_bf16"),
+        32,
+        4,
+        2,
+        Ty::Bf16,
+    ),
+    mf(
+        Some("v_mfma_f32_16x16x4bf16_1k"),
+        Some("v_mfma_f32_16x16x4_4b_bf16"),
+        16,
+        4,
+        4,
+        Ty::Bf16,
+    ),
+    mf(
+        Some("v_mfma_f32_4x4x4bf16_1k"),
+        Some("v_mfma_f32_4x4x4_16b_bf16"),
+        4,
+        4,
+        16,
+        Ty::Bf16,
+    ),
+    mf(
+        Some("v_mfma_f32_32x32x8bf16_1k"),
+        Some("v_mfma_f32_32x32x8_bf16"),
+        32,
+        8,
+        1,
+        Ty::Bf16,
+    ),
+    mf(
+        Some("v_mfma_f32_16x16x16bf16_1k"),
+        Some("v_mfma_f32_16x16x16_bf16"),
+        16,
+        16,
+        1,
+        Ty::Bf16,
+    ),
+    mf(Some("v_mfma_f32_32x32x2bf16"), None, 32, 2, 2, Ty::Bf16),
+    mf(Some("v_mfma_f32_16x16x2bf16"), None, 16, 2, 4, Ty::Bf16),
+    mf(Some("v_mfma_f32_4x4x2bf16"), None, 4, 2, 16, Ty::Bf16),
+    mf(Some("v_mfma_f32_32x32x4bf16"), None, 32, 4, 1, Ty::Bf16),
+    mf(Some("v_mfma_f32_16x16x8bf16"), None, 16, 8, 1, Ty::Bf16),
+    mf(
+        Some("v_mfma_f64_16x16x4f64"),
+        Some("v_mfma_f64_16x16x4_f64"),
+        16,
+        4,
+        1,
+        Ty::F64,
+    ),
+    mf(
+        Some("v_mfma_f64_4x4x4f64"),
+        Some("v_mfma_f64_4x4x4_4b_f64"),
+        4,
+        4,
+        4,
+        Ty::F64,
+    ),
+    mf(
+        None,
+        Some("v_mfma_f32_16x16x32_fp8_fp8"),
+        16,
+        32,
+        1,
+        Ty::Fp8,
+    ),
+    Mfma {
+        b: Ty::Bf8,
+        ..mf(
+            None,
+            Some("v_mfma_f32_16x16x32_fp8_bf8"),
+            16,
+            32,
+            1,
+            Ty::Fp8,
+        )
+    },
+    Mfma {
+        b: Ty::Fp8,
+        ..mf(
+            None,
+            Some("v_mfma_f32_16x16x32_bf8_fp8"),
+            16,
+            32,
+            1,
+            Ty::Bf8,
+        )
+    },
+    mf(
+        None,
+        Some("v_mfma_f32_16x16x32_bf8_bf8"),
+        16,
+        32,
+        1,
+        Ty::Bf8,
+    ),
+    mf(
+        None,
+        Some("v_mfma_f32_32x32x16_fp8_fp8"),
+        32,
+        16,
+        1,
+        Ty::Fp8,
+    ),
+    Mfma {
+        b: Ty::Bf8,
+        ..mf(
+            None,
+            Some("v_mfma_f32_32x32x16_fp8_bf8"),
+            32,
+            16,
+            1,
+            Ty::Fp8,
+        )
+    },
+    Mfma {
+        b: Ty::Fp8,
+        ..mf(
+            None,
+            Some("v_mfma_f32_32x32x16_bf8_fp8"),
+            32,
+            16,
+            1,
+            Ty::Bf8,
+        )
+    },
+    mf(
+        None,
+        Some("v_mfma_f32_32x32x16_bf8_bf8"),
+        32,
+        16,
+        1,
+        Ty::Bf8,
+    ),
+    mf(
+        Some("v_mfma_f32_32x32x8f16"),
+        Some("v_mfma_f32_32x32x8_f16"),
+        32,
+        8,
+        1,
+        Ty::F16,
+    ),
+];
+
+fn range(base: &str, first: usize, n: usize) -> String {
+    if n == 1 {
+        format!("{base}{first}")
+    } else {
+        format!("{base}[{first}:{}]", first + n - 1)
+    }
+}
+
+/// How a test places the MFMA operands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// A, B in VGPRs, C and D in AccVGPRs.
+    AccCd,
+    /// Everything in VGPRs.
+    Vgprs,
+    /// A and B in AccVGPRs, C the constant 0, D in AccVGPRs.
+    AccAbZeroC,
+}
+
+/// Runs `x` on `t` with random operands and compares with the product
+/// computed on the host from the transcribed layouts.
+fn check_mfma(t: Target, name: &str, x: &Mfma, place: Place, r: &mut Rng) {
+    let (ra, rc) = (x.in_regs(), x.out_regs());
+    // Random matrices, as raw element bits.
+    let mut a = vec![0u64; x.blocks * x.m * x.k];
+    let mut b = vec![0u64; x.blocks * x.k * x.m];
+    for v in a.iter_mut() {
+        *v = x.a.random(r);
+    }
+    for v in b.iter_mut() {
+        *v = x.b.random(r);
+    }
+    // Their registers.
+    let mut areg = vec![[0u32; 64]; ra];
+    let mut breg = vec![[0u32; 64]; ra];
+    let per_reg = (32 / x.a.bits()).max(1);
+    for l in 0..64 {
+        for e in 0..x.kpl() {
+            let (blk, rc_, k) = x.input(l, e);
+            let va = a[(blk * x.m + rc_) * x.k + k];
+            let vb = b[(blk * x.k + k) * x.m + rc_];
+            if x.f64() {
+                areg[0][l] = va as u32;
+                areg[1][l] = (va >> 32) as u32;
+                breg[0][l] = vb as u32;
+                breg[1][l] = (vb >> 32) as u32;
+            } else {
+                let (g, sh) = (e / per_reg, (e % per_reg) * x.a.bits());
+                areg[g][l] |= (va as u32) << sh;
+                breg[g][l] |= (vb as u32) << sh;
+            }
+        }
+    }
+    let mut c = vec![[0u32; 64]; rc];
+    if place != Place::AccAbZeroC {
+        if x.f64() {
+            for p in 0..rc / 2 {
+                let v: [u64; 64] = std::array::from_fn(|_| Ty::F64.random(r));
+                c[2 * p] = v.map(|x| x as u32);
+                c[2 * p + 1] = v.map(|x| (x >> 32) as u32);
+            }
+        } else {
+            for g in &mut c {
+                *g = if x.float_out() { regs_f(r) } else { r.reg() };
+            }
+        }
+    }
+    let (a_file, cd_file) = match place {
+        Place::AccCd => ("v", "a"),
+        Place::Vgprs => ("v", "v"),
+        Place::AccAbZeroC => ("a", "a"),
+    };
+    let mut inputs: Vec<(String, Reg)> = Vec::new();
+    for (g, v) in areg.iter().enumerate() {
+        inputs.push((format!("{a_file}{}", g), *v));
+    }
+    for (g, v) in breg.iter().enumerate() {
+        inputs.push((format!("{a_file}{}", 4 + g), *v));
+    }
+    let cd0 = 32;
+    if place != Place::AccAbZeroC {
+        for (g, v) in c.iter().enumerate() {
+            inputs.push((format!("{cd_file}{}", cd0 + g), *v));
+        }
+    }
+    let src_c = if place == Place::AccAbZeroC {
+        "0".to_string()
+    } else {
+        range(cd_file, cd0, rc)
+    };
+    let body = format!(
+        "{name} {}, {}, {}, {src_c}",
+        range(cd_file, cd0, rc),
+        range(a_file, 0, ra),
+        range(a_file, 4, ra),
+    );
+    let outs: Vec<String> = (0..rc).map(|g| format!("{cd_file}{}", cd0 + g)).collect();
+    let inputs_ref: Vec<(&str, Reg)> = inputs.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+    let outs_ref: Vec<&str> = outs.iter().map(|s| s.as_str()).collect();
+    let got = run(t, &inputs_ref, &body, &outs_ref);
+    let what = format!("{t:?} {body} ({place:?})");
+    let per = if x.f64() { 2 } else { 1 };
+    for g in 0..rc / per {
+        for l in 0..64 {
+            let (blk, i, j) = x.output(g, l);
+            let prods = (0..x.k).map(|k| {
+                x.a.value(a[(blk * x.m + i) * x.k + k]) * x.b.value(b[(blk * x.k + k) * x.m + j])
+            });
+            if x.f64() {
+                let mut acc =
+                    f64::from_bits(u64::from(c[2 * g][l]) | u64::from(c[2 * g + 1][l]) << 32);
+                let mut want_abs = acc.abs();
+                for p in prods {
+                    acc += p;
+                    want_abs += p.abs();
+                }
+                let v =
+                    f64::from_bits(u64::from(got[2 * g][l]) | u64::from(got[2 * g + 1][l]) << 32);
+                assert!(
+                    (v - acc).abs() <= 1e-13 * want_abs,
+                    "{what}: D[{blk}][{i}][{j}] = {v}, want {acc}"
+                );
+            } else if x.float_out() {
+                let cc = f64::from(f32::from_bits(c[g][l]));
+                let (mut acc, mut mag) = (cc, cc.abs());
+                for p in prods {
+                    acc += p;
+                    mag += p.abs();
+                }
+                let v = f64::from(f32::from_bits(got[g][l]));
+                assert!(
+                    (v - acc).abs() <= 1e-6 * mag,
+                    "{what}: D[{blk}][{i}][{j}] = {v}, want {acc} (reg {g} lane {l})"
+                );
+            } else {
+                let acc = prods.sum::<f64>() as i64 + i64::from(c[g][l] as i32);
+                assert_eq!(
+                    got[g][l], acc as u32,
+                    "{what}: D[{blk}][{i}][{j}] (reg {g} lane {l})"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn mfma_layouts_and_products_match_the_host() {
+    let mut r = Rng(13);
+    for x in MFMAS.iter() {
+        for (t, name) in [(Target::Gfx90a, x.gfx90a), (Target::Gfx940, x.gfx940)] {
+            let Some(name) = name else {
+                continue;
+            };
+            check_mfma(t, name, x, Place::AccCd, &mut r);
+        }
+    }
+}
+
+#[test]
+fn mfma_operand_files_and_constant_c() {
+    let mut r = Rng(14);
+    // One shape of each layout family is enough for the operand forms.
+    for x in [&MFMAS[8], &MFMAS[1], &MFMAS[12], &MFMAS[27], &MFMAS[28]] {
+        for (t, name) in [(Target::Gfx90a, x.gfx90a), (Target::Gfx940, x.gfx940)] {
+            let Some(name) = name else {
+                continue;
+            };
+            check_mfma(t, name, x, Place::Vgprs, &mut r);
+            check_mfma(t, name, x, Place::AccAbZeroC, &mut r);
+        }
+    }
+}
+
+#[test]
+fn mfma_broadcast_modifiers_are_reported_unimplemented() {
+    let mem = memory();
+    mem.store::<u64>(KERNARG, DATA);
+    let k = Kernel::new(
+        Target::Gfx90a,
+        "v_mfma_f32_32x32x4f16 a[0:31], v[0:1], v[2:3], a[0:31] cbsz:1 abid:1\ns_endpgm",
+    );
+    let e = k.run(&mem).unwrap_err().to_string();
+    assert!(e.contains("v_mfma_f32_32x32x4f16"), "{e}");
+}

@@ -3,6 +3,7 @@
 //! looked up by mnemonic once, when its instruction is decoded.
 
 mod half;
+mod mfma;
 mod salu;
 mod smem;
 mod sopp;
@@ -69,6 +70,7 @@ pub fn lookup(name: &str) -> Option<Exec> {
         .or_else(|| valu::lookup(name))
         .or_else(|| vmem::lookup(name))
         .or_else(|| vop3p::lookup(name))
+        .or_else(|| mfma::lookup(name))
 }
 
 /// The base of the simulator's private window: addresses the private
