@@ -1255,6 +1255,37 @@ enum Place {
 /// Runs `x` on `t` with random operands and compares with the product
 /// computed on the host from the transcribed layouts.
 fn check_mfma(t: Target, name: &str, x: &Mfma, place: Place, r: &mut Rng) {
+    check_mfma_mods(t, name, x, place, (0, 0, 0), r)
+}
+
+/// The lane whose B registers lane `lane` reads under BLGP (as the
+/// calculator's `_get_blgp_transformed_lane`).
+fn blgp_source(lane: usize, blgp: usize) -> usize {
+    match blgp {
+        1 => lane % 32,
+        2 if lane < 32 => lane + 32,
+        3 => (lane + 16) % 64,
+        4 => lane % 16,
+        5 if lane < 16 => lane + 16,
+        5 if lane >= 48 => lane - 32,
+        5 if lane >= 32 => lane - 16,
+        6 if lane >= 48 => lane - 16,
+        6 if lane < 16 => lane + 32,
+        6 if lane < 32 => lane + 16,
+        7 => lane + (3 - lane / 16) * 16,
+        _ => lane,
+    }
+}
+
+/// As `check_mfma`, with modifiers (CBSZ, ABID, BLGP).
+fn check_mfma_mods(
+    t: Target,
+    name: &str,
+    x: &Mfma,
+    place: Place,
+    (cbsz, abid, blgp): (usize, usize, usize),
+    r: &mut Rng,
+) {
     let (ra, rc) = (x.in_regs(), x.out_regs());
     // Random matrices, as raw element bits.
     let mut a = vec![0u64; x.blocks * x.m * x.k];
@@ -1323,12 +1354,35 @@ fn check_mfma(t: Target, name: &str, x: &Mfma, place: Place, r: &mut Rng) {
     } else {
         range(cd_file, cd0, rc)
     };
+    let mods = if (cbsz, abid, blgp) == (0, 0, 0) {
+        String::new()
+    } else {
+        format!(" cbsz:{cbsz} abid:{abid} blgp:{blgp}")
+    };
     let body = format!(
-        "{name} {}, {}, {}, {src_c}",
+        "{name} {}, {}, {}, {src_c}{mods}",
         range(cd_file, cd0, rc),
         range(a_file, 0, ra),
         range(a_file, 4, ra),
     );
+    // The B the instruction sees: each element from the lane BLGP names.
+    let mut b_seen = vec![0u64; b.len()];
+    for l in 0..64 {
+        let src = blgp_source(l, blgp);
+        for e in 0..x.kpl() {
+            let (blk, j, k) = x.input(l, e);
+            let raw = if x.f64() {
+                u64::from(breg[0][src]) | u64::from(breg[1][src]) << 32
+            } else {
+                let (g, sh) = (e / per_reg, (e % per_reg) * x.b.bits());
+                u64::from(breg[g][src] >> sh) & ((1u64 << x.b.bits()) - 1)
+            };
+            b_seen[(blk * x.k + k) * x.m + j] = raw;
+        }
+    }
+    let b = b_seen;
+    // The block of A each block of the product uses.
+    let a_block = |blk: usize| blk / (1 << cbsz) * (1 << cbsz) + abid;
     let outs: Vec<String> = (0..rc).map(|g| format!("{cd_file}{}", cd0 + g)).collect();
     let inputs_ref: Vec<(&str, Reg)> = inputs.iter().map(|(n, v)| (n.as_str(), *v)).collect();
     let outs_ref: Vec<&str> = outs.iter().map(|s| s.as_str()).collect();
@@ -1339,7 +1393,8 @@ fn check_mfma(t: Target, name: &str, x: &Mfma, place: Place, r: &mut Rng) {
         for l in 0..64 {
             let (blk, i, j) = x.output(g, l);
             let prods = (0..x.k).map(|k| {
-                x.a.value(a[(blk * x.m + i) * x.k + k]) * x.b.value(b[(blk * x.k + k) * x.m + j])
+                x.a.value(a[(a_block(blk) * x.m + i) * x.k + k])
+                    * x.b.value(b[(blk * x.k + k) * x.m + j])
             });
             if x.f64() {
                 let mut acc =
@@ -1407,13 +1462,58 @@ fn mfma_operand_files_and_constant_c() {
 }
 
 #[test]
-fn mfma_broadcast_modifiers_are_reported_unimplemented() {
-    let mem = memory();
-    mem.store::<u64>(KERNARG, DATA);
-    let k = Kernel::new(
-        Target::Gfx90a,
-        "v_mfma_f32_32x32x4f16 a[0:31], v[0:1], v[2:3], a[0:31] cbsz:1 abid:1\ns_endpgm",
-    );
-    let e = k.run(&mem).unwrap_err().to_string();
-    assert!(e.contains("v_mfma_f32_32x32x4f16"), "{e}");
+fn mfma_broadcast_modifiers() {
+    let mut r = Rng(15);
+    let cases: [(usize, (usize, usize, usize)); 9] = [
+        (5, (1, 1, 0)), // 32x32x4f16, two blocks: A of block 1 to both
+        (5, (0, 0, 2)),
+        (5, (1, 0, 3)),
+        (2, (2, 3, 5)),  // 4x4x1f32, sixteen blocks
+        (7, (4, 9, 6)),  // 4x4x4f16
+        (1, (1, 1, 7)),  // 16x16x1f32
+        (11, (2, 2, 4)), // 16x16x4i8
+        (4, (0, 0, 1)),  // 16x16x4f32: BLGP on both targets
+        (8, (0, 0, 1)),  // 32x32x8f16: BLGP on gfx90a only
+    ];
+    for (n, mods) in cases {
+        let x = &MFMAS[n];
+        for (t, name) in [(Target::Gfx90a, x.gfx90a), (Target::Gfx940, x.gfx940)] {
+            let Some(name) = name else {
+                continue;
+            };
+            if t == Target::Gfx940 && n == 8 {
+                continue;
+            }
+            check_mfma_mods(t, name, x, Place::AccCd, mods, &mut r);
+        }
+    }
+}
+
+#[test]
+fn mfma_undocumented_modifier_forms_are_reported_unimplemented() {
+    for (t, asm) in [
+        // ABID beyond 2^CBSZ - 1.
+        (
+            Target::Gfx90a,
+            "v_mfma_f32_32x32x4f16 a[0:31], v[0:1], v[2:3], a[0:31] cbsz:0 abid:1",
+        ),
+        // BLGP on a gfx940 single-block f16 shape.
+        (
+            Target::Gfx940,
+            "v_mfma_f32_32x32x8_f16 a[0:15], v[0:1], v[2:3], a[0:15] blgp:1",
+        ),
+        // f64 negate bits.
+        (
+            Target::Gfx940,
+            "v_mfma_f64_16x16x4_f64 a[0:7], v[0:1], v[2:3], a[0:7] neg:[1,0,0]",
+        ),
+    ] {
+        let mem = memory();
+        mem.store::<u64>(KERNARG, DATA);
+        let e = Kernel::new(t, &format!("{asm}\ns_endpgm"))
+            .run(&mem)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("v_mfma_f"), "{t:?} {asm}: {e}");
+    }
 }

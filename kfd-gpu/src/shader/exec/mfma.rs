@@ -29,9 +29,16 @@
 //! (word 0 [14:11]), the A and B ACC bits in `op_sel_hi[1:0]` (word 1
 //! [28:27]) and BLGP in `neg_lo` (word 1 [31:29]; the f64 forms' negate
 //! bits). AccVGPR `aN` is `Wave::vgpr[256 + N]`. C may be an inline
-//! constant, every element of it that value. The broadcast modifiers
-//! (CBSZ/ABID/BLGP) and f64 negation are not modelled: nonzero, they stop
-//! the wave as unimplemented.
+//! constant, every element of it that value.
+//!
+//! The broadcasts follow AMD's matrix instruction calculator: with CBSZ
+//! and ABID, block `b` of the product takes its A from block
+//! `(b >> CBSZ << CBSZ) + ABID`; with BLGP, lane `l` of B reads the
+//! registers of another lane (see `blgp_lane`). Forms the calculator does
+//! not document (CBSZ/ABID on single-block or f64 shapes, ABID beyond
+//! 2^CBSZ - 1, BLGP on gfx940's single-block non-f32 shapes) and the f64
+//! negate bits stop the wave as unimplemented. A partial EXEC does too:
+//! what the matrix core does with inactive lanes is not modelled.
 //!
 //! # Arithmetic
 //!
@@ -46,7 +53,7 @@
 use super::half::f16_to_f64;
 use super::vop3p::{get, put, vdst};
 use super::{unimplemented, Exec, Flow};
-use crate::shader::isa::Inst;
+use crate::shader::isa::{Inst, Target};
 use crate::shader::wave::{reg, Wave, LANES};
 
 /// An A/B element type.
@@ -195,7 +202,15 @@ const MAX_OUT: usize = 32;
 
 /// Reads the A (`is_a`) or B operand at register `r` into `out`, dense:
 /// A as `[block][row][k]`, B as `[block][k][column]`.
-fn gather(w: &Wave, s: &Shape, r: usize, is_a: bool, out: &mut [f64; MAX_IN]) {
+/// Lane `l` of the operand reads the registers of lane `from(l)` (BLGP).
+fn gather<F: Fn(usize) -> usize>(
+    w: &Wave,
+    s: &Shape,
+    r: usize,
+    is_a: bool,
+    from: F,
+    out: &mut [f64; MAX_IN],
+) {
     let ty = if is_a { s.a } else { s.b };
     let bits = ty.bits();
     let mut regs = [[0u32; LANES]; 2];
@@ -210,7 +225,8 @@ fn gather(w: &Wave, s: &Shape, r: usize, is_a: bool, out: &mut [f64; MAX_IN]) {
     };
     let mn = if is_a { s.m } else { s.n };
     for l in 0..LANES {
-        let v = u64::from(regs[0][l]) | u64::from(regs[1][l]) << 32;
+        let src = from(l) % LANES;
+        let v = u64::from(regs[0][src]) | u64::from(regs[1][src]) << 32;
         for e in 0..s.kpl {
             let x = ty.value(v >> (e * bits) & mask);
             let (blk, rc, k) = s.in_pos(mn, l, e);
@@ -226,12 +242,34 @@ fn gather(w: &Wave, s: &Shape, r: usize, is_a: bool, out: &mut [f64; MAX_IN]) {
     }
 }
 
+/// The lane whose B registers lane `l` reads under BLGP `blgp`: 1 and 2
+/// broadcast the low/high 32 lanes, 3 rotates down by 16 lanes, 4..7
+/// broadcast one group of 16 lanes.
+#[inline]
+fn blgp_lane(l: usize, blgp: u8) -> usize {
+    match blgp {
+        1 => l % 32,
+        2 => 32 + l % 32,
+        3 => (l + 16) % 64,
+        4..=7 => usize::from(blgp - 4) * 16 + l % 16,
+        _ => l,
+    }
+}
+
 /// `D = A * B + C` for shape `s`.
-fn mfma(w: &mut Wave, i: &Inst, s: &Shape) -> Flow {
+fn mfma(w: &mut Wave, i: &Inst, target: Target, s: &Shape) -> Flow {
     let m = &i.mods;
-    let abid = m.opsel | (m.opsel_hi >> 2) << 3;
-    if m.abs != 0 || abid != 0 || m.neg != 0 {
-        return unimplemented(i, "CBSZ/ABID/BLGP or negate modifiers");
+    let (cbsz, abid, blgp) = (m.abs, m.opsel | (m.opsel_hi >> 2) << 3, m.neg);
+    // The broadcasts, where AMD's matrix instruction calculator documents
+    // them: CBSZ/ABID on multi-block shapes (not f64), BLGP on every
+    // gfx90a shape but f64 and on gfx940's multi-block and f32 ones.
+    let f64s = s.a == Ty::F64;
+    let cbsz_ok =
+        cbsz == 0 && abid == 0 || !f64s && (1usize << cbsz) <= s.blocks && abid < 1 << cbsz;
+    let blgp_ok =
+        blgp == 0 || !f64s && (target != Target::Gfx940 || s.blocks > 1 || s.a == Ty::F32);
+    if !cbsz_ok || !blgp_ok {
+        return unimplemented(i, "CBSZ/ABID/BLGP (or f64 negate) form");
     }
     if w.vgpr.len() < 512 {
         return unimplemented(i, "no AccVGPRs");
@@ -250,8 +288,10 @@ fn mfma(w: &mut Wave, i: &Inst, s: &Shape) -> Flow {
     let acc_cd = acc(m.clamp);
     let mut a = [0f64; MAX_IN];
     let mut b = [0f64; MAX_IN];
-    gather(w, s, ra, true, &mut a);
-    gather(w, s, rb, false, &mut b);
+    gather(w, s, ra, true, |l| l, &mut a);
+    gather(w, s, rb, false, |l| blgp_lane(l, blgp), &mut b);
+    // Block `blk` of the product takes its A from this block.
+    let a_block = |blk: usize| (blk >> cbsz << cbsz) + usize::from(abid);
     let n = s.out_regs().min(MAX_OUT);
     let mut c = [[0u32; LANES]; MAX_OUT];
     if sc >= reg::VGPR0 {
@@ -272,7 +312,10 @@ fn mfma(w: &mut Wave, i: &Inst, s: &Shape) -> Flow {
     }
     let mut d = [[0u32; LANES]; MAX_OUT];
     let at = |blk: usize, row: usize, col: usize, k: usize| {
-        let x = a.get((blk * s.m + row) * s.k + k).copied().unwrap_or(0.0);
+        let x = a
+            .get((a_block(blk) * s.m + row) * s.k + k)
+            .copied()
+            .unwrap_or(0.0);
         let y = b.get((blk * s.k + k) * s.n + col).copied().unwrap_or(0.0);
         (x, y)
     };
@@ -333,9 +376,9 @@ macro_rules! shapes {
         /// The executor of an MFMA mnemonic.
         pub(super) fn lookup(name: &str) -> Option<Exec> {
             Some(match name {
-                $($($name)|+ => |w, i, _| {
+                $($($name)|+ => |w, i, c| {
                     const S: Shape = $shape;
-                    mfma(w, i, &S)
+                    mfma(w, i, c.target, &S)
                 },)*
                 _ => return None,
             })
