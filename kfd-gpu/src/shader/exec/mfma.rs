@@ -201,7 +201,7 @@ const MAX_IN: usize = 512;
 const MAX_OUT: usize = 32;
 
 /// Reads the A (`is_a`) or B operand at register `r` into `out`, dense:
-/// A as `[block][row][k]`, B as `[block][k][column]`.
+/// A as `[block][row][k]`, B transposed as `[block][column][k]`.
 /// Lane `l` of the operand reads the registers of lane `from(l)` (BLGP).
 fn gather<F: Fn(usize) -> usize>(
     w: &Wave,
@@ -230,11 +230,7 @@ fn gather<F: Fn(usize) -> usize>(
         for e in 0..s.kpl {
             let x = ty.value(v >> (e * bits) & mask);
             let (blk, rc, k) = s.in_pos(mn, l, e);
-            let at = if is_a {
-                (blk * s.m + rc) * s.k + k
-            } else {
-                (blk * s.k + k) * s.n + rc
-            };
+            let at = (blk * mn + rc) * s.k + k;
             if let Some(slot) = out.get_mut(at) {
                 *slot = x;
             }
@@ -311,24 +307,22 @@ fn mfma(w: &mut Wave, i: &Inst, target: Target, s: &Shape) -> Flow {
         }
     }
     let mut d = [[0u32; LANES]; MAX_OUT];
-    let at = |blk: usize, row: usize, col: usize, k: usize| {
-        let x = a
-            .get((a_block(blk) * s.m + row) * s.k + k)
-            .copied()
-            .unwrap_or(0.0);
-        let y = b.get((blk * s.k + k) * s.n + col).copied().unwrap_or(0.0);
-        (x, y)
+    // Row `row` of A and column `col` of B for block `blk`, K long each.
+    let vectors = |blk: usize, row: usize, col: usize| {
+        let ia = (a_block(blk) * s.m + row) * s.k;
+        let ib = (blk * s.n + col) * s.k;
+        (
+            a.get(ia..ia + s.k).unwrap_or(&[]),
+            b.get(ib..ib + s.k).unwrap_or(&[]),
+        )
     };
     match s.out {
         Out::F32 | Out::I32 => {
             for r in 0..n {
                 for l in 0..LANES {
                     let (blk, row, col) = s.out_pos(r, l);
-                    let mut sum = 0f64;
-                    for k in 0..s.k {
-                        let (x, y) = at(blk, row, col, k);
-                        sum += x * y;
-                    }
+                    let (x, y) = vectors(blk, row, col);
+                    let sum: f64 = x.iter().zip(y).map(|(p, q)| p * q).sum();
                     d[r][l] = if s.out == Out::F32 {
                         ((sum + f64::from(f32::from_bits(c[r][l]))) as f32).to_bits()
                     } else {
@@ -343,9 +337,9 @@ fn mfma(w: &mut Wave, i: &Inst, target: Target, s: &Shape) -> Flow {
                     let (blk, row, col) = s.out_pos(p, l);
                     let mut x =
                         f64::from_bits(u64::from(c[2 * p][l]) | u64::from(c[2 * p + 1][l]) << 32);
-                    for k in 0..s.k {
-                        let (p0, p1) = at(blk, row, col, k);
-                        x = p0.mul_add(p1, x);
+                    let (u, v) = vectors(blk, row, col);
+                    for (p0, p1) in u.iter().zip(v) {
+                        x = p0.mul_add(*p1, x);
                     }
                     d[2 * p][l] = x.to_bits() as u32;
                     d[2 * p + 1][l] = (x.to_bits() >> 32) as u32;
