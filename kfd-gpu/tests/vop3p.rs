@@ -1517,3 +1517,37 @@ fn mfma_undocumented_modifier_forms_are_reported_unimplemented() {
         assert!(e.contains("v_mfma_f"), "{t:?} {asm}: {e}");
     }
 }
+
+#[test]
+fn op_sel_of_the_third_source() {
+    let mut r = Rng(16);
+    for t in PACKED_TARGETS {
+        let (a, b, c) = (
+            halves(&mut r, &[]),
+            halves(&mut r, &[]),
+            halves(&mut r, &[]),
+        );
+        // Low: a.lo * b.hi + c.hi; high: a.hi * b.hi + c.lo.
+        let out = run(
+            t,
+            &[("v0", a), ("v1", b), ("v2", c)],
+            "v_pk_fma_f16 v3, v0, v1, v2 op_sel:[0,1,1] op_sel_hi:[1,1,0]\n\
+             v_pk_mad_u16 v4, v0, v1, v2 op_sel:[0,1,1] op_sel_hi:[1,1,0]",
+            &["v3", "v4"],
+        );
+        for l in 0..64 {
+            let f = |x: u16, y: u16, z: u16| ftz_h(f2h(h2f(x).mul_add(h2f(y), h2f(z))));
+            let want = pack(
+                f(lo(a[l]), hi(b[l]), hi(c[l])),
+                f(hi(a[l]), hi(b[l]), lo(c[l])),
+            );
+            assert_eq!(out[0][l], want, "{t:?} fma lane {l}");
+            let g = |x: u16, y: u16, z: u16| x.wrapping_mul(y).wrapping_add(z);
+            let want = pack(
+                g(lo(a[l]), hi(b[l]), hi(c[l])),
+                g(hi(a[l]), hi(b[l]), lo(c[l])),
+            );
+            assert_eq!(out[1][l], want, "{t:?} mad lane {l}");
+        }
+    }
+}
