@@ -1,6 +1,9 @@
 //! VOP3P: packed math, mixed precision, dot products, AccVGPR moves and
 //! the matrix (MFMA) instructions, against host-computed results.
 
+// Lane loops index several per-lane arrays by the lane number.
+#![allow(clippy::needless_range_loop)]
+
 mod common;
 
 use common::*;
@@ -1549,5 +1552,122 @@ fn op_sel_of_the_third_source() {
             );
             assert_eq!(out[1][l], want, "{t:?} mad lane {l}");
         }
+    }
+}
+
+// ---------------------------------------------------------------------
+// SMFMAC (gfx940): 4:2 sparse A. Layouts from the matrix instruction
+// calculator: A lane M * (k / kpl) + i, two stored values per group of
+// four K positions; the index register's 4-bit field per group (set ABID
+// at bit ABID * kpl) holds the two positions, first value in bits [1:0].
+
+fn check_smfmac(name: &str, m: usize, k: usize, ty: (Ty, Ty), abid: usize, r: &mut Rng) {
+    let (ta, tb) = ty;
+    let kpl = k * m / 64; // B elements per lane; A stores half
+    let bits = ta.bits();
+    let int = ta == Ty::I8;
+    // Dense sparse A and its stored form.
+    let mut a = vec![0u64; m * k];
+    let mut areg = [[0u32; 64]; 2];
+    let mut index = r.reg();
+    for l in 0..64 {
+        let (i, base) = (l % m, (l / m) * kpl);
+        for q in 0..kpl / 4 {
+            let p0 = (r.next() % 4) as usize;
+            let p1 = (p0 + 1 + (r.next() % 3) as usize) % 4;
+            let sh = abid * kpl + 4 * q;
+            index[l] = index[l] & !(0xf << sh) | ((p0 | p1 << 2) as u32) << sh;
+            for (t, p) in [(0, p0), (1, p1)] {
+                let v = ta.random(r);
+                a[i * k + base + 4 * q + p] = v;
+                let e = 2 * q + t;
+                areg[e * bits / 32][l] |= (v as u32) << (e * bits % 32);
+            }
+        }
+    }
+    let mut b = vec![0u64; k * m];
+    let mut breg = [[0u32; 64]; 4];
+    for l in 0..64 {
+        let (j, base) = (l % m, (l / m) * kpl);
+        for e in 0..kpl {
+            let v = tb.random(r);
+            b[(base + e) * m + j] = v;
+            breg[e * bits / 32][l] |= (v as u32) << (e * bits % 32);
+        }
+    }
+    let nd = m * m / 64;
+    let c: Vec<Reg> = (0..nd)
+        .map(|_| if int { r.reg() } else { regs_f(r) })
+        .collect();
+    let mut inputs: Vec<(String, Reg)> = vec![
+        ("v0".into(), areg[0]),
+        ("v1".into(), areg[1]),
+        ("v9".into(), index),
+    ];
+    for (g, v) in breg.iter().enumerate() {
+        inputs.push((format!("v{}", 4 + g), *v));
+    }
+    for (g, v) in c.iter().enumerate() {
+        inputs.push((format!("a{}", 32 + g), *v));
+    }
+    let abid_s = if abid != 0 {
+        format!(" abid:{abid}")
+    } else {
+        String::new()
+    };
+    let body = format!("{name} {}, v[0:1], v[4:7], v9{abid_s}", range("a", 32, nd));
+    let outs: Vec<String> = (0..nd).map(|g| format!("a{}", 32 + g)).collect();
+    let inputs_ref: Vec<(&str, Reg)> = inputs.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+    let outs_ref: Vec<&str> = outs.iter().map(|s| s.as_str()).collect();
+    let got = run(Target::Gfx940, &inputs_ref, &body, &outs_ref);
+    let x = mf(None, None, m, k, 1, ta);
+    for g in 0..nd {
+        for l in 0..64 {
+            let (_, i, j) = x.output(g, l);
+            let prods = (0..k).map(|kk| ta.value(a[i * k + kk]) * tb.value(b[kk * m + j]));
+            if int {
+                let want = prods.sum::<f64>() as i64 + i64::from(c[g][l] as i32);
+                assert_eq!(got[g][l], want as u32, "{body}: D[{i}][{j}]");
+            } else {
+                let cc = f64::from(f32::from_bits(c[g][l]));
+                let (mut acc, mut mag) = (cc, cc.abs());
+                for p in prods {
+                    acc += p;
+                    mag += p.abs();
+                }
+                let v = f64::from(f32::from_bits(got[g][l]));
+                assert!(
+                    (v - acc).abs() <= 1e-6 * mag,
+                    "{body}: D[{i}][{j}] = {v}, want {acc}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn smfmac_sparse_products_match_the_host() {
+    let mut r = Rng(17);
+    let cases: [(&str, usize, usize, (Ty, Ty)); 14] = [
+        ("v_smfmac_f32_16x16x32_f16", 16, 32, (Ty::F16, Ty::F16)),
+        ("v_smfmac_f32_32x32x16_f16", 32, 16, (Ty::F16, Ty::F16)),
+        ("v_smfmac_f32_16x16x32_bf16", 16, 32, (Ty::Bf16, Ty::Bf16)),
+        ("v_smfmac_f32_32x32x16_bf16", 32, 16, (Ty::Bf16, Ty::Bf16)),
+        ("v_smfmac_i32_16x16x64_i8", 16, 64, (Ty::I8, Ty::I8)),
+        ("v_smfmac_i32_32x32x32_i8", 32, 32, (Ty::I8, Ty::I8)),
+        ("v_smfmac_f32_16x16x64_bf8_bf8", 16, 64, (Ty::Bf8, Ty::Bf8)),
+        ("v_smfmac_f32_16x16x64_bf8_fp8", 16, 64, (Ty::Bf8, Ty::Fp8)),
+        ("v_smfmac_f32_16x16x64_fp8_bf8", 16, 64, (Ty::Fp8, Ty::Bf8)),
+        ("v_smfmac_f32_16x16x64_fp8_fp8", 16, 64, (Ty::Fp8, Ty::Fp8)),
+        ("v_smfmac_f32_32x32x32_bf8_bf8", 32, 32, (Ty::Bf8, Ty::Bf8)),
+        ("v_smfmac_f32_32x32x32_bf8_fp8", 32, 32, (Ty::Bf8, Ty::Fp8)),
+        ("v_smfmac_f32_32x32x32_fp8_bf8", 32, 32, (Ty::Fp8, Ty::Bf8)),
+        ("v_smfmac_f32_32x32x32_fp8_fp8", 32, 32, (Ty::Fp8, Ty::Fp8)),
+    ];
+    for (name, m, k, ty) in cases {
+        check_smfmac(name, m, k, ty, 0, &mut r);
+        // The last index set: ABID 3 for 16-bit data, 1 for 8-bit.
+        let last = 32 / (k * m / 64) - 1;
+        check_smfmac(name, m, k, ty, last, &mut r);
     }
 }

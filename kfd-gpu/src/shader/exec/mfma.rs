@@ -40,6 +40,13 @@
 //! negate bits stop the wave as unimplemented. A partial EXEC does too:
 //! what the matrix core does with inactive lanes is not modelled.
 //!
+//! # Sparse (SMFMAC, gfx940)
+//!
+//! `v_smfmac_*` compute `D = A * B + D` with A 4:2 sparse: per group of
+//! four K positions a lane stores two A values, and the index register
+//! (source 2) places them (see `smfmac`). B and D have the dense layouts
+//! above. The xf32 forms have no executor.
+//!
 //! # Arithmetic
 //!
 //! Products of the f16/bf16/fp8/bf8/i8 and f32 inputs are exact in f64;
@@ -127,6 +134,9 @@ struct Shape {
     blocks: usize,
     /// Elements of A (and of B) per lane.
     kpl: usize,
+    /// A is 4:2 sparse (SMFMAC): each group of four K positions holds two
+    /// stored values, placed by 2-bit indices; `kpl` counts B's elements.
+    sparse: bool,
     /// Element type of A.
     a: Ty,
     /// Element type of B.
@@ -141,6 +151,7 @@ const fn shape(m: usize, k: usize, blocks: usize, kpl: usize, ab: Ty, out: Out) 
         k,
         blocks,
         kpl,
+        sparse: false,
         a: ab,
         b: ab,
         out,
@@ -154,9 +165,26 @@ const fn fp8(m: usize, k: usize, a: Ty, b: Ty) -> Shape {
         k,
         blocks: 1,
         kpl: 8,
+        sparse: false,
         a,
         b,
         out: Out::F32,
+    }
+}
+
+/// An SMFMAC shape (gfx940): one block, B with `kpl` elements per lane, A
+/// half as many stored.
+const fn sparse(m: usize, k: usize, a: Ty, b: Ty, out: Out) -> Shape {
+    Shape {
+        m,
+        n: m,
+        k,
+        blocks: 1,
+        kpl: k * m / LANES,
+        sparse: true,
+        a,
+        b,
+        out,
     }
 }
 
@@ -196,7 +224,7 @@ impl Shape {
 }
 
 /// Largest A or B element count (blocks × M × K) of any shape.
-const MAX_IN: usize = 512;
+const MAX_IN: usize = 1024;
 /// Largest C/D register count of any shape.
 const MAX_OUT: usize = 32;
 
@@ -213,22 +241,16 @@ fn gather<F: Fn(usize) -> usize>(
 ) {
     let ty = if is_a { s.a } else { s.b };
     let bits = ty.bits();
-    let mut regs = [[0u32; LANES]; 2];
-    get(w, r, &mut regs[0]);
-    if s.kpl * bits > 32 {
-        get(w, r + 1, &mut regs[1]);
+    let mut regs = [[0u32; LANES]; 4];
+    let nregs = (s.kpl * bits).div_ceil(32).min(4);
+    for (g, v) in regs.iter_mut().enumerate().take(nregs) {
+        get(w, r + g, v);
     }
-    let mask = if bits == 64 {
-        u64::MAX
-    } else {
-        (1u64 << bits) - 1
-    };
     let mn = if is_a { s.m } else { s.n };
     for l in 0..LANES {
         let src = from(l) % LANES;
-        let v = u64::from(regs[0][src]) | u64::from(regs[1][src]) << 32;
         for e in 0..s.kpl {
-            let x = ty.value(v >> (e * bits) & mask);
+            let x = ty.value(element(&regs, src, e, bits));
             let (blk, rc, k) = s.in_pos(mn, l, e);
             let at = (blk * mn + rc) * s.k + k;
             if let Some(slot) = out.get_mut(at) {
@@ -236,6 +258,18 @@ fn gather<F: Fn(usize) -> usize>(
             }
         }
     }
+}
+
+/// Element `e` (`bits` wide, packed from bit 0 of the first register up)
+/// of lane `l` of `regs`.
+#[inline]
+fn element(regs: &[[u32; LANES]; 4], l: usize, e: usize, bits: usize) -> u64 {
+    if bits == 64 {
+        return u64::from(regs[0][l]) | u64::from(regs[1][l]) << 32;
+    }
+    let (g, sh) = ((e * bits) / 32, (e * bits) % 32);
+    let v = regs.get(g).map_or(0, |r| r[l]) >> sh;
+    u64::from(v) & ((1u64 << bits) - 1)
 }
 
 /// The lane whose B registers lane `l` reads under BLGP `blgp`: 1 and 2
@@ -306,6 +340,26 @@ fn mfma(w: &mut Wave, i: &Inst, target: Target, s: &Shape) -> Flow {
             *r = [v; LANES];
         }
     }
+    let rd = vdst(i) + acc_cd;
+    product(w, s, &a, &b, a_block, &c, n, rd, exec);
+    Flow::Next
+}
+
+/// Computes `D = A * B + C` from dense A (`[block][row][k]`, block `blk` of
+/// the product reading block `a_block(blk)`) and B (`[block][column][k]`)
+/// and the C registers, and writes the `n` D registers from `rd` on.
+#[allow(clippy::too_many_arguments)]
+fn product<F: Fn(usize) -> usize>(
+    w: &mut Wave,
+    s: &Shape,
+    a: &[f64; MAX_IN],
+    b: &[f64; MAX_IN],
+    a_block: F,
+    c: &[[u32; LANES]; MAX_OUT],
+    n: usize,
+    rd: usize,
+    exec: u64,
+) {
     let mut d = [[0u32; LANES]; MAX_OUT];
     // Row `row` of A and column `col` of B for block `blk`, K long each.
     let vectors = |blk: usize, row: usize, col: usize| {
@@ -347,10 +401,70 @@ fn mfma(w: &mut Wave, i: &Inst, target: Target, s: &Shape) -> Flow {
             }
         }
     }
-    let rd = vdst(i) + acc_cd;
     for r in 0..n {
         put(w, rd + r, exec, &d[r]);
     }
+}
+
+/// `v_smfmac_*` (gfx940): `D = A * B + D` with a 4:2 sparse A. Lane `l`
+/// holds, for each of its groups of four K positions (from
+/// `(l / M) * kpl` on), two stored A values; the group's 4-bit field of
+/// the index register (source 2, a VGPR) gives their positions in the
+/// group, bits [1:0] for the first and [3:2] for the second. ABID picks
+/// the set of fields (bit `ABID * kpl` on). Two values placed at one
+/// position stop the wave as unimplemented (not modelled).
+fn smfmac(w: &mut Wave, i: &Inst, s: &Shape) -> Flow {
+    let m = &i.mods;
+    let abid = usize::from(m.opsel | (m.opsel_hi >> 2) << 3);
+    if m.abs != 0 || m.neg != 0 || abid * s.kpl >= 32 {
+        return unimplemented(i, "CBSZ/BLGP or ABID form");
+    }
+    if w.vgpr.len() < 512 {
+        return unimplemented(i, "no AccVGPRs");
+    }
+    let exec = w.exec();
+    if exec != u64::MAX {
+        return unimplemented(i, "EXEC not all ones");
+    }
+    let acc = |on: bool| if on { 256 } else { 0 };
+    let (sa, sb, sx) = (i.src[0], i.src[1], i.src[2]);
+    if sa < reg::VGPR0 || sb < reg::VGPR0 || sx < reg::VGPR0 {
+        return unimplemented(i, "operand kinds");
+    }
+    let ra = usize::from(sa - reg::VGPR0) + acc(m.opsel_hi & 1 != 0);
+    let rb = usize::from(sb - reg::VGPR0) + acc(m.opsel_hi & 2 != 0);
+    let rd = vdst(i) + acc(m.clamp);
+    let mut b = [0f64; MAX_IN];
+    gather(w, s, rb, false, |l| l, &mut b);
+    let mut regs = [[0u32; LANES]; 4];
+    get(w, ra, &mut regs[0]);
+    get(w, ra + 1, &mut regs[1]);
+    let mut index = [0u32; LANES];
+    get(w, usize::from(sx - reg::VGPR0), &mut index);
+    let bits = s.a.bits();
+    let mut a = [0f64; MAX_IN];
+    for l in 0..LANES {
+        let (row, base) = (l % s.m, (l / s.m) * s.kpl);
+        for q in 0..s.kpl / 4 {
+            let field = index[l] >> (abid * s.kpl + 4 * q);
+            let (i0, i1) = ((field & 3) as usize, (field >> 2 & 3) as usize);
+            if i0 == i1 {
+                return unimplemented(i, "two values at one sparse position");
+            }
+            for (t, at) in [(0, i0), (1, i1)] {
+                let x = s.a.value(element(&regs, l, 2 * q + t, bits));
+                if let Some(slot) = a.get_mut(row * s.k + base + 4 * q + at) {
+                    *slot = x;
+                }
+            }
+        }
+    }
+    let n = s.out_regs().min(MAX_OUT);
+    let mut c = [[0u32; LANES]; MAX_OUT];
+    for r in 0..n {
+        get(w, rd + r, &mut c[r]);
+    }
+    product(w, s, &a, &b, |blk| blk, &c, n, rd, exec);
     Flow::Next
 }
 
@@ -372,7 +486,11 @@ macro_rules! shapes {
             Some(match name {
                 $($($name)|+ => |w, i, c| {
                     const S: Shape = $shape;
-                    mfma(w, i, c.target, &S)
+                    if S.sparse {
+                        smfmac(w, i, &S)
+                    } else {
+                        mfma(w, i, c.target, &S)
+                    }
                 },)*
                 _ => return None,
             })
@@ -421,6 +539,20 @@ shapes! {
     "v_mfma_f32_32x32x16_fp8_bf8" => fp8(32, 16, Fp8, Bf8),
     "v_mfma_f32_32x32x16_bf8_fp8" => fp8(32, 16, Bf8, Fp8),
     "v_mfma_f32_32x32x16_bf8_bf8" => fp8(32, 16, Bf8, Bf8),
+    "v_smfmac_f32_16x16x32_f16" => sparse(16, 32, F16, F16, OF32),
+    "v_smfmac_f32_32x32x16_f16" => sparse(32, 16, F16, F16, OF32),
+    "v_smfmac_f32_16x16x32_bf16" => sparse(16, 32, Bf16, Bf16, OF32),
+    "v_smfmac_f32_32x32x16_bf16" => sparse(32, 16, Bf16, Bf16, OF32),
+    "v_smfmac_i32_16x16x64_i8" => sparse(16, 64, I8, I8, I32),
+    "v_smfmac_i32_32x32x32_i8" => sparse(32, 32, I8, I8, I32),
+    "v_smfmac_f32_16x16x64_bf8_bf8" => sparse(16, 64, Bf8, Bf8, OF32),
+    "v_smfmac_f32_16x16x64_bf8_fp8" => sparse(16, 64, Bf8, Fp8, OF32),
+    "v_smfmac_f32_16x16x64_fp8_bf8" => sparse(16, 64, Fp8, Bf8, OF32),
+    "v_smfmac_f32_16x16x64_fp8_fp8" => sparse(16, 64, Fp8, Fp8, OF32),
+    "v_smfmac_f32_32x32x32_bf8_bf8" => sparse(32, 32, Bf8, Bf8, OF32),
+    "v_smfmac_f32_32x32x32_bf8_fp8" => sparse(32, 32, Bf8, Fp8, OF32),
+    "v_smfmac_f32_32x32x32_fp8_bf8" => sparse(32, 32, Fp8, Bf8, OF32),
+    "v_smfmac_f32_32x32x32_fp8_fp8" => sparse(32, 32, Fp8, Fp8, OF32),
 }
 
 #[cfg(test)]
