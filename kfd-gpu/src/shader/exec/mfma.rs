@@ -57,8 +57,8 @@
 //! says. gfx940's fp8/bf8 are the "FNUZ" formats (E4M3 with bias 8, E5M2
 //! with bias 16, 0x80 the only NaN, no infinities or negative zero).
 
-use super::half::f16_to_f64;
 use super::vop3p::{get, put, vdst};
+use super::vop3p_half::f16_to_f64;
 use super::{unimplemented, Exec, Flow};
 use crate::shader::isa::{Inst, Target};
 use crate::shader::wave::{reg, Wave, LANES};

@@ -2,7 +2,6 @@
 //! around it, one module per family of instructions. An executor is
 //! looked up by mnemonic once, when its instruction is decoded.
 
-mod half;
 mod mfma;
 mod salu;
 mod smem;
@@ -10,6 +9,7 @@ mod sopp;
 mod valu;
 mod vmem;
 mod vop3p;
+mod vop3p_half;
 
 use crate::mem::{Fault, Tlb, Word};
 
