@@ -7,7 +7,7 @@
 mod common;
 
 use common::*;
-use kfd_gpu::shader::Target;
+use kfd_gpu::shader::{self, CodeCache, Dispatch, KernelCode, Limits, Target};
 
 const PACKED_TARGETS: [Target; 3] = [Target::Gfx900, Target::Gfx90a, Target::Gfx940];
 const MFMA_TARGETS: [Target; 2] = [Target::Gfx90a, Target::Gfx940];
@@ -20,6 +20,22 @@ type Reg = [u32; 64];
 /// in `outputs` are stored afterwards and returned. The body may use every
 /// register but v199..v204 and s[4:5], and must leave EXEC all ones.
 fn run(target: Target, inputs: &[(&str, Reg)], body: &str, outputs: &[&str]) -> Vec<Reg> {
+    run_in_mode(target, 0, inputs, body, outputs)
+}
+
+/// `compute_pgm_rsrc1` float controls as hipcc sets them: f32 and f16/f64
+/// subnormals kept, DX10_CLAMP and IEEE_MODE on.
+const HIP_RSRC1: u32 = 3 << 16 | 3 << 18 | 1 << 21 | 1 << 23;
+
+/// As `run`, with the kernel's `compute_pgm_rsrc1` (its MODE fields) set
+/// to `rsrc1`.
+fn run_in_mode(
+    target: Target,
+    rsrc1: u32,
+    inputs: &[(&str, Reg)],
+    body: &str,
+    outputs: &[&str],
+) -> Vec<Reg> {
     let mem = memory();
     mem.store::<u64>(KERNARG, DATA);
     let slot_addr = |slot: usize| {
@@ -65,9 +81,38 @@ fn run(target: Target, inputs: &[(&str, Reg)], body: &str, outputs: &[&str]) -> 
         asm += &format!("global_store_dword v[202:203], {src}, off\n");
     }
     asm += "s_endpgm\n";
-    Kernel::new(target, &asm)
-        .run(&mem)
-        .unwrap_or_else(|e| panic!("{target:?}: {e}\n{body}"));
+    let words = assemble(target, &asm);
+    for (k, w) in words.iter().enumerate() {
+        mem.store(CODE + 4 * k as u64, *w);
+    }
+    let d = Dispatch {
+        target,
+        code: KernelCode {
+            entry: CODE,
+            rsrc1,
+            // Two user SGPRs (the kernarg pointer), workgroup id X.
+            rsrc2: 2 << 1 | 1 << 7,
+            rsrc3: 0,
+            properties: 1 << 3,
+            kernarg_preload: 0,
+        },
+        grid: [64, 1, 1],
+        workgroup: [64, 1, 1],
+        group_segment_size: 0,
+        private_segment_size: 0,
+        kernarg: KERNARG,
+        packet: 0,
+        queue: 0,
+        dispatch_id: 0,
+        shared_base: SHARED_BASE,
+        private_base: PRIVATE_BASE,
+        mem: &mem,
+        limits: Limits::default(),
+        stop: &|| false,
+        clock: &|| 0,
+        realtime: &|| 0,
+    };
+    shader::run(&d, &CodeCache::new()).unwrap_or_else(|e| panic!("{target:?}: {e}\n{body}"));
     (0..outputs.len())
         .map(|k| {
             std::array::from_fn(|l| mem.load::<u32>(DATA + 256 * (first + k) as u64 + 4 * l as u64))
@@ -1669,5 +1714,139 @@ fn smfmac_sparse_products_match_the_host() {
         // The last index set: ABID 3 for 16-bit data, 1 for 8-bit.
         let last = 32 / (k * m / 64) - 1;
         check_smfmac(name, m, k, ty, last, &mut r);
+    }
+}
+
+// ---------------------------------------------------------------------
+// The MODE hipcc kernels run in: subnormals kept, IEEE mode, DX10 clamp.
+
+#[test]
+fn subnormals_are_kept_in_hip_mode() {
+    let mut r = Rng(18);
+    for t in PACKED_TARGETS {
+        // Subnormal halves (and normal ones whose products underflow).
+        let sub = |r: &mut Rng| {
+            let v = r.next() as u16;
+            if v & 0x4000 != 0 {
+                v & 0x83ff
+            } else {
+                (v & 0x83ff) | (0x0400 * (1 + (v >> 11) % 4))
+            }
+        };
+        let a: Reg = std::array::from_fn(|_| pack(sub(&mut r), sub(&mut r)));
+        let b: Reg = std::array::from_fn(|_| pack(rand_h(&mut r), sub(&mut r)));
+        let c: Reg = std::array::from_fn(|_| pack(sub(&mut r), sub(&mut r)));
+        let out = run_in_mode(
+            t,
+            HIP_RSRC1,
+            &[("v0", a), ("v1", b), ("v2", c)],
+            "v_pk_add_f16 v3, v0, v2\nv_pk_mul_f16 v4, v0, v1\nv_pk_fma_f16 v5, v0, v1, v2",
+            &["v3", "v4", "v5"],
+        );
+        for l in 0..64 {
+            for (sel, get) in [(0, lo as fn(u32) -> u16), (1, hi as fn(u32) -> u16)] {
+                let (x, y, z) = (h2f(get(a[l])), h2f(get(b[l])), h2f(get(c[l])));
+                let what = format!("{t:?} lane {l} half {sel}");
+                assert_eq!(get(out[0][l]), f2h(x + z), "add {what}");
+                assert_eq!(get(out[1][l]), f2h(x * y), "mul {what}");
+                assert_eq!(get(out[2][l]), f2h(x.mul_add(y, z)), "fma {what}");
+            }
+        }
+    }
+    for t in MFMA_TARGETS {
+        let a: Reg =
+            std::array::from_fn(|l| (r.next() as u32 & 0x807f_ffff) | (l as u32 % 2) << 23);
+        let b = regs_f(&mut r);
+        let out = run_in_mode(
+            t,
+            HIP_RSRC1,
+            &[("v0", a), ("v1", a), ("v2", b), ("v3", b)],
+            "v_pk_mul_f32 v[4:5], v[0:1], 0.5\nv_pk_add_f32 v[6:7], v[0:1], v[2:3]",
+            &["v4", "v6"],
+        );
+        for l in 0..64 {
+            let x = f32::from_bits(a[l]);
+            assert_eq!(out[0][l], (x * 0.5).to_bits(), "{t:?} lane {l}");
+            assert_eq!(
+                out[1][l],
+                (x + f32::from_bits(b[l])).to_bits(),
+                "{t:?} lane {l}"
+            );
+        }
+    }
+}
+
+#[test]
+fn ieee_mode_min_max_and_dx10_clamp() {
+    // sNaN, qNaN, numbers; signed zeros.
+    let pairs: [(u16, u16, u16, u16); 6] = [
+        // (a, b, max, min) with IEEE mode: an sNaN gives itself quieted.
+        (0x7c01, 0x3c00, 0x7e01, 0x7e01),
+        (0x3c00, 0xfc02, 0xfe02, 0xfe02),
+        (0x7e00, 0x3c00, 0x3c00, 0x3c00),
+        (0xc000, 0x7e00, 0xc000, 0xc000),
+        (0x8000, 0x0000, 0x0000, 0x8000),
+        (0x3c00, 0xbc00, 0x3c00, 0xbc00),
+    ];
+    let a: Reg = std::array::from_fn(|l| u32::from(pairs[l % 6].0) * 0x1_0001);
+    let b: Reg = std::array::from_fn(|l| u32::from(pairs[l % 6].1) * 0x1_0001);
+    for t in PACKED_TARGETS {
+        let out = run_in_mode(
+            t,
+            HIP_RSRC1,
+            &[("v0", a), ("v1", b)],
+            "v_pk_max_f16 v3, v0, v1\nv_pk_min_f16 v4, v0, v1\nv_pk_add_f16 v5, v0, v1 clamp",
+            &["v3", "v4", "v5"],
+        );
+        for l in 0..64 {
+            let (x, y, mx, mn) = pairs[l % 6];
+            assert_eq!(
+                out[0][l],
+                u32::from(mx) * 0x1_0001,
+                "{t:?} max {x:#x} {y:#x}"
+            );
+            assert_eq!(
+                out[1][l],
+                u32::from(mn) * 0x1_0001,
+                "{t:?} min {x:#x} {y:#x}"
+            );
+            // With DX10_CLAMP a NaN result clamps to 0.
+            let s = h2f(x) + h2f(y);
+            let want = if s.is_nan() {
+                0
+            } else {
+                f2h(s.clamp(0.0, 1.0)) & 0x7fff
+            };
+            assert_eq!(
+                out[2][l],
+                u32::from(want) * 0x1_0001,
+                "{t:?} clamp {x:#x} {y:#x}"
+            );
+        }
+    }
+}
+
+#[test]
+fn mixed_precision_and_dot_keep_subnormals_in_hip_mode() {
+    let mut r = Rng(19);
+    for t in MFMA_TARGETS {
+        let a: Reg = std::array::from_fn(|_| pack(r.next() as u16 & 0x83ff, rand_h(&mut r)));
+        let b: Reg = std::array::from_fn(|_| pack(rand_h(&mut r), r.next() as u16 & 0x83ff));
+        let c: Reg = std::array::from_fn(|_| r.next() as u32 & 0x807f_ffff);
+        let out = run_in_mode(
+            t,
+            HIP_RSRC1,
+            &[("v0", a), ("v1", b), ("v2", c)],
+            "v_fma_mix_f32 v3, v0, v1, v2 op_sel_hi:[1,1,0]\nv_dot2_f32_f16 v4, v0, v1, v2",
+            &["v3", "v4"],
+        );
+        for l in 0..64 {
+            let z = f32::from_bits(c[l]);
+            let x = h2f(lo(a[l])) as f32;
+            let y = h2f(lo(b[l])) as f32;
+            assert_eq!(out[0][l], x.mul_add(y, z).to_bits(), "{t:?} mix lane {l}");
+            let s = h2f(lo(a[l])) * h2f(lo(b[l])) + h2f(hi(a[l])) * h2f(hi(b[l])) + f64::from(z);
+            assert_eq!(out[1][l], (s as f32).to_bits(), "{t:?} dot lane {l}");
+        }
     }
 }
