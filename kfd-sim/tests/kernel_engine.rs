@@ -679,6 +679,92 @@ fn gpu_write_to_a_read_only_buffer_faults() {
     w.close();
 }
 
+/// An SDMA write into a BO imported from a dma-buf (issue 27): the kernel
+/// imports every dma-buf writable and executable (`import_obj_create`),
+/// whatever the exporter's flags, so the write lands and no memory
+/// exception is raised. Exporters: another OS process of the same
+/// machine, and another machine (what a second preloaded OS process is),
+/// each with a writable VRAM buffer and a GTT buffer allocated without
+/// WRITABLE.
+#[test]
+fn sdma_write_into_an_imported_dmabuf_lands() {
+    for (cross_machine, flags) in [
+        (false, VRAM),
+        (true, VRAM),
+        (true, KFD_IOC_ALLOC_MEM_FLAGS_GTT),
+    ] {
+        let w = World::new("mi210");
+        // The first event brings the event page.
+        let (ev, slot) = w.event();
+        let fault_ev = w.p.create_event(KFD_IOC_EVENT_MEMORY, false, 0).unwrap();
+        let other = if cross_machine {
+            Sim::preset("mi210").unwrap()
+        } else {
+            w.sim.new_os_process()
+        };
+        let exporter = Proc::open(&other);
+        let len = 4 * PAGE;
+        let (h, _) = exporter.alloc(w.g, 0x2000_0000, len, flags).unwrap();
+        let mut ex = kfd_ioctl_export_dmabuf_args {
+            handle: h,
+            flags: libc::O_CLOEXEC as u32,
+            dmabuf_fd: 0,
+        };
+        io(&other, &exporter.kfd, AMDKFD_IOC_EXPORT_DMABUF, &mut ex).unwrap();
+        // SAFETY: the ioctl handed us this descriptor.
+        let fd = unsafe { std::os::fd::FromRawFd::from_raw_fd(ex.dmabuf_fd as i32) };
+        let fd: std::os::fd::OwnedFd = fd;
+        let va = 0x3000_0000u64;
+        let mut im = kfd_ioctl_import_dmabuf_args {
+            va_addr: va,
+            handle: 0,
+            gpu_id: w.g,
+            dmabuf_fd: raw_fd(&fd) as u32,
+        };
+        io(&w.sim, &w.p.kfd, AMDKFD_IOC_IMPORT_DMABUF, &mut im).unwrap();
+        assert_eq!(w.p.map(im.handle, &[w.g], 0), (Ok(0), 1));
+        let mut q = Q::create(
+            &w,
+            KFD_IOC_QUEUE_TYPE_SDMA,
+            PAGE,
+            w.mem.va + RPTR,
+            w.mem.va + WPTR,
+        );
+        let mut cmds = sdma::write(va + 64, &[0xfeed_f00d, 27]);
+        cmds.extend(sdma::fill(va + PAGE, 0x2727_2727, 256));
+        cmds.extend(sdma::fence(slot, ev));
+        cmds.extend(sdma::trap(ev));
+        q.submit(&w, &cmds, true);
+        // Bounded: a read-only fault sets the memory event instead.
+        let (r, res) = w.p.wait(&[ev, fault_ev.event_id], false, 5000);
+        assert_eq!(r, Ok(0));
+        assert_eq!(
+            res, KFD_IOC_WAIT_RESULT_COMPLETE,
+            "{cross_machine} {flags:#x}"
+        );
+        assert_eq!(
+            w.wait(fault_ev.event_id, 0),
+            KFD_IOC_WAIT_RESULT_TIMEOUT,
+            "a memory exception was raised ({cross_machine} {flags:#x})"
+        );
+        let m = map_fd(&fd, 0, len as usize);
+        // SAFETY: a live mapping of `len` bytes.
+        let bytes = unsafe { std::slice::from_raw_parts(m, len as usize) };
+        assert_eq!(&bytes[64..72], &[0x0d, 0xf0, 0xed, 0xfe, 27, 0, 0, 0]);
+        assert!(bytes[PAGE as usize..PAGE as usize + 256]
+            .iter()
+            .all(|b| *b == 0x27));
+        unmap_fd(m, len as usize);
+        q.destroy(&w);
+        assert_eq!(w.p.unmap(im.handle, &[w.g], 0).0, Ok(0));
+        w.p.free(im.handle).unwrap();
+        kfd_sys::Driver::close(&w.sim, fd);
+        exporter.free(h).unwrap();
+        exporter.close();
+        w.close();
+    }
+}
+
 // ---- AQL -------------------------------------------------------------------
 
 /// `amd_queue_t` offsets, `amd_signal_t` layout.
