@@ -679,6 +679,55 @@ fn gpu_write_to_a_read_only_buffer_faults() {
     w.close();
 }
 
+/// A GPU memory fault of a queue raises the SMI `VMFAULT` event
+/// (`pid:task`, as `kfd_smi_event_update_vmfault`) to the process's SMI
+/// clients of that GPU that asked for it, before the memory exception.
+#[test]
+fn gpu_fault_raises_the_smi_vmfault_event() {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    let w = World::new("mi210");
+    let fault_ev = w.p.create_event(KFD_IOC_EVENT_MEMORY, false, 0).unwrap();
+    let mut smi = kfd_ioctl_smi_events_args {
+        gpuid: w.g,
+        anon_fd: 0,
+    };
+    io(&w.sim, &w.p.kfd, AMDKFD_IOC_SMI_EVENTS, &mut smi).unwrap();
+    // SAFETY: the descriptor the ioctl just handed us.
+    let smi_fd = unsafe { OwnedFd::from_raw_fd(smi.anon_fd as i32) };
+    let read = || {
+        let mut b = [0u8; 512];
+        // SAFETY: reads into `b` from our SMI descriptor (non-blocking).
+        let n = unsafe { libc::read(smi_fd.as_raw_fd(), b.as_mut_ptr().cast(), b.len()) };
+        String::from_utf8_lossy(&b[..n.max(0) as usize]).into_owned()
+    };
+    let mask = 1u64 << (KFD_SMI_EVENT_VMFAULT - 1);
+    // SAFETY: writes the 8-byte mask from a local.
+    let n = unsafe { libc::write(smi_fd.as_raw_fd(), (&mask as *const u64).cast(), 8) };
+    assert_eq!(n, 8);
+    let ro = GpuBuf::new(&w.p, w.g, PAGE, KFD_IOC_ALLOC_MEM_FLAGS_GTT);
+    let mut q = Q::create(
+        &w,
+        KFD_IOC_QUEUE_TYPE_SDMA,
+        PAGE,
+        w.mem.va + RPTR,
+        w.mem.va + WPTR,
+    );
+    q.submit(&w, &sdma::write(ro.va, &[1]), true);
+    assert_eq!(
+        w.wait(fault_ev.event_id, 5000),
+        KFD_IOC_WAIT_RESULT_COMPLETE
+    );
+    let line = read();
+    let comm = std::fs::read_to_string("/proc/self/comm").unwrap();
+    let pid = w.sim.live_objects().processes[0].os_pid;
+    assert_eq!(line, format!("1 {pid:x}:{}\n", comm.trim_end()));
+    assert_eq!(read(), "", "one event");
+    q.destroy(&w);
+    ro.free(&w.p);
+    kfd_sys::Driver::close(&w.sim, smi_fd);
+    w.close();
+}
+
 /// An SDMA write into a BO imported from a dma-buf (issue 27): the kernel
 /// imports every dma-buf writable and executable (`import_obj_create`),
 /// whatever the exporter's flags, so the write lands and no memory

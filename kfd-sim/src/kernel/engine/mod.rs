@@ -46,7 +46,7 @@ use std::time::{Duration, Instant};
 use kfd_sys::kfd::*;
 
 use super::process::Process;
-use super::{lock, Trace};
+use super::{lock, Files, Trace};
 pub(crate) use gpumem::{Fault, GpuVm, PageCache};
 
 /// Shortest back-off between polls of the write pointers.
@@ -313,6 +313,8 @@ struct Shared {
     quit: AtomicBool,
     trace: Trace,
     counters: Counters,
+    /// The machine's open files (SMI clients).
+    files: Files,
 }
 
 /// The machine's packet processors (see the module docs).
@@ -330,7 +332,7 @@ impl std::fmt::Debug for Engine {
 }
 
 impl Engine {
-    pub fn new(trace: Trace) -> Engine {
+    pub fn new(trace: Trace, files: Files) -> Engine {
         Engine {
             shared: Arc::new(Shared {
                 queues: Mutex::new(Vec::new()),
@@ -339,6 +341,7 @@ impl Engine {
                 quit: AtomicBool::new(false),
                 trace,
                 counters: Counters::default(),
+                files,
             }),
             thread: Mutex::new(None),
         }
@@ -456,6 +459,8 @@ pub(crate) struct QueueCtx<'a> {
     pub run: &'a mut RunState,
     trace: &'a Trace,
     packets: &'a AtomicU64,
+    /// The machine's open files, for SMI events.
+    pub files: &'a Files,
 }
 
 impl QueueCtx<'_> {
@@ -566,6 +571,7 @@ fn step(shared: &Shared, hw: &HwQueue) -> Progress {
         run,
         trace: &shared.trace,
         packets: &shared.counters.packets,
+        files: &shared.files,
     };
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match hw.kind {
         Kind::Aql => aql::step(&mut q, BUDGET),

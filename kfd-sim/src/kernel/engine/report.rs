@@ -244,11 +244,21 @@ fn send_to_runtime(q: &mut QueueCtx, mask: u64) -> bool {
     true
 }
 
-/// A GPU memory fault, handled as `kfd_signal_vm_fault_event` and the
-/// eviction that goes with it: every queue of the process on this GPU
-/// stops, and every memory exception event of the process is set with the
-/// faulting page, GPU and reason.
+/// A GPU memory fault, handled as the kernel's interrupt handler does
+/// (`event_interrupt_wq_v9`): the SMI `VMFAULT` event (`pid:task`, to the
+/// process's SMI clients of this GPU), the eviction of every queue of the
+/// process on this GPU, and `kfd_signal_vm_fault_event`: every memory
+/// exception event of the process is set with the faulting page, GPU and
+/// reason.
 pub(crate) fn vm_fault(q: &mut QueueCtx, f: Fault) {
+    let pid = q.proc.os_pid;
+    crate::kernel::smi_event(
+        q.files,
+        q.hw.gpu_id,
+        pid,
+        KFD_SMI_EVENT_VMFAULT,
+        &format!("{pid:x}:{}\n", crate::kernel::task_name()),
+    );
     q.trace(|| {
         format!(
             "GPU memory fault at {:#x} ({}{}): queues of the process on this GPU evicted",
