@@ -867,6 +867,7 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
         teardown(cx);
     });
     add(v, "svm/fresh-mmap", svm_fresh_mmap::<A>);
+    add(v, "svm/no-snapshot", svm_no_snapshot::<A>);
     add(v, "svm/bad-input", |cx| {
         let Some(t) = setup(cx) else { return };
         let buf = HostBuf::new(0x4000);
@@ -1020,4 +1021,95 @@ fn svm_fresh_mmap<A: Abi>(cx: &mut Cx<A>) {
     }
     teardown(cx);
     drop(maps);
+}
+
+/// The SVM calls without a topology snapshot: before the first
+/// AcquireSystemProperties and after ReleaseSystemProperties. The C
+/// library needs the snapshot only to translate node ids: attributes
+/// without a node (flags, granularity) reach the kernel and succeed,
+/// attributes naming a node are an invalid node (5) before any request.
+/// A first open, snapshot and close only find the GPU node.
+fn svm_no_snapshot<A: Abi>(cx: &mut Cx<A>) {
+    use svm_flag::*;
+    use svm_ty::*;
+    let Some(t) = setup(cx) else { return };
+    teardown(cx);
+    let g = t.gpu();
+    if kmt!(cx, "open", hsaKmtOpenKFD(), "no arguments") != 0 {
+        return;
+    }
+    let flags = HOST_ACCESS | COHERENT;
+    let four = |n| {
+        [
+            attr(PREFETCH_LOC, n),
+            attr(PREFERRED_LOC, n),
+            attr(SET_FLAGS, flags),
+            attr(ACCESS, n),
+        ]
+    };
+    let m = AnonMap::new(0x4000);
+    // a fresh 16 KiB mapping; no snapshot yet
+    let s = svm_set(
+        cx,
+        "before.flags",
+        m.ptr(),
+        0x4000,
+        &mut [attr(SET_FLAGS, flags)],
+    );
+    cx.check("svm.before-acquire.flags", s == 0, format!("status {s}"));
+    let s = svm_set(
+        cx,
+        "before.granularity",
+        m.ptr(),
+        0x4000,
+        &mut [attr(GRANULARITY, 3)],
+    );
+    cx.check(
+        "svm.before-acquire.granularity",
+        s == 0,
+        format!("status {s}"),
+    );
+    let s = svm_set(cx, "before.four", m.ptr(), 0x4000, &mut four(g));
+    cx.check(
+        "svm.before-acquire.node-refused",
+        s == 5,
+        format!("status {s}"),
+    );
+    let mut get = [attr(GRANULARITY, 0), attr(SET_FLAGS, 0)];
+    // same range; two attributes without a node
+    if svm_get(cx, "before.get", m.ptr(), 0x4000, &mut get) == 0 {
+        cx.rec(
+            "before.got",
+            format!("{:#x} {}", get[0].value, get[1].value & flags == flags),
+        );
+    }
+    let mut sys = hsakmt_sys::common::HsaSystemProperties::default();
+    if kmt!(
+        cx,
+        "acquire",
+        hsaKmtAcquireSystemProperties(&mut sys),
+        "live out struct"
+    ) == 0
+    {
+        let s = svm_set(cx, "acquired.four", m.ptr(), 0x4000, &mut four(g));
+        cx.check("svm.acquired.four", s == 0, format!("status {s}"));
+        kmt!(
+            cx,
+            "release",
+            hsaKmtReleaseSystemProperties(),
+            "no arguments"
+        );
+        let s = svm_set(cx, "released.four", m.ptr(), 0x4000, &mut four(g));
+        cx.check("svm.released.node-refused", s == 5, format!("status {s}"));
+        let s = svm_set(
+            cx,
+            "released.flags",
+            m.ptr(),
+            0x4000,
+            &mut [attr(SET_FLAGS, flags)],
+        );
+        cx.check("svm.released.flags", s == 0, format!("status {s}"));
+    }
+    kmt!(cx, "close", hsaKmtCloseKFD(), "no arguments");
+    drop(m);
 }
