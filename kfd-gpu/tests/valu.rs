@@ -1011,3 +1011,21 @@ fn unsupported_forms_are_errors() {
         }
     }
 }
+
+/// Throughput of plain VALU instructions (run with `--release --ignored`
+/// to see lane-ops per second).
+#[test]
+#[ignore]
+fn valu_throughput() {
+    let mut body = String::from("v_mov_b32 v5, 0\nv_mov_b32 v6, 1.0\nv_mov_b32 v7, 0.5\n");
+    for _ in 0..8 {
+        body += "v_add_u32 v8, v1, v8\nv_fma_f32 v9, v6, v7, v9\nv_xor_b32 v11, v8, v11\nv_mul_f32 v12, v6, v12\n";
+    }
+    // 176 bytes back to the loop's start (llvm-mc leaves labels unresolved).
+    body += "v_add_u32 v5, 1, v5\nv_cmp_gt_u32 vcc, 200000, v5\ns_cbranch_vccnz -44\n";
+    let t0 = std::time::Instant::now();
+    run(Target::Gfx90a, HIP, &[lanes(|l| l as u32)], &body, 1);
+    let dt = t0.elapsed().as_secs_f64();
+    let ops = 200000.0 * 35.0 * 64.0;
+    println!("{:.3e} lane-ops/s ({dt:.3} s)", ops / dt);
+}

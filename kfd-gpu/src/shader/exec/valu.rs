@@ -432,6 +432,45 @@ fn fetch32(w: &Wave, i: &Inst, n: usize, t: Ty, flags: u8, mask: &mut u64, out: 
     }
 }
 
+/// True if source `n` reads its VGPR unchanged (no modifier, select,
+/// permutation or flush applies).
+#[inline]
+fn untouched(w: &Wave, i: &Inst, n: usize, t: Ty, flags: u8) -> bool {
+    if n < 2 && i.ext != Ext::None {
+        return false;
+    }
+    if i.enc == Enc::Vop3 {
+        let m = &i.mods;
+        if m.neg >> n & 1 != 0
+            || flags & flag::VOP3B == 0 && m.abs >> n & 1 != 0
+            || flags & flag::OPSEL != 0 && m.opsel >> n & 1 != 0
+        {
+            return false;
+        }
+    }
+    !(t.float() && flags & flag::NOFLUSH == 0 && !denorm_bits(t, w.mode, flags).0)
+}
+
+/// As [`fetch32`], but borrows the VGPR itself when nothing changes it
+/// (`buf` holds the values otherwise).
+#[inline]
+fn fetch_ref<'a>(
+    w: &'a Wave,
+    i: &Inst,
+    n: usize,
+    t: Ty,
+    flags: u8,
+    mask: &mut u64,
+    buf: &'a mut [u32; LANES],
+) -> &'a [u32; LANES] {
+    let code = i.src[n];
+    if code >= reg::VGPR0 && untouched(w, i, n, t, flags) {
+        return vreg(w, usize::from(code - reg::VGPR0));
+    }
+    fetch32(w, i, n, t, flags, mask, buf);
+    buf
+}
+
 /// Reads source `n` of type `t` as 64 bits per lane: a VGPR pair, an
 /// SGPR pair, a constant in its 64-bit form or a literal; 32-bit types
 /// go through [`fetch32`] and are zero-extended.
@@ -529,10 +568,10 @@ fn put32(w: &mut Wave, i: &Inst, t: Ty, flags: u8, mask: u64, r: &mut [u32; LANE
         float_out32(t, w.mode, flags, clamp, omod, r);
     }
     let d = vdst(i);
-    let old = *vreg(w, d);
     if let Ext::Sdwa(x) = i.ext {
         let (sel, unused) = (x >> 8 & 7, x >> 11 & 3);
         if sel != 6 {
+            let old = vreg(w, d);
             let (shift, bits) = match sel {
                 0..=3 => (8 * sel, 8),
                 _ => (16 * (sel - 4), 16),
@@ -562,6 +601,7 @@ fn put32(w: &mut Wave, i: &Inst, t: Ty, flags: u8, mask: u64, r: &mut [u32; LANE
             }
         }
     } else if t.half() {
+        let old = vreg(w, d);
         let hi = flags & flag::OPSEL != 0 && i.enc == Enc::Vop3 && i.mods.opsel & 8 != 0;
         if hi {
             for l in 0..LANES {
@@ -619,9 +659,10 @@ where
         return unimplemented(i, "rounding mode");
     }
     let mut mask = w.exec();
-    let mut s = [[0u32; LANES]; N];
-    for n in 0..N {
-        fetch32(w, i, n, src[n], flags, &mut mask, &mut s[n]);
+    let mut bufs = [[0u32; LANES]; N];
+    let mut s: [&[u32; LANES]; N] = [&ZERO; N];
+    for (n, b) in bufs.each_mut().into_iter().enumerate() {
+        s[n] = fetch_ref(w, i, n, src[n], flags, &mut mask, b);
     }
     let env = Env {
         mode: w.mode,
