@@ -1029,3 +1029,83 @@ fn valu_throughput() {
     let ops = 200000.0 * 35.0 * 64.0;
     println!("{:.3e} lane-ops/s ({dt:.3} s)", ops / dt);
 }
+
+#[test]
+fn trig_preop_gives_two_over_pi_in_pieces() {
+    let body = "
+        v_mov_b32 v20, 0
+        v_mov_b32 v21, 0x3ff00000
+        v_trig_preop_f64 v[22:23], v[20:21], 0
+        v_trig_preop_f64 v[24:25], v[20:21], 1
+        v_mov_b32 v10, v22
+        v_mov_b32 v11, v23
+        v_mov_b32 v12, v24
+        v_mov_b32 v13, v25";
+    for t in ALL {
+        let r = run(t, HIP, &[], body, 4);
+        let s0 = f64::from_bits(r[0][0] as u64 | (r[1][0] as u64) << 32);
+        let s1 = f64::from_bits(r[2][0] as u64 | (r[3][0] as u64) << 32);
+        // 2/pi truncated to 53 bits, then the next 53 bits.
+        assert_eq!(s0.to_bits(), 0x3fe4_5f30_6dc9_c882);
+        assert!(s1 > 0.0 && s1 < (2f64).powi(-53));
+        assert_eq!((s0 + s1).to_bits(), std::f64::consts::FRAC_2_PI.to_bits());
+    }
+}
+
+#[test]
+fn dots_sads_and_lane_counts() {
+    let (a, b, c) = (ints(23), ints(24), ints(25));
+    let body = "
+        v_mov_b32 v10, v3
+        v_dot4c_i32_i8 v10, v1, v2
+        v_msad_u8 v11, v1, v2, v3
+        v_sad_u16 v12, v1, v2, v3
+        v_mbcnt_lo_u32_b32 v13, v1, 0
+        v_mbcnt_hi_u32_b32 v13, v1, v13
+        v_lerp_u8 v14, v1, v2, v3";
+    for t in NEW {
+        let r = run(t, HIP, &[a, b, c], body, 5);
+        for l in 0..LANES {
+            let (x, y, z) = (a[l], b[l], c[l]);
+            let dot: i32 = (0..4)
+                .map(|k| (x >> (8 * k)) as i8 as i32 * (y >> (8 * k)) as i8 as i32)
+                .sum();
+            assert_eq!(r[0][l], (z as i32).wrapping_add(dot) as u32);
+            let msad: u32 = (0..4)
+                .map(|k| {
+                    let (p, q) = ((x >> (8 * k)) & 0xff, (y >> (8 * k)) & 0xff);
+                    if q == 0 {
+                        0
+                    } else {
+                        p.abs_diff(q)
+                    }
+                })
+                .sum();
+            assert_eq!(r[1][l], msad.wrapping_add(z));
+            let sad16 = (x & 0xffff).abs_diff(y & 0xffff) + (x >> 16).abs_diff(y >> 16);
+            assert_eq!(r[2][l], sad16.wrapping_add(z));
+            let lerp: u32 = (0..4)
+                .map(|k| {
+                    ((((x >> (8 * k)) & 0xff) + ((y >> (8 * k)) & 0xff) + ((z >> (8 * k)) & 1))
+                        >> 1)
+                        << (8 * k)
+                })
+                .sum();
+            assert_eq!(r[4][l], lerp);
+        }
+    }
+    // mbcnt with a uniform mask: v_mbcnt of a scalar all-ones counts lanes.
+    let body = "
+        v_mbcnt_lo_u32_b32 v10, -1, 0
+        v_mbcnt_hi_u32_b32 v10, -1, v10
+        s_mov_b32 s6, 0x55555555
+        v_mbcnt_lo_u32_b32 v11, s6, 0
+        v_mbcnt_hi_u32_b32 v11, s6, v11";
+    for t in ALL {
+        let r = run(t, HIP, &[], body, 2);
+        for l in 0..LANES {
+            assert_eq!(r[0][l], l as u32);
+            assert_eq!(r[1][l], l.div_ceil(2) as u32);
+        }
+    }
+}

@@ -422,6 +422,11 @@ pub(super) fn lookup(name: &str) -> Option<Exec> {
                 c & !(0xff << s) | v << s
             })
         },
+        "v_trig_preop_f64" => |w, i, _| {
+            run64(w, i, [F64, U32], F64, flag::NOFLUSH, |_, [a, b]| {
+                fp::trig_preop((a >> 52) as u32 & 0x7ff, b as u32).to_bits()
+            })
+        },
         // Division helpers.
         "v_div_scale_f32" => |w, i, _| div_scale(w, i, F32),
         "v_div_scale_f64" => |w, i, _| div_scale(w, i, F64),

@@ -396,3 +396,46 @@ pub(super) fn div_fixup(q: f64, d: f64, n: f64) -> f64 {
     }
     signed(q.abs())
 }
+
+/// The bits of 2/pi after the binary point, 24 to an entry (the first
+/// 1584; the hardware keeps 1201).
+#[rustfmt::skip]
+const TWO_OVER_PI: [u32; 66] = [
+    0xa2f983, 0x6e4e44, 0x1529fc, 0x2757d1, 0xf534dd, 0xc0db62, 0x95993c, 0x439041, 0xfe5163,
+    0xabdebb, 0xc561b7, 0x246e3a, 0x424dd2, 0xe00649, 0x2eea09, 0xd1921c, 0xfe1deb, 0x1cb129,
+    0xa73ee8, 0x8235f5, 0x2ebb44, 0x84e99c, 0x7026b4, 0x5f7e41, 0x3991d6, 0x398353, 0x39f49c,
+    0x845f8b, 0xbdf928, 0x3b1ff8, 0x97ffde, 0x05980f, 0xef2f11, 0x8b5a0a, 0x6d1f6d, 0x367ecf,
+    0x27cb09, 0xb74f46, 0x3f669e, 0x5fea2d, 0x7527ba, 0xc7ebe5, 0xf17b3d, 0x0739f7, 0x8a5292,
+    0xea6bfb, 0x5fb11f, 0x8d5d08, 0x560330, 0x46fc7b, 0x6babf0, 0xcfbc20, 0x9af436, 0x1da9e3,
+    0x91615e, 0xe61b08, 0x659985, 0x5f14a0, 0x68408d, 0xffd880, 0x4d7327, 0x310606, 0x1556ca,
+    0x73a8c9, 0x60e27b, 0xc08c6b,
+];
+
+/// Bit `k` (1 = first after the binary point) of 2/pi, zero past the
+/// 1200 bits the hardware holds.
+fn two_over_pi_bit(k: usize) -> u64 {
+    if k == 0 || k > 1200 {
+        return 0;
+    }
+    let k = k - 1;
+    u64::from(TWO_OVER_PI[k / 24] >> (23 - k % 24) & 1)
+}
+
+/// `v_trig_preop_f64`: the 53 bits of 2/pi starting `53 * segment` bits
+/// after the binary point (further for large `x`, whose biased exponent
+/// is `exp`), scaled to their place (up by 2^128 for huge `x`).
+pub(super) fn trig_preop(exp: u32, segment: u32) -> f64 {
+    let mut shift = (segment & 31) as usize * 53;
+    if exp > 1077 {
+        shift += exp as usize - 1077;
+    }
+    let mut m = 0u64;
+    for k in 1..=53 {
+        m = m << 1 | two_over_pi_bit(shift + k);
+    }
+    let mut scale = -53 - shift as i64;
+    if exp >= 1968 {
+        scale += 128;
+    }
+    ldexp(m as f64, scale)
+}
