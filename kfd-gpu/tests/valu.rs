@@ -1109,3 +1109,121 @@ fn dots_sads_and_lane_counts() {
         }
     }
 }
+
+#[test]
+fn more_conversions_and_scaling() {
+    let vals = [1.0f32, -1.0, 0.5, 1e-40, -3.75, 1e20, f32::INFINITY, 300.0];
+    let a = f32s(&vals);
+    let n = lanes(|l| [0u32, 1, 0xffff_fffe, 130, 0xffff_ff00, 5, 3, 0x7fff_ffff][l % 8]);
+    let body = "
+        v_ldexp_f32 v10, v1, v2
+        v_frexp_exp_i32_f32 v11, v1
+        v_cvt_pknorm_i16_f32 v12, v1, 0.5
+        v_cvt_pknorm_u16_f32 v13, v1, 0.5
+        v_cvt_pk_u8_f32 v14, v1, 1, 0
+        v_cvt_f32_i32 v15, v2
+        v_cvt_f32_u32 v16, v2
+        v_cvt_off_f32_i4 v17, v2";
+    for t in ALL {
+        let r = run(t, HIP, &[a, n], body, 8);
+        for l in 0..LANES {
+            let (x, k) = (vals[l % 8] as f64, n[l]);
+            // ldexp through f64 (exact), then one rounding to f32.
+            let want = (x * (2f64).powi((k as i32).clamp(-400, 400))) as f32;
+            assert_eq!(r[0][l], want.to_bits(), "ldexp {x} {}", k as i32);
+            let e = if x == 0.0 || !x.is_finite() {
+                0
+            } else {
+                x.abs().log2().floor() as i32 + 1
+            };
+            assert_eq!(r[1][l] as i32, e, "frexp_exp {x}");
+            let sn =
+                |v: f64| ((v.clamp(-1.0, 1.0) * 32767.0).round_ties_even() as i16 as u16) as u32;
+            assert_eq!(r[2][l], sn(x) | sn(0.5) << 16);
+            let un = |v: f64| (v.clamp(0.0, 1.0) * 65535.0).round_ties_even() as u32;
+            assert_eq!(r[3][l], un(x) | un(0.5) << 16);
+            let byte = if x.is_nan() {
+                0
+            } else {
+                x.round_ties_even().clamp(0.0, 255.0) as u32
+            };
+            assert_eq!(r[4][l], byte << 8);
+            assert_eq!(r[5][l], (k as i32 as f32).to_bits());
+            assert_eq!(r[6][l], (k as f32).to_bits());
+            assert_eq!(
+                r[7][l],
+                ((((k << 28) as i32) >> 28) as f32 / 16.0).to_bits()
+            );
+        }
+    }
+}
+
+#[test]
+fn half_operands_from_sgpr_high_halves_and_f16_modifiers() {
+    let a = lanes(|l| 0x4000_3c00 + l as u32); // hi 2.0, lo ~1.0
+    let body = "
+        s_mov_b32 s6, 0x44003800
+        v_mad_u16 v10, s6, 2, v1 op_sel:[1,0,0,0]
+        v_max3_f16 v11, -v1, s6, 0 op_sel:[1,1,0,0]
+        v_add_f16_e64 v12, -|v1|, 1.0
+        v_cvt_f32_f16_e64 v13, -v1
+        v_med3_i16 v14, v1, -1, 5 op_sel:[0,0,0,1]";
+    for t in ALL {
+        let r = run(t, HIP, &[a], body, 5);
+        for l in 0..LANES {
+            let lo = 0x3c00 + l as u32;
+            // 0x4400 * 2 + lo, high half of v10 kept (it is 0).
+            assert_eq!(r[0][l], (0x4400u32 * 2 + lo) & 0xffff);
+            // max3(-2.0, 4.0, 0) = 4.0.
+            assert_eq!(r[1][l], 0x4400);
+            // -|lo| + 1.0: lane 0 gives 0; others are small negatives.
+            if l == 0 {
+                assert_eq!(r[2][l], 0);
+            } else {
+                assert_eq!(r[2][l] & 0x8000, 0x8000);
+            }
+            assert!(f32::from_bits(r[3][l]) < 0.0);
+            // med3(lo, -1, 5) = 5 written to the high half; the low
+            // half (zero) kept.
+            assert_eq!(r[4][l], 5 << 16);
+        }
+        assert_eq!(f32::from_bits(r[3][0]), -1.0);
+    }
+}
+
+#[test]
+fn f64_compares_class_and_vop3_exec_writes() {
+    let vals = [1.0f64, -0.0, f64::NAN, f64::NEG_INFINITY, 5e-324, 2.0];
+    let lo = lanes(|l| vals[l % 6].to_bits() as u32);
+    let hi = lanes(|l| (vals[l % 6].to_bits() >> 32) as u32);
+    let body = "
+        v_mov_b32 v20, v1
+        v_mov_b32 v21, v2
+        v_cmp_ge_f64 vcc, v[20:21], 1.0
+        v_mov_b32 v10, vcc_lo
+        s_mov_b32 s10, 0x13
+        v_cmp_class_f64_e64 s[6:7], v[20:21], s10
+        v_mov_b32 v11, s6
+        v_cmpx_neq_f64_e64 s[8:9], v[20:21], 2.0
+        v_mov_b32 v12, 0
+        v_mov_b32 v12, 1
+        s_mov_b64 exec, -1
+        v_mov_b32 v13, s8";
+    for t in ALL {
+        let r = run(t, HIP, &[lo, hi], body, 4);
+        let (mut ge, mut cls, mut neq) = (0u64, 0u64, 0u64);
+        for l in 0..LANES {
+            let v = vals[l % 6];
+            ge |= u64::from(v >= 1.0) << l;
+            // 0x13: signalling NaN, quiet NaN, -denormal.
+            cls |= u64::from(v.is_nan()) << l;
+            neq |= u64::from(v != 2.0) << l;
+        }
+        assert_eq!(r[0][0], ge as u32);
+        assert_eq!(r[1][0], cls as u32);
+        for l in 0..LANES {
+            assert_eq!(r[2][l], (neq >> l & 1) as u32);
+        }
+        assert_eq!(r[3][0], neq as u32);
+    }
+}
