@@ -758,30 +758,37 @@ where
         return unimplemented(i, "rounding mode");
     }
     let mut mask = w.exec();
-    let mut s = [[0u64; LANES]; N];
-    if src.iter().any(|t| t.wide()) {
-        if i.ext != Ext::None {
-            return unimplemented(i, "SDWA/DPP on a 64-bit compare");
-        }
-        for n in 0..N {
-            fetch64(w, i, n, src[n], flags, &mut s[n]);
-        }
-    } else {
-        let mut v = [0u32; LANES];
-        for n in 0..N {
-            fetch32(w, i, n, src[n], flags, &mut mask, &mut v);
-            s[n] = std::array::from_fn(|l| u64::from(v[l]));
-        }
-    }
     let env = Env {
         mode: w.mode,
         clamp: false,
         lane: 0,
         extra: 0,
     };
+    let r: [bool; LANES] = if src.iter().any(|t| t.wide()) {
+        if i.ext != Ext::None {
+            return unimplemented(i, "SDWA/DPP on a 64-bit compare");
+        }
+        let mut s = [[0u64; LANES]; N];
+        for n in 0..N {
+            fetch64(w, i, n, src[n], flags, &mut s[n]);
+        }
+        std::array::from_fn(|l| f(Env { lane: l, ..env }, std::array::from_fn(|n| s[n][l])))
+    } else {
+        let mut bufs = [[0u32; LANES]; N];
+        let mut s: [&[u32; LANES]; N] = [&ZERO; N];
+        for (n, b) in bufs.each_mut().into_iter().enumerate() {
+            s[n] = fetch_ref(w, i, n, src[n], flags, &mut mask, b);
+        }
+        std::array::from_fn(|l| {
+            f(
+                Env { lane: l, ..env },
+                std::array::from_fn(|n| u64::from(s[n][l])),
+            )
+        })
+    };
     let mut bits = 0u64;
-    for l in 0..LANES {
-        bits |= u64::from(f(Env { lane: l, ..env }, std::array::from_fn(|n| s[n][l]))) << l;
+    for (l, b) in r.iter().enumerate() {
+        bits |= u64::from(*b) << l;
     }
     bits &= mask;
     let dst = match i.enc {

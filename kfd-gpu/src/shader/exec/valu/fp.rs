@@ -105,20 +105,16 @@ pub(super) fn enc(t: Ty, x: f64) -> u64 {
 pub(super) fn fma_narrow(a: f64, b: f64, c: f64) -> f64 {
     let p = a * b;
     let s = p + c;
-    if !s.is_finite() || !p.is_finite() {
-        return s;
-    }
-    // Two-sum: the exact error of s.
+    // Two-sum: the exact error of s (NaN when s or p is not finite).
     let bb = s - p;
     let e = (p - (s - bb)) + (c - bb);
-    if e == 0.0 || s == 0.0 {
-        return s;
-    }
-    let mut bits = s.to_bits();
-    if (e > 0.0) != (s > 0.0) {
-        bits -= 1;
-    }
-    f64::from_bits(bits | 1)
+    let bits = s.to_bits();
+    // Round to odd: step toward zero if s was rounded away from the exact
+    // sum, then set the last bit.
+    let away = (e > 0.0) != (s > 0.0);
+    let odd = (bits - u64::from(away)) | 1;
+    let inexact = e != 0.0 && s != 0.0 && s.is_finite() && e.is_finite();
+    f64::from_bits(if inexact { odd } else { bits })
 }
 
 /// Quiets a NaN of type `t`.
