@@ -1259,3 +1259,22 @@ fn f64_compares_class_and_vop3_exec_writes() {
         assert_eq!(r[3][0], neq as u32);
     }
 }
+
+#[test]
+fn packed_fmac_and_reserved_sources() {
+    let body = "
+        v_mov_b32 v2, 0x40003c00
+        v_mov_b32 v3, 0x40004000
+        v_mov_b32 v10, 0x3c003c00
+        v_pk_fmac_f16 v10, v2, v3";
+    for t in NEW {
+        let r = run(t, HIP, &[], body, 1);
+        assert_eq!(r[0][5], 0x4500_4200);
+    }
+    // LDS direct (source 254) is not modelled.
+    let e = try_run(Target::Gfx900, HIP, &[], "v_mov_b32 v10, src_lds_direct", 1);
+    assert!(
+        matches!(e, Err(DispatchError::IllegalInstruction { .. })),
+        "{e:?}"
+    );
+}

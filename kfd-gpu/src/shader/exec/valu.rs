@@ -210,6 +210,11 @@ fn scalar32(w: &Wave, i: &Inst, code: u16, t: Ty) -> u32 {
 fn check(i: &Inst, src: &[Ty], dst: Option<Ty>, flags: u8) -> Result<(), Flow> {
     let m = &i.mods;
     let any_float = src.iter().any(|t| t.float());
+    for n in 0..src.len() {
+        if reserved(i.src[n]) {
+            return Err(unimplemented(i, "source operand (LDS direct or reserved)"));
+        }
+    }
     match i.enc {
         Enc::Vop3 => {
             for (n, t) in src.iter().enumerate() {
@@ -284,6 +289,12 @@ fn check(i: &Inst, src: &[Ty], dst: Option<Ty>, flags: u8) -> Result<(), Flow> {
         _ => return Err(unimplemented(i, "encoding")),
     }
     Ok(())
+}
+
+/// True for source codes the model does not read: LDS direct (254), the
+/// reserved codes and the SDWA/DPP markers outside their 32-bit place.
+fn reserved(code: u16) -> bool {
+    matches!(code, 209..=234 | 249 | 250 | 254)
 }
 
 /// True for the DPP controls the model implements.

@@ -427,6 +427,7 @@ pub(super) fn lookup(name: &str) -> Option<Exec> {
                 fp::trig_preop((a >> 52) as u32 & 0x7ff, b as u32).to_bits()
             })
         },
+        "v_pk_fmac_f16" => |w, i, _| pk_fmac(w, i),
         // Division helpers.
         "v_div_scale_f32" => |w, i, _| div_scale(w, i, F32),
         "v_div_scale_f64" => |w, i, _| div_scale(w, i, F64),
@@ -604,4 +605,21 @@ where
     );
     vstore64(w, vdst(i), mask, &r);
     Flow::Next
+}
+
+/// `v_pk_fmac_f16`: `D.h[k] = fma(S0.h[k], S1.h[k], D.h[k])` for both
+/// halves.
+fn pk_fmac(w: &mut Wave, i: &Inst) -> Flow {
+    if w.mode >> 6 & 3 != 3 || w.mode & 0xf != 0 {
+        return unimplemented(i, "f16 denormal flushing or rounding mode");
+    }
+    let mut j = *i;
+    j.src[2] = i.dst;
+    run32(w, &j, [U32; 3], U32, 0, |_, [a, b, c]| {
+        let half = |s: u32| {
+            let h = |v: u32| dec(F16, u64::from(v >> s & 0xffff));
+            (enc(F16, fma_narrow(h(a), h(b), h(c))) as u32) << s
+        };
+        half(0) | half(16)
+    })
 }

@@ -638,8 +638,8 @@ fn mad64(w: &mut Wave, i: &Inst, signed: bool) -> Flow {
     if i.mods.neg != 0 || i.mods.omod != 0 || i.mods.clamp {
         return unimplemented(i, "modifiers");
     }
-    if i.src.contains(&reg::LITERAL) {
-        return unimplemented(i, "literal in VOP3");
+    if i.src.contains(&reg::LITERAL) || i.src.iter().any(|&c| super::reserved(c)) {
+        return unimplemented(i, "source operand");
     }
     let mut over = 0u64;
     let exec = w.exec();
