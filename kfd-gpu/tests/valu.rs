@@ -1278,3 +1278,23 @@ fn packed_fmac_and_reserved_sources() {
         "{e:?}"
     );
 }
+
+#[test]
+fn f16_mac_forms_keep_the_high_half() {
+    // LLVM (zeroesHigh16BitsOfDest): gfx9's v_mac_f16/v_madak_f16 keep
+    // the high half, v_add_f16 zeroes it.
+    let body = "
+        v_mov_b32 v2, 0x3c00
+        v_mov_b32 v10, 0x12343c00
+        v_mac_f16 v10, v2, v2
+        v_mov_b32 v11, 0x12340000
+        v_madak_f16 v11, v2, v2, 0x3c00
+        v_mov_b32 v12, 0x12340000
+        v_add_f16 v12, v2, v2";
+    for t in ALL {
+        let r = run(t, HIP, &[], body, 3);
+        assert_eq!(r[0][0], 0x1234_4000);
+        assert_eq!(r[1][0], 0x1234_4000);
+        assert_eq!(r[2][0], 0x4000);
+    }
+}

@@ -88,9 +88,10 @@ pub(super) mod flag {
     /// VOP3 op_sel selects 16-bit halves of the sources (bits 0..2) and
     /// the destination (bit 3): the gfx9 instructions that take it.
     pub const OPSEL: u8 = 1;
-    /// A 16-bit result keeps the destination's high half (gfx9's
-    /// mad/fma/div_fixup 16-bit forms and the op_sel instructions);
-    /// others zero it.
+    /// A 16-bit result keeps the destination's high half (gfx9's op_sel
+    /// instructions and v_mac/madak/madmk_f16, as LLVM's
+    /// `zeroesHigh16BitsOfDest` has it); the others (and the VI-encoded
+    /// `*_legacy` 16-bit forms) zero it.
     pub const KEEP_HI: u8 = 2;
     /// VOP3b: bits 14:8 are a scalar destination, not abs modifiers.
     pub const VOP3B: u8 = 4;

@@ -185,7 +185,11 @@ pub(super) fn lookup(name: &str) -> Option<Exec> {
             })
         },
         "v_mac_f32" => |w, i, _| acc(w, i, F32, flag::FTZ, |_, [a, b, c]| mad(F32, a, b, c)),
-        "v_mac_f16" => |w, i, _| acc(w, i, F16, flag::FTZ, |_, [a, b, c]| mad(F16, a, b, c)),
+        "v_mac_f16" => |w, i, _| {
+            acc(w, i, F16, flag::FTZ | flag::KEEP_HI, |_, [a, b, c]| {
+                mad(F16, a, b, c)
+            })
+        },
         "v_fmac_f32" => |w, i, _| acc(w, i, F32, 0, |_, [a, b, c]| fma(F32, a, b, c)),
         "v_fmac_f64" => |w, i, _| acc(w, i, F64, 0, |_, [a, b, c]| fma(F64, a, b, c)),
         "v_madmk_f32" => {
@@ -196,13 +200,25 @@ pub(super) fn lookup(name: &str) -> Option<Exec> {
                 mad(F32, a, b, c)
             })
         },
-        "v_madmk_f16" => {
-            |w, i, _| k_form(w, i, F16, flag::FTZ, true, |_, [a, b, c]| mad(F16, a, b, c))
-        }
+        "v_madmk_f16" => |w, i, _| {
+            k_form(
+                w,
+                i,
+                F16,
+                flag::FTZ | flag::KEEP_HI,
+                true,
+                |_, [a, b, c]| mad(F16, a, b, c),
+            )
+        },
         "v_madak_f16" => |w, i, _| {
-            k_form(w, i, F16, flag::FTZ, false, |_, [a, b, c]| {
-                mad(F16, a, b, c)
-            })
+            k_form(
+                w,
+                i,
+                F16,
+                flag::FTZ | flag::KEEP_HI,
+                false,
+                |_, [a, b, c]| mad(F16, a, b, c),
+            )
         },
         "v_fmamk_f32" => |w, i, _| k_form(w, i, F32, 0, true, |_, [a, b, c]| fma(F32, a, b, c)),
         "v_fmaak_f32" => |w, i, _| k_form(w, i, F32, 0, false, |_, [a, b, c]| fma(F32, a, b, c)),
