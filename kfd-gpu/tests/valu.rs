@@ -1298,3 +1298,52 @@ fn f16_mac_forms_keep_the_high_half() {
         assert_eq!(r[2][0], 0x4000);
     }
 }
+
+#[test]
+fn sdwa_and_dpp_float_modifiers() {
+    let a = f32s(&[1.5, -2.0, 0.25, -0.0]);
+    let b = lanes(|l| 0x4000_3c00 + (l as u32 & 1) * 0x0400); // f16 pairs
+    let body = "
+        v_add_f32_sdwa v10, -v1, |v1| dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:DWORD src1_sel:DWORD
+        v_cvt_f32_f16_sdwa v11, -v2 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:WORD_1
+        v_mul_f32_dpp v12, -v1, v1 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf
+        v_cmp_lt_f32_sdwa vcc, -v1, |v1| src0_sel:DWORD src1_sel:DWORD
+        v_mov_b32 v13, vcc_lo";
+    for t in ALL {
+        let r = run(t, HIP, &[a, b], body, 4);
+        let mut lt = 0u32;
+        for l in 0..LANES {
+            let x = f32::from_bits(a[l]);
+            assert_eq!(r[0][l], (-x + x.abs()).to_bits());
+            assert_eq!(f32::from_bits(r[1][l]), -2.0);
+            let y = f32::from_bits(a[l ^ 1]);
+            assert_eq!(r[2][l], (-y * x).to_bits());
+            if l < 32 && -x < x.abs() {
+                lt |= 1 << l;
+            }
+        }
+        assert_eq!(r[3][0], lt);
+    }
+}
+
+#[test]
+fn gfx940_moves_and_swaps() {
+    let (a, b) = (ints(26), ints(27));
+    let body = "
+        v_mov_b32 v20, v1
+        v_mov_b32 v21, v2
+        v_mov_b64 v[22:23], v[20:21]
+        v_lshl_add_u64 v[24:25], v[22:23], 3, v[20:21]
+        v_mov_b32 v10, v24
+        v_mov_b32 v11, v25
+        v_mov_b32 v12, v1
+        v_mov_b32 v13, v2
+        v_swap_b32 v12, v13";
+    let r = run(Target::Gfx940, HIP, &[a, b], body, 4);
+    for l in 0..LANES {
+        let x = a[l] as u64 | (b[l] as u64) << 32;
+        let y = (x << 3).wrapping_add(x);
+        assert_eq!((r[0][l], r[1][l]), (y as u32, (y >> 32) as u32));
+        assert_eq!((r[2][l], r[3][l]), (b[l], a[l]));
+    }
+}

@@ -228,9 +228,10 @@ pub(super) fn lookup(name: &str) -> Option<Exec> {
                 enc(F32, fp::ldexp(dec(F32, a.into()), i64::from(b as i32))) as u32
             })
         },
+        // The exponent is the low 16 bits (LLVM clamps and truncates it).
         "v_ldexp_f16" => |w, i, _| {
-            run32(w, i, [F16, U32], F16, 0, |_, [a, b]| {
-                enc(F16, fp::ldexp(dec(F16, a.into()), i64::from(b as i32))) as u32
+            run32(w, i, [F16, U16], F16, 0, |_, [a, b]| {
+                enc(F16, fp::ldexp(dec(F16, a.into()), i64::from(b as i16))) as u32
             })
         },
         "v_ldexp_f64" => |w, i, _| {
