@@ -1347,3 +1347,33 @@ fn gfx940_moves_and_swaps() {
         assert_eq!((r[2][l], r[3][l]), (b[l], a[l]));
     }
 }
+
+#[test]
+fn gfx940_fp8_conversions() {
+    // Hand-worked FNUZ codes: fp8 (E4M3, bias 8), bf8 (E5M2, bias 16).
+    let body = "
+        v_mov_b32 v2, 0x0180c040
+        v_cvt_f32_fp8 v10, v2
+        v_cvt_f32_fp8_sdwa v11, v2 src0_sel:BYTE_1
+        v_cvt_pk_f32_bf8_sdwa v[20:21], v2 src0_sel:WORD_1
+        v_mov_b32 v12, v20
+        v_mov_b32 v13, v21
+        v_mov_b32 v3, 1.0
+        v_mov_b32 v4, -0.5
+        v_mov_b32 v5, 0x43960000
+        v_mov_b32 v14, 0x12345678
+        v_cvt_pk_fp8_f32 v14, v3, v4 op_sel:[0,0,1]
+        v_mov_b32 v15, 0
+        v_cvt_pk_fp8_f32 v15, v5, 0
+        v_cvt_pk_bf8_f32 v16, v5, -v3";
+    let r = run(Target::Gfx940, HIP, &[], body, 7);
+    assert_eq!(f32::from_bits(r[0][0]), 1.0); // 0x40
+    assert_eq!(f32::from_bits(r[1][0]), -1.0); // 0xc0
+    assert!(f32::from_bits(r[2][0]).is_nan()); // bf8 0x80
+    assert_eq!(f32::from_bits(r[3][0]), (2f32).powi(-17)); // bf8 0x01
+    assert_eq!(r[4][0], 0xb840_5678);
+    // 300 overflows fp8 (max 240): NaN without clamp.
+    assert_eq!(r[5][0], 0x0080);
+    // bf8: 300 = 1.171875 * 2^8 rounds to 1.25 * 2^8 (0x61); -1.0 is 0xc0.
+    assert_eq!(r[6][0], 0xc061);
+}

@@ -445,6 +445,21 @@ pub(super) fn lookup(name: &str) -> Option<Exec> {
             })
         },
         "v_pk_fmac_f16" => |w, i, _| pk_fmac(w, i),
+        // gfx940's 8-bit floats.
+        "v_cvt_f32_fp8" => |w, i, _| {
+            run32(w, i, [U32], F32, 0, |_, [a]| {
+                enc(F32, fp::FP8.decode(a)) as u32
+            })
+        },
+        "v_cvt_f32_bf8" => |w, i, _| {
+            run32(w, i, [U32], F32, 0, |_, [a]| {
+                enc(F32, fp::BF8.decode(a)) as u32
+            })
+        },
+        "v_cvt_pk_f32_fp8" => |w, i, _| pk_from_fp8(w, i, fp::FP8),
+        "v_cvt_pk_f32_bf8" => |w, i, _| pk_from_fp8(w, i, fp::BF8),
+        "v_cvt_pk_fp8_f32" => |w, i, _| pk_to_fp8(w, i, fp::FP8),
+        "v_cvt_pk_bf8_f32" => |w, i, _| pk_to_fp8(w, i, fp::BF8),
         // Division helpers.
         "v_div_scale_f32" => |w, i, _| div_scale(w, i, F32),
         "v_div_scale_f64" => |w, i, _| div_scale(w, i, F64),
@@ -639,4 +654,57 @@ fn pk_fmac(w: &mut Wave, i: &Inst) -> Flow {
         };
         half(0) | half(16)
     })
+}
+
+/// `v_cvt_pk_f32_fp8`/`_bf8`: the two 8-bit floats of a source word (the
+/// low word, or the one an SDWA select names) to an f32 pair.
+fn pk_from_fp8(w: &mut Wave, i: &Inst, f: fp::Fp8) -> Flow {
+    if let Err(e) = check(i, &[U32], Some(U32), 0) {
+        return e;
+    }
+    let word_ok = match i.ext {
+        super::Ext::Sdwa(x) => x >> 8 & 0xff == 6 && x >> 16 & 7 >= 4,
+        super::Ext::None => true,
+        super::Ext::Dpp(_) => false,
+    };
+    if !word_ok {
+        return unimplemented(i, "SDWA/DPP form");
+    }
+    let mut mask = w.exec();
+    let mut v = [0u32; LANES];
+    fetch32(w, i, 0, U32, 0, &mut mask, &mut v);
+    let r: [u64; LANES] = std::array::from_fn(|l| {
+        let lo = enc(F32, f.decode(v[l])) as u32;
+        let hi = enc(F32, f.decode(v[l] >> 8)) as u32;
+        u64::from(lo) | u64::from(hi) << 32
+    });
+    vstore64(w, vdst(i), mask, &r);
+    Flow::Next
+}
+
+/// `v_cvt_pk_fp8_f32`/`_bf8_f32`: two f32 to two 8-bit floats in the
+/// destination word op_sel[3] names (the other word kept); clamp
+/// saturates.
+fn pk_to_fp8(w: &mut Wave, i: &Inst, f: fp::Fp8) -> Flow {
+    if i.mods.opsel & 7 != 0 {
+        return unimplemented(i, "op_sel");
+    }
+    let hi = u64::from(i.mods.opsel >> 3 & 1);
+    let mut j = *i;
+    j.mods.opsel = 0;
+    j.src[2] = i.dst;
+    run32x(
+        w,
+        &j,
+        [F32, F32, U32],
+        U32,
+        flag::ICLAMP,
+        hi,
+        |e, [a, b, d]| {
+            let x = |v: u32| f.encode(dec(F32, v.into()), e.clamp);
+            let pair = x(a) | x(b) << 8;
+            let s = 16 * e.extra as u32;
+            d & !(0xffff << s) | pair << s
+        },
+    )
 }

@@ -435,3 +435,70 @@ pub(super) fn trig_preop(exp: u32, segment: u32) -> f64 {
     }
     ldexp(m as f64, scale)
 }
+
+/// Layout of an 8-bit float (gfx940's FNUZ formats: no infinities, no
+/// negative zero, 0x80 is the NaN): exponent bias and mantissa bits.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Fp8 {
+    bias: i32,
+    man: u32,
+}
+
+/// E4M3 with bias 8 (`fp8`).
+pub(super) const FP8: Fp8 = Fp8 { bias: 8, man: 3 };
+/// E5M2 with bias 16 (`bf8`).
+pub(super) const BF8: Fp8 = Fp8 { bias: 16, man: 2 };
+
+impl Fp8 {
+    /// The value of byte `b`.
+    pub(super) fn decode(self, b: u32) -> f64 {
+        let b = b & 0xff;
+        if b == 0x80 {
+            return f64::NAN;
+        }
+        let exp = (b & 0x7f) >> self.man;
+        let man = f64::from(b & ((1 << self.man) - 1));
+        let scale = f64::from(1u32 << self.man);
+        let v = if exp == 0 {
+            man / scale * (2f64).powi(1 - self.bias)
+        } else {
+            (1.0 + man / scale) * (2f64).powi(exp as i32 - self.bias)
+        };
+        if b & 0x80 != 0 {
+            -v
+        } else {
+            v
+        }
+    }
+
+    /// `x` rounded to nearest even; NaN, infinities and overflow give
+    /// the NaN (0x80), or with `clamp` the largest finite value of the
+    /// sign (NaN stays NaN).
+    pub(super) fn encode(self, x: f64, clamp: bool) -> u32 {
+        if x.is_nan() {
+            return 0x80;
+        }
+        let sign = if x < 0.0 { 0x80 } else { 0 };
+        let a = x.abs();
+        let overflow = if clamp { sign | 0x7f } else { 0x80 };
+        if a.is_infinite() {
+            return overflow;
+        }
+        let min_normal = (2f64).powi(1 - self.bias);
+        let code = if a < min_normal {
+            (a / min_normal * f64::from(1u32 << self.man)).round_ties_even() as u32
+        } else {
+            let e = ((a.to_bits() >> 52) & 0x7ff) as i32 - 1023;
+            let m = a * (2f64).powi(-e);
+            let r = ((m - 1.0) * f64::from(1u32 << self.man)).round_ties_even() as u32;
+            (((e + self.bias) as u32) << self.man) + r
+        };
+        if code > 0x7f {
+            overflow
+        } else if code == 0 {
+            0
+        } else {
+            sign | code
+        }
+    }
+}
