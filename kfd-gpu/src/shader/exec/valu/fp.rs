@@ -502,3 +502,118 @@ impl Fp8 {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Independent f32 -> f16 (nearest even) on integer bits.
+    fn f16_of_f32_bits(x: u32) -> u16 {
+        let sign = ((x >> 16) & 0x8000) as u16;
+        let exp = ((x >> 23) & 0xff) as i32;
+        let man = x & 0x7f_ffff;
+        if exp == 0xff {
+            return sign
+                | if man == 0 {
+                    0x7c00
+                } else {
+                    0x7e00 | (man >> 13) as u16
+                };
+        }
+        // Value = (1.man) * 2^(exp-127) as an integer significand with
+        // 24 bits, shifted to f16's grid.
+        let (sig, e) = if exp == 0 {
+            (man, -126)
+        } else {
+            (man | 0x80_0000, exp - 127)
+        };
+        if sig == 0 {
+            return sign;
+        }
+        // f16 unit in the last place at exponent e: 2^(max(e, -14) - 10).
+        let ulp_exp = e.max(-14) - 10;
+        // sig * 2^(e - 23) / 2^ulp_exp = sig >> (ulp_exp - e + 23).
+        let shift = ulp_exp - e + 23;
+        let q = if shift >= 32 {
+            0
+        } else {
+            let q = sig >> shift;
+            let rem = sig & ((1u32 << shift) - 1);
+            let half = 1u32 << (shift - 1);
+            if rem > half || rem == half && q & 1 == 1 {
+                q + 1
+            } else {
+                q
+            }
+        };
+        // q counts ulps at ulp_exp: rebuild the f16 bits.
+        let bits = if e < -14 {
+            q // subnormal (q may reach 0x400, the smallest normal)
+        } else {
+            (((e + 15) as u32) << 10) + q - 0x400
+        };
+        if bits >= 0x7c00 {
+            sign | 0x7c00
+        } else {
+            sign | bits as u16
+        }
+    }
+
+    #[test]
+    fn f16_round_trips() {
+        for h in 0..=u16::MAX {
+            let x = f16_to_f64(h);
+            let back = f64_to_f16(x);
+            if x.is_nan() {
+                assert_eq!(back & 0x7e00, 0x7e00);
+            } else {
+                assert_eq!(back, h, "{h:#x}");
+            }
+        }
+    }
+
+    #[test]
+    fn f32_to_f16_rounds_to_nearest_even() {
+        let mut s = 0x1234_5678u32;
+        for k in 0..200_000u32 {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            // Bias toward f16's range.
+            let x = if k % 2 == 0 {
+                s
+            } else {
+                s & 0x8fff_ffff | 0x3000_0000
+            };
+            let f = f32::from_bits(x);
+            assert_eq!(f64_to_f16(f64::from(f)), f16_of_f32_bits(x), "{x:#x} {f}");
+        }
+    }
+
+    #[test]
+    fn narrow_fma_is_correctly_rounded() {
+        // a*b + c near a rounding boundary of f32: the f64 sum rounds,
+        // round-to-odd keeps the final rounding right.
+        let a = 1.0 + f64::from(f32::EPSILON);
+        let b = 1.0 - f64::from(f32::EPSILON) / 2.0;
+        let c = -1.0;
+        let exact = (a * b + c) as f32;
+        assert_eq!(fma_narrow(a, b, c) as f32, exact);
+        let (x, y, z) = (1.000_000_1f32, 3.0e-8f32, 1.0f32);
+        assert_eq!(
+            fma_narrow(x.into(), y.into(), z.into()) as f32,
+            x.mul_add(y, z)
+        );
+    }
+
+    #[test]
+    fn ldexp_and_frexp() {
+        assert_eq!(ldexp(1.0, -1074), f64::from_bits(1));
+        assert_eq!(ldexp(1.0, -1075), 0.0);
+        assert_eq!(ldexp(1.5, -1075), f64::from_bits(1));
+        assert_eq!(ldexp(f64::MIN_POSITIVE, 2045), (2f64).powi(1023));
+        assert_eq!(ldexp(1.0, 5000), f64::INFINITY);
+        assert_eq!(frexp(f64::from_bits(1)), (0.5, -1073));
+        assert_eq!(frexp(-12.0), (-0.75, 4));
+    }
+}
