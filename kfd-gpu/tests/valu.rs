@@ -1377,3 +1377,22 @@ fn gfx940_fp8_conversions() {
     // bf8: 300 = 1.171875 * 2^8 rounds to 1.25 * 2^8 (0x61); -1.0 is 0xc0.
     assert_eq!(r[6][0], 0xc061);
 }
+
+#[test]
+fn wave_shifts_are_illegal_dpp_on_gfx90a_and_gfx940() {
+    // Turn row_shr:1 (0x111) into wave_shr:1 (0x138), which only gfx900
+    // has.
+    let to_wave_shr = |w: &mut Vec<u32>| {
+        let k = w.iter().position(|&x| x == 0x7e14_02fa).unwrap();
+        w[k + 1] = w[k + 1] & !(0x1ff << 8) | 0x138 << 8;
+    };
+    let body = "v_mov_b32_dpp v10, v1 row_shr:1 row_mask:0xf bank_mask:0xf";
+    for t in NEW {
+        let r = try_run_patched(t, HIP, &[], body, 1, to_wave_shr);
+        assert!(
+            matches!(r, Err(DispatchError::IllegalInstruction { .. })),
+            "{r:?}"
+        );
+    }
+    assert!(try_run_patched(Target::Gfx900, HIP, &[], body, 1, to_wave_shr).is_ok());
+}
