@@ -2,6 +2,7 @@
 //! around it, one module per family of instructions. An executor is
 //! looked up by mnemonic once, when its instruction is decoded.
 
+mod ds;
 mod salu;
 mod smem;
 mod sopp;
@@ -66,6 +67,7 @@ pub fn lookup(name: &str) -> Option<Exec> {
         .or_else(|| smem::lookup(name))
         .or_else(|| valu::lookup(name))
         .or_else(|| vmem::lookup(name))
+        .or_else(|| ds::lookup(name))
 }
 
 /// The base of the simulator's private window: addresses the private
