@@ -393,10 +393,10 @@ fn atomic<const OP: u8, const W64: bool, const RTN: bool>(
     Flow::Next
 }
 
-/// `ds_swizzle_b32`: lanes read DATA0 of another lane picked by the
-/// 16-bit offset: bit 15 set, quad-permute mode (lane `4q + i` reads lane
-/// `4q + offset[2i+1:2i]`); clear, bit-mask mode within each half of 32
-/// lanes (`((lane & and) | or) ^ xor` with the masks in offset bits 4:0,
+/// `ds_swizzle_b32`: lanes read the ADDR VGPR (the instruction's one
+/// source) of another lane picked by the 16-bit offset: bit 15 set,
+/// quad-permute mode (lane `4q + i` reads lane `4q + offset[2i+1:2i]`);
+/// clear, bit-mask mode within each half of 32 lanes (`((lane & and) | or) ^ xor` with the masks in offset bits 4:0,
 /// 9:5 and 14:10). An inactive source lane reads as zero.
 fn swizzle(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
     let f = match Fields::new(w, i, c) {
@@ -405,7 +405,7 @@ fn swizzle(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
     };
     let exec = w.exec();
     let p = f.offset();
-    let data = w.vgpr[f.data0 % w.vgpr.len()];
+    let data = w.vgpr[f.addr];
     let src = |l: usize| -> usize {
         if p & 0x8000 != 0 {
             (l & !3) + ((p >> (2 * (l & 3))) & 3) as usize
