@@ -292,6 +292,46 @@ fn stores_of_every_width_leave_inactive_lanes_alone() {
 }
 
 #[test]
+fn loads_leave_inactive_lanes_alone_and_do_not_fault_for_them() {
+    for t in ALL {
+        let mem = run_lds(
+            t,
+            256,
+            "
+            v_mov_b32 v10, 0x7777
+            v_mov_b32 v11, 0x8888
+            v_mov_b32 v12, 0x9999
+            v_mov_b32 v13, 0xaaaa
+            ds_write_b32 v1, v0
+            // The lanes to be inactive get an unmapped address.
+            s_mov_b32 exec_lo, 0xffff0000
+            s_mov_b32 exec_hi, 0x7ffffffe
+            v_mov_b32 v7, 0xdead
+            v_mov_b32 v4, 0
+            s_mov_b32 exec_lo, 0x0000ffff
+            s_mov_b32 exec_hi, 0x80000001
+            global_load_dword v10, v[6:7], off
+            ds_read_b32 v11, v1
+            scratch_load_dword v12, v1, off
+            global_load_dword v13, v4, s[6:7]
+            s_mov_b32 exec_lo, -1
+            s_mov_b32 exec_hi, -1
+            global_store_dword v[2:3], v10, off
+            global_store_dword v[2:3], v11, off offset:256
+            global_store_dword v[2:3], v12, off offset:512
+            global_store_dword v[2:3], v13, off offset:768
+            ",
+        );
+        let on = |l: u64| l < 16 || l == 32 || l == 63;
+        let pick = |l: u64, a: u32, b: u32| if on(l) { a } else { b };
+        expect(&mem, 0, |l| pick(l, rd32(IN + 16 * l), 0x7777), "global");
+        expect(&mem, 1, |l| pick(l, l as u32, 0x8888), "ds");
+        expect(&mem, 2, |l| pick(l, 0, 0x9999), "scratch");
+        expect(&mem, 3, |l| pick(l, rd32(IN + 16 * l), 0xaaaa), "saddr");
+    }
+}
+
+#[test]
 fn flat_reaches_global_lds_and_private_memory() {
     for t in ALL {
         let mem = memory_with_inputs();
@@ -716,6 +756,59 @@ fn compare_swap_and_bit_atomics() {
         expect(&mem, 3, |l| 1000 + l as u32, "swap");
         expect(&mem, 14, |_| 0, "xor old");
         expect(&mem, 15, |_| 0, "swap old");
+    }
+}
+
+#[test]
+fn buffer_and_flat_atomics() {
+    for t in ALL {
+        let body = format!(
+            "{}
+            v_add_u32 v10, 1, v0
+            v_mov_b32 v20, 0
+            // Every lane adds lane + 1 at IN; the old value returns in
+            // VDATA.
+            buffer_atomic_add v10, v20, s[8:11], 0 offen glc
+            // umax at IN + 64 + 4 * lane: lanes past 128 bytes are out of
+            // range: dropped, returning zero.
+            v_mov_b32 v11, -1
+            buffer_atomic_umax v11, v1, s[8:11], 0 offen offset:64 glc
+            // Flat atomics on LDS (all lanes at 0) and private memory.
+            v_mov_b32 v9, src_shared_base
+            v_mov_b32 v8, 0
+            v_add_u32 v12, 1, v0
+            flat_atomic_add v14, v[8:9], v12 glc
+            ds_read_b32 v15, v8
+            v_mov_b32 v17, src_private_base
+            v_mov_b32 v16, 8
+            flat_atomic_add v[16:17], v12
+            flat_atomic_add v18, v[16:17], v12 glc
+            global_store_dword v[2:3], v10, off
+            global_store_dword v[2:3], v11, off offset:256
+            global_store_dword v[2:3], v14, off offset:512
+            global_store_dword v[2:3], v15, off offset:768
+            global_store_dword v[2:3], v18, off offset:1024
+            ",
+            vsharp(IN, 0, 128, false, WORD3)
+        );
+        let mem = run_lds(t, 64, &body);
+        let tri = |l: u64| (l * (l + 1) / 2) as u32;
+        expect(&mem, 0, |l| rd32(IN).wrapping_add(tri(l)), "buffer add");
+        assert_eq!(mem.load::<u32>(IN), rd32(IN).wrapping_add(tri(64)));
+        expect(
+            &mem,
+            1,
+            |l| if l < 16 { rd32(IN + 64 + 4 * l) } else { 0 },
+            "umax",
+        );
+        for l in 0..64u64 {
+            let a = IN + 64 + 4 * l;
+            let want = if l < 16 { u32::MAX } else { rd32(a) };
+            assert_eq!(mem.load::<u32>(a), want, "{t:?} umax lane {l}");
+        }
+        expect(&mem, 2, tri, "flat lds add");
+        expect(&mem, 3, |_| tri(64), "flat lds final");
+        expect(&mem, 4, |l| l as u32 + 1, "flat private add");
     }
 }
 
