@@ -2,6 +2,7 @@
 //! around it, one module per family of instructions. An executor is
 //! looked up by mnemonic once, when its instruction is decoded.
 
+mod ds;
 mod mfma;
 mod salu;
 mod smem;
@@ -71,6 +72,7 @@ pub fn lookup(name: &str) -> Option<Exec> {
         .or_else(|| vmem::lookup(name))
         .or_else(|| vop3p::lookup(name))
         .or_else(|| mfma::lookup(name))
+        .or_else(|| ds::lookup(name))
 }
 
 /// The base of the simulator's private window: addresses the private
