@@ -1041,6 +1041,7 @@ fn valu_throughput() {
     for op in [
         "v_xor_b32 v8, v1, v8",
         "v_add_u32_e64 v8, v1, v8",
+        "v_add3_u32 v8, v1, v8, v2",
         "v_mul_f32 v9, v6, v9",
         "v_fma_f32 v9, v6, v7, v9",
         "v_add_f64 v[10:11], v[10:11], v[6:7]",
