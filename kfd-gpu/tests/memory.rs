@@ -1252,6 +1252,35 @@ fn swizzle_permute_and_bpermute() {
 }
 
 #[test]
+fn lds_append_and_consume_count_active_lanes() {
+    for t in ALL {
+        let mem = run_lds(
+            t,
+            64,
+            "
+            v_mov_b32 v20, 0
+            v_mov_b32 v21, 10
+            ds_write_b32 v20, v21 offset:8
+            s_mov_b32 m0, 4
+            s_mov_b32 exec_hi, 0
+            ds_append v10 offset:4
+            s_mov_b32 exec_lo, 0xff
+            ds_consume v11 offset:4
+            s_mov_b32 exec_lo, -1
+            s_mov_b32 exec_hi, -1
+            ds_read_b32 v12, v20 offset:8
+            global_store_dword v[2:3], v10, off
+            global_store_dword v[2:3], v11, off offset:256
+            global_store_dword v[2:3], v12, off offset:512
+            ",
+        );
+        expect(&mem, 0, |l| if l < 32 { 10 } else { 0 }, "append");
+        expect(&mem, 1, |l| if l < 8 { 42 } else { 0 }, "consume");
+        expect(&mem, 2, |_| 34, "final");
+    }
+}
+
+#[test]
 fn four_waves_exchange_through_lds_across_a_barrier() {
     for t in ALL {
         let mem = memory_with_inputs();
