@@ -954,6 +954,58 @@ mod tests {
     }
 
     #[test]
+    fn integer_atomic_arithmetic() {
+        use atom::*;
+        assert_eq!(rmw32(SMIN, 5, (-3i32) as u32, 0, 0), (-3i32) as u32);
+        assert_eq!(rmw32(UMIN, 5, (-3i32) as u32, 0, 0), 5);
+        assert_eq!(
+            rmw32(SMAX, (-7i32) as u32, (-3i32) as u32, 0, 0),
+            (-3i32) as u32
+        );
+        assert_eq!(rmw32(INC, 7, 7, 0, 0), 0);
+        assert_eq!(rmw32(INC, 6, 7, 0, 0), 7);
+        assert_eq!(rmw32(DEC, 0, 9, 0, 0), 9);
+        assert_eq!(rmw32(DEC, 10, 9, 0, 0), 9);
+        assert_eq!(rmw32(DEC, 9, 9, 0, 0), 8);
+        assert_eq!(rmw32(ADD, u32::MAX, 2, 0, 0), 1);
+        assert_eq!(rmw32(RSUB, 3, 1, 0, 0), u32::MAX - 1);
+        assert_eq!(rmw32(MSKOR, 0xff, 0x0f, 0x100, 0), 0x1f0);
+        assert_eq!(rmw32(WRAP, 10, 4, 100, 0), 6);
+        assert_eq!(rmw32(WRAP, 3, 4, 100, 0), 103);
+        assert_eq!(rmw64(SMIN, 1, u64::MAX, 0, 0), u64::MAX);
+        assert_eq!(rmw64(UMAX, 1, u64::MAX, 0, 0), u64::MAX);
+        assert_eq!(rmw64(CMPSWAP, 5, 9, 5, 0), 9);
+        assert_eq!(rmw64(CMPSWAP, 5, 9, 6, 0), 5);
+        assert_eq!(rmw64(DEC, 0, 1 << 40, 0, 0), 1 << 40);
+    }
+
+    #[test]
+    fn float_atomic_arithmetic_follows_the_denormal_mode() {
+        use atom::*;
+        let bits = f32::to_bits;
+        // -0 compares equal to +0; NaN never equals.
+        assert_eq!(rmw32(CMPSWAP_F, bits(0.0), 7, bits(-0.0), 0), 7);
+        assert_eq!(
+            rmw32(CMPSWAP_F, bits(f32::NAN), 7, bits(f32::NAN), 0),
+            bits(f32::NAN)
+        );
+        let tiny = f32::from_bits(1);
+        // Denormals kept (FP_DENORM single = 3) or flushed (0).
+        assert_eq!(rmw32(ADD_F, bits(tiny), bits(tiny), 0, 0x30), 2);
+        assert_eq!(rmw32(ADD_F, bits(tiny), bits(tiny), 0, 0), 0);
+        assert_eq!(rmw32(ADD_F, bits(1.5), bits(2.25), 0, 0), bits(3.75));
+        let d = f64::to_bits;
+        assert_eq!(rmw64(MIN_F, d(2.0), d(f64::NAN), 0, 0), d(2.0));
+        assert_eq!(rmw64(MAX_F, d(f64::NAN), d(-1.0), 0, 0), d(-1.0));
+        assert_eq!(rmw64(ADD_F, d(0.1), d(0.2), 0, 0), d(0.1 + 0.2));
+        // Packed halves: (1.0 + 0.5, 65504 + 65504 = inf).
+        assert_eq!(
+            rmw32(PK_ADD_F16, 0x7bff_3c00, 0x7bff_3800, 0, 0),
+            0x7c00_3e00
+        );
+    }
+
+    #[test]
     fn min_max_order_zeros_and_skip_nans() {
         assert_eq!(minmax64(-0.0, 0.0, false).to_bits(), (-0.0f64).to_bits());
         assert_eq!(minmax64(-0.0, 0.0, true).to_bits(), 0.0f64.to_bits());
