@@ -598,6 +598,14 @@ fn private_buffer_scratch_and_flat_share_bytes() {
             buffer_load_dword v14, off, s[0:3], s32 offset:8
             v_mov_b32 v15, 4
             buffer_load_ushort v16, v15, s[0:3], s32 offen offset:4
+            // A 64-bit atomic on the private buffer: per-lane bytes 48..55.
+            v_mov_b32 v20, 5
+            v_add_u32 v21, 0x900, v0
+            buffer_atomic_add_x2 v[20:21], off, s[0:3], s32 offset:32
+            buffer_atomic_add_x2 v[20:21], off, s[0:3], s32 offset:32
+            flat_load_dwordx2 v[22:23], v[8:9] offset:28
+            global_store_dword v[2:3], v22, off offset:1024
+            global_store_dword v[2:3], v23, off offset:1280
             global_store_dword v[2:3], v10, off
             global_store_dword v[2:3], v12, off offset:256
             global_store_dword v[2:3], v14, off offset:512
@@ -612,6 +620,8 @@ fn private_buffer_scratch_and_flat_share_bytes() {
         expect(&mem, 1, |l| 0x300 + l as u32, "buffer -> scratch");
         expect(&mem, 2, |l| 0x700 + l as u32, "flat -> buffer");
         expect(&mem, 3, |l| 0x700 + l as u32, "flat -> buffer offen");
+        expect(&mem, 4, |_| 10, "add_x2 lo");
+        expect(&mem, 5, |l| 2 * (0x900 + l as u32), "add_x2 hi");
     }
 }
 

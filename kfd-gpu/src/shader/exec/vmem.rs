@@ -536,18 +536,29 @@ fn update<T: Word>(
     }
 }
 
-/// Runs `f` for every lane in EXEC, stopping at the first fault.
+/// Runs `f` for every lane in EXEC, stopping at the first fault. A
+/// 64-bit atomic (`qword_atomic`) on a swizzled buffer in global memory
+/// whose elements are smaller than 8 bytes would be split by the
+/// hardware into two non-atomic halves: not modelled.
 #[inline]
 fn lanes(
     w: &mut Wave,
     i: &Inst,
     c: &mut Ctx<'_, '_>,
+    qword_atomic: bool,
     mut f: impl FnMut(&mut Wave, &Addressing, &mut Ctx<'_, '_>, usize) -> Result<(), Fault>,
 ) -> Flow {
     let a = match Addressing::new(w, i, c.target) {
         Ok(a) => a,
         Err(e) => return e,
     };
+    let b = &a.buf;
+    if qword_atomic && a.enc == Enc::Mubuf && b.swizzle && !b.private && b.element_size < 8 {
+        return unimplemented(
+            i,
+            "64-bit atomic on a swizzled buffer with elements below 8 bytes",
+        );
+    }
     let exec = w.exec();
     for l in 0..LANES {
         if exec >> l & 1 != 0 {
@@ -560,7 +571,7 @@ fn lanes(
 }
 
 fn load<const K: u8>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
-    lanes(w, i, c, |w, a, c, l| {
+    lanes(w, i, c, false, |w, a, c, l| {
         let la = a.lane(w, l);
         let n = w.vgpr.len();
         let at = a.loc(la, 0);
@@ -597,7 +608,7 @@ fn load<const K: u8>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
 }
 
 fn store<const K: u8>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
-    lanes(w, i, c, |w, a, c, l| {
+    lanes(w, i, c, false, |w, a, c, l| {
         let la = a.lane(w, l);
         let n = w.vgpr.len();
         let at = a.loc(la, 0);
@@ -625,7 +636,7 @@ fn store<const K: u8>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
 /// FLAT/GLOBAL, into VDATA for MUBUF).
 fn atomic<const OP: u8, const X2: bool>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
     let mode = w.mode;
-    lanes(w, i, c, |w, a, c, l| {
+    lanes(w, i, c, X2, |w, a, c, l| {
         let la = a.lane(w, l);
         let at = a.loc(la, 0);
         let n = w.vgpr.len();
@@ -638,7 +649,19 @@ fn atomic<const OP: u8, const X2: bool>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, 
             } else {
                 0
             };
-            let old = update::<u64>(c, l, at, &mut |o| rmw64(OP, o, src, cmp, mode))?;
+            let old = if let Loc::Wave(_) = at {
+                // The private buffer swizzles dwords: the halves lie
+                // apart. The wave's private memory is its own, so two
+                // accesses are atomic.
+                let hi = a.loc(la, 4);
+                let old = u64::from(ld::<u32>(c, l, at)?) | u64::from(ld::<u32>(c, l, hi)?) << 32;
+                let new = rmw64(OP, old, src, cmp, mode);
+                st(c, l, at, new as u32)?;
+                st(c, l, hi, (new >> 32) as u32)?;
+                old
+            } else {
+                update::<u64>(c, l, at, &mut |o| rmw64(OP, o, src, cmp, mode))?
+            };
             if a.glc {
                 w.vgpr[a.vdst % n][l] = old as u32;
                 w.vgpr[(a.vdst + 1) % n][l] = (old >> 32) as u32;
