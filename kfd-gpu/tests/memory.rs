@@ -1361,3 +1361,24 @@ fn a_global_access_outside_memory_faults() {
         e => panic!("{e}"),
     }
 }
+
+#[test]
+fn private_accesses_past_the_limit_fault() {
+    for (t, body) in [
+        (Target::Gfx940, "scratch_load_dword v10, off, off offset:-2"),
+        (
+            Target::Gfx90a,
+            "v_mov_b32 v11, -2\n scratch_load_dword v10, v11, off",
+        ),
+        (
+            Target::Gfx90a,
+            "v_mov_b32 v9, src_private_base\n v_mov_b32 v8, -3\n flat_store_dword v[8:9], v0",
+        ),
+    ] {
+        let mem = memory_with_inputs();
+        match kernel(t, body).run(&mem) {
+            Err(DispatchError::Fault { .. }) => {}
+            r => panic!("{t:?} {body}: {r:?}"),
+        }
+    }
+}

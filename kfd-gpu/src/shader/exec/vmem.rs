@@ -468,7 +468,7 @@ fn wave_load<T: Word>(c: &mut Ctx<'_, '_>, b: u64) -> Result<T, Fault> {
     }
     let mut x = [0u8; 8];
     for (j, y) in x[..T::SIZE].iter_mut().enumerate() {
-        let (l, o) = unswizzle(b + j as u64)?;
+        let (l, o) = unswizzle(b.wrapping_add(j as u64))?;
         *y = c.private_load(l, o)?;
     }
     Ok(T::from_bytes(&x))
@@ -482,7 +482,7 @@ fn wave_store<T: Word>(c: &mut Ctx<'_, '_>, b: u64, v: T) -> Result<(), Fault> {
     let mut x = [0u8; 8];
     v.to_bytes(&mut x);
     for (j, y) in x[..T::SIZE].iter().enumerate() {
-        let (l, o) = unswizzle(b + j as u64)?;
+        let (l, o) = unswizzle(b.wrapping_add(j as u64))?;
         c.private_store(l, o, *y)?;
     }
     Ok(())
