@@ -1382,3 +1382,81 @@ fn private_accesses_past_the_limit_fault() {
         }
     }
 }
+
+/// Random DS, FLAT/GLOBAL/SCRATCH and MUBUF words with random registers
+/// (addresses mostly unmapped) never panic the executors: they run, fault
+/// or report an unmodelled form.
+#[test]
+fn random_memory_instructions_do_not_panic() {
+    use kfd_gpu::mem::Tlb;
+    use kfd_gpu::shader::dispatch::private_resource;
+    use kfd_gpu::shader::exec::{lookup, Ctx};
+    use kfd_gpu::shader::isa::decode;
+    use kfd_gpu::shader::wave::Wave;
+    let mem = memory();
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rnd = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let clock = || 0u64;
+    for t in ALL {
+        let mut tlb = Tlb::new(&mem);
+        let mut lds = vec![0u8; 1024];
+        let mut private = Vec::new();
+        let mut w = Wave::new(if t == Target::Gfx900 { 256 } else { 512 });
+        for n in 0..20_000 {
+            let prefix = [0xd800_0000u32, 0xdc00_0000, 0xe000_0000][n % 3];
+            let r = rnd();
+            let words = [prefix | (r as u32 & 0x03ff_ffff), (r >> 32) as u32, 0];
+            let Ok(inst) = decode(t, &words) else {
+                continue;
+            };
+            let Some(exec) = lookup(inst.name) else {
+                continue;
+            };
+            for s in w.sgpr.iter_mut() {
+                // Small values: some addresses land in LDS, private memory
+                // or the flat memory's range.
+                *s = match rnd() % 4 {
+                    0 => 0,
+                    1 => rnd() as u32 & 0xffff,
+                    2 => (MEM_BASE as u32).wrapping_add(rnd() as u32 & 0xffff),
+                    _ => rnd() as u32,
+                };
+            }
+            if prefix == 0xe000_0000 && rnd() % 2 == 0 {
+                // Half the buffer accesses go to the private buffer.
+                let r = ((words[1] >> 16) & 0x1f) as usize * 4;
+                for (k, v) in private_resource().into_iter().enumerate() {
+                    w.sgpr[(r + k) & 127] = v;
+                }
+            }
+            // Fresh vector registers now and then (the executors write
+            // some).
+            for v in w.vgpr.iter_mut().take(if n % 16 == 0 { 300 } else { 0 }) {
+                for x in v.iter_mut() {
+                    *x = if rnd() % 2 == 0 {
+                        rnd() as u32 & 0x3ff
+                    } else {
+                        rnd() as u32
+                    };
+                }
+            }
+            let mut c = Ctx {
+                target: t,
+                tlb: &mut tlb,
+                lds: &mut lds,
+                private: &mut private,
+                private_limit: 1 << 16,
+                shared_base: SHARED_BASE,
+                private_base: PRIVATE_BASE,
+                clock: &clock,
+                realtime: &clock,
+            };
+            let _ = exec(&mut w, &inst, &mut c);
+        }
+    }
+}
