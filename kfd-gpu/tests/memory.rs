@@ -598,6 +598,14 @@ fn private_buffer_scratch_and_flat_share_bytes() {
             buffer_load_dword v14, off, s[0:3], s32 offset:8
             v_mov_b32 v15, 4
             buffer_load_ushort v16, v15, s[0:3], s32 offen offset:4
+            // A 64-bit atomic on the private buffer: per-lane bytes 48..55.
+            v_mov_b32 v20, 5
+            v_add_u32 v21, 0x900, v0
+            buffer_atomic_add_x2 v[20:21], off, s[0:3], s32 offset:32
+            buffer_atomic_add_x2 v[20:21], off, s[0:3], s32 offset:32
+            flat_load_dwordx2 v[22:23], v[8:9] offset:28
+            global_store_dword v[2:3], v22, off offset:1024
+            global_store_dword v[2:3], v23, off offset:1280
             global_store_dword v[2:3], v10, off
             global_store_dword v[2:3], v12, off offset:256
             global_store_dword v[2:3], v14, off offset:512
@@ -612,6 +620,8 @@ fn private_buffer_scratch_and_flat_share_bytes() {
         expect(&mem, 1, |l| 0x300 + l as u32, "buffer -> scratch");
         expect(&mem, 2, |l| 0x700 + l as u32, "flat -> buffer");
         expect(&mem, 3, |l| 0x700 + l as u32, "flat -> buffer offen");
+        expect(&mem, 4, |_| 10, "add_x2 lo");
+        expect(&mem, 5, |l| 2 * (0x900 + l as u32), "add_x2 hi");
     }
 }
 
@@ -1252,6 +1262,35 @@ fn swizzle_permute_and_bpermute() {
 }
 
 #[test]
+fn lds_append_and_consume_count_active_lanes() {
+    for t in ALL {
+        let mem = run_lds(
+            t,
+            64,
+            "
+            v_mov_b32 v20, 0
+            v_mov_b32 v21, 10
+            ds_write_b32 v20, v21 offset:8
+            s_mov_b32 m0, 4
+            s_mov_b32 exec_hi, 0
+            ds_append v10 offset:4
+            s_mov_b32 exec_lo, 0xff
+            ds_consume v11 offset:4
+            s_mov_b32 exec_lo, -1
+            s_mov_b32 exec_hi, -1
+            ds_read_b32 v12, v20 offset:8
+            global_store_dword v[2:3], v10, off
+            global_store_dword v[2:3], v11, off offset:256
+            global_store_dword v[2:3], v12, off offset:512
+            ",
+        );
+        expect(&mem, 0, |l| if l < 32 { 10 } else { 0 }, "append");
+        expect(&mem, 1, |l| if l < 8 { 42 } else { 0 }, "consume");
+        expect(&mem, 2, |_| 34, "final");
+    }
+}
+
+#[test]
 fn four_waves_exchange_through_lds_across_a_barrier() {
     for t in ALL {
         let mem = memory_with_inputs();
@@ -1320,5 +1359,104 @@ fn a_global_access_outside_memory_faults() {
     match e {
         DispatchError::Fault { fault, .. } => assert_eq!((fault.va, fault.write), (64, false)),
         e => panic!("{e}"),
+    }
+}
+
+#[test]
+fn private_accesses_past_the_limit_fault() {
+    for (t, body) in [
+        (Target::Gfx940, "scratch_load_dword v10, off, off offset:-2"),
+        (
+            Target::Gfx90a,
+            "v_mov_b32 v11, -2\n scratch_load_dword v10, v11, off",
+        ),
+        (
+            Target::Gfx90a,
+            "v_mov_b32 v9, src_private_base\n v_mov_b32 v8, -3\n flat_store_dword v[8:9], v0",
+        ),
+    ] {
+        let mem = memory_with_inputs();
+        match kernel(t, body).run(&mem) {
+            Err(DispatchError::Fault { .. }) => {}
+            r => panic!("{t:?} {body}: {r:?}"),
+        }
+    }
+}
+
+/// Random DS, FLAT/GLOBAL/SCRATCH and MUBUF words with random registers
+/// (addresses mostly unmapped) never panic the executors: they run, fault
+/// or report an unmodelled form.
+#[test]
+fn random_memory_instructions_do_not_panic() {
+    use kfd_gpu::mem::Tlb;
+    use kfd_gpu::shader::dispatch::private_resource;
+    use kfd_gpu::shader::exec::{lookup, Ctx};
+    use kfd_gpu::shader::isa::decode;
+    use kfd_gpu::shader::wave::Wave;
+    let mem = memory();
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rnd = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let clock = || 0u64;
+    for t in ALL {
+        let mut tlb = Tlb::new(&mem);
+        let mut lds = vec![0u8; 1024];
+        let mut private = Vec::new();
+        let mut w = Wave::new(if t == Target::Gfx900 { 256 } else { 512 });
+        for n in 0..20_000 {
+            let prefix = [0xd800_0000u32, 0xdc00_0000, 0xe000_0000][n % 3];
+            let r = rnd();
+            let words = [prefix | (r as u32 & 0x03ff_ffff), (r >> 32) as u32, 0];
+            let Ok(inst) = decode(t, &words) else {
+                continue;
+            };
+            let Some(exec) = lookup(inst.name) else {
+                continue;
+            };
+            for s in w.sgpr.iter_mut() {
+                // Small values: some addresses land in LDS, private memory
+                // or the flat memory's range.
+                *s = match rnd() % 4 {
+                    0 => 0,
+                    1 => rnd() as u32 & 0xffff,
+                    2 => (MEM_BASE as u32).wrapping_add(rnd() as u32 & 0xffff),
+                    _ => rnd() as u32,
+                };
+            }
+            if prefix == 0xe000_0000 && rnd() % 2 == 0 {
+                // Half the buffer accesses go to the private buffer.
+                let r = ((words[1] >> 16) & 0x1f) as usize * 4;
+                for (k, v) in private_resource().into_iter().enumerate() {
+                    w.sgpr[(r + k) & 127] = v;
+                }
+            }
+            // Fresh vector registers now and then (the executors write
+            // some).
+            for v in w.vgpr.iter_mut().take(if n % 16 == 0 { 300 } else { 0 }) {
+                for x in v.iter_mut() {
+                    *x = if rnd() % 2 == 0 {
+                        rnd() as u32 & 0x3ff
+                    } else {
+                        rnd() as u32
+                    };
+                }
+            }
+            let mut c = Ctx {
+                target: t,
+                tlb: &mut tlb,
+                lds: &mut lds,
+                private: &mut private,
+                private_limit: 1 << 16,
+                shared_base: SHARED_BASE,
+                private_base: PRIVATE_BASE,
+                clock: &clock,
+                realtime: &clock,
+            };
+            let _ = exec(&mut w, &inst, &mut c);
+        }
     }
 }

@@ -78,6 +78,8 @@ pub(super) fn lookup(name: &str) -> Option<Exec> {
         "wrxchg2_rtn_b64" => wrxchg2::<8, 2>,
         "wrxchg2st64_rtn_b32" => wrxchg2::<256, 1>,
         "wrxchg2st64_rtn_b64" => wrxchg2::<512, 2>,
+        "append" => append::<false>,
+        "consume" => append::<true>,
         "swizzle_b32" => swizzle,
         "permute_b32" => permute,
         "bpermute_b32" => bpermute,
@@ -390,6 +392,35 @@ fn atomic<const OP: u8, const W64: bool, const RTN: bool>(
             }
         }
     }
+    Flow::Next
+}
+
+/// `ds_append` / `ds_consume` (`CONSUME`) on LDS: the dword at M0 plus
+/// the offset grows (shrinks) by the number of active lanes; every active
+/// lane gets its old value (lanes find their own slots from it with
+/// `v_mbcnt`). The GDS form is not modelled.
+fn append<const CONSUME: bool>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
+    let f = match Fields::new(w, i, c) {
+        Ok(f) => f,
+        Err(e) => return e,
+    };
+    let exec = w.exec();
+    if exec == 0 {
+        return Flow::Next;
+    }
+    let a = w.m0().wrapping_add(f.offset());
+    let old = c.lds_load::<u32>(a);
+    let n = exec.count_ones();
+    c.lds_store(
+        a,
+        if CONSUME {
+            old.wrapping_sub(n)
+        } else {
+            old.wrapping_add(n)
+        },
+    );
+    let n = w.vgpr.len();
+    w.store32((256 + f.vdst % n) as u16, exec, &[old; LANES]);
     Flow::Next
 }
 

@@ -468,7 +468,7 @@ fn wave_load<T: Word>(c: &mut Ctx<'_, '_>, b: u64) -> Result<T, Fault> {
     }
     let mut x = [0u8; 8];
     for (j, y) in x[..T::SIZE].iter_mut().enumerate() {
-        let (l, o) = unswizzle(b + j as u64)?;
+        let (l, o) = unswizzle(b.wrapping_add(j as u64))?;
         *y = c.private_load(l, o)?;
     }
     Ok(T::from_bytes(&x))
@@ -482,7 +482,7 @@ fn wave_store<T: Word>(c: &mut Ctx<'_, '_>, b: u64, v: T) -> Result<(), Fault> {
     let mut x = [0u8; 8];
     v.to_bytes(&mut x);
     for (j, y) in x[..T::SIZE].iter().enumerate() {
-        let (l, o) = unswizzle(b + j as u64)?;
+        let (l, o) = unswizzle(b.wrapping_add(j as u64))?;
         c.private_store(l, o, *y)?;
     }
     Ok(())
@@ -536,18 +536,29 @@ fn update<T: Word>(
     }
 }
 
-/// Runs `f` for every lane in EXEC, stopping at the first fault.
+/// Runs `f` for every lane in EXEC, stopping at the first fault. A
+/// 64-bit atomic (`qword_atomic`) on a swizzled buffer in global memory
+/// whose elements are smaller than 8 bytes would be split by the
+/// hardware into two non-atomic halves: not modelled.
 #[inline]
 fn lanes(
     w: &mut Wave,
     i: &Inst,
     c: &mut Ctx<'_, '_>,
+    qword_atomic: bool,
     mut f: impl FnMut(&mut Wave, &Addressing, &mut Ctx<'_, '_>, usize) -> Result<(), Fault>,
 ) -> Flow {
     let a = match Addressing::new(w, i, c.target) {
         Ok(a) => a,
         Err(e) => return e,
     };
+    let b = &a.buf;
+    if qword_atomic && a.enc == Enc::Mubuf && b.swizzle && !b.private && b.element_size < 8 {
+        return unimplemented(
+            i,
+            "64-bit atomic on a swizzled buffer with elements below 8 bytes",
+        );
+    }
     let exec = w.exec();
     for l in 0..LANES {
         if exec >> l & 1 != 0 {
@@ -560,7 +571,7 @@ fn lanes(
 }
 
 fn load<const K: u8>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
-    lanes(w, i, c, |w, a, c, l| {
+    lanes(w, i, c, false, |w, a, c, l| {
         let la = a.lane(w, l);
         let n = w.vgpr.len();
         let at = a.loc(la, 0);
@@ -597,7 +608,7 @@ fn load<const K: u8>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
 }
 
 fn store<const K: u8>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
-    lanes(w, i, c, |w, a, c, l| {
+    lanes(w, i, c, false, |w, a, c, l| {
         let la = a.lane(w, l);
         let n = w.vgpr.len();
         let at = a.loc(la, 0);
@@ -625,7 +636,7 @@ fn store<const K: u8>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
 /// FLAT/GLOBAL, into VDATA for MUBUF).
 fn atomic<const OP: u8, const X2: bool>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
     let mode = w.mode;
-    lanes(w, i, c, |w, a, c, l| {
+    lanes(w, i, c, X2, |w, a, c, l| {
         let la = a.lane(w, l);
         let at = a.loc(la, 0);
         let n = w.vgpr.len();
@@ -638,7 +649,19 @@ fn atomic<const OP: u8, const X2: bool>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, 
             } else {
                 0
             };
-            let old = update::<u64>(c, l, at, &mut |o| rmw64(OP, o, src, cmp, mode))?;
+            let old = if let Loc::Wave(_) = at {
+                // The private buffer swizzles dwords: the halves lie
+                // apart. The wave's private memory is its own, so two
+                // accesses are atomic.
+                let hi = a.loc(la, 4);
+                let old = u64::from(ld::<u32>(c, l, at)?) | u64::from(ld::<u32>(c, l, hi)?) << 32;
+                let new = rmw64(OP, old, src, cmp, mode);
+                st(c, l, at, new as u32)?;
+                st(c, l, hi, (new >> 32) as u32)?;
+                old
+            } else {
+                update::<u64>(c, l, at, &mut |o| rmw64(OP, o, src, cmp, mode))?
+            };
             if a.glc {
                 w.vgpr[a.vdst % n][l] = old as u32;
                 w.vgpr[(a.vdst + 1) % n][l] = (old >> 32) as u32;
@@ -951,6 +974,58 @@ mod tests {
         assert_eq!(add_bf16(0x3f81, m), 0x3f80);
         assert_eq!(add_bf16(0x3f83, m), 0x3f82);
         assert!(add_bf16(0x7f80, 0xff80) & 0x7fc0 == 0x7fc0);
+    }
+
+    #[test]
+    fn integer_atomic_arithmetic() {
+        use atom::*;
+        assert_eq!(rmw32(SMIN, 5, (-3i32) as u32, 0, 0), (-3i32) as u32);
+        assert_eq!(rmw32(UMIN, 5, (-3i32) as u32, 0, 0), 5);
+        assert_eq!(
+            rmw32(SMAX, (-7i32) as u32, (-3i32) as u32, 0, 0),
+            (-3i32) as u32
+        );
+        assert_eq!(rmw32(INC, 7, 7, 0, 0), 0);
+        assert_eq!(rmw32(INC, 6, 7, 0, 0), 7);
+        assert_eq!(rmw32(DEC, 0, 9, 0, 0), 9);
+        assert_eq!(rmw32(DEC, 10, 9, 0, 0), 9);
+        assert_eq!(rmw32(DEC, 9, 9, 0, 0), 8);
+        assert_eq!(rmw32(ADD, u32::MAX, 2, 0, 0), 1);
+        assert_eq!(rmw32(RSUB, 3, 1, 0, 0), u32::MAX - 1);
+        assert_eq!(rmw32(MSKOR, 0xff, 0x0f, 0x100, 0), 0x1f0);
+        assert_eq!(rmw32(WRAP, 10, 4, 100, 0), 6);
+        assert_eq!(rmw32(WRAP, 3, 4, 100, 0), 103);
+        assert_eq!(rmw64(SMIN, 1, u64::MAX, 0, 0), u64::MAX);
+        assert_eq!(rmw64(UMAX, 1, u64::MAX, 0, 0), u64::MAX);
+        assert_eq!(rmw64(CMPSWAP, 5, 9, 5, 0), 9);
+        assert_eq!(rmw64(CMPSWAP, 5, 9, 6, 0), 5);
+        assert_eq!(rmw64(DEC, 0, 1 << 40, 0, 0), 1 << 40);
+    }
+
+    #[test]
+    fn float_atomic_arithmetic_follows_the_denormal_mode() {
+        use atom::*;
+        let bits = f32::to_bits;
+        // -0 compares equal to +0; NaN never equals.
+        assert_eq!(rmw32(CMPSWAP_F, bits(0.0), 7, bits(-0.0), 0), 7);
+        assert_eq!(
+            rmw32(CMPSWAP_F, bits(f32::NAN), 7, bits(f32::NAN), 0),
+            bits(f32::NAN)
+        );
+        let tiny = f32::from_bits(1);
+        // Denormals kept (FP_DENORM single = 3) or flushed (0).
+        assert_eq!(rmw32(ADD_F, bits(tiny), bits(tiny), 0, 0x30), 2);
+        assert_eq!(rmw32(ADD_F, bits(tiny), bits(tiny), 0, 0), 0);
+        assert_eq!(rmw32(ADD_F, bits(1.5), bits(2.25), 0, 0), bits(3.75));
+        let d = f64::to_bits;
+        assert_eq!(rmw64(MIN_F, d(2.0), d(f64::NAN), 0, 0), d(2.0));
+        assert_eq!(rmw64(MAX_F, d(f64::NAN), d(-1.0), 0, 0), d(-1.0));
+        assert_eq!(rmw64(ADD_F, d(0.1), d(0.2), 0, 0), d(0.1 + 0.2));
+        // Packed halves: (1.0 + 0.5, 65504 + 65504 = inf).
+        assert_eq!(
+            rmw32(PK_ADD_F16, 0x7bff_3c00, 0x7bff_3800, 0, 0),
+            0x7c00_3e00
+        );
     }
 
     #[test]
