@@ -116,6 +116,47 @@ impl Drop for HostBuf {
     }
 }
 
+/// A fresh private anonymous mapping (read-write, never touched), what a
+/// program hands `hsaKmtSVMSetAttr` straight from `mmap`; unmapped on
+/// drop.
+#[derive(Debug)]
+pub struct AnonMap {
+    ptr: *mut std::ffi::c_void,
+    len: usize,
+}
+
+impl AnonMap {
+    /// `len` bytes (a multiple of 4 KiB) at an address the kernel picks.
+    pub fn new(len: usize) -> AnonMap {
+        // SAFETY: a new private anonymous mapping at a kernel-chosen
+        // address; nothing else refers to it.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(ptr, libc::MAP_FAILED, "mmap of {len} bytes");
+        AnonMap { ptr, len }
+    }
+
+    /// The start address.
+    pub fn ptr(&self) -> *mut std::ffi::c_void {
+        self.ptr
+    }
+}
+
+impl Drop for AnonMap {
+    fn drop(&mut self) {
+        // SAFETY: our own mapping of `len` bytes, unmapped once.
+        unsafe { libc::munmap(self.ptr, self.len) };
+    }
+}
+
 /// The recorder a scenario runs with.
 pub struct Cx<'a, A: Abi> {
     /// The library under test.

@@ -124,15 +124,20 @@ pub fn normalise(lines: &[String]) -> Vec<String> {
     out
 }
 
-/// `line` with every `0x…` word above 2^32 replaced by `name("addr",
-/// its decimal value)` (so a hex address relates to the same address in
-/// decimal elsewhere).
+/// `line` with every `0x…` word above 2^32 (alone or after `key=`)
+/// replaced by `name("addr", its decimal value)` (so a hex address
+/// relates to the same address in decimal elsewhere).
 fn hex_addresses(line: &str, name: &mut impl FnMut(&'static str, String) -> String) -> String {
     let mut out = String::with_capacity(line.len());
     for (i, word) in line.split(' ').enumerate() {
         if i > 0 {
             out.push(' ');
         }
+        let (key, word) = match word.rfind('=') {
+            Some(at) => word.split_at(at + 1),
+            None => ("", word),
+        };
+        out.push_str(key);
         let end = word
             .find(|c: char| !c.is_ascii_alphanumeric())
             .unwrap_or(word.len());
@@ -216,6 +221,11 @@ mod tests {
         assert_eq!(na[1], "gpu=0x1f73 q=0 sdma copy 5 bytes addr#1 -> addr#2");
         let c = vec![b[0].clone(), b[1].replace("5 bytes", "6 bytes")];
         assert!(first_difference(&na, &normalise(&c)).is_some());
+        // After `key=` too (AQL packet lines name their signals so).
+        let d = normalise(&[
+            "[engine] gpu=0x1f73 q=0 aql #0 KERNEL_DISPATCH signal=0x7f0670c03000".to_string(),
+        ]);
+        assert_eq!(d, ["gpu=0x1f73 q=0 aql #0 KERNEL_DISPATCH signal=addr#1"]);
     }
 
     #[test]

@@ -1,13 +1,12 @@
 //! SVM attributes and the XNACK mode.
 
 use std::ffi::c_void;
-use std::sync::Arc;
 
 use hsakmt_sys::common::HSA_SVM_ATTRIBUTE;
-use kfd_fmm::{Fmm, SvmAttr};
+use kfd_fmm::SvmAttr;
 
 use crate::border::{check_mut, slice_in, st, write_array, write_out, Kmt, KmtResult};
-use crate::ctx::{self, HsaKFDContext};
+use crate::ctx::{self, CtxRef, HsaKFDContext};
 
 // The C library sends a list longer than kfd::SVM_MAX_ATTRS with a
 // mangled request number, which the kernel refuses; the border refuses it
@@ -17,19 +16,25 @@ use kfd_sys::kfd::SVM_MAX_ATTRS;
 export! {
     /// `hsaKmtSVMSetAttrCtx`: 20; KFD < 1.5 → 11; NULL start or size 0
     /// → 3; unaligned → 3; more attributes than one request carries → 1;
-    /// bad node in a location/access attribute → 5.
+    /// a location/access attribute naming a node the topology snapshot
+    /// lacks (or any node while no snapshot is held) → 5; the kernel
+    /// refusing → 1. Node ids are read in the snapshot, as the C library
+    /// does: attributes without a node reach the kernel without one.
     ctx fn hsaKmtSVMSetAttrCtx(ctx: *mut HsaKFDContext, start_addr: *mut c_void, size: u64, nattr: u32, attrs: *mut HSA_SVM_ATTRIBUTE) {
         // SAFETY: the C contract: `attrs` holds `nattr` attributes.
-        let (fmm, list) = unsafe { svm_request(ctx, start_addr, size, nattr, attrs) }?;
-        fmm.svm_set_attr(start_addr as u64, size, &list).kmt()
+        let (c, list) = unsafe { svm_request(ctx, start_addr, size, nattr, attrs) }?;
+        let topo = c.topology().ok();
+        kfd_fmm::svm_set_attr(c.kfd(), topo.as_deref(), start_addr as u64, size, &list).kmt()
     }
 
     /// `hsaKmtSVMGetAttrCtx`: as [`hsaKmtSVMSetAttrCtx`]; the attributes
-    /// are read back into `attrs`.
+    /// are read back into `attrs` (a location the snapshot cannot name
+    /// → 5).
     ctx fn hsaKmtSVMGetAttrCtx(ctx: *mut HsaKFDContext, start_addr: *mut c_void, size: u64, nattr: u32, attrs: *mut HSA_SVM_ATTRIBUTE) {
         // SAFETY: the C contract: `attrs` holds `nattr` attributes.
-        let (fmm, mut list) = unsafe { svm_request(ctx, start_addr, size, nattr, attrs) }?;
-        fmm.svm_get_attr(start_addr as u64, size, &mut list).kmt()?;
+        let (c, mut list) = unsafe { svm_request(ctx, start_addr, size, nattr, attrs) }?;
+        let topo = c.topology().ok();
+        kfd_fmm::svm_get_attr(c.kfd(), topo.as_deref(), start_addr as u64, size, &mut list).kmt()?;
         let out: Vec<HSA_SVM_ATTRIBUTE> = list
             .iter()
             .map(|a| {
@@ -61,7 +66,9 @@ export! {
 /// The checks of both SVM calls, in the C library's order — 20, KFD <
 /// 1.5 → 11, the range (NULL, empty or unaligned → 3), then the number of
 /// attributes (more than [`SVM_MAX_ATTRS`] → 1) — and then the attribute
-/// list, read (NULL with attributes → 3).
+/// list, read (NULL with attributes → 3). Neither the topology snapshot
+/// nor the memory manager is needed (the C library's SVM calls use
+/// neither but for node ids).
 ///
 /// # Safety
 ///
@@ -73,14 +80,13 @@ unsafe fn svm_request(
     size: u64,
     nattr: u32,
     attrs: *mut HSA_SVM_ATTRIBUTE,
-) -> KmtResult<(Arc<Fmm>, Vec<SvmAttr>)> {
+) -> KmtResult<(CtxRef, Vec<SvmAttr>)> {
     let c = ctx::resolve(ctx)?;
     c.require_minor(5).kmt()?;
     if start.is_null() || size == 0 {
         return Err(st::INVALID_PARAMETER);
     }
-    let fmm = c.fmm().kmt()?;
-    fmm.check_svm_range(start as u64, size).kmt()?;
+    kfd_fmm::check_svm_range(start as u64, size).kmt()?;
     if nattr as usize > SVM_MAX_ATTRS {
         return Err(st::ERROR);
     }
@@ -90,7 +96,7 @@ unsafe fn svm_request(
         .iter()
         .map(|a| SvmAttr::from_raw(a.r#type, a.value))
         .collect();
-    Ok((fmm.clone(), list))
+    Ok((c, list))
 }
 
 forward! {

@@ -1011,3 +1011,388 @@ fn unsupported_forms_are_errors() {
         }
     }
 }
+
+/// Lane-ops per second of a loop of 32 copies of `op` (plus the loop
+/// control, not counted).
+fn throughput(op: &str) -> f64 {
+    let mut body = String::from("v_mov_b32 v5, 0\nv_mov_b32 v6, 1.0\nv_mov_b32 v7, 0.5\n");
+    for _ in 0..32 {
+        body += op;
+        body += "\n";
+    }
+    let back = assemble(
+        Target::Gfx90a,
+        &body.replace(
+            "v_mov_b32 v5, 0\nv_mov_b32 v6, 1.0\nv_mov_b32 v7, 0.5\n",
+            "",
+        ),
+    )
+    .len()
+        + 1
+        + 2
+        + 1;
+    // llvm-mc leaves labels unresolved: branch back by hand.
+    body +=
+        &format!("v_add_u32 v5, 1, v5\nv_cmp_gt_u32 vcc, 100000, v5\ns_cbranch_vccnz -{back}\n");
+    let t0 = std::time::Instant::now();
+    run(Target::Gfx90a, HIP, &[lanes(|l| l as u32)], &body, 1);
+    let dt = t0.elapsed().as_secs_f64();
+    100000.0 * 32.0 * 64.0 / dt
+}
+
+/// Throughput of plain VALU instructions (run with `--release --ignored
+/// --nocapture` to see lane-ops per second).
+#[test]
+#[ignore]
+fn valu_throughput() {
+    let only = std::env::var("VALU_OP").ok();
+    for op in [
+        "v_xor_b32 v8, v1, v8",
+        "v_add_u32_e64 v8, v1, v8",
+        "v_mul_f32 v9, v6, v9",
+        "v_fma_f32 v9, v6, v7, v9",
+        "v_add_f64 v[10:11], v[10:11], v[6:7]",
+        "v_cmp_gt_u32 s[8:9], v8, v1",
+        "v_mov_b32_dpp v8, v1 row_shr:1 row_mask:0xf bank_mask:0xf",
+    ] {
+        if only.as_deref().is_some_and(|o| !op.starts_with(o)) {
+            continue;
+        }
+        println!("{op}: {:.3e} lane-ops/s", throughput(op));
+    }
+}
+
+#[test]
+fn trig_preop_gives_two_over_pi_in_pieces() {
+    let body = "
+        v_mov_b32 v20, 0
+        v_mov_b32 v21, 0x3ff00000
+        v_trig_preop_f64 v[22:23], v[20:21], 0
+        v_trig_preop_f64 v[24:25], v[20:21], 1
+        v_mov_b32 v10, v22
+        v_mov_b32 v11, v23
+        v_mov_b32 v12, v24
+        v_mov_b32 v13, v25";
+    for t in ALL {
+        let r = run(t, HIP, &[], body, 4);
+        let s0 = f64::from_bits(r[0][0] as u64 | (r[1][0] as u64) << 32);
+        let s1 = f64::from_bits(r[2][0] as u64 | (r[3][0] as u64) << 32);
+        // 2/pi truncated to 53 bits, then the next 53 bits.
+        assert_eq!(s0.to_bits(), 0x3fe4_5f30_6dc9_c882);
+        assert!(s1 > 0.0 && s1 < (2f64).powi(-53));
+        assert_eq!((s0 + s1).to_bits(), std::f64::consts::FRAC_2_PI.to_bits());
+    }
+}
+
+#[test]
+fn dots_sads_and_lane_counts() {
+    let (a, b, c) = (ints(23), ints(24), ints(25));
+    let body = "
+        v_mov_b32 v10, v3
+        v_dot4c_i32_i8 v10, v1, v2
+        v_msad_u8 v11, v1, v2, v3
+        v_sad_u16 v12, v1, v2, v3
+        v_mbcnt_lo_u32_b32 v13, v1, 0
+        v_mbcnt_hi_u32_b32 v13, v1, v13
+        v_lerp_u8 v14, v1, v2, v3";
+    for t in NEW {
+        let r = run(t, HIP, &[a, b, c], body, 5);
+        for l in 0..LANES {
+            let (x, y, z) = (a[l], b[l], c[l]);
+            let dot: i32 = (0..4)
+                .map(|k| (x >> (8 * k)) as i8 as i32 * (y >> (8 * k)) as i8 as i32)
+                .sum();
+            assert_eq!(r[0][l], (z as i32).wrapping_add(dot) as u32);
+            let msad: u32 = (0..4)
+                .map(|k| {
+                    let (p, q) = ((x >> (8 * k)) & 0xff, (y >> (8 * k)) & 0xff);
+                    if q == 0 {
+                        0
+                    } else {
+                        p.abs_diff(q)
+                    }
+                })
+                .sum();
+            assert_eq!(r[1][l], msad.wrapping_add(z));
+            let sad16 = (x & 0xffff).abs_diff(y & 0xffff) + (x >> 16).abs_diff(y >> 16);
+            assert_eq!(r[2][l], sad16.wrapping_add(z));
+            let lerp: u32 = (0..4)
+                .map(|k| {
+                    ((((x >> (8 * k)) & 0xff) + ((y >> (8 * k)) & 0xff) + ((z >> (8 * k)) & 1))
+                        >> 1)
+                        << (8 * k)
+                })
+                .sum();
+            assert_eq!(r[4][l], lerp);
+        }
+    }
+    // mbcnt with a uniform mask: v_mbcnt of a scalar all-ones counts lanes.
+    let body = "
+        v_mbcnt_lo_u32_b32 v10, -1, 0
+        v_mbcnt_hi_u32_b32 v10, -1, v10
+        s_mov_b32 s6, 0x55555555
+        v_mbcnt_lo_u32_b32 v11, s6, 0
+        v_mbcnt_hi_u32_b32 v11, s6, v11";
+    for t in ALL {
+        let r = run(t, HIP, &[], body, 2);
+        for l in 0..LANES {
+            assert_eq!(r[0][l], l as u32);
+            assert_eq!(r[1][l], l.div_ceil(2) as u32);
+        }
+    }
+}
+
+#[test]
+fn more_conversions_and_scaling() {
+    let vals = [1.0f32, -1.0, 0.5, 1e-40, -3.75, 1e20, f32::INFINITY, 300.0];
+    let a = f32s(&vals);
+    let n = lanes(|l| [0u32, 1, 0xffff_fffe, 130, 0xffff_ff00, 5, 3, 0x7fff_ffff][l % 8]);
+    let body = "
+        v_ldexp_f32 v10, v1, v2
+        v_frexp_exp_i32_f32 v11, v1
+        v_cvt_pknorm_i16_f32 v12, v1, 0.5
+        v_cvt_pknorm_u16_f32 v13, v1, 0.5
+        v_cvt_pk_u8_f32 v14, v1, 1, 0
+        v_cvt_f32_i32 v15, v2
+        v_cvt_f32_u32 v16, v2
+        v_cvt_off_f32_i4 v17, v2";
+    for t in ALL {
+        let r = run(t, HIP, &[a, n], body, 8);
+        for l in 0..LANES {
+            let (x, k) = (vals[l % 8] as f64, n[l]);
+            // ldexp through f64 (exact), then one rounding to f32.
+            let want = (x * (2f64).powi((k as i32).clamp(-400, 400))) as f32;
+            assert_eq!(r[0][l], want.to_bits(), "ldexp {x} {}", k as i32);
+            let e = if x == 0.0 || !x.is_finite() {
+                0
+            } else {
+                x.abs().log2().floor() as i32 + 1
+            };
+            assert_eq!(r[1][l] as i32, e, "frexp_exp {x}");
+            let sn =
+                |v: f64| ((v.clamp(-1.0, 1.0) * 32767.0).round_ties_even() as i16 as u16) as u32;
+            assert_eq!(r[2][l], sn(x) | sn(0.5) << 16);
+            let un = |v: f64| (v.clamp(0.0, 1.0) * 65535.0).round_ties_even() as u32;
+            assert_eq!(r[3][l], un(x) | un(0.5) << 16);
+            let byte = if x.is_nan() {
+                0
+            } else {
+                x.round_ties_even().clamp(0.0, 255.0) as u32
+            };
+            assert_eq!(r[4][l], byte << 8);
+            assert_eq!(r[5][l], (k as i32 as f32).to_bits());
+            assert_eq!(r[6][l], (k as f32).to_bits());
+            assert_eq!(
+                r[7][l],
+                ((((k << 28) as i32) >> 28) as f32 / 16.0).to_bits()
+            );
+        }
+    }
+}
+
+#[test]
+fn half_operands_from_sgpr_high_halves_and_f16_modifiers() {
+    let a = lanes(|l| 0x4000_3c00 + l as u32); // hi 2.0, lo ~1.0
+    let body = "
+        s_mov_b32 s6, 0x44003800
+        v_mad_u16 v10, s6, 2, v1 op_sel:[1,0,0,0]
+        v_max3_f16 v11, -v1, s6, 0 op_sel:[1,1,0,0]
+        v_add_f16_e64 v12, -|v1|, 1.0
+        v_cvt_f32_f16_e64 v13, -v1
+        v_med3_i16 v14, v1, -1, 5 op_sel:[0,0,0,1]";
+    for t in ALL {
+        let r = run(t, HIP, &[a], body, 5);
+        for l in 0..LANES {
+            let lo = 0x3c00 + l as u32;
+            // 0x4400 * 2 + lo, high half of v10 kept (it is 0).
+            assert_eq!(r[0][l], (0x4400u32 * 2 + lo) & 0xffff);
+            // max3(-2.0, 4.0, 0) = 4.0.
+            assert_eq!(r[1][l], 0x4400);
+            // -|lo| + 1.0: lane 0 gives 0; others are small negatives.
+            if l == 0 {
+                assert_eq!(r[2][l], 0);
+            } else {
+                assert_eq!(r[2][l] & 0x8000, 0x8000);
+            }
+            assert!(f32::from_bits(r[3][l]) < 0.0);
+            // med3(lo, -1, 5) = 5 written to the high half; the low
+            // half (zero) kept.
+            assert_eq!(r[4][l], 5 << 16);
+        }
+        assert_eq!(f32::from_bits(r[3][0]), -1.0);
+    }
+}
+
+#[test]
+fn f64_compares_class_and_vop3_exec_writes() {
+    let vals = [1.0f64, -0.0, f64::NAN, f64::NEG_INFINITY, 5e-324, 2.0];
+    let lo = lanes(|l| vals[l % 6].to_bits() as u32);
+    let hi = lanes(|l| (vals[l % 6].to_bits() >> 32) as u32);
+    let body = "
+        v_mov_b32 v20, v1
+        v_mov_b32 v21, v2
+        v_cmp_ge_f64 vcc, v[20:21], 1.0
+        v_mov_b32 v10, vcc_lo
+        s_mov_b32 s10, 0x13
+        v_cmp_class_f64_e64 s[6:7], v[20:21], s10
+        v_mov_b32 v11, s6
+        v_cmpx_neq_f64_e64 s[8:9], v[20:21], 2.0
+        v_mov_b32 v12, 0
+        v_mov_b32 v12, 1
+        s_mov_b64 exec, -1
+        v_mov_b32 v13, s8";
+    for t in ALL {
+        let r = run(t, HIP, &[lo, hi], body, 4);
+        let (mut ge, mut cls, mut neq) = (0u64, 0u64, 0u64);
+        for l in 0..LANES {
+            let v = vals[l % 6];
+            ge |= u64::from(v >= 1.0) << l;
+            // 0x13: signalling NaN, quiet NaN, -denormal.
+            cls |= u64::from(v.is_nan()) << l;
+            neq |= u64::from(v != 2.0) << l;
+        }
+        assert_eq!(r[0][0], ge as u32);
+        assert_eq!(r[1][0], cls as u32);
+        for l in 0..LANES {
+            assert_eq!(r[2][l], (neq >> l & 1) as u32);
+        }
+        assert_eq!(r[3][0], neq as u32);
+    }
+}
+
+#[test]
+fn packed_fmac_and_reserved_sources() {
+    let body = "
+        v_mov_b32 v2, 0x40003c00
+        v_mov_b32 v3, 0x40004000
+        v_mov_b32 v10, 0x3c003c00
+        v_pk_fmac_f16 v10, v2, v3";
+    for t in NEW {
+        let r = run(t, HIP, &[], body, 1);
+        assert_eq!(r[0][5], 0x4500_4200);
+    }
+    // LDS direct (source 254) is not modelled.
+    let e = try_run(Target::Gfx900, HIP, &[], "v_mov_b32 v10, src_lds_direct", 1);
+    assert!(
+        matches!(e, Err(DispatchError::IllegalInstruction { .. })),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn f16_mac_forms_keep_the_high_half() {
+    // LLVM (zeroesHigh16BitsOfDest): gfx9's v_mac_f16/v_madak_f16 keep
+    // the high half, v_add_f16 zeroes it.
+    let body = "
+        v_mov_b32 v2, 0x3c00
+        v_mov_b32 v10, 0x12343c00
+        v_mac_f16 v10, v2, v2
+        v_mov_b32 v11, 0x12340000
+        v_madak_f16 v11, v2, v2, 0x3c00
+        v_mov_b32 v12, 0x12340000
+        v_add_f16 v12, v2, v2";
+    for t in ALL {
+        let r = run(t, HIP, &[], body, 3);
+        assert_eq!(r[0][0], 0x1234_4000);
+        assert_eq!(r[1][0], 0x1234_4000);
+        assert_eq!(r[2][0], 0x4000);
+    }
+}
+
+#[test]
+fn sdwa_and_dpp_float_modifiers() {
+    let a = f32s(&[1.5, -2.0, 0.25, -0.0]);
+    let b = lanes(|l| 0x4000_3c00 + (l as u32 & 1) * 0x0400); // f16 pairs
+    let body = "
+        v_add_f32_sdwa v10, -v1, |v1| dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:DWORD src1_sel:DWORD
+        v_cvt_f32_f16_sdwa v11, -v2 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:WORD_1
+        v_mul_f32_dpp v12, -v1, v1 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf
+        v_cmp_lt_f32_sdwa vcc, -v1, |v1| src0_sel:DWORD src1_sel:DWORD
+        v_mov_b32 v13, vcc_lo";
+    for t in ALL {
+        let r = run(t, HIP, &[a, b], body, 4);
+        let mut lt = 0u32;
+        for l in 0..LANES {
+            let x = f32::from_bits(a[l]);
+            assert_eq!(r[0][l], (-x + x.abs()).to_bits());
+            assert_eq!(f32::from_bits(r[1][l]), -2.0);
+            let y = f32::from_bits(a[l ^ 1]);
+            assert_eq!(r[2][l], (-y * x).to_bits());
+            if l < 32 && -x < x.abs() {
+                lt |= 1 << l;
+            }
+        }
+        assert_eq!(r[3][0], lt);
+    }
+}
+
+#[test]
+fn gfx940_moves_and_swaps() {
+    let (a, b) = (ints(26), ints(27));
+    let body = "
+        v_mov_b32 v20, v1
+        v_mov_b32 v21, v2
+        v_mov_b64 v[22:23], v[20:21]
+        v_lshl_add_u64 v[24:25], v[22:23], 3, v[20:21]
+        v_mov_b32 v10, v24
+        v_mov_b32 v11, v25
+        v_mov_b32 v12, v1
+        v_mov_b32 v13, v2
+        v_swap_b32 v12, v13";
+    let r = run(Target::Gfx940, HIP, &[a, b], body, 4);
+    for l in 0..LANES {
+        let x = a[l] as u64 | (b[l] as u64) << 32;
+        let y = (x << 3).wrapping_add(x);
+        assert_eq!((r[0][l], r[1][l]), (y as u32, (y >> 32) as u32));
+        assert_eq!((r[2][l], r[3][l]), (b[l], a[l]));
+    }
+}
+
+#[test]
+fn gfx940_fp8_conversions() {
+    // Hand-worked FNUZ codes: fp8 (E4M3, bias 8), bf8 (E5M2, bias 16).
+    let body = "
+        v_mov_b32 v2, 0x0180c040
+        v_cvt_f32_fp8 v10, v2
+        v_cvt_f32_fp8_sdwa v11, v2 src0_sel:BYTE_1
+        v_cvt_pk_f32_bf8_sdwa v[20:21], v2 src0_sel:WORD_1
+        v_mov_b32 v12, v20
+        v_mov_b32 v13, v21
+        v_mov_b32 v3, 1.0
+        v_mov_b32 v4, -0.5
+        v_mov_b32 v5, 0x43960000
+        v_mov_b32 v14, 0x12345678
+        v_cvt_pk_fp8_f32 v14, v3, v4 op_sel:[0,0,1]
+        v_mov_b32 v15, 0
+        v_cvt_pk_fp8_f32 v15, v5, 0
+        v_cvt_pk_bf8_f32 v16, v5, -v3";
+    let r = run(Target::Gfx940, HIP, &[], body, 7);
+    assert_eq!(f32::from_bits(r[0][0]), 1.0); // 0x40
+    assert_eq!(f32::from_bits(r[1][0]), -1.0); // 0xc0
+    assert!(f32::from_bits(r[2][0]).is_nan()); // bf8 0x80
+    assert_eq!(f32::from_bits(r[3][0]), (2f32).powi(-17)); // bf8 0x01
+    assert_eq!(r[4][0], 0xb840_5678);
+    // 300 overflows fp8 (max 240): NaN without clamp.
+    assert_eq!(r[5][0], 0x0080);
+    // bf8: 300 = 1.171875 * 2^8 rounds to 1.25 * 2^8 (0x61); -1.0 is 0xc0.
+    assert_eq!(r[6][0], 0xc061);
+}
+
+#[test]
+fn wave_shifts_are_illegal_dpp_on_gfx90a_and_gfx940() {
+    // Turn row_shr:1 (0x111) into wave_shr:1 (0x138), which only gfx900
+    // has.
+    let to_wave_shr = |w: &mut Vec<u32>| {
+        let k = w.iter().position(|&x| x == 0x7e14_02fa).unwrap();
+        w[k + 1] = w[k + 1] & !(0x1ff << 8) | 0x138 << 8;
+    };
+    let body = "v_mov_b32_dpp v10, v1 row_shr:1 row_mask:0xf bank_mask:0xf";
+    for t in NEW {
+        let r = try_run_patched(t, HIP, &[], body, 1, to_wave_shr);
+        assert!(
+            matches!(r, Err(DispatchError::IllegalInstruction { .. })),
+            "{r:?}"
+        );
+    }
+    assert!(try_run_patched(Target::Gfx900, HIP, &[], body, 1, to_wave_shr).is_ok());
+}

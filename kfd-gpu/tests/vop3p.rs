@@ -1,10 +1,13 @@
 //! VOP3P: packed math, mixed precision, dot products, AccVGPR moves and
 //! the matrix (MFMA) instructions, against host-computed results.
 
+// Lane loops index several per-lane arrays by the lane number.
+#![allow(clippy::needless_range_loop)]
+
 mod common;
 
 use common::*;
-use kfd_gpu::shader::Target;
+use kfd_gpu::shader::{self, CodeCache, Dispatch, KernelCode, Limits, Target};
 
 const PACKED_TARGETS: [Target; 3] = [Target::Gfx900, Target::Gfx90a, Target::Gfx940];
 const MFMA_TARGETS: [Target; 2] = [Target::Gfx90a, Target::Gfx940];
@@ -17,6 +20,22 @@ type Reg = [u32; 64];
 /// in `outputs` are stored afterwards and returned. The body may use every
 /// register but v199..v204 and s[4:5], and must leave EXEC all ones.
 fn run(target: Target, inputs: &[(&str, Reg)], body: &str, outputs: &[&str]) -> Vec<Reg> {
+    run_in_mode(target, 0, inputs, body, outputs)
+}
+
+/// `compute_pgm_rsrc1` float controls as hipcc sets them: f32 and f16/f64
+/// subnormals kept, DX10_CLAMP and IEEE_MODE on.
+const HIP_RSRC1: u32 = 3 << 16 | 3 << 18 | 1 << 21 | 1 << 23;
+
+/// As `run`, with the kernel's `compute_pgm_rsrc1` (its MODE fields) set
+/// to `rsrc1`.
+fn run_in_mode(
+    target: Target,
+    rsrc1: u32,
+    inputs: &[(&str, Reg)],
+    body: &str,
+    outputs: &[&str],
+) -> Vec<Reg> {
     let mem = memory();
     mem.store::<u64>(KERNARG, DATA);
     let slot_addr = |slot: usize| {
@@ -62,9 +81,38 @@ fn run(target: Target, inputs: &[(&str, Reg)], body: &str, outputs: &[&str]) -> 
         asm += &format!("global_store_dword v[202:203], {src}, off\n");
     }
     asm += "s_endpgm\n";
-    Kernel::new(target, &asm)
-        .run(&mem)
-        .unwrap_or_else(|e| panic!("{target:?}: {e}\n{body}"));
+    let words = assemble(target, &asm);
+    for (k, w) in words.iter().enumerate() {
+        mem.store(CODE + 4 * k as u64, *w);
+    }
+    let d = Dispatch {
+        target,
+        code: KernelCode {
+            entry: CODE,
+            rsrc1,
+            // Two user SGPRs (the kernarg pointer), workgroup id X.
+            rsrc2: 2 << 1 | 1 << 7,
+            rsrc3: 0,
+            properties: 1 << 3,
+            kernarg_preload: 0,
+        },
+        grid: [64, 1, 1],
+        workgroup: [64, 1, 1],
+        group_segment_size: 0,
+        private_segment_size: 0,
+        kernarg: KERNARG,
+        packet: 0,
+        queue: 0,
+        dispatch_id: 0,
+        shared_base: SHARED_BASE,
+        private_base: PRIVATE_BASE,
+        mem: &mem,
+        limits: Limits::default(),
+        stop: &|| false,
+        clock: &|| 0,
+        realtime: &|| 0,
+    };
+    shader::run(&d, &CodeCache::new()).unwrap_or_else(|e| panic!("{target:?}: {e}\n{body}"));
     (0..outputs.len())
         .map(|k| {
             std::array::from_fn(|l| mem.load::<u32>(DATA + 256 * (first + k) as u64 + 4 * l as u64))
@@ -811,6 +859,994 @@ fn accvgpr_moves_are_a_separate_register_file() {
             assert_eq!(out[6][l], if on { b[l] } else { a[l] }, "{t:?} a6 lane {l}");
             assert_eq!(out[7][l], if on { a[l] } else { b[l] }, "{t:?} v3 lane {l}");
             assert_eq!(out[8][l], b[l], "{t:?} v4");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------
+// MFMA. The register layouts below are transcribed from AMD's matrix
+// instruction calculator (`--detail-instruction` formulas and
+// `--matrix-layout` tables for CDNA2/CDNA3).
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ty {
+    F32,
+    F16,
+    Bf16,
+    I8,
+    Fp8,
+    Bf8,
+    F64,
+}
+
+impl Ty {
+    fn bits(self) -> usize {
+        match self {
+            Ty::F32 => 32,
+            Ty::F16 | Ty::Bf16 => 16,
+            Ty::I8 | Ty::Fp8 | Ty::Bf8 => 8,
+            Ty::F64 => 64,
+        }
+    }
+
+    /// A random element, as raw bits, of moderate magnitude.
+    fn random(self, r: &mut Rng) -> u64 {
+        match self {
+            Ty::F32 => u64::from(rand_f(r).to_bits()),
+            Ty::F16 => u64::from(rand_h(r)),
+            Ty::Bf16 => {
+                let v = r.next() as u16;
+                u64::from((v & 0x807f) | (120 + (v >> 7) % 16) << 7)
+            }
+            Ty::I8 => r.next() & 0xff,
+            Ty::Fp8 | Ty::Bf8 => {
+                let v = r.next() & 0xff;
+                if v == 0x80 {
+                    0
+                } else {
+                    v
+                }
+            }
+            Ty::F64 => {
+                let v = r.next();
+                (v & 0x800f_ffff_ffff_ffff) | (1000 + (v >> 52) % 40) << 52
+            }
+        }
+    }
+
+    fn value(self, v: u64) -> f64 {
+        let fnuz = |v: u64, man: i32, bias: i32| {
+            let s = if v & 0x80 != 0 { -1.0 } else { 1.0 };
+            let e = ((v & 0x7f) >> man) as i32;
+            let m = (v & ((1 << man) - 1)) as f64 / f64::from(1 << man);
+            if e == 0 {
+                s * m * 2f64.powi(1 - bias)
+            } else {
+                s * (1.0 + m) * 2f64.powi(e - bias)
+            }
+        };
+        match self {
+            Ty::F32 => f64::from(f32::from_bits(v as u32)),
+            Ty::F16 => h2f(v as u16),
+            Ty::Bf16 => f64::from(f32::from_bits((v as u32) << 16)),
+            Ty::I8 => f64::from(v as u8 as i8),
+            Ty::Fp8 => fnuz(v, 3, 8),
+            Ty::Bf8 => fnuz(v, 2, 16),
+            Ty::F64 => f64::from_bits(v),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Mfma {
+    gfx90a: Option<&'static str>,
+    gfx940: Option<&'static str>,
+    m: usize,
+    k: usize,
+    blocks: usize,
+    a: Ty,
+    b: Ty,
+}
+
+impl Mfma {
+    /// Elements of A per lane.
+    fn kpl(&self) -> usize {
+        self.k * self.m * self.blocks / 64
+    }
+
+    fn in_regs(&self) -> usize {
+        (self.kpl() * self.a.bits()).div_ceil(32)
+    }
+
+    fn float_out(&self) -> bool {
+        self.a != Ty::I8
+    }
+
+    fn f64(&self) -> bool {
+        self.a == Ty::F64
+    }
+
+    /// 32-bit registers of C/D.
+    fn out_regs(&self) -> usize {
+        self.blocks * self.m * self.m / 64 * if self.f64() { 2 } else { 1 }
+    }
+
+    /// (block, row of A / column of B, k) of element `e` of lane `l`.
+    fn input(&self, l: usize, e: usize) -> (usize, usize, usize) {
+        let m = self.m;
+        if self.f64() {
+            return if m == 16 {
+                (0, l % 16, l / 16)
+            } else {
+                ((l / 4) % 4, l % 4, l / 16)
+            };
+        }
+        if self.blocks > 1 {
+            (l / m, l % m, e)
+        } else {
+            (0, l % m, self.kpl() * (l / m) + e)
+        }
+    }
+
+    /// (block, row, column) of D held by 32-bit register `g` (f64: pair
+    /// `g`) in lane `l`.
+    fn output(&self, g: usize, l: usize) -> (usize, usize, usize) {
+        if self.f64() {
+            return if self.m == 16 {
+                (0, 4 * g + l / 16, l % 16)
+            } else {
+                ((l / 4) % 4, l / 16, l % 4)
+            };
+        }
+        match self.m {
+            32 => (g / 16, (8 * (g / 4)) % 32 + 4 * (l / 32) + g % 4, l % 32),
+            16 => (g / 4, 4 * (l / 16) + g % 4, l % 16),
+            _ => (l / 4, g % 4, l % 4),
+        }
+    }
+}
+
+const fn mf(
+    gfx90a: Option<&'static str>,
+    gfx940: Option<&'static str>,
+    m: usize,
+    k: usize,
+    blocks: usize,
+    a: Ty,
+) -> Mfma {
+    Mfma {
+        gfx90a,
+        gfx940,
+        m,
+        k,
+        blocks,
+        a,
+        b: a,
+    }
+}
+
+const MFMAS: [Mfma; 38] = [
+    mf(
+        Some("v_mfma_f32_32x32x1f32"),
+        Some("v_mfma_f32_32x32x1_2b_f32"),
+        32,
+        1,
+        2,
+        Ty::F32,
+    ),
+    mf(
+        Some("v_mfma_f32_16x16x1f32"),
+        Some("v_mfma_f32_16x16x1_4b_f32"),
+        16,
+        1,
+        4,
+        Ty::F32,
+    ),
+    mf(
+        Some("v_mfma_f32_4x4x1f32"),
+        Some("v_mfma_f32_4x4x1_16b_f32"),
+        4,
+        1,
+        16,
+        Ty::F32,
+    ),
+    mf(
+        Some("v_mfma_f32_32x32x2f32"),
+        Some("v_mfma_f32_32x32x2_f32"),
+        32,
+        2,
+        1,
+        Ty::F32,
+    ),
+    mf(
+        Some("v_mfma_f32_16x16x4f32"),
+        Some("v_mfma_f32_16x16x4_f32"),
+        16,
+        4,
+        1,
+        Ty::F32,
+    ),
+    mf(
+        Some("v_mfma_f32_32x32x4f16"),
+        Some("v_mfma_f32_32x32x4_2b_f16"),
+        32,
+        4,
+        2,
+        Ty::F16,
+    ),
+    mf(
+        Some("v_mfma_f32_16x16x4f16"),
+        Some("v_mfma_f32_16x16x4_4b_f16"),
+        16,
+        4,
+        4,
+        Ty::F16,
+    ),
+    mf(
+        Some("v_mfma_f32_4x4x4f16"),
+        Some("v_mfma_f32_4x4x4_16b_f16"),
+        4,
+        4,
+        16,
+        Ty::F16,
+    ),
+    mf(
+        Some("v_mfma_f32_32x32x8f16"),
+        Some("v_mfma_f32_32x32x8_f16"),
+        32,
+        8,
+        1,
+        Ty::F16,
+    ),
+    mf(
+        Some("v_mfma_f32_16x16x16f16"),
+        Some("v_mfma_f32_16x16x16_f16"),
+        16,
+        16,
+        1,
+        Ty::F16,
+    ),
+    mf(
+        Some("v_mfma_i32_32x32x4i8"),
+        Some("v_mfma_i32_32x32x4_2b_i8"),
+        32,
+        4,
+        2,
+        Ty::I8,
+    ),
+    mf(
+        Some("v_mfma_i32_16x16x4i8"),
+        Some("v_mfma_i32_16x16x4_4b_i8"),
+        16,
+        4,
+        4,
+        Ty::I8,
+    ),
+    mf(
+        Some("v_mfma_i32_4x4x4i8"),
+        Some("v_mfma_i32_4x4x4_16b_i8"),
+        4,
+        4,
+        16,
+        Ty::I8,
+    ),
+    mf(Some("v_mfma_i32_32x32x8i8"), None, 32, 8, 1, Ty::I8),
+    mf(Some("v_mfma_i32_16x16x16i8"), None, 16, 16, 1, Ty::I8),
+    mf(None, Some("v_mfma_i32_32x32x16_i8"), 32, 16, 1, Ty::I8),
+    mf(None, Some("v_mfma_i32_16x16x32_i8"), 16, 32, 1, Ty::I8),
+    mf(
+        Some("v_mfma_f32_32x32x4bf16_1k"),
+        Some("v_mfma_f32_32x32x4_2b_bf16"),
+        32,
+        4,
+        2,
+        Ty::Bf16,
+    ),
+    mf(
+        Some("v_mfma_f32_16x16x4bf16_1k"),
+        Some("v_mfma_f32_16x16x4_4b_bf16"),
+        16,
+        4,
+        4,
+        Ty::Bf16,
+    ),
+    mf(
+        Some("v_mfma_f32_4x4x4bf16_1k"),
+        Some("v_mfma_f32_4x4x4_16b_bf16"),
+        4,
+        4,
+        16,
+        Ty::Bf16,
+    ),
+    mf(
+        Some("v_mfma_f32_32x32x8bf16_1k"),
+        Some("v_mfma_f32_32x32x8_bf16"),
+        32,
+        8,
+        1,
+        Ty::Bf16,
+    ),
+    mf(
+        Some("v_mfma_f32_16x16x16bf16_1k"),
+        Some("v_mfma_f32_16x16x16_bf16"),
+        16,
+        16,
+        1,
+        Ty::Bf16,
+    ),
+    mf(Some("v_mfma_f32_32x32x2bf16"), None, 32, 2, 2, Ty::Bf16),
+    mf(Some("v_mfma_f32_16x16x2bf16"), None, 16, 2, 4, Ty::Bf16),
+    mf(Some("v_mfma_f32_4x4x2bf16"), None, 4, 2, 16, Ty::Bf16),
+    mf(Some("v_mfma_f32_32x32x4bf16"), None, 32, 4, 1, Ty::Bf16),
+    mf(Some("v_mfma_f32_16x16x8bf16"), None, 16, 8, 1, Ty::Bf16),
+    mf(
+        Some("v_mfma_f64_16x16x4f64"),
+        Some("v_mfma_f64_16x16x4_f64"),
+        16,
+        4,
+        1,
+        Ty::F64,
+    ),
+    mf(
+        Some("v_mfma_f64_4x4x4f64"),
+        Some("v_mfma_f64_4x4x4_4b_f64"),
+        4,
+        4,
+        4,
+        Ty::F64,
+    ),
+    mf(
+        None,
+        Some("v_mfma_f32_16x16x32_fp8_fp8"),
+        16,
+        32,
+        1,
+        Ty::Fp8,
+    ),
+    Mfma {
+        b: Ty::Bf8,
+        ..mf(
+            None,
+            Some("v_mfma_f32_16x16x32_fp8_bf8"),
+            16,
+            32,
+            1,
+            Ty::Fp8,
+        )
+    },
+    Mfma {
+        b: Ty::Fp8,
+        ..mf(
+            None,
+            Some("v_mfma_f32_16x16x32_bf8_fp8"),
+            16,
+            32,
+            1,
+            Ty::Bf8,
+        )
+    },
+    mf(
+        None,
+        Some("v_mfma_f32_16x16x32_bf8_bf8"),
+        16,
+        32,
+        1,
+        Ty::Bf8,
+    ),
+    mf(
+        None,
+        Some("v_mfma_f32_32x32x16_fp8_fp8"),
+        32,
+        16,
+        1,
+        Ty::Fp8,
+    ),
+    Mfma {
+        b: Ty::Bf8,
+        ..mf(
+            None,
+            Some("v_mfma_f32_32x32x16_fp8_bf8"),
+            32,
+            16,
+            1,
+            Ty::Fp8,
+        )
+    },
+    Mfma {
+        b: Ty::Fp8,
+        ..mf(
+            None,
+            Some("v_mfma_f32_32x32x16_bf8_fp8"),
+            32,
+            16,
+            1,
+            Ty::Bf8,
+        )
+    },
+    mf(
+        None,
+        Some("v_mfma_f32_32x32x16_bf8_bf8"),
+        32,
+        16,
+        1,
+        Ty::Bf8,
+    ),
+    mf(
+        Some("v_mfma_f32_32x32x8f16"),
+        Some("v_mfma_f32_32x32x8_f16"),
+        32,
+        8,
+        1,
+        Ty::F16,
+    ),
+];
+
+fn range(base: &str, first: usize, n: usize) -> String {
+    if n == 1 {
+        format!("{base}{first}")
+    } else {
+        format!("{base}[{first}:{}]", first + n - 1)
+    }
+}
+
+/// How a test places the MFMA operands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// A, B in VGPRs, C and D in AccVGPRs.
+    AccCd,
+    /// Everything in VGPRs.
+    Vgprs,
+    /// A and B in AccVGPRs, C the constant 0, D in AccVGPRs.
+    AccAbZeroC,
+}
+
+/// Runs `x` on `t` with random operands and compares with the product
+/// computed on the host from the transcribed layouts.
+fn check_mfma(t: Target, name: &str, x: &Mfma, place: Place, r: &mut Rng) {
+    check_mfma_mods(t, name, x, place, (0, 0, 0), r)
+}
+
+/// The lane whose B registers lane `lane` reads under BLGP (as the
+/// calculator's `_get_blgp_transformed_lane`).
+fn blgp_source(lane: usize, blgp: usize) -> usize {
+    match blgp {
+        1 => lane % 32,
+        2 if lane < 32 => lane + 32,
+        3 => (lane + 16) % 64,
+        4 => lane % 16,
+        5 if lane < 16 => lane + 16,
+        5 if lane >= 48 => lane - 32,
+        5 if lane >= 32 => lane - 16,
+        6 if lane >= 48 => lane - 16,
+        6 if lane < 16 => lane + 32,
+        6 if lane < 32 => lane + 16,
+        7 => lane + (3 - lane / 16) * 16,
+        _ => lane,
+    }
+}
+
+/// As `check_mfma`, with modifiers (CBSZ, ABID, BLGP).
+fn check_mfma_mods(
+    t: Target,
+    name: &str,
+    x: &Mfma,
+    place: Place,
+    (cbsz, abid, blgp): (usize, usize, usize),
+    r: &mut Rng,
+) {
+    let (ra, rc) = (x.in_regs(), x.out_regs());
+    // Random matrices, as raw element bits.
+    let mut a = vec![0u64; x.blocks * x.m * x.k];
+    let mut b = vec![0u64; x.blocks * x.k * x.m];
+    for v in a.iter_mut() {
+        *v = x.a.random(r);
+    }
+    for v in b.iter_mut() {
+        *v = x.b.random(r);
+    }
+    // Their registers.
+    let mut areg = vec![[0u32; 64]; ra];
+    let mut breg = vec![[0u32; 64]; ra];
+    let per_reg = (32 / x.a.bits()).max(1);
+    for l in 0..64 {
+        for e in 0..x.kpl() {
+            let (blk, rc_, k) = x.input(l, e);
+            let va = a[(blk * x.m + rc_) * x.k + k];
+            let vb = b[(blk * x.k + k) * x.m + rc_];
+            if x.f64() {
+                areg[0][l] = va as u32;
+                areg[1][l] = (va >> 32) as u32;
+                breg[0][l] = vb as u32;
+                breg[1][l] = (vb >> 32) as u32;
+            } else {
+                let (g, sh) = (e / per_reg, (e % per_reg) * x.a.bits());
+                areg[g][l] |= (va as u32) << sh;
+                breg[g][l] |= (vb as u32) << sh;
+            }
+        }
+    }
+    let mut c = vec![[0u32; 64]; rc];
+    if place != Place::AccAbZeroC {
+        if x.f64() {
+            for p in 0..rc / 2 {
+                let v: [u64; 64] = std::array::from_fn(|_| Ty::F64.random(r));
+                c[2 * p] = v.map(|x| x as u32);
+                c[2 * p + 1] = v.map(|x| (x >> 32) as u32);
+            }
+        } else {
+            for g in &mut c {
+                *g = if x.float_out() { regs_f(r) } else { r.reg() };
+            }
+        }
+    }
+    let (a_file, cd_file) = match place {
+        Place::AccCd => ("v", "a"),
+        Place::Vgprs => ("v", "v"),
+        Place::AccAbZeroC => ("a", "a"),
+    };
+    let mut inputs: Vec<(String, Reg)> = Vec::new();
+    for (g, v) in areg.iter().enumerate() {
+        inputs.push((format!("{a_file}{}", g), *v));
+    }
+    for (g, v) in breg.iter().enumerate() {
+        inputs.push((format!("{a_file}{}", 4 + g), *v));
+    }
+    let cd0 = 32;
+    if place != Place::AccAbZeroC {
+        for (g, v) in c.iter().enumerate() {
+            inputs.push((format!("{cd_file}{}", cd0 + g), *v));
+        }
+    }
+    let src_c = if place == Place::AccAbZeroC {
+        "0".to_string()
+    } else {
+        range(cd_file, cd0, rc)
+    };
+    let mods = if (cbsz, abid, blgp) == (0, 0, 0) {
+        String::new()
+    } else {
+        format!(" cbsz:{cbsz} abid:{abid} blgp:{blgp}")
+    };
+    let body = format!(
+        "{name} {}, {}, {}, {src_c}{mods}",
+        range(cd_file, cd0, rc),
+        range(a_file, 0, ra),
+        range(a_file, 4, ra),
+    );
+    // The B the instruction sees: each element from the lane BLGP names.
+    let mut b_seen = vec![0u64; b.len()];
+    for l in 0..64 {
+        let src = blgp_source(l, blgp);
+        for e in 0..x.kpl() {
+            let (blk, j, k) = x.input(l, e);
+            let raw = if x.f64() {
+                u64::from(breg[0][src]) | u64::from(breg[1][src]) << 32
+            } else {
+                let (g, sh) = (e / per_reg, (e % per_reg) * x.b.bits());
+                u64::from(breg[g][src] >> sh) & ((1u64 << x.b.bits()) - 1)
+            };
+            b_seen[(blk * x.k + k) * x.m + j] = raw;
+        }
+    }
+    let b = b_seen;
+    // The block of A each block of the product uses.
+    let a_block = |blk: usize| blk / (1 << cbsz) * (1 << cbsz) + abid;
+    let outs: Vec<String> = (0..rc).map(|g| format!("{cd_file}{}", cd0 + g)).collect();
+    let inputs_ref: Vec<(&str, Reg)> = inputs.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+    let outs_ref: Vec<&str> = outs.iter().map(|s| s.as_str()).collect();
+    let got = run(t, &inputs_ref, &body, &outs_ref);
+    let what = format!("{t:?} {body} ({place:?})");
+    let per = if x.f64() { 2 } else { 1 };
+    for g in 0..rc / per {
+        for l in 0..64 {
+            let (blk, i, j) = x.output(g, l);
+            let prods = (0..x.k).map(|k| {
+                x.a.value(a[(a_block(blk) * x.m + i) * x.k + k])
+                    * x.b.value(b[(blk * x.k + k) * x.m + j])
+            });
+            if x.f64() {
+                let mut acc =
+                    f64::from_bits(u64::from(c[2 * g][l]) | u64::from(c[2 * g + 1][l]) << 32);
+                let mut want_abs = acc.abs();
+                for p in prods {
+                    acc += p;
+                    want_abs += p.abs();
+                }
+                let v =
+                    f64::from_bits(u64::from(got[2 * g][l]) | u64::from(got[2 * g + 1][l]) << 32);
+                assert!(
+                    (v - acc).abs() <= 1e-13 * want_abs,
+                    "{what}: D[{blk}][{i}][{j}] = {v}, want {acc}"
+                );
+            } else if x.float_out() {
+                let cc = f64::from(f32::from_bits(c[g][l]));
+                let (mut acc, mut mag) = (cc, cc.abs());
+                for p in prods {
+                    acc += p;
+                    mag += p.abs();
+                }
+                let v = f64::from(f32::from_bits(got[g][l]));
+                assert!(
+                    (v - acc).abs() <= 1e-6 * mag,
+                    "{what}: D[{blk}][{i}][{j}] = {v}, want {acc} (reg {g} lane {l})"
+                );
+            } else {
+                let acc = prods.sum::<f64>() as i64 + i64::from(c[g][l] as i32);
+                assert_eq!(
+                    got[g][l], acc as u32,
+                    "{what}: D[{blk}][{i}][{j}] (reg {g} lane {l})"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn mfma_layouts_and_products_match_the_host() {
+    let mut r = Rng(13);
+    for x in MFMAS.iter() {
+        for (t, name) in [(Target::Gfx90a, x.gfx90a), (Target::Gfx940, x.gfx940)] {
+            let Some(name) = name else {
+                continue;
+            };
+            check_mfma(t, name, x, Place::AccCd, &mut r);
+        }
+    }
+}
+
+#[test]
+fn mfma_operand_files_and_constant_c() {
+    let mut r = Rng(14);
+    // One shape of each layout family is enough for the operand forms.
+    for x in [&MFMAS[8], &MFMAS[1], &MFMAS[12], &MFMAS[27], &MFMAS[28]] {
+        for (t, name) in [(Target::Gfx90a, x.gfx90a), (Target::Gfx940, x.gfx940)] {
+            let Some(name) = name else {
+                continue;
+            };
+            check_mfma(t, name, x, Place::Vgprs, &mut r);
+            check_mfma(t, name, x, Place::AccAbZeroC, &mut r);
+        }
+    }
+}
+
+#[test]
+fn mfma_broadcast_modifiers() {
+    let mut r = Rng(15);
+    let cases: [(usize, (usize, usize, usize)); 9] = [
+        (5, (1, 1, 0)), // 32x32x4f16, two blocks: A of block 1 to both
+        (5, (0, 0, 2)),
+        (5, (1, 0, 3)),
+        (2, (2, 3, 5)),  // 4x4x1f32, sixteen blocks
+        (7, (4, 9, 6)),  // 4x4x4f16
+        (1, (1, 1, 7)),  // 16x16x1f32
+        (11, (2, 2, 4)), // 16x16x4i8
+        (4, (0, 0, 1)),  // 16x16x4f32: BLGP on both targets
+        (8, (0, 0, 1)),  // 32x32x8f16: BLGP on gfx90a only
+    ];
+    for (n, mods) in cases {
+        let x = &MFMAS[n];
+        for (t, name) in [(Target::Gfx90a, x.gfx90a), (Target::Gfx940, x.gfx940)] {
+            let Some(name) = name else {
+                continue;
+            };
+            if t == Target::Gfx940 && n == 8 {
+                continue;
+            }
+            check_mfma_mods(t, name, x, Place::AccCd, mods, &mut r);
+        }
+    }
+}
+
+#[test]
+fn mfma_undocumented_modifier_forms_are_reported_unimplemented() {
+    for (t, asm) in [
+        // ABID beyond 2^CBSZ - 1.
+        (
+            Target::Gfx90a,
+            "v_mfma_f32_32x32x4f16 a[0:31], v[0:1], v[2:3], a[0:31] cbsz:0 abid:1",
+        ),
+        // BLGP on a gfx940 single-block f16 shape.
+        (
+            Target::Gfx940,
+            "v_mfma_f32_32x32x8_f16 a[0:15], v[0:1], v[2:3], a[0:15] blgp:1",
+        ),
+        // f64 negate bits.
+        (
+            Target::Gfx940,
+            "v_mfma_f64_16x16x4_f64 a[0:7], v[0:1], v[2:3], a[0:7] neg:[1,0,0]",
+        ),
+    ] {
+        let mem = memory();
+        mem.store::<u64>(KERNARG, DATA);
+        let e = Kernel::new(t, &format!("{asm}\ns_endpgm"))
+            .run(&mem)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("v_mfma_f"), "{t:?} {asm}: {e}");
+    }
+}
+
+#[test]
+fn op_sel_of_the_third_source() {
+    let mut r = Rng(16);
+    for t in PACKED_TARGETS {
+        let (a, b, c) = (
+            halves(&mut r, &[]),
+            halves(&mut r, &[]),
+            halves(&mut r, &[]),
+        );
+        // Low: a.lo * b.hi + c.hi; high: a.hi * b.hi + c.lo.
+        let out = run(
+            t,
+            &[("v0", a), ("v1", b), ("v2", c)],
+            "v_pk_fma_f16 v3, v0, v1, v2 op_sel:[0,1,1] op_sel_hi:[1,1,0]\n\
+             v_pk_mad_u16 v4, v0, v1, v2 op_sel:[0,1,1] op_sel_hi:[1,1,0]",
+            &["v3", "v4"],
+        );
+        for l in 0..64 {
+            let f = |x: u16, y: u16, z: u16| ftz_h(f2h(h2f(x).mul_add(h2f(y), h2f(z))));
+            let want = pack(
+                f(lo(a[l]), hi(b[l]), hi(c[l])),
+                f(hi(a[l]), hi(b[l]), lo(c[l])),
+            );
+            assert_eq!(out[0][l], want, "{t:?} fma lane {l}");
+            let g = |x: u16, y: u16, z: u16| x.wrapping_mul(y).wrapping_add(z);
+            let want = pack(
+                g(lo(a[l]), hi(b[l]), hi(c[l])),
+                g(hi(a[l]), hi(b[l]), lo(c[l])),
+            );
+            assert_eq!(out[1][l], want, "{t:?} mad lane {l}");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------
+// SMFMAC (gfx940): 4:2 sparse A. Layouts from the matrix instruction
+// calculator: A lane M * (k / kpl) + i, two stored values per group of
+// four K positions; the index register's 4-bit field per group (set ABID
+// at bit ABID * kpl) holds the two positions, first value in bits [1:0].
+
+fn check_smfmac(name: &str, m: usize, k: usize, ty: (Ty, Ty), abid: usize, r: &mut Rng) {
+    let (ta, tb) = ty;
+    let kpl = k * m / 64; // B elements per lane; A stores half
+    let bits = ta.bits();
+    let int = ta == Ty::I8;
+    // Dense sparse A and its stored form.
+    let mut a = vec![0u64; m * k];
+    let mut areg = [[0u32; 64]; 2];
+    let mut index = r.reg();
+    for l in 0..64 {
+        let (i, base) = (l % m, (l / m) * kpl);
+        for q in 0..kpl / 4 {
+            let p0 = (r.next() % 4) as usize;
+            let p1 = (p0 + 1 + (r.next() % 3) as usize) % 4;
+            let sh = abid * kpl + 4 * q;
+            index[l] = index[l] & !(0xf << sh) | ((p0 | p1 << 2) as u32) << sh;
+            for (t, p) in [(0, p0), (1, p1)] {
+                let v = ta.random(r);
+                a[i * k + base + 4 * q + p] = v;
+                let e = 2 * q + t;
+                areg[e * bits / 32][l] |= (v as u32) << (e * bits % 32);
+            }
+        }
+    }
+    let mut b = vec![0u64; k * m];
+    let mut breg = [[0u32; 64]; 4];
+    for l in 0..64 {
+        let (j, base) = (l % m, (l / m) * kpl);
+        for e in 0..kpl {
+            let v = tb.random(r);
+            b[(base + e) * m + j] = v;
+            breg[e * bits / 32][l] |= (v as u32) << (e * bits % 32);
+        }
+    }
+    let nd = m * m / 64;
+    let c: Vec<Reg> = (0..nd)
+        .map(|_| if int { r.reg() } else { regs_f(r) })
+        .collect();
+    let mut inputs: Vec<(String, Reg)> = vec![
+        ("v0".into(), areg[0]),
+        ("v1".into(), areg[1]),
+        ("v9".into(), index),
+    ];
+    for (g, v) in breg.iter().enumerate() {
+        inputs.push((format!("v{}", 4 + g), *v));
+    }
+    for (g, v) in c.iter().enumerate() {
+        inputs.push((format!("a{}", 32 + g), *v));
+    }
+    let abid_s = if abid != 0 {
+        format!(" abid:{abid}")
+    } else {
+        String::new()
+    };
+    let body = format!("{name} {}, v[0:1], v[4:7], v9{abid_s}", range("a", 32, nd));
+    let outs: Vec<String> = (0..nd).map(|g| format!("a{}", 32 + g)).collect();
+    let inputs_ref: Vec<(&str, Reg)> = inputs.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+    let outs_ref: Vec<&str> = outs.iter().map(|s| s.as_str()).collect();
+    let got = run(Target::Gfx940, &inputs_ref, &body, &outs_ref);
+    let x = mf(None, None, m, k, 1, ta);
+    for g in 0..nd {
+        for l in 0..64 {
+            let (_, i, j) = x.output(g, l);
+            let prods = (0..k).map(|kk| ta.value(a[i * k + kk]) * tb.value(b[kk * m + j]));
+            if int {
+                let want = prods.sum::<f64>() as i64 + i64::from(c[g][l] as i32);
+                assert_eq!(got[g][l], want as u32, "{body}: D[{i}][{j}]");
+            } else {
+                let cc = f64::from(f32::from_bits(c[g][l]));
+                let (mut acc, mut mag) = (cc, cc.abs());
+                for p in prods {
+                    acc += p;
+                    mag += p.abs();
+                }
+                let v = f64::from(f32::from_bits(got[g][l]));
+                assert!(
+                    (v - acc).abs() <= 1e-6 * mag,
+                    "{body}: D[{i}][{j}] = {v}, want {acc}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn smfmac_sparse_products_match_the_host() {
+    let mut r = Rng(17);
+    let cases: [(&str, usize, usize, (Ty, Ty)); 14] = [
+        ("v_smfmac_f32_16x16x32_f16", 16, 32, (Ty::F16, Ty::F16)),
+        ("v_smfmac_f32_32x32x16_f16", 32, 16, (Ty::F16, Ty::F16)),
+        ("v_smfmac_f32_16x16x32_bf16", 16, 32, (Ty::Bf16, Ty::Bf16)),
+        ("v_smfmac_f32_32x32x16_bf16", 32, 16, (Ty::Bf16, Ty::Bf16)),
+        ("v_smfmac_i32_16x16x64_i8", 16, 64, (Ty::I8, Ty::I8)),
+        ("v_smfmac_i32_32x32x32_i8", 32, 32, (Ty::I8, Ty::I8)),
+        ("v_smfmac_f32_16x16x64_bf8_bf8", 16, 64, (Ty::Bf8, Ty::Bf8)),
+        ("v_smfmac_f32_16x16x64_bf8_fp8", 16, 64, (Ty::Bf8, Ty::Fp8)),
+        ("v_smfmac_f32_16x16x64_fp8_bf8", 16, 64, (Ty::Fp8, Ty::Bf8)),
+        ("v_smfmac_f32_16x16x64_fp8_fp8", 16, 64, (Ty::Fp8, Ty::Fp8)),
+        ("v_smfmac_f32_32x32x32_bf8_bf8", 32, 32, (Ty::Bf8, Ty::Bf8)),
+        ("v_smfmac_f32_32x32x32_bf8_fp8", 32, 32, (Ty::Bf8, Ty::Fp8)),
+        ("v_smfmac_f32_32x32x32_fp8_bf8", 32, 32, (Ty::Fp8, Ty::Bf8)),
+        ("v_smfmac_f32_32x32x32_fp8_fp8", 32, 32, (Ty::Fp8, Ty::Fp8)),
+    ];
+    for (name, m, k, ty) in cases {
+        check_smfmac(name, m, k, ty, 0, &mut r);
+        // The last index set: ABID 3 for 16-bit data, 1 for 8-bit.
+        let last = 32 / (k * m / 64) - 1;
+        check_smfmac(name, m, k, ty, last, &mut r);
+    }
+}
+
+// ---------------------------------------------------------------------
+// The MODE hipcc kernels run in: subnormals kept, IEEE mode, DX10 clamp.
+
+#[test]
+fn subnormals_are_kept_in_hip_mode() {
+    let mut r = Rng(18);
+    for t in PACKED_TARGETS {
+        // Subnormal halves (and normal ones whose products underflow).
+        let sub = |r: &mut Rng| {
+            let v = r.next() as u16;
+            if v & 0x4000 != 0 {
+                v & 0x83ff
+            } else {
+                (v & 0x83ff) | (0x0400 * (1 + (v >> 11) % 4))
+            }
+        };
+        let a: Reg = std::array::from_fn(|_| pack(sub(&mut r), sub(&mut r)));
+        let b: Reg = std::array::from_fn(|_| pack(rand_h(&mut r), sub(&mut r)));
+        let c: Reg = std::array::from_fn(|_| pack(sub(&mut r), sub(&mut r)));
+        let out = run_in_mode(
+            t,
+            HIP_RSRC1,
+            &[("v0", a), ("v1", b), ("v2", c)],
+            "v_pk_add_f16 v3, v0, v2\nv_pk_mul_f16 v4, v0, v1\nv_pk_fma_f16 v5, v0, v1, v2",
+            &["v3", "v4", "v5"],
+        );
+        for l in 0..64 {
+            for (sel, get) in [(0, lo as fn(u32) -> u16), (1, hi as fn(u32) -> u16)] {
+                let (x, y, z) = (h2f(get(a[l])), h2f(get(b[l])), h2f(get(c[l])));
+                let what = format!("{t:?} lane {l} half {sel}");
+                assert_eq!(get(out[0][l]), f2h(x + z), "add {what}");
+                assert_eq!(get(out[1][l]), f2h(x * y), "mul {what}");
+                assert_eq!(get(out[2][l]), f2h(x.mul_add(y, z)), "fma {what}");
+            }
+        }
+    }
+    for t in MFMA_TARGETS {
+        let a: Reg =
+            std::array::from_fn(|l| (r.next() as u32 & 0x807f_ffff) | (l as u32 % 2) << 23);
+        let b = regs_f(&mut r);
+        let out = run_in_mode(
+            t,
+            HIP_RSRC1,
+            &[("v0", a), ("v1", a), ("v2", b), ("v3", b)],
+            "v_pk_mul_f32 v[4:5], v[0:1], 0.5\nv_pk_add_f32 v[6:7], v[0:1], v[2:3]",
+            &["v4", "v6"],
+        );
+        for l in 0..64 {
+            let x = f32::from_bits(a[l]);
+            assert_eq!(out[0][l], (x * 0.5).to_bits(), "{t:?} lane {l}");
+            assert_eq!(
+                out[1][l],
+                (x + f32::from_bits(b[l])).to_bits(),
+                "{t:?} lane {l}"
+            );
+        }
+    }
+}
+
+#[test]
+fn ieee_mode_min_max_and_dx10_clamp() {
+    // sNaN, qNaN, numbers; signed zeros.
+    let pairs: [(u16, u16, u16, u16); 6] = [
+        // (a, b, max, min) with IEEE mode: an sNaN gives itself quieted.
+        (0x7c01, 0x3c00, 0x7e01, 0x7e01),
+        (0x3c00, 0xfc02, 0xfe02, 0xfe02),
+        (0x7e00, 0x3c00, 0x3c00, 0x3c00),
+        (0xc000, 0x7e00, 0xc000, 0xc000),
+        (0x8000, 0x0000, 0x0000, 0x8000),
+        (0x3c00, 0xbc00, 0x3c00, 0xbc00),
+    ];
+    let a: Reg = std::array::from_fn(|l| u32::from(pairs[l % 6].0) * 0x1_0001);
+    let b: Reg = std::array::from_fn(|l| u32::from(pairs[l % 6].1) * 0x1_0001);
+    for t in PACKED_TARGETS {
+        let out = run_in_mode(
+            t,
+            HIP_RSRC1,
+            &[("v0", a), ("v1", b)],
+            "v_pk_max_f16 v3, v0, v1\nv_pk_min_f16 v4, v0, v1\nv_pk_add_f16 v5, v0, v1 clamp",
+            &["v3", "v4", "v5"],
+        );
+        for l in 0..64 {
+            let (x, y, mx, mn) = pairs[l % 6];
+            assert_eq!(
+                out[0][l],
+                u32::from(mx) * 0x1_0001,
+                "{t:?} max {x:#x} {y:#x}"
+            );
+            assert_eq!(
+                out[1][l],
+                u32::from(mn) * 0x1_0001,
+                "{t:?} min {x:#x} {y:#x}"
+            );
+            // With DX10_CLAMP a NaN result clamps to 0.
+            let s = h2f(x) + h2f(y);
+            let want = if s.is_nan() {
+                0
+            } else {
+                f2h(s.clamp(0.0, 1.0)) & 0x7fff
+            };
+            assert_eq!(
+                out[2][l],
+                u32::from(want) * 0x1_0001,
+                "{t:?} clamp {x:#x} {y:#x}"
+            );
+        }
+    }
+}
+
+#[test]
+fn mixed_precision_and_dot_keep_subnormals_in_hip_mode() {
+    let mut r = Rng(19);
+    for t in MFMA_TARGETS {
+        let a: Reg = std::array::from_fn(|_| pack(r.next() as u16 & 0x83ff, rand_h(&mut r)));
+        let b: Reg = std::array::from_fn(|_| pack(rand_h(&mut r), r.next() as u16 & 0x83ff));
+        let c: Reg = std::array::from_fn(|_| r.next() as u32 & 0x807f_ffff);
+        let out = run_in_mode(
+            t,
+            HIP_RSRC1,
+            &[("v0", a), ("v1", b), ("v2", c)],
+            "v_fma_mix_f32 v3, v0, v1, v2 op_sel_hi:[1,1,0]\nv_dot2_f32_f16 v4, v0, v1, v2",
+            &["v3", "v4"],
+        );
+        for l in 0..64 {
+            let z = f32::from_bits(c[l]);
+            let x = h2f(lo(a[l])) as f32;
+            let y = h2f(lo(b[l])) as f32;
+            assert_eq!(out[0][l], x.mul_add(y, z).to_bits(), "{t:?} mix lane {l}");
+            let s = h2f(lo(a[l])) * h2f(lo(b[l])) + h2f(hi(a[l])) * h2f(hi(b[l])) + f64::from(z);
+            assert_eq!(out[1][l], (s as f32).to_bits(), "{t:?} dot lane {l}");
         }
     }
 }

@@ -679,6 +679,141 @@ fn gpu_write_to_a_read_only_buffer_faults() {
     w.close();
 }
 
+/// A GPU memory fault of a queue raises the SMI `VMFAULT` event
+/// (`pid:task`, as `kfd_smi_event_update_vmfault`) to the process's SMI
+/// clients of that GPU that asked for it, before the memory exception.
+#[test]
+fn gpu_fault_raises_the_smi_vmfault_event() {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    let w = World::new("mi210");
+    let fault_ev = w.p.create_event(KFD_IOC_EVENT_MEMORY, false, 0).unwrap();
+    let mut smi = kfd_ioctl_smi_events_args {
+        gpuid: w.g,
+        anon_fd: 0,
+    };
+    io(&w.sim, &w.p.kfd, AMDKFD_IOC_SMI_EVENTS, &mut smi).unwrap();
+    // SAFETY: the descriptor the ioctl just handed us.
+    let smi_fd = unsafe { OwnedFd::from_raw_fd(smi.anon_fd as i32) };
+    let read = || {
+        let mut b = [0u8; 512];
+        // SAFETY: reads into `b` from our SMI descriptor (non-blocking).
+        let n = unsafe { libc::read(smi_fd.as_raw_fd(), b.as_mut_ptr().cast(), b.len()) };
+        String::from_utf8_lossy(&b[..n.max(0) as usize]).into_owned()
+    };
+    let mask = 1u64 << (KFD_SMI_EVENT_VMFAULT - 1);
+    // SAFETY: writes the 8-byte mask from a local.
+    let n = unsafe { libc::write(smi_fd.as_raw_fd(), (&mask as *const u64).cast(), 8) };
+    assert_eq!(n, 8);
+    let ro = GpuBuf::new(&w.p, w.g, PAGE, KFD_IOC_ALLOC_MEM_FLAGS_GTT);
+    let mut q = Q::create(
+        &w,
+        KFD_IOC_QUEUE_TYPE_SDMA,
+        PAGE,
+        w.mem.va + RPTR,
+        w.mem.va + WPTR,
+    );
+    q.submit(&w, &sdma::write(ro.va, &[1]), true);
+    assert_eq!(
+        w.wait(fault_ev.event_id, 5000),
+        KFD_IOC_WAIT_RESULT_COMPLETE
+    );
+    let line = read();
+    let comm = std::fs::read_to_string("/proc/self/comm").unwrap();
+    let pid = w.sim.live_objects().processes[0].os_pid;
+    assert_eq!(line, format!("1 {pid:x}:{}\n", comm.trim_end()));
+    assert_eq!(read(), "", "one event");
+    q.destroy(&w);
+    ro.free(&w.p);
+    kfd_sys::Driver::close(&w.sim, smi_fd);
+    w.close();
+}
+
+/// An SDMA write into a BO imported from a dma-buf (issue 27): the kernel
+/// imports every dma-buf writable and executable (`import_obj_create`),
+/// whatever the exporter's flags, so the write lands and no memory
+/// exception is raised. Exporters: another OS process of the same
+/// machine, and another machine (what a second preloaded OS process is),
+/// each with a writable VRAM buffer and a GTT buffer allocated without
+/// WRITABLE.
+#[test]
+fn sdma_write_into_an_imported_dmabuf_lands() {
+    for (cross_machine, flags) in [
+        (false, VRAM),
+        (true, VRAM),
+        (true, KFD_IOC_ALLOC_MEM_FLAGS_GTT),
+    ] {
+        let w = World::new("mi210");
+        // The first event brings the event page.
+        let (ev, slot) = w.event();
+        let fault_ev = w.p.create_event(KFD_IOC_EVENT_MEMORY, false, 0).unwrap();
+        let other = if cross_machine {
+            Sim::preset("mi210").unwrap()
+        } else {
+            w.sim.new_os_process()
+        };
+        let exporter = Proc::open(&other);
+        let len = 4 * PAGE;
+        let (h, _) = exporter.alloc(w.g, 0x2000_0000, len, flags).unwrap();
+        let mut ex = kfd_ioctl_export_dmabuf_args {
+            handle: h,
+            flags: libc::O_CLOEXEC as u32,
+            dmabuf_fd: 0,
+        };
+        io(&other, &exporter.kfd, AMDKFD_IOC_EXPORT_DMABUF, &mut ex).unwrap();
+        // SAFETY: the ioctl handed us this descriptor.
+        let fd = unsafe { std::os::fd::FromRawFd::from_raw_fd(ex.dmabuf_fd as i32) };
+        let fd: std::os::fd::OwnedFd = fd;
+        let va = 0x3000_0000u64;
+        let mut im = kfd_ioctl_import_dmabuf_args {
+            va_addr: va,
+            handle: 0,
+            gpu_id: w.g,
+            dmabuf_fd: raw_fd(&fd) as u32,
+        };
+        io(&w.sim, &w.p.kfd, AMDKFD_IOC_IMPORT_DMABUF, &mut im).unwrap();
+        assert_eq!(w.p.map(im.handle, &[w.g], 0), (Ok(0), 1));
+        let mut q = Q::create(
+            &w,
+            KFD_IOC_QUEUE_TYPE_SDMA,
+            PAGE,
+            w.mem.va + RPTR,
+            w.mem.va + WPTR,
+        );
+        let mut cmds = sdma::write(va + 64, &[0xfeed_f00d, 27]);
+        cmds.extend(sdma::fill(va + PAGE, 0x2727_2727, 256));
+        cmds.extend(sdma::fence(slot, ev));
+        cmds.extend(sdma::trap(ev));
+        q.submit(&w, &cmds, true);
+        // Bounded: a read-only fault sets the memory event instead.
+        let (r, res) = w.p.wait(&[ev, fault_ev.event_id], false, 5000);
+        assert_eq!(r, Ok(0));
+        assert_eq!(
+            res, KFD_IOC_WAIT_RESULT_COMPLETE,
+            "{cross_machine} {flags:#x}"
+        );
+        assert_eq!(
+            w.wait(fault_ev.event_id, 0),
+            KFD_IOC_WAIT_RESULT_TIMEOUT,
+            "a memory exception was raised ({cross_machine} {flags:#x})"
+        );
+        let m = map_fd(&fd, 0, len as usize);
+        // SAFETY: a live mapping of `len` bytes.
+        let bytes = unsafe { std::slice::from_raw_parts(m, len as usize) };
+        assert_eq!(&bytes[64..72], &[0x0d, 0xf0, 0xed, 0xfe, 27, 0, 0, 0]);
+        assert!(bytes[PAGE as usize..PAGE as usize + 256]
+            .iter()
+            .all(|b| *b == 0x27));
+        unmap_fd(m, len as usize);
+        q.destroy(&w);
+        assert_eq!(w.p.unmap(im.handle, &[w.g], 0).0, Ok(0));
+        w.p.free(im.handle).unwrap();
+        kfd_sys::Driver::close(&w.sim, fd);
+        exporter.free(h).unwrap();
+        exporter.close();
+        w.close();
+    }
+}
+
 // ---- AQL -------------------------------------------------------------------
 
 /// `amd_queue_t` offsets, `amd_signal_t` layout.

@@ -279,9 +279,14 @@ fn kmt_two_processes_are_isolated() {
 /// (raw KFD ioctls) fills a GTT buffer through its render-node mapping,
 /// exports it and passes the descriptor over a UNIX socket to process B,
 /// which imports it with hsaKmtRegisterGraphicsHandleToNodes and reads A's
-/// bytes through an mmap of the dma-buf; A then sees B's write. Each
-/// process still has its own simulated machine (VRAM accounting is not
-/// shared); the pages are shared because a dma-buf is a memfd.
+/// bytes through an mmap of the dma-buf; A then sees B's write. B also
+/// maps the buffer to its GPU and writes it with an SDMA queue (issue 27:
+/// an imported BO is writable, as the kernel imports it; kfd-sim's GPU
+/// took it for read-only and faulted), waiting at most 5 s for the fence
+/// or a memory exception; A sees those bytes too and waits for B at most
+/// 20 s. Each process still has its own simulated machine (VRAM
+/// accounting is not shared); the pages are shared because a dma-buf is
+/// a memfd.
 #[test]
 fn kmt_dmabuf_crosses_processes() {
     let (out, text) = run("mi210", &["dmabuf-send"], &[], None);
@@ -291,8 +296,12 @@ fn kmt_dmabuf_crosses_processes() {
         "send_dmabuf_fd",
         "recv_register",
         "recv_sees_sender_bytes",
+        "recv_sdma_queue",
+        "recv_sdma_woken",
+        "recv_sdma_no_gpu_fault",
         "send_child_ok",
         "send_sees_receiver_write",
+        "send_sees_receiver_sdma_write",
     ] {
         assert!(
             text.contains(&format!("OK {check}\n")),

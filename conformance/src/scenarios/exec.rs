@@ -22,7 +22,7 @@ mod packets;
 use packets::{pm4, sdma};
 
 use super::queues::COMPUTE;
-use super::{add, alloc, free, setup, teardown, Scenario, Topo};
+use super::{add, alloc, free, require, setup, teardown, Scenario, Topo};
 use crate::abi::{memflag as mf, Abi};
 use crate::cx::Cx;
 use crate::kmt;
@@ -31,6 +31,11 @@ use crate::kmt;
 const SDMA: u32 = 2;
 /// `HSA_EVENTTYPE_SIGNAL`.
 const SIGNAL_EVENT: u32 = 0;
+/// `HSA_EVENTTYPE_MEMORY`.
+const MEMORY_EVENT: u32 = 8;
+/// `KFD_SMI_EVENT_VMFAULT`.
+const SMI_VMFAULT: u32 = 1;
+
 /// Scratch buffer: data the GPU writes and reads.
 const DATA: u64 = 1 << 20;
 /// The page holding a queue's write pointer (offset 0) and read pointer
@@ -349,6 +354,11 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
         aql_illegal_instruction::<A>,
     );
     add(v, "exec/aql-vm-fault", aql_vm_fault::<A>);
+    add(
+        v,
+        "exec/sdma-fault-tells-waiters",
+        sdma_fault_tells_waiters::<A>,
+    );
 }
 
 /// WRITE_DATA of four words, then RELEASE_MEM writing the event id into
@@ -478,8 +488,6 @@ fn destroy_while_busy<A: Abi>(cx: &mut Cx<A>) {
 
 /// `HSA_QUEUE_COMPUTE_AQL`.
 const AQL: u32 = 21;
-/// `HSA_EVENTTYPE_MEMORY`.
-const MEMORY_EVENT: u32 = 8;
 
 /// Where the AQL scenarios keep things in the rig's scratch memory: an
 /// `amd_queue_t` image (the CP finds it from the read pointer, as ROCr
@@ -862,5 +870,105 @@ fn aql_vm_fault<A: Abi>(cx: &mut Cx<A>) {
             q.destroy(cx);
         }
         destroy_event(cx, e);
+    });
+}
+
+/// An SDMA WRITE into VRAM allocated but not mapped to the GPU is a GPU
+/// memory fault (issue 27: what an import the simulator took for
+/// read-only did; a buffer of the library's, so that the C library's
+/// diagnostic of the fault finds it without a request of its own): the
+/// process's waiters are told through a memory-exception event — a wait
+/// on the fence event and that event together returns, bounded, with the
+/// memory event set and the fence not — the queue's read pointer stays,
+/// destroying the evicted queue returns, and (6.2.4 and newest) the SMI
+/// descriptor of the GPU reports `VMFAULT`.
+fn sdma_fault_tells_waiters<A: Abi>(cx: &mut Cx<A>) {
+    with_rig(cx, 0x1000, |cx, t, rig| {
+        let Some((done, id, slot)) = event(cx, t) else {
+            return;
+        };
+        let mut d = HsaEventDescriptor::default();
+        d.EventType.0 = MEMORY_EVENT;
+        d.NodeId = t.gpu();
+        let mut fault: *mut A::Event = null_mut();
+        let s = kmt!(
+            cx,
+            "fault-event.create",
+            hsaKmtCreateEvent(&mut d, true, false, &mut fault),
+            "live descriptor; live out-pointer; manual reset"
+        );
+        if s != 0 || fault.is_null() {
+            destroy_event(cx, done);
+            return;
+        }
+        let smi = if require(cx, &["hsaKmtOpenSMI"]) {
+            let mut fd = -1i32;
+            let s = kmt!(
+                cx,
+                "smi.open",
+                hsaKmtOpenSMI(t.gpu(), &mut fd),
+                "the GPU node; live out word"
+            );
+            let mask: u64 = 1 << (SMI_VMFAULT - 1);
+            // SAFETY: writes the 8-byte mask from a local to the SMI
+            // descriptor the library handed out (or to -1: EBADF).
+            let w = unsafe { libc::write(fd, (&mask as *const u64).cast(), 8) };
+            cx.rec("smi.mask-written", w);
+            (s == 0).then_some(fd)
+        } else {
+            None
+        };
+        let target = alloc(cx, "target.alloc", t.gpu(), 0x1000, mf::NON_PAGED);
+        if let (Some(p), Some(mut q)) = (target, Queue::create(cx, t, rig, SDMA, 0x1000)) {
+            let mut cmds = sdma::write(p as u64, &[1, 2]);
+            cmds.extend(sdma::fence(slot, id));
+            cmds.extend(sdma::trap(id));
+            q.submit(rig, &cmds);
+            let mut both = [done, fault];
+            kmt!(
+                cx,
+                "wait-either",
+                hsaKmtWaitOnMultipleEvents(both.as_mut_ptr(), 2, false, 5000),
+                "two live events; 5 s"
+            );
+            let told = kmt!(
+                cx,
+                "fault-event.set",
+                hsaKmtWaitOnEvent(fault, 0),
+                "live manual-reset event; no wait"
+            );
+            cx.check("exec.fault-told", told == 0, format!("status {told}"));
+            kmt!(
+                cx,
+                "fence.not-signalled",
+                hsaKmtWaitOnEvent(done, 0),
+                "live event; no wait"
+            );
+            cx.rec("rptr-caught-up", q.drained());
+            if let Some(fd) = smi {
+                let mut b = [0u8; 512];
+                // SAFETY: reads into `b` from the SMI descriptor (non-
+                // blocking; the fault's event is queued by now).
+                let n = unsafe { libc::read(fd, b.as_mut_ptr().cast(), b.len()) };
+                let text = String::from_utf8_lossy(&b[..n.max(0) as usize]).into_owned();
+                // The event numbers, not pids or task names.
+                let evs: Vec<&str> = text
+                    .lines()
+                    .map(|l| l.split(' ').next().unwrap_or(""))
+                    .collect();
+                cx.rec("smi.events", evs.join(" "));
+                cx.check("exec.smi-vmfault", evs == ["1"], &text);
+            }
+            q.destroy(cx);
+        }
+        if let Some(p) = target {
+            free(cx, "target.free", p, 0x1000);
+        }
+        if let Some(fd) = smi {
+            // SAFETY: the descriptor the library handed out, closed once.
+            unsafe { libc::close(fd) };
+        }
+        destroy_event(cx, fault);
+        destroy_event(cx, done);
     });
 }

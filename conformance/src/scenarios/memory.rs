@@ -10,7 +10,7 @@ use hsakmt_sys::common::{HsaSharedMemoryHandle, HSA_SVM_ATTRIBUTE};
 
 use super::{add, alloc, cnull, free, pattern, pointer_info, setup, teardown, Scenario, Topo};
 use crate::abi::{memflag as mf, Abi, AbiKind};
-use crate::cx::{Cx, HostBuf};
+use crate::cx::{AnonMap, Cx, HostBuf};
 use crate::kmt;
 
 /// Flags of the allocation matrix (every subset is one scenario per node
@@ -866,6 +866,8 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
         svm_set(cx, "reset-preferred", buf.ptr(), 0x20000, &mut pl);
         teardown(cx);
     });
+    add(v, "svm/fresh-mmap", svm_fresh_mmap::<A>);
+    add(v, "svm/no-snapshot", svm_no_snapshot::<A>);
     add(v, "svm/bad-input", |cx| {
         let Some(t) = setup(cx) else { return };
         let buf = HostBuf::new(0x4000);
@@ -897,4 +899,217 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
         );
         teardown(cx);
     });
+}
+
+/// `HSA_SVM_ATTR_*` types.
+mod svm_ty {
+    pub const PREFERRED_LOC: u32 = 0;
+    pub const PREFETCH_LOC: u32 = 1;
+    pub const ACCESS: u32 = 2;
+    pub const ACCESS_IN_PLACE: u32 = 3;
+    pub const NO_ACCESS: u32 = 4;
+    pub const SET_FLAGS: u32 = 5;
+    pub const GRANULARITY: u32 = 7;
+}
+
+/// `HSA_SVM_FLAG_*` bits.
+mod svm_flag {
+    pub const HOST_ACCESS: u32 = 0x1;
+    pub const COHERENT: u32 = 0x2;
+    pub const GPU_RO: u32 = 0x8;
+    pub const GPU_EXEC: u32 = 0x10;
+}
+
+/// SetAttr on fresh anonymous memory straight from `mmap` (issue 27:
+/// kfdtest's `RegisterSVMRange` sets PREFETCH_LOC and PREFERRED_LOC to the
+/// GPU, SET_FLAGS HOST_ACCESS|COHERENT and ACCESS for the GPU, and the
+/// newest upstream sends that to the kernel and succeeds), and the
+/// combinations next to it: the CPU or no preferred location, a CPU
+/// prefetch, the three access types, other flag sets, another order, a
+/// granularity; then the CPU node or an unknown node where a GPU is
+/// needed. Each case gets its own 16 KiB mapping (kept to the end, so no
+/// address is reused) and, where the set succeeded, a GetAttr of every
+/// attribute. The valid cases are also `check.*` records: they must
+/// succeed whatever the reference does.
+fn svm_fresh_mmap<A: Abi>(cx: &mut Cx<A>) {
+    use svm_flag::*;
+    use svm_ty::*;
+    let Some(t) = setup(cx) else { return };
+    let (g, bad) = (t.gpu(), t.nodes + 1);
+    let flags = HOST_ACCESS | COHERENT;
+    let none = 0xFFFF_FFFF;
+    let four = |prefetch, preferred, flags, access_ty, access| {
+        vec![
+            attr(PREFETCH_LOC, prefetch),
+            attr(PREFERRED_LOC, preferred),
+            attr(SET_FLAGS, flags),
+            attr(access_ty, access),
+        ]
+    };
+    let mut cases: Vec<(&str, bool, Vec<HSA_SVM_ATTRIBUTE>)> = vec![
+        ("gpu-four", true, four(g, g, flags, ACCESS, g)),
+        ("prefetch-cpu", true, four(0, g, flags, ACCESS, g)),
+        ("preferred-cpu", true, four(g, 0, flags, ACCESS, g)),
+        ("preferred-undefined", true, four(g, none, flags, ACCESS, g)),
+        (
+            "access-in-place",
+            true,
+            four(g, g, flags, ACCESS_IN_PLACE, g),
+        ),
+        ("no-access", true, four(0, 0, flags, NO_ACCESS, g)),
+        ("host-access-only", true, four(g, g, HOST_ACCESS, ACCESS, g)),
+        (
+            "ro-exec",
+            true,
+            four(g, g, flags | GPU_RO | GPU_EXEC, ACCESS, g),
+        ),
+        ("cpu-everything", true, four(0, 0, flags, ACCESS, g)),
+        ("access-cpu-node", false, four(g, g, flags, ACCESS, 0)),
+        (
+            "prefetch-unknown-node",
+            false,
+            four(bad, g, flags, ACCESS, g),
+        ),
+    ];
+    let mut reversed = four(g, g, flags, ACCESS, g);
+    reversed.reverse();
+    cases.push(("gpu-four-reversed", true, reversed));
+    let mut granular = four(g, g, flags, ACCESS, g);
+    granular.push(attr(GRANULARITY, 2));
+    cases.push(("gpu-four-granularity", true, granular));
+    let mut maps = Vec::new();
+    for (label, valid, mut set) in cases {
+        let m = AnonMap::new(0x4000);
+        // a fresh, untouched 16 KiB mapping; the case's attributes
+        let s = svm_set(cx, &format!("{label}.set"), m.ptr(), 0x4000, &mut set);
+        if valid {
+            cx.check(&format!("svm.{label}"), s == 0, format!("status {s}"));
+        }
+        if s == 0 {
+            // The kernel answers an ACCESS query with the type that
+            // applies (it refuses to be asked with the other two).
+            let mut get = [
+                attr(PREFERRED_LOC, 0),
+                attr(PREFETCH_LOC, 0),
+                attr(ACCESS, g),
+                attr(SET_FLAGS, 0),
+                attr(GRANULARITY, 0),
+            ];
+            // the same range; five attributes
+            if svm_get(cx, &format!("{label}.get"), m.ptr(), 0x4000, &mut get) == 0 {
+                // What was set, read back. Flags are ORed into those the
+                // range had and the granularity is kept: a range an earlier
+                // scenario left at this address (freed heap memory the
+                // simulator never saw unmapped) shows through those, so
+                // only the requested bits and a requested granularity count.
+                let want = |ty: u32| set.iter().find(|a| a.r#type == ty).map(|a| a.value);
+                let mut got = vec![
+                    format!("preferred={:#x}", get[0].value),
+                    format!("prefetch={:#x}", get[1].value),
+                    format!("access={}:{:#x}", get[2].r#type, get[2].value),
+                ];
+                if let Some(f) = want(SET_FLAGS) {
+                    got.push(format!("flags-set={}", get[3].value & f == f));
+                }
+                if want(GRANULARITY).is_some() {
+                    got.push(format!("granularity={}", get[4].value));
+                }
+                cx.rec(&format!("{label}.got"), got.join(" "));
+            }
+        }
+        maps.push(m);
+    }
+    teardown(cx);
+    drop(maps);
+}
+
+/// The SVM calls without a topology snapshot: before the first
+/// AcquireSystemProperties and after ReleaseSystemProperties. The C
+/// library needs the snapshot only to translate node ids: attributes
+/// without a node (flags, granularity) reach the kernel and succeed,
+/// attributes naming a node are an invalid node (5) before any request.
+/// A first open, snapshot and close only find the GPU node.
+fn svm_no_snapshot<A: Abi>(cx: &mut Cx<A>) {
+    use svm_flag::*;
+    use svm_ty::*;
+    let Some(t) = setup(cx) else { return };
+    teardown(cx);
+    let g = t.gpu();
+    if kmt!(cx, "open", hsaKmtOpenKFD(), "no arguments") != 0 {
+        return;
+    }
+    let flags = HOST_ACCESS | COHERENT;
+    let four = |n| {
+        [
+            attr(PREFETCH_LOC, n),
+            attr(PREFERRED_LOC, n),
+            attr(SET_FLAGS, flags),
+            attr(ACCESS, n),
+        ]
+    };
+    let m = AnonMap::new(0x4000);
+    // a fresh 16 KiB mapping; no snapshot yet
+    let s = svm_set(
+        cx,
+        "before.flags",
+        m.ptr(),
+        0x4000,
+        &mut [attr(SET_FLAGS, flags)],
+    );
+    cx.check("svm.before-acquire.flags", s == 0, format!("status {s}"));
+    let s = svm_set(
+        cx,
+        "before.granularity",
+        m.ptr(),
+        0x4000,
+        &mut [attr(GRANULARITY, 3)],
+    );
+    cx.check(
+        "svm.before-acquire.granularity",
+        s == 0,
+        format!("status {s}"),
+    );
+    let s = svm_set(cx, "before.four", m.ptr(), 0x4000, &mut four(g));
+    cx.check(
+        "svm.before-acquire.node-refused",
+        s == 5,
+        format!("status {s}"),
+    );
+    let mut get = [attr(GRANULARITY, 0), attr(SET_FLAGS, 0)];
+    // same range; two attributes without a node
+    if svm_get(cx, "before.get", m.ptr(), 0x4000, &mut get) == 0 {
+        cx.rec(
+            "before.got",
+            format!("{:#x} {}", get[0].value, get[1].value & flags == flags),
+        );
+    }
+    let mut sys = hsakmt_sys::common::HsaSystemProperties::default();
+    if kmt!(
+        cx,
+        "acquire",
+        hsaKmtAcquireSystemProperties(&mut sys),
+        "live out struct"
+    ) == 0
+    {
+        let s = svm_set(cx, "acquired.four", m.ptr(), 0x4000, &mut four(g));
+        cx.check("svm.acquired.four", s == 0, format!("status {s}"));
+        kmt!(
+            cx,
+            "release",
+            hsaKmtReleaseSystemProperties(),
+            "no arguments"
+        );
+        let s = svm_set(cx, "released.four", m.ptr(), 0x4000, &mut four(g));
+        cx.check("svm.released.node-refused", s == 5, format!("status {s}"));
+        let s = svm_set(
+            cx,
+            "released.flags",
+            m.ptr(),
+            0x4000,
+            &mut [attr(SET_FLAGS, flags)],
+        );
+        cx.check("svm.released.flags", s == 0, format!("status {s}"));
+    }
+    kmt!(cx, "close", hsaKmtCloseKFD(), "no arguments");
+    drop(m);
 }

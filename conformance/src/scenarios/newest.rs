@@ -22,7 +22,7 @@ use hsakmt_sys::newest::{
 use super::{add, alloc, free, queues, require, setup, teardown, Scenario};
 use crate::abi::{memflag as mf, Abi, AbiKind};
 use crate::api::CtxPtr;
-use crate::cx::{Cx, HostBuf};
+use crate::cx::{AnonMap, Cx, HostBuf};
 use crate::kmt;
 
 /// `KFD_SMI_EVENT_MIGRATE_START` and `_END`.
@@ -727,6 +727,74 @@ fn smi_delivery<A: Abi>(v: &mut Vec<Scenario<A>>) {
     });
 }
 
+/// OpenSMI on every GPU node (issue 27: a GPU node's request must carry
+/// its gpu_id), each with an event actually read: a prefetch of fresh
+/// anonymous memory to that GPU migrates it, and the kernel reports the
+/// migration's start and end (`MIGRATE_START`, `MIGRATE_END`) to that
+/// GPU's SMI clients of the process.
+fn smi_every_gpu<A: Abi>(v: &mut Vec<Scenario<A>>) {
+    add(v, "events/smi-every-gpu", |cx| {
+        let Some(t) = setup(cx) else { return };
+        cx.rec("gpus", t.gpus.len());
+        for (i, &g) in t.gpus.iter().enumerate() {
+            let mut fd = -1i32;
+            let s = kmt!(
+                cx,
+                &format!("gpu{i}.open"),
+                hsaKmtOpenSMI(g, &mut fd),
+                "a GPU node; live out word"
+            );
+            cx.check(
+                &format!("smi.gpu{i}.open"),
+                s == 0 && fd >= 0,
+                format!("status {s}"),
+            );
+            if s != 0 {
+                continue;
+            }
+            let mask: u64 = (1 << (SMI_MIGRATE_START - 1)) | (1 << (SMI_MIGRATE_END - 1));
+            // SAFETY: writes the 8-byte mask from a local to the SMI
+            // descriptor the library handed out.
+            let w = unsafe { libc::write(fd, (&mask as *const u64).cast(), 8) };
+            cx.rec(&format!("gpu{i}.mask-written"), w);
+            let m = AnonMap::new(0x4000);
+            let mut a = [HSA_SVM_ATTRIBUTE {
+                r#type: SVM_PREFETCH_LOC,
+                value: g,
+            }];
+            kmt!(
+                cx,
+                &format!("gpu{i}.prefetch"),
+                hsaKmtSVMSetAttr(m.ptr(), 0x4000, 1, a.as_mut_ptr()),
+                "fresh page-aligned 16 KiB mapping; one attribute"
+            );
+            let mut b = [0u8; 1024];
+            // SAFETY: reads into `b` from the SMI descriptor (non-blocking:
+            // the events of the request above are already queued).
+            let n = unsafe { libc::read(fd, b.as_mut_ptr().cast(), b.len()) };
+            let text = String::from_utf8_lossy(&b[..n.max(0) as usize]).into_owned();
+            // The event numbers and page counts, not times, pids or addresses.
+            let events: Vec<String> = text
+                .lines()
+                .map(|l| {
+                    let mut w = l.split_whitespace();
+                    let ev = w.next().unwrap_or("");
+                    let pages = w.nth(2).and_then(|r| r.split('(').nth(1)).unwrap_or("");
+                    format!("{ev} ({pages}")
+                })
+                .collect();
+            cx.rec(&format!("gpu{i}.events"), events.join(" | "));
+            cx.check(
+                &format!("smi.gpu{i}.event-read"),
+                events.len() == 2 && events[0].starts_with("5 ") && events[1].starts_with("6 "),
+                &text,
+            );
+            close(fd);
+        }
+        teardown(cx);
+    });
+}
+
 /// The Ctx forms answer on the primary context what the legacy forms do.
 fn ctx_forms<A: Abi>(v: &mut Vec<Scenario<A>>) {
     add(v, "misc/ctx-forms", |cx| {
@@ -861,6 +929,7 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
         return;
     }
     smi_delivery(v);
+    smi_every_gpu(v);
     no_address(v);
     if A::KIND != AbiKind::Newest {
         return;

@@ -21,7 +21,7 @@ mod info;
 mod map;
 mod scratch;
 mod sharing;
-mod svm;
+pub(crate) mod svm;
 mod userptr;
 
 /// What the memory manager needs to know about one topology node.

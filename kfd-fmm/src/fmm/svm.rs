@@ -4,7 +4,8 @@ use std::sync::Arc;
 
 use kfd_sys::mapping::Mapping;
 use kfd_sys::mman::Prot;
-use kfd_sys::{kfd, memory, Errno};
+use kfd_sys::{kfd, memory, DeviceFile, Errno};
+use kfd_topology::Topology;
 
 use super::Fmm;
 use crate::error::{FmmError, Result};
@@ -18,44 +19,16 @@ impl Fmm {
     /// non-empty range with a page-aligned start and size.
     pub fn check_svm_range(&self, addr: u64, size: u64) -> Result<()> {
         self.check_minor(5)?;
-        if addr == 0 || size == 0 {
-            return Err(FmmError::InvalidArgument("SVM range is empty"));
-        }
-        if addr % PAGE_SIZE != 0 {
-            return Err(FmmError::UnalignedAddress(addr));
-        }
-        if size % PAGE_SIZE != 0 {
-            return Err(FmmError::BadSize {
-                size,
-                page: PAGE_SIZE,
-            });
-        }
-        Ok(())
+        check_svm_range(addr, size)
     }
 
     /// `hsaKmtSVMSetAttr`: sets attributes of an SVM range. Location and
-    /// access attributes take node ids, translated to gpu_ids.
+    /// access attributes take node ids, translated to gpu_ids with this
+    /// manager's node table (see [`svm_set_attr`] for the C library's
+    /// form, which translates them with the topology snapshot).
     pub fn svm_set_attr(&self, addr: u64, size: u64, attrs: &[crate::SvmAttr]) -> Result<()> {
-        use crate::flags::svm_attr::*;
         self.check_svm_range(addr, size)?;
-        let mut raw = Vec::with_capacity(attrs.len());
-        for a in attrs {
-            let (t, v) = a.to_raw();
-            let v = match t {
-                PREFERRED_LOC if v == crate::INVALID_NODEID => {
-                    kfd::KFD_IOCTL_SVM_LOCATION_UNDEFINED
-                }
-                PREFERRED_LOC | PREFETCH_LOC | ACCESS | ACCESS_IN_PLACE | NO_ACCESS => {
-                    let g = self.validate_node(v)?;
-                    if g == 0 && t != PREFERRED_LOC && t != PREFETCH_LOC {
-                        return Err(FmmError::NotAGpuNode(v));
-                    }
-                    g
-                }
-                _ => v,
-            };
-            raw.push((t, v));
-        }
+        let mut raw = set_request(attrs, |n| self.validate_node(n))?;
         self.svm_ioctl(kfd::KFD_IOCTL_SVM_OP_SET_ATTR, addr, size, &mut raw)
     }
 
@@ -94,45 +67,18 @@ impl Fmm {
     /// `hsaKmtSVMGetAttr`: reads attributes of an SVM range into `attrs`
     /// (whose types say what to read; access attributes name the node to
     /// query). Locations come back as node ids (`None`/`INVALID_NODEID`
-    /// for undefined, 0 for system memory).
+    /// for undefined, 0 for system memory), with this manager's node
+    /// table (see [`svm_get_attr`] for the C library's form).
     pub fn svm_get_attr(&self, addr: u64, size: u64, attrs: &mut [crate::SvmAttr]) -> Result<()> {
-        use crate::flags::svm_attr::*;
         self.check_svm_range(addr, size)?;
-        let mut raw = Vec::with_capacity(attrs.len());
-        for a in attrs.iter() {
-            let (t, v) = a.to_raw();
-            let v = match t {
-                ACCESS | ACCESS_IN_PLACE | NO_ACCESS => {
-                    let g = self.validate_node(v)?;
-                    if g == 0 {
-                        return Err(FmmError::NotAGpuNode(v));
-                    }
-                    g
-                }
-                _ => v,
-            };
-            raw.push((t, v));
-        }
+        let mut raw = get_request(attrs, |n| self.validate_node(n))?;
         self.svm_ioctl(kfd::KFD_IOCTL_SVM_OP_GET_ATTR, addr, size, &mut raw)?;
-        for (a, &(t, v)) in attrs.iter_mut().zip(&raw) {
-            let v = match t {
-                PREFERRED_LOC | PREFETCH_LOC | ACCESS | ACCESS_IN_PLACE | NO_ACCESS => match v {
-                    kfd::KFD_IOCTL_SVM_LOCATION_SYSMEM => 0,
-                    kfd::KFD_IOCTL_SVM_LOCATION_UNDEFINED => crate::INVALID_NODEID,
-                    g => self
-                        .nodes
-                        .iter()
-                        .position(|n| n.gpu_id == g)
-                        .ok_or(FmmError::Failed("kernel returned an unknown gpu_id"))?
-                        as u32,
-                },
-                _ => v,
-            };
-            // The kernel reports access per GPU with the type telling which
-            // of the three applies.
-            *a = crate::SvmAttr::from_raw(t, v);
-        }
-        Ok(())
+        get_answer(attrs, &raw, |g| {
+            self.nodes
+                .iter()
+                .position(|n| n.gpu_id == g)
+                .map(|i| i as u32)
+        })
     }
 
     pub(super) fn svm_ioctl(
@@ -142,15 +88,7 @@ impl Fmm {
         size: u64,
         attrs: &mut [(u32, u32)],
     ) -> Result<()> {
-        if attrs.len() > kfd::SVM_MAX_ATTRS {
-            return Err(FmmError::Failed(
-                "too many SVM attributes for one AMDKFD_IOC_SVM request",
-            ));
-        }
-        memory::svm(&self.kfd, op, addr, size, attrs).map_err(|errno| FmmError::Ioctl {
-            request: memory::svm_request(attrs.len()),
-            errno,
-        })
+        svm_request(&self.kfd, op, addr, size, attrs)
     }
 
     fn xnack_ioctl(&self, value: i32) -> Result<bool> {
@@ -198,4 +136,176 @@ impl Fmm {
         })
         .unwrap_or((None, false))
     }
+}
+
+/// The range checks of both SVM calls, after the KFD version: a
+/// non-empty range with a page-aligned start and size.
+pub fn check_svm_range(addr: u64, size: u64) -> Result<()> {
+    if addr == 0 || size == 0 {
+        return Err(FmmError::InvalidArgument("SVM range is empty"));
+    }
+    if addr % PAGE_SIZE != 0 {
+        return Err(FmmError::UnalignedAddress(addr));
+    }
+    if size % PAGE_SIZE != 0 {
+        return Err(FmmError::BadSize {
+            size,
+            page: PAGE_SIZE,
+        });
+    }
+    Ok(())
+}
+
+/// The gpu_id of node `node` in `topology`, the C library's
+/// `hsakmt_validate_nodeid`: without a snapshot, or past its last node,
+/// an invalid node.
+fn snapshot_gpu_id(topology: Option<&Topology>, node: u32) -> Result<u32> {
+    topology
+        .and_then(|t| t.node(node))
+        .map(|n| n.gpu_id)
+        .ok_or(FmmError::InvalidNode(node))
+}
+
+/// `hsaKmtSVMSetAttr` as the C library issues it: the range checks (the
+/// caller checked the KFD version), then each location or access
+/// attribute translated from a node id with the topology snapshot
+/// (`None`: none taken, or released: such an attribute is an invalid
+/// node), then one `AMDKFD_IOC_SVM` request on `kfd`. Attributes without
+/// a node (flags, granularity) need neither a snapshot nor a memory
+/// manager, so they reach the kernel before `AcquireSystemProperties`
+/// as they do in the C library.
+pub fn svm_set_attr(
+    kfd: &DeviceFile,
+    topology: Option<&Topology>,
+    addr: u64,
+    size: u64,
+    attrs: &[crate::SvmAttr],
+) -> Result<()> {
+    check_svm_range(addr, size)?;
+    let mut raw = set_request(attrs, |n| snapshot_gpu_id(topology, n))?;
+    svm_request(kfd, kfd::KFD_IOCTL_SVM_OP_SET_ATTR, addr, size, &mut raw)
+}
+
+/// `hsaKmtSVMGetAttr` as the C library issues it (see [`svm_set_attr`]):
+/// access attributes name the node to query, translated with the
+/// snapshot; locations come back as node ids of the snapshot (a gpu_id it
+/// does not hold, or one returned without a snapshot, where the C
+/// library dereferences its missing node table: an invalid node).
+pub fn svm_get_attr(
+    kfd: &DeviceFile,
+    topology: Option<&Topology>,
+    addr: u64,
+    size: u64,
+    attrs: &mut [crate::SvmAttr],
+) -> Result<()> {
+    check_svm_range(addr, size)?;
+    let mut raw = get_request(attrs, |n| snapshot_gpu_id(topology, n))?;
+    svm_request(kfd, kfd::KFD_IOCTL_SVM_OP_GET_ATTR, addr, size, &mut raw)?;
+    get_answer(attrs, &raw, |g| {
+        topology?
+            .nodes
+            .iter()
+            .position(|n| n.gpu_id == g)
+            .map(|i| i as u32)
+    })
+}
+
+/// The raw attributes of a SET_ATTR request, in order: location and
+/// access attributes translated with `gpu_id_of` (a preferred location
+/// of `INVALID_NODEID` is "undefined"; an access attribute needs a GPU).
+fn set_request(
+    attrs: &[crate::SvmAttr],
+    gpu_id_of: impl Fn(u32) -> Result<u32>,
+) -> Result<Vec<(u32, u32)>> {
+    use crate::flags::svm_attr::*;
+    attrs
+        .iter()
+        .map(|a| {
+            let (t, v) = a.to_raw();
+            let v = match t {
+                PREFERRED_LOC if v == crate::INVALID_NODEID => {
+                    kfd::KFD_IOCTL_SVM_LOCATION_UNDEFINED
+                }
+                PREFERRED_LOC | PREFETCH_LOC | ACCESS | ACCESS_IN_PLACE | NO_ACCESS => {
+                    let g = gpu_id_of(v)?;
+                    if g == 0 && t != PREFERRED_LOC && t != PREFETCH_LOC {
+                        return Err(FmmError::NotAGpuNode(v));
+                    }
+                    g
+                }
+                _ => v,
+            };
+            Ok((t, v))
+        })
+        .collect()
+}
+
+/// The raw attributes of a GET_ATTR request: access attributes name a
+/// GPU, translated with `gpu_id_of`.
+fn get_request(
+    attrs: &[crate::SvmAttr],
+    gpu_id_of: impl Fn(u32) -> Result<u32>,
+) -> Result<Vec<(u32, u32)>> {
+    use crate::flags::svm_attr::*;
+    attrs
+        .iter()
+        .map(|a| {
+            let (t, v) = a.to_raw();
+            let v = match t {
+                ACCESS | ACCESS_IN_PLACE | NO_ACCESS => {
+                    let g = gpu_id_of(v)?;
+                    if g == 0 {
+                        return Err(FmmError::NotAGpuNode(v));
+                    }
+                    g
+                }
+                _ => v,
+            };
+            Ok((t, v))
+        })
+        .collect()
+}
+
+/// Writes the kernel's GET_ATTR answer `raw` into `attrs`, locations as
+/// node ids (`node_of` a gpu_id's node; an unknown one is an invalid
+/// node, the C library's `hsakmt_gpuid_to_nodeid`).
+fn get_answer(
+    attrs: &mut [crate::SvmAttr],
+    raw: &[(u32, u32)],
+    node_of: impl Fn(u32) -> Option<u32>,
+) -> Result<()> {
+    use crate::flags::svm_attr::*;
+    for (a, &(t, v)) in attrs.iter_mut().zip(raw) {
+        let v = match t {
+            PREFERRED_LOC | PREFETCH_LOC | ACCESS | ACCESS_IN_PLACE | NO_ACCESS => match v {
+                kfd::KFD_IOCTL_SVM_LOCATION_SYSMEM => 0,
+                kfd::KFD_IOCTL_SVM_LOCATION_UNDEFINED => crate::INVALID_NODEID,
+                g => node_of(g).ok_or(FmmError::InvalidNode(g))?,
+            },
+            _ => v,
+        };
+        // The kernel reports access per GPU with the type telling which
+        // of the three applies.
+        *a = crate::SvmAttr::from_raw(t, v);
+    }
+    Ok(())
+}
+
+/// One `AMDKFD_IOC_SVM` request of operation `op` carrying `attrs`.
+fn svm_request(
+    kfd: &DeviceFile,
+    op: u32,
+    addr: u64,
+    size: u64,
+    attrs: &mut [(u32, u32)],
+) -> Result<()> {
+    if attrs.len() > kfd::SVM_MAX_ATTRS {
+        return Err(FmmError::Failed(
+            "too many SVM attributes for one AMDKFD_IOC_SVM request",
+        ));
+    }
+    memory::svm(kfd, op, addr, size, attrs).map_err(|errno| FmmError::Ioctl {
+        request: memory::svm_request(attrs.len()),
+        errno,
+    })
 }

@@ -30,7 +30,7 @@ use kfd_sys::kfd::*;
 
 use crate::kernel::memfd::{FileId, Memfd, RegionMap};
 use crate::kernel::process::Process;
-use crate::kernel::{lock, usermem, PAGE};
+use crate::kernel::{lock, smi_event, task_name, usermem, Files, PAGE};
 
 /// A GPU page fault: no mapping (or no write permission) for `va`.
 pub(crate) type Fault = kfd_gpu::mem::Fault;
@@ -116,16 +116,20 @@ pub(crate) struct Port {
     proc: Weak<Process>,
     dev: usize,
     gpu_id: u32,
+    /// The machine's open files (SMI clients of a fault).
+    files: Files,
     maps: Mutex<Vec<(FileId, u64, Arc<RegionMap>)>>,
 }
 
 impl Port {
-    /// The port of a queue of `proc` on device `dev`.
-    pub fn new(proc: Weak<Process>, dev: usize, gpu_id: u32) -> Port {
+    /// The port of a queue of `proc` on device `dev` of a machine whose
+    /// open files are `files`.
+    pub fn new(proc: Weak<Process>, dev: usize, gpu_id: u32, files: Files) -> Port {
         Port {
             proc,
             dev,
             gpu_id,
+            files,
             maps: Mutex::new(Vec::new()),
         }
     }
@@ -228,7 +232,7 @@ impl InterruptSink for Port {
             }
             Interrupt::QueueError { ec } => queue_error(&proc, queue.queue_id, ec),
             Interrupt::VmFault(f) => {
-                vm_fault(&proc, self.dev, self.gpu_id, f);
+                vm_fault(&proc, self, f);
                 false
             }
         }
@@ -291,10 +295,22 @@ fn send_to_runtime(proc: &Process, hdr: u64, mask: u64) -> bool {
     true
 }
 
-/// `kfd_signal_vm_fault_event` and the eviction that goes with it: every
-/// queue of the process on this GPU stops, and every memory exception
-/// event of the process is set with the faulting page, GPU and reason.
-fn vm_fault(proc: &Process, dev: usize, gpu_id: u32, f: Fault) {
+/// A GPU memory fault, handled as the kernel's interrupt handler does
+/// (`event_interrupt_wq_v9`): the SMI `VMFAULT` event (`pid:task`, to the
+/// process's SMI clients of this GPU), the eviction of every queue of the
+/// process on this GPU, and `kfd_signal_vm_fault_event`: every memory
+/// exception event of the process is set with the faulting page, GPU and
+/// reason.
+fn vm_fault(proc: &Process, port: &Port, f: Fault) {
+    let (dev, gpu_id) = (port.dev, port.gpu_id);
+    let pid = proc.os_pid;
+    smi_event(
+        &port.files,
+        gpu_id,
+        pid,
+        KFD_SMI_EVENT_VMFAULT,
+        &format!("{pid:x}:{}\n", task_name()),
+    );
     {
         let st = lock(&proc.state);
         for kq in st.queues.values().filter(|kq| kq.dev == dev) {

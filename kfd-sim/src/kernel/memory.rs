@@ -785,7 +785,7 @@ pub(crate) fn import_dmabuf(c: &Ctx, buf: &mut [u8]) -> R {
     let bo = Bo {
         va: a.va_addr,
         size: d.storage.size,
-        flags: d.storage.flags & (KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_GTT),
+        flags: imported_flags(d.storage.flags),
         storage: Some(d.storage.clone()),
         mmap_offset: 0,
         attached: BTreeSet::new(),
@@ -797,6 +797,21 @@ pub(crate) fn import_dmabuf(c: &Ctx, buf: &mut [u8]) -> R {
     a.handle = make_handle(a.gpu_id, idr);
     a.to_buf(buf);
     Ok(0)
+}
+
+/// The allocation flags of a BO made by `AMDKFD_IOC_IMPORT_DMABUF`, as
+/// the kernel's `import_obj_create` sets them: the domain of the buffer
+/// (VRAM when the exporter placed it there, else GTT), always writable
+/// and executable. The exporter's own access flags do not travel with a
+/// dma-buf, so the importer's GPU mappings are read-write whatever they
+/// were.
+fn imported_flags(exported: u32) -> u32 {
+    let domain = if exported & KFD_IOC_ALLOC_MEM_FLAGS_VRAM != 0 {
+        KFD_IOC_ALLOC_MEM_FLAGS_VRAM
+    } else {
+        KFD_IOC_ALLOC_MEM_FLAGS_GTT
+    };
+    domain | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE | KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE
 }
 
 /// Finds a GTT BO by handle for the event page.

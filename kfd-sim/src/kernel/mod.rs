@@ -47,6 +47,26 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// The trace writer, shared by the ioctl layer and the engine thread.
 pub(crate) type Trace = kfd_gpu::engine::Trace;
 
+/// The open-file table of a machine, shared with its engine (which raises
+/// SMI events on GPU faults).
+pub(crate) type Files = Arc<Mutex<HashMap<FileId, FileEntry>>>;
+
+/// Raises SMI event `event` of process `pid` (0: of no process) on GPU
+/// `gpu_id`: every SMI file of that GPU in `files` that asked for it gets
+/// the line (`kfd_smi_event_add`).
+pub(crate) fn smi_event(files: &Files, gpu_id: u32, pid: u32, event: u32, payload: &str) {
+    let clients: Vec<Arc<smi::SmiFile>> = lock(files)
+        .values()
+        .filter_map(|e| match e {
+            FileEntry::Smi(s) if s.gpu_id == gpu_id => Some(s.clone()),
+            _ => None,
+        })
+        .collect();
+    for c in clients {
+        c.deliver(event, pid, payload);
+    }
+}
+
 /// Page size the model assumes (x86-64).
 pub(crate) const PAGE: u64 = 4096;
 
@@ -212,7 +232,7 @@ pub struct Machine {
     /// The topology it was built from.
     pub topology: Topology,
     pub(crate) devices: Vec<Device>,
-    pub(crate) files: Mutex<HashMap<FileId, FileEntry>>,
+    pub(crate) files: Files,
     pub(crate) processes: Mutex<Vec<Arc<Process>>>,
     pub(crate) next_process: AtomicU64,
     pub(crate) faults: fault::Faults,
@@ -329,10 +349,11 @@ impl Machine {
                 reset_seq: AtomicU32::new(0),
             });
         }
+        let files: Files = Arc::new(Mutex::new(HashMap::new()));
         Machine {
             topology,
             devices,
-            files: Mutex::new(HashMap::new()),
+            files: files.clone(),
             processes: Mutex::new(Vec::new()),
             next_process: AtomicU64::new(1),
             faults: fault::Faults::default(),
@@ -379,16 +400,7 @@ impl Machine {
     /// Raises SMI event `event` of process `pid` (0: of no process) on GPU
     /// `gpu_id`: every SMI file of that GPU that asked for it gets the line.
     pub(crate) fn smi_event(&self, gpu_id: u32, pid: u32, event: u32, payload: &str) {
-        let clients: Vec<Arc<smi::SmiFile>> = lock(&self.files)
-            .values()
-            .filter_map(|e| match e {
-                FileEntry::Smi(s) if s.gpu_id == gpu_id => Some(s.clone()),
-                _ => None,
-            })
-            .collect();
-        for c in clients {
-            c.deliver(event, pid, payload);
-        }
+        smi_event(&self.files, gpu_id, pid, event, payload);
     }
 
     /// A GPU reset as the SMI clients see it (`kfd_smi_event_update_gpu_reset`):

@@ -246,6 +246,7 @@ pub(crate) fn create(c: &Ctx, buf: &mut [u8]) -> R {
         Arc::downgrade(&c.proc),
         dev,
         a.gpu_id,
+        c.m.files.clone(),
     ));
     let hw = Arc::new(HwQueue::new(
         QueueDesc {

@@ -18,6 +18,7 @@
 //! | event | when | payload (`KFD_EVENT_FMT_*`) |
 //! |---|---|---|
 //! | `MIGRATE_START`, `MIGRATE_END` | an SVM `SET_ATTR` moves a range's prefetch location (trigger 0, prefetch) | `ns -pid @start(pages) from->to prefetch:preferred trigger` and `ns -pid @start(pages) from->to trigger error` |
+//! | `VMFAULT` | a GPU memory fault of a queue (the engine, as the kernel's interrupt handler) | `pid:task`, to the faulting process's clients of the GPU |
 //! | `VMFAULT` | [`crate::Sim::signal_vm_fault`] | `pid:task`, to every client of the GPU |
 //! | `GPU_PRE_RESET`, `GPU_POST_RESET` | [`super::Machine::gpu_reset`] (and [`crate::Sim::gpu_reset`]) | `seq cause`, to every client of the GPU |
 //!

@@ -16,7 +16,10 @@
  *                  over a UNIX socket to a child process (this program,
  *                  exec'ed as "dmabuf-recv FD"), which must see the pattern
  *   dmabuf-recv FD receives the dma-buf, registers it with
- *                  hsaKmtRegisterGraphicsHandleToNodes and checks its bytes
+ *                  hsaKmtRegisterGraphicsHandleToNodes and checks its bytes,
+ *                  then maps it to the GPU and writes it with an SDMA
+ *                  queue (bounded wait on the fence and on a memory-
+ *                  exception event, which a GPU fault would set)
  *
  * Prints "OK <check>" / "FAIL <check>: ..." lines and "ALL OK" at the end;
  * the exit status is the number of failed checks (at most 100).
@@ -25,6 +28,7 @@
 #include <fcntl.h>
 #include <hsakmt.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -391,6 +395,10 @@ struct sim_export_dmabuf_args {
 
 #define DMABUF_SIZE (1 * MIB)
 
+/* Where the receiver's SDMA queue writes, and what. */
+#define DMABUF_SDMA_OFFSET 256
+static const uint32_t dmabuf_sdma_words[4] = {0xfeedf00du, 27, 0x5a5a5a5au, 0xc0ffee00u};
+
 static uint8_t pattern(uint64_t i)
 {
 	return (uint8_t)(i * 7 + (i >> 12) + 1);
@@ -451,12 +459,21 @@ static int dmabuf_send(const char *self)
 	int dfd = (int)ex.dmabuf_fd;
 	memcpy(CMSG_DATA(c), &dfd, sizeof(int));
 	CHECK(sendmsg(sv[0], &msg, 0) == 1, "send_dmabuf_fd", "errno %d", errno);
-	/* The receiver writes back; wait for it. */
+	/* The receiver writes back; wait for it, 20 s at most (then kill it). */
 	int status = -1;
-	CHECK(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0, "send_child_ok",
-	      "child status %d", status);
+	pid_t r = 0;
+	for (int ms = 0; ms < 20000 && (r = waitpid(child, &status, WNOHANG)) == 0; ms += 10)
+		usleep(10000);
+	if (r == 0) {
+		kill(child, SIGKILL);
+		waitpid(child, &status, 0);
+	}
+	CHECK(r == child, "send_child_finished", "still running after 20 s: killed");
+	CHECK(r == child && WIFEXITED(status) && WEXITSTATUS(status) == 0, "send_child_ok", "child status %d", status);
 	if (p != MAP_FAILED) {
 		CHECK(p[100] == 0xee, "send_sees_receiver_write", "byte %#x", p[100]);
+		CHECK(!memcmp(p + DMABUF_SDMA_OFFSET, dmabuf_sdma_words, sizeof(dmabuf_sdma_words)),
+		      "send_sees_receiver_sdma_write", "first byte %#x", p[DMABUF_SDMA_OFFSET]);
 		munmap(p, DMABUF_SIZE);
 	}
 	close(dfd);
@@ -466,6 +483,79 @@ static int dmabuf_send(const char *self)
 	close(kfd);
 	close(sv[0]);
 	return finish();
+}
+
+/* The receiver's GPU writes into the imported buffer at `va`: SDMA
+ * WRITE (op 2) of four dwords, FENCE (op 5) of the event id into the
+ * event's slot, TRAP (op 6). The memory-exception event is manual-reset,
+ * so it is still set after the wait if a GPU fault woke it. */
+static void recv_sdma_write(uint64_t va)
+{
+	HSAKMT_STATUS s = hsaKmtMapMemoryToGPU((void *)(uintptr_t)va, DMABUF_SIZE, NULL);
+	CHECK(s == HSAKMT_STATUS_SUCCESS, "recv_map_to_gpu", "status %d", s);
+	HsaEventDescriptor d;
+	memset(&d, 0, sizeof(d));
+	d.EventType = HSA_EVENTTYPE_SIGNAL;
+	d.NodeId = gpu_node;
+	HsaEvent *done = NULL, *fault = NULL;
+	HSAKMT_STATUS s1 = hsaKmtCreateEvent(&d, false, false, &done);
+	d.EventType = HSA_EVENTTYPE_MEMORY;
+	HSAKMT_STATUS s2 = hsaKmtCreateEvent(&d, true, false, &fault);
+	CHECK(s1 == HSAKMT_STATUS_SUCCESS && s2 == HSAKMT_STATUS_SUCCESS, "recv_events", "status %d/%d", s1, s2);
+	void *ring = NULL, *ptrs = NULL;
+	s1 = hsaKmtAllocMemory(0, 4096, system_flags(), &ring);
+	s2 = hsaKmtAllocMemory(0, 4096, system_flags(), &ptrs);
+	CHECK(s1 == HSAKMT_STATUS_SUCCESS && s2 == HSAKMT_STATUS_SUCCESS, "recv_queue_buffers", "status %d/%d", s1,
+	      s2);
+	if (s != HSAKMT_STATUS_SUCCESS || !done || !fault || !ring || !ptrs)
+		goto out;
+	hsaKmtMapMemoryToGPU(ring, 4096, NULL);
+	hsaKmtMapMemoryToGPU(ptrs, 4096, NULL);
+	memset(ring, 0, 4096);
+	memset(ptrs, 0, 4096);
+	HsaQueueResource q;
+	memset(&q, 0, sizeof(q));
+	q.Queue_read_ptr_aql = (HSAuint64 *)ptrs;
+	q.Queue_write_ptr_aql = (HSAuint64 *)((char *)ptrs + 64);
+	s = hsaKmtCreateQueue(gpu_node, HSA_QUEUE_SDMA, 100, HSA_QUEUE_PRIORITY_NORMAL, ring, 4096, NULL, &q);
+	CHECK(s == HSAKMT_STATUS_SUCCESS, "recv_sdma_queue", "status %d", s);
+	if (s != HSAKMT_STATUS_SUCCESS)
+		goto out;
+	uint64_t dst = va + DMABUF_SDMA_OFFSET, slot = done->EventData.HWData2;
+	uint32_t id = done->EventId;
+	uint32_t cmds[] = {
+		2, (uint32_t)dst, (uint32_t)(dst >> 32), 3,
+		dmabuf_sdma_words[0], dmabuf_sdma_words[1], dmabuf_sdma_words[2], dmabuf_sdma_words[3],
+		5, (uint32_t)slot, (uint32_t)(slot >> 32), id,
+		6, id,
+	};
+	memcpy(ring, cmds, sizeof(cmds));
+	uint64_t wptr = sizeof(cmds);
+	__atomic_store_n((uint64_t *)q.Queue_write_ptr_aql, wptr, __ATOMIC_RELEASE);
+	if (q.Queue_DoorBell)
+		__atomic_store_n((uint64_t *)q.Queue_DoorBell, wptr, __ATOMIC_RELEASE);
+	HsaEvent *both[2] = {done, fault};
+	s = hsaKmtWaitOnMultipleEvents(both, 2, false, 5000);
+	CHECK(s == HSAKMT_STATUS_SUCCESS, "recv_sdma_woken", "wait status %d", s);
+	s = hsaKmtWaitOnEvent(fault, 0);
+	CHECK(s == HSAKMT_STATUS_WAIT_TIMEOUT, "recv_sdma_no_gpu_fault", "memory exception at %#llx",
+	      (unsigned long long)fault->EventData.EventData.MemoryAccessFault.VirtualAddress);
+	hsaKmtDestroyQueue(q.QueueId);
+out:
+	if (ring) {
+		hsaKmtUnmapMemoryToGPU(ring);
+		hsaKmtFreeMemory(ring, 4096);
+	}
+	if (ptrs) {
+		hsaKmtUnmapMemoryToGPU(ptrs);
+		hsaKmtFreeMemory(ptrs, 4096);
+	}
+	if (done)
+		hsaKmtDestroyEvent(done);
+	if (fault)
+		hsaKmtDestroyEvent(fault);
+	if (s1 == HSAKMT_STATUS_SUCCESS)
+		hsaKmtUnmapMemoryToGPU((void *)(uintptr_t)va);
 }
 
 static void dmabuf_recv(int sock)
@@ -500,8 +590,10 @@ static void dmabuf_recv(int sock)
 		p[100] = 0xee;
 		munmap(p, DMABUF_SIZE);
 	}
-	if (s == HSAKMT_STATUS_SUCCESS)
+	if (s == HSAKMT_STATUS_SUCCESS) {
+		recv_sdma_write((uint64_t)(uintptr_t)info.MemoryAddress);
 		hsaKmtDeregisterMemory(info.MemoryAddress);
+	}
 	close(fd);
 }
 

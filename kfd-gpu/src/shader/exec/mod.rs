@@ -2,13 +2,15 @@
 //! around it, one module per family of instructions. An executor is
 //! looked up by mnemonic once, when its instruction is decoded.
 
-mod half;
+mod ds;
+mod mfma;
 mod salu;
 mod smem;
 mod sopp;
 mod valu;
 mod vmem;
 mod vop3p;
+mod vop3p_half;
 
 use crate::mem::{Fault, Tlb, Word};
 
@@ -69,6 +71,8 @@ pub fn lookup(name: &str) -> Option<Exec> {
         .or_else(|| valu::lookup(name))
         .or_else(|| vmem::lookup(name))
         .or_else(|| vop3p::lookup(name))
+        .or_else(|| mfma::lookup(name))
+        .or_else(|| ds::lookup(name))
 }
 
 /// The base of the simulator's private window: addresses the private

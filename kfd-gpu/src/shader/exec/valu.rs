@@ -88,9 +88,10 @@ pub(super) mod flag {
     /// VOP3 op_sel selects 16-bit halves of the sources (bits 0..2) and
     /// the destination (bit 3): the gfx9 instructions that take it.
     pub const OPSEL: u8 = 1;
-    /// A 16-bit result keeps the destination's high half (gfx9's
-    /// mad/fma/div_fixup 16-bit forms and the op_sel instructions);
-    /// others zero it.
+    /// A 16-bit result keeps the destination's high half (gfx9's op_sel
+    /// instructions and v_mac/madak/madmk_f16, as LLVM's
+    /// `zeroesHigh16BitsOfDest` has it); the others (and the VI-encoded
+    /// `*_legacy` 16-bit forms) zero it.
     pub const KEEP_HI: u8 = 2;
     /// VOP3b: bits 14:8 are a scalar destination, not abs modifiers.
     pub const VOP3B: u8 = 4;
@@ -210,6 +211,11 @@ fn scalar32(w: &Wave, i: &Inst, code: u16, t: Ty) -> u32 {
 fn check(i: &Inst, src: &[Ty], dst: Option<Ty>, flags: u8) -> Result<(), Flow> {
     let m = &i.mods;
     let any_float = src.iter().any(|t| t.float());
+    for n in 0..src.len() {
+        if reserved(i.src[n]) {
+            return Err(unimplemented(i, "source operand (LDS direct or reserved)"));
+        }
+    }
     match i.enc {
         Enc::Vop3 => {
             for (n, t) in src.iter().enumerate() {
@@ -284,6 +290,12 @@ fn check(i: &Inst, src: &[Ty], dst: Option<Ty>, flags: u8) -> Result<(), Flow> {
         _ => return Err(unimplemented(i, "encoding")),
     }
     Ok(())
+}
+
+/// True for source codes the model does not read: LDS direct (254), the
+/// reserved codes and the SDWA/DPP markers outside their 32-bit place.
+fn reserved(code: u16) -> bool {
+    matches!(code, 209..=234 | 249 | 250 | 254)
 }
 
 /// True for the DPP controls the model implements.
@@ -432,6 +444,45 @@ fn fetch32(w: &Wave, i: &Inst, n: usize, t: Ty, flags: u8, mask: &mut u64, out: 
     }
 }
 
+/// True if source `n` reads its VGPR unchanged (no modifier, select,
+/// permutation or flush applies).
+#[inline]
+fn untouched(w: &Wave, i: &Inst, n: usize, t: Ty, flags: u8) -> bool {
+    if n < 2 && i.ext != Ext::None {
+        return false;
+    }
+    if i.enc == Enc::Vop3 {
+        let m = &i.mods;
+        if m.neg >> n & 1 != 0
+            || flags & flag::VOP3B == 0 && m.abs >> n & 1 != 0
+            || flags & flag::OPSEL != 0 && m.opsel >> n & 1 != 0
+        {
+            return false;
+        }
+    }
+    !(t.float() && flags & flag::NOFLUSH == 0 && !denorm_bits(t, w.mode, flags).0)
+}
+
+/// As [`fetch32`], but borrows the VGPR itself when nothing changes it
+/// (`buf` holds the values otherwise).
+#[inline]
+fn fetch_ref<'a>(
+    w: &'a Wave,
+    i: &Inst,
+    n: usize,
+    t: Ty,
+    flags: u8,
+    mask: &mut u64,
+    buf: &'a mut [u32; LANES],
+) -> &'a [u32; LANES] {
+    let code = i.src[n];
+    if code >= reg::VGPR0 && untouched(w, i, n, t, flags) {
+        return vreg(w, usize::from(code - reg::VGPR0));
+    }
+    fetch32(w, i, n, t, flags, mask, buf);
+    buf
+}
+
 /// Reads source `n` of type `t` as 64 bits per lane: a VGPR pair, an
 /// SGPR pair, a constant in its 64-bit form or a literal; 32-bit types
 /// go through [`fetch32`] and are zero-extended.
@@ -529,10 +580,10 @@ fn put32(w: &mut Wave, i: &Inst, t: Ty, flags: u8, mask: u64, r: &mut [u32; LANE
         float_out32(t, w.mode, flags, clamp, omod, r);
     }
     let d = vdst(i);
-    let old = *vreg(w, d);
     if let Ext::Sdwa(x) = i.ext {
         let (sel, unused) = (x >> 8 & 7, x >> 11 & 3);
         if sel != 6 {
+            let old = vreg(w, d);
             let (shift, bits) = match sel {
                 0..=3 => (8 * sel, 8),
                 _ => (16 * (sel - 4), 16),
@@ -562,6 +613,7 @@ fn put32(w: &mut Wave, i: &Inst, t: Ty, flags: u8, mask: u64, r: &mut [u32; LANE
             }
         }
     } else if t.half() {
+        let old = vreg(w, d);
         let hi = flags & flag::OPSEL != 0 && i.enc == Enc::Vop3 && i.mods.opsel & 8 != 0;
         if hi {
             for l in 0..LANES {
@@ -619,9 +671,10 @@ where
         return unimplemented(i, "rounding mode");
     }
     let mut mask = w.exec();
-    let mut s = [[0u32; LANES]; N];
-    for n in 0..N {
-        fetch32(w, i, n, src[n], flags, &mut mask, &mut s[n]);
+    let mut bufs = [[0u32; LANES]; N];
+    let mut s: [&[u32; LANES]; N] = [&ZERO; N];
+    for (n, b) in bufs.each_mut().into_iter().enumerate() {
+        s[n] = fetch_ref(w, i, n, src[n], flags, &mut mask, b);
     }
     let env = Env {
         mode: w.mode,
@@ -717,30 +770,37 @@ where
         return unimplemented(i, "rounding mode");
     }
     let mut mask = w.exec();
-    let mut s = [[0u64; LANES]; N];
-    if src.iter().any(|t| t.wide()) {
-        if i.ext != Ext::None {
-            return unimplemented(i, "SDWA/DPP on a 64-bit compare");
-        }
-        for n in 0..N {
-            fetch64(w, i, n, src[n], flags, &mut s[n]);
-        }
-    } else {
-        let mut v = [0u32; LANES];
-        for n in 0..N {
-            fetch32(w, i, n, src[n], flags, &mut mask, &mut v);
-            s[n] = std::array::from_fn(|l| u64::from(v[l]));
-        }
-    }
     let env = Env {
         mode: w.mode,
         clamp: false,
         lane: 0,
         extra: 0,
     };
+    let r: [bool; LANES] = if src.iter().any(|t| t.wide()) {
+        if i.ext != Ext::None {
+            return unimplemented(i, "SDWA/DPP on a 64-bit compare");
+        }
+        let mut s = [[0u64; LANES]; N];
+        for n in 0..N {
+            fetch64(w, i, n, src[n], flags, &mut s[n]);
+        }
+        std::array::from_fn(|l| f(Env { lane: l, ..env }, std::array::from_fn(|n| s[n][l])))
+    } else {
+        let mut bufs = [[0u32; LANES]; N];
+        let mut s: [&[u32; LANES]; N] = [&ZERO; N];
+        for (n, b) in bufs.each_mut().into_iter().enumerate() {
+            s[n] = fetch_ref(w, i, n, src[n], flags, &mut mask, b);
+        }
+        std::array::from_fn(|l| {
+            f(
+                Env { lane: l, ..env },
+                std::array::from_fn(|n| u64::from(s[n][l])),
+            )
+        })
+    };
     let mut bits = 0u64;
-    for l in 0..LANES {
-        bits |= u64::from(f(Env { lane: l, ..env }, std::array::from_fn(|n| s[n][l]))) << l;
+    for (l, b) in r.iter().enumerate() {
+        bits |= u64::from(*b) << l;
     }
     bits &= mask;
     let dst = match i.enc {

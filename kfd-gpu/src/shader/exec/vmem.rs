@@ -1,83 +1,964 @@
 //! Vector memory: FLAT, GLOBAL and SCRATCH instructions (per-lane
-//! addresses) and MUBUF (buffer resources).
+//! addresses) and MUBUF (buffer resources), plus the atomic arithmetic
+//! the DS instructions share.
+//!
+//! # Addressing
+//!
+//! * FLAT: a 64-bit VGPR address plus a 12-bit unsigned offset; the
+//!   address's aperture picks global memory, LDS or the lane's private
+//!   memory ([`Ctx::segment`]).
+//! * GLOBAL: a 64-bit VGPR address, or (SADDR not `off`) a 64-bit SGPR
+//!   base plus a 32-bit VGPR offset; plus a 13-bit signed offset. Always
+//!   global memory.
+//! * SCRATCH: a per-lane byte offset in the private segment: VADDR (32
+//!   bits) and/or SADDR (a 32-bit SGPR) plus the 13-bit signed offset. On
+//!   gfx900/gfx90a VADDR is used exactly when SADDR is `off`; on gfx940
+//!   the SVE bit (word 0 bit 13) says whether VADDR is used and both may
+//!   be `off`. The FLAT_SCRATCH base is not added: every wave has its own
+//!   private memory in this model and FLAT_SCRATCH always names its start
+//!   ([`PRIVATE_WINDOW`]).
+//! * MUBUF: the buffer resource's base plus SOFFSET plus the linear
+//!   (`offset + stride * index`) or swizzled buffer offset of the ISA
+//!   manual. The range check: with IDXEN and a non-zero stride (a
+//!   structured buffer) the index is checked against NUM_RECORDS, else the
+//!   offset (VADDR + instruction offset; SOFFSET is not part of the check,
+//!   as LLVM's buffer intrinsics document); per dword for the
+//!   `dwordx2/x3/x4` forms. Out of range, loads return zero and stores
+//!   and atomics are dropped. A resource whose base lies in the private
+//!   window is the private segment buffer: its addresses are byte offsets
+//!   into the wave's private memory, which is laid out as the hardware
+//!   swizzles scratch (dword `i` of lane `l` at byte `(i * 64 + l) * 4`),
+//!   so that a buffer access with the wave-scaled stack offset in SOFFSET
+//!   (`s32` on gfx90a) reaches the same bytes as a flat or scratch access
+//!   with the lane's unscaled offset (`s32 >> 6`).
+//!
+//! The ACC bit (word 1 bit 23, gfx90a and gfx940) makes the data and
+//! destination registers AccVGPRs (`Wave::vgpr[256 + n]`); on gfx900 the
+//! same bit is MUBUF's TFE, which is not modelled.
 
-use super::{Ctx, Exec, Flow};
-use crate::shader::isa::{Enc, Inst};
+use super::{unimplemented, Ctx, Exec, Flow, PRIVATE_WINDOW};
+use crate::mem::{Fault, Word};
+use crate::shader::isa::{Enc, Inst, Target};
 use crate::shader::wave::{Wave, LANES};
+
+// Load kinds.
+const L_UBYTE: u8 = 0;
+const L_SBYTE: u8 = 1;
+const L_USHORT: u8 = 2;
+const L_SSHORT: u8 = 3;
+const L_UBYTE_D16: u8 = 4;
+const L_UBYTE_D16_HI: u8 = 5;
+const L_SBYTE_D16: u8 = 6;
+const L_SBYTE_D16_HI: u8 = 7;
+const L_SHORT_D16: u8 = 8;
+const L_SHORT_D16_HI: u8 = 9;
+/// `dword` .. `dwordx4`: `L_DWORD + n - 1`.
+const L_DWORD: u8 = 10;
+
+// Store kinds.
+const S_BYTE: u8 = 0;
+const S_SHORT: u8 = 1;
+const S_BYTE_D16_HI: u8 = 2;
+const S_SHORT_D16_HI: u8 = 3;
+/// `dword` .. `dwordx4`: `S_DWORD + n - 1`.
+const S_DWORD: u8 = 4;
+
+/// Atomic operations (shared with the DS executors). `a` and `b` are the
+/// operation's two data operands: the source (and the compare value of
+/// the compare-swaps, the OR mask of MSKOR, the add value of WRAP).
+pub(super) mod atom {
+    /// `old = a`.
+    pub const SWAP: u8 = 0;
+    /// `old == b ? a : old` (integer compare).
+    pub const CMPSWAP: u8 = 1;
+    /// `old + a`.
+    pub const ADD: u8 = 2;
+    /// `old - a`.
+    pub const SUB: u8 = 3;
+    /// `a - old`.
+    pub const RSUB: u8 = 4;
+    /// Signed minimum.
+    pub const SMIN: u8 = 5;
+    /// Unsigned minimum.
+    pub const UMIN: u8 = 6;
+    /// Signed maximum.
+    pub const SMAX: u8 = 7;
+    /// Unsigned maximum.
+    pub const UMAX: u8 = 8;
+    /// `old & a`.
+    pub const AND: u8 = 9;
+    /// `old | a`.
+    pub const OR: u8 = 10;
+    /// `old ^ a`.
+    pub const XOR: u8 = 11;
+    /// `old >= a ? 0 : old + 1`.
+    pub const INC: u8 = 12;
+    /// `old == 0 || old > a ? a : old - 1`.
+    pub const DEC: u8 = 13;
+    /// `(old & !a) | b`.
+    pub const MSKOR: u8 = 14;
+    /// `old >= a ? old - a : old + b` (32-bit only).
+    pub const WRAP: u8 = 15;
+    /// `old == b ? a : old` (floating-point compare: -0 == +0, NaN never
+    /// equal).
+    pub const CMPSWAP_F: u8 = 16;
+    /// Floating-point add.
+    pub const ADD_F: u8 = 17;
+    /// Floating-point minimum.
+    pub const MIN_F: u8 = 18;
+    /// Floating-point maximum.
+    pub const MAX_F: u8 = 19;
+    /// Two packed half-precision adds (32-bit only).
+    pub const PK_ADD_F16: u8 = 20;
+    /// Two packed bfloat16 adds (32-bit only).
+    pub const PK_ADD_BF16: u8 = 21;
+}
 
 /// The executor of a vector-memory mnemonic.
 pub(super) fn lookup(name: &str) -> Option<Exec> {
-    Some(match name {
-        "global_load_dword" | "flat_load_dword" => |w, i, c| load32(w, i, c),
-        "global_store_dword" | "flat_store_dword" => |w, i, c| store32(w, i, c),
+    let op = ["flat_", "global_", "scratch_", "buffer_"]
+        .iter()
+        .find_map(|p| name.strip_prefix(p))?;
+    if name.starts_with("buffer_") {
+        // Cache write-backs and invalidates: memory is coherent here (one
+        // wave runs at a time per workgroup and every access completes
+        // before the next instruction).
+        if matches!(op, "wbinvl1" | "wbinvl1_vol" | "wbl2" | "invl2" | "inv") {
+            return Some(|_, _, _| Flow::Next);
+        }
+    }
+    if let Some(k) = op.strip_prefix("load_") {
+        return load_exec(k);
+    }
+    if let Some(k) = op.strip_prefix("store_") {
+        return store_exec(k);
+    }
+    if let Some(k) = op.strip_prefix("atomic_") {
+        return atomic_exec(k);
+    }
+    None
+}
+
+fn load_exec(k: &str) -> Option<Exec> {
+    Some(match k {
+        "ubyte" => load::<L_UBYTE>,
+        "sbyte" => load::<L_SBYTE>,
+        "ushort" => load::<L_USHORT>,
+        "sshort" => load::<L_SSHORT>,
+        "ubyte_d16" => load::<L_UBYTE_D16>,
+        "ubyte_d16_hi" => load::<L_UBYTE_D16_HI>,
+        "sbyte_d16" => load::<L_SBYTE_D16>,
+        "sbyte_d16_hi" => load::<L_SBYTE_D16_HI>,
+        "short_d16" => load::<L_SHORT_D16>,
+        "short_d16_hi" => load::<L_SHORT_D16_HI>,
+        "dword" => load::<L_DWORD>,
+        "dwordx2" => load::<{ L_DWORD + 1 }>,
+        "dwordx3" => load::<{ L_DWORD + 2 }>,
+        "dwordx4" => load::<{ L_DWORD + 3 }>,
         _ => return None,
     })
 }
 
-/// FLAT-family fields.
-struct FlatFields {
-    vdst: usize,
-    data: usize,
-    addr: usize,
-    saddr: u16,
+fn store_exec(k: &str) -> Option<Exec> {
+    Some(match k {
+        "byte" => store::<S_BYTE>,
+        "short" => store::<S_SHORT>,
+        "byte_d16_hi" => store::<S_BYTE_D16_HI>,
+        "short_d16_hi" => store::<S_SHORT_D16_HI>,
+        "dword" => store::<S_DWORD>,
+        "dwordx2" => store::<{ S_DWORD + 1 }>,
+        "dwordx3" => store::<{ S_DWORD + 2 }>,
+        "dwordx4" => store::<{ S_DWORD + 3 }>,
+        _ => return None,
+    })
+}
+
+fn atomic_exec(k: &str) -> Option<Exec> {
+    use atom::*;
+    Some(match k {
+        "swap" => atomic::<SWAP, false>,
+        "cmpswap" => atomic::<CMPSWAP, false>,
+        "add" => atomic::<ADD, false>,
+        "sub" => atomic::<SUB, false>,
+        "smin" => atomic::<SMIN, false>,
+        "umin" => atomic::<UMIN, false>,
+        "smax" => atomic::<SMAX, false>,
+        "umax" => atomic::<UMAX, false>,
+        "and" => atomic::<AND, false>,
+        "or" => atomic::<OR, false>,
+        "xor" => atomic::<XOR, false>,
+        "inc" => atomic::<INC, false>,
+        "dec" => atomic::<DEC, false>,
+        "swap_x2" => atomic::<SWAP, true>,
+        "cmpswap_x2" => atomic::<CMPSWAP, true>,
+        "add_x2" => atomic::<ADD, true>,
+        "sub_x2" => atomic::<SUB, true>,
+        "smin_x2" => atomic::<SMIN, true>,
+        "umin_x2" => atomic::<UMIN, true>,
+        "smax_x2" => atomic::<SMAX, true>,
+        "umax_x2" => atomic::<UMAX, true>,
+        "and_x2" => atomic::<AND, true>,
+        "or_x2" => atomic::<OR, true>,
+        "xor_x2" => atomic::<XOR, true>,
+        "inc_x2" => atomic::<INC, true>,
+        "dec_x2" => atomic::<DEC, true>,
+        "add_f32" => atomic::<ADD_F, false>,
+        "pk_add_f16" => atomic::<PK_ADD_F16, false>,
+        "pk_add_bf16" => atomic::<PK_ADD_BF16, false>,
+        "add_f64" => atomic::<ADD_F, true>,
+        "min_f64" => atomic::<MIN_F, true>,
+        "max_f64" => atomic::<MAX_F, true>,
+        _ => return None,
+    })
+}
+
+/// Where one access of one lane goes.
+#[derive(Debug, Clone, Copy)]
+enum Loc {
+    /// Global memory (GLOBAL instructions and buffers).
+    Global(u64),
+    /// A flat address: global memory, LDS or private by aperture.
+    Flat(u64),
+    /// The lane's private segment at this byte offset.
+    Private(u32),
+    /// The wave's private memory at this (swizzled) byte offset.
+    Wave(u64),
+    /// Out of the buffer's range: loads read zero, stores are dropped.
+    Dropped,
+}
+
+/// The fields of a buffer resource (V#) an access uses.
+#[derive(Debug, Clone, Copy, Default)]
+struct Buffer {
+    base: u64,
+    soffset: u64,
+    stride: u64,
+    num_records: u64,
+    element_size: u64,
+    index_stride: u64,
+    swizzle: bool,
+    add_tid: bool,
+    offen: bool,
+    idxen: bool,
+    private: bool,
+}
+
+/// How an instruction addresses memory, decoded once per execution.
+#[derive(Debug, Clone, Copy)]
+struct Addressing {
+    enc: Enc,
+    /// VGPR holding the address (or offset, or index).
+    vaddr: usize,
+    use_vaddr: bool,
+    /// GLOBAL: the 64-bit SGPR base; SCRATCH: the 32-bit SGPR offset.
+    sbase: u64,
+    use_saddr: bool,
+    /// The instruction's immediate offset.
     offset: i64,
+    /// Return the pre-op value of an atomic (GLC / SC0).
+    glc: bool,
+    /// First destination register (index into `Wave::vgpr`).
+    vdst: usize,
+    /// First data register.
+    data: usize,
+    buf: Buffer,
 }
 
-fn fields(i: &Inst) -> FlatFields {
-    let (w0, w1) = (i.w[0], i.w[1]);
-    // A 13-bit signed offset for GLOBAL/SCRATCH, 12-bit unsigned for FLAT
-    // (gfx9).
-    let offset = if i.enc == Enc::Flat {
-        i64::from(w0 & 0xfff)
-    } else {
-        i64::from(((w0 & 0x1fff) << 19) as i32 >> 19)
-    };
-    FlatFields {
-        vdst: (w1 >> 24) as usize,
-        data: ((w1 >> 8) & 0xff) as usize,
-        addr: (w1 & 0xff) as usize,
-        saddr: ((w1 >> 16) & 0x7f) as u16,
-        offset,
+/// A lane's address before per-dword offsets: a flat/global address, a
+/// private offset, or a buffer index and offset.
+#[derive(Debug, Clone, Copy)]
+struct LaneAddr {
+    a: u64,
+    idx: u64,
+}
+
+impl Addressing {
+    fn new(w: &Wave, i: &Inst, target: Target) -> Result<Addressing, Flow> {
+        let (w0, w1) = (i.w[0], i.w[1]);
+        let acc = target.has_mfma() && w1 >> 23 & 1 != 0;
+        let bank = if acc { 256 } else { 0 };
+        let mut a = Addressing {
+            enc: i.enc,
+            vaddr: (w1 & 0xff) as usize,
+            use_vaddr: true,
+            sbase: 0,
+            use_saddr: false,
+            offset: 0,
+            glc: false,
+            vdst: bank + (w1 >> 24) as usize,
+            data: bank + ((w1 >> 8) & 0xff) as usize,
+            buf: Buffer::default(),
+        };
+        match i.enc {
+            Enc::Mubuf => {
+                if w0 >> 16 & 1 != 0 {
+                    return Err(unimplemented(i, "LDS=1: loads into LDS"));
+                }
+                if !target.has_mfma() && w1 >> 23 & 1 != 0 {
+                    return Err(unimplemented(i, "TFE"));
+                }
+                a.offset = i64::from(w0 & 0xfff);
+                a.glc = w0 >> 14 & 1 != 0;
+                a.vdst = a.data;
+                let r = ((w1 >> 16) & 0x1f) as usize * 4;
+                let v = [0, 1, 2, 3].map(|k| w.sgpr[(r + k) & 127]);
+                let data_format = u64::from((v[3] >> 15) & 0xf);
+                let add_tid = v[3] >> 23 & 1 != 0;
+                let mut stride = u64::from((v[1] >> 16) & 0x3fff);
+                if add_tid {
+                    // With ADD_TID_ENABLE the data format field holds
+                    // stride bits 17:14.
+                    stride |= data_format << 14;
+                }
+                let base = u64::from(v[0]) | u64::from(v[1] & 0xffff) << 32;
+                a.buf = Buffer {
+                    base,
+                    soffset: u64::from(w.read32(((w1 >> 24) & 0xff) as u16, None)),
+                    stride,
+                    num_records: u64::from(v[2]),
+                    element_size: 2 << ((v[3] >> 19) & 3),
+                    index_stride: 8 << ((v[3] >> 21) & 3),
+                    swizzle: v[1] >> 31 != 0,
+                    add_tid,
+                    offen: w0 >> 12 & 1 != 0,
+                    idxen: w0 >> 13 & 1 != 0,
+                    private: base.wrapping_sub(PRIVATE_WINDOW) < 1 << 32,
+                };
+            }
+            _ => {
+                let bit13 = w0 >> 13 & 1 != 0;
+                let saddr = ((w1 >> 16) & 0x7f) as u16;
+                a.glc = w0 >> 16 & 1 != 0;
+                a.offset = if i.enc == Enc::Flat {
+                    i64::from(w0 & 0xfff)
+                } else {
+                    i64::from(((w0 & 0x1fff) << 19) as i32 >> 19)
+                };
+                match i.enc {
+                    Enc::Scratch => {
+                        if target.architected_flat_scratch() {
+                            a.use_vaddr = bit13;
+                        } else if bit13 {
+                            return Err(unimplemented(i, "LDS=1: loads into LDS"));
+                        } else {
+                            a.use_vaddr = saddr == 0x7f;
+                        }
+                        a.use_saddr = saddr != 0x7f;
+                        if a.use_saddr {
+                            a.sbase = u64::from(w.read32(saddr, None));
+                        }
+                    }
+                    _ => {
+                        if bit13 {
+                            return Err(unimplemented(i, "LDS=1: loads into LDS"));
+                        }
+                        a.use_saddr = i.enc == Enc::Global && saddr != 0x7f;
+                        if a.use_saddr {
+                            a.sbase = w.read64(saddr, None);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(a)
     }
-}
 
-/// The address of lane `l`: a 64-bit VGPR address, or (GLOBAL with SADDR)
-/// an SGPR base plus a 32-bit VGPR offset; plus the instruction offset.
-fn lane_address(w: &Wave, i: &Inst, f: &FlatFields, l: usize) -> u64 {
-    let base = if i.enc == Enc::Global && f.saddr != 0x7f {
-        w.read64(f.saddr, None)
-            .wrapping_add(u64::from(w.vgpr[f.addr][l]))
-    } else {
-        u64::from(w.vgpr[f.addr][l]) | u64::from(w.vgpr[(f.addr + 1) & 0x1ff][l]) << 32
-    };
-    base.wrapping_add(f.offset as u64)
-}
-
-fn load32(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
-    let f = fields(i);
-    let exec = w.exec();
-    for l in 0..LANES {
-        if exec >> l & 1 != 0 {
-            let a = lane_address(w, i, &f, l);
-            match c.flat_load::<u32>(l, a) {
-                Ok(v) => w.vgpr[f.vdst][l] = v,
-                Err(e) => return e.into(),
+    /// Lane `l`'s address (read before any register of the instruction is
+    /// written).
+    #[inline]
+    fn lane(&self, w: &Wave, l: usize) -> LaneAddr {
+        let n = w.vgpr.len();
+        let v = |r: usize| w.vgpr[r % n][l];
+        match self.enc {
+            Enc::Flat | Enc::Global => {
+                let base = if self.use_saddr {
+                    self.sbase.wrapping_add(u64::from(v(self.vaddr)))
+                } else {
+                    u64::from(v(self.vaddr)) | u64::from(v(self.vaddr + 1)) << 32
+                };
+                LaneAddr {
+                    a: base.wrapping_add(self.offset as u64),
+                    idx: 0,
+                }
+            }
+            Enc::Scratch => {
+                let mut off = self.offset as u32;
+                if self.use_vaddr {
+                    off = off.wrapping_add(v(self.vaddr));
+                }
+                if self.use_saddr {
+                    off = off.wrapping_add(self.sbase as u32);
+                }
+                LaneAddr {
+                    a: u64::from(off),
+                    idx: 0,
+                }
+            }
+            _ => {
+                let b = &self.buf;
+                let mut idx = if b.idxen { u64::from(v(self.vaddr)) } else { 0 };
+                if b.add_tid {
+                    idx += l as u64;
+                }
+                let mut off = self.offset as u32;
+                if b.offen {
+                    off = off.wrapping_add(v(self.vaddr + usize::from(b.idxen)));
+                }
+                LaneAddr {
+                    a: u64::from(off),
+                    idx,
+                }
             }
         }
     }
-    Flow::Next
+
+    /// Where byte `d` past lane address `la` goes.
+    #[inline]
+    fn loc(&self, la: LaneAddr, d: u32) -> Loc {
+        match self.enc {
+            Enc::Flat => Loc::Flat(la.a.wrapping_add(u64::from(d))),
+            Enc::Global => Loc::Global(la.a.wrapping_add(u64::from(d))),
+            Enc::Scratch => Loc::Private((la.a as u32).wrapping_add(d)),
+            _ => {
+                let b = &self.buf;
+                let off = u64::from((la.a as u32).wrapping_add(d));
+                let out = if b.idxen && b.stride != 0 {
+                    la.idx >= b.num_records
+                } else {
+                    off >= b.num_records
+                };
+                if out {
+                    return Loc::Dropped;
+                }
+                let boff = if b.swizzle {
+                    let (im, il) = (la.idx / b.index_stride, la.idx % b.index_stride);
+                    let (om, ol) = (off / b.element_size, off % b.element_size);
+                    (im * b.stride + om * b.element_size) * b.index_stride
+                        + il * b.element_size
+                        + ol
+                } else {
+                    off + b.stride * la.idx
+                };
+                let addr = b.base.wrapping_add(b.soffset).wrapping_add(boff);
+                if b.private {
+                    Loc::Wave(addr.wrapping_sub(PRIVATE_WINDOW))
+                } else {
+                    Loc::Global(addr & 0xffff_ffff_ffff)
+                }
+            }
+        }
+    }
 }
 
-fn store32(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
-    let f = fields(i);
+/// The lane and per-lane offset of byte `b` of the wave's swizzled
+/// private memory.
+#[inline]
+fn unswizzle(b: u64) -> Result<(usize, u32), Fault> {
+    let dw = b / 4;
+    let off = (dw / LANES as u64) * 4 + b % 4;
+    u32::try_from(off)
+        .map(|o| ((dw % LANES as u64) as usize, o))
+        .map_err(|_| Fault::not_present(PRIVATE_WINDOW.wrapping_add(b), false))
+}
+
+fn wave_load<T: Word>(c: &mut Ctx<'_, '_>, b: u64) -> Result<T, Fault> {
+    if (b % 4) as usize + T::SIZE <= 4 {
+        let (l, o) = unswizzle(b)?;
+        return c.private_load(l, o);
+    }
+    let mut x = [0u8; 8];
+    for (j, y) in x[..T::SIZE].iter_mut().enumerate() {
+        let (l, o) = unswizzle(b + j as u64)?;
+        *y = c.private_load(l, o)?;
+    }
+    Ok(T::from_bytes(&x))
+}
+
+fn wave_store<T: Word>(c: &mut Ctx<'_, '_>, b: u64, v: T) -> Result<(), Fault> {
+    if (b % 4) as usize + T::SIZE <= 4 {
+        let (l, o) = unswizzle(b)?;
+        return c.private_store(l, o, v);
+    }
+    let mut x = [0u8; 8];
+    v.to_bytes(&mut x);
+    for (j, y) in x[..T::SIZE].iter().enumerate() {
+        let (l, o) = unswizzle(b + j as u64)?;
+        c.private_store(l, o, *y)?;
+    }
+    Ok(())
+}
+
+#[inline]
+fn ld<T: Word>(c: &mut Ctx<'_, '_>, lane: usize, loc: Loc) -> Result<T, Fault> {
+    match loc {
+        Loc::Global(a) => c.tlb.load(a),
+        Loc::Flat(a) => c.flat_load(lane, a),
+        Loc::Private(o) => c.private_load(lane, o),
+        Loc::Wave(b) => wave_load(c, b),
+        Loc::Dropped => Ok(T::default()),
+    }
+}
+
+#[inline]
+fn st<T: Word>(c: &mut Ctx<'_, '_>, lane: usize, loc: Loc, v: T) -> Result<(), Fault> {
+    match loc {
+        Loc::Global(a) => c.tlb.store(a, v),
+        Loc::Flat(a) => c.flat_store(lane, a, v),
+        Loc::Private(o) => c.private_store(lane, o, v),
+        Loc::Wave(b) => wave_store(c, b, v),
+        Loc::Dropped => Ok(()),
+    }
+}
+
+#[inline]
+fn update<T: Word>(
+    c: &mut Ctx<'_, '_>,
+    lane: usize,
+    loc: Loc,
+    f: &mut dyn FnMut(T) -> T,
+) -> Result<T, Fault> {
+    match loc {
+        Loc::Global(a) => c.tlb.update(a, f),
+        Loc::Flat(a) => c.flat_update(lane, a, f),
+        // Private memory belongs to the running wave: a read-modify-write
+        // is atomic.
+        Loc::Private(o) => {
+            let old = c.private_load::<T>(lane, o)?;
+            c.private_store(lane, o, f(old))?;
+            Ok(old)
+        }
+        Loc::Wave(b) => {
+            let old = wave_load::<T>(c, b)?;
+            wave_store(c, b, f(old))?;
+            Ok(old)
+        }
+        Loc::Dropped => Ok(T::default()),
+    }
+}
+
+/// Runs `f` for every lane in EXEC, stopping at the first fault.
+#[inline]
+fn lanes(
+    w: &mut Wave,
+    i: &Inst,
+    c: &mut Ctx<'_, '_>,
+    mut f: impl FnMut(&mut Wave, &Addressing, &mut Ctx<'_, '_>, usize) -> Result<(), Fault>,
+) -> Flow {
+    let a = match Addressing::new(w, i, c.target) {
+        Ok(a) => a,
+        Err(e) => return e,
+    };
     let exec = w.exec();
     for l in 0..LANES {
         if exec >> l & 1 != 0 {
-            let a = lane_address(w, i, &f, l);
-            if let Err(e) = c.flat_store::<u32>(l, a, w.vgpr[f.data][l]) {
+            if let Err(e) = f(w, &a, c, l) {
                 return e.into();
             }
         }
     }
     Flow::Next
+}
+
+fn load<const K: u8>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
+    lanes(w, i, c, |w, a, c, l| {
+        let la = a.lane(w, l);
+        let n = w.vgpr.len();
+        let at = a.loc(la, 0);
+        let r = a.vdst % n;
+        let cur = w.vgpr[r][l];
+        let v = match K {
+            L_UBYTE => u32::from(ld::<u8>(c, l, at)?),
+            L_SBYTE => ld::<u8>(c, l, at)? as i8 as u32,
+            L_USHORT => u32::from(ld::<u16>(c, l, at)?),
+            L_SSHORT => ld::<u16>(c, l, at)? as i16 as u32,
+            L_UBYTE_D16 => cur & 0xffff_0000 | u32::from(ld::<u8>(c, l, at)?),
+            L_UBYTE_D16_HI => cur & 0xffff | u32::from(ld::<u8>(c, l, at)?) << 16,
+            L_SBYTE_D16 => cur & 0xffff_0000 | u32::from(ld::<u8>(c, l, at)? as i8 as i16 as u16),
+            L_SBYTE_D16_HI => {
+                cur & 0xffff | u32::from(ld::<u8>(c, l, at)? as i8 as i16 as u16) << 16
+            }
+            L_SHORT_D16 => cur & 0xffff_0000 | u32::from(ld::<u16>(c, l, at)?),
+            L_SHORT_D16_HI => cur & 0xffff | u32::from(ld::<u16>(c, l, at)?) << 16,
+            _ => {
+                let cnt = usize::from(K - L_DWORD + 1).min(4);
+                let mut v = [0u32; 4];
+                for (k, x) in v[..cnt].iter_mut().enumerate() {
+                    *x = ld::<u32>(c, l, a.loc(la, 4 * k as u32))?;
+                }
+                for (k, x) in v[..cnt].iter().enumerate() {
+                    w.vgpr[(a.vdst + k) % n][l] = *x;
+                }
+                return Ok(());
+            }
+        };
+        w.vgpr[r][l] = v;
+        Ok(())
+    })
+}
+
+fn store<const K: u8>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
+    lanes(w, i, c, |w, a, c, l| {
+        let la = a.lane(w, l);
+        let n = w.vgpr.len();
+        let at = a.loc(la, 0);
+        let d = w.vgpr[a.data % n][l];
+        match K {
+            S_BYTE => st(c, l, at, d as u8),
+            S_SHORT => st(c, l, at, d as u16),
+            S_BYTE_D16_HI => st(c, l, at, (d >> 16) as u8),
+            S_SHORT_D16_HI => st(c, l, at, (d >> 16) as u16),
+            _ => {
+                let cnt = usize::from(K - S_DWORD + 1).min(4);
+                for k in 0..cnt {
+                    let v = w.vgpr[(a.data + k) % n][l];
+                    st(c, l, a.loc(la, 4 * k as u32), v)?;
+                }
+                Ok(())
+            }
+        }
+    })
+}
+
+/// A FLAT/GLOBAL/MUBUF atomic: `OP` on a dword, or on a qword when `X2`.
+/// The data register holds the source; the compare-swaps hold the
+/// compare value after it. GLC returns the old value (into VDST for
+/// FLAT/GLOBAL, into VDATA for MUBUF).
+fn atomic<const OP: u8, const X2: bool>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
+    let mode = w.mode;
+    lanes(w, i, c, |w, a, c, l| {
+        let la = a.lane(w, l);
+        let at = a.loc(la, 0);
+        let n = w.vgpr.len();
+        let v = |w: &Wave, r: usize| w.vgpr[r % n][l];
+        if X2 {
+            let pair = |w: &Wave, r: usize| u64::from(v(w, r)) | u64::from(v(w, r + 1)) << 32;
+            let src = pair(w, a.data);
+            let cmp = if OP == atom::CMPSWAP {
+                pair(w, a.data + 2)
+            } else {
+                0
+            };
+            let old = update::<u64>(c, l, at, &mut |o| rmw64(OP, o, src, cmp, mode))?;
+            if a.glc {
+                w.vgpr[a.vdst % n][l] = old as u32;
+                w.vgpr[(a.vdst + 1) % n][l] = (old >> 32) as u32;
+            }
+        } else {
+            let src = v(w, a.data);
+            let cmp = if OP == atom::CMPSWAP {
+                v(w, a.data + 1)
+            } else {
+                0
+            };
+            let old = update::<u32>(c, l, at, &mut |o| rmw32(OP, o, src, cmp, mode))?;
+            if a.glc {
+                w.vgpr[a.vdst % n][l] = old;
+            }
+        }
+        Ok(())
+    })
+}
+
+// Floating-point helpers for the atomics. The MODE register's denormal
+// controls apply (bits 5:4 single precision, 7:6 double and half: bit 0
+// of a field allows input denormals, bit 1 output denormals); the
+// rounding is round-to-nearest-even, as LLVM documents for the memory FP
+// atomics.
+
+fn flush32(x: f32, keep: bool) -> f32 {
+    if !keep && x.is_subnormal() {
+        0.0f32.copysign(x)
+    } else {
+        x
+    }
+}
+
+fn flush64(x: f64, keep: bool) -> f64 {
+    if !keep && x.is_subnormal() {
+        0.0f64.copysign(x)
+    } else {
+        x
+    }
+}
+
+/// The minimum (`max == false`) or maximum of `a` and `b` as IEEE-754
+/// minNum/maxNum: a NaN operand gives the other one (a quiet NaN when
+/// both are NaN), and -0 orders below +0.
+fn minmax64(a: f64, b: f64, max: bool) -> f64 {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => f64::from_bits(a.to_bits() | 1 << 51),
+        (true, false) => b,
+        (false, true) => a,
+        _ => {
+            let key = |x: f64| {
+                let b = x.to_bits() as i64;
+                b ^ ((b >> 63) as u64 >> 1) as i64
+            };
+            if (key(a) < key(b)) != max {
+                a
+            } else {
+                b
+            }
+        }
+    }
+}
+
+fn minmax32(a: f32, b: f32, max: bool) -> f32 {
+    minmax64(f64::from(a), f64::from(b), max) as f32
+}
+
+/// Half-precision bits to a double (exact).
+pub(super) fn f16_to_f64(h: u16) -> f64 {
+    let sign = if h >> 15 != 0 { -1.0 } else { 1.0 };
+    let e = i32::from((h >> 10) & 0x1f);
+    let m = f64::from(h & 0x3ff);
+    if e == 0x1f {
+        if m == 0.0 {
+            return sign * f64::INFINITY;
+        }
+        // Keep the payload (quiet bit included) in the double's top bits.
+        let bits = u64::from(h >> 15) << 63 | 0x7ff << 52 | u64::from(h & 0x3ff) << 42;
+        return f64::from_bits(bits);
+    }
+    if e == 0 {
+        sign * m * 2f64.powi(-24)
+    } else {
+        sign * (1024.0 + m) * 2f64.powi(e - 25)
+    }
+}
+
+/// A double rounded (to nearest even) to half-precision bits.
+pub(super) fn f64_to_f16(x: f64) -> u16 {
+    let bits = x.to_bits();
+    let sign = ((bits >> 48) & 0x8000) as u16;
+    if x.is_nan() {
+        return sign | 0x7e00 | ((bits >> 42) & 0x3ff) as u16;
+    }
+    let a = x.abs();
+    if a >= 65520.0 {
+        return sign | 0x7c00;
+    }
+    if a == 0.0 {
+        return sign;
+    }
+    let e = (((bits >> 52) & 0x7ff) as i32 - 1023).max(-14);
+    // The value in units of the result's last place (exact scaling).
+    let r = (a * 2f64.powi(10 - e)).round_ties_even() as u16;
+    sign | ((((e + 14) as u16) << 10) + r)
+}
+
+fn add_f16(a: u16, b: u16, mode: u32) -> u16 {
+    let (inp, out) = (mode >> 6 & 1 != 0, mode >> 7 & 1 != 0);
+    let f = |h: u16| {
+        if !inp && h & 0x7c00 == 0 {
+            h & 0x8000
+        } else {
+            h
+        }
+    };
+    // The sum of two halves is exact in a double; one rounding follows.
+    let r = f64_to_f16(f16_to_f64(f(a)) + f16_to_f64(f(b)));
+    if !out && r & 0x7c00 == 0 {
+        r & 0x8000
+    } else {
+        r
+    }
+}
+
+fn add_bf16(a: u16, b: u16) -> u16 {
+    let (x, y) = (
+        f32::from_bits(u32::from(a) << 16),
+        f32::from_bits(u32::from(b) << 16),
+    );
+    let s = x + y;
+    let mut bits = s.to_bits();
+    if s.is_nan() {
+        return ((bits >> 16) | 0x40) as u16;
+    }
+    if s.is_finite() {
+        // Round to odd at single precision (exact error by TwoSum), then
+        // to nearest even at bfloat16: one correct rounding of x + y.
+        let bb = s - x;
+        let err = (x - (s - bb)) + (y - bb);
+        if err != 0.0 {
+            if (err > 0.0) != (s > 0.0) {
+                bits -= 1;
+            }
+            bits |= 1;
+        }
+    }
+    ((bits + 0x7fff + ((bits >> 16) & 1)) >> 16) as u16
+}
+
+/// The new value of a 32-bit atomic `op` on `old` with data `a` and `b`.
+#[inline]
+pub(super) fn rmw32(op: u8, old: u32, a: u32, b: u32, mode: u32) -> u32 {
+    use atom::*;
+    let (inp, out) = (mode >> 4 & 1 != 0, mode >> 5 & 1 != 0);
+    let f = |x: u32| flush32(f32::from_bits(x), inp);
+    match op {
+        SWAP => a,
+        CMPSWAP => {
+            if old == b {
+                a
+            } else {
+                old
+            }
+        }
+        ADD => old.wrapping_add(a),
+        SUB => old.wrapping_sub(a),
+        RSUB => a.wrapping_sub(old),
+        SMIN => (old as i32).min(a as i32) as u32,
+        UMIN => old.min(a),
+        SMAX => (old as i32).max(a as i32) as u32,
+        UMAX => old.max(a),
+        AND => old & a,
+        OR => old | a,
+        XOR => old ^ a,
+        INC => {
+            if old >= a {
+                0
+            } else {
+                old + 1
+            }
+        }
+        DEC => {
+            if old == 0 || old > a {
+                a
+            } else {
+                old - 1
+            }
+        }
+        MSKOR => (old & !a) | b,
+        WRAP => {
+            if old >= a {
+                old - a
+            } else {
+                old.wrapping_add(b)
+            }
+        }
+        CMPSWAP_F => {
+            if f(old) == f(b) {
+                a
+            } else {
+                old
+            }
+        }
+        ADD_F => flush32(f(old) + f(a), out).to_bits(),
+        MIN_F => flush32(minmax32(f(old), f(a), false), out).to_bits(),
+        MAX_F => flush32(minmax32(f(old), f(a), true), out).to_bits(),
+        PK_ADD_F16 => {
+            let lo = add_f16(old as u16, a as u16, mode);
+            let hi = add_f16((old >> 16) as u16, (a >> 16) as u16, mode);
+            u32::from(lo) | u32::from(hi) << 16
+        }
+        PK_ADD_BF16 => {
+            let lo = add_bf16(old as u16, a as u16);
+            let hi = add_bf16((old >> 16) as u16, (a >> 16) as u16);
+            u32::from(lo) | u32::from(hi) << 16
+        }
+        _ => old,
+    }
+}
+
+/// The new value of a 64-bit atomic `op` on `old` with data `a` and `b`.
+#[inline]
+pub(super) fn rmw64(op: u8, old: u64, a: u64, b: u64, mode: u32) -> u64 {
+    use atom::*;
+    let (inp, out) = (mode >> 6 & 1 != 0, mode >> 7 & 1 != 0);
+    let f = |x: u64| flush64(f64::from_bits(x), inp);
+    match op {
+        SWAP => a,
+        CMPSWAP => {
+            if old == b {
+                a
+            } else {
+                old
+            }
+        }
+        ADD => old.wrapping_add(a),
+        SUB => old.wrapping_sub(a),
+        RSUB => a.wrapping_sub(old),
+        SMIN => (old as i64).min(a as i64) as u64,
+        UMIN => old.min(a),
+        SMAX => (old as i64).max(a as i64) as u64,
+        UMAX => old.max(a),
+        AND => old & a,
+        OR => old | a,
+        XOR => old ^ a,
+        INC => {
+            if old >= a {
+                0
+            } else {
+                old + 1
+            }
+        }
+        DEC => {
+            if old == 0 || old > a {
+                a
+            } else {
+                old - 1
+            }
+        }
+        MSKOR => (old & !a) | b,
+        CMPSWAP_F => {
+            if f(old) == f(b) {
+                a
+            } else {
+                old
+            }
+        }
+        ADD_F => flush64(f(old) + f(a), out).to_bits(),
+        MIN_F => flush64(minmax64(f(old), f(a), false), out).to_bits(),
+        MAX_F => flush64(minmax64(f(old), f(a), true), out).to_bits(),
+        _ => old,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn half_conversions_round_to_nearest_even() {
+        for h in [
+            0u16, 0x8000, 0x0001, 0x03ff, 0x0400, 0x3c00, 0x7bff, 0xfbff, 0x7c00,
+        ] {
+            assert_eq!(f64_to_f16(f16_to_f64(h)), h);
+        }
+        assert_eq!(f64_to_f16(65519.0), 0x7bff);
+        assert_eq!(f64_to_f16(65520.0), 0x7c00);
+        // 1 + 2^-11 is halfway between 1 and 1 + 2^-10: ties to even.
+        assert_eq!(f64_to_f16(1.0 + 2f64.powi(-11)), 0x3c00);
+        assert_eq!(f64_to_f16(1.0 + 3.0 * 2f64.powi(-11)), 0x3c02);
+        // Half the smallest subnormal rounds to zero, a bit more to it.
+        assert_eq!(f64_to_f16(2f64.powi(-25)), 0);
+        assert_eq!(f64_to_f16(2f64.powi(-25) * 1.5), 1);
+        assert_eq!(f64_to_f16(-(2f64.powi(-14) - 2f64.powi(-25))), 0x8400);
+    }
+
+    #[test]
+    fn bfloat16_add_rounds_once() {
+        // 1 + 2^-8 is halfway: ties to even (1.0); with a tiny extra the
+        // sum rounds up.
+        let one = 0x3f80u16;
+        let half_ulp = (2f32.powi(-8).to_bits() >> 16) as u16;
+        assert_eq!(add_bf16(one, half_ulp), one);
+        let more = ((2f32.powi(-8) + 2f32.powi(-15)).to_bits() >> 16) as u16;
+        assert_eq!(add_bf16(one, more), one + 1);
+        // (1 + 2^-7) - 2^-8 and (1 + 3 * 2^-7) - 2^-8 are halfway cases.
+        let m = (((-2f32.powi(-8)).to_bits()) >> 16) as u16;
+        assert_eq!(add_bf16(0x3f81, m), 0x3f80);
+        assert_eq!(add_bf16(0x3f83, m), 0x3f82);
+        assert!(add_bf16(0x7f80, 0xff80) & 0x7fc0 == 0x7fc0);
+    }
+
+    #[test]
+    fn min_max_order_zeros_and_skip_nans() {
+        assert_eq!(minmax64(-0.0, 0.0, false).to_bits(), (-0.0f64).to_bits());
+        assert_eq!(minmax64(-0.0, 0.0, true).to_bits(), 0.0f64.to_bits());
+        assert_eq!(minmax64(f64::NAN, 2.0, false), 2.0);
+        assert_eq!(minmax64(-3.0, -2.0, false), -3.0);
+        assert_eq!(minmax64(-3.0, -2.0, true), -2.0);
+    }
 }

@@ -39,7 +39,9 @@
 //! results. `clamp` clamps a float result to [0, 1] (a NaN becomes 0 when
 //! MODE.DX10_CLAMP is set) and saturates an integer result.
 
-use super::half::{directed_rounding, f16_to_f32, f16_to_f64, f64_to_f16, ftz16, ftz32, Denorm};
+use super::vop3p_half::{
+    directed_rounding, f16_to_f32, f16_to_f64, f64_to_f16, ftz16, ftz32, Denorm,
+};
 use super::{unimplemented, Exec, Flow};
 use crate::shader::isa::{Enc, Ext, Inst};
 use crate::shader::wave::{inline_constant, reg, Wave, Width, LANES};

@@ -185,7 +185,11 @@ pub(super) fn lookup(name: &str) -> Option<Exec> {
             })
         },
         "v_mac_f32" => |w, i, _| acc(w, i, F32, flag::FTZ, |_, [a, b, c]| mad(F32, a, b, c)),
-        "v_mac_f16" => |w, i, _| acc(w, i, F16, flag::FTZ, |_, [a, b, c]| mad(F16, a, b, c)),
+        "v_mac_f16" => |w, i, _| {
+            acc(w, i, F16, flag::FTZ | flag::KEEP_HI, |_, [a, b, c]| {
+                mad(F16, a, b, c)
+            })
+        },
         "v_fmac_f32" => |w, i, _| acc(w, i, F32, 0, |_, [a, b, c]| fma(F32, a, b, c)),
         "v_fmac_f64" => |w, i, _| acc(w, i, F64, 0, |_, [a, b, c]| fma(F64, a, b, c)),
         "v_madmk_f32" => {
@@ -196,13 +200,25 @@ pub(super) fn lookup(name: &str) -> Option<Exec> {
                 mad(F32, a, b, c)
             })
         },
-        "v_madmk_f16" => {
-            |w, i, _| k_form(w, i, F16, flag::FTZ, true, |_, [a, b, c]| mad(F16, a, b, c))
-        }
+        "v_madmk_f16" => |w, i, _| {
+            k_form(
+                w,
+                i,
+                F16,
+                flag::FTZ | flag::KEEP_HI,
+                true,
+                |_, [a, b, c]| mad(F16, a, b, c),
+            )
+        },
         "v_madak_f16" => |w, i, _| {
-            k_form(w, i, F16, flag::FTZ, false, |_, [a, b, c]| {
-                mad(F16, a, b, c)
-            })
+            k_form(
+                w,
+                i,
+                F16,
+                flag::FTZ | flag::KEEP_HI,
+                false,
+                |_, [a, b, c]| mad(F16, a, b, c),
+            )
         },
         "v_fmamk_f32" => |w, i, _| k_form(w, i, F32, 0, true, |_, [a, b, c]| fma(F32, a, b, c)),
         "v_fmaak_f32" => |w, i, _| k_form(w, i, F32, 0, false, |_, [a, b, c]| fma(F32, a, b, c)),
@@ -212,9 +228,10 @@ pub(super) fn lookup(name: &str) -> Option<Exec> {
                 enc(F32, fp::ldexp(dec(F32, a.into()), i64::from(b as i32))) as u32
             })
         },
+        // The exponent is the low 16 bits (LLVM clamps and truncates it).
         "v_ldexp_f16" => |w, i, _| {
-            run32(w, i, [F16, U32], F16, 0, |_, [a, b]| {
-                enc(F16, fp::ldexp(dec(F16, a.into()), i64::from(b as i32))) as u32
+            run32(w, i, [F16, U16], F16, 0, |_, [a, b]| {
+                enc(F16, fp::ldexp(dec(F16, a.into()), i64::from(b as i16))) as u32
             })
         },
         "v_ldexp_f64" => |w, i, _| {
@@ -422,6 +439,27 @@ pub(super) fn lookup(name: &str) -> Option<Exec> {
                 c & !(0xff << s) | v << s
             })
         },
+        "v_trig_preop_f64" => |w, i, _| {
+            run64(w, i, [F64, U32], F64, flag::NOFLUSH, |_, [a, b]| {
+                fp::trig_preop((a >> 52) as u32 & 0x7ff, b as u32).to_bits()
+            })
+        },
+        "v_pk_fmac_f16" => |w, i, _| pk_fmac(w, i),
+        // gfx940's 8-bit floats.
+        "v_cvt_f32_fp8" => |w, i, _| {
+            run32(w, i, [U32], F32, 0, |_, [a]| {
+                enc(F32, fp::FP8.decode(a)) as u32
+            })
+        },
+        "v_cvt_f32_bf8" => |w, i, _| {
+            run32(w, i, [U32], F32, 0, |_, [a]| {
+                enc(F32, fp::BF8.decode(a)) as u32
+            })
+        },
+        "v_cvt_pk_f32_fp8" => |w, i, _| pk_from_fp8(w, i, fp::FP8),
+        "v_cvt_pk_f32_bf8" => |w, i, _| pk_from_fp8(w, i, fp::BF8),
+        "v_cvt_pk_fp8_f32" => |w, i, _| pk_to_fp8(w, i, fp::FP8),
+        "v_cvt_pk_bf8_f32" => |w, i, _| pk_to_fp8(w, i, fp::BF8),
         // Division helpers.
         "v_div_scale_f32" => |w, i, _| div_scale(w, i, F32),
         "v_div_scale_f64" => |w, i, _| div_scale(w, i, F64),
@@ -599,4 +637,74 @@ where
     );
     vstore64(w, vdst(i), mask, &r);
     Flow::Next
+}
+
+/// `v_pk_fmac_f16`: `D.h[k] = fma(S0.h[k], S1.h[k], D.h[k])` for both
+/// halves.
+fn pk_fmac(w: &mut Wave, i: &Inst) -> Flow {
+    if w.mode >> 6 & 3 != 3 || w.mode & 0xf != 0 {
+        return unimplemented(i, "f16 denormal flushing or rounding mode");
+    }
+    let mut j = *i;
+    j.src[2] = i.dst;
+    run32(w, &j, [U32; 3], U32, 0, |_, [a, b, c]| {
+        let half = |s: u32| {
+            let h = |v: u32| dec(F16, u64::from(v >> s & 0xffff));
+            (enc(F16, fma_narrow(h(a), h(b), h(c))) as u32) << s
+        };
+        half(0) | half(16)
+    })
+}
+
+/// `v_cvt_pk_f32_fp8`/`_bf8`: the two 8-bit floats of a source word (the
+/// low word, or the one an SDWA select names) to an f32 pair.
+fn pk_from_fp8(w: &mut Wave, i: &Inst, f: fp::Fp8) -> Flow {
+    if let Err(e) = check(i, &[U32], Some(U32), 0) {
+        return e;
+    }
+    let word_ok = match i.ext {
+        super::Ext::Sdwa(x) => x >> 8 & 0xff == 6 && x >> 16 & 7 >= 4,
+        super::Ext::None => true,
+        super::Ext::Dpp(_) => false,
+    };
+    if !word_ok {
+        return unimplemented(i, "SDWA/DPP form");
+    }
+    let mut mask = w.exec();
+    let mut v = [0u32; LANES];
+    fetch32(w, i, 0, U32, 0, &mut mask, &mut v);
+    let r: [u64; LANES] = std::array::from_fn(|l| {
+        let lo = enc(F32, f.decode(v[l])) as u32;
+        let hi = enc(F32, f.decode(v[l] >> 8)) as u32;
+        u64::from(lo) | u64::from(hi) << 32
+    });
+    vstore64(w, vdst(i), mask, &r);
+    Flow::Next
+}
+
+/// `v_cvt_pk_fp8_f32`/`_bf8_f32`: two f32 to two 8-bit floats in the
+/// destination word op_sel[3] names (the other word kept); clamp
+/// saturates.
+fn pk_to_fp8(w: &mut Wave, i: &Inst, f: fp::Fp8) -> Flow {
+    if i.mods.opsel & 7 != 0 {
+        return unimplemented(i, "op_sel");
+    }
+    let hi = u64::from(i.mods.opsel >> 3 & 1);
+    let mut j = *i;
+    j.mods.opsel = 0;
+    j.src[2] = i.dst;
+    run32x(
+        w,
+        &j,
+        [F32, F32, U32],
+        U32,
+        flag::ICLAMP,
+        hi,
+        |e, [a, b, d]| {
+            let x = |v: u32| f.encode(dec(F32, v.into()), e.clamp);
+            let pair = x(a) | x(b) << 8;
+            let s = 16 * e.extra as u32;
+            d & !(0xffff << s) | pair << s
+        },
+    )
 }

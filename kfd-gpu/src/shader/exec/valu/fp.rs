@@ -105,20 +105,16 @@ pub(super) fn enc(t: Ty, x: f64) -> u64 {
 pub(super) fn fma_narrow(a: f64, b: f64, c: f64) -> f64 {
     let p = a * b;
     let s = p + c;
-    if !s.is_finite() || !p.is_finite() {
-        return s;
-    }
-    // Two-sum: the exact error of s.
+    // Two-sum: the exact error of s (NaN when s or p is not finite).
     let bb = s - p;
     let e = (p - (s - bb)) + (c - bb);
-    if e == 0.0 || s == 0.0 {
-        return s;
-    }
-    let mut bits = s.to_bits();
-    if (e > 0.0) != (s > 0.0) {
-        bits -= 1;
-    }
-    f64::from_bits(bits | 1)
+    let bits = s.to_bits();
+    // Round to odd: step toward zero if s was rounded away from the exact
+    // sum, then set the last bit.
+    let away = (e > 0.0) != (s > 0.0);
+    let odd = (bits - u64::from(away)) | 1;
+    let inexact = e != 0.0 && s != 0.0 && s.is_finite() && e.is_finite();
+    f64::from_bits(if inexact { odd } else { bits })
 }
 
 /// Quiets a NaN of type `t`.
@@ -395,4 +391,229 @@ pub(super) fn div_fixup(q: f64, d: f64, n: f64) -> f64 {
         return q;
     }
     signed(q.abs())
+}
+
+/// The bits of 2/pi after the binary point, 24 to an entry (the first
+/// 1584; the hardware keeps 1201).
+#[rustfmt::skip]
+const TWO_OVER_PI: [u32; 66] = [
+    0xa2f983, 0x6e4e44, 0x1529fc, 0x2757d1, 0xf534dd, 0xc0db62, 0x95993c, 0x439041, 0xfe5163,
+    0xabdebb, 0xc561b7, 0x246e3a, 0x424dd2, 0xe00649, 0x2eea09, 0xd1921c, 0xfe1deb, 0x1cb129,
+    0xa73ee8, 0x8235f5, 0x2ebb44, 0x84e99c, 0x7026b4, 0x5f7e41, 0x3991d6, 0x398353, 0x39f49c,
+    0x845f8b, 0xbdf928, 0x3b1ff8, 0x97ffde, 0x05980f, 0xef2f11, 0x8b5a0a, 0x6d1f6d, 0x367ecf,
+    0x27cb09, 0xb74f46, 0x3f669e, 0x5fea2d, 0x7527ba, 0xc7ebe5, 0xf17b3d, 0x0739f7, 0x8a5292,
+    0xea6bfb, 0x5fb11f, 0x8d5d08, 0x560330, 0x46fc7b, 0x6babf0, 0xcfbc20, 0x9af436, 0x1da9e3,
+    0x91615e, 0xe61b08, 0x659985, 0x5f14a0, 0x68408d, 0xffd880, 0x4d7327, 0x310606, 0x1556ca,
+    0x73a8c9, 0x60e27b, 0xc08c6b,
+];
+
+/// Bit `k` (1 = first after the binary point) of 2/pi, zero past the
+/// 1200 bits the hardware holds.
+fn two_over_pi_bit(k: usize) -> u64 {
+    if k == 0 || k > 1200 {
+        return 0;
+    }
+    let k = k - 1;
+    u64::from(TWO_OVER_PI[k / 24] >> (23 - k % 24) & 1)
+}
+
+/// `v_trig_preop_f64`: the 53 bits of 2/pi starting `53 * segment` bits
+/// after the binary point (further for large `x`, whose biased exponent
+/// is `exp`), scaled to their place (up by 2^128 for huge `x`).
+pub(super) fn trig_preop(exp: u32, segment: u32) -> f64 {
+    let mut shift = (segment & 31) as usize * 53;
+    if exp > 1077 {
+        shift += exp as usize - 1077;
+    }
+    let mut m = 0u64;
+    for k in 1..=53 {
+        m = m << 1 | two_over_pi_bit(shift + k);
+    }
+    let mut scale = -53 - shift as i64;
+    if exp >= 1968 {
+        scale += 128;
+    }
+    ldexp(m as f64, scale)
+}
+
+/// Layout of an 8-bit float (gfx940's FNUZ formats: no infinities, no
+/// negative zero, 0x80 is the NaN): exponent bias and mantissa bits.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Fp8 {
+    bias: i32,
+    man: u32,
+}
+
+/// E4M3 with bias 8 (`fp8`).
+pub(super) const FP8: Fp8 = Fp8 { bias: 8, man: 3 };
+/// E5M2 with bias 16 (`bf8`).
+pub(super) const BF8: Fp8 = Fp8 { bias: 16, man: 2 };
+
+impl Fp8 {
+    /// The value of byte `b`.
+    pub(super) fn decode(self, b: u32) -> f64 {
+        let b = b & 0xff;
+        if b == 0x80 {
+            return f64::NAN;
+        }
+        let exp = (b & 0x7f) >> self.man;
+        let man = f64::from(b & ((1 << self.man) - 1));
+        let scale = f64::from(1u32 << self.man);
+        let v = if exp == 0 {
+            man / scale * (2f64).powi(1 - self.bias)
+        } else {
+            (1.0 + man / scale) * (2f64).powi(exp as i32 - self.bias)
+        };
+        if b & 0x80 != 0 {
+            -v
+        } else {
+            v
+        }
+    }
+
+    /// `x` rounded to nearest even; NaN, infinities and overflow give
+    /// the NaN (0x80), or with `clamp` the largest finite value of the
+    /// sign (NaN stays NaN).
+    pub(super) fn encode(self, x: f64, clamp: bool) -> u32 {
+        if x.is_nan() {
+            return 0x80;
+        }
+        let sign = if x < 0.0 { 0x80 } else { 0 };
+        let a = x.abs();
+        let overflow = if clamp { sign | 0x7f } else { 0x80 };
+        if a.is_infinite() {
+            return overflow;
+        }
+        let min_normal = (2f64).powi(1 - self.bias);
+        let code = if a < min_normal {
+            (a / min_normal * f64::from(1u32 << self.man)).round_ties_even() as u32
+        } else {
+            let e = ((a.to_bits() >> 52) & 0x7ff) as i32 - 1023;
+            let m = a * (2f64).powi(-e);
+            let r = ((m - 1.0) * f64::from(1u32 << self.man)).round_ties_even() as u32;
+            (((e + self.bias) as u32) << self.man) + r
+        };
+        if code > 0x7f {
+            overflow
+        } else if code == 0 {
+            0
+        } else {
+            sign | code
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Independent f32 -> f16 (nearest even) on integer bits.
+    fn f16_of_f32_bits(x: u32) -> u16 {
+        let sign = ((x >> 16) & 0x8000) as u16;
+        let exp = ((x >> 23) & 0xff) as i32;
+        let man = x & 0x7f_ffff;
+        if exp == 0xff {
+            return sign
+                | if man == 0 {
+                    0x7c00
+                } else {
+                    0x7e00 | (man >> 13) as u16
+                };
+        }
+        // Value = (1.man) * 2^(exp-127) as an integer significand with
+        // 24 bits, shifted to f16's grid.
+        let (sig, e) = if exp == 0 {
+            (man, -126)
+        } else {
+            (man | 0x80_0000, exp - 127)
+        };
+        if sig == 0 {
+            return sign;
+        }
+        // f16 unit in the last place at exponent e: 2^(max(e, -14) - 10).
+        let ulp_exp = e.max(-14) - 10;
+        // sig * 2^(e - 23) / 2^ulp_exp = sig >> (ulp_exp - e + 23).
+        let shift = ulp_exp - e + 23;
+        let q = if shift >= 32 {
+            0
+        } else {
+            let q = sig >> shift;
+            let rem = sig & ((1u32 << shift) - 1);
+            let half = 1u32 << (shift - 1);
+            if rem > half || rem == half && q & 1 == 1 {
+                q + 1
+            } else {
+                q
+            }
+        };
+        // q counts ulps at ulp_exp: rebuild the f16 bits.
+        let bits = if e < -14 {
+            q // subnormal (q may reach 0x400, the smallest normal)
+        } else {
+            (((e + 15) as u32) << 10) + q - 0x400
+        };
+        if bits >= 0x7c00 {
+            sign | 0x7c00
+        } else {
+            sign | bits as u16
+        }
+    }
+
+    #[test]
+    fn f16_round_trips() {
+        for h in 0..=u16::MAX {
+            let x = f16_to_f64(h);
+            let back = f64_to_f16(x);
+            if x.is_nan() {
+                assert_eq!(back & 0x7e00, 0x7e00);
+            } else {
+                assert_eq!(back, h, "{h:#x}");
+            }
+        }
+    }
+
+    #[test]
+    fn f32_to_f16_rounds_to_nearest_even() {
+        let mut s = 0x1234_5678u32;
+        for k in 0..200_000u32 {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            // Bias toward f16's range.
+            let x = if k % 2 == 0 {
+                s
+            } else {
+                s & 0x8fff_ffff | 0x3000_0000
+            };
+            let f = f32::from_bits(x);
+            assert_eq!(f64_to_f16(f64::from(f)), f16_of_f32_bits(x), "{x:#x} {f}");
+        }
+    }
+
+    #[test]
+    fn narrow_fma_is_correctly_rounded() {
+        // a*b + c near a rounding boundary of f32: the f64 sum rounds,
+        // round-to-odd keeps the final rounding right.
+        let a = 1.0 + f64::from(f32::EPSILON);
+        let b = 1.0 - f64::from(f32::EPSILON) / 2.0;
+        let c = -1.0;
+        let exact = (a * b + c) as f32;
+        assert_eq!(fma_narrow(a, b, c) as f32, exact);
+        let (x, y, z) = (1.000_000_1f32, 3.0e-8f32, 1.0f32);
+        assert_eq!(
+            fma_narrow(x.into(), y.into(), z.into()) as f32,
+            x.mul_add(y, z)
+        );
+    }
+
+    #[test]
+    fn ldexp_and_frexp() {
+        assert_eq!(ldexp(1.0, -1074), f64::from_bits(1));
+        assert_eq!(ldexp(1.0, -1075), 0.0);
+        assert_eq!(ldexp(1.5, -1075), f64::from_bits(1));
+        assert_eq!(ldexp(f64::MIN_POSITIVE, 2045), (2f64).powi(1023));
+        assert_eq!(ldexp(1.0, 5000), f64::INFINITY);
+        assert_eq!(frexp(f64::from_bits(1)), (0.5, -1073));
+        assert_eq!(frexp(-12.0), (-0.75, 4));
+    }
 }

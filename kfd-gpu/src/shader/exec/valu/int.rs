@@ -281,6 +281,43 @@ pub(super) fn lookup(name: &str) -> Option<Exec> {
                 (d(0) + d(16)).wrapping_add(c)
             })
         },
+        "v_msad_u8" => |w, i, _| {
+            run32(w, i, [U32; 3], U32, 0, |_, [a, b, c]| {
+                let d = |k: u32| {
+                    let (x, y) = (a >> (8 * k) & 0xff, b >> (8 * k) & 0xff);
+                    if y == 0 {
+                        0
+                    } else {
+                        x.abs_diff(y)
+                    }
+                };
+                (d(0) + d(1) + d(2) + d(3)).wrapping_add(c)
+            })
+        },
+        "v_dot2c_i32_i16" => |w, i, _| {
+            acc32(w, i, |a, b| {
+                let p = |s: u32| i32::from((a >> s) as i16) * i32::from((b >> s) as i16);
+                p(0).wrapping_add(p(16))
+            })
+        },
+        "v_dot4c_i32_i8" => |w, i, _| {
+            acc32(w, i, |a, b| {
+                (0..4).fold(0i32, |s, k| {
+                    s.wrapping_add(
+                        i32::from((a >> (8 * k)) as i8) * i32::from((b >> (8 * k)) as i8),
+                    )
+                })
+            })
+        },
+        "v_dot8c_i32_i4" => |w, i, _| {
+            acc32(w, i, |a, b| {
+                (0..8).fold(0i32, |s, k| {
+                    let x = ((a >> (4 * k)) << 28) as i32 >> 28;
+                    let y = ((b >> (4 * k)) << 28) as i32 >> 28;
+                    s.wrapping_add(x * y)
+                })
+            })
+        },
         "v_sad_u32" => |w, i, _| {
             run32(w, i, [U32; 3], U32, 0, |_, [a, b, c]| {
                 a.abs_diff(b).wrapping_add(c)
@@ -465,6 +502,19 @@ pub(super) fn lookup(name: &str) -> Option<Exec> {
     })
 }
 
+/// The integer `v_dot*c` forms: `D = D + dot(S0, S1)` (the destination
+/// is the accumulator).
+fn acc32(w: &mut Wave, i: &Inst, dot: fn(u32, u32) -> i32) -> Flow {
+    if i.enc == Enc::Vop3 && (i.mods.abs | i.mods.neg) != 0 {
+        return unimplemented(i, "modifiers");
+    }
+    let mut j = *i;
+    j.src[2] = i.dst;
+    run32(w, &j, [U32; 3], U32, 0, |_, [a, b, c]| {
+        (c as i32).wrapping_add(dot(a, b)) as u32
+    })
+}
+
 #[inline]
 fn i24(v: u32) -> i64 {
     i64::from(((v << 8) as i32) >> 8)
@@ -588,8 +638,8 @@ fn mad64(w: &mut Wave, i: &Inst, signed: bool) -> Flow {
     if i.mods.neg != 0 || i.mods.omod != 0 || i.mods.clamp {
         return unimplemented(i, "modifiers");
     }
-    if i.src.contains(&reg::LITERAL) {
-        return unimplemented(i, "literal in VOP3");
+    if i.src.contains(&reg::LITERAL) || i.src.iter().any(|&c| super::reserved(c)) {
+        return unimplemented(i, "source operand");
     }
     let mut over = 0u64;
     let exec = w.exec();

@@ -36,6 +36,14 @@ pub fn f64_to_f16(x: f64) -> u16 {
     let sign = ((bits >> 48) & 0x8000) as u16;
     let exp = ((bits >> 52) & 0x7ff) as i32;
     let man = bits & ((1 << 52) - 1);
+    if (1023 - 14..=1023 + 15).contains(&exp) {
+        // A normal result: round the mantissa to 10 bits, to nearest even
+        // (add just under half, plus the kept lowest bit); a carry out of
+        // the mantissa steps the exponent, up to infinity.
+        let r = (man + ((1 << 41) - 1) + ((man >> 42) & 1)) >> 42;
+        let e16 = ((exp - 1008) as u16) << 10;
+        return sign | (e16 + r as u16);
+    }
     if exp == 0x7ff {
         return if man != 0 {
             sign | 0x7e00 | ((man >> 42) & 0x1ff) as u16
