@@ -665,6 +665,9 @@ entry_points! {
         *const Signal,
         Signal
     ) -> Status;
+    /// `hsa_amd_memory_fill`: `count` 32-bit values at a 4-byte aligned
+    /// address.
+    hsa_amd_memory_fill: fn(*mut c_void, u32, usize) -> Status;
     /// `hsa_queue_add_write_index_scacq_screl`.
     hsa_queue_add_write_index_scacq_screl: fn(*const Queue, u64) -> u64;
     /// `hsa_queue_load_read_index_scacquire`.

@@ -8,7 +8,9 @@
 //! thunk library it has mapped ([`thunk`]). Then it has the runtime
 //! finish GPU work on the simulator's engines ([`work`]): async copies of
 //! 4 KiB to 64 MiB with the bytes compared, barrier packets and infinite
-//! signal waits.
+//! signal waits. With `--blit` it runs ROCr's blit kernels instead
+//! ([`blit`]): `hsa_amd_memory_fill` and async copies with SDMA off, 1
+//! byte to 64 MiB at aligned and misaligned offsets, every byte checked.
 //!
 //! `kfd-ipc-client` shares GPU and system memory with a second process
 //! of itself through ROCr's IPC API ([`ipc`]), the path on which ROCr 7.x
@@ -59,6 +61,7 @@ macro_rules! entry_points {
     };
 }
 
+pub mod blit;
 pub mod ctx;
 pub mod hsa;
 pub mod ipc;

@@ -24,6 +24,9 @@ pub(crate) struct Out<'s, 'r> {
     pub(crate) session: &'s Session<'r>,
     pub(crate) text: String,
     pub(crate) ok: bool,
+    /// Lines go to stdout at once instead of into `text` (for work whose
+    /// failure can abort the process: the lines before it stay).
+    live: bool,
 }
 
 impl<'s, 'r> Out<'s, 'r> {
@@ -33,6 +36,16 @@ impl<'s, 'r> Out<'s, 'r> {
             session,
             text: String::new(),
             ok: true,
+            live: false,
+        }
+    }
+
+    /// An empty report on `session` whose lines are printed as they come
+    /// (the report's text stays empty).
+    pub(crate) fn live(session: &'s Session<'r>) -> Self {
+        Self {
+            live: true,
+            ..Self::new(session)
         }
     }
 
@@ -46,7 +59,12 @@ impl<'s, 'r> Out<'s, 'r> {
 
     /// Appends one line at `indent` (two spaces a level).
     pub(crate) fn line(&mut self, indent: usize, s: impl std::fmt::Display) {
-        let _ = writeln!(self.text, "{:indent$}{s}", "", indent = indent * 2);
+        if self.live {
+            // A line-buffered stdout: each line is out before the next step.
+            println!("{:indent$}{s}", "", indent = indent * 2);
+        } else {
+            let _ = writeln!(self.text, "{:indent$}{s}", "", indent = indent * 2);
+        }
     }
 
     /// `SUCCESS`, or the status and its text (and a failure noted).

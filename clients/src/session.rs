@@ -217,20 +217,35 @@ impl<'r> Session<'r> {
         deps: &[&OwnedSignal<'_, 'r>],
         done: &OwnedSignal<'_, 'r>,
     ) -> Result<(), Status> {
-        if size > dst.size || size > src.size {
+        self.async_copy_at((dst, 0, dst_agent), (src, 0, src_agent), size, deps, done)
+    }
+
+    /// [`Session::async_copy`] between byte offsets: `size` bytes from
+    /// `src.1` bytes into `src.0` to `dst.1` bytes into `dst.0` (each
+    /// with the agent that reaches it); both ranges must lie inside
+    /// their allocations.
+    pub fn async_copy_at(
+        &self,
+        dst: (&Allocation<'_, 'r>, usize, Agent),
+        src: (&Allocation<'_, 'r>, usize, Agent),
+        size: usize,
+        deps: &[&OwnedSignal<'_, 'r>],
+        done: &OwnedSignal<'_, 'r>,
+    ) -> Result<(), Status> {
+        let (Some(to), Some(from)) = (dst.0.span(dst.1, size), src.0.span(src.1, size)) else {
             return Err(HSA_STATUS_ERROR_NULL);
-        }
+        };
         let deps: Vec<Signal> = deps.iter().map(|d| d.owned.handle).collect();
         let n = u32::try_from(deps.len()).map_err(|_| HSA_STATUS_ERROR_NULL)?;
-        // SAFETY: both pointers are live allocations of at least `size`
-        // bytes (checked above); `deps` holds `n` live signals (NULL is
-        // allowed for none); the runtime validates the agents.
+        // SAFETY: both pointers start `size` bytes inside live
+        // allocations (checked by `span`); `deps` holds `n` live signals
+        // (NULL is allowed for none); the runtime validates the agents.
         check(unsafe {
             (self.rt.hsa_amd_memory_async_copy)(
-                dst.owned.handle.as_ptr(),
-                dst_agent,
-                src.owned.handle.as_ptr(),
-                src_agent,
+                to,
+                dst.2,
+                from,
+                src.2,
                 size,
                 n,
                 if deps.is_empty() {
@@ -423,6 +438,31 @@ impl Allocation<'_, '_> {
     /// Its size in bytes.
     pub fn size(&self) -> usize {
         self.size
+    }
+
+    /// The address `offset` bytes in, when `len` bytes from there lie
+    /// inside the allocation.
+    fn span(&self, offset: usize, len: usize) -> Option<*mut c_void> {
+        let end = offset.checked_add(len)?;
+        (end <= self.size).then(|| {
+            // SAFETY: `offset` <= `size`, so the result stays inside (or
+            // one past the end of) the allocation.
+            unsafe { self.owned.handle.as_ptr().cast::<u8>().add(offset) }.cast()
+        })
+    }
+
+    /// `hsa_amd_memory_fill` of `count` 32-bit `value`s from `offset`
+    /// bytes in (the runtime requires a 4-byte aligned address and
+    /// refuses others); the 4 × `count` bytes must lie inside the
+    /// allocation.
+    pub fn fill(&self, offset: usize, value: u32, count: usize) -> Result<(), Status> {
+        let ptr = count
+            .checked_mul(4)
+            .and_then(|len| self.span(offset, len))
+            .ok_or(HSA_STATUS_ERROR_NULL)?;
+        // SAFETY: the 4 × `count` bytes at `ptr` lie inside this live
+        // allocation (checked by `span`); the runtime checks alignment.
+        check(unsafe { (self.owned.session.rt.hsa_amd_memory_fill)(ptr, value, count) })
     }
 
     /// Fills the buffer with `byte` and reads it back; whether every byte

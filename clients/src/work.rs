@@ -92,11 +92,11 @@ pub fn differing(bytes: &[u8], seed: u8) -> usize {
 }
 
 /// The agents and pools the work uses.
-struct Setup {
-    cpu: Agent,
-    gpu: Agent,
-    host: MemoryPool,
-    device: MemoryPool,
+pub(crate) struct Setup {
+    pub(crate) cpu: Agent,
+    pub(crate) gpu: Agent,
+    pub(crate) host: MemoryPool,
+    pub(crate) device: MemoryPool,
 }
 
 /// The first global pool of `agent` the runtime may allocate from,
@@ -120,7 +120,8 @@ fn pick_pool(session: &Session<'_>, agent: Agent) -> Option<(MemoryPool, u32)> {
     best
 }
 
-fn setup(out: &mut Out<'_, '_>) -> Option<Setup> {
+/// The first GPU and CPU agents and their pools (printed), or why not.
+pub(crate) fn setup(out: &mut Out<'_, '_>) -> Option<Setup> {
     let s = out.session;
     let agents = s.agents().ok()?;
     let of = |t| {
@@ -183,7 +184,7 @@ pub fn run(session: &Session<'_>, dog: &Watchdog) -> Report {
 }
 
 /// An allocation of `size` bytes from `pool` that `gpu` may reach.
-fn buffer<'s, 'r>(
+pub(crate) fn buffer<'s, 'r>(
     out: &mut Out<'s, 'r>,
     pool: MemoryPool,
     size: usize,
@@ -204,7 +205,10 @@ fn buffer<'s, 'r>(
 }
 
 /// A signal at `initial`, or the failure reported.
-fn signal<'s, 'r>(out: &mut Out<'s, 'r>, initial: SignalValue) -> Option<OwnedSignal<'s, 'r>> {
+pub(crate) fn signal<'s, 'r>(
+    out: &mut Out<'s, 'r>,
+    initial: SignalValue,
+) -> Option<OwnedSignal<'s, 'r>> {
     match out.session.signal(initial) {
         Ok(s) => Some(s),
         Err(e) => {
@@ -216,7 +220,7 @@ fn signal<'s, 'r>(out: &mut Out<'s, 'r>, initial: SignalValue) -> Option<OwnedSi
 }
 
 /// Waits, infinitely and blocked, until `done` drops below 1.
-fn wait_done(done: &OwnedSignal<'_, '_>) -> bool {
+pub(crate) fn wait_done(done: &OwnedSignal<'_, '_>) -> bool {
     done.wait(HSA_SIGNAL_CONDITION_LT, 1, u64::MAX) < 1
 }
 
@@ -231,13 +235,22 @@ fn copy(
     size: usize,
     deps: &[&OwnedSignal<'_, '_>],
 ) -> String {
+    copy_at(out, (dst, 0, dst_agent), (src, 0, src_agent), size, deps)
+}
+
+/// One copy between byte offsets (see [`Session::async_copy_at`])
+/// waited for: `ok` or the failure.
+pub(crate) fn copy_at(
+    out: &mut Out<'_, '_>,
+    dst: (&Allocation<'_, '_>, usize, Agent),
+    src: (&Allocation<'_, '_>, usize, Agent),
+    size: usize,
+    deps: &[&OwnedSignal<'_, '_>],
+) -> String {
     let Some(done) = signal(out, 1) else {
         return "no signal".into();
     };
-    match out
-        .session
-        .async_copy(dst, dst_agent, src, src_agent, size, deps, &done)
-    {
+    match out.session.async_copy_at(dst, src, size, deps, &done) {
         Ok(()) if wait_done(&done) => "ok".into(),
         Ok(()) => {
             out.ok = false;
@@ -283,7 +296,8 @@ fn copy_round(out: &mut Out<'_, '_>, st: &Setup, dog: &Watchdog, size: usize, se
     free_all(out, [host, back, dev, dev2]);
 }
 
-fn free_all<const N: usize>(out: &mut Out<'_, '_>, bufs: [Allocation<'_, '_>; N]) {
+/// Frees every buffer, reporting failures.
+pub(crate) fn free_all<const N: usize>(out: &mut Out<'_, '_>, bufs: [Allocation<'_, '_>; N]) {
     for b in bufs {
         if let Err(e) = b.free() {
             let t = out.status(Err(e));

@@ -82,7 +82,12 @@ const SUITES: &[Suite] = &[
         rootfs: None,
         reference: Reference::SystemLibrary,
         door: Door::LibraryPath,
-        clients: &[Client::Rocminfo, Client::Rocr, Client::Ctx],
+        clients: &[
+            Client::Rocminfo,
+            Client::Rocr,
+            Client::RocrBlit,
+            Client::Ctx,
+        ],
     },
     Suite {
         name: "trixie",
@@ -91,7 +96,7 @@ const SUITES: &[Suite] = &[
         rootfs: Some(&rootfs::TRIXIE),
         reference: Reference::SystemLibrary,
         door: Door::LibraryPath,
-        clients: &[Client::Rocminfo, Client::Rocr],
+        clients: &[Client::Rocminfo, Client::Rocr, Client::RocrBlit],
     },
     Suite {
         name: "sid",
@@ -100,7 +105,13 @@ const SUITES: &[Suite] = &[
         rootfs: Some(&rootfs::SID),
         reference: Reference::Embedded,
         door: Door::Dtif,
-        clients: &[Client::Rocminfo, Client::Rocr, Client::Ipc, Client::Ctx],
+        clients: &[
+            Client::Rocminfo,
+            Client::Rocr,
+            Client::RocrBlit,
+            Client::Ipc,
+            Client::Ctx,
+        ],
     },
 ];
 
@@ -111,6 +122,9 @@ enum Client {
     Rocminfo,
     /// Our `kfd-rocr-client`, staged at `bin/`.
     Rocr,
+    /// `kfd-rocr-client --blit`: fills and copies on ROCr's blit kernels
+    /// (SDMA off).
+    RocrBlit,
     /// Our `kfd-ipc-client` (exporter, and its importer process).
     Ipc,
     /// Our `kfd-ctx-client` on our newest build alone, against its
@@ -121,6 +135,7 @@ enum Client {
 const CLIENTS: &[(&str, Client)] = &[
     ("rocminfo", Client::Rocminfo),
     ("rocr-client", Client::Rocr),
+    ("rocr-blit", Client::RocrBlit),
     ("ipc-client", Client::Ipc),
     ("ctx-client", Client::Ctx),
 ];
@@ -129,6 +144,18 @@ const CLIENTS: &[(&str, Client)] = &[
 const CLIENT_BINS: &[&str] = &["kfd-rocr-client", "kfd-ipc-client", "kfd-ctx-client"];
 
 impl Client {
+    /// The presets the client runs on when `--client` does not name it
+    /// (`None`: every preset). The blit kernels run on the shader
+    /// machine, which models gfx9: mi210 (gfx90a, every suite's ROCr
+    /// has a GPU agent for it) and apu (gfx902, where ROCr's host copies
+    /// are blit kernels with SDMA off too).
+    fn default_presets(self) -> Option<&'static [&'static str]> {
+        match self {
+            Client::RocrBlit => Some(&["mi210", "apu"]),
+            _ => None,
+        }
+    }
+
     fn name(self) -> &'static str {
         CLIENTS
             .iter()
@@ -143,6 +170,7 @@ impl Client {
         match self {
             Client::Rocminfo => vec!["/usr/bin/rocminfo".into()],
             Client::Rocr => vec![place.seen("bin/kfd-rocr-client")],
+            Client::RocrBlit => vec![place.seen("bin/kfd-rocr-client"), "--blit".into()],
             Client::Ipc => vec![place.seen("bin/kfd-ipc-client")],
             Client::Ctx => vec![place.seen("bin/kfd-ctx-client"), newest.into()],
         }
@@ -151,10 +179,11 @@ impl Client {
 
 const HELP: &str = "cargo xtask clients [flags]
 
-Runs each suite's rocminfo and our ROCr clients (kfd-rocr-client, and on sid
-kfd-ipc-client) on kfd-sim, once with the suite's C libhsakmt and once with
-ours of the matching generation, on every preset, and requires
-byte-identical stdout, stderr and exit status. kfd-ctx-client (bookworm and
+Runs each suite's rocminfo and our ROCr clients (kfd-rocr-client, its
+--blit mode, and on sid kfd-ipc-client) on kfd-sim, once with the suite's
+C libhsakmt and once with ours of the matching generation, on every preset
+(rocr-blit: mi210 and apu), and requires byte-identical stdout, stderr and
+exit status. kfd-ctx-client (bookworm and
 sid) runs our newest build's context API alone and must print its expected
 transcript. Writes target/clients/report.md; exits non-zero naming what
 differs.
@@ -172,8 +201,10 @@ flags:
   --suite A,B        suites to run (default: all)
   --abi GEN          only the suite pairing with GEN (rocm-5.2, rocm-6.2, newest)
   --preset A,B       presets (default: mi210,mi300x,apu,navi31,large64)
-  --client A,B       rocminfo, rocr-client, ipc-client, ctx-client (default:
-                     each suite's own list)
+  --client A,B       rocminfo, rocr-client, rocr-blit, ipc-client, ctx-client
+                     (default: each suite's own list; rocr-blit, ROCr's fill
+                     and copy kernels with SDMA off, only on mi210 and apu
+                     unless named here)
   --reference-only   run the suite's C library twice (C vs C: checks that the
                      clients' output is deterministic); ours is not needed
                      and ctx-client (no C library) is skipped
@@ -256,6 +287,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
         };
         for preset in &presets {
             for c in &clients {
+                let elsewhere = c
+                    .default_presets()
+                    .is_some_and(|p| !p.contains(&preset.as_str()));
+                if chosen.is_none() && elsewhere {
+                    continue;
+                }
                 let dir = out.join(suite.name).join(preset);
                 let row = match (c, &newest_seen) {
                     (Client::Ctx, Some(lib)) => {
@@ -379,7 +416,8 @@ fn pick_clients(names: Option<&str>) -> Result<Option<Vec<Client>>, String> {
                 .map(|(_, c)| *c)
                 .ok_or_else(|| {
                     format!(
-                        "unknown client `{n}` (rocminfo, rocr-client, ipc-client or ctx-client)"
+                        "unknown client `{n}` (rocminfo, rocr-client, rocr-blit, ipc-client or \
+                         ctx-client)"
                     )
                 })
         })

@@ -131,7 +131,7 @@ pub(super) fn run_one(
         "status: {}\n--- stdout\n{}--- stderr\n{}",
         describe(output.status),
         drop_dtif_log(&stdout),
-        drop_dtif_log(&stderr)
+        mask_addresses(&drop_dtif_log(&stderr))
     );
     let mut loaded = Vec::new();
     for e in std::fs::read_dir(&out_host)
@@ -209,6 +209,33 @@ fn drop_rocminfo_non_dtif(text: &str) -> String {
     }
     kept
 }
+
+/// Hex numbers of [`ADDRESS_DIGITS`] digits or more in `text` as `0x…`:
+/// the addresses in the stderr lines of a failed GPU step (kfd-sim's
+/// "illegal instruction at 0x7f…", ROCr's "Queue at 0x7f…") change from
+/// run to run, the rest of those lines must not.
+fn mask_addresses(text: &str) -> String {
+    let mut kept = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("0x") {
+        kept.push_str(&rest[..at]);
+        let digits = rest[at + 2..]
+            .find(|c: char| !c.is_ascii_hexdigit())
+            .unwrap_or(rest.len() - at - 2);
+        if digits >= ADDRESS_DIGITS {
+            kept.push_str("0x…");
+        } else {
+            kept.push_str(&rest[at..at + 2 + digits]);
+        }
+        rest = &rest[at + 2 + digits..];
+    }
+    kept.push_str(rest);
+    kept
+}
+
+/// See [`mask_addresses`]: user-space addresses have 12 hex digits;
+/// statuses, opcodes and instruction words have at most 8.
+const ADDRESS_DIGITS: usize = 9;
 
 fn drop_dtif_log(text: &str) -> String {
     text.split_inclusive('\n')
@@ -353,6 +380,17 @@ mod tests {
         assert!(check_thunk(&none, &Expect::Embedded, &place()).is_ok());
         assert!(check_thunk(&none, &Expect::System, &place()).is_err());
         assert!(check_thunk(&fell_back, &Expect::Embedded, &place()).is_err());
+    }
+
+    #[test]
+    fn addresses_are_masked() {
+        assert_eq!(
+            mask_addresses(
+                "illegal instruction at 0x7fa8b6e021ec: `x` (word 0xdc5c0000)\nQueue at \
+                 0x7fa8b6e10000 inactivated\n0x\n"
+            ),
+            "illegal instruction at 0x…: `x` (word 0xdc5c0000)\nQueue at 0x… inactivated\n0x\n"
+        );
     }
 
     #[test]
