@@ -34,7 +34,21 @@
 //!
 //! The ACC bit (word 1 bit 23, gfx90a and gfx940) makes the data and
 //! destination registers AccVGPRs (`Wave::vgpr[256 + n]`); on gfx900 the
-//! same bit is MUBUF's TFE, which is not modelled.
+//! same bit is MUBUF's TFE, which is not modelled, and FLAT's NV, which
+//! changes nothing here.
+//!
+//! # Atomics
+//!
+//! Global memory atomics are atomic read-modify-writes of the host memory
+//! ([`crate::mem::Tlb::update`]), so lanes, waves and worker threads
+//! hitting one address give exact results; LDS and private memory belong
+//! to one thread at a time. GLC (gfx940: SC0) returns the pre-op value.
+//! Float atomics round to nearest even and follow the MODE register's
+//! denormal controls; min/max are IEEE minNum/maxNum with -0 below +0.
+//!
+//! Not modelled (reported as unimplemented): loads into LDS (MUBUF LDS=1,
+//! FLAT LDS bit, gfx940 `*_load_lds_*`), typed `buffer_*_format_*`
+//! instructions, TFE.
 
 use super::{unimplemented, Ctx, Exec, Flow, PRIVATE_WINDOW};
 use crate::mem::{Fault, Word};
