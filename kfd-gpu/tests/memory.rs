@@ -1136,6 +1136,90 @@ fn lds_atomics_under_contention_are_exact() {
     }
 }
 
+/// The half-precision bits of a small non-negative integer.
+fn f16_of(n: u32) -> u32 {
+    if n == 0 {
+        return 0;
+    }
+    let e = 31 - n.leading_zeros();
+    (e + 15) << 10 | ((n << (10 - e)) - 1024)
+}
+
+#[test]
+fn lds_exchanges_wrap_and_qword_compare_store() {
+    for t in ALL {
+        let mut body = String::from(
+            "
+            v_add_u32 v10, 0x100, v0
+            v_add_u32 v11, 0x200, v0
+            ds_write_b32 v1, v0
+            ds_write_b32 v1, v0 offset:256
+            ds_wrxchg2_rtn_b32 v[12:13], v1, v10, v11 offset1:64
+            ds_read2_b32 v[14:15], v1 offset1:64
+            v_mov_b32 v20, 1024
+            v_mov_b32 v21, 5
+            v_mov_b32 v22, 3
+            ds_wrap_rtn_b32 v16, v20, v21, v22
+            v_mov_b32 v24, 0
+            v_mov_b32 v25, 0
+            ds_cmpst_rtn_b64 v[26:27], v20, v[24:25], v[10:11] offset:16
+            global_store_dword v[2:3], v12, off
+            global_store_dword v[2:3], v13, off offset:256
+            global_store_dword v[2:3], v14, off offset:512
+            global_store_dword v[2:3], v15, off offset:768
+            global_store_dword v[2:3], v16, off offset:1024
+            global_store_dword v[2:3], v26, off offset:1280
+            global_store_dword v[2:3], v27, off offset:1536
+            ",
+        );
+        if t == Target::Gfx940 {
+            body.push_str(
+                "
+                v_mov_b32 v28, 0x3c003c00
+                ds_pk_add_rtn_f16 v29, v20, v28 offset:64
+                v_mov_b32 v8, s6
+                v_mov_b32 v9, s7
+                v_mov_b32 v30, 0x3f003f80
+                global_atomic_pk_add_bf16 v31, v[8:9], v30, off sc0
+                global_store_dword v[2:3], v29, off offset:1792
+                global_store_dword v[2:3], v31, off offset:2048
+                ",
+            );
+        }
+        let mem = memory_with_inputs();
+        mem.store::<u32>(IN, 0);
+        let mut k = kernel(t, &body);
+        k.lds = 2048;
+        k.run(&mem).unwrap_or_else(|e| panic!("{t:?}: {e}"));
+        expect(&mem, 0, |l| l as u32, "wrxchg2 old 0");
+        expect(&mem, 1, |l| l as u32, "wrxchg2 old 1");
+        expect(&mem, 2, |l| 0x100 + l as u32, "wrxchg2 new 0");
+        expect(&mem, 3, |l| 0x200 + l as u32, "wrxchg2 new 1");
+        let mut m = 0u32;
+        let wraps: Vec<u32> = (0..64)
+            .map(|_| {
+                let o = m;
+                m = if m >= 5 { m - 5 } else { m + 3 };
+                o
+            })
+            .collect();
+        assert_eq!(slot(&mem, 4), wraps, "{t:?} wrap");
+        expect(&mem, 5, |l| if l == 0 { 0 } else { 0x100 }, "cmpst_b64 lo");
+        expect(&mem, 6, |l| if l == 0 { 0 } else { 0x200 }, "cmpst_b64 hi");
+        if t == Target::Gfx940 {
+            expect(&mem, 7, |l| f16_of(l as u32) * 0x1_0001, "pk_add_f16");
+            let bf = |x: f32| x.to_bits() >> 16;
+            expect(
+                &mem,
+                8,
+                |l| bf(l as f32) | bf(l as f32 * 0.5) << 16,
+                "pk_add_bf16",
+            );
+            assert_eq!(mem.load::<u32>(IN), bf(64.0) | bf(32.0) << 16);
+        }
+    }
+}
+
 #[test]
 fn lds_float_atomics() {
     for t in ALL {

@@ -34,7 +34,21 @@
 //!
 //! The ACC bit (word 1 bit 23, gfx90a and gfx940) makes the data and
 //! destination registers AccVGPRs (`Wave::vgpr[256 + n]`); on gfx900 the
-//! same bit is MUBUF's TFE, which is not modelled.
+//! same bit is MUBUF's TFE, which is not modelled, and FLAT's NV, which
+//! changes nothing here.
+//!
+//! # Atomics
+//!
+//! Global memory atomics are atomic read-modify-writes of the host memory
+//! ([`crate::mem::Tlb::update`]), so lanes, waves and worker threads
+//! hitting one address give exact results; LDS and private memory belong
+//! to one thread at a time. GLC (gfx940: SC0) returns the pre-op value.
+//! Float atomics round to nearest even and follow the MODE register's
+//! denormal controls; min/max are IEEE minNum/maxNum with -0 below +0.
+//!
+//! Not modelled (reported as unimplemented): loads into LDS (MUBUF LDS=1,
+//! FLAT LDS bit, gfx940 `*_load_lds_*`), typed `buffer_*_format_*`
+//! instructions, TFE.
 
 use super::{unimplemented, Ctx, Exec, Flow, PRIVATE_WINDOW};
 use crate::mem::{Fault, Word};
@@ -247,8 +261,10 @@ struct Buffer {
 #[derive(Debug, Clone, Copy)]
 struct Addressing {
     enc: Enc,
-    /// VGPR holding the address (or offset, or index).
-    vaddr: usize,
+    /// The address VGPRs (address, or index then offset; indices into
+    /// `Wave::vgpr`, wrapped into the register file once here so the
+    /// lane loops do not divide).
+    va: [usize; 2],
     use_vaddr: bool,
     /// GLOBAL: the 64-bit SGPR base; SCRATCH: the 32-bit SGPR offset.
     sbase: u64,
@@ -257,10 +273,10 @@ struct Addressing {
     offset: i64,
     /// Return the pre-op value of an atomic (GLC / SC0).
     glc: bool,
-    /// First destination register (index into `Wave::vgpr`).
-    vdst: usize,
-    /// First data register.
-    data: usize,
+    /// The destination registers (indices into `Wave::vgpr`).
+    dst: [usize; 4],
+    /// The data registers.
+    dat: [usize; 4],
     buf: Buffer,
 }
 
@@ -277,16 +293,19 @@ impl Addressing {
         let (w0, w1) = (i.w[0], i.w[1]);
         let acc = target.has_mfma() && w1 >> 23 & 1 != 0;
         let bank = if acc { 256 } else { 0 };
+        let n = w.vgpr.len();
+        let regs = |r: usize| [0, 1, 2, 3].map(|k| (r + k) % n);
+        let va = regs((w1 & 0xff) as usize);
         let mut a = Addressing {
             enc: i.enc,
-            vaddr: (w1 & 0xff) as usize,
+            va: [va[0], va[1]],
             use_vaddr: true,
             sbase: 0,
             use_saddr: false,
             offset: 0,
             glc: false,
-            vdst: bank + (w1 >> 24) as usize,
-            data: bank + ((w1 >> 8) & 0xff) as usize,
+            dst: regs(bank + (w1 >> 24) as usize),
+            dat: regs(bank + ((w1 >> 8) & 0xff) as usize),
             buf: Buffer::default(),
         };
         match i.enc {
@@ -299,7 +318,7 @@ impl Addressing {
                 }
                 a.offset = i64::from(w0 & 0xfff);
                 a.glc = w0 >> 14 & 1 != 0;
-                a.vdst = a.data;
+                a.dst = a.dat;
                 let r = ((w1 >> 16) & 0x1f) as usize * 4;
                 let v = [0, 1, 2, 3].map(|k| w.sgpr[(r + k) & 127]);
                 let data_format = u64::from((v[3] >> 15) & 0xf);
@@ -367,14 +386,13 @@ impl Addressing {
     /// written).
     #[inline]
     fn lane(&self, w: &Wave, l: usize) -> LaneAddr {
-        let n = w.vgpr.len();
-        let v = |r: usize| w.vgpr[r % n][l];
+        let v = |k: usize| w.vgpr[self.va[k]][l];
         match self.enc {
             Enc::Flat | Enc::Global => {
                 let base = if self.use_saddr {
-                    self.sbase.wrapping_add(u64::from(v(self.vaddr)))
+                    self.sbase.wrapping_add(u64::from(v(0)))
                 } else {
-                    u64::from(v(self.vaddr)) | u64::from(v(self.vaddr + 1)) << 32
+                    u64::from(v(0)) | u64::from(v(1)) << 32
                 };
                 LaneAddr {
                     a: base.wrapping_add(self.offset as u64),
@@ -384,7 +402,7 @@ impl Addressing {
             Enc::Scratch => {
                 let mut off = self.offset as u32;
                 if self.use_vaddr {
-                    off = off.wrapping_add(v(self.vaddr));
+                    off = off.wrapping_add(v(0));
                 }
                 if self.use_saddr {
                     off = off.wrapping_add(self.sbase as u32);
@@ -396,13 +414,13 @@ impl Addressing {
             }
             _ => {
                 let b = &self.buf;
-                let mut idx = if b.idxen { u64::from(v(self.vaddr)) } else { 0 };
+                let mut idx = if b.idxen { u64::from(v(0)) } else { 0 };
                 if b.add_tid {
                     idx += l as u64;
                 }
                 let mut off = self.offset as u32;
                 if b.offen {
-                    off = off.wrapping_add(v(self.vaddr + usize::from(b.idxen)));
+                    off = off.wrapping_add(v(usize::from(b.idxen)));
                 }
                 LaneAddr {
                     a: u64::from(off),
@@ -573,9 +591,8 @@ fn lanes(
 fn load<const K: u8>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
     lanes(w, i, c, false, |w, a, c, l| {
         let la = a.lane(w, l);
-        let n = w.vgpr.len();
         let at = a.loc(la, 0);
-        let r = a.vdst % n;
+        let r = a.dst[0];
         let cur = w.vgpr[r][l];
         let v = match K {
             L_UBYTE => u32::from(ld::<u8>(c, l, at)?),
@@ -597,7 +614,7 @@ fn load<const K: u8>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
                     *x = ld::<u32>(c, l, a.loc(la, 4 * k as u32))?;
                 }
                 for (k, x) in v[..cnt].iter().enumerate() {
-                    w.vgpr[(a.vdst + k) % n][l] = *x;
+                    w.vgpr[a.dst[k]][l] = *x;
                 }
                 return Ok(());
             }
@@ -610,9 +627,8 @@ fn load<const K: u8>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
 fn store<const K: u8>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
     lanes(w, i, c, false, |w, a, c, l| {
         let la = a.lane(w, l);
-        let n = w.vgpr.len();
         let at = a.loc(la, 0);
-        let d = w.vgpr[a.data % n][l];
+        let d = w.vgpr[a.dat[0]][l];
         match K {
             S_BYTE => st(c, l, at, d as u8),
             S_SHORT => st(c, l, at, d as u16),
@@ -621,7 +637,7 @@ fn store<const K: u8>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
             _ => {
                 let cnt = usize::from(K - S_DWORD + 1).min(4);
                 for k in 0..cnt {
-                    let v = w.vgpr[(a.data + k) % n][l];
+                    let v = w.vgpr[a.dat[k]][l];
                     st(c, l, a.loc(la, 4 * k as u32), v)?;
                 }
                 Ok(())
@@ -639,16 +655,11 @@ fn atomic<const OP: u8, const X2: bool>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, 
     lanes(w, i, c, X2, |w, a, c, l| {
         let la = a.lane(w, l);
         let at = a.loc(la, 0);
-        let n = w.vgpr.len();
-        let v = |w: &Wave, r: usize| w.vgpr[r % n][l];
+        let v = |w: &Wave, k: usize| w.vgpr[a.dat[k]][l];
         if X2 {
-            let pair = |w: &Wave, r: usize| u64::from(v(w, r)) | u64::from(v(w, r + 1)) << 32;
-            let src = pair(w, a.data);
-            let cmp = if OP == atom::CMPSWAP {
-                pair(w, a.data + 2)
-            } else {
-                0
-            };
+            let pair = |w: &Wave, k: usize| u64::from(v(w, k)) | u64::from(v(w, k + 1)) << 32;
+            let src = pair(w, 0);
+            let cmp = if OP == atom::CMPSWAP { pair(w, 2) } else { 0 };
             let old = if let Loc::Wave(_) = at {
                 // The private buffer swizzles dwords: the halves lie
                 // apart. The wave's private memory is its own, so two
@@ -663,19 +674,15 @@ fn atomic<const OP: u8, const X2: bool>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, 
                 update::<u64>(c, l, at, &mut |o| rmw64(OP, o, src, cmp, mode))?
             };
             if a.glc {
-                w.vgpr[a.vdst % n][l] = old as u32;
-                w.vgpr[(a.vdst + 1) % n][l] = (old >> 32) as u32;
+                w.vgpr[a.dst[0]][l] = old as u32;
+                w.vgpr[a.dst[1]][l] = (old >> 32) as u32;
             }
         } else {
-            let src = v(w, a.data);
-            let cmp = if OP == atom::CMPSWAP {
-                v(w, a.data + 1)
-            } else {
-                0
-            };
+            let src = v(w, 0);
+            let cmp = if OP == atom::CMPSWAP { v(w, 1) } else { 0 };
             let old = update::<u32>(c, l, at, &mut |o| rmw32(OP, o, src, cmp, mode))?;
             if a.glc {
-                w.vgpr[a.vdst % n][l] = old;
+                w.vgpr[a.dst[0]][l] = old;
             }
         }
         Ok(())
