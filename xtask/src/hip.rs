@@ -38,6 +38,10 @@ flags:
                   object's target)
   --ours          ROCr reaches the simulator through our newest build as
                   libdtif.so (HSA_ENABLE_DTIF=1) instead of its embedded thunk
+  --hardware      run on this machine's GPU (/dev/kfd) instead of the
+                  simulator: no preload, the code object built for the first
+                  GPU node's gfx target (GPU CI holds the simulator and the
+                  hardware to the same expected results this way)
   --timeout SECS  per-run time limit (default 120)";
 
 /// The checks the data run must pass, in order.
@@ -77,6 +81,39 @@ fn offload_arch(preset: &str) -> Result<&'static str, String> {
     }
 }
 
+/// The `--offload-arch` of this machine's first GPU node, from the KFD
+/// topology's `gfx_target_version`.
+fn hardware_arch() -> Result<&'static str, String> {
+    let nodes = "/sys/class/kfd/kfd/topology/nodes";
+    let mut dirs: Vec<_> = std::fs::read_dir(nodes)
+        .map_err(|e| format!("--hardware: {nodes}: {e} (no amdgpu KFD on this machine)"))?
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    dirs.sort();
+    for d in dirs {
+        let props = std::fs::read_to_string(d.join("properties")).unwrap_or_default();
+        let version = props
+            .lines()
+            .find_map(|l| l.strip_prefix("gfx_target_version "))
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .unwrap_or(0);
+        match version {
+            0 => continue,
+            90010 => return Ok("gfx90a"),
+            90400..=90402 => return Ok("gfx942"),
+            110000 => return Ok("gfx1100"),
+            90002 => return Ok("gfx902"),
+            v => {
+                return Err(format!(
+                    "--hardware: no HIP build set up for gfx target version {v}"
+                ))
+            }
+        }
+    }
+    Err(format!("--hardware: no GPU node under {nodes}"))
+}
+
 /// The hipcc commands (inside the rootfs, the stage at `rootfs::INSIDE`).
 fn build_script(arch: &str) -> String {
     let d = rootfs::INSIDE;
@@ -89,11 +126,21 @@ fn build_script(arch: &str) -> String {
 
 /// Entry point: `args` are the words after `hip`.
 pub fn run(args: &[String]) -> Result<(), String> {
-    if !check_args(args, &["--preset", "--timeout"], &["--ours"], HELP)? {
+    if !check_args(
+        args,
+        &["--preset", "--timeout"],
+        &["--ours", "--hardware"],
+        HELP,
+    )? {
         return Ok(());
     }
+    let hardware = args.iter().any(|a| a == "--hardware");
     let preset = value(args, "--preset")?.unwrap_or("mi300x");
-    let arch = offload_arch(preset)?;
+    let arch = if hardware {
+        hardware_arch()?
+    } else {
+        offload_arch(preset)?
+    };
     let timeout = match value(args, "--timeout")? {
         Some(t) => Duration::from_secs(
             t.parse()
@@ -110,7 +157,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
         ready.elapsed.as_secs_f64()
     );
     let sh = shell()?;
-    build::sim(&sh, false)?;
+    if !hardware {
+        build::sim(&sh, false)?;
+    }
     let stage = target_dir().join("hip").join("work");
     for sub in ["lib", "src", "out", "ours", "log"] {
         std::fs::create_dir_all(stage.join(sub))
@@ -120,15 +169,15 @@ pub fn run(args: &[String]) -> Result<(), String> {
         root: ready.root.clone(),
         stage: stage.clone(),
     };
-    copy(
-        &target_dir().join("debug/libkfd_sim.so"),
-        &stage.join("lib/libkfd_sim.so"),
-    )?;
-    let mut env = vec![
-        ("PATH".to_string(), "/usr/bin:/bin".to_string()),
-        ("LD_PRELOAD".into(), place.seen("lib/libkfd_sim.so")),
-        ("KFD_SIM_TOPOLOGY".into(), preset.into()),
-    ];
+    let mut env = vec![("PATH".to_string(), "/usr/bin:/bin".to_string())];
+    if !hardware {
+        copy(
+            &target_dir().join("debug/libkfd_sim.so"),
+            &stage.join("lib/libkfd_sim.so"),
+        )?;
+        env.push(("LD_PRELOAD".into(), place.seen("lib/libkfd_sim.so")));
+        env.push(("KFD_SIM_TOPOLOGY".into(), preset.into()));
+    }
     if ours {
         let dtif = ours_dtif()?;
         copy(&dtif, &stage.join("ours/libdtif.so"))?;
@@ -192,8 +241,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
         stage.join("log").display()
     );
     if problems.is_empty() {
+        let on = if hardware { "hardware" } else { preset };
         println!(
-            "hip: {preset}: all {} data checks OK; the kernel ran and its results are right",
+            "hip: {on}: all {} data checks OK; the kernel ran and its results are right",
             DATA_CHECKS.len()
         );
         Ok(())
