@@ -156,3 +156,12 @@ fn rocr_blit_kernel_copies_arrive() {
 fn rocr_copies_without_sdma_run_on_blit_kernels() {
     assert_copies_ok(&[("HSA_ENABLE_SDMA", "0")]);
 }
+
+/// The apu preset (gfx902, whose code has work-item ids in v0/v1/v2 and
+/// no packed ids): ROCr's copies there, blit kernels for the device
+/// copies of 1 MiB and more, arrive too; and all of them with SDMA off.
+#[test]
+fn rocr_copies_on_the_apu() {
+    assert_copies_ok(&[("KFD_SIM_TOPOLOGY", "apu")]);
+    assert_copies_ok(&[("KFD_SIM_TOPOLOGY", "apu"), ("HSA_ENABLE_SDMA", "0")]);
+}
