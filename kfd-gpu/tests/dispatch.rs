@@ -58,3 +58,62 @@ fn a_store_to_unmapped_memory_faults() {
         e => panic!("{e}"),
     }
 }
+
+#[test]
+fn a_wave_that_never_ends_is_reported_as_a_runaway() {
+    let mem = memory();
+    let e = Kernel::new(Target::Gfx90a, "forever:\n s_branch forever\n")
+        .run(&mem)
+        .unwrap_err();
+    match e {
+        DispatchError::Runaway { pc, limit } => assert_eq!((pc, limit), (CODE, 1 << 24)),
+        e => panic!("{e}"),
+    }
+}
+
+#[test]
+fn s_trap_stops_the_dispatch_with_its_id() {
+    let mem = memory();
+    let e = Kernel::new(Target::Gfx90a, "s_nop 0\n s_trap 2\n s_endpgm\n")
+        .run(&mem)
+        .unwrap_err();
+    assert_eq!(
+        e,
+        DispatchError::Trap {
+            pc: CODE + 4,
+            id: 2
+        }
+    );
+}
+
+#[test]
+fn waves_of_a_workgroup_meet_at_barriers() {
+    // Four waves: each stores its wave's X id to LDS, waits at the
+    // barrier, then reads the next wave's slot: only correct if every
+    // wave wrote before any read.
+    let mem = memory();
+    mem.store::<u64>(KERNARG, DATA);
+    let mut k = Kernel::new(
+        Target::Gfx90a,
+        "
+        s_load_dwordx2 s[4:5], s[0:1], 0x0
+        v_lshlrev_b32 v1, 2, v0
+        ds_write_b32 v1, v0
+        s_waitcnt lgkmcnt(0)
+        s_barrier
+        v_add_u32 v2, 64, v0
+        v_and_b32 v2, 0xff, v2
+        v_lshlrev_b32 v2, 2, v2
+        ds_read_b32 v3, v2
+        s_waitcnt lgkmcnt(0)
+        global_store_dword v1, v3, s[4:5]
+        s_endpgm
+        ",
+    );
+    k.grid = [256, 1, 1];
+    k.workgroup = [256, 1, 1];
+    k.lds = 1024;
+    k.run(&mem).unwrap();
+    let want: Vec<u32> = (0..256).map(|i| (i + 64) % 256).collect();
+    assert_eq!(results(&mem, 256), want);
+}
