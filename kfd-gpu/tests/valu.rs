@@ -1370,3 +1370,107 @@ fn gfx940_fp8_conversions() {
     // bf8: 300 = 1.171875 * 2^8 rounds to 1.25 * 2^8 (0x61); -1.0 is 0xc0.
     assert_eq!(r[6][0], 0xc061);
 }
+
+#[test]
+fn f64_conversions_and_transcendentals() {
+    let vals = [2.5f64, -3.75, 1e10, -1e10, f64::NAN, 0.1, 4.0, 1e-310];
+    let lo = lanes(|l| vals[l % 8].to_bits() as u32);
+    let hi = lanes(|l| (vals[l % 8].to_bits() >> 32) as u32);
+    let body = "
+        v_mov_b32 v20, v1
+        v_mov_b32 v21, v2
+        v_cvt_i32_f64 v10, v[20:21]
+        v_cvt_u32_f64 v11, v[20:21]
+        v_cvt_f32_f64 v12, v[20:21]
+        v_frexp_exp_i32_f64 v13, v[20:21]
+        v_rcp_f64 v[22:23], v[20:21]
+        v_mov_b32 v14, v22
+        v_mov_b32 v15, v23
+        v_cvt_f64_i32 v[24:25], v10
+        v_mov_b32 v16, v24
+        v_mov_b32 v17, v25";
+    for t in ALL {
+        let r = run(t, HIP, &[lo, hi], body, 8);
+        for l in 0..LANES {
+            let x = vals[l % 8];
+            assert_eq!(r[0][l], x as i32 as u32, "{x}");
+            assert_eq!(r[1][l], x as u32);
+            let f = f32::from_bits(r[2][l]);
+            assert!(f.to_bits() == (x as f32).to_bits() || f.is_nan() && x.is_nan());
+            let e = if x == 0.0 || !x.is_finite() {
+                0
+            } else {
+                x.abs().log2().floor() as i32 + 1
+            };
+            assert_eq!(r[3][l] as i32, e, "frexp_exp {x}");
+            let rcp = f64::from_bits(r[4][l] as u64 | (r[5][l] as u64) << 32);
+            assert!(rcp.to_bits() == (1.0 / x).to_bits() || rcp.is_nan() && x.is_nan());
+            let back = f64::from_bits(r[6][l] as u64 | (r[7][l] as u64) << 32);
+            assert_eq!(back, f64::from(x as i32));
+        }
+    }
+}
+
+#[test]
+fn div_fixup_special_cases() {
+    let inf = f32::INFINITY;
+    // (quotient estimate, denominator, numerator) -> expected
+    let cases: [(f32, f32, f32, f32); 8] = [
+        (7.0, 2.0, -14.0, -7.0),
+        (0.0, 0.0, 0.0, f32::NAN),
+        (0.0, inf, -inf, f32::NAN),
+        (0.0, -0.0, 3.0, -inf),
+        (0.0, 2.0, inf, inf),
+        (9.0, inf, 3.0, 0.0),
+        (9.0, -2.0, 0.0, -0.0),
+        (1.0, f32::NAN, 1.0, f32::NAN),
+    ];
+    let q = lanes(|l| cases[l % 8].0.to_bits());
+    let d = lanes(|l| cases[l % 8].1.to_bits());
+    let n = lanes(|l| cases[l % 8].2.to_bits());
+    let body = "v_div_fixup_f32 v10, v1, v2, v3";
+    for t in ALL {
+        let r = run(t, HIP, &[q, d, n], body, 1);
+        for l in 0..LANES {
+            let want = cases[l % 8].3;
+            let got = f32::from_bits(r[0][l]);
+            assert!(
+                got.to_bits() == want.to_bits() || got.is_nan() && want.is_nan(),
+                "case {}: {got}",
+                l % 8
+            );
+        }
+    }
+}
+
+#[test]
+fn non_ieee_min_max_and_f16_class() {
+    let snan = 0x7f80_0001u32;
+    let a = lanes(|l| if l % 2 == 0 { snan } else { 3.0f32.to_bits() });
+    // f16: +inf, -0, qNaN, 1.0
+    let h = lanes(|l| [0x7c00u32, 0x8000, 0x7e00, 0x3c00][l % 4]);
+    let body = "
+        v_max_f32 v10, v1, 1.0
+        s_mov_b32 s6, 0x260
+        v_cmp_class_f16_e64 s[8:9], v2, s6
+        v_mov_b32 v11, s8
+        v_cmpx_class_f16 vcc, v2, s6
+        v_mov_b32 v12, 0
+        v_mov_b32 v12, 1";
+    for t in ALL {
+        // IEEE off: a signalling NaN is just a NaN, the other operand wins.
+        let r = run(t, 0xf0 << 12, &[a, h], body, 3);
+        let mut cls = 0u32;
+        for l in 0..LANES {
+            let want = if l % 2 == 0 { 1.0f32 } else { 3.0 };
+            assert_eq!(r[0][l], want.to_bits());
+            // 0x260: -0 (5), +0 (6), +inf (9).
+            let m = matches!(l % 4, 0 | 1);
+            if l < 32 && m {
+                cls |= 1 << l;
+            }
+            assert_eq!(r[2][l], u32::from(m));
+        }
+        assert_eq!(r[1][0], cls);
+    }
+}

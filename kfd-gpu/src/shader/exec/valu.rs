@@ -218,7 +218,10 @@ fn check(i: &Inst, src: &[Ty], dst: Option<Ty>, flags: u8) -> Result<(), Flow> {
         };
         for &c in &i.src[..src.len().min(3)] {
             if reserved(c) || vop3 && c == reg::LITERAL {
-                return Err(unimplemented(i, "source operand (literal, LDS direct or reserved)"));
+                return Err(unimplemented(
+                    i,
+                    "source operand (literal, LDS direct or reserved)",
+                ));
             }
         }
         return Ok(());
