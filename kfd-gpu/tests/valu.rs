@@ -1474,3 +1474,26 @@ fn non_ieee_min_max_and_f16_class() {
         assert_eq!(r[1][0], cls);
     }
 }
+
+#[test]
+fn integer_clamp_saturates_in_vop3_and_sdwa() {
+    let a = lanes(|l| [0xffff_fff0u32, 5, 0x7fff_fff0, 0x8000_0005][l % 4]);
+    let b = lanes(|l| [0x20u32, 7, 0x20, 0x10][l % 4]);
+    let body = "
+        v_add_u32_e64 v10, v1, v2 clamp
+        v_add_u32_sdwa v11, v1, v2 clamp dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:DWORD src1_sel:DWORD
+        v_sub_u32_e64 v12, v2, v1 clamp
+        v_add_i32 v13, v1, v2 clamp
+        v_sub_i32 v14, v1, v2 clamp";
+    for t in ALL {
+        let r = run(t, HIP, &[a, b], body, 5);
+        for l in 0..LANES {
+            let (x, y) = (a[l], b[l]);
+            assert_eq!(r[0][l], x.saturating_add(y));
+            assert_eq!(r[1][l], x.saturating_add(y));
+            assert_eq!(r[2][l], y.saturating_sub(x));
+            assert_eq!(r[3][l], (x as i32).saturating_add(y as i32) as u32);
+            assert_eq!(r[4][l], (x as i32).saturating_sub(y as i32) as u32);
+        }
+    }
+}

@@ -284,7 +284,8 @@ fn check(i: &Inst, src: &[Ty], dst: Option<Ty>, flags: u8) -> Result<(), Flow> {
                 }
                 if i.enc != Enc::Vopc {
                     let (clamp, omod) = (x >> 13 & 1 != 0, x >> 14 & 3);
-                    if (clamp || omod != 0) && !dst.is_some_and(|t| t.float()) {
+                    let float = dst.is_some_and(|t| t.float());
+                    if omod != 0 && !float || clamp && !float && flags & flag::ICLAMP == 0 {
                         return Err(unimplemented(i, "SDWA clamp/omod on an integer result"));
                     }
                     if x >> 8 & 7 == 7 || x >> 11 & 3 == 3 {
