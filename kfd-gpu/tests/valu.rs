@@ -1497,3 +1497,86 @@ fn integer_clamp_saturates_in_vop3_and_sdwa() {
         }
     }
 }
+
+/// Random well-formed VALU instruction words (VOP1, VOP2, VOPC, VOP3
+/// with their literal, SDWA or DPP words).
+fn random_valu(seed: u32, n: usize) -> Vec<u32> {
+    let mut x = seed | 1;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        x
+    };
+    let mut w = Vec::new();
+    for _ in 0..n {
+        let r = next();
+        match r % 4 {
+            0 => {
+                // VOP3 (not VOP3P: opcode field below 0x1c0 in bits 25:16
+                // keeps bits 31:23 away from 0x1a7).
+                let op = next() % 0x380;
+                // Modifiers (abs, op_sel, clamp; omod, neg) one time in
+                // four.
+                let mods = next() % 4 == 0;
+                let lo = next() & if mods { 0xffff } else { 0xff };
+                w.push(0xd000_0000 | op << 16 | lo);
+                w.push(next() & if mods { !0 } else { 0x07ff_ffff });
+            }
+            k => {
+                let mut word = next();
+                word = match k {
+                    1 => 0x7e00_0000 | word & 0x01ff_ffff, // VOP1
+                    2 => 0x7c00_0000 | word & 0x01ff_ffff, // VOPC
+                    _ => {
+                        // VOP2 without the K-constant opcodes.
+                        let mut op = (word >> 25) & 0x3f;
+                        if matches!(op, 0x17 | 0x18 | 0x24 | 0x25) || op >= 0x3e {
+                            op = 0x1;
+                        }
+                        word & 0x01ff_ffff | op << 25
+                    }
+                };
+                // Source 0 picks a literal, SDWA or DPP word now and then.
+                let src0 = match next() % 8 {
+                    0 => 255,
+                    1 => 249,
+                    2 => 250,
+                    _ => word & 0x1ff,
+                };
+                word = word & !0x1ff | src0;
+                w.push(word);
+                if matches!(src0, 249 | 250 | 255) {
+                    w.push(next());
+                }
+            }
+        }
+    }
+    w
+}
+
+/// Random programs per target in `random_valu_words_never_panic`.
+const FUZZ_SEEDS: u32 = 40;
+
+#[test]
+fn random_valu_words_never_panic() {
+    // Each run: a placeholder block of v_nop, replaced by random words,
+    // then s_endpgm. Errors (unimplemented forms) are fine; panics are
+    // not.
+    let body = "v_nop\n".repeat(64);
+    let mut runs = 0;
+    for t in ALL {
+        for seed in 0..FUZZ_SEEDS {
+            let words = random_valu(seed * 7919 + t as u32, 24);
+            let patch = |w: &mut Vec<u32>| {
+                let start = w.iter().position(|&x| x == 0x7e00_0000).unwrap();
+                for (k, v) in words.iter().enumerate().take(64) {
+                    w[start + k] = *v;
+                }
+            };
+            let _ = try_run_patched(t, HIP, &[lanes(|l| l as u32)], &body, 1, patch);
+            runs += 1;
+        }
+    }
+    assert_eq!(runs, 3 * FUZZ_SEEDS);
+}
