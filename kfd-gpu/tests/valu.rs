@@ -648,6 +648,10 @@ fn f32_division_sequence_is_correctly_rounded() {
         123456.79,
         f32::NAN,
         -0.0,
+        1e30,
+        2.0,
+        1e-20,
+        3.0e-39,
     ];
     let den = [
         3.0f32,
@@ -666,23 +670,33 @@ fn f32_division_sequence_is_correctly_rounded() {
         1.0e38,
         2.0,
         5.0,
+        -1e-5,
+        3.0e38,
+        7e18,
+        0.75,
     ];
     let a = f32s(&num);
     let b = f32s(&den);
     for t in NEW {
         let r = run(t, HIP, &[a, b], FDIV32, 1);
         for l in 0..LANES {
-            let q = num[l % 16] / den[l % 16];
+            let (x, y) = (num[l % num.len()], den[l % num.len()]);
+            let q = x / y;
             let got = f32::from_bits(r[0][l]);
             if q.is_nan() {
-                assert!(got.is_nan(), "{} / {} = {got}", num[l % 16], den[l % 16]);
+                assert!(
+                    got.is_nan(),
+                    "{} / {} = {got}",
+                    num[l % num.len()],
+                    den[l % num.len()]
+                );
             } else {
                 assert_eq!(
                     r[0][l],
                     q.to_bits(),
                     "{} / {} = {got}, want {q}",
-                    num[l % 16],
-                    den[l % 16]
+                    num[l % num.len()],
+                    den[l % num.len()]
                 );
             }
         }
@@ -722,6 +736,11 @@ fn f64_division_sequence_is_correctly_rounded() {
         1.0,
         2.0e-310,
         9.87654321e123,
+        1e200,
+        3.0,
+        1e-200,
+        1.0,
+        -3.0,
     ];
     let den = [
         3.0f64,
@@ -734,6 +753,11 @@ fn f64_division_sequence_is_correctly_rounded() {
         f64::INFINITY,
         3.0,
         1.23456789e-45,
+        -1e-100,
+        1e-308,
+        7e107,
+        1e308,
+        1.5e308,
     ];
     // v[1:2] = numerator, v[3:4] = denominator.
     let bits = |v: &[f64], hi: bool| {

@@ -348,13 +348,18 @@ pub(super) fn div_scale(s0: f64, d: f64, n: f64, double: bool) -> (f64, bool) {
     if denorm(d) {
         return (ldexp(s0, scale), false);
     }
+    // The reciprocal is tested in double precision for both types (so
+    // for f32 these cases never arise).
     let rcp = 1.0 / d;
+    let rcp_denorm = rcp != 0.0 && rcp.abs() < f64::MIN_POSITIVE;
     let quo = n / d;
     let quo_denorm = quo != 0.0 && quo.abs() < min_normal;
-    if denorm(rcp) && quo_denorm {
-        return (if s0 == d { ldexp(s0, scale) } else { s0 }, true);
+    if rcp_denorm && quo_denorm {
+        // A huge denominator and a tiny quotient: scale the denominator
+        // down; v_div_fmas scales the (small) result back down.
+        return (if s0 == d { ldexp(s0, -scale) } else { s0 }, true);
     }
-    if denorm(rcp) {
+    if rcp_denorm {
         return (ldexp(s0, -scale), false);
     }
     if quo_denorm {
