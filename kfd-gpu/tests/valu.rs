@@ -1604,3 +1604,34 @@ fn random_valu_words_never_panic() {
     }
     assert_eq!(runs, 3 * FUZZ_SEEDS);
 }
+
+#[test]
+fn division_sequences_match_the_host_on_random_bits() {
+    for seed in 0..12u32 {
+        // Random f32 bit patterns: every exponent, denormals, specials.
+        let (n, d) = (ints(100 + seed), ints(200 + seed));
+        let r = run(Target::Gfx90a, HIP, &[n, d], FDIV32, 1);
+        for l in 0..LANES {
+            let (x, y) = (f32::from_bits(n[l]), f32::from_bits(d[l]));
+            let q = x / y;
+            let got = f32::from_bits(r[0][l]);
+            assert!(
+                got.to_bits() == q.to_bits() || got.is_nan() && q.is_nan(),
+                "{x:e} / {y:e} = {got:e}, want {q:e}"
+            );
+        }
+        let (nh, dh) = (ints(300 + seed), ints(400 + seed));
+        let inputs = [ints(500 + seed), nh, ints(600 + seed), dh];
+        let r = run(Target::Gfx940, HIP, &inputs, FDIV64, 2);
+        for l in 0..LANES {
+            let x = f64::from_bits(inputs[0][l] as u64 | (inputs[1][l] as u64) << 32);
+            let y = f64::from_bits(inputs[2][l] as u64 | (inputs[3][l] as u64) << 32);
+            let q = x / y;
+            let got = f64::from_bits(r[0][l] as u64 | (r[1][l] as u64) << 32);
+            assert!(
+                got.to_bits() == q.to_bits() || got.is_nan() && q.is_nan(),
+                "{x:e} / {y:e} = {got:e}, want {q:e}"
+            );
+        }
+    }
+}
