@@ -648,6 +648,10 @@ fn f32_division_sequence_is_correctly_rounded() {
         123456.79,
         f32::NAN,
         -0.0,
+        1e30,
+        2.0,
+        1e-20,
+        3.0e-39,
     ];
     let den = [
         3.0f32,
@@ -666,23 +670,33 @@ fn f32_division_sequence_is_correctly_rounded() {
         1.0e38,
         2.0,
         5.0,
+        -1e-5,
+        3.0e38,
+        7e18,
+        0.75,
     ];
     let a = f32s(&num);
     let b = f32s(&den);
     for t in NEW {
         let r = run(t, HIP, &[a, b], FDIV32, 1);
         for l in 0..LANES {
-            let q = num[l % 16] / den[l % 16];
+            let (x, y) = (num[l % num.len()], den[l % num.len()]);
+            let q = x / y;
             let got = f32::from_bits(r[0][l]);
             if q.is_nan() {
-                assert!(got.is_nan(), "{} / {} = {got}", num[l % 16], den[l % 16]);
+                assert!(
+                    got.is_nan(),
+                    "{} / {} = {got}",
+                    num[l % num.len()],
+                    den[l % num.len()]
+                );
             } else {
                 assert_eq!(
                     r[0][l],
                     q.to_bits(),
                     "{} / {} = {got}, want {q}",
-                    num[l % 16],
-                    den[l % 16]
+                    num[l % num.len()],
+                    den[l % num.len()]
                 );
             }
         }
@@ -722,6 +736,11 @@ fn f64_division_sequence_is_correctly_rounded() {
         1.0,
         2.0e-310,
         9.87654321e123,
+        1e200,
+        3.0,
+        1e-200,
+        1.0,
+        -3.0,
     ];
     let den = [
         3.0f64,
@@ -734,6 +753,11 @@ fn f64_division_sequence_is_correctly_rounded() {
         f64::INFINITY,
         3.0,
         1.23456789e-45,
+        -1e-100,
+        1e-308,
+        7e107,
+        1e308,
+        1.5e308,
     ];
     // v[1:2] = numerator, v[3:4] = denominator.
     let bits = |v: &[f64], hi: bool| {
@@ -1369,4 +1393,245 @@ fn gfx940_fp8_conversions() {
     assert_eq!(r[5][0], 0x0080);
     // bf8: 300 = 1.171875 * 2^8 rounds to 1.25 * 2^8 (0x61); -1.0 is 0xc0.
     assert_eq!(r[6][0], 0xc061);
+}
+
+#[test]
+fn f64_conversions_and_transcendentals() {
+    let vals = [2.5f64, -3.75, 1e10, -1e10, f64::NAN, 0.1, 4.0, 1e-310];
+    let lo = lanes(|l| vals[l % 8].to_bits() as u32);
+    let hi = lanes(|l| (vals[l % 8].to_bits() >> 32) as u32);
+    let body = "
+        v_mov_b32 v20, v1
+        v_mov_b32 v21, v2
+        v_cvt_i32_f64 v10, v[20:21]
+        v_cvt_u32_f64 v11, v[20:21]
+        v_cvt_f32_f64 v12, v[20:21]
+        v_frexp_exp_i32_f64 v13, v[20:21]
+        v_rcp_f64 v[22:23], v[20:21]
+        v_mov_b32 v14, v22
+        v_mov_b32 v15, v23
+        v_cvt_f64_i32 v[24:25], v10
+        v_mov_b32 v16, v24
+        v_mov_b32 v17, v25";
+    for t in ALL {
+        let r = run(t, HIP, &[lo, hi], body, 8);
+        for l in 0..LANES {
+            let x = vals[l % 8];
+            assert_eq!(r[0][l], x as i32 as u32, "{x}");
+            assert_eq!(r[1][l], x as u32);
+            let f = f32::from_bits(r[2][l]);
+            assert!(f.to_bits() == (x as f32).to_bits() || f.is_nan() && x.is_nan());
+            let e = if x == 0.0 || !x.is_finite() {
+                0
+            } else {
+                x.abs().log2().floor() as i32 + 1
+            };
+            assert_eq!(r[3][l] as i32, e, "frexp_exp {x}");
+            let rcp = f64::from_bits(r[4][l] as u64 | (r[5][l] as u64) << 32);
+            assert!(rcp.to_bits() == (1.0 / x).to_bits() || rcp.is_nan() && x.is_nan());
+            let back = f64::from_bits(r[6][l] as u64 | (r[7][l] as u64) << 32);
+            assert_eq!(back, f64::from(x as i32));
+        }
+    }
+}
+
+#[test]
+fn div_fixup_special_cases() {
+    let inf = f32::INFINITY;
+    // (quotient estimate, denominator, numerator) -> expected
+    let cases: [(f32, f32, f32, f32); 8] = [
+        (7.0, 2.0, -14.0, -7.0),
+        (0.0, 0.0, 0.0, f32::NAN),
+        (0.0, inf, -inf, f32::NAN),
+        (0.0, -0.0, 3.0, -inf),
+        (0.0, 2.0, inf, inf),
+        (9.0, inf, 3.0, 0.0),
+        (9.0, -2.0, 0.0, -0.0),
+        (1.0, f32::NAN, 1.0, f32::NAN),
+    ];
+    let q = lanes(|l| cases[l % 8].0.to_bits());
+    let d = lanes(|l| cases[l % 8].1.to_bits());
+    let n = lanes(|l| cases[l % 8].2.to_bits());
+    let body = "v_div_fixup_f32 v10, v1, v2, v3";
+    for t in ALL {
+        let r = run(t, HIP, &[q, d, n], body, 1);
+        for l in 0..LANES {
+            let want = cases[l % 8].3;
+            let got = f32::from_bits(r[0][l]);
+            assert!(
+                got.to_bits() == want.to_bits() || got.is_nan() && want.is_nan(),
+                "case {}: {got}",
+                l % 8
+            );
+        }
+    }
+}
+
+#[test]
+fn non_ieee_min_max_and_f16_class() {
+    let snan = 0x7f80_0001u32;
+    let a = lanes(|l| if l % 2 == 0 { snan } else { 3.0f32.to_bits() });
+    // f16: +inf, -0, qNaN, 1.0
+    let h = lanes(|l| [0x7c00u32, 0x8000, 0x7e00, 0x3c00][l % 4]);
+    let body = "
+        v_max_f32 v10, v1, 1.0
+        s_mov_b32 s6, 0x260
+        v_cmp_class_f16_e64 s[8:9], v2, s6
+        v_mov_b32 v11, s8
+        v_cmpx_class_f16 vcc, v2, s6
+        v_mov_b32 v12, 0
+        v_mov_b32 v12, 1";
+    for t in ALL {
+        // IEEE off: a signalling NaN is just a NaN, the other operand wins.
+        let r = run(t, 0xf0 << 12, &[a, h], body, 3);
+        let mut cls = 0u32;
+        for l in 0..LANES {
+            let want = if l % 2 == 0 { 1.0f32 } else { 3.0 };
+            assert_eq!(r[0][l], want.to_bits());
+            // 0x260: -0 (5), +0 (6), +inf (9).
+            let m = matches!(l % 4, 0 | 1);
+            if l < 32 && m {
+                cls |= 1 << l;
+            }
+            assert_eq!(r[2][l], u32::from(m));
+        }
+        assert_eq!(r[1][0], cls);
+    }
+}
+
+#[test]
+fn integer_clamp_saturates_in_vop3_and_sdwa() {
+    let a = lanes(|l| [0xffff_fff0u32, 5, 0x7fff_fff0, 0x8000_0005][l % 4]);
+    let b = lanes(|l| [0x20u32, 7, 0x20, 0x10][l % 4]);
+    let body = "
+        v_add_u32_e64 v10, v1, v2 clamp
+        v_add_u32_sdwa v11, v1, v2 clamp dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:DWORD src1_sel:DWORD
+        v_sub_u32_e64 v12, v2, v1 clamp
+        v_add_i32 v13, v1, v2 clamp
+        v_sub_i32 v14, v1, v2 clamp";
+    for t in ALL {
+        let r = run(t, HIP, &[a, b], body, 5);
+        for l in 0..LANES {
+            let (x, y) = (a[l], b[l]);
+            assert_eq!(r[0][l], x.saturating_add(y));
+            assert_eq!(r[1][l], x.saturating_add(y));
+            assert_eq!(r[2][l], y.saturating_sub(x));
+            assert_eq!(r[3][l], (x as i32).saturating_add(y as i32) as u32);
+            assert_eq!(r[4][l], (x as i32).saturating_sub(y as i32) as u32);
+        }
+    }
+}
+
+/// Random well-formed VALU instruction words (VOP1, VOP2, VOPC, VOP3
+/// with their literal, SDWA or DPP words).
+fn random_valu(seed: u32, n: usize) -> Vec<u32> {
+    let mut x = seed | 1;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        x
+    };
+    let mut w = Vec::new();
+    for _ in 0..n {
+        let r = next();
+        match r % 4 {
+            0 => {
+                // VOP3 (not VOP3P: opcode field below 0x1c0 in bits 25:16
+                // keeps bits 31:23 away from 0x1a7).
+                let op = next() % 0x380;
+                // Modifiers (abs, op_sel, clamp; omod, neg) one time in
+                // four.
+                let mods = next() % 4 == 0;
+                let lo = next() & if mods { 0xffff } else { 0xff };
+                w.push(0xd000_0000 | op << 16 | lo);
+                w.push(next() & if mods { !0 } else { 0x07ff_ffff });
+            }
+            k => {
+                let mut word = next();
+                word = match k {
+                    1 => 0x7e00_0000 | word & 0x01ff_ffff, // VOP1
+                    2 => 0x7c00_0000 | word & 0x01ff_ffff, // VOPC
+                    _ => {
+                        // VOP2 without the K-constant opcodes.
+                        let mut op = (word >> 25) & 0x3f;
+                        if matches!(op, 0x17 | 0x18 | 0x24 | 0x25) || op >= 0x3e {
+                            op = 0x1;
+                        }
+                        word & 0x01ff_ffff | op << 25
+                    }
+                };
+                // Source 0 picks a literal, SDWA or DPP word now and then.
+                let src0 = match next() % 8 {
+                    0 => 255,
+                    1 => 249,
+                    2 => 250,
+                    _ => word & 0x1ff,
+                };
+                word = word & !0x1ff | src0;
+                w.push(word);
+                if matches!(src0, 249 | 250 | 255) {
+                    w.push(next());
+                }
+            }
+        }
+    }
+    w
+}
+
+/// Random programs per target in `random_valu_words_never_panic`.
+const FUZZ_SEEDS: u32 = 40;
+
+#[test]
+fn random_valu_words_never_panic() {
+    // Each run: a placeholder block of v_nop, replaced by random words,
+    // then s_endpgm. Errors (unimplemented forms) are fine; panics are
+    // not.
+    let body = "v_nop\n".repeat(64);
+    let mut runs = 0;
+    for t in ALL {
+        for seed in 0..FUZZ_SEEDS {
+            let words = random_valu(seed * 7919 + t as u32, 24);
+            let patch = |w: &mut Vec<u32>| {
+                let start = w.iter().position(|&x| x == 0x7e00_0000).unwrap();
+                for (k, v) in words.iter().enumerate().take(64) {
+                    w[start + k] = *v;
+                }
+            };
+            let _ = try_run_patched(t, HIP, &[lanes(|l| l as u32)], &body, 1, patch);
+            runs += 1;
+        }
+    }
+    assert_eq!(runs, 3 * FUZZ_SEEDS);
+}
+
+#[test]
+fn division_sequences_match_the_host_on_random_bits() {
+    for seed in 0..12u32 {
+        // Random f32 bit patterns: every exponent, denormals, specials.
+        let (n, d) = (ints(100 + seed), ints(200 + seed));
+        let r = run(Target::Gfx90a, HIP, &[n, d], FDIV32, 1);
+        for l in 0..LANES {
+            let (x, y) = (f32::from_bits(n[l]), f32::from_bits(d[l]));
+            let q = x / y;
+            let got = f32::from_bits(r[0][l]);
+            assert!(
+                got.to_bits() == q.to_bits() || got.is_nan() && q.is_nan(),
+                "{x:e} / {y:e} = {got:e}, want {q:e}"
+            );
+        }
+        let (nh, dh) = (ints(300 + seed), ints(400 + seed));
+        let inputs = [ints(500 + seed), nh, ints(600 + seed), dh];
+        let r = run(Target::Gfx940, HIP, &inputs, FDIV64, 2);
+        for l in 0..LANES {
+            let x = f64::from_bits(inputs[0][l] as u64 | (inputs[1][l] as u64) << 32);
+            let y = f64::from_bits(inputs[2][l] as u64 | (inputs[3][l] as u64) << 32);
+            let q = x / y;
+            let got = f64::from_bits(r[0][l] as u64 | (r[1][l] as u64) << 32);
+            assert!(
+                got.to_bits() == q.to_bits() || got.is_nan() && q.is_nan(),
+                "{x:e} / {y:e} = {got:e}, want {q:e}"
+            );
+        }
+    }
 }

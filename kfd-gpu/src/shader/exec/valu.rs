@@ -284,7 +284,8 @@ fn check(i: &Inst, src: &[Ty], dst: Option<Ty>, flags: u8) -> Result<(), Flow> {
                 }
                 if i.enc != Enc::Vopc {
                     let (clamp, omod) = (x >> 13 & 1 != 0, x >> 14 & 3);
-                    if (clamp || omod != 0) && !dst.is_some_and(|t| t.float()) {
+                    let float = dst.is_some_and(|t| t.float());
+                    if omod != 0 && !float || clamp && !float && flags & flag::ICLAMP == 0 {
                         return Err(unimplemented(i, "SDWA clamp/omod on an integer result"));
                     }
                     if x >> 8 & 7 == 7 || x >> 11 & 3 == 3 {
@@ -356,25 +357,59 @@ fn dpp(x: u32, exec: u64, v: &mut [u32; LANES]) -> u64 {
     let ctrl = x >> 8 & 0x1ff;
     let bound_ctrl = x >> 19 & 1 != 0;
     let (bank_mask, row_mask) = (x >> 24 & 0xf, x >> 28 & 0xf);
-    let src = *v;
-    let mut mask = 0u64;
-    for l in 0..LANES {
-        if row_mask >> (l / 16) & 1 == 0 || bank_mask >> ((l & 15) / 4) & 1 == 0 {
-            continue;
-        }
-        match dpp_source(ctrl, l) {
-            Some(s) if exec >> s & 1 != 0 => {
-                v[l] = src[s];
-                mask |= 1 << l;
-            }
-            _ if bound_ctrl => {
-                v[l] = 0;
-                mask |= 1 << l;
-            }
-            _ => {}
+    // Lanes the row and bank masks enable.
+    let mut enabled = 0u64;
+    for r in 0..4 {
+        if row_mask >> r & 1 != 0 {
+            enabled |= 0xffff << (16 * r);
         }
     }
-    mask
+    let mut banks = 0u64;
+    for b in 0..4 {
+        if bank_mask >> b & 1 != 0 {
+            banks |= 0x000f_000f_000f_000f << (4 * b);
+        }
+    }
+    enabled &= banks;
+    let c = ctrl as usize;
+    let n = c & 15;
+    // One monomorphic loop per control family.
+    match ctrl {
+        0..=0xff => permute(exec, enabled, bound_ctrl, v, |l| {
+            Some((l & !3) | (c >> (2 * (l & 3))) & 3)
+        }),
+        0x101..=0x10f => permute(exec, enabled, bound_ctrl, v, |l| {
+            ((l & 15) + n < 16).then_some(l + n)
+        }),
+        0x111..=0x11f => permute(exec, enabled, bound_ctrl, v, |l| {
+            (l & 15 >= n).then(|| l - n)
+        }),
+        _ => permute(exec, enabled, bound_ctrl, v, |l| dpp_source(ctrl, l)),
+    }
+}
+
+/// Moves `v[src(l)]` to lane `l` for the `enabled` lanes: an invalid
+/// (out of range or inactive) source gives 0 with `bound_ctrl`, else
+/// leaves the lane unwritten. Returns the lanes to write.
+#[inline(always)]
+fn permute(
+    exec: u64,
+    enabled: u64,
+    bound_ctrl: bool,
+    v: &mut [u32; LANES],
+    src: impl Fn(usize) -> Option<usize>,
+) -> u64 {
+    let old = *v;
+    let mut mask = 0u64;
+    for l in 0..LANES {
+        let (val, ok) = match src(l) {
+            Some(s) if exec >> (s & 63) & 1 != 0 => (old[s & 63], true),
+            _ => (0, bound_ctrl),
+        };
+        v[l] = val;
+        mask |= u64::from(ok) << l;
+    }
+    mask & enabled
 }
 
 /// SDWA source select `sel` (with sign extension `sext`) of `v`.

@@ -465,11 +465,17 @@ pub(super) fn lookup(name: &str) -> Option<Exec> {
         "v_div_scale_f64" => |w, i, _| div_scale(w, i, F64),
         "v_div_fmas_f32" => |w, i, _| div_fmas(w, i, F32),
         "v_div_fmas_f64" => |w, i, _| div_fmas(w, i, F64),
-        "v_div_fixup_f32" => |w, i, _| fop(w, i, F32, 0, |_, [q, d, n]| fp::div_fixup(q, d, n)),
-        "v_div_fixup_f64" => |w, i, _| fop(w, i, F64, 0, |_, [q, d, n]| fp::div_fixup(q, d, n)),
-        "v_div_fixup_f16" => |w, i, _| fop(w, i, F16, OPSEL, |_, [q, d, n]| fp::div_fixup(q, d, n)),
+        "v_div_fixup_f32" => {
+            |w, i, _| fop(w, i, F32, 0, |_, [q, d, n]| fp::div_fixup(q, d, n, F32))
+        }
+        "v_div_fixup_f64" => {
+            |w, i, _| fop(w, i, F64, 0, |_, [q, d, n]| fp::div_fixup(q, d, n, F64))
+        }
+        "v_div_fixup_f16" => {
+            |w, i, _| fop(w, i, F16, OPSEL, |_, [q, d, n]| fp::div_fixup(q, d, n, F16))
+        }
         "v_div_fixup_legacy_f16" => {
-            |w, i, _| fop(w, i, F16, 0, |_, [q, d, n]| fp::div_fixup(q, d, n))
+            |w, i, _| fop(w, i, F16, 0, |_, [q, d, n]| fp::div_fixup(q, d, n, F16))
         }
         _ => return None,
     })

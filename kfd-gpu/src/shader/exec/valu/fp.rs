@@ -348,13 +348,18 @@ pub(super) fn div_scale(s0: f64, d: f64, n: f64, double: bool) -> (f64, bool) {
     if denorm(d) {
         return (ldexp(s0, scale), false);
     }
+    // The reciprocal is tested in double precision for both types (so
+    // for f32 these cases never arise).
     let rcp = 1.0 / d;
+    let rcp_denorm = rcp != 0.0 && rcp.abs() < f64::MIN_POSITIVE;
     let quo = n / d;
     let quo_denorm = quo != 0.0 && quo.abs() < min_normal;
-    if denorm(rcp) && quo_denorm {
-        return (if s0 == d { ldexp(s0, scale) } else { s0 }, true);
+    if rcp_denorm && quo_denorm {
+        // A huge denominator and a tiny quotient: scale the denominator
+        // down; v_div_fmas scales the (small) result back down.
+        return (if s0 == d { ldexp(s0, -scale) } else { s0 }, true);
     }
-    if denorm(rcp) {
+    if rcp_denorm {
         return (ldexp(s0, -scale), false);
     }
     if quo_denorm {
@@ -367,9 +372,9 @@ pub(super) fn div_scale(s0: f64, d: f64, n: f64, double: bool) -> (f64, bool) {
 }
 
 /// `v_div_fixup_*`: the quotient `q` of `n / d` with the special cases
-/// (NaNs, zeros, infinities) settled. `quiet_nan` is the type's default
-/// NaN as `f64`.
-pub(super) fn div_fixup(q: f64, d: f64, n: f64) -> f64 {
+/// (NaNs, zeros, infinities) settled; a NaN quotient from finite
+/// operands is an overflow.
+pub(super) fn div_fixup(q: f64, d: f64, n: f64, t: Ty) -> f64 {
     let neg = (d.is_sign_negative()) != (n.is_sign_negative());
     let signed = |x: f64| if neg { -x } else { x };
     if n.is_nan() {
@@ -387,8 +392,21 @@ pub(super) fn div_fixup(q: f64, d: f64, n: f64) -> f64 {
     if d.is_infinite() || n == 0.0 {
         return signed(0.0);
     }
+    // Biased exponents in the operation's type: a quotient below the
+    // smallest denormal's half is a zero (the scaling may not reach it).
+    let (bias, limit) = match t {
+        Ty::F64 => (1023, -1075),
+        Ty::F32 => (127, -150),
+        _ => (15, -25),
+    };
+    let exponent = |x: f64| (((x.abs().to_bits() >> 52) & 0x7ff) as i32 - 1023 + bias).max(0);
+    if exponent(n) - exponent(d) < limit {
+        return signed(0.0);
+    }
     if q.is_nan() {
-        return q;
+        // The scaled Newton steps overflowed (inf - inf): the quotient is
+        // beyond the type's range.
+        return signed(f64::INFINITY);
     }
     signed(q.abs())
 }
