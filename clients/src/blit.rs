@@ -20,7 +20,7 @@
 //! Device memory is read and written through copies: each case first
 //! copies a background pattern over the whole device buffer, and reads
 //! the whole buffer back after the step under test. Lines are printed as
-//! they come ([`Out::live`]): a blit kernel the simulator cannot run makes
+//! they come (`Out::live`): a blit kernel the simulator cannot run makes
 //! ROCr abort the process, and the lines before it are kept.
 
 use std::ops::Range;

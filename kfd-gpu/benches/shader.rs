@@ -35,6 +35,17 @@ fn valu_kernel(iterations: u32) -> String {
     s
 }
 
+/// 32 scalar adds per iteration, `s4` iterations: the cost of the
+/// interpreter's loop around cheap instructions.
+fn salu_kernel(iterations: u32) -> String {
+    let mut s = format!("s_mov_b32 s4, {iterations}\ns_mov_b32 s5, 0\nloop:\n");
+    for _ in 0..32 {
+        s.push_str("s_add_u32 s5, s5, 3\n");
+    }
+    s.push_str("s_sub_u32 s4, s4, 1\ns_cmp_lg_u32 s4, 0\ns_cbranch_scc1 loop\ns_endpgm\n");
+    s
+}
+
 /// `c[i] = a[i] + b[i]` with the kernel arguments a, b, c at s[0:1].
 const VECTOR_ADD: &str = "
     s_load_dwordx4 s[4:7], s[0:1], 0x0
@@ -114,6 +125,15 @@ fn main() {
         fmas / t.as_secs_f64(),
         s.instructions,
         t.as_secs_f64() * 1e3
+    );
+
+    // The interpreter loop: cheap scalar instructions.
+    let code = assemble(Target::Gfx90a, &salu_kernel(iterations));
+    let (s, t) = best(reps, || run(&mem, &code, 64 * 8, 64, 1));
+    println!(
+        "salu (s_add_u32 loop, 1 core):      {:8.3e} wave-instructions/s ({:.1} ns each)",
+        s.instructions as f64 / t.as_secs_f64(),
+        t.as_secs_f64() * 1e9 / s.instructions as f64
     );
 
     // Memory-bound and the 1M vector add.

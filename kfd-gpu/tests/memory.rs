@@ -598,6 +598,14 @@ fn private_buffer_scratch_and_flat_share_bytes() {
             buffer_load_dword v14, off, s[0:3], s32 offset:8
             v_mov_b32 v15, 4
             buffer_load_ushort v16, v15, s[0:3], s32 offen offset:4
+            // A 64-bit atomic on the private buffer: per-lane bytes 48..55.
+            v_mov_b32 v20, 5
+            v_add_u32 v21, 0x900, v0
+            buffer_atomic_add_x2 v[20:21], off, s[0:3], s32 offset:32
+            buffer_atomic_add_x2 v[20:21], off, s[0:3], s32 offset:32
+            flat_load_dwordx2 v[22:23], v[8:9] offset:28
+            global_store_dword v[2:3], v22, off offset:1024
+            global_store_dword v[2:3], v23, off offset:1280
             global_store_dword v[2:3], v10, off
             global_store_dword v[2:3], v12, off offset:256
             global_store_dword v[2:3], v14, off offset:512
@@ -612,6 +620,8 @@ fn private_buffer_scratch_and_flat_share_bytes() {
         expect(&mem, 1, |l| 0x300 + l as u32, "buffer -> scratch");
         expect(&mem, 2, |l| 0x700 + l as u32, "flat -> buffer");
         expect(&mem, 3, |l| 0x700 + l as u32, "flat -> buffer offen");
+        expect(&mem, 4, |_| 10, "add_x2 lo");
+        expect(&mem, 5, |l| 2 * (0x900 + l as u32), "add_x2 hi");
     }
 }
 
@@ -1126,6 +1136,90 @@ fn lds_atomics_under_contention_are_exact() {
     }
 }
 
+/// The half-precision bits of a small non-negative integer.
+fn f16_of(n: u32) -> u32 {
+    if n == 0 {
+        return 0;
+    }
+    let e = 31 - n.leading_zeros();
+    (e + 15) << 10 | ((n << (10 - e)) - 1024)
+}
+
+#[test]
+fn lds_exchanges_wrap_and_qword_compare_store() {
+    for t in ALL {
+        let mut body = String::from(
+            "
+            v_add_u32 v10, 0x100, v0
+            v_add_u32 v11, 0x200, v0
+            ds_write_b32 v1, v0
+            ds_write_b32 v1, v0 offset:256
+            ds_wrxchg2_rtn_b32 v[12:13], v1, v10, v11 offset1:64
+            ds_read2_b32 v[14:15], v1 offset1:64
+            v_mov_b32 v20, 1024
+            v_mov_b32 v21, 5
+            v_mov_b32 v22, 3
+            ds_wrap_rtn_b32 v16, v20, v21, v22
+            v_mov_b32 v24, 0
+            v_mov_b32 v25, 0
+            ds_cmpst_rtn_b64 v[26:27], v20, v[24:25], v[10:11] offset:16
+            global_store_dword v[2:3], v12, off
+            global_store_dword v[2:3], v13, off offset:256
+            global_store_dword v[2:3], v14, off offset:512
+            global_store_dword v[2:3], v15, off offset:768
+            global_store_dword v[2:3], v16, off offset:1024
+            global_store_dword v[2:3], v26, off offset:1280
+            global_store_dword v[2:3], v27, off offset:1536
+            ",
+        );
+        if t == Target::Gfx940 {
+            body.push_str(
+                "
+                v_mov_b32 v28, 0x3c003c00
+                ds_pk_add_rtn_f16 v29, v20, v28 offset:64
+                v_mov_b32 v8, s6
+                v_mov_b32 v9, s7
+                v_mov_b32 v30, 0x3f003f80
+                global_atomic_pk_add_bf16 v31, v[8:9], v30, off sc0
+                global_store_dword v[2:3], v29, off offset:1792
+                global_store_dword v[2:3], v31, off offset:2048
+                ",
+            );
+        }
+        let mem = memory_with_inputs();
+        mem.store::<u32>(IN, 0);
+        let mut k = kernel(t, &body);
+        k.lds = 2048;
+        k.run(&mem).unwrap_or_else(|e| panic!("{t:?}: {e}"));
+        expect(&mem, 0, |l| l as u32, "wrxchg2 old 0");
+        expect(&mem, 1, |l| l as u32, "wrxchg2 old 1");
+        expect(&mem, 2, |l| 0x100 + l as u32, "wrxchg2 new 0");
+        expect(&mem, 3, |l| 0x200 + l as u32, "wrxchg2 new 1");
+        let mut m = 0u32;
+        let wraps: Vec<u32> = (0..64)
+            .map(|_| {
+                let o = m;
+                m = if m >= 5 { m - 5 } else { m + 3 };
+                o
+            })
+            .collect();
+        assert_eq!(slot(&mem, 4), wraps, "{t:?} wrap");
+        expect(&mem, 5, |l| if l == 0 { 0 } else { 0x100 }, "cmpst_b64 lo");
+        expect(&mem, 6, |l| if l == 0 { 0 } else { 0x200 }, "cmpst_b64 hi");
+        if t == Target::Gfx940 {
+            expect(&mem, 7, |l| f16_of(l as u32) * 0x1_0001, "pk_add_f16");
+            let bf = |x: f32| x.to_bits() >> 16;
+            expect(
+                &mem,
+                8,
+                |l| bf(l as f32) | bf(l as f32 * 0.5) << 16,
+                "pk_add_bf16",
+            );
+            assert_eq!(mem.load::<u32>(IN), bf(64.0) | bf(32.0) << 16);
+        }
+    }
+}
+
 #[test]
 fn lds_float_atomics() {
     for t in ALL {
@@ -1252,6 +1346,35 @@ fn swizzle_permute_and_bpermute() {
 }
 
 #[test]
+fn lds_append_and_consume_count_active_lanes() {
+    for t in ALL {
+        let mem = run_lds(
+            t,
+            64,
+            "
+            v_mov_b32 v20, 0
+            v_mov_b32 v21, 10
+            ds_write_b32 v20, v21 offset:8
+            s_mov_b32 m0, 4
+            s_mov_b32 exec_hi, 0
+            ds_append v10 offset:4
+            s_mov_b32 exec_lo, 0xff
+            ds_consume v11 offset:4
+            s_mov_b32 exec_lo, -1
+            s_mov_b32 exec_hi, -1
+            ds_read_b32 v12, v20 offset:8
+            global_store_dword v[2:3], v10, off
+            global_store_dword v[2:3], v11, off offset:256
+            global_store_dword v[2:3], v12, off offset:512
+            ",
+        );
+        expect(&mem, 0, |l| if l < 32 { 10 } else { 0 }, "append");
+        expect(&mem, 1, |l| if l < 8 { 42 } else { 0 }, "consume");
+        expect(&mem, 2, |_| 34, "final");
+    }
+}
+
+#[test]
 fn four_waves_exchange_through_lds_across_a_barrier() {
     for t in ALL {
         let mem = memory_with_inputs();
@@ -1320,5 +1443,104 @@ fn a_global_access_outside_memory_faults() {
     match e {
         DispatchError::Fault { fault, .. } => assert_eq!((fault.va, fault.write), (64, false)),
         e => panic!("{e}"),
+    }
+}
+
+#[test]
+fn private_accesses_past_the_limit_fault() {
+    for (t, body) in [
+        (Target::Gfx940, "scratch_load_dword v10, off, off offset:-2"),
+        (
+            Target::Gfx90a,
+            "v_mov_b32 v11, -2\n scratch_load_dword v10, v11, off",
+        ),
+        (
+            Target::Gfx90a,
+            "v_mov_b32 v9, src_private_base\n v_mov_b32 v8, -3\n flat_store_dword v[8:9], v0",
+        ),
+    ] {
+        let mem = memory_with_inputs();
+        match kernel(t, body).run(&mem) {
+            Err(DispatchError::Fault { .. }) => {}
+            r => panic!("{t:?} {body}: {r:?}"),
+        }
+    }
+}
+
+/// Random DS, FLAT/GLOBAL/SCRATCH and MUBUF words with random registers
+/// (addresses mostly unmapped) never panic the executors: they run, fault
+/// or report an unmodelled form.
+#[test]
+fn random_memory_instructions_do_not_panic() {
+    use kfd_gpu::mem::Tlb;
+    use kfd_gpu::shader::dispatch::private_resource;
+    use kfd_gpu::shader::exec::{lookup, Ctx};
+    use kfd_gpu::shader::isa::decode;
+    use kfd_gpu::shader::wave::Wave;
+    let mem = memory();
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rnd = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let clock = || 0u64;
+    for t in ALL {
+        let mut tlb = Tlb::new(&mem);
+        let mut lds = vec![0u8; 1024];
+        let mut private = Vec::new();
+        let mut w = Wave::new(if t == Target::Gfx900 { 256 } else { 512 });
+        for n in 0..20_000 {
+            let prefix = [0xd800_0000u32, 0xdc00_0000, 0xe000_0000][n % 3];
+            let r = rnd();
+            let words = [prefix | (r as u32 & 0x03ff_ffff), (r >> 32) as u32, 0];
+            let Ok(inst) = decode(t, &words) else {
+                continue;
+            };
+            let Some(exec) = lookup(inst.name) else {
+                continue;
+            };
+            for s in w.sgpr.iter_mut() {
+                // Small values: some addresses land in LDS, private memory
+                // or the flat memory's range.
+                *s = match rnd() % 4 {
+                    0 => 0,
+                    1 => rnd() as u32 & 0xffff,
+                    2 => (MEM_BASE as u32).wrapping_add(rnd() as u32 & 0xffff),
+                    _ => rnd() as u32,
+                };
+            }
+            if prefix == 0xe000_0000 && rnd() % 2 == 0 {
+                // Half the buffer accesses go to the private buffer.
+                let r = ((words[1] >> 16) & 0x1f) as usize * 4;
+                for (k, v) in private_resource().into_iter().enumerate() {
+                    w.sgpr[(r + k) & 127] = v;
+                }
+            }
+            // Fresh vector registers now and then (the executors write
+            // some).
+            for v in w.vgpr.iter_mut().take(if n % 16 == 0 { 300 } else { 0 }) {
+                for x in v.iter_mut() {
+                    *x = if rnd() % 2 == 0 {
+                        rnd() as u32 & 0x3ff
+                    } else {
+                        rnd() as u32
+                    };
+                }
+            }
+            let mut c = Ctx {
+                target: t,
+                tlb: &mut tlb,
+                lds: &mut lds,
+                private: &mut private,
+                private_limit: 1 << 16,
+                shared_base: SHARED_BASE,
+                private_base: PRIVATE_BASE,
+                clock: &clock,
+                realtime: &clock,
+            };
+            let _ = exec(&mut w, &inst, &mut c);
+        }
     }
 }

@@ -38,7 +38,7 @@ struct Family {
 }
 
 /// Operands: sources s2/v2, second sources s4/v4, destinations s6/v6,
-/// addresses v[8:9]; every one even, so 64-bit and wider operands stay
+/// addresses `v[8:9]`; every one even, so 64-bit and wider operands stay
 /// aligned (gfx90a requires it).
 const FAMILIES: &[Family] = &[
     Family {

@@ -5,7 +5,7 @@
 //! holds a wavefront's registers, the executors (`exec`, one module per
 //! instruction family) give each mnemonic its meaning, [`code`] caches
 //! decoded pages across dispatches, and [`dispatch`] sets up and runs the
-//! waves of every workgroup (LDS, barriers, worker threads); [`coverage`]
+//! waves of every workgroup (LDS, barriers, worker threads); [`coverage()`]
 //! counts the mnemonics each target's tables list that have an executor.
 
 pub mod code;

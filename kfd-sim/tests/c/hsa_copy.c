@@ -8,8 +8,6 @@
  *   barrier  BARRIER_AND / BARRIER_OR packets (and a barrier-value packet)
  *            on a user queue, with and without dependencies; infinite
  *            blocking waits woken by the completion
- *   one-copy a single 1 MiB device->device copy (for the runs that expect
- *            the blit-kernel path to be refused)
  */
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
@@ -310,10 +308,6 @@ int main(int argc, char **argv)
 		dependent_copy();
 	} else if (!strcmp(mode, "barrier")) {
 		barriers();
-	} else if (!strcmp(mode, "one-copy")) {
-		size_t size = 1 << 20;
-		void *a = alloc(vram_pool, size), *b = alloc(vram_pool, size);
-		CHECK(a && b && copy(b, gpu, a, gpu, size, 0, NULL), "one_copy", "copy failed");
 	}
 	s = hsa_shut_down();
 	CHECK(s == HSA_STATUS_SUCCESS, "hsa_shut_down", "status %d", s);

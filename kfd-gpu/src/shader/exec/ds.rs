@@ -78,6 +78,8 @@ pub(super) fn lookup(name: &str) -> Option<Exec> {
         "wrxchg2_rtn_b64" => wrxchg2::<8, 2>,
         "wrxchg2st64_rtn_b32" => wrxchg2::<256, 1>,
         "wrxchg2st64_rtn_b64" => wrxchg2::<512, 2>,
+        "append" => append::<false>,
+        "consume" => append::<true>,
         "swizzle_b32" => swizzle,
         "permute_b32" => permute,
         "bpermute_b32" => bpermute,
@@ -151,9 +153,11 @@ fn atomic_exec(op: &str) -> Option<Exec> {
 #[derive(Debug, Clone, Copy)]
 struct Fields {
     addr: usize,
-    data0: usize,
-    data1: usize,
-    vdst: usize,
+    // Register runs (indices into `Wave::vgpr`, wrapped into the register
+    // file once here so the lane loops do not divide).
+    data0: [usize; 4],
+    data1: [usize; 4],
+    vdst: [usize; 4],
     offset0: u32,
     offset1: u32,
 }
@@ -170,11 +174,12 @@ impl Fields {
             0
         };
         let n = w.vgpr.len();
+        let regs = |r: usize| [0, 1, 2, 3].map(|k| (bank + r + k) % n);
         Ok(Fields {
             addr: (w1 & 0xff) as usize % n,
-            data0: bank + ((w1 >> 8) & 0xff) as usize,
-            data1: bank + ((w1 >> 16) & 0xff) as usize,
-            vdst: bank + (w1 >> 24) as usize,
+            data0: regs(((w1 >> 8) & 0xff) as usize),
+            data1: regs(((w1 >> 16) & 0xff) as usize),
+            vdst: regs((w1 >> 24) as usize),
             offset0: w0 & 0xff,
             offset1: (w0 >> 8) & 0xff,
         })
@@ -186,16 +191,15 @@ impl Fields {
     }
 }
 
-/// VGPR `r + k` (wrapping in the register file), lane `l`.
+/// Register `k` of the run `r`, lane `l`.
 #[inline]
-fn reg(w: &Wave, r: usize, k: usize, l: usize) -> u32 {
-    w.vgpr[(r + k) % w.vgpr.len()][l]
+fn reg(w: &Wave, r: [usize; 4], k: usize, l: usize) -> u32 {
+    w.vgpr[r[k & 3]][l]
 }
 
 #[inline]
-fn set(w: &mut Wave, r: usize, k: usize, l: usize, v: u32) {
-    let n = w.vgpr.len();
-    w.vgpr[(r + k) % n][l] = v;
+fn set(w: &mut Wave, r: [usize; 4], k: usize, l: usize, v: u32) {
+    w.vgpr[r[k & 3]][l] = v;
 }
 
 fn read<const K: u8>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
@@ -370,8 +374,9 @@ fn atomic<const OP: u8, const W64: bool, const RTN: bool>(
         }
         let a = w.vgpr[f.addr][l].wrapping_add(off);
         if W64 {
-            let q =
-                |w: &Wave, r: usize| u64::from(reg(w, r, 0, l)) | u64::from(reg(w, r, 1, l)) << 32;
+            let q = |w: &Wave, r: [usize; 4]| {
+                u64::from(reg(w, r, 0, l)) | u64::from(reg(w, r, 1, l)) << 32
+            };
             let (d0, d1) = (q(w, f.data0), q(w, f.data1));
             let (x, y) = if cmp { (d1, d0) } else { (d0, d1) };
             let old = c.lds_load::<u64>(a);
@@ -390,6 +395,34 @@ fn atomic<const OP: u8, const W64: bool, const RTN: bool>(
             }
         }
     }
+    Flow::Next
+}
+
+/// `ds_append` / `ds_consume` (`CONSUME`) on LDS: the dword at M0 plus
+/// the offset grows (shrinks) by the number of active lanes; every active
+/// lane gets its old value (lanes find their own slots from it with
+/// `v_mbcnt`). The GDS form is not modelled.
+fn append<const CONSUME: bool>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
+    let f = match Fields::new(w, i, c) {
+        Ok(f) => f,
+        Err(e) => return e,
+    };
+    let exec = w.exec();
+    if exec == 0 {
+        return Flow::Next;
+    }
+    let a = w.m0().wrapping_add(f.offset());
+    let old = c.lds_load::<u32>(a);
+    let n = exec.count_ones();
+    c.lds_store(
+        a,
+        if CONSUME {
+            old.wrapping_sub(n)
+        } else {
+            old.wrapping_add(n)
+        },
+    );
+    w.store32((256 + f.vdst[0]) as u16, exec, &[old; LANES]);
     Flow::Next
 }
 
@@ -422,8 +455,7 @@ fn swizzle(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
             0
         }
     });
-    let n = w.vgpr.len();
-    w.store32((256 + f.vdst % n) as u16, exec, &r);
+    w.store32((256 + f.vdst[0]) as u16, exec, &r);
     Flow::Next
 }
 
@@ -437,7 +469,7 @@ fn permute(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
     };
     let exec = w.exec();
     let off = f.offset();
-    let data = w.vgpr[f.data0 % w.vgpr.len()];
+    let data = w.vgpr[f.data0[0]];
     let addr = w.vgpr[f.addr];
     let mut r = [0u32; LANES];
     for l in 0..LANES {
@@ -445,8 +477,7 @@ fn permute(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
             r[(addr[l].wrapping_add(off) / 4) as usize % LANES] = data[l];
         }
     }
-    let n = w.vgpr.len();
-    w.store32((256 + f.vdst % n) as u16, exec, &r);
+    w.store32((256 + f.vdst[0]) as u16, exec, &r);
     Flow::Next
 }
 
@@ -459,7 +490,7 @@ fn bpermute(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
     };
     let exec = w.exec();
     let off = f.offset();
-    let data = w.vgpr[f.data0 % w.vgpr.len()];
+    let data = w.vgpr[f.data0[0]];
     let addr = w.vgpr[f.addr];
     let r: [u32; LANES] = std::array::from_fn(|l| {
         let s = (addr[l].wrapping_add(off) / 4) as usize % LANES;
@@ -469,7 +500,6 @@ fn bpermute(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
             0
         }
     });
-    let n = w.vgpr.len();
-    w.store32((256 + f.vdst % n) as u16, exec, &r);
+    w.store32((256 + f.vdst[0]) as u16, exec, &r);
     Flow::Next
 }

@@ -23,7 +23,7 @@ mod int;
 mod lane;
 
 use super::{unimplemented, Exec, Flow};
-use crate::shader::isa::{Enc, Ext, Inst};
+use crate::shader::isa::{Enc, Ext, Inst, Mods};
 use crate::shader::wave::{inline_constant, reg, Wave, Width, LANES};
 
 /// The executor of a VALU mnemonic.
@@ -209,6 +209,23 @@ fn scalar32(w: &Wave, i: &Inst, code: u16, t: Ty) -> u32 {
 /// Checks the modifiers of `i` against what an operation with sources
 /// `src`, result `dst` and `flags` accepts, before anything is written.
 fn check(i: &Inst, src: &[Ty], dst: Option<Ty>, flags: u8) -> Result<(), Flow> {
+    // The common case: no modifiers, no extra word.
+    if i.ext == Ext::None && i.mods == Mods::default() {
+        let vop3 = match i.enc {
+            Enc::Vop3 => true,
+            Enc::Vop1 | Enc::Vop2 | Enc::Vopc => false,
+            _ => return Err(unimplemented(i, "encoding")),
+        };
+        for &c in &i.src[..src.len().min(3)] {
+            if reserved(c) || vop3 && c == reg::LITERAL {
+                return Err(unimplemented(
+                    i,
+                    "source operand (literal, LDS direct or reserved)",
+                ));
+            }
+        }
+        return Ok(());
+    }
     let m = &i.mods;
     let any_float = src.iter().any(|t| t.float());
     for n in 0..src.len() {
@@ -463,24 +480,25 @@ fn untouched(w: &Wave, i: &Inst, n: usize, t: Ty, flags: u8) -> bool {
     !(t.float() && flags & flag::NOFLUSH == 0 && !denorm_bits(t, w.mode, flags).0)
 }
 
-/// As [`fetch32`], but borrows the VGPR itself when nothing changes it
-/// (`buf` holds the values otherwise).
-#[inline]
-fn fetch_ref<'a>(
-    w: &'a Wave,
-    i: &Inst,
-    n: usize,
-    t: Ty,
-    flags: u8,
-    mask: &mut u64,
-    buf: &'a mut [u32; LANES],
-) -> &'a [u32; LANES] {
-    let code = i.src[n];
-    if code >= reg::VGPR0 && untouched(w, i, n, t, flags) {
-        return vreg(w, usize::from(code - reg::VGPR0));
-    }
-    fetch32(w, i, n, t, flags, mask, buf);
-    buf
+/// Source `n` (of at most three) of `src` for every lane: the VGPR itself
+/// when nothing changes it, else the values [`fetch32`] reads into the
+/// (deferred-initialised) buffer `b`; a source past `N` reads zeros.
+macro_rules! sources {
+    ($w:expr, $i:expr, $src:expr, $flags:expr, $mask:expr, $n:expr, $b:ident) => {{
+        if $n >= $src.len() {
+            &ZERO
+        } else {
+            let code = $i.src[$n];
+            if code >= reg::VGPR0 && untouched($w, $i, $n, $src[$n], $flags) {
+                vreg($w, usize::from(code - reg::VGPR0))
+            } else {
+                let mut v = [0u32; LANES];
+                fetch32($w, $i, $n, $src[$n], $flags, &mut $mask, &mut v);
+                $b = v;
+                &$b
+            }
+        }
+    }};
 }
 
 /// Reads source `n` of type `t` as 64 bits per lane: a VGPR pair, an
@@ -671,11 +689,12 @@ where
         return unimplemented(i, "rounding mode");
     }
     let mut mask = w.exec();
-    let mut bufs = [[0u32; LANES]; N];
-    let mut s: [&[u32; LANES]; N] = [&ZERO; N];
-    for (n, b) in bufs.each_mut().into_iter().enumerate() {
-        s[n] = fetch_ref(w, i, n, src[n], flags, &mut mask, b);
-    }
+    let (b0, b1, b2);
+    let s0 = sources!(w, i, src, flags, mask, 0, b0);
+    let s1 = sources!(w, i, src, flags, mask, 1, b1);
+    let s2 = sources!(w, i, src, flags, mask, 2, b2);
+    let all = [s0, s1, s2];
+    let s: [&[u32; LANES]; N] = std::array::from_fn(|n| all[n.min(2)]);
     let env = Env {
         mode: w.mode,
         clamp: out_mods(i).0,
@@ -786,11 +805,12 @@ where
         }
         std::array::from_fn(|l| f(Env { lane: l, ..env }, std::array::from_fn(|n| s[n][l])))
     } else {
-        let mut bufs = [[0u32; LANES]; N];
-        let mut s: [&[u32; LANES]; N] = [&ZERO; N];
-        for (n, b) in bufs.each_mut().into_iter().enumerate() {
-            s[n] = fetch_ref(w, i, n, src[n], flags, &mut mask, b);
-        }
+        let (b0, b1, b2);
+        let s0 = sources!(w, i, src, flags, mask, 0, b0);
+        let s1 = sources!(w, i, src, flags, mask, 1, b1);
+        let s2 = sources!(w, i, src, flags, mask, 2, b2);
+        let all = [s0, s1, s2];
+        let s: [&[u32; LANES]; N] = std::array::from_fn(|n| all[n.min(2)]);
         std::array::from_fn(|l| {
             f(
                 Env { lane: l, ..env },

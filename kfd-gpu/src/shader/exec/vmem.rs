@@ -34,7 +34,21 @@
 //!
 //! The ACC bit (word 1 bit 23, gfx90a and gfx940) makes the data and
 //! destination registers AccVGPRs (`Wave::vgpr[256 + n]`); on gfx900 the
-//! same bit is MUBUF's TFE, which is not modelled.
+//! same bit is MUBUF's TFE, which is not modelled, and FLAT's NV, which
+//! changes nothing here.
+//!
+//! # Atomics
+//!
+//! Global memory atomics are atomic read-modify-writes of the host memory
+//! ([`crate::mem::Tlb::update`]), so lanes, waves and worker threads
+//! hitting one address give exact results; LDS and private memory belong
+//! to one thread at a time. GLC (gfx940: SC0) returns the pre-op value.
+//! Float atomics round to nearest even and follow the MODE register's
+//! denormal controls; min/max are IEEE minNum/maxNum with -0 below +0.
+//!
+//! Not modelled (reported as unimplemented): loads into LDS (MUBUF LDS=1,
+//! FLAT LDS bit, gfx940 `*_load_lds_*`), typed `buffer_*_format_*`
+//! instructions, TFE.
 
 use super::{unimplemented, Ctx, Exec, Flow, PRIVATE_WINDOW};
 use crate::mem::{Fault, Word};
@@ -247,8 +261,10 @@ struct Buffer {
 #[derive(Debug, Clone, Copy)]
 struct Addressing {
     enc: Enc,
-    /// VGPR holding the address (or offset, or index).
-    vaddr: usize,
+    /// The address VGPRs (address, or index then offset; indices into
+    /// `Wave::vgpr`, wrapped into the register file once here so the
+    /// lane loops do not divide).
+    va: [usize; 2],
     use_vaddr: bool,
     /// GLOBAL: the 64-bit SGPR base; SCRATCH: the 32-bit SGPR offset.
     sbase: u64,
@@ -257,10 +273,10 @@ struct Addressing {
     offset: i64,
     /// Return the pre-op value of an atomic (GLC / SC0).
     glc: bool,
-    /// First destination register (index into `Wave::vgpr`).
-    vdst: usize,
-    /// First data register.
-    data: usize,
+    /// The destination registers (indices into `Wave::vgpr`).
+    dst: [usize; 4],
+    /// The data registers.
+    dat: [usize; 4],
     buf: Buffer,
 }
 
@@ -277,16 +293,19 @@ impl Addressing {
         let (w0, w1) = (i.w[0], i.w[1]);
         let acc = target.has_mfma() && w1 >> 23 & 1 != 0;
         let bank = if acc { 256 } else { 0 };
+        let n = w.vgpr.len();
+        let regs = |r: usize| [0, 1, 2, 3].map(|k| (r + k) % n);
+        let va = regs((w1 & 0xff) as usize);
         let mut a = Addressing {
             enc: i.enc,
-            vaddr: (w1 & 0xff) as usize,
+            va: [va[0], va[1]],
             use_vaddr: true,
             sbase: 0,
             use_saddr: false,
             offset: 0,
             glc: false,
-            vdst: bank + (w1 >> 24) as usize,
-            data: bank + ((w1 >> 8) & 0xff) as usize,
+            dst: regs(bank + (w1 >> 24) as usize),
+            dat: regs(bank + ((w1 >> 8) & 0xff) as usize),
             buf: Buffer::default(),
         };
         match i.enc {
@@ -299,7 +318,7 @@ impl Addressing {
                 }
                 a.offset = i64::from(w0 & 0xfff);
                 a.glc = w0 >> 14 & 1 != 0;
-                a.vdst = a.data;
+                a.dst = a.dat;
                 let r = ((w1 >> 16) & 0x1f) as usize * 4;
                 let v = [0, 1, 2, 3].map(|k| w.sgpr[(r + k) & 127]);
                 let data_format = u64::from((v[3] >> 15) & 0xf);
@@ -367,14 +386,13 @@ impl Addressing {
     /// written).
     #[inline]
     fn lane(&self, w: &Wave, l: usize) -> LaneAddr {
-        let n = w.vgpr.len();
-        let v = |r: usize| w.vgpr[r % n][l];
+        let v = |k: usize| w.vgpr[self.va[k]][l];
         match self.enc {
             Enc::Flat | Enc::Global => {
                 let base = if self.use_saddr {
-                    self.sbase.wrapping_add(u64::from(v(self.vaddr)))
+                    self.sbase.wrapping_add(u64::from(v(0)))
                 } else {
-                    u64::from(v(self.vaddr)) | u64::from(v(self.vaddr + 1)) << 32
+                    u64::from(v(0)) | u64::from(v(1)) << 32
                 };
                 LaneAddr {
                     a: base.wrapping_add(self.offset as u64),
@@ -384,7 +402,7 @@ impl Addressing {
             Enc::Scratch => {
                 let mut off = self.offset as u32;
                 if self.use_vaddr {
-                    off = off.wrapping_add(v(self.vaddr));
+                    off = off.wrapping_add(v(0));
                 }
                 if self.use_saddr {
                     off = off.wrapping_add(self.sbase as u32);
@@ -396,13 +414,13 @@ impl Addressing {
             }
             _ => {
                 let b = &self.buf;
-                let mut idx = if b.idxen { u64::from(v(self.vaddr)) } else { 0 };
+                let mut idx = if b.idxen { u64::from(v(0)) } else { 0 };
                 if b.add_tid {
                     idx += l as u64;
                 }
                 let mut off = self.offset as u32;
                 if b.offen {
-                    off = off.wrapping_add(v(self.vaddr + usize::from(b.idxen)));
+                    off = off.wrapping_add(v(usize::from(b.idxen)));
                 }
                 LaneAddr {
                     a: u64::from(off),
@@ -468,7 +486,7 @@ fn wave_load<T: Word>(c: &mut Ctx<'_, '_>, b: u64) -> Result<T, Fault> {
     }
     let mut x = [0u8; 8];
     for (j, y) in x[..T::SIZE].iter_mut().enumerate() {
-        let (l, o) = unswizzle(b + j as u64)?;
+        let (l, o) = unswizzle(b.wrapping_add(j as u64))?;
         *y = c.private_load(l, o)?;
     }
     Ok(T::from_bytes(&x))
@@ -482,7 +500,7 @@ fn wave_store<T: Word>(c: &mut Ctx<'_, '_>, b: u64, v: T) -> Result<(), Fault> {
     let mut x = [0u8; 8];
     v.to_bytes(&mut x);
     for (j, y) in x[..T::SIZE].iter().enumerate() {
-        let (l, o) = unswizzle(b + j as u64)?;
+        let (l, o) = unswizzle(b.wrapping_add(j as u64))?;
         c.private_store(l, o, *y)?;
     }
     Ok(())
@@ -536,18 +554,29 @@ fn update<T: Word>(
     }
 }
 
-/// Runs `f` for every lane in EXEC, stopping at the first fault.
+/// Runs `f` for every lane in EXEC, stopping at the first fault. A
+/// 64-bit atomic (`qword_atomic`) on a swizzled buffer in global memory
+/// whose elements are smaller than 8 bytes would be split by the
+/// hardware into two non-atomic halves: not modelled.
 #[inline]
 fn lanes(
     w: &mut Wave,
     i: &Inst,
     c: &mut Ctx<'_, '_>,
+    qword_atomic: bool,
     mut f: impl FnMut(&mut Wave, &Addressing, &mut Ctx<'_, '_>, usize) -> Result<(), Fault>,
 ) -> Flow {
     let a = match Addressing::new(w, i, c.target) {
         Ok(a) => a,
         Err(e) => return e,
     };
+    let b = &a.buf;
+    if qword_atomic && a.enc == Enc::Mubuf && b.swizzle && !b.private && b.element_size < 8 {
+        return unimplemented(
+            i,
+            "64-bit atomic on a swizzled buffer with elements below 8 bytes",
+        );
+    }
     let exec = w.exec();
     for l in 0..LANES {
         if exec >> l & 1 != 0 {
@@ -560,11 +589,10 @@ fn lanes(
 }
 
 fn load<const K: u8>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
-    lanes(w, i, c, |w, a, c, l| {
+    lanes(w, i, c, false, |w, a, c, l| {
         let la = a.lane(w, l);
-        let n = w.vgpr.len();
         let at = a.loc(la, 0);
-        let r = a.vdst % n;
+        let r = a.dst[0];
         let cur = w.vgpr[r][l];
         let v = match K {
             L_UBYTE => u32::from(ld::<u8>(c, l, at)?),
@@ -586,7 +614,7 @@ fn load<const K: u8>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
                     *x = ld::<u32>(c, l, a.loc(la, 4 * k as u32))?;
                 }
                 for (k, x) in v[..cnt].iter().enumerate() {
-                    w.vgpr[(a.vdst + k) % n][l] = *x;
+                    w.vgpr[a.dst[k]][l] = *x;
                 }
                 return Ok(());
             }
@@ -597,11 +625,10 @@ fn load<const K: u8>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
 }
 
 fn store<const K: u8>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
-    lanes(w, i, c, |w, a, c, l| {
+    lanes(w, i, c, false, |w, a, c, l| {
         let la = a.lane(w, l);
-        let n = w.vgpr.len();
         let at = a.loc(la, 0);
-        let d = w.vgpr[a.data % n][l];
+        let d = w.vgpr[a.dat[0]][l];
         match K {
             S_BYTE => st(c, l, at, d as u8),
             S_SHORT => st(c, l, at, d as u16),
@@ -610,7 +637,7 @@ fn store<const K: u8>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
             _ => {
                 let cnt = usize::from(K - S_DWORD + 1).min(4);
                 for k in 0..cnt {
-                    let v = w.vgpr[(a.data + k) % n][l];
+                    let v = w.vgpr[a.dat[k]][l];
                     st(c, l, a.loc(la, 4 * k as u32), v)?;
                 }
                 Ok(())
@@ -625,34 +652,37 @@ fn store<const K: u8>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
 /// FLAT/GLOBAL, into VDATA for MUBUF).
 fn atomic<const OP: u8, const X2: bool>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
     let mode = w.mode;
-    lanes(w, i, c, |w, a, c, l| {
+    lanes(w, i, c, X2, |w, a, c, l| {
         let la = a.lane(w, l);
         let at = a.loc(la, 0);
-        let n = w.vgpr.len();
-        let v = |w: &Wave, r: usize| w.vgpr[r % n][l];
+        let v = |w: &Wave, k: usize| w.vgpr[a.dat[k]][l];
         if X2 {
-            let pair = |w: &Wave, r: usize| u64::from(v(w, r)) | u64::from(v(w, r + 1)) << 32;
-            let src = pair(w, a.data);
-            let cmp = if OP == atom::CMPSWAP {
-                pair(w, a.data + 2)
+            let pair = |w: &Wave, k: usize| u64::from(v(w, k)) | u64::from(v(w, k + 1)) << 32;
+            let src = pair(w, 0);
+            let cmp = if OP == atom::CMPSWAP { pair(w, 2) } else { 0 };
+            let old = if let Loc::Wave(_) = at {
+                // The private buffer swizzles dwords: the halves lie
+                // apart. The wave's private memory is its own, so two
+                // accesses are atomic.
+                let hi = a.loc(la, 4);
+                let old = u64::from(ld::<u32>(c, l, at)?) | u64::from(ld::<u32>(c, l, hi)?) << 32;
+                let new = rmw64(OP, old, src, cmp, mode);
+                st(c, l, at, new as u32)?;
+                st(c, l, hi, (new >> 32) as u32)?;
+                old
             } else {
-                0
+                update::<u64>(c, l, at, &mut |o| rmw64(OP, o, src, cmp, mode))?
             };
-            let old = update::<u64>(c, l, at, &mut |o| rmw64(OP, o, src, cmp, mode))?;
             if a.glc {
-                w.vgpr[a.vdst % n][l] = old as u32;
-                w.vgpr[(a.vdst + 1) % n][l] = (old >> 32) as u32;
+                w.vgpr[a.dst[0]][l] = old as u32;
+                w.vgpr[a.dst[1]][l] = (old >> 32) as u32;
             }
         } else {
-            let src = v(w, a.data);
-            let cmp = if OP == atom::CMPSWAP {
-                v(w, a.data + 1)
-            } else {
-                0
-            };
+            let src = v(w, 0);
+            let cmp = if OP == atom::CMPSWAP { v(w, 1) } else { 0 };
             let old = update::<u32>(c, l, at, &mut |o| rmw32(OP, o, src, cmp, mode))?;
             if a.glc {
-                w.vgpr[a.vdst % n][l] = old;
+                w.vgpr[a.dst[0]][l] = old;
             }
         }
         Ok(())
@@ -951,6 +981,58 @@ mod tests {
         assert_eq!(add_bf16(0x3f81, m), 0x3f80);
         assert_eq!(add_bf16(0x3f83, m), 0x3f82);
         assert!(add_bf16(0x7f80, 0xff80) & 0x7fc0 == 0x7fc0);
+    }
+
+    #[test]
+    fn integer_atomic_arithmetic() {
+        use atom::*;
+        assert_eq!(rmw32(SMIN, 5, (-3i32) as u32, 0, 0), (-3i32) as u32);
+        assert_eq!(rmw32(UMIN, 5, (-3i32) as u32, 0, 0), 5);
+        assert_eq!(
+            rmw32(SMAX, (-7i32) as u32, (-3i32) as u32, 0, 0),
+            (-3i32) as u32
+        );
+        assert_eq!(rmw32(INC, 7, 7, 0, 0), 0);
+        assert_eq!(rmw32(INC, 6, 7, 0, 0), 7);
+        assert_eq!(rmw32(DEC, 0, 9, 0, 0), 9);
+        assert_eq!(rmw32(DEC, 10, 9, 0, 0), 9);
+        assert_eq!(rmw32(DEC, 9, 9, 0, 0), 8);
+        assert_eq!(rmw32(ADD, u32::MAX, 2, 0, 0), 1);
+        assert_eq!(rmw32(RSUB, 3, 1, 0, 0), u32::MAX - 1);
+        assert_eq!(rmw32(MSKOR, 0xff, 0x0f, 0x100, 0), 0x1f0);
+        assert_eq!(rmw32(WRAP, 10, 4, 100, 0), 6);
+        assert_eq!(rmw32(WRAP, 3, 4, 100, 0), 103);
+        assert_eq!(rmw64(SMIN, 1, u64::MAX, 0, 0), u64::MAX);
+        assert_eq!(rmw64(UMAX, 1, u64::MAX, 0, 0), u64::MAX);
+        assert_eq!(rmw64(CMPSWAP, 5, 9, 5, 0), 9);
+        assert_eq!(rmw64(CMPSWAP, 5, 9, 6, 0), 5);
+        assert_eq!(rmw64(DEC, 0, 1 << 40, 0, 0), 1 << 40);
+    }
+
+    #[test]
+    fn float_atomic_arithmetic_follows_the_denormal_mode() {
+        use atom::*;
+        let bits = f32::to_bits;
+        // -0 compares equal to +0; NaN never equals.
+        assert_eq!(rmw32(CMPSWAP_F, bits(0.0), 7, bits(-0.0), 0), 7);
+        assert_eq!(
+            rmw32(CMPSWAP_F, bits(f32::NAN), 7, bits(f32::NAN), 0),
+            bits(f32::NAN)
+        );
+        let tiny = f32::from_bits(1);
+        // Denormals kept (FP_DENORM single = 3) or flushed (0).
+        assert_eq!(rmw32(ADD_F, bits(tiny), bits(tiny), 0, 0x30), 2);
+        assert_eq!(rmw32(ADD_F, bits(tiny), bits(tiny), 0, 0), 0);
+        assert_eq!(rmw32(ADD_F, bits(1.5), bits(2.25), 0, 0), bits(3.75));
+        let d = f64::to_bits;
+        assert_eq!(rmw64(MIN_F, d(2.0), d(f64::NAN), 0, 0), d(2.0));
+        assert_eq!(rmw64(MAX_F, d(f64::NAN), d(-1.0), 0, 0), d(-1.0));
+        assert_eq!(rmw64(ADD_F, d(0.1), d(0.2), 0, 0), d(0.1 + 0.2));
+        // Packed halves: (1.0 + 0.5, 65504 + 65504 = inf).
+        assert_eq!(
+            rmw32(PK_ADD_F16, 0x7bff_3c00, 0x7bff_3800, 0, 0),
+            0x7c00_3e00
+        );
     }
 
     #[test]

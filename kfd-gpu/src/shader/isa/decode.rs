@@ -367,11 +367,6 @@ pub fn decode(target: Target, words: &[u32; 3]) -> Result<Inst, Illegal> {
             }
             i.ext = Ext::Sdwa(x);
         } else {
-            // gfx90a and gfx940 have no DPP wave shifts, rotates or row
-            // broadcasts (controls 0x130..=0x143).
-            if target != Target::Gfx900 && (0x130..=0x143).contains(&((x >> 8) & 0x1ff)) {
-                return Err(illegal);
-            }
             i.src[0] = 256 + (x & 0xff) as u16;
             i.ext = Ext::Dpp(x);
         }
