@@ -490,6 +490,9 @@ fn decoder_agrees_with_llvm() {
                 (Ok(_), Some(x)) => x,
             };
             let i: &Inst = ours.as_ref().unwrap();
+            if std::env::var_os("DUMP_LLVM").is_some() {
+                eprintln!("LLVM {target:?} {} {text}", enc.name());
+            }
             let m = base_mnemonic(text.split(' ').next().unwrap_or(""));
             if m != i.name || *len != usize::from(i.len) {
                 fail(format!(
@@ -499,6 +502,15 @@ fn decoder_agrees_with_llvm() {
                 continue;
             }
             t.mnemonic_agree += 1;
+            if text.contains("/*") {
+                // LLVM decodes the word but comments an operand as
+                // invalid (a register class or immediate the opcode does
+                // not take): a field-level rejection.
+                *t.skipped
+                    .entry("LLVM comments an operand invalid")
+                    .or_default() += 1;
+                continue;
+            }
             match i.disasm(target) {
                 Err(why) => *t.skipped.entry(why).or_default() += 1,
                 Ok(mine) => {
@@ -530,7 +542,7 @@ fn decoder_agrees_with_llvm() {
     }
     println!("{report}");
     let n = failures.len();
-    failures.truncate(60);
+    failures.truncate(400);
     assert!(
         n == 0,
         "{n} disagreements with LLVM (first {}):\n{}\n{report}",
