@@ -342,7 +342,16 @@ pub fn decode(target: Target, words: &[u32; 3]) -> Result<Inst, Illegal> {
     let next = usize::from(i.len / 4);
     let scalar = matches!(enc, Enc::Sop2 | Enc::Sop1 | Enc::Sopc);
     let vector32 = matches!(enc, Enc::Vop1 | Enc::Vop2 | Enc::Vopc);
-    if scalar && i.src[..2].contains(&LITERAL) || vector32 && i.src[0] == LITERAL {
+    // `s_getpc_b64` has no source and the second source of
+    // `s_set_gpr_idx_on` is a 4-bit mode: neither reads a literal. The K
+    // constant of `madmk`/`madak`/`fmamk`/`fmaak` is also their literal
+    // source 0.
+    let lit_src = match name {
+        "s_getpc_b64" => false,
+        "s_set_gpr_idx_on" => i.src[0] == LITERAL,
+        _ => i.src[..2].contains(&LITERAL),
+    };
+    if i.lit.is_none() && (scalar && lit_src || vector32 && i.src[0] == LITERAL) {
         if next >= 3 {
             return Err(illegal);
         }

@@ -7,6 +7,7 @@
 //! that has the mnemonic.
 
 mod decode;
+mod print;
 pub(crate) mod tables;
 
 pub use decode::{decode, Enc, Ext, Illegal, Inst, Mods};
