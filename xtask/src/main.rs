@@ -149,7 +149,16 @@ fn ci_steps(steps: &mut Steps) -> Result<(), String> {
     // HIP 7.2.4 on the simulator, on ROCr's embedded thunk and on ours
     // (libdtif.so): about 85 s cold (the sid-hip rootfs), 3 s each cached.
     steps.run("hip", || hip::run(&[]))?;
-    steps.run("hip-ours", || hip::run(&["--ours".to_string()]))
+    steps.run("hip-ours", || hip::run(&["--ours".to_string()]))?;
+    // The same HIP program on the mi210 preset (gfx90a code): the
+    // data and launch runs are the mi300x ones again, so only the kernels.
+    let mi210 = ["--preset", "mi210", "--kernels-only"].map(String::from);
+    steps.run("hip-mi210", || hip::run(&mi210))?;
+    steps.run("hip-ours-mi210", || {
+        let mut a = mi210.to_vec();
+        a.push("--ours".into());
+        hip::run(&a)
+    })
 }
 
 /// The steps of `cargo xtask ci` that ran and how long each took.
