@@ -19,13 +19,15 @@ use std::sync::{Arc, MutexGuard};
 use hsakmt_sys::common::{HsaAccessAttributeFailure, HsaEventDescriptor, HSA_EVENTID_MEMORYFLAGS};
 use kfd_context::Context;
 use kfd_event::{
-    Event, EventDescriptor, EventError, EventType, Events, ExceptionData, WaitList, WaitMode,
-    WaitOutcome, Waitable,
+    Event, EventDescriptor, EventError, EventType, Events, ExceptionData, MemoryFault, WaitList,
+    WaitMode, WaitOutcome, Waitable,
 };
+use kfd_fmm::{PointerType, SvmAttr};
 
 use crate::border::{check_mut, read_in, slice_in, slice_mut, st, write_out, Kmt, KmtResult};
 use crate::ctx::{self, HsaKFDContext};
-use crate::generation::abi;
+use crate::generation::{abi, PROFILE};
+use crate::log;
 
 /// Size of `HsaEvent` in every ABI generation.
 const HSA_EVENT_SIZE: usize = 48;
@@ -270,22 +272,138 @@ fn resolve_list(c: &Context, ptrs: &[*const abi::HsaEvent]) -> KmtResult<Resolve
 
 impl Resolved {
     /// The wait; exception data goes into the held events' C structs.
+    /// Each memory fault reported is then described in the log, as C
+    /// does (see [`diagnose_fault`]).
     fn wait(
         &self,
+        c: &Context,
         events: &Events,
         mode: WaitMode,
         timeout_ms: u32,
         ages: Option<&mut [u64]>,
     ) -> KmtResult<WaitOutcome> {
         let held = &self.held;
-        events
+        // Empty (no allocation) unless a fault is reported.
+        let mut faults = Vec::new();
+        let o = events
             .wait_resolved(self.list.as_slice(), mode, timeout_ms, ages, |i, x| {
                 if let Ok(k) = held.binary_search_by_key(&i, |(j, _)| *j) {
                     held[k].1.view.write_exception(&x);
                 }
+                if let ExceptionData::Memory(f) = x {
+                    faults.push(f);
+                }
             })
-            .kmt()
+            .kmt()?;
+        for f in &faults {
+            diagnose_fault(c, f);
+        }
+        Ok(o)
     }
+}
+
+/// What the C library logs (`pr_err`) of a memory fault a wait reported:
+/// the address, node and kind of failure, then the buffer holding the
+/// address, or else (where [`crate::profile::Border::fault_asks_svm`])
+/// what the kernel's SVM manager holds for its page — a request issued
+/// whatever the log level, as C issues it. Nothing here changes the
+/// wait's status.
+fn diagnose_fault(c: &Context, f: &MemoryFault) {
+    let va = f.virtual_address;
+    let why = if f.failure.not_present {
+        "Page not present\n"
+    } else if f.failure.read_only {
+        "Writing to readonly page\n"
+    } else if f.failure.no_execute {
+        "Execute to none-executable page\n"
+    } else {
+        ""
+    };
+    log::err(format_args!(
+        "Memory exception on virtual address {va:#x}, node id {} : {why}",
+        f.node_id
+    ));
+    let info = c.fmm().ok().and_then(|m| m.pointer_info(va).ok());
+    let Some(info) = info else {
+        if !(PROFILE.border.fault_asks_svm && c.require_minor(5).is_ok() && describe_svm_page(c, f))
+        {
+            log::err(format_args!("Address does not belong to a known buffer\n"));
+        }
+        return;
+    };
+    log::err(format_args!(
+        "GPU address {:#x}, node id {}, size in byte {:#x}\n",
+        info.gpu_address, info.node, info.size
+    ));
+    let kind = match info.kind {
+        PointerType::RegisteredShared => "registered shared buffer (IPC)",
+        PointerType::RegisteredGraphics => "registered graphics buffer",
+        PointerType::RegisteredUser => "registered user pointer",
+        PointerType::Allocated => "allocated using hsaKmtAllocMemory",
+        PointerType::ReservedAddr => "allocated by OnlyAddress mode",
+        PointerType::Unknown => "of an unknown type",
+    };
+    log::err(format_args!("Memory is {kind}\n"));
+    if matches!(
+        info.kind,
+        PointerType::RegisteredUser | PointerType::Allocated
+    ) {
+        log::err(format_args!(
+            "CPU address of the memory is {:#x}\n",
+            info.cpu_address
+        ));
+    }
+    for (what, nodes) in [
+        ("registered", &info.registered_nodes),
+        ("mapped", &info.mapped_nodes),
+    ] {
+        if !nodes.is_empty() {
+            let list: Vec<String> = nodes.iter().map(u32::to_string).collect();
+            log::err(format_args!(
+                "Memory is {what} to node id: {}\n",
+                list.join(" ")
+            ));
+        }
+    }
+}
+
+/// Asks the kernel about the faulting page as an SVM range and logs the
+/// answer; false when the kernel knows no range there.
+fn describe_svm_page(c: &Context, f: &MemoryFault) -> bool {
+    let topo = c.topology().ok();
+    let gpu_id = topo
+        .as_deref()
+        .and_then(|t| t.nodes.get(f.node_id as usize))
+        .map_or(0, |n| n.gpu_id);
+    let va = f.virtual_address;
+    let Ok(attrs) = kfd_fmm::svm_fault_page(c.kfd(), topo.as_deref(), va, gpu_id) else {
+        return false;
+    };
+    log::err(format_args!("GPU address {va:#x}, is Unified memory\n"));
+    let node = |n: &u32| n.to_string();
+    for a in attrs {
+        match a {
+            SvmAttr::PreferredLoc(n) => log::err(format_args!(
+                "Preferred location for address {va:#x} is node id {}\n",
+                n.as_ref().map_or_else(|| "undefined".into(), node)
+            )),
+            SvmAttr::PrefetchLoc(n) => log::err(format_args!(
+                "Prefetch location for address {va:#x} is node id {n}\n"
+            )),
+            SvmAttr::Access(n) => {
+                log::err(format_args!("Node id {n} has access to address {va:#x}\n"))
+            }
+            SvmAttr::AccessInPlace(n) => log::err(format_args!(
+                "Node id {n} has access in place to address {va:#x}\n"
+            )),
+            SvmAttr::NoAccess(n) => log::err(format_args!(
+                "Node id {n} has no access to address {va:#x}\n"
+            )),
+            SvmAttr::SetFlags(flags) => log::err(format_args!("SVM flags set: {flags:?}\n")),
+            _ => {}
+        }
+    }
+    true
 }
 
 fn outcome(o: WaitOutcome) -> KmtResult {
@@ -364,7 +482,7 @@ export! {
         }
         let c = ctx::resolve(ctx)?;
         let events = c.events().kmt()?;
-        outcome(resolve_list(&c, &[Event as *const _])?.wait(events, WaitMode::All, Milliseconds, None)?)
+        outcome(resolve_list(&c, &[Event as *const _])?.wait(&c, events, WaitMode::All, Milliseconds, None)?)
     }
 
     /// `hsaKmtWaitOnEvent_ExtCtx`: as [`hsaKmtWaitOnEventCtx`] with the
@@ -377,12 +495,12 @@ export! {
         let events = c.events().kmt()?;
         let r = resolve_list(&c, &[Event as *const _])?;
         if event_age.is_null() {
-            return outcome(r.wait(events, WaitMode::All, Milliseconds, None)?);
+            return outcome(r.wait(&c, events, WaitMode::All, Milliseconds, None)?);
         }
         let age_ptr = check_mut(event_age, st::INVALID_PARAMETER)?;
         // SAFETY: checked above; IN/OUT argument.
         let mut age = unsafe { age_ptr.read() };
-        let o = r.wait(events, WaitMode::All, Milliseconds, Some(std::slice::from_mut(&mut age)))?;
+        let o = r.wait(&c, events, WaitMode::All, Milliseconds, Some(std::slice::from_mut(&mut age)))?;
         // SAFETY: as above.
         unsafe { write_out(age_ptr, age, st::INVALID_PARAMETER)? };
         outcome(o)
@@ -396,7 +514,7 @@ export! {
         // SAFETY: the C contract: `Events` holds `NumEvents` pointers.
         let list = unsafe { event_pointers(Events, NumEvents) }?;
         let mode = if WaitOnAll { WaitMode::All } else { WaitMode::Any };
-        outcome(resolve_list(&c, list)?.wait(events, mode, Milliseconds, None)?)
+        outcome(resolve_list(&c, list)?.wait(&c, events, mode, Milliseconds, None)?)
     }
 
     /// `hsaKmtWaitOnMultipleEvents_ExtCtx`: with one age per event
@@ -409,12 +527,12 @@ export! {
         let list = unsafe { event_pointers(Events, NumEvents) }?;
         let mode = if WaitOnAll { WaitMode::All } else { WaitMode::Any };
         if event_age.is_null() {
-            return outcome(resolve_list(&c, list)?.wait(events, mode, Milliseconds, None)?);
+            return outcome(resolve_list(&c, list)?.wait(&c, events, mode, Milliseconds, None)?);
         }
         // SAFETY: the C contract: `event_age` holds one age per event
         // (IN/OUT), borrowed in place: nothing is allocated by the count.
         let ages = unsafe { slice_mut(event_age, NumEvents as usize, u32::MAX as usize, st::INVALID_PARAMETER) }?;
-        outcome(resolve_list(&c, list)?.wait(events, mode, Milliseconds, Some(ages))?)
+        outcome(resolve_list(&c, list)?.wait(&c, events, mode, Milliseconds, Some(ages))?)
     }
 
     /// `hsaKmtOpenSMICtx`: the SMI events descriptor of a GPU node,

@@ -48,6 +48,12 @@ pub struct Border {
     /// may be SVM memory. Without it the variable is not read and the API
     /// is off.
     pub svm_api: bool,
+    /// A wait that reports a memory fault at an address no buffer of the
+    /// memory manager holds asks the kernel about the fault's page as an
+    /// SVM range (one `AMDKFD_IOC_SVM` GET_ATTR of a page, KFD ≥ 1.5), for
+    /// the diagnostic log; whatever the answer, the wait's status stands.
+    /// Independent of [`Border::svm_api`]: `HSA_USE_SVM=0` does not stop it.
+    pub fault_asks_svm: bool,
     /// The memory manager (apertures, ACQUIRE_VM, memory policy, MMIO
     /// remap pages) is set up inside `hsaKmtOpenKFD`; otherwise when the
     /// topology snapshot is taken.
@@ -161,6 +167,7 @@ pub const ROCM_5_2: Profile = Profile {
     },
     border: Border {
         svm_api: false,
+        fault_asks_svm: false,
         keep_after_close: false,
         memory_at_open: true,
         apertures_follow_topology: false,
@@ -234,6 +241,7 @@ pub const ROCM_6_2: Profile = Profile {
     },
     border: Border {
         svm_api: true,
+        fault_asks_svm: true,
         keep_after_close: true,
         memory_at_open: false,
         apertures_follow_topology: true,
@@ -303,6 +311,7 @@ pub const NEWEST: Profile = Profile {
     },
     border: Border {
         svm_api: true,
+        fault_asks_svm: true,
         keep_after_close: true,
         memory_at_open: false,
         apertures_follow_topology: true,

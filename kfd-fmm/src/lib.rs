@@ -94,7 +94,7 @@ pub use flags::{
 };
 /// The SVM calls as the C library makes them, on a KFD descriptor and a
 /// topology snapshot (no memory manager needed).
-pub use fmm::svm::{check_svm_range, svm_get_attr, svm_set_attr};
+pub use fmm::svm::{check_svm_range, svm_fault_page, svm_get_attr, svm_set_attr};
 pub use fmm::{
     Fmm, FmmOptions, FmmRules, GraphicsResource, NodeApertures, NodeArray, NodeDesc, PointerInfo,
     PointerInfoArrays, PointerType, Range, RenderNodes, ShareVia,

@@ -210,6 +210,44 @@ pub fn svm_get_attr(
     })
 }
 
+/// What the kernel's SVM manager holds for the page at `addr`, asked the
+/// way the C library (6.2 and later) asks when GPU `gpu_id` faulted there
+/// and the address belongs to no buffer it knows: the preferred and
+/// prefetch locations, `gpu_id`'s access and the flags set, in that
+/// order. `addr` is passed as the kernel reported it, unchecked (the
+/// kernel judges it: an address outside every SVM range is `EFAULT`);
+/// locations come back as node ids of `topology`.
+pub fn svm_fault_page(
+    kfd: &DeviceFile,
+    topology: Option<&Topology>,
+    addr: u64,
+    gpu_id: u32,
+) -> Result<[crate::SvmAttr; 4]> {
+    use crate::flags::svm_attr::*;
+    let mut raw = [
+        (PREFERRED_LOC, 0),
+        (PREFETCH_LOC, 0),
+        (ACCESS, gpu_id),
+        (SET_FLAGS, 0),
+    ];
+    svm_request(
+        kfd,
+        kfd::KFD_IOCTL_SVM_OP_GET_ATTR,
+        addr,
+        PAGE_SIZE,
+        &mut raw,
+    )?;
+    let mut attrs = [crate::SvmAttr::Granularity(0); 4];
+    get_answer(&mut attrs, &raw, |g| {
+        topology?
+            .nodes
+            .iter()
+            .position(|n| n.gpu_id == g)
+            .map(|i| i as u32)
+    })?;
+    Ok(attrs)
+}
+
 /// The raw attributes of a SET_ATTR request, in order: location and
 /// access attributes translated with `gpu_id_of` (a preferred location
 /// of `INVALID_NODEID` is "undefined"; an access attribute needs a GPU).
