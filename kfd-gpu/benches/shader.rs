@@ -1,5 +1,6 @@
 //! The shader machine's speed: VALU lane-instructions per second on one
-//! core (a loop of dependent `v_fma_f32`), a memory-bound kernel's
+//! core (a loop of dependent `v_fma_f32`, in hipcc's float mode and with
+//! denormals flushed, then eight VALU instructions one by one), a memory-bound kernel's
 //! lane-instructions per second on one core (`c[i] = a[i] + b[i]`), and
 //! the wall time of a 1M-element vector add on every core. A plain
 //! `main` (`cargo bench -p kfd-gpu --bench shader`, or `cargo xtask bench
@@ -46,6 +47,36 @@ fn salu_kernel(iterations: u32) -> String {
     s
 }
 
+/// 32 copies of the VALU instruction `op` per iteration, `s4`
+/// iterations; v1, v2 and v8..v11 hold lane-varying integers, v6 and v7
+/// floats.
+fn op_kernel(op: &str, iterations: u32) -> String {
+    let mut s = format!(
+        "s_mov_b32 s4, {iterations}\n\
+         v_mov_b32 v1, v0\nv_add_u32 v2, 7, v0\nv_mov_b32 v8, v0\nv_mov_b32 v9, 1.0\n\
+         v_mov_b32 v10, v0\nv_mov_b32 v11, 0\nv_mov_b32 v6, 1.0\nv_mov_b32 v7, 0.5\n\
+         loop:\n"
+    );
+    for _ in 0..32 {
+        s.push_str(op);
+        s.push('\n');
+    }
+    s.push_str("s_sub_u32 s4, s4, 1\ns_cmp_lg_u32 s4, 0\ns_cbranch_scc1 loop\ns_endpgm\n");
+    s
+}
+
+/// The VALU instructions [`op_kernel`] times one by one.
+const OPS: [&str; 8] = [
+    "v_xor_b32 v8, v1, v8",
+    "v_add_u32_e64 v8, v1, v8",
+    "v_add3_u32 v8, v1, v8, v2",
+    "v_mul_f32 v9, v6, v9",
+    "v_fma_f32 v9, v6, v7, v9",
+    "v_add_f64 v[10:11], v[10:11], v[6:7]",
+    "v_cmp_gt_u32 s[8:9], v8, v1",
+    "v_mov_b32_dpp v8, v1 row_shr:1 row_mask:0xf bank_mask:0xf",
+];
+
 /// `c[i] = a[i] + b[i]` with the kernel arguments a, b, c at s[0:1].
 const VECTOR_ADD: &str = "
     s_load_dwordx4 s[4:7], s[0:1], 0x0
@@ -62,7 +93,23 @@ const VECTOR_ADD: &str = "
     s_endpgm
 ";
 
+/// `COMPUTE_PGM_RSRC1` float mode of hipcc's gfx9 kernels: f32 and
+/// f16/f64 denormals kept (FLOAT_DENORM_MODE 3 and 3), DX10 clamp, IEEE.
+const HIPCC_MODE: u32 = 0xf << 16 | 1 << 21 | 1 << 23;
+
 fn run(mem: &FlatMemory, code: &[u32], grid: u32, wg: u16, workers: usize) -> (Stats, Duration) {
+    run_mode(mem, code, grid, wg, workers, HIPCC_MODE)
+}
+
+/// [`run`] with the float mode bits of `rsrc1` given.
+fn run_mode(
+    mem: &FlatMemory,
+    code: &[u32],
+    grid: u32,
+    wg: u16,
+    workers: usize,
+    rsrc1: u32,
+) -> (Stats, Duration) {
     for (k, w) in code.iter().enumerate() {
         mem.store(CODE + 4 * k as u64, *w);
     }
@@ -70,6 +117,7 @@ fn run(mem: &FlatMemory, code: &[u32], grid: u32, wg: u16, workers: usize) -> (S
         target: Target::Gfx90a,
         code: KernelCode {
             entry: CODE,
+            rsrc1,
             rsrc2: 2 << 1 | 1 << 7,
             properties: 1 << 3,
             ..KernelCode::default()
@@ -117,15 +165,27 @@ fn main() {
     let code = assemble(Target::Gfx90a, &valu_kernel(iterations));
     let mem = memory();
     mem.store::<u64>(KERNARG, DATA);
-    let (s, t) = best(reps, || run(&mem, &code, 64 * 8, 64, 1));
     let fmas = 8.0 * 32.0 * f64::from(iterations) * 64.0;
-    println!(
-        "valu (v_fma_f32 loop, 1 core):      {:8.3e} lane-instructions/s ({:.3e} FMA lanes/s, {} instructions in {:.1} ms)",
-        s.instructions as f64 * 64.0 / t.as_secs_f64(),
-        fmas / t.as_secs_f64(),
-        s.instructions,
-        t.as_secs_f64() * 1e3
-    );
+    for (mode, rsrc1) in [("denormals kept", HIPCC_MODE), ("flushed", 0)] {
+        let (s, t) = best(reps, || run_mode(&mem, &code, 64 * 8, 64, 1, rsrc1));
+        println!(
+            "valu (v_fma_f32 loop, 1 core, {mode:>14}): {:8.3e} lane-instructions/s ({:.3e} FMA lanes/s, {} instructions in {:.1} ms)",
+            s.instructions as f64 * 64.0 / t.as_secs_f64(),
+            fmas / t.as_secs_f64(),
+            s.instructions,
+            t.as_secs_f64() * 1e3
+        );
+    }
+
+    // One instruction at a time (8 waves, hipcc's float mode).
+    for op in OPS {
+        let code = assemble(Target::Gfx90a, &op_kernel(op, iterations / 4));
+        let (s, t) = best(reps, || run(&mem, &code, 64 * 8, 64, 1));
+        println!(
+            "  {op:<58} {:8.3e} lane-instructions/s",
+            s.instructions as f64 * 64.0 / t.as_secs_f64()
+        );
+    }
 
     // The interpreter loop: cheap scalar instructions.
     let code = assemble(Target::Gfx90a, &salu_kernel(iterations));

@@ -1028,57 +1028,6 @@ fn unsupported_forms_are_errors() {
     }
 }
 
-/// Lane-ops per second of a loop of 32 copies of `op` (plus the loop
-/// control, not counted).
-fn throughput(op: &str) -> f64 {
-    let mut body = String::from("v_mov_b32 v5, 0\nv_mov_b32 v6, 1.0\nv_mov_b32 v7, 0.5\n");
-    for _ in 0..32 {
-        body += op;
-        body += "\n";
-    }
-    let back = assemble(
-        Target::Gfx90a,
-        &body.replace(
-            "v_mov_b32 v5, 0\nv_mov_b32 v6, 1.0\nv_mov_b32 v7, 0.5\n",
-            "",
-        ),
-    )
-    .len()
-        + 1
-        + 2
-        + 1;
-    // llvm-mc leaves labels unresolved: branch back by hand.
-    body +=
-        &format!("v_add_u32 v5, 1, v5\nv_cmp_gt_u32 vcc, 100000, v5\ns_cbranch_vccnz -{back}\n");
-    let t0 = std::time::Instant::now();
-    run(Target::Gfx90a, HIP, &[lanes(|l| l as u32)], &body, 1);
-    let dt = t0.elapsed().as_secs_f64();
-    100000.0 * 32.0 * 64.0 / dt
-}
-
-/// Throughput of plain VALU instructions (run with `--release --ignored
-/// --nocapture` to see lane-ops per second).
-#[test]
-#[ignore]
-fn valu_throughput() {
-    let only = std::env::var("VALU_OP").ok();
-    for op in [
-        "v_xor_b32 v8, v1, v8",
-        "v_add_u32_e64 v8, v1, v8",
-        "v_add3_u32 v8, v1, v8, v2",
-        "v_mul_f32 v9, v6, v9",
-        "v_fma_f32 v9, v6, v7, v9",
-        "v_add_f64 v[10:11], v[10:11], v[6:7]",
-        "v_cmp_gt_u32 s[8:9], v8, v1",
-        "v_mov_b32_dpp v8, v1 row_shr:1 row_mask:0xf bank_mask:0xf",
-    ] {
-        if only.as_deref().is_some_and(|o| !op.starts_with(o)) {
-            continue;
-        }
-        println!("{op}: {:.3e} lane-ops/s", throughput(op));
-    }
-}
-
 #[test]
 fn trig_preop_gives_two_over_pi_in_pieces() {
     let body = "

@@ -156,6 +156,22 @@ fn flush(t: Ty, v: u64) -> u64 {
     }
 }
 
+/// [`flush`] of every lane of 16/32-bit float type `t`: the type is
+/// matched once and the lane loop has no branch, so it vectorises (the
+/// per-lane form was a quarter of a `v_fma_f32`'s cost).
+#[inline]
+fn flush_lanes(t: Ty, r: &mut [u32; LANES]) {
+    let (exp, man) = match t {
+        Ty::F16 => (0x7c00, 0x3ff),
+        _ => (0x7f80_0000, 0x7f_ffff),
+    };
+    let sign = t.sign() as u32;
+    for v in r.iter_mut() {
+        let denormal = (*v & exp == 0) & (*v & man != 0);
+        *v = if denormal { *v & sign } else { *v };
+    }
+}
+
 static ZERO: [u32; LANES] = [0; LANES];
 
 /// VGPR `r` (an out-of-range register reads as zero).
@@ -489,17 +505,16 @@ fn fetch32(w: &Wave, i: &Inst, n: usize, t: Ty, flags: u8, mask: &mut u64, out: 
             }
         }
         if flags & flag::NOFLUSH == 0 && !denorm_bits(t, w.mode, flags).0 {
-            for v in out.iter_mut() {
-                *v = flush(t, u64::from(*v)) as u32;
-            }
+            flush_lanes(t, out);
         }
     }
 }
 
-/// True if source `n` reads its VGPR unchanged (no modifier, select,
-/// permutation or flush applies).
+/// True if source `n` reads its VGPR `v` unchanged: no modifier, select
+/// or permutation applies, and no lane holds a denormal the mode would
+/// flush (a scan that vectorises, cheaper than a flushed copy).
 #[inline]
-fn untouched(w: &Wave, i: &Inst, n: usize, t: Ty, flags: u8) -> bool {
+fn untouched(w: &Wave, i: &Inst, n: usize, t: Ty, flags: u8, v: &[u32; LANES]) -> bool {
     if n < 2 && i.ext != Ext::None {
         return false;
     }
@@ -512,7 +527,22 @@ fn untouched(w: &Wave, i: &Inst, n: usize, t: Ty, flags: u8) -> bool {
             return false;
         }
     }
-    !(t.float() && flags & flag::NOFLUSH == 0 && !denorm_bits(t, w.mode, flags).0)
+    let flushes = t.float() && flags & flag::NOFLUSH == 0 && !denorm_bits(t, w.mode, flags).0;
+    !flushes || !any_denormal(t, v)
+}
+
+/// True if a lane of `v` holds a denormal of 16/32-bit float type `t`.
+#[inline]
+fn any_denormal(t: Ty, v: &[u32; LANES]) -> bool {
+    let (exp, man) = match t {
+        Ty::F16 => (0x7c00, 0x3ff),
+        _ => (0x7f80_0000, 0x7f_ffff),
+    };
+    let mut any = 0u32;
+    for x in v {
+        any |= u32::from(*x & exp == 0) & u32::from(*x & man != 0);
+    }
+    any != 0
 }
 
 /// Source `n` (of at most three) of `src` for every lane: the VGPR itself
@@ -524,8 +554,11 @@ macro_rules! sources {
             &ZERO
         } else {
             let code = $i.src[$n];
-            if code >= reg::VGPR0 && untouched($w, $i, $n, $src[$n], $flags) {
-                vreg($w, usize::from(code - reg::VGPR0))
+            let direct = (code >= reg::VGPR0)
+                .then(|| vreg($w, usize::from(code - reg::VGPR0)))
+                .filter(|v| untouched($w, $i, $n, $src[$n], $flags, v));
+            if let Some(v) = direct {
+                v
             } else {
                 let mut v = [0u32; LANES];
                 fetch32($w, $i, $n, $src[$n], $flags, &mut $mask, &mut v);
@@ -618,9 +651,7 @@ fn float_out32(t: Ty, mode: u32, flags: u8, clamp: bool, omod: u32, r: &mut [u32
         }
     }
     if flags & flag::NOFLUSH == 0 && !denorm_bits(t, mode, flags).1 {
-        for v in r.iter_mut() {
-            *v = flush(t, u64::from(*v)) as u32;
-        }
+        flush_lanes(t, r);
     }
 }
 
@@ -717,6 +748,29 @@ pub(super) fn run32x<const N: usize, F>(
 where
     F: Fn(Env, [u32; N]) -> u32,
 {
+    run32_lanes(w, i, src, dst, flags, extra, |env, s, r| {
+        for (l, x) in r.iter_mut().enumerate() {
+            *x = f(Env { lane: l, ..env }, std::array::from_fn(|n| s[n][l]));
+        }
+    })
+}
+
+/// [`run32x`] with `f` given every lane at once: the sources after
+/// their modifiers and the results to fill (what an operation with a
+/// whole-wave fast path, such as [`fp::fma_f32_lanes`], takes).
+#[inline]
+pub(super) fn run32_lanes<const N: usize, F>(
+    w: &mut Wave,
+    i: &Inst,
+    src: [Ty; N],
+    dst: Ty,
+    flags: u8,
+    extra: u64,
+    f: F,
+) -> Flow
+where
+    F: FnOnce(Env, [&[u32; LANES]; N], &mut [u32; LANES]),
+{
     if let Err(e) = check(i, &src, Some(dst), flags) {
         return e;
     }
@@ -736,8 +790,8 @@ where
         lane: 0,
         extra,
     };
-    let mut r: [u32; LANES] =
-        std::array::from_fn(|l| f(Env { lane: l, ..env }, std::array::from_fn(|n| s[n][l])));
+    let mut r = [0u32; LANES];
+    f(env, s, &mut r);
     put32(w, i, dst, flags, mask, &mut r);
     Flow::Next
 }

@@ -4,7 +4,8 @@
 use super::fp::{self, dec, enc, fma_narrow};
 use super::Ty::{self, F16, F32, F64, U16, U32};
 use super::{
-    check, fetch32, fetch64, flag, put32, run32, run32x, run64, unimplemented, vdst, vstore64,
+    check, fetch32, fetch64, flag, put32, run32, run32_lanes, run32x, run64, unimplemented, vdst,
+    vstore64,
 };
 use super::{write_sdst64, Env, Exec, Flow};
 use crate::shader::isa::{Enc, Inst};
@@ -167,7 +168,7 @@ pub(super) fn lookup(name: &str) -> Option<Exec> {
             })
         },
         // Multiply-adds.
-        "v_fma_f32" => |w, i, _| fop(w, i, F32, 0, |_, [a, b, c]| fma(F32, a, b, c)),
+        "v_fma_f32" => |w, i, _| fma32(w, i),
         "v_fma_f64" => |w, i, _| fop(w, i, F64, 0, |_, [a, b, c]| fma(F64, a, b, c)),
         "v_fma_f16" => |w, i, _| fop(w, i, F16, OPSEL, |_, [a, b, c]| fma(F16, a, b, c)),
         "v_fma_legacy_f16" => |w, i, _| fop(w, i, F16, 0, |_, [a, b, c]| fma(F16, a, b, c)),
@@ -190,7 +191,10 @@ pub(super) fn lookup(name: &str) -> Option<Exec> {
                 mad(F16, a, b, c)
             })
         },
-        "v_fmac_f32" => |w, i, _| acc(w, i, F32, 0, |_, [a, b, c]| fma(F32, a, b, c)),
+        "v_fmac_f32" => |w, i, _| match acc_form(i) {
+            Ok(j) => fma32(w, &j),
+            Err(e) => e,
+        },
         "v_fmac_f64" => |w, i, _| acc(w, i, F64, 0, |_, [a, b, c]| fma(F64, a, b, c)),
         "v_madmk_f32" => {
             |w, i, _| k_form(w, i, F32, flag::FTZ, true, |_, [a, b, c]| mad(F32, a, b, c))
@@ -220,8 +224,8 @@ pub(super) fn lookup(name: &str) -> Option<Exec> {
                 |_, [a, b, c]| mad(F16, a, b, c),
             )
         },
-        "v_fmamk_f32" => |w, i, _| k_form(w, i, F32, 0, true, |_, [a, b, c]| fma(F32, a, b, c)),
-        "v_fmaak_f32" => |w, i, _| k_form(w, i, F32, 0, false, |_, [a, b, c]| fma(F32, a, b, c)),
+        "v_fmamk_f32" => |w, i, _| fma32(w, &k_inst(i, true)),
+        "v_fmaak_f32" => |w, i, _| fma32(w, &k_inst(i, false)),
         // ldexp and frexp.
         "v_ldexp_f32" => |w, i, _| {
             run32(w, i, [F32, U32], F32, 0, |_, [a, b]| {
@@ -507,12 +511,28 @@ fn acc<F>(w: &mut Wave, i: &Inst, t: Ty, flags: u8, f: F) -> Flow
 where
     F: Fn(Env, [f64; 3]) -> f64,
 {
+    match acc_form(i) {
+        Ok(j) => fop(w, &j, t, flags, f),
+        Err(e) => e,
+    }
+}
+
+/// `i` with its destination as source 2 (the accumulator), or the
+/// error of modifiers the model does not apply to it.
+fn acc_form(i: &Inst) -> Result<Inst, Flow> {
     if i.enc == Enc::Vop3 && (i.mods.abs | i.mods.neg) & 4 != 0 {
-        return unimplemented(i, "modifiers on the accumulator");
+        return Err(unimplemented(i, "modifiers on the accumulator"));
     }
     let mut j = *i;
     j.src[2] = i.dst;
-    fop(w, &j, t, flags, f)
+    Ok(j)
+}
+
+/// `v_fma_f32` (and the forms that become it): every lane at once.
+fn fma32(w: &mut Wave, i: &Inst) -> Flow {
+    run32_lanes(w, i, [F32; 3], F32, 0, 0, |_, [a, b, c], r| {
+        fp::fma_f32_lanes(a, b, c, r)
+    })
 }
 
 /// `v_madmk_*`/`v_fmamk_*` (`S0 * K + S1`, `mk`) and `v_madak_*`/
@@ -521,13 +541,18 @@ fn k_form<F>(w: &mut Wave, i: &Inst, t: Ty, flags: u8, mk: bool, f: F) -> Flow
 where
     F: Fn(Env, [f64; 3]) -> f64,
 {
+    fop(w, &k_inst(i, mk), t, flags, f)
+}
+
+/// `i` with the literal K as source 1 (`mk`) or 2.
+fn k_inst(i: &Inst, mk: bool) -> Inst {
     let mut j = *i;
     j.src = if mk {
         [i.src[0], reg::LITERAL, i.src[1]]
     } else {
         [i.src[0], i.src[1], reg::LITERAL]
     };
-    fop(w, &j, t, flags, f)
+    j
 }
 
 /// `v_div_scale_*` (VOP3b): scales source 0 as the division's operands
