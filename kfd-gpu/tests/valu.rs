@@ -14,7 +14,7 @@
 mod common;
 
 use common::*;
-use kfd_gpu::shader::{self, CodeCache, Dispatch, DispatchError, KernelCode, Limits, Target};
+use kfd_gpu::shader::{DispatchError, Target};
 
 const LANES: usize = 64;
 type Lanes = [u32; LANES];
@@ -84,36 +84,11 @@ fn try_run_patched(
     }
     let mut words = assemble(target, &asm);
     patch(&mut words);
-    for (k, w) in words.iter().enumerate() {
-        mem.store(CODE + 4 * k as u64, *w);
+    Kernel {
+        rsrc1,
+        ..Kernel::new(target, "")
     }
-    let d = Dispatch {
-        target,
-        code: KernelCode {
-            entry: CODE,
-            rsrc1,
-            rsrc2: 1 << 7 | 2 << 1,
-            rsrc3: 0,
-            properties: 1 << 3,
-            kernarg_preload: 0,
-        },
-        grid: [64, 1, 1],
-        workgroup: [64, 1, 1],
-        group_segment_size: 0,
-        private_segment_size: 0,
-        kernarg: KERNARG,
-        packet: 0,
-        queue: 0,
-        dispatch_id: 0,
-        shared_base: SHARED_BASE,
-        private_base: PRIVATE_BASE,
-        mem: &mem,
-        limits: Limits::default(),
-        stop: &|| false,
-        clock: &|| 0,
-        realtime: &|| 0,
-    };
-    shader::run(&d, &CodeCache::new())?;
+    .run_code(&mem, &words)?;
     Ok((0..outs)
         .map(|k| std::array::from_fn(|l| mem.load::<u32>(DATA + (2048 + k * 256 + l * 4) as u64)))
         .collect())

@@ -7,7 +7,7 @@
 mod common;
 
 use common::*;
-use kfd_gpu::shader::{self, CodeCache, Dispatch, KernelCode, Limits, Target};
+use kfd_gpu::shader::Target;
 
 const PACKED_TARGETS: [Target; 3] = [Target::Gfx900, Target::Gfx90a, Target::Gfx940];
 const MFMA_TARGETS: [Target; 2] = [Target::Gfx90a, Target::Gfx940];
@@ -82,37 +82,12 @@ fn run_in_mode(
     }
     asm += "s_endpgm\n";
     let words = assemble(target, &asm);
-    for (k, w) in words.iter().enumerate() {
-        mem.store(CODE + 4 * k as u64, *w);
+    Kernel {
+        rsrc1,
+        ..Kernel::new(target, "")
     }
-    let d = Dispatch {
-        target,
-        code: KernelCode {
-            entry: CODE,
-            rsrc1,
-            // Two user SGPRs (the kernarg pointer), workgroup id X.
-            rsrc2: 2 << 1 | 1 << 7,
-            rsrc3: 0,
-            properties: 1 << 3,
-            kernarg_preload: 0,
-        },
-        grid: [64, 1, 1],
-        workgroup: [64, 1, 1],
-        group_segment_size: 0,
-        private_segment_size: 0,
-        kernarg: KERNARG,
-        packet: 0,
-        queue: 0,
-        dispatch_id: 0,
-        shared_base: SHARED_BASE,
-        private_base: PRIVATE_BASE,
-        mem: &mem,
-        limits: Limits::default(),
-        stop: &|| false,
-        clock: &|| 0,
-        realtime: &|| 0,
-    };
-    shader::run(&d, &CodeCache::new()).unwrap_or_else(|e| panic!("{target:?}: {e}\n{body}"));
+    .run_code(&mem, &words)
+    .unwrap_or_else(|e| panic!("{target:?}: {e}\n{body}"));
     (0..outputs.len())
         .map(|k| {
             std::array::from_fn(|l| mem.load::<u32>(DATA + 256 * (first + k) as u64 + 4 * l as u64))

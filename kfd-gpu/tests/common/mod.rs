@@ -93,6 +93,8 @@ pub struct Kernel {
     /// Kernel code properties (user SGPRs): default kernarg pointer only,
     /// in s[0:1].
     pub properties: u32,
+    /// `compute_pgm_rsrc1` (the float mode: 0 flushes denormals).
+    pub rsrc1: u32,
     /// `compute_pgm_rsrc2` without the USER_SGPR field (computed).
     pub rsrc2: u32,
     /// Extra user SGPRs (preloaded kernargs).
@@ -115,6 +117,7 @@ impl Kernel {
             target,
             asm: asm.to_string(),
             properties: 1 << 3,
+            rsrc1: 0,
             rsrc2: 1 << 7,
             extra_user_sgprs: 0,
             grid: [64, 1, 1],
@@ -126,7 +129,12 @@ impl Kernel {
 
     /// Runs the kernel on `mem` (which it writes its code into).
     pub fn run(&self, mem: &FlatMemory) -> Result<Stats, DispatchError> {
-        let words = assemble(self.target, &self.asm);
+        self.run_code(mem, &assemble(self.target, &self.asm))
+    }
+
+    /// Runs machine code `words` (not [`Kernel::asm`]) with this
+    /// kernel's set-up.
+    pub fn run_code(&self, mem: &FlatMemory, words: &[u32]) -> Result<Stats, DispatchError> {
         for (k, w) in words.iter().enumerate() {
             mem.store(CODE + 4 * k as u64, *w);
         }
@@ -140,7 +148,7 @@ impl Kernel {
             target: self.target,
             code: KernelCode {
                 entry: CODE,
-                rsrc1: 0,
+                rsrc1: self.rsrc1,
                 rsrc2: self.rsrc2 | user << 1,
                 rsrc3: 0,
                 properties: self.properties,

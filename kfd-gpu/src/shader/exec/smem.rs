@@ -12,6 +12,7 @@
 //! offset field's bits 6:0. Scalar memory ignores the address's low two
 //! bits.
 
+use super::vmem::{atom, rmw32, rmw64};
 use super::{unimplemented, Ctx, Exec, Flow};
 use crate::shader::isa::Inst;
 use crate::shader::wave::Wave;
@@ -207,109 +208,16 @@ fn buffer_store(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>, n: u16) -> Flow {
     Flow::Next
 }
 
-/// An atomic operation: the new memory value from the old one, the data
-/// and (cmpswap) the compare value.
-#[derive(Debug, Clone, Copy)]
-enum Op {
-    Swap,
-    CmpSwap,
-    Add,
-    Sub,
-    Smin,
-    Umin,
-    Smax,
-    Umax,
-    And,
-    Or,
-    Xor,
-    Inc,
-    Dec,
-}
-
-impl Op {
-    fn apply32(self, old: u32, src: u32, cmp: u32) -> u32 {
-        match self {
-            Op::Swap => src,
-            Op::CmpSwap => {
-                if old == cmp {
-                    src
-                } else {
-                    old
-                }
-            }
-            Op::Add => old.wrapping_add(src),
-            Op::Sub => old.wrapping_sub(src),
-            Op::Smin => (old as i32).min(src as i32) as u32,
-            Op::Umin => old.min(src),
-            Op::Smax => (old as i32).max(src as i32) as u32,
-            Op::Umax => old.max(src),
-            Op::And => old & src,
-            Op::Or => old | src,
-            Op::Xor => old ^ src,
-            Op::Inc => {
-                if old >= src {
-                    0
-                } else {
-                    old + 1
-                }
-            }
-            Op::Dec => {
-                if old == 0 || old > src {
-                    src
-                } else {
-                    old - 1
-                }
-            }
-        }
-    }
-
-    fn apply64(self, old: u64, src: u64, cmp: u64) -> u64 {
-        match self {
-            Op::Swap => src,
-            Op::CmpSwap => {
-                if old == cmp {
-                    src
-                } else {
-                    old
-                }
-            }
-            Op::Add => old.wrapping_add(src),
-            Op::Sub => old.wrapping_sub(src),
-            Op::Smin => (old as i64).min(src as i64) as u64,
-            Op::Umin => old.min(src),
-            Op::Smax => (old as i64).max(src as i64) as u64,
-            Op::Umax => old.max(src),
-            Op::And => old & src,
-            Op::Or => old | src,
-            Op::Xor => old ^ src,
-            Op::Inc => {
-                if old >= src {
-                    0
-                } else {
-                    old + 1
-                }
-            }
-            Op::Dec => {
-                if old == 0 || old > src {
-                    src
-                } else {
-                    old - 1
-                }
-            }
-        }
-    }
-}
-
 /// The executors of `s_atomic_*` and `s_buffer_atomic_*`.
 fn atomic(name: &str) -> Option<Exec> {
     macro_rules! atomics {
         ($($n:literal, $b:literal, $n2:literal, $b2:literal => $op:ident;)*) => {
             match name {
                 $(
-                    $n => |w, i, c| atomic_exec(w, i, c, Op::$op, false, false),
-                    $b => |w, i, c| atomic_exec(w, i, c, Op::$op, true, false),
-                    $n2 => |w, i, c| atomic_exec(w, i, c, Op::$op, false, true),
-                    $b2 => |w, i, c| atomic_exec(w, i, c, Op::$op, true, true),
+                    $n => |w, i, c| atomic_exec(w, i, c, atom::$op, false, false),
+                    $b => |w, i, c| atomic_exec(w, i, c, atom::$op, true, false),
+                    $n2 => |w, i, c| atomic_exec(w, i, c, atom::$op, false, true),
+                    $b2 => |w, i, c| atomic_exec(w, i, c, atom::$op, true, true),
                 )*
                 _ => return None,
             }
@@ -317,31 +225,31 @@ fn atomic(name: &str) -> Option<Exec> {
     }
     Some(atomics! {
         "s_atomic_swap", "s_buffer_atomic_swap",
-            "s_atomic_swap_x2", "s_buffer_atomic_swap_x2" => Swap;
+            "s_atomic_swap_x2", "s_buffer_atomic_swap_x2" => SWAP;
         "s_atomic_cmpswap", "s_buffer_atomic_cmpswap",
-            "s_atomic_cmpswap_x2", "s_buffer_atomic_cmpswap_x2" => CmpSwap;
+            "s_atomic_cmpswap_x2", "s_buffer_atomic_cmpswap_x2" => CMPSWAP;
         "s_atomic_add", "s_buffer_atomic_add",
-            "s_atomic_add_x2", "s_buffer_atomic_add_x2" => Add;
+            "s_atomic_add_x2", "s_buffer_atomic_add_x2" => ADD;
         "s_atomic_sub", "s_buffer_atomic_sub",
-            "s_atomic_sub_x2", "s_buffer_atomic_sub_x2" => Sub;
+            "s_atomic_sub_x2", "s_buffer_atomic_sub_x2" => SUB;
         "s_atomic_smin", "s_buffer_atomic_smin",
-            "s_atomic_smin_x2", "s_buffer_atomic_smin_x2" => Smin;
+            "s_atomic_smin_x2", "s_buffer_atomic_smin_x2" => SMIN;
         "s_atomic_umin", "s_buffer_atomic_umin",
-            "s_atomic_umin_x2", "s_buffer_atomic_umin_x2" => Umin;
+            "s_atomic_umin_x2", "s_buffer_atomic_umin_x2" => UMIN;
         "s_atomic_smax", "s_buffer_atomic_smax",
-            "s_atomic_smax_x2", "s_buffer_atomic_smax_x2" => Smax;
+            "s_atomic_smax_x2", "s_buffer_atomic_smax_x2" => SMAX;
         "s_atomic_umax", "s_buffer_atomic_umax",
-            "s_atomic_umax_x2", "s_buffer_atomic_umax_x2" => Umax;
+            "s_atomic_umax_x2", "s_buffer_atomic_umax_x2" => UMAX;
         "s_atomic_and", "s_buffer_atomic_and",
-            "s_atomic_and_x2", "s_buffer_atomic_and_x2" => And;
+            "s_atomic_and_x2", "s_buffer_atomic_and_x2" => AND;
         "s_atomic_or", "s_buffer_atomic_or",
-            "s_atomic_or_x2", "s_buffer_atomic_or_x2" => Or;
+            "s_atomic_or_x2", "s_buffer_atomic_or_x2" => OR;
         "s_atomic_xor", "s_buffer_atomic_xor",
-            "s_atomic_xor_x2", "s_buffer_atomic_xor_x2" => Xor;
+            "s_atomic_xor_x2", "s_buffer_atomic_xor_x2" => XOR;
         "s_atomic_inc", "s_buffer_atomic_inc",
-            "s_atomic_inc_x2", "s_buffer_atomic_inc_x2" => Inc;
+            "s_atomic_inc_x2", "s_buffer_atomic_inc_x2" => INC;
         "s_atomic_dec", "s_buffer_atomic_dec",
-            "s_atomic_dec_x2", "s_buffer_atomic_dec_x2" => Dec;
+            "s_atomic_dec_x2", "s_buffer_atomic_dec_x2" => DEC;
     })
 }
 
@@ -353,7 +261,7 @@ fn atomic_exec(
     w: &mut Wave,
     i: &Inst,
     c: &mut Ctx<'_, '_>,
-    op: Op,
+    op: u8,
     buffered: bool,
     wide: bool,
 ) -> Flow {
@@ -383,7 +291,10 @@ fn atomic_exec(
     let d = sdata(i);
     if wide {
         let (src, cmp) = (w.read64(d, None), w.read64(d + 2, None));
-        match c.tlb.update::<u64>(a, &mut |old| op.apply64(old, src, cmp)) {
+        match c
+            .tlb
+            .update::<u64>(a, &mut |old| rmw64(op, old, src, cmp, 0))
+        {
             Ok(old) => {
                 if glc(i) {
                     w.write64(d, old);
@@ -393,7 +304,10 @@ fn atomic_exec(
         }
     } else {
         let (src, cmp) = (w.read32(d, None), w.read32(d + 1, None));
-        match c.tlb.update::<u32>(a, &mut |old| op.apply32(old, src, cmp)) {
+        match c
+            .tlb
+            .update::<u32>(a, &mut |old| rmw32(op, old, src, cmp, 0))
+        {
             Ok(old) => {
                 if glc(i) {
                     w.write32(d, old);
@@ -411,14 +325,16 @@ mod tests {
 
     #[test]
     fn atomic_ops() {
-        assert_eq!(Op::Inc.apply32(4, 5, 0), 5);
-        assert_eq!(Op::Inc.apply32(5, 5, 0), 0);
-        assert_eq!(Op::Dec.apply32(0, 5, 0), 5);
-        assert_eq!(Op::Dec.apply32(6, 5, 0), 5);
-        assert_eq!(Op::Dec.apply32(3, 5, 0), 2);
-        assert_eq!(Op::Smin.apply32(u32::MAX, 1, 0), u32::MAX);
-        assert_eq!(Op::Umin.apply64(u64::MAX, 1, 0), 1);
-        assert_eq!(Op::CmpSwap.apply64(7, 9, 7), 9);
-        assert_eq!(Op::CmpSwap.apply64(8, 9, 7), 8);
+        // The integer operations of s_atomic_*, which share the vector
+        // memory's (the mode only matters to float atomics).
+        assert_eq!(rmw32(atom::INC, 4, 5, 0, 0), 5);
+        assert_eq!(rmw32(atom::INC, 5, 5, 0, 0), 0);
+        assert_eq!(rmw32(atom::DEC, 0, 5, 0, 0), 5);
+        assert_eq!(rmw32(atom::DEC, 6, 5, 0, 0), 5);
+        assert_eq!(rmw32(atom::DEC, 3, 5, 0, 0), 2);
+        assert_eq!(rmw32(atom::SMIN, u32::MAX, 1, 0, 0), u32::MAX);
+        assert_eq!(rmw64(atom::UMIN, u64::MAX, 1, 0, 0), 1);
+        assert_eq!(rmw64(atom::CMPSWAP, 7, 9, 7, 0), 9);
+        assert_eq!(rmw64(atom::CMPSWAP, 8, 9, 7, 0), 8);
     }
 }

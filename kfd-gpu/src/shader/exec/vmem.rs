@@ -820,6 +820,47 @@ fn add_bf16(a: u16, b: u16) -> u16 {
     ((bits + 0x7fff + ((bits >> 16) & 1)) >> 16) as u16
 }
 
+/// True for the integer operations [`int_rmw32`]/[`int_rmw64`] apply
+/// (every `atom` code up to `MSKOR`).
+#[inline]
+fn is_integer(op: u8) -> bool {
+    op <= atom::MSKOR
+}
+
+/// The integer atomics of one width: `$name(op, old, a, b)` is the new
+/// value (the old one for a code that is not an integer operation).
+macro_rules! int_rmw {
+    ($name:ident, $u:ty, $i:ty) => {
+        #[doc = concat!("The new value of the integer atomic `op` on a `", stringify!($u), "`.")]
+        #[inline]
+        fn $name(op: u8, old: $u, a: $u, b: $u) -> $u {
+            use atom::*;
+            match op {
+                SWAP => a,
+                CMPSWAP if old == b => a,
+                ADD => old.wrapping_add(a),
+                SUB => old.wrapping_sub(a),
+                RSUB => a.wrapping_sub(old),
+                SMIN => (old as $i).min(a as $i) as $u,
+                UMIN => old.min(a),
+                SMAX => (old as $i).max(a as $i) as $u,
+                UMAX => old.max(a),
+                AND => old & a,
+                OR => old | a,
+                XOR => old ^ a,
+                INC if old >= a => 0,
+                INC => old + 1,
+                DEC if old == 0 || old > a => a,
+                DEC => old - 1,
+                MSKOR => (old & !a) | b,
+                _ => old,
+            }
+        }
+    };
+}
+int_rmw!(int_rmw32, u32, i32);
+int_rmw!(int_rmw64, u64, i64);
+
 /// The new value of a 32-bit atomic `op` on `old` with data `a` and `b`.
 #[inline]
 pub(super) fn rmw32(op: u8, old: u32, a: u32, b: u32, mode: u32) -> u32 {
@@ -827,39 +868,7 @@ pub(super) fn rmw32(op: u8, old: u32, a: u32, b: u32, mode: u32) -> u32 {
     let (inp, out) = (mode >> 4 & 1 != 0, mode >> 5 & 1 != 0);
     let f = |x: u32| flush32(f32::from_bits(x), inp);
     match op {
-        SWAP => a,
-        CMPSWAP => {
-            if old == b {
-                a
-            } else {
-                old
-            }
-        }
-        ADD => old.wrapping_add(a),
-        SUB => old.wrapping_sub(a),
-        RSUB => a.wrapping_sub(old),
-        SMIN => (old as i32).min(a as i32) as u32,
-        UMIN => old.min(a),
-        SMAX => (old as i32).max(a as i32) as u32,
-        UMAX => old.max(a),
-        AND => old & a,
-        OR => old | a,
-        XOR => old ^ a,
-        INC => {
-            if old >= a {
-                0
-            } else {
-                old + 1
-            }
-        }
-        DEC => {
-            if old == 0 || old > a {
-                a
-            } else {
-                old - 1
-            }
-        }
-        MSKOR => (old & !a) | b,
+        _ if is_integer(op) => int_rmw32(op, old, a, b),
         WRAP => {
             if old >= a {
                 old - a
@@ -898,39 +907,7 @@ pub(super) fn rmw64(op: u8, old: u64, a: u64, b: u64, mode: u32) -> u64 {
     let (inp, out) = (mode >> 6 & 1 != 0, mode >> 7 & 1 != 0);
     let f = |x: u64| flush64(f64::from_bits(x), inp);
     match op {
-        SWAP => a,
-        CMPSWAP => {
-            if old == b {
-                a
-            } else {
-                old
-            }
-        }
-        ADD => old.wrapping_add(a),
-        SUB => old.wrapping_sub(a),
-        RSUB => a.wrapping_sub(old),
-        SMIN => (old as i64).min(a as i64) as u64,
-        UMIN => old.min(a),
-        SMAX => (old as i64).max(a as i64) as u64,
-        UMAX => old.max(a),
-        AND => old & a,
-        OR => old | a,
-        XOR => old ^ a,
-        INC => {
-            if old >= a {
-                0
-            } else {
-                old + 1
-            }
-        }
-        DEC => {
-            if old == 0 || old > a {
-                a
-            } else {
-                old - 1
-            }
-        }
-        MSKOR => (old & !a) | b,
+        _ if is_integer(op) => int_rmw64(op, old, a, b),
         CMPSWAP_F => {
             if f(old) == f(b) {
                 a
