@@ -5,8 +5,9 @@ use kfd_sys::Errno;
 /// Why a context operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ContextError {
-    /// `/dev/kfd` could not be opened.
-    #[error("cannot open the KFD device: {0}")]
+    /// `/dev/kfd` could not be opened (the message says how to use the
+    /// simulator when the device does not exist).
+    #[error("cannot open the KFD device: {0}{hint}", hint = open_hint(*.0))]
     Open(Errno),
     /// The KFD reports an ioctl interface major version other than 1.
     #[error("KFD ioctl interface {major}.{minor} is not supported (major must be 1)")]
@@ -71,4 +72,29 @@ pub enum ContextError {
     /// The perf sub-context refused.
     #[error(transparent)]
     Perf(#[from] kfd_perf::Error),
+}
+
+/// What to add to an open failure: where no `/dev/kfd` exists, how to run
+/// on kfd-sim instead.
+fn open_hint(errno: Errno) -> &'static str {
+    if errno == Errno::ENOENT {
+        " (/dev/kfd does not exist: no AMD GPU driver is loaded; to run without \
+         a GPU, open the context on kfd-sim's driver, `kfd_sim::Sim::preset(\"mi210\")`, \
+         or run the program under LD_PRELOAD=libkfd_sim.so)"
+    } else {
+        ""
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_device_says_how_to_use_the_simulator() {
+        let missing = ContextError::Open(Errno::ENOENT).to_string();
+        assert!(missing.contains("kfd_sim::Sim::preset"), "{missing}");
+        let denied = ContextError::Open(Errno::EACCES).to_string();
+        assert!(!denied.contains("kfd_sim"), "{denied}");
+    }
 }

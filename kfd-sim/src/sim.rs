@@ -142,7 +142,13 @@ impl Sim {
     /// A machine from a named preset (`mi210`, `mi300x`, `apu`, `navi31`, ...).
     pub fn preset(name: &str) -> io::Result<Sim> {
         let t = crate::presets::preset(name).ok_or_else(|| {
-            io::Error::new(io::ErrorKind::NotFound, format!("no preset {name:?}"))
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                format!(
+                    "no preset {name:?}; presets: {}",
+                    crate::presets::NAMES.join(", ")
+                ),
+            )
         })?;
         Sim::new(t)
     }

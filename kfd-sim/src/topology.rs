@@ -307,8 +307,12 @@ impl Topology {
                             return Err(err("`base` must come before any section".into()));
                         }
                         let keep_gen = t.generation_id;
-                        t = presets::preset(value)
-                            .ok_or_else(|| err(format!("unknown preset {value:?}")))?;
+                        t = presets::preset(value).ok_or_else(|| {
+                            err(format!(
+                                "unknown preset {value:?}; presets: {}",
+                                presets::NAMES.join(", ")
+                            ))
+                        })?;
                         t.generation_id = keep_gen.max(t.generation_id);
                     }
                     "name" => t.name = value.to_string(),

@@ -46,9 +46,15 @@ fn print_node(topo: &Topology, n: &Node) {
             d.num_shader_banks, p.simd_arrays_per_engine, p.cu_per_simd_array
         );
         println!("  Max clock:        {} MHz", p.max_engine_clk_fcompute);
-        let vram = n.memory_size(HeapType::FRAME_BUFFER_PUBLIC)
-            + n.memory_size(HeapType::FRAME_BUFFER_PRIVATE);
-        println!("  VRAM:             {} MiB", vram >> 20);
+        println!(
+            "  VRAM:             {} MiB ({})",
+            n.vram_size() >> 20,
+            if n.is_large_bar() {
+                "large BAR: all of it host-visible".to_string()
+            } else {
+                format!("{} MiB host-visible", n.host_visible_vram() >> 20)
+            }
+        );
         println!("  LDS:              {} KiB", p.lds_size_in_kb);
         println!(
             "  SDMA engines:     {} PCIe, {} xGMI",
@@ -119,13 +125,28 @@ fn run() -> Result<(), String> {
         }
         None => Topology::snapshot_with(&kfd_sys::NixDriver::new(), &options),
     };
-    let topo = snap.map_err(|e| format!("topology: {e}"))?;
+    // On a machine without amdkfd the snapshot fails or finds no GPU:
+    // say how to look at a simulated one instead.
+    let hint = if sim.is_none() && !std::path::Path::new("/dev/kfd").exists() {
+        format!(
+            " (no /dev/kfd here: no AMD GPU driver is loaded; try `--sim PRESET`, presets: {})",
+            kfd_sim::presets::NAMES.join(", ")
+        )
+    } else {
+        String::new()
+    };
+    let topo = snap.map_err(|e| format!("topology: {e}{hint}"))?;
     println!(
-        "{} node(s), {} GPU(s){}",
+        "{} node(s), {} GPU(s){}{}",
         topo.num_nodes(),
         topo.gpu_nodes().count(),
         sim.map(|s| format!(" (kfd-sim preset {s})"))
-            .unwrap_or_default()
+            .unwrap_or_default(),
+        if topo.gpu_nodes().count() == 0 {
+            hint.as_str()
+        } else {
+            ""
+        }
     );
     for n in &topo.nodes {
         if all || n.is_gpu() {

@@ -613,6 +613,30 @@ impl Node {
             .unwrap_or(0)
     }
 
+    /// The node's VRAM in bytes: its frame-buffer banks, public and
+    /// private (0 for a CPU node; an APU's carve-out counts).
+    pub fn vram_size(&self) -> u64 {
+        self.memory_size(HeapType::FRAME_BUFFER_PUBLIC)
+            + self.memory_size(HeapType::FRAME_BUFFER_PRIVATE)
+    }
+
+    /// The VRAM the topology reports as CPU-mappable: the public
+    /// frame-buffer bank. amdkfd reports all of VRAM as one public bank
+    /// when the PCI BAR covers it, else as one private bank and no public
+    /// one (so this is 0 on a small BAR, whose window the topology does
+    /// not describe).
+    pub fn host_visible_vram(&self) -> u64 {
+        self.memory_size(HeapType::FRAME_BUFFER_PUBLIC)
+    }
+
+    /// True if the CPU can map all of the node's VRAM (a large, or
+    /// resizable, BAR): host-visible VRAM allocations work; on a small
+    /// BAR they fail and VRAM is reached through copies.
+    pub fn is_large_bar(&self) -> bool {
+        let vram = self.vram_size();
+        vram != 0 && self.host_visible_vram() == vram
+    }
+
     /// Sum of the sizes of the memory banks of `heap`.
     pub fn memory_size(&self, heap: HeapType) -> u64 {
         self.memory_banks

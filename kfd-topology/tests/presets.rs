@@ -124,3 +124,26 @@ fn snapshot_through_the_in_process_sim_driver() {
         assert_eq!(via_driver.nodes, via_root.nodes, "{name}");
     }
 }
+
+#[test]
+fn vram_size_and_large_bar_per_preset() {
+    let gpu = |name: &str| {
+        let t = snapshot_preset(name, Rules::default());
+        let node = t.gpu_nodes().next().expect("a GPU node").clone();
+        node
+    };
+    let mi210 = gpu("mi210");
+    assert_eq!(mi210.vram_size(), 64 * (1 << 30) - 16 * (1 << 20));
+    assert!(mi210.is_large_bar());
+    assert_eq!(mi210.host_visible_vram(), mi210.vram_size());
+    // The RX 7900 XTX preset has a 256 MiB BAR: its VRAM is one private
+    // bank, none of it host-visible through the topology.
+    let navi31 = gpu("navi31");
+    assert!(navi31.vram_size() > 0);
+    assert!(!navi31.is_large_bar());
+    assert_eq!(navi31.host_visible_vram(), 0);
+    let t = snapshot_preset("mi210", Rules::default());
+    let cpu = t.cpu_nodes().next().expect("a CPU node");
+    assert_eq!(cpu.vram_size(), 0);
+    assert!(!cpu.is_large_bar());
+}
