@@ -201,6 +201,8 @@ fn descriptor(d: &HsaEventDescriptor) -> Result<EventDescriptor, EventError> {
         node_id: d.NodeId,
         sync_var: sv.SyncVar.value(),
         sync_var_size: sv.SyncVarSize,
+        manual_reset: false,
+        signaled: false,
     })
 }
 
@@ -425,9 +427,9 @@ export! {
         // SAFETY: an IN argument; checked by `read_in`.
         let desc = unsafe { read_in(desc as *const HsaEventDescriptor, st::INVALID_PARAMETER) }?;
         let out = check_mut(Event, st::INVALID_PARAMETER)?;
-        let desc = descriptor(&desc).kmt()?;
+        let desc = EventDescriptor { manual_reset: ManualReset, signaled: IsSignaled, ..descriptor(&desc).kmt()? };
         let kept = ctx::kept(&c)?;
-        let e = events.create(&desc, ManualReset, IsSignaled).kmt()?;
+        let e = events.create(&desc).kmt()?;
         let ce = Arc::new(CEvent { view: CView::new(&e), waitable: e.waitable(), event: e });
         let ptr = ce.view.addr();
         kept.events.lock().unwrap_or_else(|e| e.into_inner()).map.insert(ptr, ce);
@@ -598,7 +600,7 @@ mod tests {
             sync_var_size: 8,
             ..EventDescriptor::new(EventType::Signal)
         };
-        let e = events.create(&desc, false, false).unwrap();
+        let e = events.create(&desc).unwrap();
         let v = CView::new(&e);
         let c = read(&v);
         assert_eq!({ c.EventId }, e.id());

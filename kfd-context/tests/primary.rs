@@ -125,11 +125,9 @@ fn primary_and_secondaries_are_isolated_and_torn_down() {
     // Events and queues come up lazily and go away with the context.
     let events = tenant.events().unwrap();
     let ev = events
-        .create(
-            &kfd_event::EventDescriptor::new(kfd_event::EventType::Signal),
-            false,
-            false,
-        )
+        .create(&kfd_event::EventDescriptor::new(
+            kfd_event::EventType::Signal,
+        ))
         .unwrap();
     events.set(&ev).unwrap();
     assert_eq!(

@@ -29,7 +29,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let events = Events::new(kfd, Some(topology), Some(fmm));
 
     // A signal event, auto-reset (a successful wait consumes the set).
-    let event = events.create(&EventDescriptor::new(EventType::Signal), false, false)?;
+    let event = events.create(&EventDescriptor::new(EventType::Signal))?;
     let (page, slots) = events.event_page().ok_or("no event page")?;
     println!(
         "kfd-sim {preset}: event {} in slot {:?} of the event page at {page:#x} ({slots} slots)",

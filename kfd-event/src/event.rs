@@ -61,7 +61,15 @@ impl EventType {
     }
 }
 
-/// What event to create (`HsaEventDescriptor`).
+/// What event to create (`HsaEventDescriptor`, with the two flags that
+/// `hsaKmtCreateEvent` takes beside it).
+///
+/// ```
+/// use kfd_event::{EventDescriptor, EventType};
+/// let d = EventDescriptor::new(EventType::Signal).manual_reset().signaled();
+/// assert!(d.manual_reset && d.signaled);
+/// assert!(!EventDescriptor::new(EventType::Memory).manual_reset);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EventDescriptor {
     /// The kind of event.
@@ -72,17 +80,46 @@ pub struct EventDescriptor {
     pub sync_var: u64,
     /// Size of the user sync variable.
     pub sync_var_size: u64,
+    /// A manual-reset event stays signaled until it is reset; an
+    /// auto-reset one (the default) is reset by the wait it wakes.
+    pub manual_reset: bool,
+    /// Created signaled (ignored for system kinds, as in C).
+    pub signaled: bool,
 }
 
 impl EventDescriptor {
-    /// A descriptor of `event_type` on node 0 without a sync variable.
+    /// An auto-reset, unsignaled descriptor of `event_type` on node 0
+    /// without a sync variable.
     pub fn new(event_type: EventType) -> Self {
         EventDescriptor {
             event_type,
             node_id: 0,
             sync_var: 0,
             sync_var_size: 0,
+            manual_reset: false,
+            signaled: false,
         }
+    }
+
+    /// The same descriptor, for a manual-reset event.
+    pub fn manual_reset(self) -> Self {
+        EventDescriptor {
+            manual_reset: true,
+            ..self
+        }
+    }
+
+    /// The same descriptor, for an event created signaled.
+    pub fn signaled(self) -> Self {
+        EventDescriptor {
+            signaled: true,
+            ..self
+        }
+    }
+
+    /// The same descriptor, for node `node_id`.
+    pub fn on_node(self, node_id: u32) -> Self {
+        EventDescriptor { node_id, ..self }
     }
 }
 

@@ -203,16 +203,10 @@ impl Events {
         self.shared.topology.as_ref().is_some_and(|t| t.is_dgpu())
     }
 
-    /// Creates an event (`hsaKmtCreateEvent`).
-    ///
-    /// `manual_reset == false` makes an auto-reset event. `signaled`
-    /// creates it signaled (ignored for system event types, as in C).
-    pub fn create(
-        &self,
-        desc: &EventDescriptor,
-        manual_reset: bool,
-        signaled: bool,
-    ) -> Result<Event, EventError> {
+    /// Creates an event (`hsaKmtCreateEvent`): auto- or manual-reset and
+    /// initially signaled or not as `desc` says.
+    pub fn create(&self, desc: &EventDescriptor) -> Result<Event, EventError> {
+        let (manual_reset, signaled) = (desc.manual_reset, desc.signaled);
         let sh = &self.shared;
         let mut args = kfd_ioctl_create_event_args {
             event_type: desc.event_type.raw(),

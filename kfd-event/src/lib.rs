@@ -20,7 +20,7 @@
 //! let fmm = Fmm::from_topology(kfd.clone(), &topology, FmmOptions::primary())?;
 //! let events = Events::new(kfd, Some(topology), Some(Arc::new(fmm)));
 //!
-//! let e = events.create(&EventDescriptor::new(EventType::Signal), false, false)?;
+//! let e = events.create(&EventDescriptor::new(EventType::Signal))?;
 //! assert_eq!(events.wait_one(&e, 10)?, WaitOutcome::TimedOut);
 //! let (waited, set) = std::thread::scope(|s| {
 //!     let setter = s.spawn(|| events.set(&e));

@@ -26,7 +26,10 @@ fn events(ctx: &Ctx) -> Events {
 
 fn signal(events: &Events, manual: bool) -> kfd_event::Event {
     events
-        .create(&EventDescriptor::new(EventType::Signal), manual, false)
+        .create(&EventDescriptor {
+            manual_reset: manual,
+            ..EventDescriptor::new(EventType::Signal)
+        })
         .expect("create signal event")
 }
 
@@ -49,20 +52,21 @@ fn every_event_type_on_every_preset() {
         for ty in EventType::ALL {
             for manual in [false, true] {
                 let desc = EventDescriptor {
-                    event_type: ty,
-                    node_id: node,
                     sync_var: 0x1000,
                     sync_var_size: 8,
+                    manual_reset: manual,
+                    ..EventDescriptor::new(ty).on_node(node)
                 };
                 // The kernel lets the CPU set only SIGNAL events, so a
                 // DEBUG event created signaled fails like in C (the set
                 // after creation fails and the event is destroyed).
                 let signaled = ty != EventType::Debug;
                 if ty == EventType::Debug {
-                    let err = events.create(&desc, manual, true).unwrap_err();
+                    let err = events.create(&desc.signaled()).unwrap_err();
                     assert_eq!(st(err), "Kernel");
                 }
-                let e = events.create(&desc, manual, signaled).unwrap();
+                let desc = EventDescriptor { signaled, ..desc };
+                let e = events.create(&desc).unwrap();
                 assert_eq!(e.event_type(), ty);
                 assert_eq!(e.auto_reset(), !manual);
                 assert_eq!(e.descriptor(), &desc, "{preset} {ty:?}");
@@ -116,7 +120,7 @@ fn bad_inputs_give_the_c_statuses() {
 
     // System events cannot be set or reset.
     let mem = events
-        .create(&EventDescriptor::new(EventType::Memory), true, false)
+        .create(&EventDescriptor::new(EventType::Memory).manual_reset())
         .unwrap();
     assert_eq!(st(events.set(&mem).unwrap_err()), "SystemEvent");
     assert_eq!(st(events.reset(&mem).unwrap_err()), "SystemEvent");
@@ -203,7 +207,7 @@ fn too_many_signal_events() {
         let events = events(&ctx);
         let mut made = Vec::new();
         let err = loop {
-            match events.create(&EventDescriptor::new(EventType::Signal), false, false) {
+            match events.create(&EventDescriptor::new(EventType::Signal)) {
                 Ok(e) => made.push(e),
                 Err(e) => break e,
             }
@@ -507,7 +511,7 @@ fn event_age_wait_does_not_miss_an_earlier_set() {
     // Many events: ages are per element; non-signal events keep theirs.
     let e2 = signal(&events, true);
     let q = events
-        .create(&EventDescriptor::new(EventType::Queue), true, false)
+        .create(&EventDescriptor::new(EventType::Queue).manual_reset())
         .unwrap();
     let mut ages = [age, 1, 77];
     events.set(&e2).unwrap();
@@ -535,7 +539,7 @@ fn memory_fault_data_is_returned_by_the_wait() {
         node_id: node,
         ..EventDescriptor::new(EventType::Memory)
     };
-    let e = events.create(&desc, true, false).unwrap();
+    let e = events.create(&desc.manual_reset()).unwrap();
     thread::scope(|s| {
         s.spawn(|| {
             thread::sleep(Duration::from_millis(30));
@@ -576,9 +580,7 @@ fn teardown_destroys_every_event_and_leaks_nothing() {
         let ctx = Ctx::primary(&sim);
         let events = events(&ctx);
         for ty in EventType::ALL {
-            events
-                .create(&EventDescriptor::new(ty), false, false)
-                .unwrap();
+            events.create(&EventDescriptor::new(ty)).unwrap();
         }
         let live: usize = sim.live_objects().processes.iter().map(|p| p.events).sum();
         assert_eq!(live, EventType::ALL.len());
@@ -657,7 +659,7 @@ fn wait_on_a_resolved_list() {
         node_id: node,
         ..EventDescriptor::new(EventType::Memory)
     };
-    let m = events.create(&desc, true, false).unwrap();
+    let m = events.create(&desc.manual_reset()).unwrap();
     let mixed = [resolved[0], m.waitable(), resolved[2]];
     sim.signal_vm_fault(gpu_id, 0x7f00_1234_5000);
     let mut got = Vec::new();
