@@ -52,6 +52,7 @@ pub fn context_options(profile: &Profile) -> kfd_context::ContextOptions {
         o.fmm.svm_api_enabled = false;
     }
     o.keep_after_close = profile.border.keep_after_close;
+    o.fmm.accept_unknown_addresses = true;
     o.fmm.rules = profile.fmm;
     o.queues.rules = profile.queues;
     o.debug = profile.debug;

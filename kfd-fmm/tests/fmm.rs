@@ -435,8 +435,15 @@ fn free_and_map_bad_inputs() {
         "map after free"
     );
     teardown(sim, fmm);
-    // With the SVM API, freeing an unknown address succeeds (upstream).
+    // The SVM API does not hide an unknown address from a Rust caller ...
     let (sim, fmm) = primary("mi210");
+    assert_eq!(
+        cause(fmm.free_memory(0x1234_5000).unwrap_err()),
+        "NotRegistered"
+    );
+    teardown(sim, fmm);
+    // ... but under the C library's rules freeing one succeeds.
+    let (sim, fmm) = primary_with("mi210", c_rules());
     fmm.free_memory(0x1234_5000).unwrap();
     teardown(sim, fmm);
 }
@@ -485,7 +492,7 @@ fn map_to_node_lists() {
     );
     assert_eq!(
         e(fmm.map_to_gpu_nodes(0x5000, MIB, &[gpus[0]], MemMapFlags::empty())),
-        "Ioctl",
+        "UnknownPointer",
         "unknown address"
     );
     assert_eq!(
@@ -799,9 +806,12 @@ fn secondary_context_is_isolated() {
         cause(primary.pointer_info(b.addr()).unwrap_err()),
         "UnknownPointer"
     );
-    // Unknown to the primary: a no-op there (SVM API on, as upstream); an
-    // error in the secondary (no SVM API).
-    primary.unmap_from_gpu(b.addr()).unwrap();
+    // Unknown to either: an error (the C ABI's primary, with the SVM API,
+    // makes it a no-op: see unknown_addresses_under_c_rules).
+    assert_eq!(
+        cause(primary.unmap_from_gpu(b.addr()).unwrap_err()),
+        "UnknownPointer"
+    );
     assert_eq!(
         cause(second.unmap_from_gpu(a.addr()).unwrap_err()),
         "UnknownPointer"
@@ -971,8 +981,13 @@ fn svm_attributes() {
         cause(fmm.svm_get_attr(mem, size, &mut bad).unwrap_err()),
         "NotAGpuNode"
     );
-    // The SVM API maps unknown memory on MapMemoryToGPU in the primary.
-    fmm.map_to_gpu(mem, size).unwrap();
+    // Memory that is no object is not mapped behind a Rust caller's back
+    // (the C ABI's primary maps it as an SVM range: see
+    // unknown_addresses_under_c_rules).
+    assert_eq!(
+        cause(fmm.map_to_gpu(mem, size).unwrap_err()),
+        "NoSuchObject"
+    );
     // SAFETY: our own reservation.
     unsafe { kfd_sys::mman::munmap(mem as usize, len) }.unwrap();
     teardown(sim, fmm);
@@ -980,14 +995,16 @@ fn svm_attributes() {
 
 /// An APU whose GPU node also has CPU cores: not a dGPU system.
 fn apu() -> (kfd_sim::Sim, std::sync::Arc<kfd_fmm::Fmm>) {
+    apu_with(FmmOptions::primary())
+}
+
+fn apu_with(opts: FmmOptions) -> (kfd_sim::Sim, std::sync::Arc<kfd_fmm::Fmm>) {
     let sim = kfd_sim::Sim::preset("apu").unwrap();
     let mut nodes = nodes_of(&sim);
     for n in nodes.iter_mut().filter(|n| n.is_gpu()) {
         n.cpu_cores = 4;
     }
-    let fmm = std::sync::Arc::new(
-        kfd_fmm::Fmm::new(open_kfd(&sim), nodes, FmmOptions::primary()).unwrap(),
-    );
+    let fmm = std::sync::Arc::new(kfd_fmm::Fmm::new(open_kfd(&sim), nodes, opts).unwrap());
     assert!(!fmm.is_dgpu());
     (sim, fmm)
 }
@@ -1023,9 +1040,25 @@ fn apu_system_memory_is_plain_cpu_memory() {
         ),
         "NotSupported"
     );
-    fmm.deregister_memory(0x5000).unwrap();
-    fmm.unmap_from_gpu(0x5000).unwrap();
-    assert_eq!(fmm.map_to_gpu(0x5000, PAGE_SIZE).unwrap(), 0);
+    // An address no object covers is an error for a Rust caller; under
+    // the C library's rules it is system memory the GPU reaches anyway.
+    assert_eq!(
+        cause(fmm.deregister_memory(0x5000).unwrap_err()),
+        "NotRegistered"
+    );
+    assert_eq!(
+        cause(fmm.unmap_from_gpu(0x5000).unwrap_err()),
+        "UnknownPointer"
+    );
+    assert_eq!(
+        cause(fmm.map_to_gpu(0x5000, PAGE_SIZE).unwrap_err()),
+        "NoSuchObject"
+    );
+    let (c_sim, c) = apu_with(c_rules());
+    c.deregister_memory(0x5000).unwrap();
+    c.unmap_from_gpu(0x5000).unwrap();
+    assert_eq!(c.map_to_gpu(0x5000, PAGE_SIZE).unwrap(), 0);
+    teardown(c_sim, c);
     let v = fmm
         .alloc_buffer(g, MIB, 0, MemFlags::NON_PAGED | MemFlags::HOST_ACCESS)
         .unwrap();
@@ -1307,4 +1340,53 @@ fn only_address_system_memory_per_rule() {
         }
         teardown(sim, fmm);
     }
+}
+
+/// Issue 24: a double free, an unmap after a free and a map of memory no
+/// object covers are errors for a Rust caller of the primary (SVM API
+/// on); the C library's rules, which the C ABI opens its contexts with,
+/// turn them into SVM semantics.
+#[test]
+fn unknown_addresses_under_c_rules() {
+    let (sim, fmm) = primary("mi210");
+    let b = fmm
+        .alloc_memory(gpu_node(&fmm), MIB, MemFlags::NON_PAGED, None)
+        .unwrap();
+    fmm.map_to_gpu(b, MIB).unwrap();
+    fmm.unmap_from_gpu(b).unwrap();
+    fmm.free_memory(b).unwrap();
+    assert_eq!(
+        cause(fmm.free_memory(b).unwrap_err()),
+        "NotRegistered",
+        "double free"
+    );
+    assert_eq!(
+        cause(fmm.unmap_from_gpu(b).unwrap_err()),
+        "UnknownPointer",
+        "unmap after free"
+    );
+    teardown(sim, fmm);
+
+    let (sim, fmm) = primary_with("mi210", c_rules());
+    let b = fmm
+        .alloc_memory(gpu_node(&fmm), MIB, MemFlags::NON_PAGED, None)
+        .unwrap();
+    fmm.free_memory(b).unwrap();
+    fmm.free_memory(b).unwrap();
+    fmm.unmap_from_gpu(b).unwrap();
+    // Anonymous memory no object covers becomes an SVM range when mapped.
+    let len = 4 * PAGE_SIZE as usize;
+    let mem = kfd_sys::mman::reserve(len).unwrap() as u64;
+    // SAFETY: our own reservation, made accessible.
+    unsafe {
+        libc::mprotect(
+            mem as *mut libc::c_void,
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+        );
+    }
+    assert_eq!(fmm.map_to_gpu(mem, len as u64).unwrap(), mem);
+    // SAFETY: our own reservation.
+    unsafe { kfd_sys::mman::munmap(mem as usize, len) }.unwrap();
+    teardown(sim, fmm);
 }

@@ -85,7 +85,7 @@ fn huge_sizes_fail_with_the_c_status_and_unmap_nothing() {
     for reserve_svm in [false, true] {
         let opts = FmmOptions {
             reserve_svm,
-            ..FmmOptions::primary()
+            ..c_rules()
         };
         let (sim, fmm) = primary_with("mi210", opts);
         let g = gpu_node(&fmm);
@@ -580,7 +580,7 @@ fn garbage_share_handle_rule() {
 /// is refused with INVALID_HANDLE (`register_needs_userptr`).
 #[test]
 fn user_memory_registered_through_svm() {
-    let (sim, fmm) = primary("mi300x");
+    let (sim, fmm) = primary_with("mi300x", c_rules());
     let host = vec![0u8; 8 * PAGE_SIZE as usize];
     let addr = (host.as_ptr() as u64 + PAGE_SIZE - 1) & !(PAGE_SIZE - 1);
     let bos = live_bos(&sim);

@@ -510,7 +510,7 @@ impl Fmm {
             Ok(s.remove(start))
         });
         match taken {
-            None if self.opts.svm_api_enabled => Ok(()),
+            None if self.unknown_is_svm() => Ok(()),
             None => Err(FmmError::NotRegistered(addr)),
             Some(Err(e)) => Err(e),
             Some(Ok(None)) => Ok(()),

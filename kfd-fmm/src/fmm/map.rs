@@ -10,6 +10,18 @@ use crate::va::checked_align_up;
 use crate::PAGE_SIZE;
 
 impl Fmm {
+    /// An address no object covers is SVM memory (the C library's rule,
+    /// see [`crate::FmmOptions::accept_unknown_addresses`]).
+    pub(super) fn unknown_is_svm(&self) -> bool {
+        self.opts.accept_unknown_addresses && self.opts.svm_api_enabled
+    }
+
+    /// An address no object covers is APU system memory the GPU reaches
+    /// without a mapping (the C library's rule).
+    pub(super) fn unknown_is_apu_memory(&self) -> bool {
+        self.opts.accept_unknown_addresses && !self.is_dgpu
+    }
+
     /// `hsaKmtMapMemoryToGPU`: maps the object at `addr` to every GPU it is
     /// registered to (all GPUs if not registered). Returns the alternate
     /// GPU VA the C API reports (0 when the GPU uses the CPU address; the
@@ -24,10 +36,10 @@ impl Fmm {
         let r = self.with_object(addr, Lookup::Exact { size }, |o| self.map_object(o, addr));
         match r {
             Some(r) => r,
-            None if self.opts.svm_api_enabled && self.is_dgpu => {
+            None if self.unknown_is_svm() && self.is_dgpu => {
                 self.map_svm_range(addr, size, &self.all_gpu_ids)
             }
-            None if !self.is_dgpu => Ok(0),
+            None if self.unknown_is_apu_memory() => Ok(0),
             None => Err(FmmError::NoSuchObject(addr)),
         }
     }
@@ -179,7 +191,7 @@ impl Fmm {
             Ok(None)
         })
         .unwrap_or_else(|| {
-            if self.opts.svm_api_enabled {
+            if self.unknown_is_svm() {
                 // An SVM range: the C library reports its GPU address.
                 self.map_svm_range(addr, size, &ids).map(Some)
             } else {
@@ -230,7 +242,8 @@ impl Fmm {
         // Unknown address: a no-op on APUs; on dGPUs too with the SVM API
         // under the newest library (5.2.3 refuses it on dGPUs).
         .unwrap_or(
-            if !self.is_dgpu || (self.opts.svm_api_enabled && self.opts.rules.unmap_unknown_as_svm)
+            if self.unknown_is_apu_memory()
+                || (self.unknown_is_svm() && self.opts.rules.unmap_unknown_as_svm)
             {
                 Ok(())
             } else {

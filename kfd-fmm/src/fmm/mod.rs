@@ -192,9 +192,20 @@ impl Default for FmmRules {
 #[derive(Debug, Clone)]
 pub struct FmmOptions {
     /// The SVM API is usable in this context (`HSA_USE_SVM`, and off for
-    /// secondary contexts): unknown addresses in FreeMemory /
-    /// DeregisterMemory / MapMemoryToGPU fall back to SVM semantics.
+    /// secondary contexts). With [`FmmOptions::accept_unknown_addresses`],
+    /// unknown addresses in FreeMemory / DeregisterMemory / MapMemoryToGPU
+    /// fall back to SVM semantics.
     pub svm_api_enabled: bool,
+    /// Treat an address that no memory object covers as the C library
+    /// does (false by default; the C ABI turns it on): with the SVM API it
+    /// is taken for SVM memory (a free or deregistration succeeds doing
+    /// nothing, a map sets the range's `ACCESS_IN_PLACE`, an unmap
+    /// succeeds, user memory is registered as an SVM range), and on an APU
+    /// a map or unmap of it succeeds doing nothing. Off, each of these is
+    /// an error naming the address, so a double free or an unmap after a
+    /// free does not pass unnoticed, and registered user memory is always
+    /// a userptr object.
+    pub accept_unknown_addresses: bool,
     /// Paged system memory is allocated as userptr BOs
     /// (`HSA_USERPTR_FOR_PAGED_MEM`; false for secondary contexts, whose
     /// paged allocations become GTT BOs).
@@ -229,6 +240,7 @@ impl FmmOptions {
     pub fn primary() -> Self {
         FmmOptions {
             svm_api_enabled: true,
+            accept_unknown_addresses: false,
             userptr_for_paged_mem: true,
             disable_cache: false,
             check_userptr: false,

@@ -84,7 +84,7 @@ impl Fmm {
             return r;
         }
         if rules.register_through_svm
-            && self.opts.svm_api_enabled
+            && self.unknown_is_svm()
             && self.register_svm(addr, size, coarse, ext).is_ok()
         {
             return Ok(());
@@ -236,7 +236,7 @@ impl Fmm {
             }
         });
         match r {
-            None if !self.is_dgpu || self.opts.svm_api_enabled => Ok(()),
+            None if self.unknown_is_apu_memory() || self.unknown_is_svm() => Ok(()),
             None => Err(FmmError::NotRegistered(addr)),
             Some(Err(e)) => Err(e),
             Some(Ok(None)) => Ok(()),

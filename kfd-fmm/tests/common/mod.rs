@@ -37,6 +37,16 @@ pub fn primary(preset: &str) -> (Sim, Arc<Fmm>) {
     primary_with(preset, FmmOptions::primary())
 }
 
+/// The primary's options with the C library's treatment of addresses no
+/// object covers ([`FmmOptions::accept_unknown_addresses`]), as the C ABI
+/// opens its contexts.
+pub fn c_rules() -> FmmOptions {
+    FmmOptions {
+        accept_unknown_addresses: true,
+        ..FmmOptions::primary()
+    }
+}
+
 /// Primary-context options that register user memory as userptr BOs (not
 /// through the SVM API), for the tests of the userptr object model.
 pub fn userptr_options() -> FmmOptions {
