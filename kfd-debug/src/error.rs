@@ -43,6 +43,12 @@ pub enum Error {
     #[error("the runtime is busy (already enabled or owned by a debugger)")]
     RuntimeBusy,
 
+    /// `AMDKFD_IOC_RUNTIME_ENABLE` failed with `EEXIST`: the process
+    /// already has queues, and the runtime must be enabled before the
+    /// first one is created.
+    #[error("runtime enable must come before the first queue: this process has queues")]
+    QueuesExist,
+
     /// The sub-context was made without a topology snapshot, so it knows
     /// no node to check (see `kfd_context::Context::debug`).
     #[error("no topology snapshot: the debugger-support check needs the nodes")]

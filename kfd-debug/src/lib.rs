@@ -399,6 +399,7 @@ impl Debug {
                 state.runtime_info.runtime_state = kfd::DEBUG_RUNTIME_STATE_ENABLED_BUSY;
                 Err(Error::RuntimeBusy)
             }
+            Err(Errno::EEXIST) => Err(Error::QueuesExist),
             Err(errno) => Err(Error::Kernel {
                 op: "RUNTIME_ENABLE",
                 errno,

@@ -110,6 +110,22 @@ pub enum FmmError {
     /// The operation cannot be done on this object or in this state.
     #[error("failed: {0}")]
     Failed(&'static str),
+    /// The kernel refused host-accessible VRAM on a GPU whose VRAM the
+    /// topology reports as not host-visible (a small PCI BAR).
+    #[error(
+        "device memory allocation failed: {errno}: node {node}'s VRAM is not host-visible \
+         (a small PCI BAR): allocate it without HOST_ACCESS and copy through system memory"
+    )]
+    VramNotHostVisible {
+        /// The node asked for.
+        node: u32,
+        /// What the kernel said.
+        errno: Errno,
+    },
+    /// The kernel refused to free memory that is still mapped to a GPU
+    /// (`EBUSY` from `AMDKFD_IOC_FREE_MEMORY_OF_GPU`).
+    #[error("memory at {0:#x} is still mapped to a GPU: unmap it before freeing it")]
+    StillMapped(u64),
     /// The kernel (or mmap) refused to create a buffer.
     #[error("{} allocation failed: {errno}", if *.device { "device memory" } else { "system memory" })]
     AllocFailed {

@@ -64,6 +64,21 @@ pub enum QueueError {
     /// The doorbell page could not be mapped.
     #[error("doorbell mapping failed: {0}")]
     Doorbell(String),
+    /// The kernel refused a queue whose ring size is not a power of two
+    /// (`EINVAL` from `AMDKFD_IOC_CREATE_QUEUE`).
+    #[error("ring size {0:#x} is not a power of two: the kernel refused the queue")]
+    RingSize(u64),
+    /// The kernel had no SDMA queue left for the request (`ENOMEM` from
+    /// `AMDKFD_IOC_CREATE_QUEUE` for an SDMA queue): every queue slot of
+    /// the GPU's SDMA engines (or of the engine asked for) is taken.
+    #[error(
+        "no free SDMA queue{}: every queue slot is taken; destroy an SDMA queue first",
+        engine.map(|e| format!(" on engine {e}")).unwrap_or_default()
+    )]
+    NoFreeSdmaQueue {
+        /// The engine asked for (`HSA_QUEUE_SDMA_BY_ENG_ID`), if any.
+        engine: Option<u32>,
+    },
     /// A KFD request failed.
     #[error("{request} failed: {errno}")]
     Kernel {

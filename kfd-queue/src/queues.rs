@@ -22,8 +22,8 @@ use kfd_topology::{Node, Topology};
 use crate::error::QueueError;
 use crate::lock;
 use crate::queue::{
-    cu_mask_words, kfd_priority, page, Queue, QueueBuffers, QueueId, QueueInfo, QueueObj,
-    QueueRequest, QueueResource, SaveArea,
+    cu_mask_words, kfd_priority, page, Queue, QueueBuffers, QueueId, QueueInfo, QueueKind,
+    QueueObj, QueueRequest, QueueResource, SaveArea,
 };
 use crate::sizes::{self, gfx, CwsrSizes, SAVE_AREA_HEADER_SIZE};
 
@@ -376,10 +376,7 @@ impl Queues {
             Ok(slot) => slot,
             Err(errno) => {
                 drop(bufs);
-                return Err(QueueError::Kernel {
-                    request: AMDKFD_IOC_CREATE_QUEUE.info(),
-                    errno,
-                });
+                return Err(create_refused(req, errno));
             }
         };
 
@@ -771,6 +768,28 @@ fn save_area_header(sz: &CwsrSizes, xcc: u32, event_id: u32, error_reason: u64) 
     h.extend_from_slice(&event_id.to_ne_bytes());
     h.extend_from_slice(&0u32.to_ne_bytes());
     h
+}
+
+/// What a refused `AMDKFD_IOC_CREATE_QUEUE` means, where the request
+/// tells: a ring size that is not a power of two (the kernel's
+/// `set_queue_properties_from_user` check), or an SDMA queue with no free
+/// slot (its `allocate_sdma_queue`); else the bare errno.
+fn create_refused(req: &QueueRequest, errno: Errno) -> QueueError {
+    let sdma = match req.kind {
+        QueueKind::Sdma | QueueKind::SdmaXgmi => Some(None),
+        QueueKind::SdmaByEngine(e) => Some(Some(e)),
+        QueueKind::Compute | QueueKind::ComputeAql => None,
+    };
+    match (errno, sdma) {
+        (Errno::EINVAL, _) if req.ring_size != 0 && !req.ring_size.is_power_of_two() => {
+            QueueError::RingSize(req.ring_size)
+        }
+        (Errno::ENOMEM, Some(engine)) => QueueError::NoFreeSdmaQueue { engine },
+        _ => QueueError::Kernel {
+            request: AMDKFD_IOC_CREATE_QUEUE.info(),
+            errno,
+        },
+    }
 }
 
 #[cfg(test)]

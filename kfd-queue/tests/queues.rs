@@ -409,12 +409,12 @@ fn bad_inputs_give_the_c_statuses() {
         st(QueueKind::from_hsa_legacy(6).unwrap_err()),
         "EngineIdNeedsExt"
     );
-    // Non-power-of-two ring sizes: the kernel's EINVAL.
+    // Non-power-of-two ring sizes: the kernel's EINVAL, explained.
     let odd = QueueRequest {
         ring_size: 3000,
         ..req
     };
-    assert_eq!(st(qs.create(&odd).unwrap_err()), "Kernel");
+    assert_eq!(st(qs.create(&odd).unwrap_err()), "RingSize");
     // An SDMA engine that does not exist.
     let p = &ctx.topology.node(node).unwrap().properties;
     let bad_engine = QueueRequest {

@@ -14,7 +14,7 @@ use crate::profile::Profile;
 /// | `EBUSY` on runtime enable | `UNAVAILABLE` |
 /// | no topology snapshot, unknown node, CPU node where a GPU is needed | `INVALID_NODE_UNIT` |
 /// | too many watch points, bad argument | `INVALID_PARAMETER` |
-/// | any other kernel error | `ERROR` |
+/// | queues exist on runtime enable (`EEXIST`), any other kernel error | `ERROR` |
 impl ToStatus for Error {
     fn status_in(&self, _: &Profile) -> Status {
         match self {
@@ -25,7 +25,7 @@ impl ToStatus for Error {
             Error::RuntimeBusy => st::UNAVAILABLE,
             Error::NoTopology | Error::InvalidNode(_) | Error::NotAGpu(_) => st::INVALID_NODE_UNIT,
             Error::TooManyWatchPoints { .. } | Error::InvalidArgument(_) => st::INVALID_PARAMETER,
-            Error::Kernel { .. } | Error::UnexpectedReturn { .. } => st::ERROR,
+            Error::Kernel { .. } | Error::UnexpectedReturn { .. } | Error::QueuesExist => st::ERROR,
         }
     }
 }
@@ -50,6 +50,7 @@ mod tests {
             st::NOT_SUPPORTED
         );
         assert_eq!(s(Error::RuntimeBusy), st::UNAVAILABLE);
+        assert_eq!(s(Error::QueuesExist), st::ERROR);
         assert_eq!(s(Error::InvalidNode(9)), st::INVALID_NODE_UNIT);
         assert_eq!(
             s(Error::TooManyWatchPoints {

@@ -37,7 +37,9 @@ impl ToStatus for FmmError {
             NotImplemented(_) => st::NOT_IMPLEMENTED,
             // The C library reports a failed device allocation as
             // NO_MEMORY, a failed system-memory one as a plain ERROR.
-            OutOfMemory(_) | AllocFailed { device: true, .. } => st::NO_MEMORY,
+            OutOfMemory(_) | AllocFailed { device: true, .. } | VramNotHostVisible { .. } => {
+                st::NO_MEMORY
+            }
             UnknownPointer(_)
             | NodeNotRegistered(_)
             | HostAllocFailed(_)
@@ -45,6 +47,7 @@ impl ToStatus for FmmError {
             | NullAddress
             | Failed(_)
             | AllocFailed { device: false, .. }
+            | StillMapped(_)
             | RenderNode { .. }
             | Ioctl { .. }
             | Mmap { .. } => st::ERROR,
@@ -104,6 +107,13 @@ mod tests {
             };
             assert_eq!(s(alloc(true)), st::NO_MEMORY);
             assert_eq!(s(alloc(false)), st::ERROR);
+            // Explained kernel refusals keep the unexplained ones' status.
+            let small_bar = FmmError::VramNotHostVisible {
+                node: 1,
+                errno: Errno::EINVAL,
+            };
+            assert_eq!(s(small_bar), s(alloc(true)));
+            assert_eq!(s(FmmError::StillMapped(0x1000)), st::ERROR);
         }
     }
 

@@ -28,6 +28,14 @@ impl ToStatus for QueueError {
                 st::ERROR
             }
             QueueError::Kernel { request, errno } => kernel(*request, *errno, p),
+            // Refusals the library explains keep the C library's status
+            // for the errno they came with.
+            QueueError::RingSize(_) => {
+                kernel(kfd::AMDKFD_IOC_CREATE_QUEUE.info(), Errno::EINVAL, p)
+            }
+            QueueError::NoFreeSdmaQueue { .. } => {
+                kernel(kfd::AMDKFD_IOC_CREATE_QUEUE.info(), Errno::ENOMEM, p)
+            }
         }
     }
 }
@@ -95,5 +103,16 @@ mod tests {
             st::INVALID_NODE_UNIT
         );
         assert_eq!(QueueError::EngineIdNeedsExt.status_in(p), st::ERROR);
+        // Explained refusals keep the status of the errno they came with.
+        for p in [&ROCM_5_2, &ROCM_6_2, &NEWEST] {
+            assert_eq!(
+                QueueError::RingSize(3000).status_in(p),
+                k(create, Errno::EINVAL, p)
+            );
+            assert_eq!(
+                QueueError::NoFreeSdmaQueue { engine: None }.status_in(p),
+                k(create, Errno::ENOMEM, p)
+            );
+        }
     }
 }

@@ -235,8 +235,14 @@ impl Fmm {
         if too_big {
             return Err(FmmError::OutOfMemory(TOO_BIG));
         }
+        let small_bar = self.nodes.get(node as usize).is_some_and(|n| n.small_bar);
         self.alloc_device(gi, fixed, size, align, flags, owned)
             .map_err(|e| match e {
+                FmmError::Ioctl { errno, .. }
+                    if small_bar && flags.contains(MemFlags::HOST_ACCESS) =>
+                {
+                    FmmError::VramNotHostVisible { node, errno }
+                }
                 FmmError::Ioctl { errno, .. } | FmmError::Mmap { errno, .. } => {
                     FmmError::AllocFailed {
                         device: true,
@@ -537,8 +543,20 @@ impl Fmm {
         if let Some(h) = obj.handle {
             if let Err(e) = self.free_bo(h) {
                 obj.kernel_held |= is_eperm(&e);
+                let still_mapped = matches!(
+                    e,
+                    FmmError::Ioctl {
+                        errno: Errno::EBUSY,
+                        ..
+                    }
+                );
+                let start = obj.start;
                 self.insert(obj);
-                return Err(e);
+                return Err(if still_mapped {
+                    FmmError::StillMapped(start)
+                } else {
+                    e
+                });
             }
         }
         // Dropping the object gives back its CPU views and address range.

@@ -42,6 +42,10 @@ pub struct NodeDesc {
     pub device_id: u32,
     /// The DRM render minor (128..=255) of GPU nodes.
     pub drm_render_minor: u32,
+    /// The node has VRAM the topology reports as not host-visible (a small
+    /// PCI BAR): used only to explain a refused host-access VRAM
+    /// allocation.
+    pub small_bar: bool,
 }
 
 impl NodeDesc {
@@ -56,6 +60,7 @@ impl NodeDesc {
             gfx: n.derived.gfx_version.unwrap_or_default(),
             device_id: n.properties.device_id.into(),
             drm_render_minor: n.properties.drm_render_minor,
+            small_bar: n.vram_size() != 0 && !n.is_large_bar(),
         }
     }
 

@@ -22,6 +22,7 @@ pub fn nodes_of(sim: &Sim) -> Vec<NodeDesc> {
                 gfx: GfxVersion::from_target_version(gfx).unwrap_or_default(),
                 device_id: p.get_or_zero("device_id") as u32,
                 drm_render_minor: p.get_or_zero("drm_render_minor") as u32,
+                small_bar: false,
             }
         })
         .collect()
