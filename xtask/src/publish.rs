@@ -275,6 +275,95 @@ pub fn package() -> Result<(), String> {
     Ok(())
 }
 
+/// `cargo publish --workspace` of the published crates: cargo packages
+/// and uploads them in dependency order, waiting for each to reach the
+/// index before the next. With `--dry-run` nothing is uploaded (and the
+/// packages are not built again: [`package`] verified them); either way
+/// the order cargo used must be the one docs/publishing.md states, so the
+/// document stays true. A real run needs `CARGO_REGISTRY_TOKEN` (the
+/// release job takes it from the repository's secrets).
+pub fn publish(args: &[String]) -> Result<(), String> {
+    let dry_run = match args {
+        [] => false,
+        [a] if a == "--dry-run" => true,
+        _ => return Err("usage: cargo xtask publish [--dry-run]".into()),
+    };
+    if !dry_run && std::env::var_os("CARGO_REGISTRY_TOKEN").is_none() {
+        return Err("CARGO_REGISTRY_TOKEN is not set (or pass --dry-run)".into());
+    }
+    let members = members()?;
+    let mut cmd = Command::new("cargo");
+    cmd.args(["publish", "--workspace", "--locked"]);
+    if dry_run {
+        cmd.args(["--dry-run", "--no-verify", "--allow-dirty"]);
+    }
+    for m in members.iter().filter(|m| !m.publish) {
+        cmd.args(["--exclude", &m.name]);
+    }
+    let mut child = cmd
+        .env("CARGO_TARGET_DIR", packaging_dir())
+        .current_dir(project_root())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cargo publish: {e}"))?;
+    let mut order = Vec::new();
+    let stderr = child.stderr.take().ok_or("cargo publish: no stderr")?;
+    for line in BufReader::new(stderr).lines() {
+        let line = line.map_err(|e| e.to_string())?;
+        if let Some(name) = uploaded(&line) {
+            order.push(name.to_string());
+        }
+        if !line.starts_with("warning: ignoring test `")
+            && line != "warning: aborting upload due to dry run"
+        {
+            eprintln!("{line}");
+        }
+    }
+    let status = child.wait().map_err(|e| e.to_string())?;
+    if !status.success() {
+        return Err(format!("cargo publish failed ({status})"));
+    }
+    println!(
+        "publish{}: {}",
+        if dry_run { " (dry run)" } else { "" },
+        order.join(", ")
+    );
+    let documented = documented_order(&read(&project_root().join("docs/publishing.md"))?)?;
+    if documented != order {
+        return Err(format!(
+            "docs/publishing.md gives the publishing order {}, cargo publishes in {}",
+            documented.join(", "),
+            order.join(", ")
+        ));
+    }
+    Ok(())
+}
+
+/// The crate of a `cargo publish` "Uploading <name> v<version> (...)" line.
+fn uploaded(line: &str) -> Option<&str> {
+    line.trim_start()
+        .strip_prefix("Uploading ")?
+        .split_whitespace()
+        .next()
+}
+
+/// The crate list of docs/publishing.md's "Publishing order (...): a, b,
+/// c." sentence.
+fn documented_order(doc: &str) -> Result<Vec<String>, String> {
+    let text = doc.replace('\n', " ");
+    let list = text
+        .split_once("Publishing order")
+        .and_then(|(_, rest)| rest.split_once("):"))
+        .and_then(|(_, rest)| rest.split_once('.'))
+        .map(|(list, _)| list)
+        .ok_or("docs/publishing.md: no \"Publishing order (...): a, b.\" sentence")?;
+    Ok(list
+        .split(',')
+        .map(|c| c.trim().to_string())
+        .filter(|c| !c.is_empty())
+        .collect())
+}
+
 /// Removes the sources cargo extracted from earlier runs' temporary
 /// registries (`$CARGO_HOME/registry/src/-<hash>/<crate>-<version>`):
 /// cargo reuses them by name and version, so a crate changed since then
@@ -519,6 +608,18 @@ fn excerpt(text: &str, head: usize, tail: usize) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn publishing_order_is_read_from_the_docs_and_cargo() {
+        let doc = "intro\n\nPublishing order (dependency order, as\ncargo publishes): a-sys, b,\nc.\n\n## next";
+        assert_eq!(documented_order(doc).unwrap(), ["a-sys", "b", "c"]);
+        assert!(documented_order("no such sentence").is_err());
+        assert_eq!(
+            uploaded("   Uploading kfd-sys v0.1.0 (/work/kfd-sys)"),
+            Some("kfd-sys")
+        );
+        assert_eq!(uploaded("   Packaging kfd-sys v0.1.0"), None);
+    }
+
     use super::*;
 
     #[test]
