@@ -106,6 +106,12 @@ fn vram_with_host_access_round_trip() {
     word.store(41, std::sync::atomic::Ordering::Release);
     assert_eq!(word.fetch_add(1, std::sync::atomic::Ordering::AcqRel), 41);
     assert_eq!(buf.load_u64(64).unwrap(), 42, "the same memory");
+    buf.store_u32(68, 1).unwrap();
+    assert_eq!(buf.load_u64(64).unwrap(), 42 | 1 << 32);
+    assert!(matches!(
+        buf.store_u32(66, 1),
+        Err(FmmError::UnalignedAddress(_))
+    ));
     assert!(matches!(
         buf.atomic_u64(4),
         Err(FmmError::UnalignedAddress(a)) if a == buf.addr() + 4

@@ -72,12 +72,16 @@
 
 #![forbid(unsafe_code)]
 
+mod aql;
 mod error;
+mod packet;
 mod queue;
 mod queues;
 pub mod sizes;
 
+pub use aql::{cp_error_cause, AqlQueue, DEFAULT_SUBMIT_TIMEOUT, MAX_AQL_PACKETS, MIN_AQL_PACKETS};
 pub use error::QueueError;
+pub use packet::{AqlPacket, KernelDispatch, AQL_PACKET_SIZE, BARRIER_DEPENDENCIES};
 pub use queue::{
     cu_mask_words, hsa_type, kfd_priority, Queue, QueueId, QueueInfo, QueueKind, QueueRequest,
     QueueResource, MAX_CU_MASK_BITS,

@@ -28,6 +28,18 @@ impl ToStatus for QueueError {
                 st::ERROR
             }
             QueueError::Kernel { request, errno } => kernel(*request, *errno, p),
+            // The owned AQL queue of the Rust API; no C function reaches
+            // these: bad arguments, and failures of submitted work.
+            QueueError::InvalidPacketCount(_)
+            | QueueError::TooManyDependencies(_)
+            | QueueError::BadKernelObject(_)
+            | QueueError::BadDispatchSize { .. }
+            | QueueError::BatchTooLarge { .. } => st::INVALID_PARAMETER,
+            QueueError::RingFull { .. }
+            | QueueError::QueueStopped { .. }
+            | QueueError::QueueException(_)
+            | QueueError::MemoryFault { .. } => st::ERROR,
+            QueueError::Event(e) => e.status_in(p),
         }
     }
 }
