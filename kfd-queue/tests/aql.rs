@@ -383,3 +383,28 @@ fn dropping_queues_and_signals_releases_the_kernel_objects() {
     q.destroy().unwrap();
     assert_eq!(w.kernel_objects(), before);
 }
+
+// The example, as a module: its `main` runs under `cargo run` only.
+#[allow(dead_code)]
+#[path = "../examples/barrier.rs"]
+mod barrier_example;
+
+/// The `barrier` example's flow on two GPU generations: the barrier
+/// holds while its dependency is 1, completes once the host sets it to
+/// 0, and nothing is left after the drop.
+#[test]
+fn the_barrier_example_runs() {
+    for preset in ["mi210", "mi300x"] {
+        let report = barrier_example::barrier_demo(preset).unwrap();
+        assert_eq!(
+            report,
+            barrier_example::Report {
+                while_blocked: 1,
+                completed: 0,
+                consumed: 1,
+                left: (0, 0),
+            },
+            "{preset}"
+        );
+    }
+}
