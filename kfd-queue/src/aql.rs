@@ -68,6 +68,48 @@ pub fn cp_error_cause(code: u64) -> &'static str {
         .map_or("unknown queue error", |(_, what)| what)
 }
 
+/// What the first queue exception in a `KFD_EC_MASK` set is (the
+/// exception codes the kernel sends to the runtime).
+pub fn queue_exception_cause(mask: u64) -> &'static str {
+    use kfd_sys::kfd::*;
+    const CAUSES: [(u32, &str); 15] = [
+        (EC_QUEUE_WAVE_ABORT, "wave abort"),
+        (EC_QUEUE_WAVE_TRAP, "wave trap"),
+        (EC_QUEUE_WAVE_MATH_ERROR, "wave math error"),
+        (EC_QUEUE_WAVE_ILLEGAL_INSTRUCTION, "illegal instruction"),
+        (EC_QUEUE_WAVE_MEMORY_VIOLATION, "memory violation"),
+        (EC_QUEUE_WAVE_APERTURE_VIOLATION, "aperture violation"),
+        (
+            EC_QUEUE_PACKET_DISPATCH_DIM_INVALID,
+            "invalid dispatch dimensions",
+        ),
+        (
+            EC_QUEUE_PACKET_DISPATCH_GROUP_SEGMENT_SIZE_INVALID,
+            "invalid group segment size",
+        ),
+        (EC_QUEUE_PACKET_DISPATCH_CODE_INVALID, "invalid code object"),
+        (EC_QUEUE_PACKET_RESERVED, "reserved packet type"),
+        (EC_QUEUE_PACKET_UNSUPPORTED, "unsupported packet"),
+        (
+            EC_QUEUE_PACKET_DISPATCH_WORK_GROUP_SIZE_INVALID,
+            "invalid workgroup size",
+        ),
+        (
+            EC_QUEUE_PACKET_DISPATCH_REGISTER_INVALID,
+            "invalid register count",
+        ),
+        (
+            EC_QUEUE_PACKET_VENDOR_UNSUPPORTED,
+            "unsupported vendor packet",
+        ),
+        (EC_QUEUE_PREEMPTION_ERROR, "preemption error"),
+    ];
+    CAUSES
+        .iter()
+        .find(|(ec, _)| mask & kfd_ec_mask(*ec) != 0)
+        .map_or("unknown queue exception", |(_, what)| what)
+}
+
 /// An AQL compute queue that owns its memory and submits packets.
 ///
 /// Created with [`AqlQueue::new`] through [`Queues::create`]: a ring of
@@ -331,7 +373,10 @@ impl AqlQueue {
             .load_u64(control::ERROR_REASON)
             .map_err(QueueError::Memory)?;
         if mask != 0 {
-            return Err(QueueError::QueueException(mask));
+            return Err(QueueError::QueueException {
+                mask,
+                cause: queue_exception_cause(mask),
+            });
         }
         if let Some(ExceptionData::Memory(m)) = self.memory_event.exception() {
             return Err(QueueError::MemoryFault {
@@ -378,5 +423,39 @@ impl Drop for AqlQueue {
             let _ = self.control.mark_kernel_held();
         }
         let _ = self.events.destroy(&self.memory_event);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kfd_sys::kfd::{kfd_ec_mask, EC_QUEUE_PACKET_VENDOR_UNSUPPORTED, EC_QUEUE_WAVE_TRAP};
+
+    #[test]
+    fn cp_error_codes_name_their_cause() {
+        let cases = [
+            (0x20, "invalid packet format"),
+            (0x100, "invalid vendor-specific packet"),
+            (0x8, "invalid (or NULL) code object"),
+            (0x400, "not enough scratch memory"),
+            (0x4000_0000, "illegal instruction"),
+            (0x8000_0000, "debug trap"),
+            (0x8 | 0x4000_0000, "invalid (or NULL) code object"),
+            (0x1, "not enough scratch memory"),
+            (0x10, "unknown queue error"),
+        ];
+        for (code, cause) in cases {
+            assert_eq!(cp_error_cause(code), cause, "{code:#x}");
+        }
+    }
+
+    #[test]
+    fn exception_masks_name_their_first_exception() {
+        let trap = kfd_ec_mask(EC_QUEUE_WAVE_TRAP);
+        let vendor = kfd_ec_mask(EC_QUEUE_PACKET_VENDOR_UNSUPPORTED);
+        assert_eq!(queue_exception_cause(trap | vendor), "wave trap");
+        assert_eq!(queue_exception_cause(vendor), "unsupported vendor packet");
+        assert_eq!(queue_exception_cause(0), "unknown queue exception");
+        assert_eq!(queue_exception_cause(1 << 40), "unknown queue exception");
     }
 }

@@ -111,8 +111,13 @@ pub enum QueueError {
     /// The kernel reported queue exceptions to the runtime (the
     /// `KFD_EC_MASK` bits of the exception codes, with the runtime
     /// enabled).
-    #[error("queue exception, exception code mask {0:#x}")]
-    QueueException(u64),
+    #[error("queue exception: {cause} (exception mask {mask:#x})")]
+    QueueException {
+        /// The `KFD_EC_MASK` bits.
+        mask: u64,
+        /// What the first of them means.
+        cause: &'static str,
+    },
     /// A GPU memory fault stopped the process's queues on the GPU.
     #[error("GPU memory fault at {address:#x} on node {node_id}")]
     MemoryFault {

@@ -115,7 +115,10 @@ mod queue;
 mod queues;
 pub mod sizes;
 
-pub use aql::{cp_error_cause, AqlQueue, DEFAULT_SUBMIT_TIMEOUT, MAX_AQL_PACKETS, MIN_AQL_PACKETS};
+pub use aql::{
+    cp_error_cause, queue_exception_cause, AqlQueue, DEFAULT_SUBMIT_TIMEOUT, MAX_AQL_PACKETS,
+    MIN_AQL_PACKETS,
+};
 pub use error::QueueError;
 pub use packet::{AqlPacket, KernelDispatch, AQL_PACKET_SIZE, BARRIER_DEPENDENCIES};
 pub use queue::{

@@ -15,6 +15,7 @@ use kfd_fmm::{Buffer, MemFlags};
 use kfd_queue::{AqlPacket, AqlQueue, KernelDispatch, QueueError, Queues};
 use kfd_sim::Sim;
 use kfd_sys::hsa::HSA_PACKET_TYPE_AGENT_DISPATCH;
+use kfd_sys::kfd;
 use kfd_sys::testing::Cause;
 
 /// A context's queue and event sub-contexts over the simulator.
@@ -190,6 +191,37 @@ fn an_invalid_packet_ends_the_wait_with_the_queue_error() {
     // A stopped queue reports its error to the next submission that
     // finds the ring full, too.
     assert!(q.check().is_err());
+}
+
+/// With the runtime enabled (as ROCr 6+ does), the kernel sends a queue
+/// error to the runtime instead: the exception bit in the payload the
+/// queue's save area names, and that event set; the wait reports it.
+#[test]
+fn with_the_runtime_enabled_the_wait_reports_the_exception() {
+    let w = World::new("mi210");
+    let mut enable = kfd::kfd_ioctl_runtime_enable_args {
+        mode_mask: kfd::KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK,
+        ..Default::default()
+    };
+    w.ctx
+        .file
+        .ioctl_plain(kfd::AMDKFD_IOC_RUNTIME_ENABLE, &mut enable)
+        .unwrap();
+    let q = w.queue(64).unwrap();
+    let done = w.signal(1);
+    let mut bytes = *AqlPacket::barrier_and(&[], Some(&done)).unwrap().as_bytes();
+    bytes[0] = HSA_PACKET_TYPE_AGENT_DISPATCH as u8;
+    q.submit(&AqlPacket::from_bytes(bytes)).unwrap();
+    let start = Instant::now();
+    let r = q.wait(&done, Condition::Eq, 0, LONG);
+    assert!(start.elapsed() < SECOND, "took {:?}", start.elapsed());
+    assert_eq!(
+        r,
+        Err(QueueError::QueueException {
+            mask: kfd::kfd_ec_mask(kfd::EC_QUEUE_PACKET_UNSUPPORTED),
+            cause: "unsupported packet",
+        })
+    );
 }
 
 /// gfx90a code storing each work-item's global id at `out[id]`, `out`
@@ -389,12 +421,13 @@ fn dropping_queues_and_signals_releases_the_kernel_objects() {
 #[path = "../examples/barrier.rs"]
 mod barrier_example;
 
-/// The `barrier` example's flow on two GPU generations: the barrier
+/// The `barrier` example's flow on two dGPU generations, an APU and a
+/// gfx11 GPU: the barrier
 /// holds while its dependency is 1, completes once the host sets it to
 /// 0, and nothing is left after the drop.
 #[test]
 fn the_barrier_example_runs() {
-    for preset in ["mi210", "mi300x"] {
+    for preset in ["mi210", "mi300x", "apu", "navi31"] {
         let report = barrier_example::barrier_demo(preset).unwrap();
         assert_eq!(
             report,

@@ -37,7 +37,7 @@ impl ToStatus for QueueError {
             | QueueError::BatchTooLarge { .. } => st::INVALID_PARAMETER,
             QueueError::RingFull { .. }
             | QueueError::QueueStopped { .. }
-            | QueueError::QueueException(_)
+            | QueueError::QueueException { .. }
             | QueueError::MemoryFault { .. } => st::ERROR,
             QueueError::Event(e) => e.status_in(p),
         }
