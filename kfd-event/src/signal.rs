@@ -208,11 +208,12 @@ impl Signal {
     }
 
     /// As [`Signal::wait_until`], also woken by any event of `also`
-    /// (exception events, other signals' events); `check` runs before
-    /// every look at the value and ends the wait with its error (a queue
-    /// that stopped, a memory fault that a memory event reported: its
-    /// data is in the event after the wake that reported it, see
-    /// [`Event::exception`]).
+    /// (exception events, other signals' events); `check` runs whenever
+    /// the value does not meet the condition and ends the wait with its
+    /// error (a queue that stopped, a memory fault that a memory event
+    /// reported: its data is in the event after the wake that reported
+    /// it, see [`Event::exception`]). A value that meets the condition
+    /// wins over an error.
     pub fn wait_until_or<E: From<EventError>>(
         &self,
         condition: Condition,
@@ -229,11 +230,11 @@ impl Signal {
         // set since it was created.
         let mut ages = vec![1u64; list.len()];
         loop {
-            check()?;
             let value = self.load()?;
             if condition.holds(value, compare) {
                 return Ok(value);
             }
+            check()?;
             let waited = start.elapsed();
             let Some(left) = timeout.checked_sub(waited).filter(|l| !l.is_zero()) else {
                 return Err(EventError::SignalTimeout { value, waited }.into());

@@ -142,6 +142,43 @@ fn batches_wrap_around_the_ring() {
     );
 }
 
+/// Four threads submit to one queue at once, through a ring much
+/// smaller than their packets: every packet lands in its own slot (the
+/// shared completion signal counts all 220 down) and the indices handed
+/// out are 0..220 without a gap or a repeat.
+#[test]
+fn concurrent_producers_share_the_ring() {
+    let w = World::new("mi210");
+    let q = w.queue(16).unwrap();
+    let done = w.signal(220);
+    let p = AqlPacket::barrier_and(&[], Some(&done)).unwrap();
+    let mut indices: Vec<u64> = std::thread::scope(|s| {
+        let producers: Vec<_> = (0..4)
+            .map(|_| {
+                s.spawn(|| {
+                    (0..50)
+                        .map(|i| {
+                            if i % 10 == 0 {
+                                q.submit_batch(&[p; 2]).map(|first| vec![first, first + 1])
+                            } else {
+                                q.submit(&p).map(|first| vec![first])
+                            }
+                        })
+                        .collect::<Result<Vec<_>, _>>()
+                })
+            })
+            .collect();
+        producers
+            .into_iter()
+            .flat_map(|h| h.join().unwrap().unwrap().concat())
+            .collect()
+    });
+    assert_eq!(q.wait(&done, Condition::Eq, 0, LONG), Ok(0));
+    indices.sort_unstable();
+    assert_eq!(indices, (0..220).collect::<Vec<u64>>());
+    assert_eq!(q.read_index().unwrap(), 220);
+}
+
 /// A ring that stays full is an error after the submit timeout, and the
 /// write index is left alone; once the GPU drains the ring, submission
 /// works again.
@@ -188,9 +225,10 @@ fn an_invalid_packet_ends_the_wait_with_the_queue_error() {
     );
     assert_eq!(done.load().unwrap(), 1, "the packet never completed");
     assert_eq!(w.sim.live_objects().processes[0].failed_queues, 1);
-    // A stopped queue reports its error to the next submission that
-    // finds the ring full, too.
     assert!(q.check().is_err());
+    // Work that completed before the error is still reported as done.
+    let earlier = w.signal(0);
+    assert_eq!(q.wait(&earlier, Condition::Eq, 0, LONG), Ok(0));
 }
 
 /// With the runtime enabled (as ROCr 6+ does), the kernel sends a queue
