@@ -129,8 +129,9 @@ pub fn queue_exception_cause(mask: u64) -> &'static str {
 /// - the exception the kernel sends to the runtime when the process
 ///   enabled it (the queue's save area names the queue's exception
 ///   payload and that signal's event): [`QueueError::QueueException`];
-/// - a GPU memory fault, through a memory exception event of the queue:
-///   [`QueueError::MemoryFault`].
+/// - a GPU memory fault on the queue's GPU, through a memory exception
+///   event of the queue: [`QueueError::MemoryFault`] (a fault on another
+///   GPU evicts that GPU's queues, not this one).
 ///
 /// [`AqlQueue::wait`] sleeps on a signal and on these, and returns the
 /// error as soon as one of them fires; [`AqlQueue::check`] looks without
@@ -378,7 +379,12 @@ impl AqlQueue {
                 cause: queue_exception_cause(mask),
             });
         }
+        // The kernel sets every memory event of the process on a fault;
+        // only a fault on this queue's GPU stopped this queue.
         if let Some(ExceptionData::Memory(m)) = self.memory_event.exception() {
+            if m.node_id != self.queue.node_id() {
+                return Ok(());
+            }
             return Err(QueueError::MemoryFault {
                 node_id: m.node_id,
                 address: m.virtual_address,

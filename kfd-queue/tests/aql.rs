@@ -369,6 +369,44 @@ fn a_faulting_dispatch_ends_the_wait_with_the_memory_fault() {
     );
 }
 
+/// A fault on one GPU stops that GPU's queue; a queue of another GPU of
+/// the process keeps working and its waits report nothing.
+#[test]
+fn a_memory_fault_stops_only_the_queues_of_its_gpu() {
+    let w = World::new("mi300x");
+    let gpus: Vec<u32> = w.ctx.topology.gpu_nodes().map(|n| n.id).collect();
+    assert!(gpus.len() >= 2, "mi300x has several GPUs");
+    let on = |node| AqlQueue::new(&w.queues, &w.events, &w.ctx.fmm, node, 64).unwrap();
+    let (faulting, other) = (on(gpus[0]), on(gpus[1]));
+    let code = kernel(&w, FILL);
+    let args = gpu_buffer(&w, 4096);
+    let gone = gpu_buffer(&w, 1 << 20);
+    let nowhere = gone.addr();
+    drop(gone);
+    args.write(0, &nowhere.to_le_bytes()).unwrap();
+    let done = w.signal(1);
+    let p = KernelDispatch::new(&code, DESCRIPTOR)
+        .unwrap()
+        .size(&[64], &[64])
+        .unwrap()
+        .kernargs(&args)
+        .completion(&done)
+        .build();
+    faulting.submit(&p).unwrap();
+    let r = faulting.wait(&done, Condition::Eq, 0, LONG);
+    assert_eq!(r.unwrap_err().cause(), "MemoryFault");
+    // The other GPU's queue saw the same memory event fire, and ignores it.
+    let (gate, passed) = (w.signal(1), w.signal(1));
+    other
+        .submit(&AqlPacket::barrier_and(&[&gate], Some(&passed)).unwrap())
+        .unwrap();
+    let early = other.wait(&passed, Condition::Eq, 0, Duration::from_millis(50));
+    assert_eq!(early.unwrap_err().cause(), "Event", "a timeout");
+    gate.store(0).unwrap();
+    assert_eq!(other.wait(&passed, Condition::Eq, 0, LONG), Ok(0));
+    other.check().unwrap();
+}
+
 #[test]
 fn bad_inputs_are_errors() {
     let w = World::new("mi210");
