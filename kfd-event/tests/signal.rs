@@ -36,20 +36,25 @@ fn until_a_waiter_sleeps(sim: &Sim) {
     }
 }
 
+/// On a dGPU (the library's event page) and an APU (the kernel's page
+/// mapped from the KFD file) alike, a signal has its value, a mailbox and
+/// an aligned handle.
 #[test]
 fn a_new_signal_has_its_value_and_a_mailbox() {
-    let sim = Sim::preset("mi210").unwrap();
-    let ctx = Ctx::primary(&sim);
-    let events = events(&ctx);
-    let s = Signal::new(&events, &ctx.fmm, 7).unwrap();
-    assert_eq!(s.load().unwrap(), 7);
-    assert_eq!(s.value().unwrap(), 7);
-    let h = s.handle().handle;
-    assert_ne!(h, 0);
-    assert_eq!(h % 64, 0, "amd_signal_t is 64-byte aligned");
-    assert_ne!(s.event().slot_address(), 0, "the GPU's mailbox");
-    s.store(-3).unwrap();
-    assert_eq!(s.load().unwrap(), -3);
+    for preset in ["mi210", "apu"] {
+        let sim = Sim::preset(preset).unwrap();
+        let ctx = Ctx::primary(&sim);
+        let events = events(&ctx);
+        let s = Signal::new(&events, &ctx.fmm, 7).unwrap();
+        assert_eq!(s.load().unwrap(), 7);
+        assert_eq!(s.value().unwrap(), 7);
+        let h = s.handle().handle;
+        assert_ne!(h, 0);
+        assert_eq!(h % 64, 0, "amd_signal_t is 64-byte aligned");
+        assert_ne!(s.event().slot_address(), 0, "{preset}: the GPU's mailbox");
+        s.store(-3).unwrap();
+        assert_eq!(s.load().unwrap(), -3);
+    }
 }
 
 /// A waiter sleeps in the kernel (the simulator counts it as blocked in
