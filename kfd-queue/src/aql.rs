@@ -26,6 +26,9 @@ mod control {
     /// `amd_queue_t.read_dispatch_id`: the read index the CP advances
     /// (the queue's read pointer).
     pub const READ_INDEX: u64 = offset_of!(amd_queue_t, read_dispatch_id) as u64;
+    /// `amd_queue_t.hsa_queue.id`: the queue id.
+    pub const QUEUE_ID: u64 =
+        (offset_of!(amd_queue_t, hsa_queue) + offset_of!(kfd_sys::hsa::hsa_queue_t, id)) as u64;
     /// The 64-bit exception payload after the `amd_queue_t`: the kernel
     /// ORs `KFD_EC_MASK` bits into it when the runtime is enabled (the
     /// save-area header's error reason points here).
@@ -170,8 +173,8 @@ impl AqlQueue {
     /// all from one context's sub-contexts.
     ///
     /// [`QueueError::InvalidPacketCount`] unless `packets` is a power of
-    /// two from [`MIN_AQL_PACKETS`] to [`MAX_AQL_PACKETS`]; otherwise as [`Queues::create`], or
-    /// the allocation or event that failed.
+    /// two from [`MIN_AQL_PACKETS`] to [`MAX_AQL_PACKETS`]; otherwise as
+    /// [`Queues::create`], or the allocation or event that failed.
     pub fn new(
         queues: &Arc<Queues>,
         events: &Arc<Events>,
@@ -185,8 +188,8 @@ impl AqlQueue {
         let slots = u64::from(packets);
         let host = MemFlags::NON_PAGED | MemFlags::HOST_ACCESS;
         let ring_bytes = slots * AQL_PACKET_SIZE;
-        // The memory manager allocates whole pages; the queue uses the
-        // start of the last one for small rings.
+        // The memory manager allocates whole pages: a ring smaller than
+        // a page uses the start of its page.
         let page = kfd_sys::mman::page_size() as u64;
         let ring = fmm
             .alloc_buffer(0, ring_bytes.next_multiple_of(page), 0, host)
@@ -228,9 +231,7 @@ impl AqlQueue {
         req.error_event_id = inactive.event().id();
         req.error_reason = control.addr() + control::ERROR_REASON;
         let queue = queues.create(&req).map_err(destroy_event)?;
-        amd_queue.hsa_queue.id = queue.id().raw();
-        let id_at =
-            (offset_of!(amd_queue_t, hsa_queue) + offset_of!(kfd_sys::hsa::hsa_queue_t, id)) as u64;
+        // From here on dropping `q` releases everything.
         let q = AqlQueue {
             queues: queues.clone(),
             events: events.clone(),
@@ -242,8 +243,9 @@ impl AqlQueue {
             slots,
             submit_timeout: DEFAULT_SUBMIT_TIMEOUT,
         };
+        let id = q.queue.id().raw();
         q.control
-            .write(id_at, &amd_queue.hsa_queue.id.to_ne_bytes())
+            .write(control::QUEUE_ID, &id.to_ne_bytes())
             .map_err(QueueError::Memory)?;
         Ok(q)
     }
