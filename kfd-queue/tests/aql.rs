@@ -17,6 +17,7 @@ use kfd_sim::Sim;
 use kfd_sys::hsa::HSA_PACKET_TYPE_AGENT_DISPATCH;
 use kfd_sys::kfd;
 use kfd_sys::testing::Cause;
+use kfd_sys::Errno;
 
 /// A context's queue and event sub-contexts over the simulator.
 struct World {
@@ -516,4 +517,44 @@ fn the_barrier_example_runs() {
             "{preset}"
         );
     }
+}
+
+/// A destroy the kernel refuses is reported by `destroy`; the drop that
+/// follows tries again. When the drop is refused too, the queue stays
+/// with the kernel and the ring and control page stay allocated (the
+/// GPU may still read them) until the sub-contexts' teardown.
+#[test]
+fn a_refused_destroy_is_reported_and_keeps_the_queue_memory() {
+    let w = World::new("mi210");
+    drop(w.queue(16).unwrap());
+    let before = w.kernel_objects();
+    let q = w.queue(16).unwrap();
+    let with_queue = w.kernel_objects();
+    w.sim.inject_fault("DESTROY_QUEUE", 1, Errno::EBUSY);
+    let e = q.destroy().unwrap_err();
+    assert!(
+        matches!(
+            e,
+            QueueError::Kernel {
+                errno: Errno::EBUSY,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert_eq!(w.kernel_objects(), before, "the drop destroyed it");
+
+    let q = w.queue(16).unwrap();
+    w.sim.inject_fault("DESTROY_QUEUE", 3, Errno::EBUSY);
+    drop(q);
+    let (bos, queues, events) = w.kernel_objects();
+    assert_eq!(queues, with_queue.1, "the kernel keeps the queue");
+    assert!(bos > before.0, "its buffers stay");
+    assert_eq!(events, before.2, "its signal and event are gone");
+    // The teardown destroys the queue and frees the buffers the queue
+    // sub-context allocated, and the doorbell page (-1); the ring and the
+    // control page are held until the memory manager's teardown (+2).
+    w.queues.teardown();
+    let (bos, queues, _) = w.kernel_objects();
+    assert_eq!((bos, queues), (before.0 - 1 + 2, before.1));
 }
