@@ -80,9 +80,9 @@ impl Condition {
 /// slot (the CP wrote the event id there; a slot still reading
 /// "unsignaled" is not looked at), puts the slot back to "unsignaled",
 /// which re-arms it for the next completion, and sets the event. The
-/// signal never writes the slot itself. An auto-reset event set while nobody waits stays
-/// set until the next wait consumes it, and a set that wakes a waiter is
-/// consumed by that wake. A waiter that checked the value and then went
+/// signal never writes the slot itself. An auto-reset event set while
+/// nobody waits stays set until the next wait consumes it, and a set
+/// that wakes a waiter is consumed by that wake. A waiter that checked the value and then went
 /// to sleep could therefore miss a completion that happened between the
 /// two if the event had been consumed by an earlier wake. The waits of
 /// this type cannot: they pass the event age (`hsaKmtWaitOnEvent_Ext`),
