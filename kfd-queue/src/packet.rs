@@ -1,14 +1,15 @@
 //! Typed AQL packets: barrier-AND, barrier-OR and kernel dispatch, built
 //! from the `kfd_sys::hsa` layouts and the signals and buffers they name.
 
-use kfd_event::Signal;
+use kfd_event::{Condition, Signal};
 use kfd_fmm::Buffer;
 use kfd_sys::hsa::{
-    hsa_barrier_and_packet_t, hsa_kernel_dispatch_packet_t, HSA_FENCE_SCOPE_SYSTEM,
+    hsa_amd_barrier_value_packet_t, hsa_amd_vendor_packet_header_t, hsa_barrier_and_packet_t,
+    hsa_kernel_dispatch_packet_t, HSA_AMD_PACKET_TYPE_BARRIER_VALUE, HSA_FENCE_SCOPE_SYSTEM,
     HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS, HSA_PACKET_HEADER_BARRIER,
     HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE, HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE,
     HSA_PACKET_HEADER_TYPE, HSA_PACKET_TYPE_BARRIER_AND, HSA_PACKET_TYPE_BARRIER_OR,
-    HSA_PACKET_TYPE_KERNEL_DISPATCH,
+    HSA_PACKET_TYPE_KERNEL_DISPATCH, HSA_PACKET_TYPE_VENDOR_SPECIFIC,
 };
 use zerocopy::IntoBytes;
 
@@ -63,6 +64,31 @@ impl AqlPacket {
         completion: Option<&Signal>,
     ) -> Result<AqlPacket, QueueError> {
         Self::barrier(HSA_PACKET_TYPE_BARRIER_OR, deps, completion)
+    }
+
+    /// An AMD barrier-value packet (vendor format 2): completes once
+    /// `(value(signal) & mask)` meets `condition` against `value`, then
+    /// decrements `completion`. Barrier bit set, system-scope fences.
+    pub fn barrier_value(
+        signal: &Signal,
+        condition: Condition,
+        value: i64,
+        mask: i64,
+        completion: Option<&Signal>,
+    ) -> AqlPacket {
+        let p = hsa_amd_barrier_value_packet_t {
+            header: hsa_amd_vendor_packet_header_t {
+                AmdFormat: HSA_AMD_PACKET_TYPE_BARRIER_VALUE,
+                ..Default::default()
+            },
+            signal: signal.handle().handle,
+            value,
+            mask,
+            cond: condition.raw(),
+            completion_signal: completion.map_or(0, |s| s.handle().handle),
+            ..Default::default()
+        };
+        Self::new(p.as_bytes(), HSA_PACKET_TYPE_VENDOR_SPECIFIC, true)
     }
 
     fn barrier(

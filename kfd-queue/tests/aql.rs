@@ -113,6 +113,25 @@ fn barrier_or_needs_one_dependency() {
     assert_eq!(a.load().unwrap(), 1);
 }
 
+/// A barrier-value packet waits until the masked signal value meets its
+/// condition: a counter must reach 3 (its low byte, under the mask).
+#[test]
+fn barrier_value_waits_for_a_masked_value() {
+    let w = World::new("mi210");
+    let q = w.queue(16).unwrap();
+    let (counter, done) = (w.signal(0), w.signal(1));
+    let p = AqlPacket::barrier_value(&counter, Condition::Gte, 3, 0xff, Some(&done));
+    assert_eq!(p.packet_type(), 0, "a vendor-specific packet");
+    q.submit(&p).unwrap();
+    for v in [1, 2, 0x100] {
+        counter.store(v).unwrap();
+        let r = q.wait(&done, Condition::Eq, 0, Duration::from_millis(30));
+        assert_eq!(r.unwrap_err().cause(), "Event", "still waiting at {v:#x}");
+    }
+    counter.store(0x103).unwrap();
+    assert_eq!(q.wait(&done, Condition::Eq, 0, LONG), Ok(0));
+}
+
 /// Batches go into consecutive slots and wrap around a small ring; one
 /// completion signal counts every packet down.
 #[test]
