@@ -53,6 +53,22 @@ pub enum EventError {
     /// An exception names a GPU this context's topology does not know.
     #[error("exception data names unknown gpu_id {0:#x}")]
     UnknownGpu(u32),
+    /// The memory of a [`crate::Signal`] could not be allocated, mapped
+    /// to the GPUs or accessed.
+    #[error("signal memory: {0}")]
+    SignalMemory(FmmError),
+    /// A signal's event has no slot in the event page, so the GPU has no
+    /// mailbox to raise it through.
+    #[error("event {0} has no event page slot for a signal mailbox")]
+    NoMailbox(u32),
+    /// A signal wait ran out of time before the value met its condition.
+    #[error("signal wait timed out after {waited:?} at value {value}")]
+    SignalTimeout {
+        /// The value last seen.
+        value: i64,
+        /// How long the wait lasted.
+        waited: std::time::Duration,
+    },
     /// A KFD request failed.
     #[error("{request} failed: {errno}")]
     Kernel {

@@ -74,6 +74,7 @@
 mod error;
 mod event;
 mod events;
+mod signal;
 mod smi;
 mod spare;
 
@@ -83,6 +84,7 @@ pub use event::{
     WaitList, Waitable,
 };
 pub use events::{Events, WaitMode, WaitOutcome, TIMEOUT_IMMEDIATE, TIMEOUT_INFINITE};
+pub use signal::{Condition, Signal};
 pub use smi::open_smi;
 
 /// Locks `m`, carrying on through poisoning: every critical section in

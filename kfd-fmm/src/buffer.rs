@@ -204,6 +204,22 @@ impl Buffer {
         view.load_u64(offset).map_err(self.refused(offset, 8))
     }
 
+    /// Stores `v` at `offset` (4-byte aligned) with one release store:
+    /// the header word of a packet, published after its body.
+    pub fn store_u32(&self, offset: u64, v: u32) -> Result<()> {
+        let view = self.check(offset, 4, true)?;
+        view.store_u32(offset, v).map_err(self.refused(offset, 4))
+    }
+
+    /// The aligned 64-bit word at `offset` as an atomic (memory the GPU
+    /// updates too: an HSA signal value, an AQL write index), for
+    /// read-modify-write accesses. The buffer must be CPU writable;
+    /// [`FmmError::UnalignedAddress`] unless `offset` is 8-byte aligned.
+    pub fn atomic_u64(&self, offset: u64) -> Result<&std::sync::atomic::AtomicU64> {
+        let view = self.check(offset, 8, true)?;
+        view.atomic_u64(offset).map_err(self.refused(offset, 8))
+    }
+
     /// Records that the kernel took the buffer for the rest of its
     /// process (the dGPU event page handed to `CREATE_EVENT`, which the
     /// kernel refuses to free): dropping the buffer then neither unmaps

@@ -102,6 +102,24 @@ fn vram_with_host_access_round_trip() {
     buf.read(100, &mut out).unwrap();
     assert_eq!(&out, b"vram!");
     assert!(buf.write(2 * MIB - 2, b"xyz").is_err(), "past the end");
+    let word = buf.atomic_u64(64).unwrap();
+    word.store(41, std::sync::atomic::Ordering::Release);
+    assert_eq!(word.fetch_add(1, std::sync::atomic::Ordering::AcqRel), 41);
+    assert_eq!(buf.load_u64(64).unwrap(), 42, "the same memory");
+    buf.store_u32(68, 1).unwrap();
+    assert_eq!(buf.load_u64(64).unwrap(), 42 | 1 << 32);
+    assert!(matches!(
+        buf.store_u32(66, 1),
+        Err(FmmError::UnalignedAddress(_))
+    ));
+    assert!(matches!(
+        buf.atomic_u64(4),
+        Err(FmmError::UnalignedAddress(a)) if a == buf.addr() + 4
+    ));
+    assert!(matches!(
+        buf.atomic_u64(2 * MIB - 4),
+        Err(FmmError::RangeOutsideObject { .. })
+    ));
     assert_eq!(buf.map().unwrap(), 0, "GPU VA = CPU VA");
     let info = fmm.pointer_info(buf.addr() + 12345).unwrap();
     assert_eq!(info.kind, PointerType::Allocated);

@@ -1,7 +1,7 @@
 //! Creates an AQL compute queue on a simulated GPU and shows what the
-//! library set up for it: the queue and doorbell, the read/write pointers
-//! the caller supplied, the EOP buffer and the context save/restore area
-//! sized for the GPU generation.
+//! library set up for it: the queue and doorbell, the ring and the
+//! read/write pointers the queue owns, the EOP buffer and the context
+//! save/restore area sized for the GPU generation.
 //!
 //! ```text
 //! cargo run -p kfd-queue --example aql            # simulated MI210 (gfx90a)
@@ -10,8 +10,9 @@
 
 use std::sync::Arc;
 
-use kfd_fmm::{Fmm, FmmOptions, MemFlags};
-use kfd_queue::{QueueKind, QueueRequest, Queues};
+use kfd_event::Events;
+use kfd_fmm::{Fmm, FmmOptions};
+use kfd_queue::{AqlQueue, Queues, AQL_PACKET_SIZE};
 use kfd_sys::{DeviceFile, Driver};
 use kfd_topology::Topology;
 
@@ -26,7 +27,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &topology,
         FmmOptions::primary(),
     )?);
-    let queues = Queues::new(kfd, topology.clone(), fmm.clone());
+    let queues = Arc::new(Queues::new(kfd.clone(), topology.clone(), fmm.clone()));
 
     let gpu = topology.gpu_nodes().next().ok_or("preset has no GPU")?;
     let isa = gpu.isa_version().map(|v| v.name()).unwrap_or_default();
@@ -35,19 +36,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         gpu.id, gpu.gpu_id
     );
 
-    // The ring (64 KiB of AQL packets) and the page holding the read and
-    // write pointers live in system memory the GPU can reach, as ROCr
-    // allocates them.
-    let host = MemFlags::NON_PAGED | MemFlags::HOST_ACCESS;
-    let ring = fmm.alloc_buffer(0, 64 << 10, 0, host)?;
-    ring.map()?;
-    let pointers = fmm.alloc_buffer(0, 4096, 0, host)?;
-    pointers.map()?;
-    let mut request = QueueRequest::new(gpu.id, QueueKind::ComputeAql, ring.addr(), ring.size());
-    request.read_ptr = pointers.addr();
-    request.write_ptr = pointers.addr() + 8;
-
-    let queue = queues.create(&request)?;
+    // An AQL queue that owns its ring (1024 packets, 64 KiB) and the
+    // amd_queue_t holding its read and write pointers, both in system
+    // memory the GPU can reach, as ROCr allocates them.
+    let events = Arc::new(Events::new(kfd, Some(topology.clone()), Some(fmm.clone())));
+    let aql = AqlQueue::new(&queues, &events, &fmm, gpu.id, 1024)?;
+    let queue = aql.queue();
     let res = queue.resource();
     println!(
         "AQL queue {:#x} (kernel queue id {}):",
@@ -55,9 +49,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         queue.kfd_queue_id()
     );
     println!(
-        "  ring        {:#x}, {} KiB",
-        ring.addr(),
-        ring.size() >> 10
+        "  ring        {} packets, {} KiB",
+        aql.packets(),
+        (u64::from(aql.packets()) * AQL_PACKET_SIZE) >> 10
     );
     println!("  doorbell    {:#x}", res.doorbell);
     println!(
@@ -84,7 +78,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         gpu.compute_units()
     );
 
-    queues.destroy(&queue)?;
+    aql.destroy()?;
     println!("destroyed; live queues: {}", queues.live_count());
     Ok(())
 }

@@ -3,6 +3,7 @@
 use kfd_sys::ioctl::IoctlInfo;
 use kfd_sys::Errno;
 
+use kfd_event::EventError;
 use kfd_fmm::FmmError;
 
 /// Why a queue operation failed: the cause, with the errno and the
@@ -79,6 +80,71 @@ pub enum QueueError {
         /// The engine asked for (`HSA_QUEUE_SDMA_BY_ENG_ID`), if any.
         engine: Option<u32>,
     },
+    /// An AQL ring size that is not a power of two from
+    /// [`crate::MIN_AQL_PACKETS`] to [`crate::MAX_AQL_PACKETS`] packets.
+    #[error("invalid AQL ring of {0} packets: needs a power of two from 16 to 2^25")]
+    InvalidPacketCount(u32),
+    /// A barrier packet with more dependencies than it holds.
+    #[error("{0} barrier dependencies: a barrier packet holds at most 5")]
+    TooManyDependencies(usize),
+    /// A kernel descriptor outside its buffer or not 64-byte aligned.
+    #[error("kernel descriptor at {0:#x} is outside its buffer or not 64-byte aligned")]
+    BadKernelObject(u64),
+    /// Dispatch sizes out of range: 1 to 3 dimensions, every size at
+    /// least 1, at most 1024 work-items per workgroup.
+    #[error("invalid dispatch: grid {grid:?}, workgroup {workgroup:?}")]
+    BadDispatchSize {
+        /// Grid sizes given.
+        grid: Vec<u32>,
+        /// Workgroup sizes given.
+        workgroup: Vec<u16>,
+    },
+    /// A batch of more packets than the ring has slots.
+    #[error("batch of {packets} packets does not fit a ring of {slots}")]
+    BatchTooLarge {
+        /// Packets in the batch.
+        packets: usize,
+        /// Slots in the ring.
+        slots: u32,
+    },
+    /// The ring stayed full for the whole submit timeout: the GPU is not
+    /// consuming packets (blocked on a dependency, or stopped).
+    #[error("AQL ring still full after {waited:?}: the GPU is not consuming packets")]
+    RingFull {
+        /// How long the submission waited.
+        waited: std::time::Duration,
+    },
+    /// The queue stopped on a packet it could not execute: the CP wrote
+    /// its error code into the queue's inactive signal.
+    #[error("queue stopped: {cause} (CP error code {code:#x})")]
+    QueueStopped {
+        /// The CP's error code.
+        code: u64,
+        /// What the code means.
+        cause: &'static str,
+    },
+    /// The kernel reported queue exceptions to the runtime (the
+    /// `KFD_EC_MASK` bits of the exception codes, with the runtime
+    /// enabled).
+    #[error("queue exception: {cause} (exception mask {mask:#x})")]
+    QueueException {
+        /// The `KFD_EC_MASK` bits.
+        mask: u64,
+        /// What the first of them means.
+        cause: &'static str,
+    },
+    /// A GPU memory fault stopped the process's queues on the GPU.
+    #[error("GPU memory fault at {address:#x} on node {node_id}")]
+    MemoryFault {
+        /// The GPU's node.
+        node_id: u32,
+        /// The faulting page.
+        address: u64,
+    },
+    /// A signal or event operation failed (including a signal wait that
+    /// timed out).
+    #[error(transparent)]
+    Event(#[from] EventError),
     /// A KFD request failed.
     #[error("{request} failed: {errno}")]
     Kernel {

@@ -40,7 +40,40 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! `examples/aql.rs` does the same and prints every resource.
+//! # Submitting work
+//!
+//! An [`AqlQueue`] owns its ring and pointers and submits typed packets;
+//! [`kfd_event::Signal`]s are the dependencies and completions. A
+//! barrier-AND packet that waits until the host completes its dependency:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use kfd_event::{Condition, Events, Signal};
+//! use kfd_fmm::{Fmm, FmmOptions};
+//! use kfd_queue::{AqlPacket, AqlQueue, Queues};
+//! use kfd_sys::{DeviceFile, Driver};
+//!
+//! let sim = kfd_sim::Sim::preset("mi210")?;
+//! let topology = Arc::new(kfd_topology::Topology::snapshot(&sim)?);
+//! let driver: Arc<dyn Driver> = Arc::new(sim.clone());
+//! let kfd = Arc::new(DeviceFile::open_kfd(driver)?);
+//! let fmm = Arc::new(Fmm::from_topology(kfd.clone(), &topology, FmmOptions::primary())?);
+//! let queues = Arc::new(Queues::new(kfd.clone(), topology.clone(), fmm.clone()));
+//! let events = Arc::new(Events::new(kfd, Some(topology), Some(fmm.clone())));
+//!
+//! let queue = AqlQueue::new(&queues, &events, &fmm, 1, 64)?;
+//! let (dependency, done) = (Signal::new(&events, &fmm, 1)?, Signal::new(&events, &fmm, 1)?);
+//! queue.submit(&AqlPacket::barrier_and(&[&dependency], Some(&done))?)?;
+//! dependency.store(0)?;
+//! assert_eq!(queue.wait(&done, Condition::Eq, 0, Duration::from_secs(10))?, 0);
+//! drop(queue); // destroys the queue, frees its ring
+//! assert_eq!(queues.live_count(), 0);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! `examples/aql.rs` prints every resource of an AQL queue;
+//! `examples/barrier.rs` walks through the barrier step by step.
 //!
 //! # Overview
 //!
@@ -56,6 +89,9 @@
 //!   queue of the node; creation returns the doorbell, read and write
 //!   pointers and queue id ([`QueueResource`], storable into both ABI
 //!   generations of `HsaQueueResource`);
+//! - owned AQL queues ([`AqlQueue`]) that submit typed packets
+//!   ([`AqlPacket`], [`KernelDispatch`]) with the AQL producer protocol
+//!   and report queue errors and GPU memory faults to waiters;
 //! - update, destroy, CU masks, queue info / wave state, GWS allocation,
 //!   trap handlers; priorities map from `HSA_QUEUE_PRIORITY` to the KFD's
 //!   0..=15 with [`kfd_priority`].
@@ -72,12 +108,19 @@
 
 #![forbid(unsafe_code)]
 
+mod aql;
 mod error;
+mod packet;
 mod queue;
 mod queues;
 pub mod sizes;
 
+pub use aql::{
+    cp_error_cause, queue_exception_cause, AqlQueue, DEFAULT_SUBMIT_TIMEOUT, MAX_AQL_PACKETS,
+    MIN_AQL_PACKETS,
+};
 pub use error::QueueError;
+pub use packet::{AqlPacket, KernelDispatch, AQL_PACKET_SIZE, BARRIER_DEPENDENCIES};
 pub use queue::{
     cu_mask_words, hsa_type, kfd_priority, Queue, QueueId, QueueInfo, QueueKind, QueueRequest,
     QueueResource, MAX_CU_MASK_BITS,

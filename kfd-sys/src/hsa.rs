@@ -320,6 +320,17 @@ pub struct amd_signal_t {
     pub reserved3: [u32; 2],
 }
 
+/// `hsa_signal_t`: the handle of an HSA signal, as packets carry it (the
+/// GPU address of the signal's [`amd_signal_t`]; 0 is no signal).
+#[repr(C)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
+pub struct hsa_signal_t {
+    /// The address of the `amd_signal_t`.
+    pub handle: u64,
+}
+
 /// `amd_kernel_code_properties_t` bits of both descriptor formats: the
 /// user SGPRs set up, in this order.
 pub mod kernel_code_properties {

@@ -538,6 +538,19 @@ impl Mapping {
         Ok(())
     }
 
+    /// The 64-bit word at `off` (8-byte aligned) as an atomic, for
+    /// read-modify-write protocols on shared memory (an AQL write index,
+    /// an HSA signal value). The mapping must be readable and writable
+    /// (`EACCES` otherwise; a store through a read-only page would
+    /// fault); `EFAULT` outside it, `EINVAL` unaligned.
+    ///
+    /// The reference lives as long as the borrow of the mapping, which
+    /// stays mapped until it drops: it never outlives the memory.
+    pub fn atomic_u64(&self, off: u64) -> Result<&AtomicU64, Errno> {
+        self.aligned(off, 8, Prot::READ | Prot::WRITE)?;
+        Ok(self.word(off))
+    }
+
     /// Stores `v` at `off` (4-byte aligned) with one atomic store
     /// (release): a 32-bit doorbell write.
     pub fn store_u32(&self, off: u64, v: u32) -> Result<(), Errno> {
@@ -608,6 +621,21 @@ mod tests {
         let again = r.map_anonymous(PAGE, PAGE, Prot::READ).unwrap();
         assert_eq!(again.load_u64(8), Ok(0));
         assert_eq!(again.store_u64(8, 1), Err(Errno::EACCES));
+    }
+
+    /// The atomic view checks range, alignment and protection, and
+    /// shares the memory with the other accessors.
+    #[test]
+    fn atomic_words_are_checked() {
+        let m = Mapping::anonymous(PAGE, Prot::READ | Prot::WRITE).unwrap();
+        let a = m.atomic_u64(16).unwrap();
+        assert_eq!(a.fetch_add(5, Ordering::AcqRel), 0);
+        assert_eq!(m.load_u64(16), Ok(5));
+        assert_eq!(m.atomic_u64(12).unwrap_err(), Errno::EINVAL);
+        assert_eq!(m.atomic_u64(PAGE - 4).unwrap_err(), Errno::EFAULT);
+        assert_eq!(m.atomic_u64(PAGE).unwrap_err(), Errno::EFAULT);
+        let ro = Mapping::anonymous(PAGE, Prot::READ).unwrap();
+        assert_eq!(ro.atomic_u64(0).unwrap_err(), Errno::EACCES);
     }
 
     /// A mapping that outlives every other holder of its reservation

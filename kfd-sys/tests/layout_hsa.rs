@@ -40,6 +40,7 @@ fn hsa_layouts_match_the_headers() {
             completion_signal
         ]
     );
+    layout!(p, hsa_signal_t, "hsa_signal_t", [handle]);
     layout!(
         p,
         hsa_barrier_and_packet_t,

@@ -25,6 +25,7 @@ const EXAMPLES: &[(&str, &str, &[&str])] = &[
     ("kfd-fmm", "vram", &[]),
     ("kfd-event", "signal", &[]),
     ("kfd-queue", "aql", &[]),
+    ("kfd-queue", "barrier", &[]),
     ("kfd-debug", "runtime", &[]),
     ("kfd-perf", "counters", &[]),
     ("kfd-context", "tenants", &[]),

@@ -29,6 +29,10 @@ impl ToStatus for EventError {
             | EventError::Memory(_)
             | EventError::TooManyEvents
             | EventError::Kernel { .. } => st::ERROR,
+            // Signals of the Rust API; no C function reaches these.
+            EventError::SignalMemory(_) => st::NO_MEMORY,
+            EventError::NoMailbox(_) => st::ERROR,
+            EventError::SignalTimeout { .. } => st::WAIT_TIMEOUT,
         }
     }
 }

@@ -36,6 +36,18 @@ impl ToStatus for QueueError {
             QueueError::NoFreeSdmaQueue { .. } => {
                 kernel(kfd::AMDKFD_IOC_CREATE_QUEUE.info(), Errno::ENOMEM, p)
             }
+            // The owned AQL queue of the Rust API; no C function reaches
+            // these: bad arguments, and failures of submitted work.
+            QueueError::InvalidPacketCount(_)
+            | QueueError::TooManyDependencies(_)
+            | QueueError::BadKernelObject(_)
+            | QueueError::BadDispatchSize { .. }
+            | QueueError::BatchTooLarge { .. } => st::INVALID_PARAMETER,
+            QueueError::RingFull { .. }
+            | QueueError::QueueStopped { .. }
+            | QueueError::QueueException { .. }
+            | QueueError::MemoryFault { .. } => st::ERROR,
+            QueueError::Event(e) => e.status_in(p),
         }
     }
 }
