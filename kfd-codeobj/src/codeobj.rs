@@ -11,6 +11,7 @@ use object::read::elf::{FileHeader, ProgramHeader, Rela, SectionHeader, Sym, Sym
 use object::read::SymbolIndex;
 use object::LittleEndian as LE;
 
+use crate::load::Layout;
 use crate::metadata::{KernelMetadata, Metadata};
 use crate::target::TargetId;
 use crate::Error;
@@ -176,6 +177,8 @@ pub struct CodeObject {
     kernels: Vec<Kernel>,
     /// The `PT_LOAD` segments in program header order.
     pub(crate) segments: Vec<Segment>,
+    /// Where they go.
+    pub(crate) layout: Layout,
     /// The dynamic relocations.
     pub(crate) relocations: Vec<Relocation>,
 }
@@ -194,6 +197,7 @@ impl CodeObject {
             .program_headers(LE, data)
             .map_err(Error::elf("program headers"))?;
         let segments = load_segments(program_headers, data)?;
+        let layout = Layout::of(&segments)?;
         let metadata = Metadata::from_msgpack(metadata_note(program_headers, data)?)?;
 
         let sections = header
@@ -248,6 +252,7 @@ impl CodeObject {
             metadata,
             kernels,
             segments,
+            layout,
             relocations,
         })
     }

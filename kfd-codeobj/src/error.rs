@@ -124,6 +124,54 @@ pub enum Error {
     /// `SHT_RELA`).
     #[error("relocation section type {0:#x} is not SHT_RELA")]
     UnsupportedRelocationSection(u32),
+    /// The code object has no `PT_LOAD` segment.
+    #[error("no PT_LOAD segment")]
+    NoLoadSegments,
+    /// The segments span more than the loader accepts (1 GiB).
+    #[error("the load image would be {0} bytes (at most 1 GiB)")]
+    ImageTooLarge(u64),
+    /// The load base is not a multiple of the segments' alignment.
+    #[error("load base {base:#x} is not {align:#x}-byte aligned")]
+    MisalignedBase {
+        /// The requested base.
+        base: u64,
+        /// The alignment the segments need.
+        align: u64,
+    },
+    /// The buffer given for the load image is smaller than the layout.
+    #[error("the load image needs {needed} bytes, the buffer has {got}")]
+    ImageTooSmall {
+        /// [`Layout::size`](crate::Layout::size).
+        needed: u64,
+        /// The buffer's length.
+        got: usize,
+    },
+    /// An absolute relocation refers to a symbol the code object does not
+    /// define (the loader links no other objects).
+    #[error("relocation against undefined symbol {0}")]
+    UndefinedSymbol(String),
+    /// A relocation type the loader does not apply.
+    #[error("relocation type {r_type} at {offset:#x} is not supported")]
+    UnsupportedRelocation {
+        /// `r_type`.
+        r_type: u32,
+        /// `r_offset`.
+        offset: u64,
+    },
+    /// An `R_AMDGPU_ABS32` value does not fit 32 bits at this load base.
+    #[error("relocation at {offset:#x}: value {value:#x} does not fit 32 bits")]
+    RelocationOverflow {
+        /// `r_offset`.
+        offset: u64,
+        /// The computed value.
+        value: u64,
+    },
+    /// A relocation would patch bytes outside the load image.
+    #[error("relocation at {offset:#x} lies outside the load image")]
+    RelocationOutsideImage {
+        /// `r_offset`.
+        offset: u64,
+    },
     /// No kernel of that `.name`.
     #[error("no kernel named {0}")]
     NoSuchKernel(String),

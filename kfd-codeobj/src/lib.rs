@@ -10,6 +10,12 @@
 //!   id ([`TargetId`], e.g. `gfx90a:xnack-`), the metadata ([`Metadata`]:
 //!   kernels, their segment sizes and register counts, their arguments
 //!   with [`ValueKind`]) and where each kernel descriptor (`<name>.kd`) is.
+//! - [`CodeObject::load`] / [`CodeObject::load_into`] build the load image
+//!   for a GPU address: the `PT_LOAD` segments at their virtual addresses
+//!   ([`Layout`]), the dynamic relocations applied (`R_AMDGPU_RELATIVE64`,
+//!   `ABS64`, `ABS32`, `ABS32_LO`, `ABS32_HI`), and each kernel's
+//!   descriptor address and contents ([`LoadedKernel`], a
+//!   [`kfd_sys::hsa::kernel_descriptor_t`]).
 //!
 //! Malformed input (truncated files, the wrong machine or ABI, a bad
 //! note, a kernel without its descriptor) is an [`Error`] naming the
@@ -18,6 +24,7 @@
 
 mod codeobj;
 mod error;
+mod load;
 mod metadata;
 mod target;
 
@@ -25,5 +32,6 @@ pub use codeobj::{
     CodeObject, CodeObjectVersion, Kernel, Relocation, RelocationKind, RelocationSymbol, Segment,
 };
 pub use error::Error;
+pub use load::{Layout, LoadedImage, LoadedKernel};
 pub use metadata::{KernelArg, KernelMetadata, Metadata, ValueKind};
 pub use target::{Feature, TargetId};
