@@ -1,6 +1,8 @@
 //! The one error type of the crate: what was wrong with the code object,
 //! its metadata, the load request or the kernel arguments.
 
+use crate::ValueKind;
+
 /// Why a code object could not be parsed or loaded, or a kernel argument
 /// buffer could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -172,6 +174,59 @@ pub enum Error {
         /// `r_offset`.
         offset: u64,
     },
+    /// An explicit argument index past the kernel's explicit arguments.
+    #[error("argument {index}: the kernel has {count} explicit arguments")]
+    NoSuchArg {
+        /// The index given.
+        index: usize,
+        /// How many explicit arguments there are.
+        count: usize,
+    },
+    /// A value of the wrong size for an explicit argument.
+    #[error("argument {index} is {expected} bytes, the value {got}")]
+    ArgSize {
+        /// Index among the explicit arguments.
+        index: usize,
+        /// The argument's `.size`.
+        expected: u32,
+        /// The value's size.
+        got: usize,
+    },
+    /// An explicit argument was never set.
+    #[error("argument {index} ({}) is not set", name.as_deref().unwrap_or("unnamed"))]
+    MissingArg {
+        /// Index among the explicit arguments.
+        index: usize,
+        /// Its `.name`, when the metadata has one.
+        name: Option<String>,
+    },
+    /// A hidden argument whose `.size` is not 1 to 8 bytes.
+    #[error("hidden argument {kind} has size {size}")]
+    HiddenArgSize {
+        /// Its kind.
+        kind: ValueKind,
+        /// Its `.size`.
+        size: u32,
+    },
+    /// A hidden value that does not fit its argument.
+    #[error("hidden argument {kind}: {value} does not fit {size} bytes")]
+    HiddenValueTooLarge {
+        /// Its kind.
+        kind: ValueKind,
+        /// The value.
+        value: u64,
+        /// Its `.size`.
+        size: u32,
+    },
+    /// A dispatch with a workgroup size of 0.
+    #[error("workgroup size of dimension {dim} is 0")]
+    ZeroWorkgroupSize {
+        /// 0, 1 or 2.
+        dim: usize,
+    },
+    /// A dispatch dimension count outside 1 to 3.
+    #[error("{0} grid dimensions (1 to 3)")]
+    BadGridDims(u16),
     /// No kernel of that `.name`.
     #[error("no kernel named {0}")]
     NoSuchKernel(String),

@@ -16,6 +16,10 @@
 //!   `ABS64`, `ABS32`, `ABS32_LO`, `ABS32_HI`), and each kernel's
 //!   descriptor address and contents ([`LoadedKernel`], a
 //!   [`kfd_sys::hsa::kernel_descriptor_t`]).
+//! - [`KernargBuilder`] builds a kernel's argument buffer: explicit
+//!   arguments set by index with size checks, hidden ones filled from a
+//!   [`Dispatch`] (grid and workgroup sizes: block counts, group sizes,
+//!   remainders, grid dimensions; global offsets 0; others given or 0).
 //!
 //! Malformed input (truncated files, the wrong machine or ABI, a bad
 //! note, a kernel without its descriptor) is an [`Error`] naming the
@@ -24,6 +28,7 @@
 
 mod codeobj;
 mod error;
+mod kernarg;
 mod load;
 mod metadata;
 mod target;
@@ -32,6 +37,7 @@ pub use codeobj::{
     CodeObject, CodeObjectVersion, Kernel, Relocation, RelocationKind, RelocationSymbol, Segment,
 };
 pub use error::Error;
+pub use kernarg::{Dispatch, Kernarg, KernargBuilder};
 pub use load::{Layout, LoadedImage, LoadedKernel};
 pub use metadata::{KernelArg, KernelMetadata, Metadata, ValueKind};
 pub use target::{Feature, TargetId};
