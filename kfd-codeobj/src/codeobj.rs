@@ -303,11 +303,13 @@ impl CodeObject {
 
 /// The ELF header, once it is known to be an AMDGPU HSA shared object.
 fn parse_header(data: &[u8]) -> Result<&Header, Error> {
+    if data.get(..4).is_some_and(|magic| magic != elf::ELFMAG) {
+        return Err(Error::NotElf);
+    }
     if let Some(ident) = data.get(..16) {
         // EI_CLASS and EI_DATA.
         let (class, encoding) = (ident[4], ident[5]);
-        let magic_ok = ident[..4] == elf::ELFMAG;
-        if magic_ok && (class != elf::ELFCLASS64 || encoding != elf::ELFDATA2LSB) {
+        if class != elf::ELFCLASS64 || encoding != elf::ELFDATA2LSB {
             return Err(Error::NotElf64Le {
                 class,
                 data: encoding,

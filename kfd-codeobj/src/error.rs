@@ -18,6 +18,9 @@ pub enum Error {
         /// The ELF reader's message.
         reason: String,
     },
+    /// The bytes do not start with the ELF magic (`0x7f` `E` `L` `F`).
+    #[error("not an ELF file (no ELF magic)")]
+    NotElf,
     /// The file is ELF but not ELF64 little-endian, the only form of AMDGPU
     /// code objects.
     #[error("not an ELF64 little-endian file (class {class}, data {data})")]

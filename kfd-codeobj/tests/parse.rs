@@ -148,13 +148,20 @@ fn header_fields_are_checked_in_order() {
             mach: 0x27
         }
     );
-    assert!(matches!(
+    assert_eq!(
         CodeObject::parse(b"not an elf file at all, but long enough for a header........."),
-        Err(Error::Elf {
-            what: "file header",
-            ..
-        })
-    ));
+        Err(Error::NotElf)
+    );
+    // The magic alone, or a header cut short.
+    for len in [4, 16, 63] {
+        assert!(matches!(
+            CodeObject::parse(&data[..len]),
+            Err(Error::Elf {
+                what: "file header",
+                ..
+            })
+        ));
+    }
 }
 
 /// The offset of the only occurrence of `needle` in `data`.
