@@ -54,8 +54,8 @@ pub struct KernelMetadata {
     pub agpr_count: Option<u32>,
     /// `.max_flat_workgroup_size`, when present.
     pub max_flat_workgroup_size: Option<u32>,
-    /// `.args`: explicit and hidden arguments in offset order (empty when
-    /// the key is absent).
+    /// `.args`: explicit and hidden arguments in the note's order (LLVM
+    /// writes them by offset); empty when the key is absent.
     pub args: Vec<KernelArg>,
 }
 

@@ -35,6 +35,40 @@ fn fixture_header_version_and_target() {
 }
 
 #[test]
+fn fixture_v4_and_v6_headers() {
+    let co = CodeObject::parse(&fixture("vector_add.gfx90a-xnack-off.v4.co")).unwrap();
+    assert_eq!(co.version(), CodeObjectVersion::V4);
+    // mach 0x3f, xnack off (0x200), sramecc any (0x400).
+    assert_eq!(co.e_flags(), 0x63f);
+    assert_eq!(co.target().xnack, Feature::Off);
+    assert_eq!(co.target().to_string(), "gfx90a:xnack-");
+    assert_eq!(co.metadata().version, Some([1, 1]));
+    let md = &co.kernel("vector_add").unwrap().metadata;
+    // v4: the workgroup size comes from the dispatch packet; no hidden
+    // arguments, 28 kernarg bytes.
+    assert_eq!(md.kernarg_segment_size, 28);
+    assert_eq!(md.hidden_args().count(), 0);
+    let offsets: Vec<_> = md.explicit_args().map(|a| a.offset).collect();
+    assert_eq!(offsets, vec![0, 8, 16, 24]);
+
+    let co = CodeObject::parse(&fixture("vector_add.gfx9-generic.v6.co")).unwrap();
+    assert_eq!(co.version(), CodeObjectVersion::V6);
+    assert_eq!(co.version().number(), 6);
+    // gfx9-generic (0x51), xnack any, generic version 1 in the top byte.
+    assert_eq!(co.e_flags(), 0x0100_0151);
+    assert_eq!(co.target().processor, "gfx9-generic");
+    assert_eq!(co.target().generic_version, 1);
+    assert_eq!(co.target().to_string(), "gfx9-generic");
+    assert_eq!(
+        co.kernel("vector_add")
+            .unwrap()
+            .metadata
+            .kernarg_segment_size,
+        288
+    );
+}
+
+#[test]
 fn fixture_metadata_explicit_and_hidden_args() {
     let co = CodeObject::parse(&gfx90a()).unwrap();
     assert_eq!(co.kernels().len(), 1);
