@@ -2,7 +2,7 @@
 //! relocations of `globals.gfx90a.co` (values cross-checked with
 //! `llvm-readelf -r`), kernel descriptors, and load requests that fail.
 
-use kfd_codeobj::{CodeObject, Error, Layout, RelocationKind};
+use kfd_codeobj::{CodeObject, Dispatch, Error, KernargBuilder, Layout, RelocationKind};
 
 fn fixture(name: &str) -> Vec<u8> {
     let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -234,5 +234,35 @@ fn truncated_globals_are_errors() {
     let data = fixture("globals.gfx90a.co");
     for len in 0..data.len() {
         assert!(CodeObject::parse(&data[..len]).is_err(), "{len}");
+    }
+}
+
+#[test]
+fn every_flipped_byte_loads_and_builds_or_fails_without_panicking() {
+    for name in ["globals.gfx90a.co", "vector_add.gfx90a.co"] {
+        let data = fixture(name);
+        let mut loaded = 0;
+        for i in 0..data.len() {
+            let mut bad = data.clone();
+            bad[i] ^= 0xff;
+            let Ok(co) = CodeObject::parse(&bad) else {
+                continue;
+            };
+            if let Ok(image) = co.load(BASE) {
+                let _ = image.kernels();
+                loaded += 1;
+            }
+            // And the kernargs of whatever metadata survived.
+            for k in co.kernels() {
+                let mut args = KernargBuilder::new(&k.metadata);
+                for (index, arg) in k.metadata.explicit_args().enumerate() {
+                    let _ = args.set_bytes(index, &vec![0; arg.size as usize]);
+                }
+                let _ = args.build(&Dispatch::linear(1000, 256));
+            }
+        }
+        // Most bytes (code, padding, unused fields) do not matter to the
+        // loader: the loop exercised load, not only parse.
+        assert!(loaded > data.len() / 2, "{name}: {loaded} loads");
     }
 }
