@@ -1,5 +1,7 @@
 //! Prints what a code object holds: target, segments, relocations, and
-//! per kernel its metadata, arguments and kernel descriptor fields.
+//! per kernel its metadata, arguments and kernel descriptor fields. Given
+//! an offload bundle (`hipcc --genco` output), it lists the entries and
+//! inspects each AMDGPU code object in it.
 //!
 //! ```text
 //! cargo run -p kfd-codeobj --example inspect [file.co]
@@ -8,7 +10,7 @@
 //! Without an argument it inspects `kfd_codeobj::samples::VECTOR_ADD_GFX90A`
 //! (gfx90a, code object v5).
 
-use kfd_codeobj::{CodeObject, Feature};
+use kfd_codeobj::{CodeObject, Feature, OffloadBundle};
 use kfd_sys::hsa::kernel_code_properties as props;
 
 /// The user SGPR properties, in descriptor bit order.
@@ -60,7 +62,29 @@ fn run() -> Result<(), String> {
             kfd_codeobj::samples::VECTOR_ADD_GFX90A.to_vec(),
         ),
     };
-    let co = CodeObject::parse(&bytes).map_err(|e| format!("{name}: {e}"))?;
+    if OffloadBundle::is_bundle(&bytes) {
+        let bundle = OffloadBundle::parse(&bytes).map_err(|e| format!("{name}: {e}"))?;
+        println!(
+            "{name}: offload bundle of {} entries",
+            bundle.entries().len()
+        );
+        for entry in bundle.entries() {
+            println!("  {} ({} bytes)", entry.id, entry.data.len());
+        }
+        for entry in bundle.entries() {
+            if entry.target_id().is_some() {
+                println!();
+                inspect(&format!("{name} [{}]", entry.id), entry.data)?;
+            }
+        }
+        return Ok(());
+    }
+    inspect(&name, &bytes)
+}
+
+/// Prints one code object.
+fn inspect(name: &str, bytes: &[u8]) -> Result<(), String> {
+    let co = CodeObject::parse(bytes).map_err(|e| format!("{name}: {e}"))?;
     let err = |e: kfd_codeobj::Error| format!("{name}: {e}");
     let target = co.target();
     println!(

@@ -11,6 +11,7 @@ use object::read::elf::{FileHeader, ProgramHeader, Rela, SectionHeader, Sym, Sym
 use object::read::SymbolIndex;
 use object::LittleEndian as LE;
 
+use crate::bundle::OffloadBundle;
 use crate::load::Layout;
 use crate::metadata::{KernelMetadata, Metadata};
 use crate::target::TargetId;
@@ -303,6 +304,9 @@ impl CodeObject {
 
 /// The ELF header, once it is known to be an AMDGPU HSA shared object.
 fn parse_header(data: &[u8]) -> Result<&Header, Error> {
+    if OffloadBundle::is_bundle(data) {
+        return Err(Error::IsABundle);
+    }
     if data.get(..4).is_some_and(|magic| magic != elf::ELFMAG) {
         return Err(Error::NotElf);
     }

@@ -230,6 +230,22 @@ pub enum Error {
     /// A dispatch dimension count outside 1 to 3.
     #[error("{0} grid dimensions (1 to 3)")]
     BadGridDims(u16),
+    /// The bytes are a clang offload bundle, not a code object: choose an
+    /// entry with [`OffloadBundle::code_object_for`](crate::OffloadBundle::code_object_for).
+    #[error("an offload bundle, not a code object: pick its entry for a target first")]
+    IsABundle,
+    /// The bytes do not start with `__CLANG_OFFLOAD_BUNDLE__`.
+    #[error("not an offload bundle (no __CLANG_OFFLOAD_BUNDLE__ magic)")]
+    NotABundle,
+    /// A compressed bundle (`CCOB`): decompressing is not supported.
+    #[error("a compressed offload bundle (CCOB): unbundle it with clang-offload-bundler first")]
+    CompressedBundle,
+    /// The bundle header is cut short or points outside the file.
+    #[error("malformed offload bundle: {0}")]
+    BadBundle(&'static str),
+    /// No bundle entry for the target id asked for.
+    #[error("the offload bundle has no code object for {0}")]
+    NoBundleEntry(String),
     /// No kernel of that `.name`.
     #[error("no kernel named {0}")]
     NoSuchKernel(String),

@@ -1,7 +1,7 @@
 //! kfd-codeobj: AMDGPU HSA code objects without a runtime.
 //!
-//! A code object is what `clang -target amdgcn-amd-amdhsa` or
-//! `hipcc --genco` writes: an ELF64 shared object for one GPU processor,
+//! A code object is what `clang -target amdgcn-amd-amdhsa` writes (and
+//! `hipcc --genco`, inside an offload bundle): an ELF64 shared object for one GPU processor,
 //! whose `NT_AMDGPU_METADATA` note (msgpack) describes its kernels and
 //! whose read-only data holds one 64-byte kernel descriptor per kernel.
 //! This crate reads one (code object v4, v5 and v6), without KFD or ROCr:
@@ -16,6 +16,9 @@
 //!   `ABS64`, `ABS32`, `ABS32_LO`, `ABS32_HI`), and each kernel's
 //!   descriptor address and contents ([`LoadedKernel`], a
 //!   [`kfd_sys::hsa::kernel_descriptor_t`]).
+//! - [`OffloadBundle`] reads the clang offload bundle that `hipcc --genco`
+//!   and `clang-offload-bundler` wrap code objects in, and picks the code
+//!   object for a target id.
 //! - [`KernargBuilder`] builds a kernel's argument buffer: explicit
 //!   arguments set by index with size checks, hidden ones filled from a
 //!   [`Dispatch`] (grid and workgroup sizes: block counts, group sizes,
@@ -66,6 +69,7 @@
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
+mod bundle;
 mod codeobj;
 mod error;
 mod kernarg;
@@ -74,6 +78,7 @@ mod metadata;
 pub mod samples;
 mod target;
 
+pub use bundle::{BundleEntry, OffloadBundle};
 pub use codeobj::{
     CodeObject, CodeObjectVersion, Kernel, Relocation, RelocationKind, RelocationSymbol, Segment,
 };
