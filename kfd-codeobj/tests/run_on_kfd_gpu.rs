@@ -7,6 +7,8 @@
 use kfd_codeobj::{samples, CodeObject, Dispatch, KernargBuilder, ValueKind};
 use kfd_gpu::mem::{FlatMemory, Tlb};
 use kfd_gpu::shader::{self, CodeCache, KernelCode, Limits, Target};
+use kfd_sys::hsa::{hsa_kernel_dispatch_packet_t, HSA_PACKET_TYPE_KERNEL_DISPATCH};
+use zerocopy::IntoBytes;
 
 /// The flat memory: 16 MiB at 16 MiB.
 const MEM_BASE: u64 = 0x100_0000;
@@ -16,10 +18,17 @@ const IMAGE: u64 = MEM_BASE;
 const KERNARG: u64 = MEM_BASE + 0x10_0000;
 /// Data buffers.
 const DATA: u64 = MEM_BASE + 0x20_0000;
+/// The AQL dispatch packet (v4 kernels read their workgroup size there).
+const PACKET: u64 = MEM_BASE + 0x18_0000;
 
-/// Loads `co` at [`IMAGE`], writes `kernarg` at [`KERNARG`] and runs
-/// kernel `name` over `dispatch`'s grid, as a command processor would
-/// from a dispatch packet naming the descriptor.
+fn fixture(name: &str) -> Vec<u8> {
+    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// Loads `co` at [`IMAGE`], writes `kernarg` at [`KERNARG`] and a
+/// dispatch packet at [`PACKET`], and runs kernel `name` over `dispatch`'s
+/// grid, as a command processor would from that packet.
 fn run(
     mem: &FlatMemory,
     target: Target,
@@ -36,6 +45,20 @@ fn run(
     // dispatch packet's kernel_object would hold.
     let code = KernelCode::read(&mut Tlb::new(mem), kernel.descriptor_address).unwrap();
     assert_eq!(code.entry, kernel.entry_address());
+    let packet = hsa_kernel_dispatch_packet_t {
+        header: HSA_PACKET_TYPE_KERNEL_DISPATCH,
+        setup: dispatch.dims(),
+        workgroup_size_x: dispatch.workgroup_size[0],
+        workgroup_size_y: dispatch.workgroup_size[1],
+        workgroup_size_z: dispatch.workgroup_size[2],
+        grid_size_x: dispatch.grid_size[0],
+        grid_size_y: dispatch.grid_size[1],
+        grid_size_z: dispatch.grid_size[2],
+        kernel_object: kernel.descriptor_address,
+        kernarg_address: KERNARG,
+        ..Default::default()
+    };
+    mem.write(PACKET, packet.as_bytes());
     let d = shader::Dispatch {
         target,
         code,
@@ -44,7 +67,7 @@ fn run(
         group_segment_size: kernel.descriptor.group_segment_fixed_size,
         private_segment_size: kernel.descriptor.private_segment_fixed_size,
         kernarg: KERNARG,
-        packet: 0,
+        packet: PACKET,
         queue: 0,
         dispatch_id: 0,
         shared_base: 1 << 48,
@@ -122,6 +145,22 @@ fn vector_add_gfx90a_adds() {
 fn vector_add_gfx942_adds() {
     check_sum(
         &vector_add(samples::VECTOR_ADD_GFX942, Target::Gfx940, 1000, 1000, None),
+        1000,
+    );
+}
+
+#[test]
+fn vector_add_v4_gfx90a_adds() {
+    // Code object v4: no hidden arguments, the workgroup size comes from
+    // the dispatch packet; the 28-byte kernarg buffer is all explicit.
+    check_sum(
+        &vector_add(
+            &fixture("vector_add.gfx90a-xnack-off.v4.co"),
+            Target::Gfx90a,
+            1000,
+            1000,
+            None,
+        ),
         1000,
     );
 }
