@@ -2,12 +2,10 @@
 //! clang-offload-bundler 19 from the two v5 objects): entries, choosing by
 //! target id, and broken bundles.
 
-use kfd_codeobj::{CodeObject, Error, OffloadBundle};
+mod common;
 
-fn fixture(name: &str) -> Vec<u8> {
-    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
+use common::fixture;
+use kfd_codeobj::{CodeObject, Error, OffloadBundle};
 
 #[test]
 fn entries_and_their_target_ids() {

@@ -2,24 +2,13 @@
 //! their offsets, the v5 hidden block from the dispatch shape, and the
 //! errors for wrong indices, sizes, missing arguments and bad shapes.
 
+mod common;
+
+use common::{fixture, u16_at, u32_at, u64_at};
 use kfd_codeobj::{CodeObject, Dispatch, Error, KernargBuilder, ValueKind};
 
 fn vector_add() -> CodeObject {
-    let path = format!(
-        "{}/tests/fixtures/vector_add.gfx90a.co",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    CodeObject::parse(&std::fs::read(path).unwrap()).unwrap()
-}
-
-fn u16_at(b: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes(b[at..at + 2].try_into().unwrap())
-}
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
-}
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
+    CodeObject::parse(&fixture("vector_add.gfx90a.co")).unwrap()
 }
 
 #[test]

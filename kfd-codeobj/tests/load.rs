@@ -2,17 +2,10 @@
 //! relocations of `globals.gfx90a.co` (values cross-checked with
 //! `llvm-readelf -r`), kernel descriptors, and load requests that fail.
 
+mod common;
+
+use common::{find, fixture, hits, u64_at};
 use kfd_codeobj::{CodeObject, Dispatch, Error, KernargBuilder, Layout, RelocationKind};
-
-fn fixture(name: &str) -> Vec<u8> {
-    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
-fn u64_at(image: &[u8], at: u64) -> u64 {
-    let at = at as usize;
-    u64::from_le_bytes(image[at..at + 8].try_into().unwrap())
-}
 
 /// A GPU address such as kfd-sim's: page aligned, far from 0.
 const BASE: u64 = 0x7f12_3456_0000;
@@ -148,22 +141,6 @@ fn bad_load_requests() {
             got: 0x100
         }
     );
-}
-
-/// The offsets of `needle` in `data`.
-fn hits(data: &[u8], needle: &[u8]) -> Vec<usize> {
-    data.windows(needle.len())
-        .enumerate()
-        .filter(|(_, w)| *w == needle)
-        .map(|(i, _)| i)
-        .collect()
-}
-
-/// The offset of the only `needle` in `data`.
-fn find(data: &[u8], needle: &[u8]) -> usize {
-    let hits = hits(data, needle);
-    assert_eq!(hits.len(), 1, "{needle:x?}");
-    hits[0]
 }
 
 #[test]

@@ -2,12 +2,10 @@
 //! Debian's clang 19 from `vector_add.cl`), and refusing broken copies of
 //! them with the right error.
 
-use kfd_codeobj::{CodeObject, CodeObjectVersion, Error, Feature, ValueKind};
+mod common;
 
-fn fixture(name: &str) -> Vec<u8> {
-    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
+use common::{find, fixture};
+use kfd_codeobj::{CodeObject, CodeObjectVersion, Error, Feature, ValueKind};
 
 /// `vector_add` for gfx90a, code object v5.
 fn gfx90a() -> Vec<u8> {
@@ -196,18 +194,6 @@ fn header_fields_are_checked_in_order() {
             })
         ));
     }
-}
-
-/// The offset of the only occurrence of `needle` in `data`.
-fn find(data: &[u8], needle: &[u8]) -> usize {
-    let hits: Vec<_> = data
-        .windows(needle.len())
-        .enumerate()
-        .filter(|(_, w)| *w == needle)
-        .map(|(i, _)| i)
-        .collect();
-    assert_eq!(hits.len(), 1, "{needle:?}");
-    hits[0]
 }
 
 #[test]

@@ -4,6 +4,9 @@
 //! descriptor from the image itself. `vector_add` must add; `read_table`
 //! must follow the pointers the loader relocated.
 
+mod common;
+
+use common::fixture;
 use kfd_codeobj::{samples, CodeObject, Dispatch, KernargBuilder, ValueKind};
 use kfd_gpu::mem::{FlatMemory, Tlb};
 use kfd_gpu::shader::{self, CodeCache, KernelCode, Limits, Target};
@@ -20,11 +23,6 @@ const KERNARG: u64 = MEM_BASE + 0x10_0000;
 const DATA: u64 = MEM_BASE + 0x20_0000;
 /// The AQL dispatch packet (v4 kernels read their workgroup size there).
 const PACKET: u64 = MEM_BASE + 0x18_0000;
-
-fn fixture(name: &str) -> Vec<u8> {
-    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
 
 /// Loads `co` at [`IMAGE`], writes `kernarg` at [`KERNARG`] and a
 /// dispatch packet at [`PACKET`], and runs kernel `name` over `dispatch`'s
