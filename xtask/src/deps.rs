@@ -13,7 +13,8 @@ use std::process::Command;
 /// checked against) and libhsa-runtime64-1 (ROCr's library for kfd-sim's
 /// ROCr end-to-end test), pkg-config, llvm-19 (`llvm-mc` assembles the
 /// shader machine's test kernels; the oldest Debian LLVM that knows
-/// gfx942).
+/// gfx942), clang-19 and lld-19 (kfd-codeobj's fixture check rebuilds its
+/// committed code objects from their OpenCL sources).
 pub const TEST_PACKAGES: &[&str] = &[
     "gcc",
     "libc6-dev",
@@ -27,6 +28,8 @@ pub const TEST_PACKAGES: &[&str] = &[
     "libhsa-runtime-dev",
     "libhsa-runtime64-1",
     "llvm-19",
+    "clang-19",
+    "lld-19",
 ];
 
 /// What making a Debian rootfs of another suite needs (`cargo xtask
@@ -43,6 +46,8 @@ pub const TEST_FILES: &[&str] = &[
     "/usr/include/hsa/hsa.h",
     "/usr/lib/x86_64-linux-gnu/libhsakmt.so.1",
     "/usr/lib/llvm-19/bin/llvm-mc",
+    "/usr/lib/llvm-19/bin/clang",
+    "/usr/lib/llvm-19/bin/ld.lld",
 ];
 
 fn installed(pkg: &str) -> bool {

@@ -24,6 +24,7 @@ const EXAMPLES: &[(&str, &str, &[&str])] = &[
     ("kfd-topology", "lsgpu", &["--sim", "mi300x"]),
     ("kfd-fmm", "vram", &[]),
     ("kfd-event", "signal", &[]),
+    ("kfd-codeobj", "inspect", &[]),
     ("kfd-queue", "aql", &[]),
     ("kfd-queue", "barrier", &[]),
     ("kfd-debug", "runtime", &[]),
