@@ -30,6 +30,7 @@ const EXAMPLES: &[(&str, &str, &[&str])] = &[
     ("kfd-debug", "runtime", &[]),
     ("kfd-perf", "counters", &[]),
     ("kfd-context", "tenants", &[]),
+    ("kfd-context", "vector_add", &[]),
     ("hsakmt", "c_abi", &[]),
     (
         "kfd-sim",
