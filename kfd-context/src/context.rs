@@ -722,8 +722,21 @@ impl Context {
     }
 
     /// Closes this handle. For a secondary context, when this was the last
-    /// handle, every kernel object it created is released and its
-    /// descriptor closed.
+    /// handle, the context's sub-contexts are released in dependency order
+    /// and, with them, every kernel object nothing else holds.
+    ///
+    /// # What outlives it
+    ///
+    /// Objects made through the context keep what they need alive, so
+    /// closing can never leave them dangling: a [`kfd_fmm::Buffer`] holds
+    /// the memory manager, a [`kfd_queue::AqlQueue`] its queue, event and
+    /// memory sub-contexts, a [`kfd_event::Signal`] its events and memory.
+    /// Each stays usable after the close, and the kernel process (its
+    /// descriptor and every object in it) ends only when the last of them
+    /// is dropped. Drop them (or call their `destroy`/`free`, to see
+    /// errors) to end the process at the close. A bare
+    /// [`kfd_event::Event`] holds its events sub-context only weakly and
+    /// does not keep the process.
     pub fn close(self) {
         drop(self);
     }

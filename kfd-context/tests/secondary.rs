@@ -150,3 +150,46 @@ fn tile_config_of_a_gpu_and_of_an_unknown_id() {
         "{err:?}"
     );
 }
+
+/// Issue 24: what outlives `close`. Objects made through a context hold
+/// the sub-context that made them: they stay usable after the context's
+/// last handle is closed, and the kernel process (its buffers, queues,
+/// events, and the descriptor) goes only when the last of them is
+/// dropped.
+#[test]
+fn objects_outlive_close_and_keep_the_process() {
+    let sim = Sim::preset("mi210").unwrap();
+    let ctx = Context::open_secondary(Arc::new(sim.clone())).unwrap();
+    let gpu = ctx
+        .acquire_system_properties()
+        .unwrap()
+        .gpu_nodes()
+        .next()
+        .unwrap()
+        .id;
+    let flags = kfd_fmm::MemFlags::NON_PAGED | kfd_fmm::MemFlags::HOST_ACCESS;
+    let buf = ctx
+        .fmm()
+        .unwrap()
+        .alloc_buffer(gpu, 1 << 20, 0, flags)
+        .unwrap();
+    let event = ctx
+        .events()
+        .unwrap()
+        .create(&kfd_event::EventDescriptor::new(
+            kfd_event::EventType::Signal,
+        ))
+        .unwrap();
+    ctx.close();
+    buf.write(0, b"after close").unwrap();
+    let mut back = [0u8; 11];
+    buf.read(0, &mut back).unwrap();
+    assert_eq!(&back, b"after close");
+    assert!(
+        !sim.live_objects().is_empty(),
+        "the buffer keeps the process"
+    );
+    drop(buf);
+    drop(event);
+    assert!(sim.live_objects().is_empty(), "{:?}", sim.live_objects());
+}

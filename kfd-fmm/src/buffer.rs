@@ -12,7 +12,9 @@ use crate::fmm::Fmm;
 /// An allocation that is unmapped from GPUs and freed when dropped.
 ///
 /// Built on the address-based calls of [`Fmm`]; holds the memory manager
-/// alive through an `Arc`.
+/// alive through an `Arc`. [`Buffer::free`] releases it and returns the
+/// error if the kernel refuses; a drop that fails records the error with
+/// the memory manager ([`Fmm::take_drop_failures`]).
 ///
 /// # Ownership
 ///
@@ -240,19 +242,49 @@ impl Buffer {
     }
 }
 
-impl Drop for Buffer {
-    fn drop(&mut self) {
+impl Buffer {
+    /// Unmaps the buffer from every GPU and frees it, reporting what the
+    /// drop would only record ([`Fmm::take_drop_failures`]). On failure
+    /// the memory stays allocated and goes back to the address-based API
+    /// ([`Fmm::free_memory`] can try again); memory the kernel holds
+    /// ([`Buffer::mark_kernel_held`]) is left to the memory manager's
+    /// teardown and is not an error.
+    pub fn free(mut self) -> Result<()> {
+        let r = self.release();
+        self.owned = false;
+        r
+    }
+
+    /// The release of [`Buffer::free`] and of the drop.
+    fn release(&mut self) -> Result<()> {
         // The view goes first: the object's range is reserved again only
         // when its last mapping is gone.
         self.view = None;
         if !self.owned {
-            return;
+            return Ok(());
         }
         if self.kernel_held {
             self.fmm.set_owned(self.addr, false);
-            return;
+            return Ok(());
         }
-        let _ = self.fmm.unmap_as_owner(self.addr);
-        let _ = self.fmm.free_as_owner(self.addr);
+        let unmapped = self.fmm.unmap_as_owner(self.addr);
+        match self.fmm.free_as_owner(self.addr) {
+            Ok(()) => unmapped,
+            Err(e) => {
+                self.fmm.set_owned(self.addr, false);
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Drop for Buffer {
+    /// Releases the buffer as [`Buffer::free`] does; a failure is recorded
+    /// with the memory manager ([`Fmm::drop_failure_count`],
+    /// [`Fmm::take_drop_failures`]), never dropped silently.
+    fn drop(&mut self) {
+        if let Err(error) = self.release() {
+            self.fmm.note_drop_failure(self.addr, error);
+        }
     }
 }

@@ -96,8 +96,8 @@ pub use flags::{
 /// topology snapshot (no memory manager needed).
 pub use fmm::svm::{check_svm_range, svm_fault_page, svm_get_attr, svm_set_attr};
 pub use fmm::{
-    Fmm, FmmOptions, FmmRules, GraphicsResource, NodeApertures, NodeArray, NodeDesc, PointerInfo,
-    PointerInfoArrays, PointerType, Range, RenderNodes, ShareVia,
+    DropFailure, Fmm, FmmOptions, FmmRules, GraphicsResource, NodeApertures, NodeArray, NodeDesc,
+    PointerInfo, PointerInfoArrays, PointerType, Range, RenderNodes, ShareVia,
 };
 pub use gem::{GemBuffer, VaAccess};
 /// The GFX IP version of [`NodeDesc::gfx`]: kfd-topology's, re-exported.

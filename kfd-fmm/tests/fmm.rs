@@ -1405,3 +1405,68 @@ fn unknown_addresses_under_c_rules() {
     unsafe { kfd_sys::mman::munmap(mem as usize, len) }.unwrap();
     teardown(sim, fmm);
 }
+
+/// Issue 24: a buffer whose release the kernel refuses reports it:
+/// [`kfd_fmm::Buffer::free`] returns the error, a drop records it with
+/// the memory manager; either way the memory stays allocated and the
+/// address-based API can free it later.
+#[test]
+fn buffer_release_failures_are_reported() {
+    let (sim, fmm) = primary("mi210");
+    let g = gpu_node(&fmm);
+    let bos = live_bos(&sim);
+
+    let b = fmm.alloc_buffer(g, MIB, 0, MemFlags::NON_PAGED).unwrap();
+    b.map().unwrap();
+    let addr = b.addr();
+    sim.inject_fault("FREE_MEMORY_OF_GPU", 1, Errno::ENOMEM);
+    let e = b.free().unwrap_err();
+    assert!(
+        matches!(
+            e,
+            FmmError::Ioctl {
+                errno: Errno::ENOMEM,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert_eq!(live_bos(&sim), bos + 1, "still allocated");
+    assert_eq!(
+        fmm.drop_failure_count(),
+        0,
+        "an explicit free reports itself"
+    );
+    fmm.free_memory(addr).unwrap();
+    assert_eq!(live_bos(&sim), bos);
+
+    let b = fmm.alloc_buffer(g, MIB, 0, MemFlags::NON_PAGED).unwrap();
+    let addr = b.addr();
+    // The simulator counts the calls from its first injected fault: the
+    // refused free, the retry, then this buffer's.
+    sim.inject_fault("FREE_MEMORY_OF_GPU", 3, Errno::ENOMEM);
+    drop(b);
+    assert_eq!(fmm.drop_failure_count(), 1);
+    let failures = fmm.take_drop_failures();
+    assert_eq!(failures.len(), 1);
+    assert_eq!(failures[0].addr, addr);
+    assert!(matches!(
+        failures[0].error,
+        FmmError::Ioctl {
+            errno: Errno::ENOMEM,
+            ..
+        }
+    ));
+    assert!(fmm.take_drop_failures().is_empty(), "taken out");
+    assert_eq!(live_bos(&sim), bos + 1);
+    fmm.free_memory(addr).unwrap();
+    assert_eq!(live_bos(&sim), bos);
+
+    // A buffer that is released cleanly records nothing.
+    let b = fmm.alloc_buffer(g, MIB, 0, MemFlags::NON_PAGED).unwrap();
+    b.map().unwrap();
+    b.free().unwrap();
+    drop(fmm.alloc_buffer(g, MIB, 0, MemFlags::NON_PAGED).unwrap());
+    assert_eq!(fmm.drop_failure_count(), 1);
+    teardown(sim, fmm);
+}

@@ -126,6 +126,7 @@ impl Fmm {
             shards,
             spans,
             warnings: Mutex::new(Vec::new()),
+            drop_failures: Mutex::new(Default::default()),
             numa: Default::default(),
         };
         // On failure `fmm` is dropped, which undoes whatever was set up.

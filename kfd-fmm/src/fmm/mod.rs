@@ -8,6 +8,7 @@ use kfd_sys::DeviceFile;
 use kfd_topology::GfxVersion;
 
 use crate::aperture::{Aperture, Space};
+use crate::error::FmmError;
 use crate::flags::MemFlags;
 use crate::lock;
 use crate::objects::{Shard, Span, VmObject};
@@ -485,8 +486,54 @@ pub struct Fmm {
     /// Where each shard's objects lie, read without its lock.
     spans: Vec<Arc<Span>>,
     warnings: Mutex<Vec<String>>,
+    /// Buffers whose drop could not release them.
+    drop_failures: Mutex<DropFailures>,
     /// The machine's NUMA facts, read on the first binding.
     numa: crate::numa::Numa,
+}
+
+/// A [`crate::Buffer`] the memory manager could not release when it was
+/// dropped: its address and why. The memory stays allocated and belongs
+/// to the address-based API again ([`Fmm::free_memory`] can retry).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DropFailure {
+    /// The buffer's address.
+    pub addr: u64,
+    /// What the release returned.
+    pub error: FmmError,
+}
+
+/// The failures of buffer drops: how many, and the last few.
+#[derive(Debug, Default)]
+struct DropFailures {
+    count: u64,
+    recent: std::collections::VecDeque<DropFailure>,
+}
+
+/// How many drop failures [`Fmm::take_drop_failures`] keeps.
+const KEPT_DROP_FAILURES: usize = 64;
+
+impl Fmm {
+    /// Records that dropping the buffer at `addr` failed with `error`.
+    pub(crate) fn note_drop_failure(&self, addr: u64, error: FmmError) {
+        let mut f = lock(&self.drop_failures);
+        f.count += 1;
+        if f.recent.len() == KEPT_DROP_FAILURES {
+            f.recent.pop_front();
+        }
+        f.recent.push_back(DropFailure { addr, error });
+    }
+
+    /// How many buffer drops failed over this manager's life.
+    pub fn drop_failure_count(&self) -> u64 {
+        lock(&self.drop_failures).count
+    }
+
+    /// The last buffer drops that failed (at most 64, oldest first), taken
+    /// out: a later call returns only newer ones.
+    pub fn take_drop_failures(&self) -> Vec<DropFailure> {
+        lock(&self.drop_failures).recent.drain(..).collect()
+    }
 }
 
 fn page_align_up(v: u64) -> u64 {
