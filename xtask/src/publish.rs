@@ -13,8 +13,8 @@ use xshell::{cmd, Shell};
 
 use crate::{project_root, target_dir};
 
-/// One example CI runs: package, example name, arguments (`{target}` is
-/// replaced by the target directory). Every file under a member's
+/// One example CI runs: package, example name, arguments (`{out}` is
+/// replaced by the directory the run's output goes to). Every file under a member's
 /// `examples/` must be listed, and every published crate needs one.
 const EXAMPLES: &[(&str, &str, &[&str])] = &[
     ("kfd-sys", "version", &[]),
@@ -39,7 +39,7 @@ const EXAMPLES: &[(&str, &str, &[&str])] = &[
             "--preset",
             "mi210",
             "--trace",
-            "{target}/examples/rocminfo.trace",
+            "{out}/rocminfo.trace",
             "--",
             "rocminfo",
         ],
@@ -438,14 +438,11 @@ pub fn examples(sh: &Shell) -> Result<(), String> {
     Ok(())
 }
 
-/// Runs one example binary with `args` (`{target}` replaced), its output
+/// Runs one example binary with `args` (`{out}` replaced by `out_dir`), its output
 /// in `out_dir/<name>.out`; prints an excerpt, or all of it on failure.
 fn run_example(label: &str, exe: &Path, args: &[&str], out_dir: &Path) -> Result<(), String> {
-    let target = target_dir().display().to_string();
-    let args: Vec<String> = args
-        .iter()
-        .map(|a| a.replace("{target}", &target))
-        .collect();
+    let out = out_dir.display().to_string();
+    let args: Vec<String> = args.iter().map(|a| a.replace("{out}", &out)).collect();
     let name = exe
         .file_name()
         .and_then(|n| n.to_str())
