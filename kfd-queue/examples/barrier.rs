@@ -7,6 +7,7 @@
 //! cargo run -p kfd-queue --example barrier            # simulated MI210 (gfx90a)
 //! cargo run -p kfd-queue --example barrier -- mi300x  # gfx942
 //! ```
+#![forbid(unsafe_code)]
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
