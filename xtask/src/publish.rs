@@ -342,7 +342,7 @@ pub fn publish(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// The crate of a `cargo publish` "Uploading <name> v<version> (...)" line.
+/// The crate of a `cargo publish` line `Uploading <name> v<version> (...)`.
 fn uploaded(line: &str) -> Option<&str> {
     line.trim_start()
         .strip_prefix("Uploading ")?
