@@ -17,6 +17,31 @@ pub trait Dwords {
     fn dwords(&self) -> &[u32];
 }
 
+/// Dwords already encoded (a packet with its payload, a batch).
+impl Dwords for [u32] {
+    fn dwords(&self) -> &[u32] {
+        self
+    }
+}
+
+impl<const N: usize> Dwords for [u32; N] {
+    fn dwords(&self) -> &[u32] {
+        self
+    }
+}
+
+impl Dwords for Vec<u32> {
+    fn dwords(&self) -> &[u32] {
+        self
+    }
+}
+
+/// The dwords of `packets`, one after the other: a batch to submit at
+/// once.
+pub fn concat(packets: &[&dyn Dwords]) -> Vec<u32> {
+    packets.iter().flat_map(|p| p.dwords()).copied().collect()
+}
+
 /// Implements [`Dwords`] and the `DWORDS` constant for a `#[repr(C)]`
 /// packet struct of `$n` `u32`-sized fields (the sizes are checked at
 /// compile time by `transmute_ref!`).

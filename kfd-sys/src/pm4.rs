@@ -262,7 +262,7 @@ pub const PM4_RELEASE_MEM_DATA_SEL_SHIFT: u32 = 29;
 #[repr(u32)]
 pub enum ReleaseData {
     /// Nothing.
-    None = 0,
+    NoData = 0,
     /// The low 32 bits of the data.
     Low32 = 1,
     /// The 64-bit data.
@@ -271,12 +271,26 @@ pub enum ReleaseData {
     GpuClock = 3,
 }
 
+impl ReleaseData {
+    /// The value of a `data_sel` field (`None`: 4 and up, the perf
+    /// counter and GDS sources this module does not name).
+    pub fn from_bits(bits: u32) -> Option<ReleaseData> {
+        Some(match bits {
+            0 => ReleaseData::NoData,
+            1 => ReleaseData::Low32,
+            2 => ReleaseData::Data64,
+            3 => ReleaseData::GpuClock,
+            _ => return None,
+        })
+    }
+}
+
 /// `RELEASE_MEM` `int_sel`: whether an interrupt follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u32)]
 pub enum ReleaseInterrupt {
     /// None.
-    None = 0,
+    NoInterrupt = 0,
     /// An interrupt, without waiting for the write.
     Send = 1,
     /// An interrupt after the write is confirmed.
@@ -290,6 +304,23 @@ pub enum ReleaseInterrupt {
     CtxIdIfEqual32 = 5,
     /// As `CtxIdIfEqual32`, comparing 64 bits.
     CtxIdIfEqual64 = 6,
+}
+
+impl ReleaseInterrupt {
+    /// The value of an `int_sel` field (`None`: 7, reserved).
+    pub fn from_bits(bits: u32) -> Option<ReleaseInterrupt> {
+        use ReleaseInterrupt::*;
+        Some(match bits {
+            0 => NoInterrupt,
+            1 => Send,
+            2 => AfterWriteConfirm,
+            3 => DataAfterWriteConfirm,
+            4 => CtxIdAlways,
+            5 => CtxIdIfEqual32,
+            6 => CtxIdIfEqual64,
+            _ => return None,
+        })
+    }
 }
 
 /// `PM4_MEC_RELEASE_MEM` (gfx9 layout, 8 dwords): at the end of the

@@ -7,7 +7,7 @@
 
 use std::mem::{offset_of, size_of};
 
-use kfd_sys::packet::{CompareFunction, Dwords, PacketError};
+use kfd_sys::packet::{concat, CompareFunction, Dwords, PacketError};
 use kfd_sys::pm4::*;
 use kfd_sys::sdma::*;
 use zerocopy::IntoBytes;
@@ -252,6 +252,15 @@ fn sdma_encodings() {
     );
     assert_eq!(SDMA_PKT_GCR::empty().dwords(), [0x0111, 0, 0, 0, 0]);
     assert_eq!(SDMA_PKT_NOP::new().dwords(), [0]);
+    // A batch is its packets' dwords in order.
+    assert_eq!(
+        concat(&[
+            &SDMA_PKT_FENCE::new(0x3008, 7),
+            &write(0x2000, &[0xa]).unwrap(),
+            &SDMA_PKT_TRAP::new(9).unwrap(),
+        ]),
+        [5, 0x3008, 0, 7, 2, 0x2000, 0, 0, 0xa, 6, 9]
+    );
 }
 
 /// Out-of-range inputs are errors naming the field, not panics or
@@ -469,8 +478,14 @@ fn pm4_builders_refuse_what_the_fields_cannot_hold() {
         PM4_MEC_WAIT_REG_MEM::memory(0x3, 0, 0, CompareFunction::Always).unwrap_err(),
         PM4_COPY_DATA::wide(CopySource::GpuClock, 0x4004).unwrap_err(),
         PM4_COPY_DATA::wide(CopySource::Memory(0x4), 0x4000).unwrap_err(),
-        PM4_MEC_RELEASE_MEM::end_of_pipe(0x2, ReleaseData::None, 0, ReleaseInterrupt::None, 0)
-            .unwrap_err(),
+        PM4_MEC_RELEASE_MEM::end_of_pipe(
+            0x2,
+            ReleaseData::NoData,
+            0,
+            ReleaseInterrupt::NoInterrupt,
+            0,
+        )
+        .unwrap_err(),
     ] {
         assert!(matches!(e, PacketError::Misaligned { .. }), "{e}");
     }
