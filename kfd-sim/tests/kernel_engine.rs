@@ -8,15 +8,30 @@ mod kernel_util;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use kernel_util::packets::{pm4, sdma};
 use kernel_util::*;
 use kfd_sim::Sim;
 use kfd_sys::kfd::*;
+use kfd_sys::packet::{concat, CompareFunction::Equal, Dwords};
+use kfd_sys::pm4::{self, *};
+use kfd_sys::sdma::{self, *};
 use kfd_sys::Errno;
 
 const PAGE: u64 = 4096;
 
 // ---- packets ---------------------------------------------------------------
+
+/// The cache actions of the `ACQUIRE_MEM` before a dispatch: gfx9
+/// `coher_cntl` (L1, L2, scalar and instruction caches)...
+const ACQUIRE_GFX9: u32 = PM4_COHER_CNTL_TCL1_ACTION_ENA
+    | PM4_COHER_CNTL_TC_ACTION_ENA
+    | PM4_COHER_CNTL_SH_KCACHE_ACTION_ENA
+    | PM4_COHER_CNTL_SH_ICACHE_ACTION_ENA;
+/// ... and gfx10+ `gcr_cntl` (the same caches invalidated).
+const ACQUIRE_GFX10: u32 = PM4_GCR_CNTL_GLI_INV_ALL
+    | PM4_GCR_CNTL_GLK_INV
+    | PM4_GCR_CNTL_GLV_INV
+    | PM4_GCR_CNTL_GL1_INV
+    | PM4_GCR_CNTL_GL2_INV;
 
 mod aql {
     pub const INVALID: u16 = 1;
@@ -55,7 +70,8 @@ mod aql {
         let mut p = [0u8; 64];
         p[..2].copy_from_slice(&VENDOR.to_ne_bytes());
         p[2..4].copy_from_slice(&1u16.to_ne_bytes());
-        for (i, d) in super::pm4::indirect_buffer(ib, dwords).iter().enumerate() {
+        let jump = super::PM4_MEC_INDIRECT_BUFFER::new(ib, dwords).unwrap();
+        for (i, d) in super::Dwords::dwords(&jump).iter().enumerate() {
             p[4 + 4 * i..8 + 4 * i].copy_from_slice(&d.to_ne_bytes());
         }
         p[20..24].copy_from_slice(&0xAu32.to_ne_bytes());
@@ -242,8 +258,10 @@ fn pm4_write_data_and_release_mem_with_interrupt() {
     let (ev, slot) = w.event();
     let mut q = compute_queue(&w);
     let dst = w.mem.va + DATA;
-    let mut cmds = pm4::write_data(dst, &[0x11, 0x22, 0x33, 0x44]);
-    cmds.extend(pm4::release_mem(slot, u64::from(ev), ev, 1, 2));
+    let cmds = concat(&[
+        &pm4::write_data(dst, &[0x11, 0x22, 0x33, 0x44]).unwrap(),
+        &PM4_MEC_RELEASE_MEM::signal_event(slot, ev).unwrap(),
+    ]);
     q.submit(&w, &cmds, true);
     assert_eq!(w.wait(ev, 5000), KFD_IOC_WAIT_RESULT_COMPLETE);
     assert_eq!(
@@ -260,13 +278,19 @@ fn pm4_write_data_and_release_mem_with_interrupt() {
     assert_eq!(w.events.u64(slot - w.events.va), u64::MAX);
     // 64-bit data and the GPU clock.
     let before = w.sim.engine_stats().packets;
-    let mut cmds = pm4::release_mem(dst + 64, 0x1122_3344_5566_7788, 0, 2, 0);
-    cmds.extend(pm4::release_mem(dst + 72, 0, 0, 3, 0));
-    cmds.extend(pm4::copy_data64(5, 0xdead_beef_0bad_cafe, dst + 80));
-    cmds.extend(pm4::copy_data64(9, 0, dst + 88));
-    cmds.extend(pm4::acquire_mem_gfx9());
-    cmds.extend(pm4::event_write());
-    cmds.extend(pm4::release_mem(slot, u64::from(ev), ev, 1, 2));
+    let release = |addr, data_sel, data| {
+        PM4_MEC_RELEASE_MEM::end_of_pipe(addr, data_sel, data, ReleaseInterrupt::NoInterrupt, 0)
+            .unwrap()
+    };
+    let cmds = concat(&[
+        &release(dst + 64, ReleaseData::Data64, 0x1122_3344_5566_7788),
+        &release(dst + 72, ReleaseData::GpuClock, 0),
+        &PM4_COPY_DATA::wide(CopySource::Immediate(0xdead_beef_0bad_cafe), dst + 80).unwrap(),
+        &PM4_COPY_DATA::wide(CopySource::GpuClock, dst + 88).unwrap(),
+        &PM4_ACQUIRE_MEM::all(ACQUIRE_GFX9),
+        &PM4_EVENT_WRITE::cs_partial_flush(),
+        &PM4_MEC_RELEASE_MEM::signal_event(slot, ev).unwrap(),
+    ]);
     q.submit(&w, &cmds, false);
     assert_eq!(w.wait(ev, 5000), KFD_IOC_WAIT_RESULT_COMPLETE);
     assert_eq!(w.mem.u64(DATA + 64), 0x1122_3344_5566_7788);
@@ -295,10 +319,10 @@ fn pm4_queue_wraparound() {
     let dst = w.mem.va + DATA;
     let mut wrapped = 0;
     for i in 0..400u32 {
-        let pkt = pm4::write_data(dst + 8 * u64::from(i % 64), &[i, !i]);
+        let pkt = pm4::write_data(dst + 8 * u64::from(i % 64), &[i, !i]).unwrap();
         let pos = q.next % size_dw;
         if pos + pkt.len() as u64 > size_dw {
-            let pad = vec![pm4::FILLER; (size_dw - pos) as usize];
+            let pad = vec![PM4_NOP_FILLER; (size_dw - pos) as usize];
             q.submit(&w, &pad, false);
             wrapped += 1;
         }
@@ -333,14 +357,17 @@ fn pm4_indirect_buffer_with_a_blocking_wait() {
     let ib = GpuBuf::new(&w.p, w.g, PAGE, GTT);
     let flag = w.mem.va + DATA;
     let counter = w.mem.va + DATA + 64;
-    let mut dws = pm4::write_data(counter, &[1]);
-    dws.extend(pm4::wait_reg_mem(flag, 7, 0xff, 3));
-    dws.extend(pm4::acquire_mem_gfx10());
-    dws.extend(pm4::write_data(counter + 4, &[2]));
+    let dws = concat(&[
+        &pm4::write_data(counter, &[1]).unwrap(),
+        &PM4_MEC_WAIT_REG_MEM::memory(flag, 7, 0xff, Equal).unwrap(),
+        &PM4_ACQUIRE_MEM_GFX10::all(ACQUIRE_GFX10),
+        &pm4::write_data(counter + 4, &[2]).unwrap(),
+    ]);
     let bytes: Vec<u8> = dws.iter().flat_map(|d| d.to_ne_bytes()).collect();
     ib.write(0, &bytes);
     let mut q = compute_queue(&w);
-    q.submit(&w, &pm4::indirect_buffer(ib.va, dws.len() as u32), true);
+    let jump = PM4_MEC_INDIRECT_BUFFER::new(ib.va, dws.len() as u32).unwrap();
+    q.submit(&w, jump.dwords(), true);
     assert!(wait_until(5, || w.mem.u32(DATA + 64) == 1));
     std::thread::sleep(Duration::from_millis(30));
     assert_eq!(w.mem.u32(DATA + 68), 0, "behind the wait");
@@ -387,9 +414,11 @@ fn pm4_unknown_opcode_stops_the_queue() {
     let w = World::new("mi210");
     let trace = trace_buffer(&w.sim);
     let mut q = compute_queue(&w);
-    let mut cmds = pm4::write_data(w.mem.va + DATA, &[5]);
-    cmds.extend([pm4::hdr(0xEE, 3), 0, 0]);
-    cmds.extend(pm4::write_data(w.mem.va + DATA + 4, &[6]));
+    let cmds = concat(&[
+        &pm4::write_data(w.mem.va + DATA, &[5]).unwrap(),
+        &[Pm4Header::type3(0xEE, 3).unwrap().0, 0, 0],
+        &pm4::write_data(w.mem.va + DATA + 4, &[6]).unwrap(),
+    ]);
     q.submit(&w, &cmds, true);
     assert!(wait_until(5, || w.sim.live_objects().processes[0]
         .failed_queues
@@ -410,7 +439,7 @@ fn pm4_unknown_opcode_stops_the_queue() {
         w.mem.va + RPTR + 8,
         w.mem.va + WPTR + 8,
     );
-    q2.submit(&w, &[pm4::hdr(pm4::DISPATCH_DIRECT, 5), 1, 1, 1, 1], true);
+    q2.submit(&w, PM4_DISPATCH_DIRECT::new([1, 1, 1], 1).dwords(), true);
     assert!(wait_until(5, || w.sim.live_objects().processes[0]
         .failed_queues
         == 2));
@@ -427,8 +456,10 @@ fn pm4_unknown_opcode_stops_the_queue() {
 fn queue_destroy_while_busy() {
     let w = World::new("mi210");
     let mut q = compute_queue(&w);
-    let mut cmds = pm4::wait_reg_mem(w.mem.va + DATA, 1, !0, 3);
-    cmds.extend(pm4::write_data(w.mem.va + DATA + 4, &[9]));
+    let cmds = concat(&[
+        &PM4_MEC_WAIT_REG_MEM::memory(w.mem.va + DATA, 1, !0, Equal).unwrap(),
+        &pm4::write_data(w.mem.va + DATA + 4, &[9]).unwrap(),
+    ]);
     q.submit(&w, &cmds, true);
     // Busy once the engine has picked the wait up (on a loaded machine
     // that may take more than a few milliseconds).
@@ -465,7 +496,7 @@ fn update_queue_to_zero_percent_pauses_it() {
         io(&w.sim, &w.p.kfd, AMDKFD_IOC_UPDATE_QUEUE, &mut u).unwrap();
     };
     update(0);
-    q.submit(&w, &pm4::write_data(w.mem.va + DATA, &[3]), true);
+    q.submit(&w, &pm4::write_data(w.mem.va + DATA, &[3]).unwrap(), true);
     std::thread::sleep(Duration::from_millis(50));
     assert_eq!(w.mem.u32(DATA), 0);
     update(100);
@@ -505,7 +536,7 @@ fn debugger_suspend_stops_the_queue() {
         assert_eq!(io(&w.sim, &w.p.kfd, AMDKFD_IOC_DBG_TRAP, &mut d), Ok(1));
     };
     susp(KFD_IOC_DBG_TRAP_SUSPEND_QUEUES);
-    q.submit(&w, &pm4::write_data(w.mem.va + DATA, &[4]), true);
+    q.submit(&w, &pm4::write_data(w.mem.va + DATA, &[4]).unwrap(), true);
     std::thread::sleep(Duration::from_millis(50));
     assert_eq!(w.mem.u32(DATA), 0);
     susp(KFD_IOC_DBG_TRAP_RESUME_QUEUES);
@@ -536,9 +567,8 @@ fn sdma_copy_fence_trap() {
         w.mem.va + RPTR,
         w.mem.va + WPTR,
     );
-    let mut cmds = sdma::copy(src.va, dst.va, size);
-    cmds.extend(sdma::fence(slot, ev));
-    cmds.extend(sdma::trap(ev));
+    let copy = SDMA_PKT_COPY_LINEAR::new(src.va, dst.va, size, SDMA_COUNT_MASK_22).unwrap();
+    let cmds = concat(&[&copy, &sdma::signal_event(slot, ev).unwrap()]);
     q.submit(&w, &cmds, true);
     assert_eq!(w.wait(ev, 5000), KFD_IOC_WAIT_RESULT_COMPLETE);
     assert!(dst.read(0, size as usize) == data, "copied bytes differ");
@@ -546,16 +576,17 @@ fn sdma_copy_fence_trap() {
     // The rest of ROCr's SDMA vocabulary.
     let d = w.mem.va + DATA;
     w.mem.set_u64(DATA + 64, 5);
-    let mut cmds = sdma::write(d, &[0xa, 0xb, 0xc]);
-    cmds.extend(sdma::fill(d + 256, 0x5a5a_5a5a, 1024));
-    cmds.extend(sdma::atomic_add64(d + 64, u64::MAX));
-    cmds.extend(sdma::timestamp(d + 128));
-    cmds.extend(sdma::hdp_flush());
-    cmds.extend(sdma::gcr());
-    cmds.extend(sdma::nop());
-    cmds.extend(sdma::poll_mem_eq(d + 2048, 0));
-    cmds.extend(sdma::fence(slot, ev));
-    cmds.extend(sdma::trap(ev));
+    let cmds = concat(&[
+        &sdma::write(d, &[0xa, 0xb, 0xc]).unwrap(),
+        &SDMA_PKT_CONSTANT_FILL::new(d + 256, 0x5a5a_5a5a, 1024, SDMA_COUNT_MASK_22).unwrap(),
+        &SDMA_PKT_ATOMIC::add64(d + 64, u64::MAX),
+        &SDMA_PKT_TIMESTAMP::get_global(d + 128),
+        &SDMA_PKT_POLL_REGMEM::HDP_FLUSH,
+        &SDMA_PKT_GCR::empty(),
+        &SDMA_PKT_NOP::new(),
+        &SDMA_PKT_POLL_REGMEM::memory(d + 2048, 0, !0, Equal),
+        &sdma::signal_event(slot, ev).unwrap(),
+    ]);
     q.submit(&w, &cmds, false);
     assert_eq!(w.wait(ev, 5000), KFD_IOC_WAIT_RESULT_COMPLETE);
     assert_eq!(
@@ -585,9 +616,11 @@ fn sdma_poll_waits_for_memory() {
     );
     let sig = w.mem.va + DATA;
     w.mem.set_u64(DATA, 1);
-    let mut cmds = sdma::poll_mem_eq(sig + 4, 0);
-    cmds.extend(sdma::poll_mem_eq(sig, 0));
-    cmds.extend(sdma::write(sig + 64, &[77]));
+    let cmds = concat(&[
+        &SDMA_PKT_POLL_REGMEM::memory(sig + 4, 0, !0, Equal),
+        &SDMA_PKT_POLL_REGMEM::memory(sig, 0, !0, Equal),
+        &sdma::write(sig + 64, &[77]).unwrap(),
+    ]);
     q.submit(&w, &cmds, true);
     std::thread::sleep(Duration::from_millis(30));
     assert_eq!(w.mem.u32(DATA + 64), 0);
@@ -620,7 +653,8 @@ fn sdma_copy_from_unmapped_memory_is_a_gpu_fault() {
         w.mem.va + WPTR,
     );
     let bad = 0x7100_0000_1234u64;
-    q.submit(&w, &sdma::copy(bad, w.mem.va + DATA, 256), true);
+    let copy = SDMA_PKT_COPY_LINEAR::new(bad, w.mem.va + DATA, 256, SDMA_COUNT_MASK_22).unwrap();
+    q.submit(&w, copy.dwords(), true);
     let mut data = [kfd_event_data {
         event_id: fault_ev.event_id,
         ..Default::default()
@@ -638,7 +672,11 @@ fn sdma_copy_from_unmapped_memory_is_a_gpu_fault() {
         .failed_queues
         == 2));
     // The other queue of the process on that GPU was evicted with it.
-    other.submit(&w, &pm4::write_data(w.mem.va + DATA + 8, &[1]), true);
+    other.submit(
+        &w,
+        &pm4::write_data(w.mem.va + DATA + 8, &[1]).unwrap(),
+        true,
+    );
     std::thread::sleep(Duration::from_millis(30));
     assert_eq!(w.mem.u32(DATA + 8), 0);
     other.destroy(&w);
@@ -659,7 +697,7 @@ fn gpu_write_to_a_read_only_buffer_faults() {
         w.mem.va + RPTR,
         w.mem.va + WPTR,
     );
-    q.submit(&w, &sdma::write(ro.va + 16, &[1]), true);
+    q.submit(&w, &sdma::write(ro.va + 16, &[1]).unwrap(), true);
     let mut data = [kfd_event_data {
         event_id: fault_ev.event_id,
         ..Default::default()
@@ -712,7 +750,7 @@ fn gpu_fault_raises_the_smi_vmfault_event() {
         w.mem.va + RPTR,
         w.mem.va + WPTR,
     );
-    q.submit(&w, &sdma::write(ro.va, &[1]), true);
+    q.submit(&w, &sdma::write(ro.va, &[1]).unwrap(), true);
     assert_eq!(
         w.wait(fault_ev.event_id, 5000),
         KFD_IOC_WAIT_RESULT_COMPLETE
@@ -779,10 +817,11 @@ fn sdma_write_into_an_imported_dmabuf_lands() {
             w.mem.va + RPTR,
             w.mem.va + WPTR,
         );
-        let mut cmds = sdma::write(va + 64, &[0xfeed_f00d, 27]);
-        cmds.extend(sdma::fill(va + PAGE, 0x2727_2727, 256));
-        cmds.extend(sdma::fence(slot, ev));
-        cmds.extend(sdma::trap(ev));
+        let cmds = concat(&[
+            &sdma::write(va + 64, &[0xfeed_f00d, 27]).unwrap(),
+            &SDMA_PKT_CONSTANT_FILL::new(va + PAGE, 0x2727_2727, 256, SDMA_COUNT_MASK_22).unwrap(),
+            &sdma::signal_event(slot, ev).unwrap(),
+        ]);
         q.submit(&w, &cmds, true);
         // Bounded: a read-only fault sets the memory event instead.
         let (r, res) = w.p.wait(&[ev, fault_ev.event_id], false, 5000);
@@ -1013,8 +1052,10 @@ fn aql_barrier_value() {
 fn aql_pm4_ib_vendor_packet() {
     let w = World::new("mi210");
     let ib = GpuBuf::new(&w.p, w.g, PAGE, GTT);
-    let mut dws = pm4::acquire_mem_gfx9();
-    dws.extend(pm4::write_data(w.mem.va + DATA, &[0xabc]));
+    let dws = concat(&[
+        &PM4_ACQUIRE_MEM::all(ACQUIRE_GFX9),
+        &pm4::write_data(w.mem.va + DATA, &[0xabc]).unwrap(),
+    ]);
     let bytes: Vec<u8> = dws.iter().flat_map(|d| d.to_ne_bytes()).collect();
     ib.write(0, &bytes);
     let mut q = aql_queue(&w);
@@ -1209,7 +1250,7 @@ fn ring_doorbell_checks_its_arguments() {
 fn engine_polls_write_pointers_and_backs_off() {
     let w = World::new("mi210");
     let mut q = compute_queue(&w);
-    q.submit(&w, &pm4::write_data(w.mem.va + DATA, &[1]), false);
+    q.submit(&w, &pm4::write_data(w.mem.va + DATA, &[1]).unwrap(), false);
     assert!(wait_until(5, || w.mem.u32(DATA) == 1));
     // Idle for a while: the back-off reaches its deep-idle interval.
     std::thread::sleep(kfd_sim::kernel::DEEP_IDLE_AFTER + Duration::from_millis(100));
@@ -1219,7 +1260,7 @@ fn engine_polls_write_pointers_and_backs_off() {
     let wakeups = b.wakeups - a.wakeups;
     assert!(wakeups <= 500 / 50 + 5, "{wakeups} wake-ups in 500 ms idle");
     // Work is still found without a kick.
-    q.submit(&w, &pm4::write_data(w.mem.va + DATA, &[2]), false);
+    q.submit(&w, &pm4::write_data(w.mem.va + DATA, &[2]).unwrap(), false);
     assert!(wait_until(5, || w.mem.u32(DATA) == 2));
     q.destroy(&w);
     w.close();

@@ -377,6 +377,20 @@ impl PM4_MEC_RELEASE_MEM {
         })
     }
 
+    /// How a queue signals a KFD event at the end of the pipe (kfdtest's
+    /// `PM4ReleaseMemoryPacket` for an event): the event id, 32 bits, to
+    /// the event's slot, then an interrupt after the write whose context
+    /// id is the event id. `Misaligned` unless `slot` is 4-byte aligned.
+    pub fn signal_event(slot: u64, event_id: u32) -> Result<PM4_MEC_RELEASE_MEM, PacketError> {
+        PM4_MEC_RELEASE_MEM::end_of_pipe(
+            slot,
+            ReleaseData::Low32,
+            u64::from(event_id),
+            ReleaseInterrupt::AfterWriteConfirm,
+            event_id,
+        )
+    }
+
     /// The raw `int_sel` ([`ReleaseInterrupt`] values).
     pub const fn int_sel(&self) -> u32 {
         (self.data_cntl >> PM4_RELEASE_MEM_INT_SEL_SHIFT) & 7

@@ -457,6 +457,14 @@ impl SDMA_PKT_FENCE_64B {
     }
 }
 
+/// How an SDMA queue signals a KFD event (kfdtest's SDMA fence and trap):
+/// a `FENCE` of the event id to the event's slot, then a `TRAP` whose
+/// context is the event id. `Range` unless the id fits 28 bits.
+pub fn signal_event(slot: u64, event_id: u32) -> Result<Vec<u32>, PacketError> {
+    let trap = SDMA_PKT_TRAP::new(event_id)?;
+    Ok([SDMA_PKT_FENCE::new(slot, event_id).dwords(), trap.dwords()].concat())
+}
+
 /// `SDMA_PKT_TRAP`: raises an interrupt whose context is `int_ctx`.
 #[repr(C)]
 #[derive(

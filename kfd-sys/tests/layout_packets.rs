@@ -252,6 +252,12 @@ fn sdma_encodings() {
     );
     assert_eq!(SDMA_PKT_GCR::empty().dwords(), [0x0111, 0, 0, 0, 0]);
     assert_eq!(SDMA_PKT_NOP::new().dwords(), [0]);
+    assert_eq!(
+        signal_event(0x3008, 9).unwrap(),
+        [5, 0x3008, 0, 9, 6, 9],
+        "FENCE of the event id, TRAP with it"
+    );
+    assert!(signal_event(0x3008, 1 << 28).is_err());
     // A batch is its packets' dwords in order.
     assert_eq!(
         concat(&[
@@ -409,6 +415,11 @@ fn pm4_encodings() {
     assert_eq!(
         r.dwords(),
         [0xC006_4902, 0x514, 0x2200_0000, 0x2000, 0, 5, 0, 5]
+    );
+    assert_eq!(
+        PM4_MEC_RELEASE_MEM::signal_event(0x2000, 5).unwrap(),
+        r,
+        "kfdtest's event signal"
     );
     let a = PM4_ACQUIRE_MEM::all(PM4_COHER_CNTL_TC_ACTION_ENA);
     assert_eq!(a.dwords(), [0xC005_5802, 1 << 23, !0, 0xFF, 0, 0, 4]);

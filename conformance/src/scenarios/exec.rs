@@ -16,10 +16,11 @@ use std::ptr::null_mut;
 use std::time::{Duration, Instant};
 
 use hsakmt_sys::common::HsaEventDescriptor;
-
-#[path = "../../../kfd-sim/tests/kernel_util/packets.rs"]
-mod packets;
-use packets::{pm4, sdma};
+use kfd_sys::packet::{concat, CompareFunction, PacketError};
+use kfd_sys::pm4::{
+    self, ReleaseData, ReleaseInterrupt, PM4_MEC_RELEASE_MEM, PM4_MEC_WAIT_REG_MEM, PM4_NOP_FILLER,
+};
+use kfd_sys::sdma::{self, SDMA_COUNT_MASK_22, SDMA_PKT_COPY_LINEAR};
 
 use super::queues::COMPUTE;
 use super::{add, alloc, free, require, setup, teardown, Scenario, Topo};
@@ -361,6 +362,15 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
     );
 }
 
+/// The dwords of packets a scenario built. A packet that cannot be built
+/// is recorded (`packet-error`) and nothing is submitted for it.
+fn packets<A: Abi>(cx: &mut Cx<A>, built: Result<Vec<u32>, PacketError>) -> Vec<u32> {
+    built.unwrap_or_else(|e| {
+        cx.rec("packet-error", e);
+        Vec::new()
+    })
+}
+
 /// WRITE_DATA of four words, then RELEASE_MEM writing the event id into
 /// the event's slot with an end-of-pipe interrupt for it: the wait
 /// returns, the words are there, the read pointer caught up.
@@ -370,9 +380,9 @@ fn pm4_release_mem<A: Abi>(cx: &mut Cx<A>) {
             return;
         };
         if let Some(mut q) = Queue::create(cx, t, rig, COMPUTE, 0x1000) {
-            let mut cmds = pm4::write_data(rig.mem.addr(DATA), &[0x11, 0x22, 0x33, 0x44]);
-            cmds.extend(pm4::release_mem(slot, u64::from(id), id, 1, 2));
-            q.submit(rig, &cmds);
+            let cmds = pm4::write_data(rig.mem.addr(DATA), &[0x11, 0x22, 0x33, 0x44])
+                .and_then(|w| Ok(concat(&[&w, &PM4_MEC_RELEASE_MEM::signal_event(slot, id)?])));
+            q.submit(rig, &packets(cx, cmds));
             wait(cx, "wait", e);
             let words: Vec<String> = (0..4)
                 .map(|i| format!("{:#x}", rig.mem.u32(DATA + 4 * i)))
@@ -380,10 +390,15 @@ fn pm4_release_mem<A: Abi>(cx: &mut Cx<A>) {
             cx.rec("data", words.join(" "));
             cx.rec("rptr-caught-up", q.drained());
             // Again, with 64-bit data and the event id once more.
-            let mut cmds =
-                pm4::release_mem(rig.mem.addr(DATA + 64), 0x1122_3344_5566_7788, 0, 2, 0);
-            cmds.extend(pm4::release_mem(slot, u64::from(id), id, 1, 2));
-            q.submit(rig, &cmds);
+            let cmds = PM4_MEC_RELEASE_MEM::end_of_pipe(
+                rig.mem.addr(DATA + 64),
+                ReleaseData::Data64,
+                0x1122_3344_5566_7788,
+                ReleaseInterrupt::NoInterrupt,
+                0,
+            )
+            .and_then(|r| Ok(concat(&[&r, &PM4_MEC_RELEASE_MEM::signal_event(slot, id)?])));
+            q.submit(rig, &packets(cx, cmds));
             wait(cx, "wait-again", e);
             cx.rec("data64", format!("{:#x}", rig.mem.u64(DATA + 64)));
             q.destroy(cx);
@@ -407,10 +422,10 @@ fn sdma_copy_fence_trap<A: Abi>(cx: &mut Cx<A>) {
             let byte = |i: u64| (i * 7 + i / 4096) as u8;
             rig.mem.fill(src, len, byte);
             rig.mem.fill(dst, len + 1, |_| 0);
-            let mut cmds = sdma::copy(rig.mem.addr(src), rig.mem.addr(dst), len);
-            cmds.extend(sdma::fence(slot, id));
-            cmds.extend(sdma::trap(id));
-            q.submit(rig, &cmds);
+            let (from, to) = (rig.mem.addr(src), rig.mem.addr(dst));
+            let cmds = SDMA_PKT_COPY_LINEAR::new(from, to, len, SDMA_COUNT_MASK_22)
+                .and_then(|c| Ok(concat(&[&c, &sdma::signal_event(slot, id)?])));
+            q.submit(rig, &packets(cx, cmds));
             wait(cx, "wait", e);
             let copied = rig.mem.bytes(dst, len);
             let bad = (0..len).filter(|i| copied[*i as usize] != byte(*i)).count();
@@ -438,10 +453,11 @@ fn pm4_wraparound<A: Abi>(cx: &mut Cx<A>) {
         let mut pads = 0;
         let mut kept_up = true;
         for i in 0..500u32 {
-            let pkt = pm4::write_data(rig.mem.addr(DATA + 8 * u64::from(i % 64)), &[i, !i]);
+            let at = rig.mem.addr(DATA + 8 * u64::from(i % 64));
+            let pkt = packets(cx, pm4::write_data(at, &[i, !i]));
             let pos = q.written % q.ring_dw;
             if pos + pkt.len() as u64 > q.ring_dw {
-                q.submit(rig, &vec![pm4::FILLER; (q.ring_dw - pos) as usize]);
+                q.submit(rig, &vec![PM4_NOP_FILLER; (q.ring_dw - pos) as usize]);
                 pads += 1;
             }
             q.submit(rig, &pkt);
@@ -472,9 +488,14 @@ fn destroy_while_busy<A: Abi>(cx: &mut Cx<A>) {
         let Some(mut q) = Queue::create(cx, t, rig, COMPUTE, 0x1000) else {
             return;
         };
-        let mut cmds = pm4::wait_reg_mem(rig.mem.addr(DATA), 1, !0, 3);
-        cmds.extend(pm4::write_data(rig.mem.addr(DATA + 4), &[9]));
-        q.submit(rig, &cmds);
+        let wait = PM4_MEC_WAIT_REG_MEM::memory(rig.mem.addr(DATA), 1, !0, CompareFunction::Equal);
+        let cmds = wait.and_then(|w| {
+            Ok(concat(&[
+                &w,
+                &pm4::write_data(rig.mem.addr(DATA + 4), &[9])?,
+            ]))
+        });
+        q.submit(rig, &packets(cx, cmds));
         std::thread::sleep(Duration::from_millis(20));
         cx.rec("write-before-destroy", rig.mem.u32(DATA + 4));
         let t0 = Instant::now();
@@ -920,10 +941,9 @@ fn sdma_fault_tells_waiters<A: Abi>(cx: &mut Cx<A>) {
         };
         let target = alloc(cx, "target.alloc", t.gpu(), 0x1000, mf::NON_PAGED);
         if let (Some(p), Some(mut q)) = (target, Queue::create(cx, t, rig, SDMA, 0x1000)) {
-            let mut cmds = sdma::write(p as u64, &[1, 2]);
-            cmds.extend(sdma::fence(slot, id));
-            cmds.extend(sdma::trap(id));
-            q.submit(rig, &cmds);
+            let cmds = sdma::write(p as u64, &[1, 2])
+                .and_then(|w| Ok(concat(&[&w, &sdma::signal_event(slot, id)?])));
+            q.submit(rig, &packets(cx, cmds));
             let mut both = [done, fault];
             kmt!(
                 cx,
