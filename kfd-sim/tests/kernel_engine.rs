@@ -10,11 +10,18 @@ use std::time::{Duration, Instant};
 
 use kernel_util::*;
 use kfd_sim::Sim;
+use std::mem::offset_of;
+
+use kfd_sys::hsa::{
+    amd_queue_t, amd_signal_t, kernel_code_properties, kernel_descriptor_t, AMD_SIGNAL_KIND_USER,
+    HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS,
+};
 use kfd_sys::kfd::*;
 use kfd_sys::packet::{concat, CompareFunction::Equal, Dwords};
 use kfd_sys::pm4::{self, *};
 use kfd_sys::sdma::{self, *};
 use kfd_sys::Errno;
+use zerocopy::IntoBytes;
 
 const PAGE: u64 = 4096;
 
@@ -34,59 +41,80 @@ const ACQUIRE_GFX10: u32 = PM4_GCR_CNTL_GLI_INV_ALL
     | PM4_GCR_CNTL_GL2_INV;
 
 mod aql {
-    pub const INVALID: u16 = 1;
-    pub const KERNEL_DISPATCH: u16 = 2;
-    pub const BARRIER_AND: u16 = 3;
-    pub const BARRIER_OR: u16 = 5;
-    pub const VENDOR: u16 = 0;
+    use kfd_sys::hsa::*;
+    use kfd_sys::pm4::PM4_MEC_INDIRECT_BUFFER;
+    use zerocopy::{Immutable, IntoBytes};
 
-    fn put64(p: &mut [u8; 64], off: usize, v: u64) {
-        p[off..off + 8].copy_from_slice(&v.to_ne_bytes());
+    pub use kfd_sys::hsa::{
+        HSA_PACKET_TYPE_BARRIER_AND as BARRIER_AND, HSA_PACKET_TYPE_BARRIER_OR as BARRIER_OR,
+        HSA_PACKET_TYPE_INVALID as INVALID,
+    };
+
+    /// The 64 bytes of a packet struct.
+    pub fn bytes(p: &(impl IntoBytes + Immutable)) -> [u8; 64] {
+        p.as_bytes().try_into().unwrap()
+    }
+
+    /// A header of type `ty` with the barrier bit.
+    fn barrier_header(ty: u16) -> u16 {
+        ty << HSA_PACKET_HEADER_TYPE | 1 << HSA_PACKET_HEADER_BARRIER
+    }
+
+    /// An AMD vendor packet header of `format`.
+    fn vendor(format: u8) -> hsa_amd_vendor_packet_header_t {
+        hsa_amd_vendor_packet_header_t {
+            header: HSA_PACKET_TYPE_VENDOR_SPECIFIC,
+            AmdFormat: format,
+            reserved: 0,
+        }
     }
 
     pub fn barrier(ty: u16, deps: &[u64], signal: u64) -> [u8; 64] {
-        let mut p = [0u8; 64];
-        p[..2].copy_from_slice(&(ty | 1 << 8).to_ne_bytes());
-        for (i, d) in deps.iter().enumerate() {
-            put64(&mut p, 8 + 8 * i, *d);
-        }
-        put64(&mut p, 56, signal);
-        p
+        let mut p = hsa_barrier_and_packet_t {
+            header: barrier_header(ty),
+            completion_signal: signal,
+            ..Default::default()
+        };
+        p.dep_signal[..deps.len()].copy_from_slice(deps);
+        bytes(&p)
     }
 
     pub fn barrier_value(signal: u64, value: i64, mask: i64, cond: u32, done: u64) -> [u8; 64] {
-        let mut p = [0u8; 64];
-        p[..2].copy_from_slice(&VENDOR.to_ne_bytes());
-        p[2] = 2;
-        put64(&mut p, 8, signal);
-        put64(&mut p, 16, value as u64);
-        put64(&mut p, 24, mask as u64);
-        p[32..36].copy_from_slice(&cond.to_ne_bytes());
-        put64(&mut p, 56, done);
-        p
+        bytes(&hsa_amd_barrier_value_packet_t {
+            header: vendor(HSA_AMD_PACKET_TYPE_BARRIER_VALUE),
+            signal,
+            value,
+            mask,
+            cond,
+            completion_signal: done,
+            ..Default::default()
+        })
     }
 
+    /// ROCr's `ExecutePM4` packet: an INDIRECT_BUFFER to `ib`, with the
+    /// dword count ROCr leaves in `dw_cnt_remain`.
     pub fn pm4_ib(ib: u64, dwords: u32, signal: u64) -> [u8; 64] {
-        let mut p = [0u8; 64];
-        p[..2].copy_from_slice(&VENDOR.to_ne_bytes());
-        p[2..4].copy_from_slice(&1u16.to_ne_bytes());
-        let jump = super::PM4_MEC_INDIRECT_BUFFER::new(ib, dwords).unwrap();
-        for (i, d) in super::Dwords::dwords(&jump).iter().enumerate() {
-            p[4 + 4 * i..8 + 4 * i].copy_from_slice(&d.to_ne_bytes());
-        }
-        p[20..24].copy_from_slice(&0xAu32.to_ne_bytes());
-        put64(&mut p, 56, signal);
-        p
+        let jump = PM4_MEC_INDIRECT_BUFFER::new(ib, dwords).unwrap();
+        bytes(&amd_aql_pm4_ib_packet_t {
+            header: HSA_PACKET_TYPE_VENDOR_SPECIFIC,
+            ven_hdr: AMD_AQL_FORMAT_PM4_IB.into(),
+            ib_jump_cmd: zerocopy::transmute!(jump),
+            dw_cnt_remain: 0xA,
+            completion_signal: signal,
+            ..Default::default()
+        })
     }
 
-    pub fn kernel_dispatch(kernel_object: u64, signal: u64) -> [u8; 64] {
-        let mut p = [0u8; 64];
-        p[..2].copy_from_slice(&(KERNEL_DISPATCH | 1 << 8).to_ne_bytes());
-        p[4..6].copy_from_slice(&64u16.to_ne_bytes());
-        p[12..16].copy_from_slice(&64u32.to_ne_bytes());
-        put64(&mut p, 32, kernel_object);
-        put64(&mut p, 56, signal);
-        p
+    /// A one-workgroup (64 work-items) dispatch of `kernel_object`.
+    pub fn kernel_dispatch(kernel_object: u64, signal: u64) -> hsa_kernel_dispatch_packet_t {
+        hsa_kernel_dispatch_packet_t {
+            header: barrier_header(HSA_PACKET_TYPE_KERNEL_DISPATCH),
+            workgroup_size_x: 64,
+            grid_size_x: 64,
+            kernel_object,
+            completion_signal: signal,
+            ..Default::default()
+        }
     }
 }
 
@@ -855,9 +883,16 @@ fn sdma_write_into_an_imported_dmabuf_lands() {
 
 // ---- AQL -------------------------------------------------------------------
 
-/// `amd_queue_t` offsets, `amd_signal_t` layout.
+/// Where the AQL tests keep their `amd_queue_t` and `amd_signal_t`s.
 const AMDQ: u64 = 4 * PAGE;
 const SIGNALS: u64 = 5 * PAGE;
+
+/// The address of an `amd_queue_t` field in the scratch buffer.
+macro_rules! amdq {
+    ($field:ident) => {
+        AMDQ + std::mem::offset_of!(amd_queue_t, $field) as u64
+    };
+}
 
 /// A one-page PM4 compute queue with its pointers in the scratch buffer.
 fn compute_queue(w: &World) -> Q {
@@ -873,13 +908,16 @@ fn compute_queue(w: &World) -> Q {
 /// An AQL queue whose pointers live in an `amd_queue_t` image, as ROCr
 /// lays it out (the CP finds the structure from the read pointer).
 fn aql_queue(w: &World) -> Q {
-    w.mem.set_u32(AMDQ + 136, 128);
+    w.mem.set_u32(
+        amdq!(read_dispatch_id_field_base_byte_offset),
+        amdq!(read_dispatch_id) as u32 - AMDQ as u32,
+    );
     let mut q = Q::create(
         w,
         KFD_IOC_QUEUE_TYPE_COMPUTE_AQL,
         64 * 64,
-        w.mem.va + AMDQ + 128,
-        w.mem.va + AMDQ + 56,
+        w.mem.va + amdq!(read_dispatch_id),
+        w.mem.va + amdq!(write_dispatch_id),
     );
     for i in 0..64 {
         q.ring.write(i * 64, &aql::INVALID.to_ne_bytes());
@@ -892,20 +930,28 @@ fn aql_queue(w: &World) -> Q {
 /// event mailbox; returns its handle.
 fn signal(w: &World, n: u64, value: i64, event: Option<(u32, u64)>) -> u64 {
     let off = SIGNALS + n * 64;
-    w.mem.set_u64(off, 1);
-    w.mem.set_u64(off + 8, value as u64);
-    let (id, mbox) = event.map_or((0, 0), |(id, slot)| (id, slot));
-    w.mem.set_u64(off + 16, mbox);
-    w.mem.set_u32(off + 24, id);
+    let (event_id, event_mailbox_ptr) = event.unwrap_or_default();
+    let s = amd_signal_t {
+        kind: AMD_SIGNAL_KIND_USER,
+        value,
+        event_mailbox_ptr,
+        event_id,
+        ..Default::default()
+    };
+    w.mem.write(off, s.as_bytes());
     w.mem.va + off
 }
 
 fn value(w: &World, handle: u64) -> i64 {
-    w.mem.u64(handle - w.mem.va + 8) as i64
+    w.mem
+        .u64(handle - w.mem.va + offset_of!(amd_signal_t, value) as u64) as i64
 }
 
 fn set_value(w: &World, handle: u64, v: i64) {
-    w.mem.set_u64(handle - w.mem.va + 8, v as u64)
+    w.mem.set_u64(
+        handle - w.mem.va + offset_of!(amd_signal_t, value) as u64,
+        v as u64,
+    )
 }
 
 /// Writes packet `p` at the next slot (header last) and bumps the write
@@ -913,7 +959,7 @@ fn set_value(w: &World, handle: u64, v: i64) {
 fn aql_submit(w: &World, q: &mut Q, p: &[u8; 64], ring: bool) -> u64 {
     let idx = q.next;
     let slot = (idx % 64) * 64;
-    w.mem.set_u64(AMDQ + 56, idx + 1);
+    w.mem.set_u64(amdq!(write_dispatch_id), idx + 1);
     q.ring.write(slot + 2, &p[2..]);
     q.ring.write(slot, &p[..2]);
     q.next += 1;
@@ -924,7 +970,7 @@ fn aql_submit(w: &World, q: &mut Q, p: &[u8; 64], ring: bool) -> u64 {
 }
 
 fn read_index(w: &World) -> u64 {
-    w.mem.u64(AMDQ + 128)
+    w.mem.u64(amdq!(read_dispatch_id))
 }
 
 /// BARRIER_AND waits for all its dependencies, BARRIER_OR for one; with
@@ -1099,21 +1145,24 @@ fn kernel(w: &World, code: &[u32]) -> u64 {
     for (k, word) in code.iter().enumerate() {
         w.mem.set_u32(CODE + 4 * k as u64, *word);
     }
-    w.mem
-        .set_u64(DESCRIPTOR + 16, (CODE as i64 - DESCRIPTOR as i64) as u64);
-    // rsrc2: USER_SGPR = 2, TGID_X_EN; properties: kernarg segment pointer.
-    w.mem.set_u32(DESCRIPTOR + 52, 2 << 1 | 1 << 7);
-    w.mem.set_u32(DESCRIPTOR + 56, 1 << 3);
+    let kd = kernel_descriptor_t {
+        kernel_code_entry_byte_offset: CODE as i64 - DESCRIPTOR as i64,
+        // USER_SGPR = 2, TGID_X_EN.
+        compute_pgm_rsrc2: 2 << 1 | 1 << 7,
+        kernel_code_properties: kernel_code_properties::ENABLE_SGPR_KERNARG_SEGMENT_PTR as u16,
+        ..Default::default()
+    };
+    w.mem.write(DESCRIPTOR, kd.as_bytes());
     w.mem.va + DESCRIPTOR
 }
 
 /// A kernel dispatch packet over `items` work-items in workgroups of 64.
 fn dispatch_packet(descriptor: u64, items: u32, signal: u64) -> [u8; 64] {
     let mut p = aql::kernel_dispatch(descriptor, signal);
-    p[2..4].copy_from_slice(&1u16.to_ne_bytes());
-    p[12..16].copy_from_slice(&items.to_ne_bytes());
-    p[40..48].copy_from_slice(&(descriptor - DESCRIPTOR + KERNARG).to_ne_bytes());
-    p
+    p.setup = 1 << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS;
+    p.grid_size_x = items;
+    p.kernarg_address = descriptor - DESCRIPTOR + KERNARG;
+    aql::bytes(&p)
 }
 
 /// A kernel dispatch runs on the shader machine: four workgroups store
@@ -1154,7 +1203,7 @@ fn aql_illegal_instruction_stops_the_queue_visibly() {
     let w = World::new("mi210");
     let (ev, slot) = w.event();
     let inactive = signal(&w, 5, 0, Some((ev, slot)));
-    w.mem.set_u64(AMDQ + 192, inactive);
+    w.mem.set_u64(amdq!(queue_inactive_signal), inactive);
     let mut q = aql_queue(&w);
     let done = signal(&w, 0, 1, None);
     // SOPP opcode 0x7f: not an instruction of gfx90a.
@@ -1178,13 +1227,13 @@ fn aql_kernel_dispatch_on_gfx11_is_refused_visibly() {
     let w = World::new("navi31");
     let (ev, slot) = w.event();
     let inactive = signal(&w, 5, 0, Some((ev, slot)));
-    w.mem.set_u64(AMDQ + 192, inactive);
+    w.mem.set_u64(amdq!(queue_inactive_signal), inactive);
     let mut q = aql_queue(&w);
     let done = signal(&w, 0, 1, None);
     aql_submit(
         &w,
         &mut q,
-        &aql::kernel_dispatch(0x7f00_0000_1000, done),
+        &aql::bytes(&aql::kernel_dispatch(0x7f00_0000_1000, done)),
         true,
     );
     assert_eq!(w.wait(ev, 5000), KFD_IOC_WAIT_RESULT_COMPLETE);
@@ -1206,19 +1255,27 @@ fn aql_queue_error_reaches_an_enabled_runtime() {
     let (hdr, payload) = (6 * PAGE, 7 * PAGE);
     w.mem.set_u64(hdr + 24, w.mem.va + payload);
     w.mem.set_u32(hdr + 32, ev);
-    w.mem.set_u32(AMDQ + 136, 128);
+    w.mem.set_u32(
+        amdq!(read_dispatch_id_field_base_byte_offset),
+        amdq!(read_dispatch_id) as u32 - AMDQ as u32,
+    );
     let mut q = Q::create_with(
         &w,
         KFD_IOC_QUEUE_TYPE_COMPUTE_AQL,
         64 * 64,
-        w.mem.va + AMDQ + 128,
-        w.mem.va + AMDQ + 56,
+        w.mem.va + amdq!(read_dispatch_id),
+        w.mem.va + amdq!(write_dispatch_id),
         w.mem.va + hdr,
     );
     for i in 0..64 {
         q.ring.write(i * 64, &aql::INVALID.to_ne_bytes());
     }
-    aql_submit(&w, &mut q, &aql::kernel_dispatch(0x1000, 0), true);
+    aql_submit(
+        &w,
+        &mut q,
+        &aql::bytes(&aql::kernel_dispatch(0x1000, 0)),
+        true,
+    );
     assert_eq!(w.wait(ev, 5000), KFD_IOC_WAIT_RESULT_COMPLETE);
     assert_eq!(
         w.mem.u64(payload),
