@@ -3,6 +3,28 @@
 //! ([`Dwords`]), the compare functions of their memory polls
 //! ([`CompareFunction`]) and the error of building or decoding a packet
 //! ([`PacketError`]).
+//!
+//! # Example
+//!
+//! A batch for an SDMA ring: a copy, then the fence and trap that signal
+//! KFD event 7 through its slot. The producer copies the batch's bytes
+//! into the ring and moves the write pointer past them.
+//!
+//! ```
+//! use kfd_sys::packet::{concat, Dwords};
+//! use kfd_sys::sdma::{self, SDMA_COUNT_MASK_22, SDMA_PKT_COPY_LINEAR};
+//! use zerocopy::IntoBytes;
+//!
+//! let copy = SDMA_PKT_COPY_LINEAR::new(0x1000, 0x2000, 4096, SDMA_COUNT_MASK_22)?;
+//! let batch = concat(&[&copy, &sdma::signal_event(0x3000, 7)?]);
+//! assert_eq!(batch.len(), SDMA_PKT_COPY_LINEAR::DWORDS + 4 + 2);
+//! assert_eq!(&batch.as_bytes()[..28], copy.as_bytes());
+//! assert_eq!(sdma::packet_dwords(&batch[7..])?, 4); // the FENCE
+//!
+//! // A byte count the field cannot hold is an error, not a wrapped count.
+//! assert!(SDMA_PKT_COPY_LINEAR::new(0x1000, 0x2000, 8 << 20, SDMA_COUNT_MASK_22).is_err());
+//! # Ok::<(), kfd_sys::packet::PacketError>(())
+//! ```
 
 use std::fmt;
 

@@ -835,9 +835,11 @@ pub enum Pm4Packet<'a> {
 }
 
 impl<'a> Pm4Packet<'a> {
-    /// Decodes one whole packet (`packet` holds exactly the header's
-    /// [`Pm4Header::packet_dwords`] dwords). `Pm4Type` for a type 0 or 1
-    /// header, `Truncated` when the packet is shorter than its format.
+    /// Decodes the packet at the start of `packet` (its header's
+    /// [`Pm4Header::packet_dwords`] dwords; any after them are not
+    /// looked at). `Pm4Type` for a type 0 or 1 header, `Truncated` when
+    /// `packet` is shorter than the header says or the header's count is
+    /// shorter than the packet's format.
     pub fn decode(packet: &'a [u32]) -> Result<Pm4Packet<'a>, PacketError> {
         let Some(&h) = packet.first() else {
             return Err(PacketError::Truncated {
@@ -847,7 +849,14 @@ impl<'a> Pm4Packet<'a> {
             });
         };
         let h = Pm4Header(h);
-        h.packet_dwords()?;
+        let len = h.packet_dwords()?;
+        let Some(packet) = packet.get(..len) else {
+            return Err(PacketError::Truncated {
+                packet: opcode_name(h.opcode()).unwrap_or("PM4 packet"),
+                need: len,
+                got: packet.len(),
+            });
+        };
         if h.packet_type() == PM4_TYPE_2 {
             return Ok(Pm4Packet::Type2);
         }

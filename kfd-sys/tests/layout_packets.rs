@@ -591,6 +591,22 @@ fn pm4_decode_round_trips() {
         }
     );
     assert!(Pm4Packet::decode(&[]).is_err());
+    // The header's count bounds the packet: dwords after it are not data,
+    // fewer than it says are an error.
+    let mut two = write_data(0x40, &[7]).unwrap();
+    two.extend(write_data(0x44, &[8]).unwrap());
+    let Pm4Packet::WriteData(_, data) = Pm4Packet::decode(&two).unwrap() else {
+        panic!("not WRITE_DATA");
+    };
+    assert_eq!(data, [7]);
+    assert_eq!(
+        Pm4Packet::decode(&two[..4]).unwrap_err(),
+        PacketError::Truncated {
+            packet: "WRITE_DATA",
+            need: 5,
+            got: 4
+        }
+    );
 }
 
 #[test]
