@@ -478,6 +478,39 @@ fn pm4_unknown_opcode_stops_the_queue() {
     w.close();
 }
 
+/// A packet whose header counts fewer dwords than its format has is a
+/// queue error naming both counts: here an INDIRECT_BUFFER of 3 dwords
+/// (header and address, no size word), which the CP used to run as an
+/// empty indirect buffer.
+#[test]
+fn pm4_short_packet_stops_the_queue() {
+    let w = World::new("mi210");
+    let trace = trace_buffer(&w.sim);
+    let mut q = compute_queue(&w);
+    let cmds = concat(&[
+        &[
+            Pm4Header::type3(IT_INDIRECT_BUFFER, 3).unwrap().0,
+            0x1000,
+            0,
+        ],
+        &pm4::write_data(w.mem.va + DATA, &[6]).unwrap(),
+    ]);
+    q.submit(&w, &cmds, true);
+    assert!(wait_until(5, || w.sim.live_objects().processes[0]
+        .failed_queues
+        == 1));
+    assert_eq!(w.mem.u32(DATA), 0, "nothing after it ran");
+    assert_eq!(w.mem.u32(RPTR), 0, "stopped in front of the short packet");
+    let t = text(&trace);
+    assert!(
+        t.contains("queue error") && t.contains("short INDIRECT_BUFFER: 3 of 4 dwords"),
+        "{t}"
+    );
+    w.sim.clear_trace();
+    q.destroy(&w);
+    w.close();
+}
+
 /// Destroying a queue whose packet waits (WAIT_REG_MEM on memory nobody
 /// writes) returns at once; the summary showed it busy before.
 #[test]
