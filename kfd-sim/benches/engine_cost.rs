@@ -24,6 +24,8 @@ use std::time::{Duration, Instant};
 use kernel_util::*;
 use kfd_sim::Sim;
 use kfd_sys::kfd::*;
+use kfd_sys::packet::Dwords;
+use kfd_sys::pm4::{CopySource, PM4_COPY_DATA, PM4_MEC_RELEASE_MEM};
 
 const PAGE: u64 = 4096;
 
@@ -47,16 +49,8 @@ fn engine_cpu_ns() -> u64 {
 }
 
 /// COPY_DATA of the 64-bit GPU clock to `dst`.
-fn clock_to(dst: u64) -> [u32; 6] {
-    let hdr = 3 << 30 | (4 << 16) | 0x40 << 8 | 2;
-    [
-        hdr,
-        9 | 5 << 8 | 1 << 16 | 1 << 20,
-        0,
-        0,
-        dst as u32,
-        (dst >> 32) as u32,
-    ]
+fn clock_to(dst: u64) -> PM4_COPY_DATA {
+    PM4_COPY_DATA::wide(CopySource::GpuClock, dst).unwrap()
 }
 
 /// The GPU clock as the simulator computes it (10 ns ticks).
@@ -66,20 +60,6 @@ fn gpu_clock() -> u64 {
     // SAFETY: `ts` is valid and exclusively borrowed.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_RAW, &mut ts) };
     (ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64) / 10
-}
-
-fn release_mem(slot: u64, ev: u32) -> [u32; 8] {
-    let hdr = 3 << 30 | (6 << 16) | 0x49 << 8 | 2;
-    [
-        hdr,
-        0x14 | 5 << 8,
-        2 << 24 | 1 << 29,
-        slot as u32,
-        (slot >> 32) as u32,
-        ev,
-        0,
-        ev,
-    ]
 }
 
 struct Setup {
@@ -197,12 +177,14 @@ fn main() {
                 std::thread::sleep(Duration::from_millis(idle_ms));
                 s.mem.set_u64(4096, 0);
                 let t0 = gpu_clock();
-                s.submit(&clock_to(stamp));
+                s.submit(clock_to(stamp).dwords());
                 match mode {
                     0 => s.sim.ring_doorbell(fd, s.queue).unwrap(),
                     1 => {}
                     _ => {
-                        s.submit(&release_mem(slot, first.event_id));
+                        let signal =
+                            PM4_MEC_RELEASE_MEM::signal_event(slot, first.event_id).unwrap();
+                        s.submit(signal.dwords());
                         let (_, r) = s.p.wait(&[first.event_id], true, 10_000);
                         assert_eq!(r, KFD_IOC_WAIT_RESULT_COMPLETE);
                     }

@@ -8,69 +8,113 @@ mod kernel_util;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use kernel_util::packets::{pm4, sdma};
 use kernel_util::*;
 use kfd_sim::Sim;
+use std::mem::offset_of;
+
+use kfd_sys::hsa::{
+    amd_queue_t, amd_signal_t, kernel_code_properties, kernel_descriptor_t, AMD_SIGNAL_KIND_USER,
+    HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS,
+};
 use kfd_sys::kfd::*;
+use kfd_sys::packet::{concat, CompareFunction::Equal, Dwords};
+use kfd_sys::pm4::{self, *};
+use kfd_sys::sdma::{self, *};
 use kfd_sys::Errno;
+use zerocopy::IntoBytes;
 
 const PAGE: u64 = 4096;
 
 // ---- packets ---------------------------------------------------------------
 
-mod aql {
-    pub const INVALID: u16 = 1;
-    pub const KERNEL_DISPATCH: u16 = 2;
-    pub const BARRIER_AND: u16 = 3;
-    pub const BARRIER_OR: u16 = 5;
-    pub const VENDOR: u16 = 0;
+/// The cache actions of the `ACQUIRE_MEM` before a dispatch: gfx9
+/// `coher_cntl` (L1, L2, scalar and instruction caches)...
+const ACQUIRE_GFX9: u32 = PM4_COHER_CNTL_TCL1_ACTION_ENA
+    | PM4_COHER_CNTL_TC_ACTION_ENA
+    | PM4_COHER_CNTL_SH_KCACHE_ACTION_ENA
+    | PM4_COHER_CNTL_SH_ICACHE_ACTION_ENA;
+/// ... and gfx10+ `gcr_cntl` (the same caches invalidated).
+const ACQUIRE_GFX10: u32 = PM4_GCR_CNTL_GLI_INV_ALL
+    | PM4_GCR_CNTL_GLK_INV
+    | PM4_GCR_CNTL_GLV_INV
+    | PM4_GCR_CNTL_GL1_INV
+    | PM4_GCR_CNTL_GL2_INV;
 
-    fn put64(p: &mut [u8; 64], off: usize, v: u64) {
-        p[off..off + 8].copy_from_slice(&v.to_ne_bytes());
+mod aql {
+    use kfd_sys::hsa::*;
+    use kfd_sys::pm4::PM4_MEC_INDIRECT_BUFFER;
+    use zerocopy::{Immutable, IntoBytes};
+
+    pub use kfd_sys::hsa::{
+        HSA_PACKET_TYPE_BARRIER_AND as BARRIER_AND, HSA_PACKET_TYPE_BARRIER_OR as BARRIER_OR,
+        HSA_PACKET_TYPE_INVALID as INVALID,
+    };
+
+    /// The 64 bytes of a packet struct.
+    pub fn bytes(p: &(impl IntoBytes + Immutable)) -> [u8; 64] {
+        p.as_bytes().try_into().unwrap()
+    }
+
+    /// A header of type `ty` with the barrier bit.
+    fn barrier_header(ty: u16) -> u16 {
+        ty << HSA_PACKET_HEADER_TYPE | 1 << HSA_PACKET_HEADER_BARRIER
+    }
+
+    /// An AMD vendor packet header of `format`.
+    fn vendor(format: u8) -> hsa_amd_vendor_packet_header_t {
+        hsa_amd_vendor_packet_header_t {
+            header: HSA_PACKET_TYPE_VENDOR_SPECIFIC,
+            AmdFormat: format,
+            reserved: 0,
+        }
     }
 
     pub fn barrier(ty: u16, deps: &[u64], signal: u64) -> [u8; 64] {
-        let mut p = [0u8; 64];
-        p[..2].copy_from_slice(&(ty | 1 << 8).to_ne_bytes());
-        for (i, d) in deps.iter().enumerate() {
-            put64(&mut p, 8 + 8 * i, *d);
-        }
-        put64(&mut p, 56, signal);
-        p
+        let mut p = hsa_barrier_and_packet_t {
+            header: barrier_header(ty),
+            completion_signal: signal,
+            ..Default::default()
+        };
+        p.dep_signal[..deps.len()].copy_from_slice(deps);
+        bytes(&p)
     }
 
     pub fn barrier_value(signal: u64, value: i64, mask: i64, cond: u32, done: u64) -> [u8; 64] {
-        let mut p = [0u8; 64];
-        p[..2].copy_from_slice(&VENDOR.to_ne_bytes());
-        p[2] = 2;
-        put64(&mut p, 8, signal);
-        put64(&mut p, 16, value as u64);
-        put64(&mut p, 24, mask as u64);
-        p[32..36].copy_from_slice(&cond.to_ne_bytes());
-        put64(&mut p, 56, done);
-        p
+        bytes(&hsa_amd_barrier_value_packet_t {
+            header: vendor(HSA_AMD_PACKET_TYPE_BARRIER_VALUE),
+            signal,
+            value,
+            mask,
+            cond,
+            completion_signal: done,
+            ..Default::default()
+        })
     }
 
+    /// ROCr's `ExecutePM4` packet: an INDIRECT_BUFFER to `ib`, with the
+    /// dword count ROCr leaves in `dw_cnt_remain`.
     pub fn pm4_ib(ib: u64, dwords: u32, signal: u64) -> [u8; 64] {
-        let mut p = [0u8; 64];
-        p[..2].copy_from_slice(&VENDOR.to_ne_bytes());
-        p[2..4].copy_from_slice(&1u16.to_ne_bytes());
-        for (i, d) in super::pm4::indirect_buffer(ib, dwords).iter().enumerate() {
-            p[4 + 4 * i..8 + 4 * i].copy_from_slice(&d.to_ne_bytes());
-        }
-        p[20..24].copy_from_slice(&0xAu32.to_ne_bytes());
-        put64(&mut p, 56, signal);
-        p
+        let jump = PM4_MEC_INDIRECT_BUFFER::new(ib, dwords).unwrap();
+        bytes(&amd_aql_pm4_ib_packet_t {
+            header: HSA_PACKET_TYPE_VENDOR_SPECIFIC,
+            ven_hdr: AMD_AQL_FORMAT_PM4_IB.into(),
+            ib_jump_cmd: zerocopy::transmute!(jump),
+            dw_cnt_remain: 0xA,
+            completion_signal: signal,
+            ..Default::default()
+        })
     }
 
-    pub fn kernel_dispatch(kernel_object: u64, signal: u64) -> [u8; 64] {
-        let mut p = [0u8; 64];
-        p[..2].copy_from_slice(&(KERNEL_DISPATCH | 1 << 8).to_ne_bytes());
-        p[4..6].copy_from_slice(&64u16.to_ne_bytes());
-        p[12..16].copy_from_slice(&64u32.to_ne_bytes());
-        put64(&mut p, 32, kernel_object);
-        put64(&mut p, 56, signal);
-        p
+    /// A one-workgroup (64 work-items) dispatch of `kernel_object`.
+    pub fn kernel_dispatch(kernel_object: u64, signal: u64) -> hsa_kernel_dispatch_packet_t {
+        hsa_kernel_dispatch_packet_t {
+            header: barrier_header(HSA_PACKET_TYPE_KERNEL_DISPATCH),
+            workgroup_size_x: 64,
+            grid_size_x: 64,
+            kernel_object,
+            completion_signal: signal,
+            ..Default::default()
+        }
     }
 }
 
@@ -242,8 +286,10 @@ fn pm4_write_data_and_release_mem_with_interrupt() {
     let (ev, slot) = w.event();
     let mut q = compute_queue(&w);
     let dst = w.mem.va + DATA;
-    let mut cmds = pm4::write_data(dst, &[0x11, 0x22, 0x33, 0x44]);
-    cmds.extend(pm4::release_mem(slot, u64::from(ev), ev, 1, 2));
+    let cmds = concat(&[
+        &pm4::write_data(dst, &[0x11, 0x22, 0x33, 0x44]).unwrap(),
+        &PM4_MEC_RELEASE_MEM::signal_event(slot, ev).unwrap(),
+    ]);
     q.submit(&w, &cmds, true);
     assert_eq!(w.wait(ev, 5000), KFD_IOC_WAIT_RESULT_COMPLETE);
     assert_eq!(
@@ -260,13 +306,19 @@ fn pm4_write_data_and_release_mem_with_interrupt() {
     assert_eq!(w.events.u64(slot - w.events.va), u64::MAX);
     // 64-bit data and the GPU clock.
     let before = w.sim.engine_stats().packets;
-    let mut cmds = pm4::release_mem(dst + 64, 0x1122_3344_5566_7788, 0, 2, 0);
-    cmds.extend(pm4::release_mem(dst + 72, 0, 0, 3, 0));
-    cmds.extend(pm4::copy_data64(5, 0xdead_beef_0bad_cafe, dst + 80));
-    cmds.extend(pm4::copy_data64(9, 0, dst + 88));
-    cmds.extend(pm4::acquire_mem_gfx9());
-    cmds.extend(pm4::event_write());
-    cmds.extend(pm4::release_mem(slot, u64::from(ev), ev, 1, 2));
+    let release = |addr, data_sel, data| {
+        PM4_MEC_RELEASE_MEM::end_of_pipe(addr, data_sel, data, ReleaseInterrupt::NoInterrupt, 0)
+            .unwrap()
+    };
+    let cmds = concat(&[
+        &release(dst + 64, ReleaseData::Data64, 0x1122_3344_5566_7788),
+        &release(dst + 72, ReleaseData::GpuClock, 0),
+        &PM4_COPY_DATA::wide(CopySource::Immediate(0xdead_beef_0bad_cafe), dst + 80).unwrap(),
+        &PM4_COPY_DATA::wide(CopySource::GpuClock, dst + 88).unwrap(),
+        &PM4_ACQUIRE_MEM::all(ACQUIRE_GFX9),
+        &PM4_EVENT_WRITE::cs_partial_flush(),
+        &PM4_MEC_RELEASE_MEM::signal_event(slot, ev).unwrap(),
+    ]);
     q.submit(&w, &cmds, false);
     assert_eq!(w.wait(ev, 5000), KFD_IOC_WAIT_RESULT_COMPLETE);
     assert_eq!(w.mem.u64(DATA + 64), 0x1122_3344_5566_7788);
@@ -295,10 +347,10 @@ fn pm4_queue_wraparound() {
     let dst = w.mem.va + DATA;
     let mut wrapped = 0;
     for i in 0..400u32 {
-        let pkt = pm4::write_data(dst + 8 * u64::from(i % 64), &[i, !i]);
+        let pkt = pm4::write_data(dst + 8 * u64::from(i % 64), &[i, !i]).unwrap();
         let pos = q.next % size_dw;
         if pos + pkt.len() as u64 > size_dw {
-            let pad = vec![pm4::FILLER; (size_dw - pos) as usize];
+            let pad = vec![PM4_NOP_FILLER; (size_dw - pos) as usize];
             q.submit(&w, &pad, false);
             wrapped += 1;
         }
@@ -333,14 +385,17 @@ fn pm4_indirect_buffer_with_a_blocking_wait() {
     let ib = GpuBuf::new(&w.p, w.g, PAGE, GTT);
     let flag = w.mem.va + DATA;
     let counter = w.mem.va + DATA + 64;
-    let mut dws = pm4::write_data(counter, &[1]);
-    dws.extend(pm4::wait_reg_mem(flag, 7, 0xff, 3));
-    dws.extend(pm4::acquire_mem_gfx10());
-    dws.extend(pm4::write_data(counter + 4, &[2]));
+    let dws = concat(&[
+        &pm4::write_data(counter, &[1]).unwrap(),
+        &PM4_MEC_WAIT_REG_MEM::memory(flag, 7, 0xff, Equal).unwrap(),
+        &PM4_ACQUIRE_MEM_GFX10::all(ACQUIRE_GFX10),
+        &pm4::write_data(counter + 4, &[2]).unwrap(),
+    ]);
     let bytes: Vec<u8> = dws.iter().flat_map(|d| d.to_ne_bytes()).collect();
     ib.write(0, &bytes);
     let mut q = compute_queue(&w);
-    q.submit(&w, &pm4::indirect_buffer(ib.va, dws.len() as u32), true);
+    let jump = PM4_MEC_INDIRECT_BUFFER::new(ib.va, dws.len() as u32).unwrap();
+    q.submit(&w, jump.dwords(), true);
     assert!(wait_until(5, || w.mem.u32(DATA + 64) == 1));
     std::thread::sleep(Duration::from_millis(30));
     assert_eq!(w.mem.u32(DATA + 68), 0, "behind the wait");
@@ -387,9 +442,11 @@ fn pm4_unknown_opcode_stops_the_queue() {
     let w = World::new("mi210");
     let trace = trace_buffer(&w.sim);
     let mut q = compute_queue(&w);
-    let mut cmds = pm4::write_data(w.mem.va + DATA, &[5]);
-    cmds.extend([pm4::hdr(0xEE, 3), 0, 0]);
-    cmds.extend(pm4::write_data(w.mem.va + DATA + 4, &[6]));
+    let cmds = concat(&[
+        &pm4::write_data(w.mem.va + DATA, &[5]).unwrap(),
+        &[Pm4Header::type3(0xEE, 3).unwrap().0, 0, 0],
+        &pm4::write_data(w.mem.va + DATA + 4, &[6]).unwrap(),
+    ]);
     q.submit(&w, &cmds, true);
     assert!(wait_until(5, || w.sim.live_objects().processes[0]
         .failed_queues
@@ -410,7 +467,7 @@ fn pm4_unknown_opcode_stops_the_queue() {
         w.mem.va + RPTR + 8,
         w.mem.va + WPTR + 8,
     );
-    q2.submit(&w, &[pm4::hdr(pm4::DISPATCH_DIRECT, 5), 1, 1, 1, 1], true);
+    q2.submit(&w, PM4_DISPATCH_DIRECT::new([1, 1, 1], 1).dwords(), true);
     assert!(wait_until(5, || w.sim.live_objects().processes[0]
         .failed_queues
         == 2));
@@ -421,14 +478,49 @@ fn pm4_unknown_opcode_stops_the_queue() {
     w.close();
 }
 
+/// A packet whose header counts fewer dwords than its format has is a
+/// queue error naming both counts: here an INDIRECT_BUFFER of 3 dwords
+/// (header and address, no size word), which the CP used to run as an
+/// empty indirect buffer.
+#[test]
+fn pm4_short_packet_stops_the_queue() {
+    let w = World::new("mi210");
+    let trace = trace_buffer(&w.sim);
+    let mut q = compute_queue(&w);
+    let cmds = concat(&[
+        &[
+            Pm4Header::type3(IT_INDIRECT_BUFFER, 3).unwrap().0,
+            0x1000,
+            0,
+        ],
+        &pm4::write_data(w.mem.va + DATA, &[6]).unwrap(),
+    ]);
+    q.submit(&w, &cmds, true);
+    assert!(wait_until(5, || w.sim.live_objects().processes[0]
+        .failed_queues
+        == 1));
+    assert_eq!(w.mem.u32(DATA), 0, "nothing after it ran");
+    assert_eq!(w.mem.u32(RPTR), 0, "stopped in front of the short packet");
+    let t = text(&trace);
+    assert!(
+        t.contains("queue error") && t.contains("short INDIRECT_BUFFER: 3 of 4 dwords"),
+        "{t}"
+    );
+    w.sim.clear_trace();
+    q.destroy(&w);
+    w.close();
+}
+
 /// Destroying a queue whose packet waits (WAIT_REG_MEM on memory nobody
 /// writes) returns at once; the summary showed it busy before.
 #[test]
 fn queue_destroy_while_busy() {
     let w = World::new("mi210");
     let mut q = compute_queue(&w);
-    let mut cmds = pm4::wait_reg_mem(w.mem.va + DATA, 1, !0, 3);
-    cmds.extend(pm4::write_data(w.mem.va + DATA + 4, &[9]));
+    let cmds = concat(&[
+        &PM4_MEC_WAIT_REG_MEM::memory(w.mem.va + DATA, 1, !0, Equal).unwrap(),
+        &pm4::write_data(w.mem.va + DATA + 4, &[9]).unwrap(),
+    ]);
     q.submit(&w, &cmds, true);
     // Busy once the engine has picked the wait up (on a loaded machine
     // that may take more than a few milliseconds).
@@ -465,7 +557,7 @@ fn update_queue_to_zero_percent_pauses_it() {
         io(&w.sim, &w.p.kfd, AMDKFD_IOC_UPDATE_QUEUE, &mut u).unwrap();
     };
     update(0);
-    q.submit(&w, &pm4::write_data(w.mem.va + DATA, &[3]), true);
+    q.submit(&w, &pm4::write_data(w.mem.va + DATA, &[3]).unwrap(), true);
     std::thread::sleep(Duration::from_millis(50));
     assert_eq!(w.mem.u32(DATA), 0);
     update(100);
@@ -505,7 +597,7 @@ fn debugger_suspend_stops_the_queue() {
         assert_eq!(io(&w.sim, &w.p.kfd, AMDKFD_IOC_DBG_TRAP, &mut d), Ok(1));
     };
     susp(KFD_IOC_DBG_TRAP_SUSPEND_QUEUES);
-    q.submit(&w, &pm4::write_data(w.mem.va + DATA, &[4]), true);
+    q.submit(&w, &pm4::write_data(w.mem.va + DATA, &[4]).unwrap(), true);
     std::thread::sleep(Duration::from_millis(50));
     assert_eq!(w.mem.u32(DATA), 0);
     susp(KFD_IOC_DBG_TRAP_RESUME_QUEUES);
@@ -536,9 +628,8 @@ fn sdma_copy_fence_trap() {
         w.mem.va + RPTR,
         w.mem.va + WPTR,
     );
-    let mut cmds = sdma::copy(src.va, dst.va, size);
-    cmds.extend(sdma::fence(slot, ev));
-    cmds.extend(sdma::trap(ev));
+    let copy = SDMA_PKT_COPY_LINEAR::new(src.va, dst.va, size, SDMA_COUNT_MASK_22).unwrap();
+    let cmds = concat(&[&copy, &sdma::signal_event(slot, ev).unwrap()]);
     q.submit(&w, &cmds, true);
     assert_eq!(w.wait(ev, 5000), KFD_IOC_WAIT_RESULT_COMPLETE);
     assert!(dst.read(0, size as usize) == data, "copied bytes differ");
@@ -546,16 +637,17 @@ fn sdma_copy_fence_trap() {
     // The rest of ROCr's SDMA vocabulary.
     let d = w.mem.va + DATA;
     w.mem.set_u64(DATA + 64, 5);
-    let mut cmds = sdma::write(d, &[0xa, 0xb, 0xc]);
-    cmds.extend(sdma::fill(d + 256, 0x5a5a_5a5a, 1024));
-    cmds.extend(sdma::atomic_add64(d + 64, u64::MAX));
-    cmds.extend(sdma::timestamp(d + 128));
-    cmds.extend(sdma::hdp_flush());
-    cmds.extend(sdma::gcr());
-    cmds.extend(sdma::nop());
-    cmds.extend(sdma::poll_mem_eq(d + 2048, 0));
-    cmds.extend(sdma::fence(slot, ev));
-    cmds.extend(sdma::trap(ev));
+    let cmds = concat(&[
+        &sdma::write(d, &[0xa, 0xb, 0xc]).unwrap(),
+        &SDMA_PKT_CONSTANT_FILL::new(d + 256, 0x5a5a_5a5a, 1024, SDMA_COUNT_MASK_22).unwrap(),
+        &SDMA_PKT_ATOMIC::add64(d + 64, u64::MAX),
+        &SDMA_PKT_TIMESTAMP::get_global(d + 128),
+        &SDMA_PKT_POLL_REGMEM::HDP_FLUSH,
+        &SDMA_PKT_GCR::empty(),
+        &SDMA_PKT_NOP::new(),
+        &SDMA_PKT_POLL_REGMEM::memory(d + 2048, 0, !0, Equal),
+        &sdma::signal_event(slot, ev).unwrap(),
+    ]);
     q.submit(&w, &cmds, false);
     assert_eq!(w.wait(ev, 5000), KFD_IOC_WAIT_RESULT_COMPLETE);
     assert_eq!(
@@ -585,9 +677,11 @@ fn sdma_poll_waits_for_memory() {
     );
     let sig = w.mem.va + DATA;
     w.mem.set_u64(DATA, 1);
-    let mut cmds = sdma::poll_mem_eq(sig + 4, 0);
-    cmds.extend(sdma::poll_mem_eq(sig, 0));
-    cmds.extend(sdma::write(sig + 64, &[77]));
+    let cmds = concat(&[
+        &SDMA_PKT_POLL_REGMEM::memory(sig + 4, 0, !0, Equal),
+        &SDMA_PKT_POLL_REGMEM::memory(sig, 0, !0, Equal),
+        &sdma::write(sig + 64, &[77]).unwrap(),
+    ]);
     q.submit(&w, &cmds, true);
     std::thread::sleep(Duration::from_millis(30));
     assert_eq!(w.mem.u32(DATA + 64), 0);
@@ -620,7 +714,8 @@ fn sdma_copy_from_unmapped_memory_is_a_gpu_fault() {
         w.mem.va + WPTR,
     );
     let bad = 0x7100_0000_1234u64;
-    q.submit(&w, &sdma::copy(bad, w.mem.va + DATA, 256), true);
+    let copy = SDMA_PKT_COPY_LINEAR::new(bad, w.mem.va + DATA, 256, SDMA_COUNT_MASK_22).unwrap();
+    q.submit(&w, copy.dwords(), true);
     let mut data = [kfd_event_data {
         event_id: fault_ev.event_id,
         ..Default::default()
@@ -638,7 +733,11 @@ fn sdma_copy_from_unmapped_memory_is_a_gpu_fault() {
         .failed_queues
         == 2));
     // The other queue of the process on that GPU was evicted with it.
-    other.submit(&w, &pm4::write_data(w.mem.va + DATA + 8, &[1]), true);
+    other.submit(
+        &w,
+        &pm4::write_data(w.mem.va + DATA + 8, &[1]).unwrap(),
+        true,
+    );
     std::thread::sleep(Duration::from_millis(30));
     assert_eq!(w.mem.u32(DATA + 8), 0);
     other.destroy(&w);
@@ -659,7 +758,7 @@ fn gpu_write_to_a_read_only_buffer_faults() {
         w.mem.va + RPTR,
         w.mem.va + WPTR,
     );
-    q.submit(&w, &sdma::write(ro.va + 16, &[1]), true);
+    q.submit(&w, &sdma::write(ro.va + 16, &[1]).unwrap(), true);
     let mut data = [kfd_event_data {
         event_id: fault_ev.event_id,
         ..Default::default()
@@ -712,7 +811,7 @@ fn gpu_fault_raises_the_smi_vmfault_event() {
         w.mem.va + RPTR,
         w.mem.va + WPTR,
     );
-    q.submit(&w, &sdma::write(ro.va, &[1]), true);
+    q.submit(&w, &sdma::write(ro.va, &[1]).unwrap(), true);
     assert_eq!(
         w.wait(fault_ev.event_id, 5000),
         KFD_IOC_WAIT_RESULT_COMPLETE
@@ -779,10 +878,11 @@ fn sdma_write_into_an_imported_dmabuf_lands() {
             w.mem.va + RPTR,
             w.mem.va + WPTR,
         );
-        let mut cmds = sdma::write(va + 64, &[0xfeed_f00d, 27]);
-        cmds.extend(sdma::fill(va + PAGE, 0x2727_2727, 256));
-        cmds.extend(sdma::fence(slot, ev));
-        cmds.extend(sdma::trap(ev));
+        let cmds = concat(&[
+            &sdma::write(va + 64, &[0xfeed_f00d, 27]).unwrap(),
+            &SDMA_PKT_CONSTANT_FILL::new(va + PAGE, 0x2727_2727, 256, SDMA_COUNT_MASK_22).unwrap(),
+            &sdma::signal_event(slot, ev).unwrap(),
+        ]);
         q.submit(&w, &cmds, true);
         // Bounded: a read-only fault sets the memory event instead.
         let (r, res) = w.p.wait(&[ev, fault_ev.event_id], false, 5000);
@@ -816,9 +916,16 @@ fn sdma_write_into_an_imported_dmabuf_lands() {
 
 // ---- AQL -------------------------------------------------------------------
 
-/// `amd_queue_t` offsets, `amd_signal_t` layout.
+/// Where the AQL tests keep their `amd_queue_t` and `amd_signal_t`s.
 const AMDQ: u64 = 4 * PAGE;
 const SIGNALS: u64 = 5 * PAGE;
+
+/// The address of an `amd_queue_t` field in the scratch buffer.
+macro_rules! amdq {
+    ($field:ident) => {
+        AMDQ + std::mem::offset_of!(amd_queue_t, $field) as u64
+    };
+}
 
 /// A one-page PM4 compute queue with its pointers in the scratch buffer.
 fn compute_queue(w: &World) -> Q {
@@ -834,13 +941,16 @@ fn compute_queue(w: &World) -> Q {
 /// An AQL queue whose pointers live in an `amd_queue_t` image, as ROCr
 /// lays it out (the CP finds the structure from the read pointer).
 fn aql_queue(w: &World) -> Q {
-    w.mem.set_u32(AMDQ + 136, 128);
+    w.mem.set_u32(
+        amdq!(read_dispatch_id_field_base_byte_offset),
+        amdq!(read_dispatch_id) as u32 - AMDQ as u32,
+    );
     let mut q = Q::create(
         w,
         KFD_IOC_QUEUE_TYPE_COMPUTE_AQL,
         64 * 64,
-        w.mem.va + AMDQ + 128,
-        w.mem.va + AMDQ + 56,
+        w.mem.va + amdq!(read_dispatch_id),
+        w.mem.va + amdq!(write_dispatch_id),
     );
     for i in 0..64 {
         q.ring.write(i * 64, &aql::INVALID.to_ne_bytes());
@@ -853,20 +963,28 @@ fn aql_queue(w: &World) -> Q {
 /// event mailbox; returns its handle.
 fn signal(w: &World, n: u64, value: i64, event: Option<(u32, u64)>) -> u64 {
     let off = SIGNALS + n * 64;
-    w.mem.set_u64(off, 1);
-    w.mem.set_u64(off + 8, value as u64);
-    let (id, mbox) = event.map_or((0, 0), |(id, slot)| (id, slot));
-    w.mem.set_u64(off + 16, mbox);
-    w.mem.set_u32(off + 24, id);
+    let (event_id, event_mailbox_ptr) = event.unwrap_or_default();
+    let s = amd_signal_t {
+        kind: AMD_SIGNAL_KIND_USER,
+        value,
+        event_mailbox_ptr,
+        event_id,
+        ..Default::default()
+    };
+    w.mem.write(off, s.as_bytes());
     w.mem.va + off
 }
 
 fn value(w: &World, handle: u64) -> i64 {
-    w.mem.u64(handle - w.mem.va + 8) as i64
+    w.mem
+        .u64(handle - w.mem.va + offset_of!(amd_signal_t, value) as u64) as i64
 }
 
 fn set_value(w: &World, handle: u64, v: i64) {
-    w.mem.set_u64(handle - w.mem.va + 8, v as u64)
+    w.mem.set_u64(
+        handle - w.mem.va + offset_of!(amd_signal_t, value) as u64,
+        v as u64,
+    )
 }
 
 /// Writes packet `p` at the next slot (header last) and bumps the write
@@ -874,7 +992,7 @@ fn set_value(w: &World, handle: u64, v: i64) {
 fn aql_submit(w: &World, q: &mut Q, p: &[u8; 64], ring: bool) -> u64 {
     let idx = q.next;
     let slot = (idx % 64) * 64;
-    w.mem.set_u64(AMDQ + 56, idx + 1);
+    w.mem.set_u64(amdq!(write_dispatch_id), idx + 1);
     q.ring.write(slot + 2, &p[2..]);
     q.ring.write(slot, &p[..2]);
     q.next += 1;
@@ -885,7 +1003,7 @@ fn aql_submit(w: &World, q: &mut Q, p: &[u8; 64], ring: bool) -> u64 {
 }
 
 fn read_index(w: &World) -> u64 {
-    w.mem.u64(AMDQ + 128)
+    w.mem.u64(amdq!(read_dispatch_id))
 }
 
 /// BARRIER_AND waits for all its dependencies, BARRIER_OR for one; with
@@ -1013,8 +1131,10 @@ fn aql_barrier_value() {
 fn aql_pm4_ib_vendor_packet() {
     let w = World::new("mi210");
     let ib = GpuBuf::new(&w.p, w.g, PAGE, GTT);
-    let mut dws = pm4::acquire_mem_gfx9();
-    dws.extend(pm4::write_data(w.mem.va + DATA, &[0xabc]));
+    let dws = concat(&[
+        &PM4_ACQUIRE_MEM::all(ACQUIRE_GFX9),
+        &pm4::write_data(w.mem.va + DATA, &[0xabc]).unwrap(),
+    ]);
     let bytes: Vec<u8> = dws.iter().flat_map(|d| d.to_ne_bytes()).collect();
     ib.write(0, &bytes);
     let mut q = aql_queue(&w);
@@ -1058,21 +1178,24 @@ fn kernel(w: &World, code: &[u32]) -> u64 {
     for (k, word) in code.iter().enumerate() {
         w.mem.set_u32(CODE + 4 * k as u64, *word);
     }
-    w.mem
-        .set_u64(DESCRIPTOR + 16, (CODE as i64 - DESCRIPTOR as i64) as u64);
-    // rsrc2: USER_SGPR = 2, TGID_X_EN; properties: kernarg segment pointer.
-    w.mem.set_u32(DESCRIPTOR + 52, 2 << 1 | 1 << 7);
-    w.mem.set_u32(DESCRIPTOR + 56, 1 << 3);
+    let kd = kernel_descriptor_t {
+        kernel_code_entry_byte_offset: CODE as i64 - DESCRIPTOR as i64,
+        // USER_SGPR = 2, TGID_X_EN.
+        compute_pgm_rsrc2: 2 << 1 | 1 << 7,
+        kernel_code_properties: kernel_code_properties::ENABLE_SGPR_KERNARG_SEGMENT_PTR as u16,
+        ..Default::default()
+    };
+    w.mem.write(DESCRIPTOR, kd.as_bytes());
     w.mem.va + DESCRIPTOR
 }
 
 /// A kernel dispatch packet over `items` work-items in workgroups of 64.
 fn dispatch_packet(descriptor: u64, items: u32, signal: u64) -> [u8; 64] {
     let mut p = aql::kernel_dispatch(descriptor, signal);
-    p[2..4].copy_from_slice(&1u16.to_ne_bytes());
-    p[12..16].copy_from_slice(&items.to_ne_bytes());
-    p[40..48].copy_from_slice(&(descriptor - DESCRIPTOR + KERNARG).to_ne_bytes());
-    p
+    p.setup = 1 << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS;
+    p.grid_size_x = items;
+    p.kernarg_address = descriptor - DESCRIPTOR + KERNARG;
+    aql::bytes(&p)
 }
 
 /// A kernel dispatch runs on the shader machine: four workgroups store
@@ -1113,7 +1236,7 @@ fn aql_illegal_instruction_stops_the_queue_visibly() {
     let w = World::new("mi210");
     let (ev, slot) = w.event();
     let inactive = signal(&w, 5, 0, Some((ev, slot)));
-    w.mem.set_u64(AMDQ + 192, inactive);
+    w.mem.set_u64(amdq!(queue_inactive_signal), inactive);
     let mut q = aql_queue(&w);
     let done = signal(&w, 0, 1, None);
     // SOPP opcode 0x7f: not an instruction of gfx90a.
@@ -1137,13 +1260,13 @@ fn aql_kernel_dispatch_on_gfx11_is_refused_visibly() {
     let w = World::new("navi31");
     let (ev, slot) = w.event();
     let inactive = signal(&w, 5, 0, Some((ev, slot)));
-    w.mem.set_u64(AMDQ + 192, inactive);
+    w.mem.set_u64(amdq!(queue_inactive_signal), inactive);
     let mut q = aql_queue(&w);
     let done = signal(&w, 0, 1, None);
     aql_submit(
         &w,
         &mut q,
-        &aql::kernel_dispatch(0x7f00_0000_1000, done),
+        &aql::bytes(&aql::kernel_dispatch(0x7f00_0000_1000, done)),
         true,
     );
     assert_eq!(w.wait(ev, 5000), KFD_IOC_WAIT_RESULT_COMPLETE);
@@ -1165,19 +1288,27 @@ fn aql_queue_error_reaches_an_enabled_runtime() {
     let (hdr, payload) = (6 * PAGE, 7 * PAGE);
     w.mem.set_u64(hdr + 24, w.mem.va + payload);
     w.mem.set_u32(hdr + 32, ev);
-    w.mem.set_u32(AMDQ + 136, 128);
+    w.mem.set_u32(
+        amdq!(read_dispatch_id_field_base_byte_offset),
+        amdq!(read_dispatch_id) as u32 - AMDQ as u32,
+    );
     let mut q = Q::create_with(
         &w,
         KFD_IOC_QUEUE_TYPE_COMPUTE_AQL,
         64 * 64,
-        w.mem.va + AMDQ + 128,
-        w.mem.va + AMDQ + 56,
+        w.mem.va + amdq!(read_dispatch_id),
+        w.mem.va + amdq!(write_dispatch_id),
         w.mem.va + hdr,
     );
     for i in 0..64 {
         q.ring.write(i * 64, &aql::INVALID.to_ne_bytes());
     }
-    aql_submit(&w, &mut q, &aql::kernel_dispatch(0x1000, 0), true);
+    aql_submit(
+        &w,
+        &mut q,
+        &aql::bytes(&aql::kernel_dispatch(0x1000, 0)),
+        true,
+    );
     assert_eq!(w.wait(ev, 5000), KFD_IOC_WAIT_RESULT_COMPLETE);
     assert_eq!(
         w.mem.u64(payload),
@@ -1209,7 +1340,7 @@ fn ring_doorbell_checks_its_arguments() {
 fn engine_polls_write_pointers_and_backs_off() {
     let w = World::new("mi210");
     let mut q = compute_queue(&w);
-    q.submit(&w, &pm4::write_data(w.mem.va + DATA, &[1]), false);
+    q.submit(&w, &pm4::write_data(w.mem.va + DATA, &[1]).unwrap(), false);
     assert!(wait_until(5, || w.mem.u32(DATA) == 1));
     // Idle for a while: the back-off reaches its deep-idle interval.
     std::thread::sleep(kfd_sim::kernel::DEEP_IDLE_AFTER + Duration::from_millis(100));
@@ -1219,7 +1350,7 @@ fn engine_polls_write_pointers_and_backs_off() {
     let wakeups = b.wakeups - a.wakeups;
     assert!(wakeups <= 500 / 50 + 5, "{wakeups} wake-ups in 500 ms idle");
     // Work is still found without a kick.
-    q.submit(&w, &pm4::write_data(w.mem.va + DATA, &[2]), false);
+    q.submit(&w, &pm4::write_data(w.mem.va + DATA, &[2]).unwrap(), false);
     assert!(wait_until(5, || w.mem.u32(DATA) == 2));
     q.destroy(&w);
     w.close();

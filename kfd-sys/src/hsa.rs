@@ -187,7 +187,8 @@ pub struct amd_aql_pm4_ib_packet_t {
     pub header: u16,
     /// [`AMD_AQL_FORMAT_PM4_IB`].
     pub ven_hdr: u16,
-    /// The PM4 `INDIRECT_BUFFER` packet (header, address lo/hi, size).
+    /// The PM4 `INDIRECT_BUFFER` packet (header, address lo/hi, size):
+    /// the dwords of a [`crate::pm4::PM4_MEC_INDIRECT_BUFFER`].
     pub ib_jump_cmd: [u32; 4],
     /// Dwords left in the IB after the jump (ROCr writes 0xA).
     pub dw_cnt_remain: u32,

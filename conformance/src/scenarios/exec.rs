@@ -16,16 +16,24 @@ use std::ptr::null_mut;
 use std::time::{Duration, Instant};
 
 use hsakmt_sys::common::HsaEventDescriptor;
-
-#[path = "../../../kfd-sim/tests/kernel_util/packets.rs"]
-mod packets;
-use packets::{pm4, sdma};
+use kfd_sys::hsa::{
+    amd_signal_t, hsa_kernel_dispatch_packet_t, kernel_code_properties, kernel_descriptor_t,
+    AMD_SIGNAL_KIND_USER, HSA_FENCE_SCOPE_SYSTEM, HSA_PACKET_HEADER_BARRIER,
+    HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE, HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE,
+    HSA_PACKET_HEADER_TYPE, HSA_PACKET_TYPE_INVALID, HSA_PACKET_TYPE_KERNEL_DISPATCH,
+};
+use kfd_sys::packet::{concat, CompareFunction, PacketError};
+use kfd_sys::pm4::{
+    self, ReleaseData, ReleaseInterrupt, PM4_MEC_RELEASE_MEM, PM4_MEC_WAIT_REG_MEM, PM4_NOP_FILLER,
+};
+use kfd_sys::sdma::{self, SDMA_COUNT_MASK_22, SDMA_PKT_COPY_LINEAR};
 
 use super::queues::COMPUTE;
 use super::{add, alloc, free, require, setup, teardown, Scenario, Topo};
 use crate::abi::{memflag as mf, Abi};
 use crate::cx::Cx;
 use crate::kmt;
+use zerocopy::{Immutable, IntoBytes};
 
 /// `HSA_QUEUE_SDMA`.
 const SDMA: u32 = 2;
@@ -75,6 +83,17 @@ impl Buf {
 
     fn u64(&self, off: u64) -> u64 {
         u64::from(self.u32(off)) | u64::from(self.u32(off + 4)) << 32
+    }
+
+    /// Writes the plain data `v` (a whole number of words) at `off`, word
+    /// by word.
+    fn set_obj(&self, off: u64, v: &(impl IntoBytes + Immutable)) {
+        for (k, w) in v.as_bytes().chunks_exact(4).enumerate() {
+            self.set_u32(
+                off + 4 * k as u64,
+                u32::from_ne_bytes([w[0], w[1], w[2], w[3]]),
+            );
+        }
     }
 
     fn bytes(&self, off: u64, len: u64) -> &[u8] {
@@ -361,6 +380,15 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
     );
 }
 
+/// The dwords of packets a scenario built. A packet that cannot be built
+/// is recorded (`packet-error`) and nothing is submitted for it.
+fn packets<A: Abi>(cx: &mut Cx<A>, built: Result<Vec<u32>, PacketError>) -> Vec<u32> {
+    built.unwrap_or_else(|e| {
+        cx.rec("packet-error", e);
+        Vec::new()
+    })
+}
+
 /// WRITE_DATA of four words, then RELEASE_MEM writing the event id into
 /// the event's slot with an end-of-pipe interrupt for it: the wait
 /// returns, the words are there, the read pointer caught up.
@@ -370,9 +398,9 @@ fn pm4_release_mem<A: Abi>(cx: &mut Cx<A>) {
             return;
         };
         if let Some(mut q) = Queue::create(cx, t, rig, COMPUTE, 0x1000) {
-            let mut cmds = pm4::write_data(rig.mem.addr(DATA), &[0x11, 0x22, 0x33, 0x44]);
-            cmds.extend(pm4::release_mem(slot, u64::from(id), id, 1, 2));
-            q.submit(rig, &cmds);
+            let cmds = pm4::write_data(rig.mem.addr(DATA), &[0x11, 0x22, 0x33, 0x44])
+                .and_then(|w| Ok(concat(&[&w, &PM4_MEC_RELEASE_MEM::signal_event(slot, id)?])));
+            q.submit(rig, &packets(cx, cmds));
             wait(cx, "wait", e);
             let words: Vec<String> = (0..4)
                 .map(|i| format!("{:#x}", rig.mem.u32(DATA + 4 * i)))
@@ -380,10 +408,15 @@ fn pm4_release_mem<A: Abi>(cx: &mut Cx<A>) {
             cx.rec("data", words.join(" "));
             cx.rec("rptr-caught-up", q.drained());
             // Again, with 64-bit data and the event id once more.
-            let mut cmds =
-                pm4::release_mem(rig.mem.addr(DATA + 64), 0x1122_3344_5566_7788, 0, 2, 0);
-            cmds.extend(pm4::release_mem(slot, u64::from(id), id, 1, 2));
-            q.submit(rig, &cmds);
+            let cmds = PM4_MEC_RELEASE_MEM::end_of_pipe(
+                rig.mem.addr(DATA + 64),
+                ReleaseData::Data64,
+                0x1122_3344_5566_7788,
+                ReleaseInterrupt::NoInterrupt,
+                0,
+            )
+            .and_then(|r| Ok(concat(&[&r, &PM4_MEC_RELEASE_MEM::signal_event(slot, id)?])));
+            q.submit(rig, &packets(cx, cmds));
             wait(cx, "wait-again", e);
             cx.rec("data64", format!("{:#x}", rig.mem.u64(DATA + 64)));
             q.destroy(cx);
@@ -407,10 +440,10 @@ fn sdma_copy_fence_trap<A: Abi>(cx: &mut Cx<A>) {
             let byte = |i: u64| (i * 7 + i / 4096) as u8;
             rig.mem.fill(src, len, byte);
             rig.mem.fill(dst, len + 1, |_| 0);
-            let mut cmds = sdma::copy(rig.mem.addr(src), rig.mem.addr(dst), len);
-            cmds.extend(sdma::fence(slot, id));
-            cmds.extend(sdma::trap(id));
-            q.submit(rig, &cmds);
+            let (from, to) = (rig.mem.addr(src), rig.mem.addr(dst));
+            let cmds = SDMA_PKT_COPY_LINEAR::new(from, to, len, SDMA_COUNT_MASK_22)
+                .and_then(|c| Ok(concat(&[&c, &sdma::signal_event(slot, id)?])));
+            q.submit(rig, &packets(cx, cmds));
             wait(cx, "wait", e);
             let copied = rig.mem.bytes(dst, len);
             let bad = (0..len).filter(|i| copied[*i as usize] != byte(*i)).count();
@@ -438,10 +471,11 @@ fn pm4_wraparound<A: Abi>(cx: &mut Cx<A>) {
         let mut pads = 0;
         let mut kept_up = true;
         for i in 0..500u32 {
-            let pkt = pm4::write_data(rig.mem.addr(DATA + 8 * u64::from(i % 64)), &[i, !i]);
+            let at = rig.mem.addr(DATA + 8 * u64::from(i % 64));
+            let pkt = packets(cx, pm4::write_data(at, &[i, !i]));
             let pos = q.written % q.ring_dw;
             if pos + pkt.len() as u64 > q.ring_dw {
-                q.submit(rig, &vec![pm4::FILLER; (q.ring_dw - pos) as usize]);
+                q.submit(rig, &vec![PM4_NOP_FILLER; (q.ring_dw - pos) as usize]);
                 pads += 1;
             }
             q.submit(rig, &pkt);
@@ -472,9 +506,14 @@ fn destroy_while_busy<A: Abi>(cx: &mut Cx<A>) {
         let Some(mut q) = Queue::create(cx, t, rig, COMPUTE, 0x1000) else {
             return;
         };
-        let mut cmds = pm4::wait_reg_mem(rig.mem.addr(DATA), 1, !0, 3);
-        cmds.extend(pm4::write_data(rig.mem.addr(DATA + 4), &[9]));
-        q.submit(rig, &cmds);
+        let wait = PM4_MEC_WAIT_REG_MEM::memory(rig.mem.addr(DATA), 1, !0, CompareFunction::Equal);
+        let cmds = wait.and_then(|w| {
+            Ok(concat(&[
+                &w,
+                &pm4::write_data(rig.mem.addr(DATA + 4), &[9])?,
+            ]))
+        });
+        q.submit(rig, &packets(cx, cmds));
         std::thread::sleep(Duration::from_millis(20));
         cx.rec("write-before-destroy", rig.mem.u32(DATA + 4));
         let t0 = Instant::now();
@@ -494,11 +533,19 @@ const AQL: u32 = 21;
 /// lays it out), signals, the kernel and its descriptor, kernel
 /// arguments, and the output.
 mod aql_mem {
+    use kfd_sys::hsa::{amd_queue_t, amd_signal_t};
+    use std::mem::offset_of;
+
     pub const AMDQ: u64 = 0x2000;
-    pub const WRITE_ID: u64 = AMDQ + 56;
-    pub const READ_ID: u64 = AMDQ + 128;
-    pub const READ_ID_OFFSET: u64 = AMDQ + 136;
-    pub const INACTIVE: u64 = AMDQ + 192;
+    pub const WRITE_ID: u64 = AMDQ + offset_of!(amd_queue_t, write_dispatch_id) as u64;
+    pub const READ_ID: u64 = AMDQ + offset_of!(amd_queue_t, read_dispatch_id) as u64;
+    pub const READ_ID_OFFSET: u64 =
+        AMDQ + offset_of!(amd_queue_t, read_dispatch_id_field_base_byte_offset) as u64;
+    pub const INACTIVE: u64 = AMDQ + offset_of!(amd_queue_t, queue_inactive_signal) as u64;
+    /// The value of a signal at `at`.
+    pub const fn value(at: u64) -> u64 {
+        at + offset_of!(amd_signal_t, value) as u64
+    }
     pub const DONE_SIGNAL: u64 = 0x3000;
     pub const INACTIVE_SIGNAL: u64 = 0x3040;
     pub const CODE: u64 = 0x4000;
@@ -579,11 +626,12 @@ const SCRATCH: &[u32] = &[
 /// `compute_pgm_rsrc2` / kernel code properties of [`FILL`]: two user
 /// SGPRs (the kernarg pointer), workgroup id X.
 const FILL_RSRC2: u32 = 2 << 1 | 1 << 7;
-const FILL_PROPS: u32 = 1 << 3;
+const FILL_PROPS: u32 = kernel_code_properties::ENABLE_SGPR_KERNARG_SEGMENT_PTR;
 /// Of [`SCRATCH`]: private segment buffer + kernarg pointer (six user
 /// SGPRs), workgroup id X, the private segment wave offset.
 const SCRATCH_RSRC2: u32 = 1 | 6 << 1 | 1 << 7;
-const SCRATCH_PROPS: u32 = 1 | 1 << 3;
+const SCRATCH_PROPS: u32 = kernel_code_properties::ENABLE_SGPR_PRIVATE_SEGMENT_BUFFER
+    | kernel_code_properties::ENABLE_SGPR_KERNARG_SEGMENT_PTR;
 
 /// An AQL queue over the rig's ring with an `amd_queue_t` image in the
 /// rig's memory.
@@ -597,10 +645,10 @@ struct AqlQueue {
 impl AqlQueue {
     fn create<A: Abi>(cx: &mut Cx<A>, t: &Topo, rig: &Rig, ring_size: u64) -> Option<AqlQueue> {
         use aql_mem::*;
-        rig.mem.set_u32(READ_ID_OFFSET, 128);
+        rig.mem.set_u32(READ_ID_OFFSET, (READ_ID - AMDQ) as u32);
         for slot in 0..ring_size / 64 {
-            // Every header INVALID (type 1).
-            rig.ring.set_u32(slot * 64, 1);
+            rig.ring
+                .set_u32(slot * 64, u32::from(HSA_PACKET_TYPE_INVALID));
         }
         let mut q = A::QueueResource::default();
         A::set_queue_ptrs(&mut q, rig.mem.addr(WRITE_ID), rig.mem.addr(READ_ID));
@@ -630,7 +678,7 @@ impl AqlQueue {
     /// Writes a 64-byte packet into the next slot (body first, the header
     /// word last), bumps the write index and rings the doorbell, as an
     /// AQL producer does.
-    fn submit(&mut self, rig: &Rig, p: &[u32; 16]) {
+    fn submit(&mut self, rig: &Rig, p: &hsa_kernel_dispatch_packet_t) {
         let slot = (self.next % self.slots) * 64;
         let ptr = rig.mem.word(aql_mem::WRITE_ID);
         // SAFETY: the write index in the rig's live memory (a 64-bit
@@ -639,11 +687,16 @@ impl AqlQueue {
             ptr.add(1).write_volatile(((self.next + 1) >> 32) as u32);
             ptr.write_volatile((self.next + 1) as u32);
         }
-        for (k, w) in p.iter().enumerate().skip(1) {
-            rig.ring.set_u32(slot + 4 * k as u64, *w);
+        let (header, body) = p.as_bytes().split_at(4);
+        for (k, w) in body.chunks_exact(4).enumerate() {
+            let w = u32::from_ne_bytes([w[0], w[1], w[2], w[3]]);
+            rig.ring.set_u32(slot + 4 + 4 * k as u64, w);
         }
         std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
-        rig.ring.set_u32(slot, p[0]);
+        rig.ring.set_u32(
+            slot,
+            u32::from_ne_bytes([header[0], header[1], header[2], header[3]]),
+        );
         if self.doorbell != 0 {
             // SAFETY: the queue's doorbell the library mapped; ROCr writes
             // the index of the last packet there.
@@ -665,15 +718,18 @@ impl AqlQueue {
 
 /// Writes an `amd_signal_t` (kind USER) with `value` at `off`, its event
 /// mailbox the event's slot; returns its handle.
-fn aql_signal(rig: &Rig, off: u64, value: u64, event: Option<(u32, u64)>) -> u64 {
-    rig.mem.set_u32(off, 1);
-    rig.mem.set_u32(off + 4, 0);
-    rig.mem.set_u32(off + 8, value as u32);
-    rig.mem.set_u32(off + 12, (value >> 32) as u32);
-    let (id, slot) = event.unwrap_or((0, 0));
-    rig.mem.set_u32(off + 16, slot as u32);
-    rig.mem.set_u32(off + 20, (slot >> 32) as u32);
-    rig.mem.set_u32(off + 24, id);
+fn aql_signal(rig: &Rig, off: u64, value: i64, event: Option<(u32, u64)>) -> u64 {
+    let (event_id, event_mailbox_ptr) = event.unwrap_or_default();
+    rig.mem.set_obj(
+        off,
+        &amd_signal_t {
+            kind: AMD_SIGNAL_KIND_USER,
+            value,
+            event_mailbox_ptr,
+            event_id,
+            ..Default::default()
+        },
+    );
     rig.mem.addr(off)
 }
 
@@ -683,11 +739,13 @@ fn aql_kernel(rig: &Rig, code: &[u32], rsrc2: u32, props: u32) -> u64 {
     for (k, w) in code.iter().enumerate() {
         rig.mem.set_u32(CODE + 4 * k as u64, *w);
     }
-    let entry = CODE.wrapping_sub(DESCRIPTOR);
-    rig.mem.set_u32(DESCRIPTOR + 16, entry as u32);
-    rig.mem.set_u32(DESCRIPTOR + 20, (entry >> 32) as u32);
-    rig.mem.set_u32(DESCRIPTOR + 52, rsrc2);
-    rig.mem.set_u32(DESCRIPTOR + 56, props);
+    let kd = kernel_descriptor_t {
+        kernel_code_entry_byte_offset: CODE as i64 - DESCRIPTOR as i64,
+        compute_pgm_rsrc2: rsrc2,
+        kernel_code_properties: props as u16,
+        ..Default::default()
+    };
+    rig.mem.set_obj(DESCRIPTOR, &kd);
     rig.mem.addr(DESCRIPTOR)
 }
 
@@ -697,29 +755,29 @@ fn dispatch_packet(
     kernel: u64,
     kernarg: u64,
     items: u32,
-    wg: u32,
+    wg: u16,
     private: u32,
     done: u64,
-) -> [u32; 16] {
-    let header = 2 | 1 << 8 | 2 << 9 | 2 << 11;
-    [
-        header | 1 << 16,
-        wg | 1 << 16,
-        1,
-        items,
-        1,
-        1,
-        private,
-        0,
-        kernel as u32,
-        (kernel >> 32) as u32,
-        kernarg as u32,
-        (kernarg >> 32) as u32,
-        0,
-        0,
-        done as u32,
-        (done >> 32) as u32,
-    ]
+) -> hsa_kernel_dispatch_packet_t {
+    let system = HSA_FENCE_SCOPE_SYSTEM;
+    hsa_kernel_dispatch_packet_t {
+        header: HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE
+            | 1 << HSA_PACKET_HEADER_BARRIER
+            | system << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE
+            | system << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE,
+        setup: 1,
+        workgroup_size_x: wg,
+        workgroup_size_y: 1,
+        workgroup_size_z: 1,
+        grid_size_x: items,
+        grid_size_y: 1,
+        grid_size_z: 1,
+        private_segment_size: private,
+        kernel_object: kernel,
+        kernarg_address: kernarg,
+        completion_signal: done,
+        ..Default::default()
+    }
 }
 
 /// Runs `code` over `items` work-items with `out` as its argument and a
@@ -748,7 +806,7 @@ fn run_kernel<A: Abi>(
         &dispatch_packet(kd, rig.mem.addr(KERNARG), items, 64, private, done),
     );
     wait(cx, "wait", e.0);
-    cx.rec("signal-value", rig.mem.u64(DONE_SIGNAL + 8));
+    cx.rec("signal-value", rig.mem.u64(value(DONE_SIGNAL)));
     cx.rec("read-index", rig.mem.u64(READ_ID));
     q.destroy(cx);
 }
@@ -814,8 +872,7 @@ fn aql_illegal_instruction<A: Abi>(cx: &mut Cx<A>) {
             return;
         };
         let inactive = aql_signal(rig, INACTIVE_SIGNAL, 0, Some((e.1, e.2)));
-        rig.mem.set_u32(INACTIVE, inactive as u32);
-        rig.mem.set_u32(INACTIVE + 4, (inactive >> 32) as u32);
+        rig.mem.set_obj(INACTIVE, &inactive);
         if let Some(mut q) = AqlQueue::create(cx, t, rig, 0x1000) {
             let done = aql_signal(rig, DONE_SIGNAL, 1, None);
             let kd = aql_kernel(rig, &[0xbfff_0000], FILL_RSRC2, FILL_PROPS);
@@ -826,9 +883,9 @@ fn aql_illegal_instruction<A: Abi>(cx: &mut Cx<A>) {
             wait(cx, "wait", e.0);
             cx.rec(
                 "inactive-signal",
-                format!("{:#x}", rig.mem.u64(INACTIVE_SIGNAL + 8)),
+                format!("{:#x}", rig.mem.u64(value(INACTIVE_SIGNAL))),
             );
-            cx.rec("signal-value", rig.mem.u64(DONE_SIGNAL + 8));
+            cx.rec("signal-value", rig.mem.u64(value(DONE_SIGNAL)));
             cx.rec("read-index", rig.mem.u64(READ_ID));
             q.destroy(cx);
         }
@@ -865,7 +922,7 @@ fn aql_vm_fault<A: Abi>(cx: &mut Cx<A>) {
                 &dispatch_packet(kd, rig.mem.addr(KERNARG), 64, 64, 0, done),
             );
             wait(cx, "wait", e);
-            cx.rec("signal-value", rig.mem.u64(DONE_SIGNAL + 8));
+            cx.rec("signal-value", rig.mem.u64(value(DONE_SIGNAL)));
             cx.rec("read-index", rig.mem.u64(READ_ID));
             q.destroy(cx);
         }
@@ -920,10 +977,9 @@ fn sdma_fault_tells_waiters<A: Abi>(cx: &mut Cx<A>) {
         };
         let target = alloc(cx, "target.alloc", t.gpu(), 0x1000, mf::NON_PAGED);
         if let (Some(p), Some(mut q)) = (target, Queue::create(cx, t, rig, SDMA, 0x1000)) {
-            let mut cmds = sdma::write(p as u64, &[1, 2]);
-            cmds.extend(sdma::fence(slot, id));
-            cmds.extend(sdma::trap(id));
-            q.submit(rig, &cmds);
+            let cmds = sdma::write(p as u64, &[1, 2])
+                .and_then(|w| Ok(concat(&[&w, &sdma::signal_event(slot, id)?])));
+            q.submit(rig, &packets(cx, cmds));
             let mut both = [done, fault];
             kmt!(
                 cx,

@@ -169,7 +169,10 @@ fn barrier_value(q: &mut QueueCtx, p: &hsa_amd_barrier_value_packet_t) -> Outcom
 /// to the IB holding the real commands).
 fn pm4_ib(q: &mut QueueCtx, p: &amd_aql_pm4_ib_packet_t) -> Outcome {
     let cmd = p.ib_jump_cmd;
-    let Some(len) = pm4::packet_len(cmd[0]).filter(|l| *l <= 4) else {
+    let Some(len) = pm4::packet_len(cmd[0])
+        .ok()
+        .filter(|l| *l <= cmd.len() as u64)
+    else {
         return Outcome::Error(QueueError {
             ec: kfd_sys::kfd::EC_QUEUE_PACKET_VENDOR_UNSUPPORTED,
             legacy: report::LEGACY_INVALID_VENDOR_PACKET,
@@ -177,7 +180,7 @@ fn pm4_ib(q: &mut QueueCtx, p: &amd_aql_pm4_ib_packet_t) -> Outcome {
         });
     };
     q.trace_packet(|| "VENDOR_SPECIFIC PM4-IB".into());
-    match pm4::execute(q, cmd[0], &cmd[1..len as usize], false) {
+    match pm4::execute(q, &cmd[..len as usize], false) {
         // PM4 errors inside a vendor packet are vendor packet errors for
         // the CP's report; a refused dispatch stays what it is.
         Outcome::Error(e) if e.ec == kfd_sys::kfd::EC_QUEUE_PACKET_UNSUPPORTED => {

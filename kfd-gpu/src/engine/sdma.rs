@@ -1,10 +1,10 @@
 //! An SDMA engine serving one user-mode SDMA queue (`SDMA`, `SDMA_XGMI`,
 //! `SDMA_BY_ENG_ID`).
 //!
-//! Packets (SDMA v4/v5 encodings, ROCr's `sdma_registers.h`, kfdtest's
-//! `sdma_pkt_struct.h`): `NOP`, `COPY_LINEAR` (count = bytes − 1; the
-//! count field is 30 bits wide on gfx90a, gfx94x and gfx10.3+, 22 bits on the
-//! other gfx9/gfx10 parts, as ROCr's per-ASIC maximum says),
+//! Packets (the SDMA v4+ encodings of `kfd_sys::sdma`, decoded there into
+//! `SdmaPacket`): `NOP`, `COPY_LINEAR` (count = bytes − 1; the count field
+//! is 30 bits wide on gfx90a, gfx94x and gfx10.3+, 22 bits on the other
+//! gfx9/gfx10 parts: `kfd_sys::sdma::copy_count_mask`),
 //! `CONSTANT_FILL`, `WRITE` (untiled), `FENCE` (32-bit, and the 64-bit
 //! sub-op), `TRAP` (the interrupt context is an event id, 28 bits valid),
 //! `POLL_REGMEM` (memory form: wait for the value; register form: the HDP
@@ -16,106 +16,29 @@
 //! (ROCr's `HwIndexMonotonic` gfx9+ layout); the read pointer is written
 //! back the same way.
 
+use kfd_sys::sdma::{
+    self, SdmaPacket, SDMA_ATOMIC_ADD64, SDMA_CONST_FILL_FILLSIZE_DWORD, SDMA_SUBOP_TIMESTAMP_GET,
+    SDMA_SUBOP_TIMESTAMP_GET_GLOBAL, SDMA_TRAP_INT_CTX_MASK,
+};
+use zerocopy::IntoBytes;
+
 use super::pm4::compare;
 use super::report::{self, interrupt, Outcome, QueueError};
 use super::{Progress, QueueCtx};
 
-/// `SDMA_OP_*`.
-mod op {
-    pub const NOP: u32 = 0;
-    pub const COPY: u32 = 1;
-    pub const WRITE: u32 = 2;
-    pub const FENCE: u32 = 5;
-    pub const TRAP: u32 = 6;
-    pub const POLL_REGMEM: u32 = 8;
-    pub const ATOMIC: u32 = 10;
-    pub const CONST_FILL: u32 = 11;
-    pub const TIMESTAMP: u32 = 13;
-    pub const GCR: u32 = 17;
+/// An error for a packet the engine cannot run.
+fn unsupported(e: kfd_sys::packet::PacketError) -> Outcome {
+    Outcome::Error(QueueError::unsupported(e.to_string()))
 }
 
-/// `SDMA_ATOMIC_ADD64`.
-const ATOMIC_ADD64: u32 = 47;
-
-/// Width of `COPY_LINEAR`'s count field for a device: 30 bits
-/// (`count_ext`) on gfx90a, gfx94x/gfx950, gfx10.3+ and gfx11/12; 22 bits
-/// on the other gfx9 and gfx10.1 parts. ROCr's per-ASIC copy-size limit
-/// (`GpuAgent::CreateBlitSdma`) says the same: ROCr 6.1.2 sends a
-/// single 16 MiB `COPY_LINEAR` on gfx942.
-pub(crate) fn copy_count_mask(gfx_version: u32) -> u32 {
-    let (major, minor, stepping) = (
-        gfx_version / 10000,
-        gfx_version / 100 % 100,
-        gfx_version % 100,
-    );
-    let wide = match major {
-        9 => minor >= 4 || (minor == 0 && stepping == 10),
-        10 => minor >= 3,
-        m => m >= 11,
-    };
-    if wide {
-        (1 << 30) - 1
-    } else {
-        (1 << 22) - 1
-    }
-}
-
-fn op_name(op: u32) -> String {
-    let n = match op {
-        op::NOP => "NOP",
-        op::COPY => "COPY_LINEAR",
-        op::WRITE => "WRITE",
-        op::FENCE => "FENCE",
-        op::TRAP => "TRAP",
-        op::POLL_REGMEM => "POLL_REGMEM",
-        op::ATOMIC => "ATOMIC",
-        op::CONST_FILL => "CONST_FILL",
-        op::TIMESTAMP => "TIMESTAMP",
-        op::GCR => "GCR",
-        _ => return format!("op {op}"),
-    };
-    n.to_string()
-}
-
-/// Dwords [`packet_len`] looks at.
-const HEAD_DW: u64 = 4;
-
-/// Length in dwords of the packet whose first [`HEAD_DW`] dwords are
-/// `head` (`None`: not a packet this engine knows).
-fn packet_len(head: &[u32]) -> Option<u64> {
-    let dw0 = head[0];
-    let sub = (dw0 >> 8) & 0xFF;
-    Some(match dw0 & 0xFF {
-        op::NOP => 1 + u64::from((dw0 >> 16) & 0x3FFF),
-        op::COPY if sub == 0 => 7,
-        // Header, address, count (dwords - 1), then the data.
-        op::WRITE if sub == 0 => 4 + u64::from(head[3] & 0x3F_FFFF) + 1,
-        op::FENCE if sub == 2 => 5,
-        op::FENCE => 4,
-        op::TRAP => 2,
-        op::POLL_REGMEM => 6,
-        op::ATOMIC => 8,
-        op::CONST_FILL => 5,
-        op::TIMESTAMP => 3,
-        op::GCR => 5,
-        _ => return None,
-    })
-}
-
-fn addr(lo: u32, hi: u32) -> u64 {
-    u64::from(lo) | u64::from(hi) << 32
-}
-
-fn execute(q: &mut QueueCtx, p: &[u32]) -> Outcome {
-    let dw0 = p[0];
-    let (op, sub) = (dw0 & 0xFF, (dw0 >> 8) & 0xFF);
-    q.trace_packet(|| format!("{} ({} dw)", op_name(op), p.len()));
-    match op {
-        op::NOP | op::GCR => Outcome::Done,
-        op::COPY => {
-            let mask = copy_count_mask(q.hw.gfx_version);
-            let len = u64::from(p[1] & mask) + 1;
-            let (src, dst) = (addr(p[3], p[4]), addr(p[5], p[6]));
+fn execute(q: &mut QueueCtx, p: &SdmaPacket, len: usize) -> Outcome {
+    let h = p.header();
+    q.trace_packet(|| format!("{} ({len} dw)", sdma::op_name(h.op()).unwrap_or("SDMA")));
+    match p {
+        SdmaPacket::Nop(_) | SdmaPacket::Gcr(_) => Outcome::Done,
+        SdmaPacket::CopyLinear(c) => {
+            let len = c.bytes(sdma::copy_count_mask(q.hw.gfx_version));
+            let (src, dst) = (c.src(), c.dst());
             q.trace_packet(|| format!("copy {len} bytes {src:#x} -> {dst:#x}"));
             let hw = q.hw;
             match q.vm.copy(dst, src, len, &|| hw.stopped()) {
@@ -124,43 +47,33 @@ fn execute(q: &mut QueueCtx, p: &[u32]) -> Outcome {
                 Err(f) => f.into(),
             }
         }
-        op::WRITE => {
-            let dst = addr(p[1], p[2]);
-            let data: Vec<u8> = p[4..].iter().flat_map(|d| d.to_ne_bytes()).collect();
-            match q.vm.write(dst, &data) {
-                Ok(()) => Outcome::Done,
-                Err(f) => f.into(),
-            }
-        }
-        op::FENCE => {
-            let dst = addr(p[1], p[2]);
-            let r = if sub == 2 {
-                q.vm.store::<u64>(dst, addr(p[3], p[4]))
-            } else {
-                q.vm.store::<u32>(dst, p[3])
-            };
-            match r {
-                Ok(()) => Outcome::Done,
-                Err(f) => f.into(),
-            }
-        }
-        op::TRAP => {
-            interrupt(q, p[1] & 0x0FFF_FFFF, 28);
+        SdmaPacket::Write(w, data) => match q.vm.write(w.dst(), data.as_bytes()) {
+            Ok(()) => Outcome::Done,
+            Err(f) => f.into(),
+        },
+        SdmaPacket::Fence(f) => match q.vm.store::<u32>(f.addr(), f.data) {
+            Ok(()) => Outcome::Done,
+            Err(f) => f.into(),
+        },
+        SdmaPacket::Fence64(f) => match q.vm.store::<u64>(f.addr(), f.data()) {
+            Ok(()) => Outcome::Done,
+            Err(f) => f.into(),
+        },
+        SdmaPacket::Trap(t) => {
+            interrupt(q, t.int_ctx & SDMA_TRAP_INT_CTX_MASK, 28);
             Outcome::Done
         }
-        op::POLL_REGMEM => {
-            let mem_poll = dw0 & (1 << 31) != 0;
-            if !mem_poll {
+        SdmaPacket::PollRegmem(p) => {
+            if !p.mem_poll() {
                 // The register form: ROCr's HDP flush. No register model.
                 return Outcome::Done;
             }
-            let function = (dw0 >> 28) & 7;
-            let at = addr(p[1], p[2]) & !3;
-            let value = match q.vm.load::<u32>(at) {
-                Ok(v) => v & p[4],
+            let function = p.func();
+            let value = match q.vm.load::<u32>(p.addr() & !3) {
+                Ok(v) => v & p.mask,
                 Err(f) => return f.into(),
             };
-            match compare(function, value, p[3]) {
+            match compare(function, value, p.value) {
                 Some(true) => Outcome::Done,
                 Some(false) => Outcome::Blocked,
                 None => Outcome::Error(QueueError::unsupported(format!(
@@ -168,49 +81,50 @@ fn execute(q: &mut QueueCtx, p: &[u32]) -> Outcome {
                 ))),
             }
         }
-        op::ATOMIC => {
-            let operation = (dw0 >> 25) & 0x7F;
-            if operation != ATOMIC_ADD64 {
+        SdmaPacket::Atomic(a) => {
+            let operation = a.operation();
+            if operation != SDMA_ATOMIC_ADD64 {
                 return Outcome::Error(QueueError::unsupported(format!(
                     "SDMA ATOMIC operation {operation}"
                 )));
             }
-            let add = addr(p[3], p[4]);
+            let add = a.src_data();
             match q
                 .vm
-                .update::<u64>(addr(p[1], p[2]) & !7, &mut |v| v.wrapping_add(add))
+                .update::<u64>(a.addr() & !7, &mut |v| v.wrapping_add(add))
             {
                 Ok(_) => Outcome::Done,
                 Err(f) => f.into(),
             }
         }
-        op::CONST_FILL => {
-            let fillsize = dw0 >> 30;
-            let dst = addr(p[1], p[2]);
-            let count = u64::from(p[4] & copy_count_mask(q.hw.gfx_version));
-            let data = p[3].to_ne_bytes();
-            let (pattern, len): (&[u8], u64) = if fillsize == 2 {
+        SdmaPacket::ConstantFill(f) => {
+            let count = u64::from(f.count & sdma::copy_count_mask(q.hw.gfx_version));
+            let data = f.data.to_ne_bytes();
+            let (pattern, len): (&[u8], u64) = if f.fillsize() == SDMA_CONST_FILL_FILLSIZE_DWORD {
                 (&data, ((count >> 2) + 1) * 4)
             } else {
                 (&data[..1], count + 1)
             };
             let hw = q.hw;
-            match q.vm.fill(dst, pattern, len, &|| hw.stopped()) {
+            match q.vm.fill(f.dst(), pattern, len, &|| hw.stopped()) {
                 Ok(true) => Outcome::Done,
                 Ok(false) => Outcome::Interrupted,
                 Err(f) => f.into(),
             }
         }
-        op::TIMESTAMP if sub == 1 || sub == 2 => {
-            match q.vm.store::<u64>(addr(p[1], p[2]) & !7, (q.clocks.gpu)()) {
+        SdmaPacket::Timestamp(t) => {
+            let sub_op = t.header.sub_op();
+            if sub_op != SDMA_SUBOP_TIMESTAMP_GET && sub_op != SDMA_SUBOP_TIMESTAMP_GET_GLOBAL {
+                return unsupported(kfd_sys::packet::PacketError::UnknownSdma {
+                    op: t.header.op(),
+                    sub_op,
+                });
+            }
+            match q.vm.store::<u64>(t.addr() & !7, (q.clocks.gpu)()) {
                 Ok(()) => Outcome::Done,
                 Err(f) => f.into(),
             }
         }
-        _ => Outcome::Error(QueueError::unsupported(format!(
-            "SDMA {} sub-op {sub} not supported",
-            op_name(op)
-        ))),
     }
 }
 
@@ -228,21 +142,20 @@ pub(crate) fn step(q: &mut QueueCtx, budget: u32) -> Progress {
     let mut ran = 0;
     while read < wptr && ran < budget {
         let at_dw = read / 4;
-        let head = match super::pm4::ring_dwords(q, base, size_dw, at_dw, HEAD_DW) {
+        let head = sdma::HEAD_DWORDS as u64;
+        let head = match super::pm4::ring_dwords(q, base, size_dw, at_dw, head) {
             Ok(h) => h,
             Err(f) => {
                 report::vm_fault(q, f);
                 return Progress::Stopped;
             }
         };
-        let Some(len) = packet_len(&head) else {
-            let e = QueueError::unsupported(format!(
-                "SDMA {} sub-op {} not supported",
-                op_name(head[0] & 0xFF),
-                (head[0] >> 8) & 0xFF
-            ));
-            report::queue_error(q, &e);
-            return Progress::Stopped;
+        let len = match sdma::packet_dwords(&head) {
+            Ok(len) => len as u64,
+            Err(e) => {
+                report::queue_error(q, &QueueError::unsupported(e.to_string()));
+                return Progress::Stopped;
+            }
         };
         if read + len * 4 > wptr {
             break;
@@ -254,7 +167,10 @@ pub(crate) fn step(q: &mut QueueCtx, budget: u32) -> Progress {
                 return Progress::Stopped;
             }
         };
-        let o = execute(q, &p);
+        let o = match SdmaPacket::decode(&p) {
+            Ok((packet, _)) => execute(q, &packet, p.len()),
+            Err(e) => unsupported(e),
+        };
         if let Err(progress) = q.settle(o, ran) {
             return progress;
         }
@@ -267,23 +183,4 @@ pub(crate) fn step(q: &mut QueueCtx, budget: u32) -> Progress {
         }
     }
     Progress::after(ran)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::copy_count_mask;
-
-    #[test]
-    fn copy_count_width_per_asic() {
-        let wide = (1 << 30) - 1;
-        let narrow = (1 << 22) - 1;
-        for v in [
-            90010, 90400, 90402, 90500, 100300, 100302, 110000, 110501, 120001,
-        ] {
-            assert_eq!(copy_count_mask(v), wide, "gfx{v}");
-        }
-        for v in [90000, 90006, 90008, 90009, 100100, 100102] {
-            assert_eq!(copy_count_mask(v), narrow, "gfx{v}");
-        }
-    }
 }

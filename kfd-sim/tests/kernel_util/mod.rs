@@ -3,8 +3,6 @@
 
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 
-pub mod packets;
-
 use kfd_sim::Sim;
 use kfd_sys::ioctl::{ioctl, Ioctl};
 use kfd_sys::kfd::*;
