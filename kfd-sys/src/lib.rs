@@ -47,6 +47,9 @@
 //! - [`sysfs`]: property names of the KFD topology tree;
 //! - [`hsa`]: the user-mode queue ABI the GPU consumes (AQL packets,
 //!   `amd_queue_t`, `amd_signal_t`, kernel descriptors), with byte views;
+//! - [`pm4`] and [`sdma`]: the command packets of compute (PM4) and SDMA
+//!   queues, built for a ring producer and decoded for the simulated
+//!   engines ([`packet`]: their dword view and errors);
 //! - safe forms of the requests whose arguments carry user pointers:
 //!   [`memory`] (allocation, GPU mapping, apertures, dma-bufs, SVM, tile
 //!   config), [`queue`] (create/update, CU masks, wave state), [`event`]
@@ -80,10 +83,13 @@ pub mod kfd;
 pub mod mapping;
 pub mod memory;
 pub mod mman;
+pub mod packet;
 pub mod pc_sample;
+pub mod pm4;
 pub mod process;
 pub mod queue;
 pub mod rcu;
+pub mod sdma;
 pub mod spm;
 pub mod sysfs;
 #[doc(hidden)]
