@@ -110,6 +110,7 @@
 
 mod aql;
 mod error;
+mod fault;
 mod packet;
 mod queue;
 mod queues;
@@ -131,4 +132,27 @@ pub use queues::{QueueOptions, QueueRules, Queues};
 /// this crate leaves its data consistent before anything that can panic.
 pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Calls `attempt` until it returns a value, sleeping between calls
+/// (from 1 µs, doubling up to 1 ms); [`QueueError::RingFull`] once
+/// `timeout` has passed, or the error `attempt` returns. How a producer
+/// waits for room in a ring.
+pub(crate) fn retry_until<T>(
+    timeout: std::time::Duration,
+    mut attempt: impl FnMut() -> Result<Option<T>, QueueError>,
+) -> Result<T, QueueError> {
+    let start = std::time::Instant::now();
+    let mut pause = std::time::Duration::from_micros(1);
+    loop {
+        if let Some(v) = attempt()? {
+            return Ok(v);
+        }
+        let waited = start.elapsed();
+        if waited >= timeout {
+            return Err(QueueError::RingFull { waited });
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(std::time::Duration::from_millis(1));
+    }
 }
