@@ -92,6 +92,8 @@
 //! - owned AQL queues ([`AqlQueue`]) that submit typed packets
 //!   ([`AqlPacket`], [`KernelDispatch`]) with the AQL producer protocol
 //!   and report queue errors and GPU memory faults to waiters;
+//! - owned SDMA queues ([`SdmaQueue`]) that copy, fill and write memory
+//!   and complete [`kfd_event::Signal`]s the way ROCr's SDMA blits do;
 //! - update, destroy, CU masks, queue info / wave state, GWS allocation,
 //!   trap handlers; priorities map from `HSA_QUEUE_PRIORITY` to the KFD's
 //!   0..=15 with [`kfd_priority`].
@@ -114,6 +116,7 @@ mod fault;
 mod packet;
 mod queue;
 mod queues;
+mod sdma;
 pub mod sizes;
 
 pub use aql::{
@@ -127,6 +130,7 @@ pub use queue::{
     QueueResource, MAX_CU_MASK_BITS,
 };
 pub use queues::{QueueOptions, QueueRules, Queues};
+pub use sdma::{SdmaEngine, SdmaQueue, MAX_SDMA_RING_BYTES, MIN_SDMA_RING_BYTES};
 
 /// Locks `m`, carrying on through poisoning: every critical section in
 /// this crate leaves its data consistent before anything that can panic.
