@@ -73,7 +73,9 @@
 //! ```
 //!
 //! `examples/aql.rs` prints every resource of an AQL queue;
-//! `examples/barrier.rs` walks through the barrier step by step.
+//! `examples/barrier.rs` walks through the barrier step by step;
+//! `examples/sdma_copy.rs` copies host -> VRAM -> host with an
+//! [`SdmaQueue`].
 //!
 //! # Overview
 //!

@@ -440,3 +440,24 @@ fn dropping_the_queue_releases_the_kernel_objects() {
     q.destroy().unwrap();
     assert_eq!(w.kernel_objects(), before);
 }
+
+// The example, as a module: its `main` runs under `cargo run` only.
+#[allow(dead_code)]
+#[path = "../examples/sdma_copy.rs"]
+mod sdma_copy_example;
+
+/// The `sdma_copy` example's flow on a gfx90a and on the APU, whose
+/// 16 MiB copy takes several packets: every copy comes back equal and
+/// nothing is left after the drop.
+#[test]
+fn the_sdma_copy_example_runs() {
+    for preset in ["mi210", "apu"] {
+        let report = sdma_copy_example::sdma_copy_demo(preset).unwrap();
+        let want: Vec<_> = sdma_copy_example::SIZES
+            .iter()
+            .map(|&s| (s, true))
+            .collect();
+        assert_eq!(report.copies, want, "{preset}");
+        assert_eq!(report.left, (0, 0), "{preset}");
+    }
+}

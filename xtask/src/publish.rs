@@ -26,6 +26,7 @@ const EXAMPLES: &[(&str, &str, &[&str])] = &[
     ("kfd-event", "signal", &[]),
     ("kfd-queue", "aql", &[]),
     ("kfd-queue", "barrier", &[]),
+    ("kfd-queue", "sdma_copy", &[]),
     ("kfd-debug", "runtime", &[]),
     ("kfd-perf", "counters", &[]),
     ("kfd-context", "tenants", &[]),
