@@ -51,6 +51,15 @@ impl FaultWatch {
             _ => Ok(()),
         }
     }
+
+    /// As [`FaultWatch::check`], after looking at the event without
+    /// sleeping (a wait of 0 ms, which stores a pending fault's data in
+    /// the event): for a producer that waits for room in a ring no
+    /// signal wait is looking at the event.
+    pub fn poll(&self) -> Result<(), QueueError> {
+        self.events.wait_one(&self.event, 0)?;
+        self.check()
+    }
 }
 
 impl Drop for FaultWatch {

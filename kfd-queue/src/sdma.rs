@@ -134,7 +134,8 @@ fn check_dword(packet: &'static str, field: &'static str, value: u64) -> Result<
 ///
 /// A GPU memory fault on the queue's GPU stops the queue; the queue's
 /// memory exception event reports it, and [`SdmaQueue::wait`] returns
-/// [`QueueError::MemoryFault`] instead of waiting out its timeout.
+/// [`QueueError::MemoryFault`] instead of waiting out its timeout, as
+/// does a submission waiting for room in the stopped queue's ring.
 ///
 /// # Dropping
 ///
@@ -313,7 +314,8 @@ impl SdmaQueue {
     /// hold everything up to `upto` (at most one byte less than the ring:
     /// a full ring would look empty to the engine). While it waits, the
     /// packets written up to `at` are published, so that the engine can
-    /// get to them.
+    /// get to them; a GPU fault that stopped the queue ends the wait
+    /// with [`QueueError::MemoryFault`].
     fn wait_for_room(&self, upto: u64, at: u64, published: &mut u64) -> Result<(), QueueError> {
         crate::retry_until(self.submit_timeout, || {
             let read = self.read_pointer()?;
@@ -324,7 +326,7 @@ impl SdmaQueue {
                 self.publish(at)?;
                 *published = at;
             }
-            self.check()?;
+            self.faults.poll()?;
             Ok(None)
         })
     }

@@ -299,6 +299,33 @@ fn a_copy_into_unmapped_vram_ends_the_wait_with_the_fault() {
     }
 }
 
+/// Submissions into a queue a fault stopped fill its ring; the one that
+/// finds no room returns the fault at once instead of waiting out the
+/// submit timeout (10 s) for a ring that never drains.
+#[test]
+fn a_submission_into_a_faulted_queue_returns_the_fault() {
+    let w = World::new("mi210");
+    let q = w.queue(SdmaEngine::Any, 1024).unwrap();
+    let src = w.host(4096);
+    let unmapped = w.vram(4096, false);
+    let start = Instant::now();
+    let e = loop {
+        if let Err(e) = q.copy(unmapped.addr(), src.addr(), 64) {
+            break e;
+        }
+        assert!(start.elapsed() < 5 * SECOND, "the ring never filled");
+    };
+    assert!(start.elapsed() < SECOND, "took {:?}", start.elapsed());
+    assert_eq!(
+        e,
+        QueueError::MemoryFault {
+            node_id: w.ctx.gpu_node(),
+            address: unmapped.addr(),
+        }
+    );
+    assert_eq!(q.read_pointer().unwrap(), 0, "the first copy faulted");
+}
+
 /// Every engine choice makes a working queue (xGMI on the preset with
 /// xGMI engines).
 #[test]
