@@ -130,6 +130,44 @@ fn check_dword(packet: &'static str, field: &'static str, value: u64) -> Result<
 /// [`SdmaQueue::write`] (`WRITE`) and [`SdmaQueue::signal`], which
 /// completes an HSA [`Signal`] once the packets before it are done.
 ///
+/// Nothing else is added: ROCr's blits also flush the HDP (when its
+/// flag asks) and, on gfx10+, invalidate caches with `GCR` packets
+/// around their commands; callers that need those submit them
+/// ([`kfd_sys::sdma::SDMA_PKT_POLL_REGMEM::HDP_FLUSH`],
+/// [`kfd_sys::sdma::SDMA_PKT_GCR`]).
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use kfd_event::{Condition, Events, Signal};
+/// use kfd_fmm::{Fmm, FmmOptions, MemFlags};
+/// use kfd_queue::{Queues, SdmaEngine, SdmaQueue};
+/// use kfd_sys::{DeviceFile, Driver};
+///
+/// let sim = kfd_sim::Sim::preset("mi210")?;
+/// let topology = Arc::new(kfd_topology::Topology::snapshot(&sim)?);
+/// let driver: Arc<dyn Driver> = Arc::new(sim.clone());
+/// let kfd = Arc::new(DeviceFile::open_kfd(driver)?);
+/// let fmm = Arc::new(Fmm::from_topology(kfd.clone(), &topology, FmmOptions::primary())?);
+/// let queues = Arc::new(Queues::new(kfd.clone(), topology.clone(), fmm.clone()));
+/// let events = Arc::new(Events::new(kfd, Some(topology), Some(fmm.clone())));
+///
+/// let queue = SdmaQueue::new(&queues, &events, &fmm, 1, SdmaEngine::Any, 4096)?;
+/// let host = MemFlags::NON_PAGED | MemFlags::HOST_ACCESS;
+/// let (src, dst) = (fmm.alloc_buffer(0, 4096, 0, host)?, fmm.alloc_buffer(0, 4096, 0, host)?);
+/// src.map()?;
+/// dst.map()?;
+/// src.write(0, b"copied by the SDMA engine")?;
+/// let done = Signal::new(&events, &fmm, 1)?;
+/// queue.copy(dst.addr(), src.addr(), 25)?;
+/// queue.signal(&done)?; // 1 -> 0 once the copy is done
+/// assert_eq!(queue.wait(&done, Condition::Eq, 0, Duration::from_secs(10))?, 0);
+/// let mut back = [0u8; 25];
+/// dst.read(0, &mut back)?;
+/// assert_eq!(&back, b"copied by the SDMA engine");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
 /// # Errors reach the caller
 ///
 /// A GPU memory fault on the queue's GPU stops the queue; the queue's
