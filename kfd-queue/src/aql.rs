@@ -5,14 +5,15 @@ use std::fmt;
 use std::mem::offset_of;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use kfd_event::{Condition, Event, EventDescriptor, EventType, Events, ExceptionData, Signal};
+use kfd_event::{Condition, Events, Signal};
 use kfd_fmm::{Buffer, Fmm, MemFlags};
 use kfd_sys::hsa::{amd_queue_t, AMD_QUEUE_PROPERTIES_IS_PTR64, HSA_PACKET_TYPE_INVALID};
 use zerocopy::IntoBytes;
 
 use crate::error::QueueError;
+use crate::fault::FaultWatch;
 use crate::packet::{AqlPacket, AQL_PACKET_SIZE};
 use crate::queue::{Queue, QueueKind, QueueRequest};
 use crate::queues::Queues;
@@ -147,12 +148,11 @@ pub fn queue_exception_cause(mask: u64) -> &'static str {
 /// [`AqlQueue::destroy`] does the same and reports a failure.
 pub struct AqlQueue {
     queues: Arc<Queues>,
-    events: Arc<Events>,
     queue: Queue,
     ring: Buffer,
     control: Buffer,
     inactive: Signal,
-    memory_event: Event,
+    faults: FaultWatch,
     slots: u64,
     submit_timeout: Duration,
 }
@@ -202,16 +202,10 @@ impl AqlQueue {
         ring.map().map_err(QueueError::Memory)?;
 
         let inactive = Signal::new(events, fmm, 0)?;
-        let memory = EventDescriptor::new(EventType::Memory).on_node(node_id);
-        let memory_event = events.create(&memory)?;
-        // From here on the event is destroyed if creation fails.
-        let destroy_event = |e: QueueError| {
-            let _ = events.destroy(&memory_event);
-            e
-        };
+        let faults = FaultWatch::new(events, node_id)?;
         let control = fmm
             .alloc_buffer(0, control::SIZE, 0, host)
-            .map_err(|e| destroy_event(QueueError::Memory(e)))?;
+            .map_err(QueueError::Memory)?;
         let mut amd_queue = amd_queue_t::default();
         amd_queue.hsa_queue.base_address = ring.addr();
         amd_queue.hsa_queue.size = packets;
@@ -222,23 +216,22 @@ impl AqlQueue {
             .write(0, amd_queue.as_bytes())
             .and_then(|()| control.map().map(|_| ()))
             .and_then(|()| control.atomic_u64(control::WRITE_INDEX).map(|_| ()))
-            .map_err(|e| destroy_event(QueueError::Memory(e)))?;
+            .map_err(QueueError::Memory)?;
 
         let mut req = QueueRequest::new(node_id, QueueKind::ComputeAql, ring.addr(), ring_bytes);
         req.read_ptr = control.addr() + control::READ_INDEX;
         req.write_ptr = control.addr() + control::WRITE_INDEX;
         req.error_event_id = inactive.event().id();
         req.error_reason = control.addr() + control::ERROR_REASON;
-        let queue = queues.create(&req).map_err(destroy_event)?;
+        let queue = queues.create(&req)?;
         // From here on dropping `q` releases everything.
         let q = AqlQueue {
             queues: queues.clone(),
-            events: events.clone(),
             queue,
             ring,
             control,
             inactive,
-            memory_event,
+            faults,
             slots,
             submit_timeout: DEFAULT_SUBMIT_TIMEOUT,
         };
@@ -328,34 +321,25 @@ impl AqlQueue {
             .control
             .atomic_u64(control::WRITE_INDEX)
             .map_err(QueueError::Memory)?;
-        let start = Instant::now();
-        let mut pause = Duration::from_micros(1);
-        let mut index = write.load(Ordering::Relaxed);
-        loop {
-            let read = self.read_index()?;
-            if index.wrapping_sub(read) + n <= self.slots {
+        crate::retry_until(self.submit_timeout, || {
+            let mut index = write.load(Ordering::Relaxed);
+            loop {
+                let read = self.read_index()?;
+                if index.wrapping_sub(read) + n > self.slots {
+                    self.check()?;
+                    return Ok(None);
+                }
                 match write.compare_exchange_weak(
                     index,
                     index + n,
                     Ordering::AcqRel,
                     Ordering::Relaxed,
                 ) {
-                    Ok(_) => return Ok(index),
-                    Err(now) => {
-                        index = now;
-                        continue;
-                    }
+                    Ok(_) => return Ok(Some(index)),
+                    Err(now) => index = now,
                 }
             }
-            self.check()?;
-            let waited = start.elapsed();
-            if waited >= self.submit_timeout {
-                return Err(QueueError::RingFull { waited });
-            }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(1));
-            index = write.load(Ordering::Relaxed);
-        }
+        })
     }
 
     /// The queue's error, if it has one: the CP's code in the inactive
@@ -380,18 +364,7 @@ impl AqlQueue {
                 cause: queue_exception_cause(mask),
             });
         }
-        // The kernel sets every memory event of the process on a fault;
-        // only a fault on this queue's GPU stopped this queue.
-        if let Some(ExceptionData::Memory(m)) = self.memory_event.exception() {
-            if m.node_id != self.queue.node_id() {
-                return Ok(());
-            }
-            return Err(QueueError::MemoryFault {
-                node_id: m.node_id,
-                address: m.virtual_address,
-            });
-        }
-        Ok(())
+        self.faults.check()
     }
 
     /// Sleeps until `signal` meets `condition` against `compare` and
@@ -406,7 +379,7 @@ impl AqlQueue {
         compare: i64,
         timeout: Duration,
     ) -> Result<i64, QueueError> {
-        let also = [self.inactive.event().clone(), self.memory_event.clone()];
+        let also = [self.inactive.event().clone(), self.faults.event().clone()];
         signal.wait_until_or(condition, compare, timeout, &also, || self.check())
     }
 
@@ -429,7 +402,8 @@ impl Drop for AqlQueue {
             let _ = self.ring.mark_kernel_held();
             let _ = self.control.mark_kernel_held();
         }
-        let _ = self.events.destroy(&self.memory_event);
+        // The fields drop after this: the signal and the memory event go
+        // once the queue no longer uses them.
     }
 }
 

@@ -84,6 +84,24 @@ pub enum QueueError {
     /// [`crate::MIN_AQL_PACKETS`] to [`crate::MAX_AQL_PACKETS`] packets.
     #[error("invalid AQL ring of {0} packets: needs a power of two from 16 to 2^25")]
     InvalidPacketCount(u32),
+    /// An SDMA ring size that is not a power of two from
+    /// [`crate::MIN_SDMA_RING_BYTES`] to [`crate::MAX_SDMA_RING_BYTES`].
+    #[error("invalid SDMA ring of {0} bytes: needs a power of two from 1 KiB to 2 GiB")]
+    InvalidSdmaRingSize(u64),
+    /// An SDMA packet as long as the ring or longer: it could never be
+    /// written without overwriting packets the engine has not read.
+    #[error("SDMA packet of {bytes} bytes does not fit a ring of {ring}")]
+    SdmaPacketTooLarge {
+        /// Bytes of the packet.
+        bytes: u64,
+        /// Bytes of the ring.
+        ring: u64,
+    },
+    /// An SDMA packet that could not be built (a size or an alignment
+    /// its fields cannot carry), or dwords that are not whole packets of
+    /// known formats.
+    #[error("SDMA packet: {0}")]
+    Packet(#[from] kfd_sys::packet::PacketError),
     /// A barrier packet with more dependencies than it holds.
     #[error("{0} barrier dependencies: a barrier packet holds at most 5")]
     TooManyDependencies(usize),
@@ -107,9 +125,10 @@ pub enum QueueError {
         /// Slots in the ring.
         slots: u32,
     },
-    /// The ring stayed full for the whole submit timeout: the GPU is not
-    /// consuming packets (blocked on a dependency, or stopped).
-    #[error("AQL ring still full after {waited:?}: the GPU is not consuming packets")]
+    /// The ring (AQL or SDMA) stayed full for the whole submit timeout:
+    /// the GPU is not consuming packets (blocked on a dependency, or
+    /// stopped).
+    #[error("ring still full after {waited:?}: the GPU is not consuming packets")]
     RingFull {
         /// How long the submission waited.
         waited: std::time::Duration,

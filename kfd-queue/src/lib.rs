@@ -73,7 +73,9 @@
 //! ```
 //!
 //! `examples/aql.rs` prints every resource of an AQL queue;
-//! `examples/barrier.rs` walks through the barrier step by step.
+//! `examples/barrier.rs` walks through the barrier step by step;
+//! `examples/sdma_copy.rs` copies host -> VRAM -> host with an
+//! [`SdmaQueue`].
 //!
 //! # Overview
 //!
@@ -92,6 +94,8 @@
 //! - owned AQL queues ([`AqlQueue`]) that submit typed packets
 //!   ([`AqlPacket`], [`KernelDispatch`]) with the AQL producer protocol
 //!   and report queue errors and GPU memory faults to waiters;
+//! - owned SDMA queues ([`SdmaQueue`]) that copy, fill and write memory
+//!   and complete [`kfd_event::Signal`]s the way ROCr's SDMA blits do;
 //! - update, destroy, CU masks, queue info / wave state, GWS allocation,
 //!   trap handlers; priorities map from `HSA_QUEUE_PRIORITY` to the KFD's
 //!   0..=15 with [`kfd_priority`].
@@ -110,9 +114,11 @@
 
 mod aql;
 mod error;
+mod fault;
 mod packet;
 mod queue;
 mod queues;
+mod sdma;
 pub mod sizes;
 
 pub use aql::{
@@ -126,9 +132,33 @@ pub use queue::{
     QueueResource, MAX_CU_MASK_BITS,
 };
 pub use queues::{QueueOptions, QueueRules, Queues};
+pub use sdma::{SdmaEngine, SdmaQueue, MAX_SDMA_RING_BYTES, MIN_SDMA_RING_BYTES};
 
 /// Locks `m`, carrying on through poisoning: every critical section in
 /// this crate leaves its data consistent before anything that can panic.
 pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Calls `attempt` until it returns a value, sleeping between calls
+/// (from 1 µs, doubling up to 1 ms); [`QueueError::RingFull`] once
+/// `timeout` has passed, or the error `attempt` returns. How a producer
+/// waits for room in a ring.
+pub(crate) fn retry_until<T>(
+    timeout: std::time::Duration,
+    mut attempt: impl FnMut() -> Result<Option<T>, QueueError>,
+) -> Result<T, QueueError> {
+    let start = std::time::Instant::now();
+    let mut pause = std::time::Duration::from_micros(1);
+    loop {
+        if let Some(v) = attempt()? {
+            return Ok(v);
+        }
+        let waited = start.elapsed();
+        if waited >= timeout {
+            return Err(QueueError::RingFull { waited });
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(std::time::Duration::from_millis(1));
+    }
 }

@@ -368,6 +368,22 @@ impl Queue {
     pub fn same(&self, other: &Queue) -> bool {
         Arc::ptr_eq(&self.obj, &other.obj)
     }
+
+    /// Runs `f` on the per-queue page, which holds the read and write
+    /// pointers of a non-AQL queue (offsets [`page::RPTR`] and
+    /// [`page::WPTR`]); [`QueueError::UnknownQueue`] once the queue is
+    /// destroyed and the page freed.
+    pub(crate) fn with_page<R>(
+        &self,
+        f: impl FnOnce(&Buffer) -> Result<R, FmmError>,
+    ) -> Result<R, QueueError> {
+        let buffers = crate::lock(&self.obj.buffers);
+        let page = &buffers
+            .as_ref()
+            .ok_or(QueueError::UnknownQueue(self.obj.id.0))?
+            .page;
+        f(page).map_err(QueueError::Memory)
+    }
 }
 
 impl fmt::Debug for Queue {

@@ -270,7 +270,9 @@ impl Queues {
         })
     }
 
-    fn gpu_node(&self, node_id: u32) -> Result<&Node, QueueError> {
+    /// The topology node `node_id` if it is a GPU, else
+    /// [`QueueError::InvalidNode`].
+    pub(crate) fn gpu_node(&self, node_id: u32) -> Result<&Node, QueueError> {
         match self.shared.topology.node(node_id) {
             Some(n) if n.is_gpu() => Ok(n),
             _ => Err(QueueError::InvalidNode(node_id)),

@@ -27,6 +27,7 @@ const EXAMPLES: &[(&str, &str, &[&str])] = &[
     ("kfd-codeobj", "inspect", &[]),
     ("kfd-queue", "aql", &[]),
     ("kfd-queue", "barrier", &[]),
+    ("kfd-queue", "sdma_copy", &[]),
     ("kfd-debug", "runtime", &[]),
     ("kfd-perf", "counters", &[]),
     ("kfd-context", "tenants", &[]),

@@ -36,9 +36,12 @@ impl ToStatus for QueueError {
             QueueError::NoFreeSdmaQueue { .. } => {
                 kernel(kfd::AMDKFD_IOC_CREATE_QUEUE.info(), Errno::ENOMEM, p)
             }
-            // The owned AQL queue of the Rust API; no C function reaches
-            // these: bad arguments, and failures of submitted work.
+            // The owned AQL and SDMA queues of the Rust API; no C function
+            // reaches these: bad arguments, and failures of submitted work.
             QueueError::InvalidPacketCount(_)
+            | QueueError::InvalidSdmaRingSize(_)
+            | QueueError::SdmaPacketTooLarge { .. }
+            | QueueError::Packet(_)
             | QueueError::TooManyDependencies(_)
             | QueueError::BadKernelObject(_)
             | QueueError::BadDispatchSize { .. }
