@@ -63,4 +63,5 @@
 
 pub mod engine;
 pub mod mem;
+pub mod samples;
 pub mod shader;

@@ -326,7 +326,11 @@ impl AqlQueue {
             loop {
                 let read = self.read_index()?;
                 if index.wrapping_sub(read) + n > self.slots {
+                    // A ring that stays full may belong to a queue a GPU
+                    // fault stopped: no signal wait looks at the fault
+                    // event here, so look at it without sleeping.
                     self.check()?;
+                    self.faults.poll()?;
                     return Ok(None);
                 }
                 match write.compare_exchange_weak(

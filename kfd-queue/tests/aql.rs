@@ -12,12 +12,14 @@ use std::time::{Duration, Instant};
 use common::*;
 use kfd_event::{Condition, EventError, Events, Signal};
 use kfd_fmm::{Buffer, MemFlags};
+use kfd_gpu::samples::{fill_descriptor, FILL};
 use kfd_queue::{AqlPacket, AqlQueue, KernelDispatch, QueueError, Queues};
 use kfd_sim::Sim;
 use kfd_sys::hsa::HSA_PACKET_TYPE_AGENT_DISPATCH;
 use kfd_sys::kfd;
 use kfd_sys::testing::Cause;
 use kfd_sys::Errno;
+use zerocopy::IntoBytes;
 
 /// A context's queue and event sub-contexts over the simulator.
 struct World {
@@ -282,25 +284,6 @@ fn with_the_runtime_enabled_the_wait_reports_the_exception() {
     );
 }
 
-/// gfx90a code storing each work-item's global id at `out[id]`, `out`
-/// being the first kernel argument (kfd-gpu's `fill` example).
-const FILL: &[u32] = &[
-    0xc006_0100,
-    0x0000_0000,
-    0x8e03_8602,
-    0x2602_00ff,
-    0x0000_03ff,
-    0x6802_0203,
-    0x2404_0282,
-    0xbf8c_c07f,
-    0x7e06_0205,
-    0x3204_0404,
-    0x3806_0680,
-    0xdc70_8000,
-    0x007f_0102,
-    0xbf81_0000,
-];
-
 /// Offset of the kernel descriptor in the code buffer (the code is at 0).
 const DESCRIPTOR: u64 = 256;
 
@@ -312,18 +295,13 @@ fn gpu_buffer(w: &World, size: u64) -> Buffer {
     b
 }
 
-/// A code buffer holding `code` and, at [`DESCRIPTOR`], a code-object v3
-/// kernel descriptor for it: two user SGPRs (the kernel argument
-/// pointer), workgroup id X enabled.
-fn kernel(w: &World, code: &[u32]) -> Buffer {
+/// A code buffer holding kfd-gpu's [`FILL`] sample and, at
+/// [`DESCRIPTOR`], its code-object v3 kernel descriptor.
+fn fill_kernel(w: &World) -> Buffer {
     let b = gpu_buffer(w, 4096);
-    let words: Vec<u8> = code.iter().flat_map(|c| c.to_le_bytes()).collect();
+    let words: Vec<u8> = FILL.iter().flat_map(|c| c.to_le_bytes()).collect();
     b.write(0, &words).unwrap();
-    b.write(DESCRIPTOR + 16, &(-(DESCRIPTOR as i64)).to_le_bytes())
-        .unwrap();
-    b.write(DESCRIPTOR + 52, &(2u32 << 1 | 1 << 7).to_le_bytes())
-        .unwrap();
-    b.write(DESCRIPTOR + 56, &(1u32 << 3).to_le_bytes())
+    b.write(DESCRIPTOR, fill_descriptor(-(DESCRIPTOR as i64)).as_bytes())
         .unwrap();
     b
 }
@@ -334,7 +312,7 @@ fn kernel(w: &World, code: &[u32]) -> Buffer {
 fn a_kernel_dispatch_runs_and_completes() {
     let w = World::new("mi210");
     let q = w.queue(64).unwrap();
-    let code = kernel(&w, FILL);
+    let code = fill_kernel(&w);
     let (args, out) = (gpu_buffer(&w, 4096), gpu_buffer(&w, 4096));
     args.write(0, &out.addr().to_le_bytes()).unwrap();
     let done = w.signal(1);
@@ -361,7 +339,7 @@ fn a_kernel_dispatch_runs_and_completes() {
 fn a_faulting_dispatch_ends_the_wait_with_the_memory_fault() {
     let w = World::new("mi210");
     let q = w.queue(64).unwrap();
-    let code = kernel(&w, FILL);
+    let code = fill_kernel(&w);
     let args = gpu_buffer(&w, 4096);
     // Memory the GPU has not mapped: a buffer freed again.
     let gone = gpu_buffer(&w, 1 << 20);
@@ -389,6 +367,42 @@ fn a_faulting_dispatch_ends_the_wait_with_the_memory_fault() {
     );
 }
 
+/// A queue stopped by a GPU fault consumes nothing more: a producer
+/// waiting for room in its full ring gets the fault within a second, not
+/// `RingFull` after the submit timeout.
+#[test]
+fn a_submission_into_a_faulted_queue_returns_the_fault() {
+    let w = World::new("mi210");
+    let q = w.queue(16).unwrap();
+    let code = fill_kernel(&w);
+    let args = gpu_buffer(&w, 4096);
+    let gone = gpu_buffer(&w, 1 << 20);
+    let nowhere = gone.addr() + 0x1000;
+    drop(gone);
+    args.write(0, &nowhere.to_le_bytes()).unwrap();
+    let faulting = KernelDispatch::new(&code, DESCRIPTOR)
+        .unwrap()
+        .size(&[64], &[64])
+        .unwrap()
+        .kernargs(&args)
+        .build();
+    let start = Instant::now();
+    let e = loop {
+        if let Err(e) = q.submit(&faulting) {
+            break e;
+        }
+        assert!(start.elapsed() < 5 * SECOND, "the ring never filled");
+    };
+    assert!(start.elapsed() < SECOND, "took {:?}", start.elapsed());
+    assert_eq!(
+        e,
+        QueueError::MemoryFault {
+            node_id: w.ctx.gpu_node(),
+            address: nowhere,
+        }
+    );
+}
+
 /// A fault on one GPU stops that GPU's queue; a queue of another GPU of
 /// the process keeps working and its waits report nothing.
 #[test]
@@ -398,7 +412,7 @@ fn a_memory_fault_stops_only_the_queues_of_its_gpu() {
     assert!(gpus.len() >= 2, "mi300x has several GPUs");
     let on = |node| AqlQueue::new(&w.queues, &w.events, &w.ctx.fmm, node, 64).unwrap();
     let (faulting, other) = (on(gpus[0]), on(gpus[1]));
-    let code = kernel(&w, FILL);
+    let code = fill_kernel(&w);
     let args = gpu_buffer(&w, 4096);
     let gone = gpu_buffer(&w, 1 << 20);
     let nowhere = gone.addr();

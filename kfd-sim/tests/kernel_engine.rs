@@ -9,12 +9,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use kernel_util::*;
+use kfd_gpu::samples::{fill_descriptor, FILL};
 use kfd_sim::Sim;
 use std::mem::offset_of;
 
 use kfd_sys::hsa::{
-    amd_queue_t, amd_signal_t, kernel_code_properties, kernel_descriptor_t, AMD_SIGNAL_KIND_USER,
-    HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS,
+    amd_queue_t, amd_signal_t, AMD_SIGNAL_KIND_USER, HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS,
 };
 use kfd_sys::kfd::*;
 use kfd_sys::packet::{concat, CompareFunction::Equal, Dwords};
@@ -1152,25 +1152,6 @@ const DESCRIPTOR: u64 = 17 * PAGE;
 const KERNARG: u64 = 18 * PAGE;
 const OUT: u64 = 20 * PAGE;
 
-/// gfx90a code storing each work-item's global id at `out[id]` (`out` is
-/// the first kernel argument); the source is in kfd-gpu's `fill` example.
-const FILL: &[u32] = &[
-    0xc006_0100,
-    0x0000_0000,
-    0x8e03_8602,
-    0x2602_00ff,
-    0x0000_03ff,
-    0x6802_0203,
-    0x2404_0282,
-    0xbf8c_c07f,
-    0x7e06_0205,
-    0x3204_0404,
-    0x3806_0680,
-    0xdc70_8000,
-    0x007f_0102,
-    0xbf81_0000,
-];
-
 /// Writes `code` and a code-object v3 kernel descriptor for it (kernarg
 /// pointer in s[0:1], workgroup id X in s2); returns the descriptor's
 /// address.
@@ -1178,13 +1159,7 @@ fn kernel(w: &World, code: &[u32]) -> u64 {
     for (k, word) in code.iter().enumerate() {
         w.mem.set_u32(CODE + 4 * k as u64, *word);
     }
-    let kd = kernel_descriptor_t {
-        kernel_code_entry_byte_offset: CODE as i64 - DESCRIPTOR as i64,
-        // USER_SGPR = 2, TGID_X_EN.
-        compute_pgm_rsrc2: 2 << 1 | 1 << 7,
-        kernel_code_properties: kernel_code_properties::ENABLE_SGPR_KERNARG_SEGMENT_PTR as u16,
-        ..Default::default()
-    };
+    let kd = fill_descriptor(CODE as i64 - DESCRIPTOR as i64);
     w.mem.write(DESCRIPTOR, kd.as_bytes());
     w.mem.va + DESCRIPTOR
 }

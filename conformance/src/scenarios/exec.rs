@@ -16,6 +16,7 @@ use std::ptr::null_mut;
 use std::time::{Duration, Instant};
 
 use hsakmt_sys::common::HsaEventDescriptor;
+use kfd_gpu::samples::{FILL, FILL_PROPERTIES, FILL_RSRC2};
 use kfd_sys::hsa::{
     amd_signal_t, hsa_kernel_dispatch_packet_t, kernel_code_properties, kernel_descriptor_t,
     AMD_SIGNAL_KIND_USER, HSA_FENCE_SCOPE_SYSTEM, HSA_PACKET_HEADER_BARRIER,
@@ -554,26 +555,6 @@ mod aql_mem {
     pub const OUT: u64 = super::DATA;
 }
 
-/// gfx9 code storing each work-item's global id at `out[id]` (`out` is
-/// the first kernel argument; kernarg pointer in s[0:1], workgroup id X
-/// in s2); the source is in kfd-gpu's `fill` example.
-const FILL: &[u32] = &[
-    0xc006_0100,
-    0x0000_0000,
-    0x8e03_8602,
-    0x2602_00ff,
-    0x0000_03ff,
-    0x6802_0203,
-    0x2404_0282,
-    0xbf8c_c07f,
-    0x7e06_0205,
-    0x3204_0404,
-    0x3806_0680,
-    0xdc70_8000,
-    0x007f_0102,
-    0xbf81_0000,
-];
-
 /// gfx90a code that writes two words per work-item to its private
 /// segment through the private segment buffer (s[0:3], wave offset s7),
 /// reads them back and stores their sum, `0x1234 + 2 * id + 7` (`id`
@@ -623,10 +604,6 @@ const SCRATCH: &[u32] = &[
     0xbf81_0000,
 ];
 
-/// `compute_pgm_rsrc2` / kernel code properties of [`FILL`]: two user
-/// SGPRs (the kernarg pointer), workgroup id X.
-const FILL_RSRC2: u32 = 2 << 1 | 1 << 7;
-const FILL_PROPS: u32 = kernel_code_properties::ENABLE_SGPR_KERNARG_SEGMENT_PTR;
 /// Of [`SCRATCH`]: private segment buffer + kernarg pointer (six user
 /// SGPRs), workgroup id X, the private segment wave offset.
 const SCRATCH_RSRC2: u32 = 1 | 6 << 1 | 1 << 7;
@@ -822,7 +799,16 @@ fn aql_dispatch<A: Abi>(cx: &mut Cx<A>) {
         };
         rig.mem.fill(aql_mem::OUT, 4 * 1024, |_| 0xee);
         let out = rig.mem.addr(aql_mem::OUT);
-        run_kernel(cx, t, rig, e, (FILL, FILL_RSRC2, FILL_PROPS), out, 1000, 0);
+        run_kernel(
+            cx,
+            t,
+            rig,
+            e,
+            (FILL, FILL_RSRC2, FILL_PROPERTIES),
+            out,
+            1000,
+            0,
+        );
         let bad = (0..1000u64)
             .filter(|i| rig.mem.u32(aql_mem::OUT + 4 * i) != *i as u32)
             .count();
@@ -875,7 +861,7 @@ fn aql_illegal_instruction<A: Abi>(cx: &mut Cx<A>) {
         rig.mem.set_obj(INACTIVE, &inactive);
         if let Some(mut q) = AqlQueue::create(cx, t, rig, 0x1000) {
             let done = aql_signal(rig, DONE_SIGNAL, 1, None);
-            let kd = aql_kernel(rig, &[0xbfff_0000], FILL_RSRC2, FILL_PROPS);
+            let kd = aql_kernel(rig, &[0xbfff_0000], FILL_RSRC2, FILL_PROPERTIES);
             q.submit(
                 rig,
                 &dispatch_packet(kd, rig.mem.addr(KERNARG), 64, 64, 0, done),
@@ -914,7 +900,7 @@ fn aql_vm_fault<A: Abi>(cx: &mut Cx<A>) {
         }
         if let Some(mut q) = AqlQueue::create(cx, t, rig, 0x1000) {
             let done = aql_signal(rig, DONE_SIGNAL, 1, None);
-            let kd = aql_kernel(rig, FILL, FILL_RSRC2, FILL_PROPS);
+            let kd = aql_kernel(rig, FILL, FILL_RSRC2, FILL_PROPERTIES);
             rig.mem.set_u32(KERNARG, 0x1000);
             rig.mem.set_u32(KERNARG + 4, 0);
             q.submit(
