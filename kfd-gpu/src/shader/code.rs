@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use super::exec::{self, Exec};
 use super::isa::{decode, Illegal, Inst, Target};
 use crate::mem::{Fault, Tlb};
+use kfd_sys::sync::lock;
 
 /// Bytes per cached code page.
 const PAGE: u64 = 4096;
@@ -73,7 +74,7 @@ impl CodeCache {
 
     /// Pages held.
     pub fn len(&self) -> usize {
-        self.pages.lock().unwrap_or_else(|e| e.into_inner()).len()
+        lock(&self.pages).len()
     }
 
     /// True when empty.
@@ -94,7 +95,7 @@ impl CodeCache {
                 Err(f) => return Err(f),
             }
         }
-        let mut pages = self.pages.lock().unwrap_or_else(|e| e.into_inner());
+        let mut pages = lock(&self.pages);
         if let Some(p) = pages.get(&(target, base)) {
             if p.words == words {
                 return Ok(p.clone());

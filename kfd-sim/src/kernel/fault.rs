@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Mutex;
 
+use kfd_sys::sync::lock;
 use kfd_sys::Errno;
 
 /// One rule: the `nth` call (1-based) of ioctl `name` fails with `errno`.
@@ -123,13 +124,13 @@ struct FaultState {
 impl Faults {
     /// Adds rules.
     pub fn add(&self, plan: FaultPlan) {
-        let mut st = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let mut st = lock(&self.inner);
         st.rules.extend(plan.rules);
     }
 
     /// Counts one call of `name` (normalized) and says whether it must fail.
     pub fn check(&self, name: &str) -> Option<Errno> {
-        let mut st = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let mut st = lock(&self.inner);
         if st.rules.is_empty() {
             return None;
         }

@@ -24,7 +24,7 @@ pub(crate) mod usermem;
 use std::collections::HashMap;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use kfd_sys::sysfs::{HSA_MEM_HEAP_TYPE_FB_PRIVATE, HSA_MEM_HEAP_TYPE_FB_PUBLIC};
 use kfd_sys::Errno;
@@ -38,11 +38,7 @@ pub(crate) use memory::ModelGem;
 pub(crate) use process::{KfdFile, Process, RenderFile};
 pub(crate) use smi::task_name;
 
-/// Locks a mutex, ignoring poisoning (a panicking test thread must not
-/// wedge the whole simulated machine).
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+pub(crate) use kfd_sys::sync::lock;
 
 /// The trace writer, shared by the ioctl layer and the engine thread.
 pub(crate) type Trace = kfd_gpu::engine::Trace;
