@@ -108,7 +108,7 @@ pub use va::VaAllocator;
 pub(crate) use kfd_sys::sync::lock;
 
 /// The page size the memory manager works in (x86-64 and the GPUs: 4 KiB).
-pub const PAGE_SIZE: u64 = 4096;
+pub use kfd_sys::PAGE_SIZE;
 
 /// The largest size any allocation, registration or reservation may have:
 /// the 47-bit canonical user address space of x86-64 (and of the GPUs'

@@ -101,6 +101,7 @@ pub mod testing;
 pub use driver::{Driver, NixDriver};
 pub use errno::Errno;
 pub use file::{DeviceFile, DeviceKind, KfdVersionCell};
+pub use mman::PAGE_SIZE;
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -585,7 +585,7 @@ impl Drop for Mapping {
 mod tests {
     use super::*;
 
-    const PAGE: u64 = 4096;
+    const PAGE: u64 = crate::PAGE_SIZE;
 
     #[test]
     fn mappings_in_a_reservation_come_and_go() {

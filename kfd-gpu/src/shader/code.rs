@@ -8,10 +8,10 @@ use super::exec::{self, Exec};
 use super::isa::{decode, Illegal, Inst, Target};
 use crate::mem::{Fault, Tlb};
 use kfd_sys::sync::lock;
+use kfd_sys::PAGE_SIZE;
 
-/// Bytes per cached code page.
-const PAGE: u64 = 4096;
-const WORDS: usize = (PAGE / 4) as usize;
+/// Words per cached code page (one GPU page).
+const WORDS: usize = (PAGE_SIZE / 4) as usize;
 
 /// A decoded instruction with its executor, or why it cannot run.
 #[derive(Debug, Clone, Copy)]
@@ -128,7 +128,7 @@ impl<'c> CodeView<'c> {
 
     /// The page holding `pc` and the word index of `pc` in it.
     pub fn page(&mut self, pc: u64, tlb: &mut Tlb<'_>) -> Result<(Arc<Page>, usize), Fault> {
-        let base = pc & !(PAGE - 1);
+        let base = pc & !(PAGE_SIZE - 1);
         let i = ((pc - base) / 4) as usize;
         if let Some(p) = self.pages.get(&base) {
             return Ok((p.clone(), i));
@@ -141,5 +141,5 @@ impl<'c> CodeView<'c> {
 
 /// The first address of the page holding `pc`.
 pub fn page_base(pc: u64) -> u64 {
-    pc & !(PAGE - 1)
+    pc & !(PAGE_SIZE - 1)
 }

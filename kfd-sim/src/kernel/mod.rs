@@ -39,6 +39,8 @@ pub(crate) use process::{KfdFile, Process, RenderFile};
 pub(crate) use smi::task_name;
 
 pub(crate) use kfd_sys::sync::lock;
+/// Page size the model assumes (the ABI's, and x86-64's).
+pub(crate) use kfd_sys::PAGE_SIZE;
 
 /// The trace writer, shared by the ioctl layer and the engine thread.
 pub(crate) type Trace = kfd_gpu::engine::Trace;
@@ -62,9 +64,6 @@ pub(crate) fn smi_event(files: &Files, gpu_id: u32, pid: u32, event: u32, payloa
         c.deliver(event, pid, payload);
     }
 }
-
-/// Page size the model assumes (x86-64).
-pub(crate) const PAGE: u64 = 4096;
 
 /// Rounds up to a multiple of `a` (a power of two).
 pub(crate) fn align_up(v: u64, a: u64) -> u64 {
