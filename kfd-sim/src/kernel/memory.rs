@@ -423,7 +423,7 @@ pub(crate) fn alloc(c: &Ctx, buf: &mut [u8]) -> R {
         || (flags & KFD_IOC_ALLOC_MEM_FLAGS_USERPTR != 0
             && svm_overlaps(&mut st, a.mmap_offset, a.size))
     {
-        return Err(Errno(libc::EADDRINUSE));
+        return Err(Errno::EADDRINUSE);
     }
     let Some(pdd) = find_pdd(&mut st, a.gpu_id) else {
         return Err(Errno::EINVAL);

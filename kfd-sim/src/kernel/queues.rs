@@ -16,8 +16,6 @@ use kfd_gpu::engine::{stop, HwQueue, Kind, QueueDesc};
 
 /// `KFD_MAX_NUM_OF_QUEUES_PER_PROCESS`.
 const MAX_QUEUES: u32 = 1024;
-/// `-ENOTSUPP` (kernel-internal 524), what an unknown queue type returns.
-const ENOTSUPP: Errno = Errno(524);
 /// Highest user address `access_ok` accepts on x86-64.
 const TASK_SIZE_MAX: u64 = (1 << 47) - 4096;
 /// First doorbell index reserved for SDMA queues (and its mirror).
@@ -202,7 +200,7 @@ pub(crate) fn create(c: &Ctx, buf: &mut [u8]) -> R {
         KFD_IOC_QUEUE_TYPE_SDMA
         | KFD_IOC_QUEUE_TYPE_SDMA_XGMI
         | KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID => false,
-        _ => return Err(ENOTSUPP),
+        _ => return Err(Errno::ENOTSUPP),
     };
     let mut st = c.lock_state();
     let Some(pi) = st.pdds.iter().position(|p| p.gpu_id == a.gpu_id) else {

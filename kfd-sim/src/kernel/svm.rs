@@ -247,7 +247,7 @@ fn range_valid(c: &Ctx, addr: u64, size: u64) -> Result<(), Errno> {
         .iter()
         .any(|v| v.intersecting(addr, end).any(|(_, e)| !e.userptr));
     if clash {
-        return Err(Errno(libc::EADDRINUSE));
+        return Err(Errno::EADDRINUSE);
     }
     Ok(())
 }
