@@ -21,6 +21,7 @@ use conformance::abi::{memflag as mf, Abi, AbiKind};
 use conformance::api::{Api, CtxPtr};
 use hsakmt_sys::common::{HsaEventDescriptor, HsaMemoryProperties, HsaSystemProperties};
 use kfd_sys::kfd::{kfd_ioctl_get_version_args, AMDKFD_IOC_GET_VERSION};
+use kfd_sys::sync::lock;
 
 use crate::call;
 use crate::child::{ChildConfig, Fail, Live, Meter, Mode};
@@ -593,7 +594,7 @@ fn threads<A: Abi + Sync, W: Write>(api: &Api<A>, m: &mut Meter<W>) {
                 }
                 for _ in 0..batch {
                     if let Err(e) = alloc_free(api) {
-                        *failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                        *lock(&failed) = Some(e);
                         break;
                     }
                 }
@@ -607,7 +608,7 @@ fn threads<A: Abi + Sync, W: Write>(api: &Api<A>, m: &mut Meter<W>) {
             let t = Instant::now();
             barrier.wait();
             let wall = t.elapsed();
-            if let Some(e) = failed.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            if let Some(e) = lock(&failed).take() {
                 m.fail("threads-2", "", &e);
                 break;
             }

@@ -108,7 +108,7 @@ struct Pages {
     ro: usize,
 }
 
-const PAGE: usize = 4096;
+const PAGE: usize = kfd_sys::PAGE_SIZE as usize;
 
 impl Pages {
     /// 16 zeroed pages, 2 pages of 0xff, a `PROT_NONE` page, a read-only

@@ -25,6 +25,7 @@
 use std::sync::{Mutex, MutexGuard};
 
 use kfd_context::ContextId;
+use kfd_sys::sync::lock;
 
 /// Whose render node a handle names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +49,7 @@ struct Entry {
 static HANDLES: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
 
 fn handles() -> MutexGuard<'static, Vec<Entry>> {
-    HANDLES.lock().unwrap_or_else(|e| e.into_inner())
+    lock(&HANDLES)
 }
 
 /// The handle of render node `minor` of `owner`, made on first use.

@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use kfd_context::ContextId;
 use kfd_fmm::GemBuffer;
+use kfd_sys::sync::lock;
 
 use crate::amdgpu::Owner;
 
@@ -42,7 +43,7 @@ unsafe impl Send for Entry {}
 static BOS: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
 
 fn bos() -> MutexGuard<'static, Vec<Entry>> {
-    BOS.lock().unwrap_or_else(|e| e.into_inner())
+    lock(&BOS)
 }
 
 /// One buffer a token names.

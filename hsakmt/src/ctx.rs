@@ -31,6 +31,7 @@ use std::sync::{Mutex, MutexGuard};
 
 pub use hsakmt_sys::newest::HsaKFDContext;
 use kfd_context::{primary, Context, ContextId};
+use kfd_sys::sync::lock;
 
 use crate::border::{st, KmtResult, Status};
 
@@ -51,7 +52,7 @@ static PRIMARY: HandleCell = HandleCell(std::cell::UnsafeCell::new([0; 16]));
 static SECONDARIES: Mutex<BTreeMap<usize, Context>> = Mutex::new(BTreeMap::new());
 
 fn secondaries() -> MutexGuard<'static, BTreeMap<usize, Context>> {
-    SECONDARIES.lock().unwrap_or_else(|e| e.into_inner())
+    lock(&SECONDARIES)
 }
 
 /// The primary context's handle (stable for the process lifetime).
@@ -205,8 +206,8 @@ pub(crate) fn kept(c: &Context) -> KmtResult<&Kept> {
 pub fn forget_caches(c: &Context) {
     crate::amdgpu::forget_context(c.id());
     if let Ok(k) = kept(c) {
-        *k.memory.lock().unwrap_or_else(|e| e.into_inner()) = Default::default();
-        *k.perf.lock().unwrap_or_else(|e| e.into_inner()) = Default::default();
-        *k.events.lock().unwrap_or_else(|e| e.into_inner()) = Default::default();
+        *lock(&k.memory) = Default::default();
+        *lock(&k.perf) = Default::default();
+        *lock(&k.events) = Default::default();
     }
 }

@@ -31,6 +31,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Mutex, MutexGuard};
 
 use kfd_sys::drm::{drm_version, DRM_COMMAND_BASE, DRM_IOCTL_VERSION};
+use kfd_sys::sync::lock;
 
 use crate::amdgpu::{self, Owner};
 
@@ -71,7 +72,7 @@ static PLATFORM: DtifPlatform = DtifPlatform {
 
 impl DtifPlatform {
     fn users(&self) -> MutexGuard<'_, u32> {
-        self.users.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.users)
     }
 }
 

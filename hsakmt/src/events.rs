@@ -23,6 +23,7 @@ use kfd_event::{
     WaitMode, WaitOutcome, Waitable,
 };
 use kfd_fmm::{PointerType, SvmAttr};
+use kfd_sys::sync::lock;
 
 use crate::border::{check_mut, read_in, slice_in, slice_mut, st, write_out, Kmt, KmtResult};
 use crate::ctx::{self, HsaKFDContext};
@@ -178,10 +179,7 @@ impl Store {
 }
 
 fn store(c: &Context) -> KmtResult<MutexGuard<'_, Store>> {
-    Ok(ctx::kept(c)?
-        .events
-        .lock()
-        .unwrap_or_else(|e| e.into_inner()))
+    Ok(lock(&ctx::kept(c)?.events))
 }
 
 /// Maps a C event pointer back to this context's event (never
@@ -432,7 +430,7 @@ export! {
         let e = events.create(&desc).kmt()?;
         let ce = Arc::new(CEvent { view: CView::new(&e), waitable: e.waitable(), event: e });
         let ptr = ce.view.addr();
-        kept.events.lock().unwrap_or_else(|e| e.into_inner()).map.insert(ptr, ce);
+        lock(&kept.events).map.insert(ptr, ce);
         // SAFETY: checked above; an OUT argument.
         unsafe { write_out(out, ptr as *mut abi::HsaEvent, st::INVALID_PARAMETER) }
     }

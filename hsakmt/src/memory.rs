@@ -8,6 +8,7 @@ use std::sync::MutexGuard;
 use hsakmt_sys::common::{HsaGpuTileConfig, HsaMemoryRange, HsaSharedMemoryHandle};
 use kfd_context::Context;
 use kfd_fmm::{MemFlags, ShareHandle};
+use kfd_sys::sync::lock;
 
 use crate::amdgpu::Owner;
 use crate::border::{check_mut, read_in, slice_in, slice_mut, st, write_out, Kmt, KmtResult};
@@ -26,10 +27,7 @@ pub(crate) struct Held {
 }
 
 fn held(c: &Context) -> KmtResult<MutexGuard<'_, Held>> {
-    Ok(ctx::kept(c)?
-        .memory
-        .lock()
-        .unwrap_or_else(|e| e.into_inner()))
+    Ok(lock(&ctx::kept(c)?.memory))
 }
 
 fn forget_object(c: &Context, addr: u64) {

@@ -10,6 +10,7 @@ use hsakmt_sys::common::{
 use kfd_context::Context;
 use kfd_perf::pmc::{BlockId, Counter, CounterProperties, ProfileType};
 use kfd_perf::{PcSamplingTraceId, Perf};
+use kfd_sys::sync::lock;
 
 use crate::border::{check_mut, read_in, slice_in, st, write_out, Kmt, KmtResult};
 use crate::ctx::{self, HsaKFDContext};
@@ -62,7 +63,7 @@ fn counter_table_bytes(p: &CounterProperties) -> Vec<u8> {
 }
 
 fn held(c: &Context) -> KmtResult<MutexGuard<'_, Held>> {
-    Ok(ctx::kept(c)?.perf.lock().unwrap_or_else(|e| e.into_inner()))
+    Ok(lock(&ctx::kept(c)?.perf))
 }
 
 fn perf_of(c: &Context) -> KmtResult<&Arc<Perf>> {

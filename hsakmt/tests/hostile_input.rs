@@ -27,7 +27,7 @@ struct Guarded {
     base: *mut u8,
 }
 
-const PAGE: usize = 4096;
+const PAGE: usize = kfd_sys::PAGE_SIZE as usize;
 
 impl Guarded {
     fn new() -> Guarded {

@@ -11,6 +11,7 @@ use kfd_fmm::Fmm;
 use kfd_perf::Perf;
 use kfd_queue::{QueueOptions, Queues};
 use kfd_sys::kfd::{self, kfd_ioctl_create_process_args, kfd_ioctl_get_version_args};
+use kfd_sys::sync::lock;
 use kfd_sys::{DeviceFile, Driver};
 use kfd_topology::{Aperture, GpuApertures};
 use kfd_topology::{SnapshotOptions, Topology};
@@ -303,11 +304,7 @@ impl Context {
     /// options while the kernel's `generation_id` is still its own (one
     /// read of `generation_id`), a new read otherwise.
     fn read_topology(&self, options: &SnapshotOptions) -> Result<Arc<Topology>, ContextError> {
-        let mut last = self
-            .inner
-            .last_read
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut last = lock(&self.inner.last_read);
         if let Some(i) = last.iter().position(|(_, with)| with == options) {
             let (topo, with) = last.remove(i);
             if Topology::kernel_generation(&**self.driver())? == topo.generation_id {
@@ -335,11 +332,7 @@ impl Context {
     /// opened after the last close of another re-reads only when the
     /// kernel's topology changed since).
     pub(crate) fn adopt_last_read(&self, reads: Vec<(Arc<Topology>, SnapshotOptions)>) {
-        *self
-            .inner
-            .last_read
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = reads;
+        *lock(&self.inner.last_read) = reads;
     }
 
     /// `hsaKmtAcquireSystemProperties` as one change for readers of
@@ -505,7 +498,7 @@ impl Context {
 
     /// The lock sub-contexts are made under (see [`Inner::setup`]).
     fn setup(&self) -> MutexGuard<'_, bool> {
-        self.inner.setup.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.inner.setup)
     }
 
     /// The memory-manager options for a manager of `topo`'s GPUs. Unless
@@ -521,11 +514,7 @@ impl Context {
         if !matches!(o.render_nodes, kfd_fmm::RenderNodes::Open) {
             return Ok(o);
         }
-        let mut files = self
-            .inner
-            .render_nodes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut files = lock(&self.inner.render_nodes);
         for n in topo.nodes.iter().filter(|n| n.gpu_id != 0) {
             let minor = n.properties.drm_render_minor;
             if files.iter().any(|(m, _)| *m == minor) {

@@ -49,6 +49,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Once};
 
 use kfd_sys::rcu::{RcuCell, ReadGuard};
+use kfd_sys::sync::lock;
 use kfd_sys::{Driver, NixDriver};
 use kfd_topology::{SnapshotOptions, Topology};
 
@@ -181,7 +182,7 @@ enum ForkCheck {
 }
 
 fn slot(check: ForkCheck) -> MutexGuard<'static, Slot> {
-    let mut s = SLOT.lock().unwrap_or_else(|e| e.into_inner());
+    let mut s = lock(&SLOT);
     if count() > 0 || s.ctx.is_some() {
         let forked = s.generation != FORK_GENERATION.load(Ordering::Relaxed)
             || ((check == ForkCheck::Pid || !ATFORK_REGISTERED.load(Ordering::Relaxed))
@@ -556,7 +557,7 @@ mod tests {
     /// tears the context down.
     #[test]
     fn nested_opens_and_closes_count_without_the_lock() {
-        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let _serial = lock(&SERIAL);
         let sim = kfd_sim::Sim::preset("mi210").unwrap();
         set_driver(Arc::new(sim)).unwrap();
         let (first, how) = open_first_with_lazy(ContextOptions::default).unwrap();
@@ -585,7 +586,7 @@ mod tests {
 
     #[test]
     fn a_fork_generation_change_closes_the_primary() {
-        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let _serial = lock(&SERIAL);
         let sim = kfd_sim::Sim::preset("mi210").unwrap();
         set_driver(Arc::new(sim)).unwrap();
         let (parent, first) = open().unwrap();

@@ -83,6 +83,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use kfd_sys::dbg_trap::{self, Request};
 use kfd_sys::kfd::{self, kfd_dbg_device_info_entry, kfd_queue_snapshot_entry, kfd_runtime_info};
+use kfd_sys::sync::lock;
 use kfd_sys::{DeviceFile, Errno, KfdVersionCell};
 
 /// The KFD ioctl minor version (of major 1) that introduced the debugger
@@ -285,7 +286,7 @@ impl Debug {
     fn lock(&self) -> MutexGuard<'_, State> {
         // The state is plain data: a panic while it was held cannot leave
         // it half-updated in a way that matters, so recover from poison.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.state)
     }
 
     fn require_primary(&self) -> Result<()> {

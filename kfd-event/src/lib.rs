@@ -87,8 +87,4 @@ pub use events::{Events, WaitMode, WaitOutcome, TIMEOUT_IMMEDIATE, TIMEOUT_INFIN
 pub use signal::{Condition, Signal};
 pub use smi::open_smi;
 
-/// Locks `m`, carrying on through poisoning: every critical section in
-/// this crate leaves its data consistent before anything that can panic.
-pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+pub(crate) use kfd_sys::sync::lock;

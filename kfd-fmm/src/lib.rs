@@ -105,14 +105,10 @@ pub use kfd_topology::GfxVersion;
 pub use share::ShareHandle;
 pub use va::VaAllocator;
 
-/// Locks `m`, carrying on through poisoning: every critical section in
-/// this crate leaves its data consistent before anything that can panic.
-pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+pub(crate) use kfd_sys::sync::lock;
 
 /// The page size the memory manager works in (x86-64 and the GPUs: 4 KiB).
-pub const PAGE_SIZE: u64 = 4096;
+pub use kfd_sys::PAGE_SIZE;
 
 /// The largest size any allocation, registration or reservation may have:
 /// the 47-bit canonical user address space of x86-64 (and of the GPUs'

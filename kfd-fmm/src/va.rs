@@ -190,7 +190,7 @@ impl VaAllocator {
 mod tests {
     use super::*;
 
-    const P: u64 = 4096;
+    const P: u64 = crate::PAGE_SIZE;
 
     #[test]
     fn alloc_free_coalesce() {

@@ -84,6 +84,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use kfd_sys::spm::SpmStream;
+use kfd_sys::sync::lock;
 use kfd_sys::{DeviceFile, KfdVersionCell};
 
 use pmc::{Asic, CounterProperties, GfxVersion};
@@ -196,7 +197,7 @@ impl Perf {
 
     fn lock(&self) -> MutexGuard<'_, State> {
         // Plain bookkeeping data; recover from a poisoned lock.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.state)
     }
 
     fn node(&self, node: u32) -> Result<&PerfNode> {
@@ -229,7 +230,7 @@ impl Perf {
     /// The SPM destination streams, by gpu_id (a lock of their own: a
     /// SET_DEST_BUF may wait in the kernel for its timeout).
     fn spm_streams(&self) -> MutexGuard<'_, HashMap<u32, SpmStream>> {
-        self.spm.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.spm)
     }
 
     /// The counter properties of `node` (`hsaKmtPmcGetCounterProperties`),

@@ -17,12 +17,10 @@ use std::collections::BTreeMap;
 
 use crate::pmc::{BlockId, Counter, NUM_BLOCK_IDS};
 use crate::{Error, Perf, Result};
+use kfd_sys::PAGE_SIZE;
 
 /// The most counters one trace may register (`MAX_COUNTERS`).
 pub const MAX_COUNTERS_PER_TRACE: usize = 512;
-
-/// Page size used to round the minimum trace buffer size.
-const PAGE_SIZE: u64 = 4096;
 
 /// `HSA_PERF_MAGIC4CC` ("HSAT"): the high half of every trace id, so ids
 /// are never 0 and are recognisable in traces.

@@ -134,11 +134,7 @@ pub use queue::{
 pub use queues::{QueueOptions, QueueRules, Queues};
 pub use sdma::{SdmaEngine, SdmaQueue, MAX_SDMA_RING_BYTES, MIN_SDMA_RING_BYTES};
 
-/// Locks `m`, carrying on through poisoning: every critical section in
-/// this crate leaves its data consistent before anything that can panic.
-pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+pub(crate) use kfd_sys::sync::lock;
 
 /// Calls `attempt` until it returns a value, sleeping between calls
 /// (from 1 µs, doubling up to 1 ms); [`QueueError::RingFull`] once

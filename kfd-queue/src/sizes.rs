@@ -46,8 +46,9 @@ pub mod gfx {
 
 /// Size of `HsaUserContextSaveAreaHeader`.
 pub const SAVE_AREA_HEADER_SIZE: u32 = 40;
-/// Page size the sizes are aligned to.
-pub const PAGE: u32 = 4096;
+/// Page size the sizes are aligned to: [`kfd_sys::PAGE_SIZE`] as the `u32`
+/// the sizes are.
+pub const PAGE: u32 = kfd_sys::PAGE_SIZE as u32;
 /// EOP buffer size on Tonga.
 const TONGA_EOP_SIZE: u32 = 0x8000;
 

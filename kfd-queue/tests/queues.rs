@@ -13,6 +13,7 @@ use kfd_fmm::{Buffer, ExecAlloc};
 use kfd_queue::sizes::{self, CwsrSizes};
 use kfd_queue::{QueueError, QueueKind, QueueOptions, QueueRequest, QueueRules, Queues};
 use kfd_sim::Sim;
+use kfd_sys::sync::lock;
 use kfd_sys::testing::Cause;
 
 /// libhsakmt 5.2.3's choice of queue buffers (the `rocm-5.2` profile).
@@ -90,7 +91,7 @@ fn destroy_event(ctx: &Ctx, event_id: u32) {
 /// at the freed address would make fail.
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+    lock(&SERIAL)
 }
 
 fn mapped(addr: u64) -> bool {

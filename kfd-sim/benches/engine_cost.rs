@@ -26,8 +26,7 @@ use kfd_sim::Sim;
 use kfd_sys::kfd::*;
 use kfd_sys::packet::Dwords;
 use kfd_sys::pm4::{CopySource, PM4_COPY_DATA, PM4_MEC_RELEASE_MEM};
-
-const PAGE: u64 = 4096;
+use kfd_sys::PAGE_SIZE;
 
 /// CPU nanoseconds of the thread named `kfd-sim-engine`.
 fn engine_cpu_ns() -> u64 {
@@ -77,16 +76,16 @@ impl Setup {
         let sim = Sim::preset("mi210").unwrap();
         let p = Proc::open(&sim);
         let g = p.gpu();
-        let mem = GpuBuf::new(&p, g, 16 * PAGE, GTT);
-        let ring = GpuBuf::new(&p, g, 16 * PAGE, GTT);
-        let events = GpuBuf::new(&p, g, 8 * PAGE, GTT);
+        let mem = GpuBuf::new(&p, g, 16 * PAGE_SIZE, GTT);
+        let ring = GpuBuf::new(&p, g, 16 * PAGE_SIZE, GTT);
+        let events = GpuBuf::new(&p, g, 8 * PAGE_SIZE, GTT);
         let mut queue = 0;
         for i in 0..=idle_queues as u64 {
             let mut a = kfd_ioctl_create_queue_args {
-                ring_base_address: ring.va + i * PAGE,
+                ring_base_address: ring.va + i * PAGE_SIZE,
                 write_pointer_address: mem.va + 64 + i * 128,
                 read_pointer_address: mem.va + i * 128,
-                ring_size: PAGE as u32,
+                ring_size: PAGE_SIZE as u32,
                 gpu_id: g,
                 queue_type: KFD_IOC_QUEUE_TYPE_COMPUTE,
                 queue_percentage: 100,

@@ -130,9 +130,7 @@ pub struct DrmFile {
     va: Mutex<gem::VaMap>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+use kfd_sys::sync::lock;
 
 impl DrmFile {
     /// State for a new open of render node `minor`; `None` if the topology

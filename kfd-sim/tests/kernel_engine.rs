@@ -20,10 +20,8 @@ use kfd_sys::kfd::*;
 use kfd_sys::packet::{concat, CompareFunction::Equal, Dwords};
 use kfd_sys::pm4::{self, *};
 use kfd_sys::sdma::{self, *};
-use kfd_sys::Errno;
+use kfd_sys::{Errno, PAGE_SIZE};
 use zerocopy::IntoBytes;
-
-const PAGE: u64 = 4096;
 
 // ---- packets ---------------------------------------------------------------
 
@@ -136,8 +134,8 @@ impl World {
         let sim = Sim::preset(preset).unwrap();
         let p = Proc::open(&sim);
         let g = p.gpu();
-        let events = GpuBuf::new(&p, g, 8 * PAGE, GTT);
-        let mem = GpuBuf::new(&p, g, 64 * PAGE, GTT);
+        let events = GpuBuf::new(&p, g, 8 * PAGE_SIZE, GTT);
+        let mem = GpuBuf::new(&p, g, 64 * PAGE_SIZE, GTT);
         World {
             sim,
             p,
@@ -210,7 +208,7 @@ impl Q {
     }
 
     fn create_with(w: &World, kind: u32, ring_size: u64, rptr: u64, wptr: u64, ctx_save: u64) -> Q {
-        let ring = GpuBuf::new(&w.p, w.g, ring_size.max(PAGE), GTT);
+        let ring = GpuBuf::new(&w.p, w.g, ring_size.max(PAGE_SIZE), GTT);
         let mut a = kfd_ioctl_create_queue_args {
             ring_base_address: ring.va,
             write_pointer_address: wptr,
@@ -272,7 +270,7 @@ fn raw_fd(fd: &impl std::os::fd::AsRawFd) -> i32 {
 /// Offsets in the scratch buffer.
 const RPTR: u64 = 0;
 const WPTR: u64 = 64;
-const DATA: u64 = 8 * PAGE;
+const DATA: u64 = 8 * PAGE_SIZE;
 
 // ---- PM4 -------------------------------------------------------------------
 
@@ -382,7 +380,7 @@ fn pm4_queue_wraparound() {
 #[test]
 fn pm4_indirect_buffer_with_a_blocking_wait() {
     let w = World::new("navi31");
-    let ib = GpuBuf::new(&w.p, w.g, PAGE, GTT);
+    let ib = GpuBuf::new(&w.p, w.g, PAGE_SIZE, GTT);
     let flag = w.mem.va + DATA;
     let counter = w.mem.va + DATA + 64;
     let dws = concat(&[
@@ -463,7 +461,7 @@ fn pm4_unknown_opcode_stops_the_queue() {
     let mut q2 = Q::create(
         &w,
         KFD_IOC_QUEUE_TYPE_COMPUTE,
-        PAGE,
+        PAGE_SIZE,
         w.mem.va + RPTR + 8,
         w.mem.va + WPTR + 8,
     );
@@ -550,7 +548,7 @@ fn update_queue_to_zero_percent_pauses_it() {
         let mut u = kfd_ioctl_update_queue_args {
             ring_base_address: ring_va,
             queue_id: qid,
-            ring_size: PAGE as u32,
+            ring_size: PAGE_SIZE as u32,
             queue_percentage: percent,
             queue_priority: 7,
         };
@@ -671,7 +669,7 @@ fn sdma_poll_waits_for_memory() {
     let mut q = Q::create(
         &w,
         KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID,
-        PAGE,
+        PAGE_SIZE,
         w.mem.va + RPTR,
         w.mem.va + WPTR,
     );
@@ -702,14 +700,14 @@ fn sdma_copy_from_unmapped_memory_is_a_gpu_fault() {
     let mut other = Q::create(
         &w,
         KFD_IOC_QUEUE_TYPE_COMPUTE,
-        PAGE,
+        PAGE_SIZE,
         w.mem.va + RPTR + 8,
         w.mem.va + WPTR + 8,
     );
     let mut q = Q::create(
         &w,
         KFD_IOC_QUEUE_TYPE_SDMA,
-        PAGE,
+        PAGE_SIZE,
         w.mem.va + RPTR,
         w.mem.va + WPTR,
     );
@@ -750,11 +748,11 @@ fn sdma_copy_from_unmapped_memory_is_a_gpu_fault() {
 fn gpu_write_to_a_read_only_buffer_faults() {
     let w = World::new("mi210");
     let fault_ev = w.p.create_event(KFD_IOC_EVENT_MEMORY, false, 0).unwrap();
-    let ro = GpuBuf::new(&w.p, w.g, PAGE, KFD_IOC_ALLOC_MEM_FLAGS_GTT);
+    let ro = GpuBuf::new(&w.p, w.g, PAGE_SIZE, KFD_IOC_ALLOC_MEM_FLAGS_GTT);
     let mut q = Q::create(
         &w,
         KFD_IOC_QUEUE_TYPE_SDMA,
-        PAGE,
+        PAGE_SIZE,
         w.mem.va + RPTR,
         w.mem.va + WPTR,
     );
@@ -803,11 +801,11 @@ fn gpu_fault_raises_the_smi_vmfault_event() {
     // SAFETY: writes the 8-byte mask from a local.
     let n = unsafe { libc::write(smi_fd.as_raw_fd(), (&mask as *const u64).cast(), 8) };
     assert_eq!(n, 8);
-    let ro = GpuBuf::new(&w.p, w.g, PAGE, KFD_IOC_ALLOC_MEM_FLAGS_GTT);
+    let ro = GpuBuf::new(&w.p, w.g, PAGE_SIZE, KFD_IOC_ALLOC_MEM_FLAGS_GTT);
     let mut q = Q::create(
         &w,
         KFD_IOC_QUEUE_TYPE_SDMA,
-        PAGE,
+        PAGE_SIZE,
         w.mem.va + RPTR,
         w.mem.va + WPTR,
     );
@@ -851,7 +849,7 @@ fn sdma_write_into_an_imported_dmabuf_lands() {
             w.sim.new_os_process()
         };
         let exporter = Proc::open(&other);
-        let len = 4 * PAGE;
+        let len = 4 * PAGE_SIZE;
         let (h, _) = exporter.alloc(w.g, 0x2000_0000, len, flags).unwrap();
         let mut ex = kfd_ioctl_export_dmabuf_args {
             handle: h,
@@ -874,13 +872,14 @@ fn sdma_write_into_an_imported_dmabuf_lands() {
         let mut q = Q::create(
             &w,
             KFD_IOC_QUEUE_TYPE_SDMA,
-            PAGE,
+            PAGE_SIZE,
             w.mem.va + RPTR,
             w.mem.va + WPTR,
         );
         let cmds = concat(&[
             &sdma::write(va + 64, &[0xfeed_f00d, 27]).unwrap(),
-            &SDMA_PKT_CONSTANT_FILL::new(va + PAGE, 0x2727_2727, 256, SDMA_COUNT_MASK_22).unwrap(),
+            &SDMA_PKT_CONSTANT_FILL::new(va + PAGE_SIZE, 0x2727_2727, 256, SDMA_COUNT_MASK_22)
+                .unwrap(),
             &sdma::signal_event(slot, ev).unwrap(),
         ]);
         q.submit(&w, &cmds, true);
@@ -900,7 +899,7 @@ fn sdma_write_into_an_imported_dmabuf_lands() {
         // SAFETY: a live mapping of `len` bytes.
         let bytes = unsafe { std::slice::from_raw_parts(m, len as usize) };
         assert_eq!(&bytes[64..72], &[0x0d, 0xf0, 0xed, 0xfe, 27, 0, 0, 0]);
-        assert!(bytes[PAGE as usize..PAGE as usize + 256]
+        assert!(bytes[PAGE_SIZE as usize..PAGE_SIZE as usize + 256]
             .iter()
             .all(|b| *b == 0x27));
         unmap_fd(m, len as usize);
@@ -917,8 +916,8 @@ fn sdma_write_into_an_imported_dmabuf_lands() {
 // ---- AQL -------------------------------------------------------------------
 
 /// Where the AQL tests keep their `amd_queue_t` and `amd_signal_t`s.
-const AMDQ: u64 = 4 * PAGE;
-const SIGNALS: u64 = 5 * PAGE;
+const AMDQ: u64 = 4 * PAGE_SIZE;
+const SIGNALS: u64 = 5 * PAGE_SIZE;
 
 /// The address of an `amd_queue_t` field in the scratch buffer.
 macro_rules! amdq {
@@ -932,7 +931,7 @@ fn compute_queue(w: &World) -> Q {
     Q::create(
         w,
         KFD_IOC_QUEUE_TYPE_COMPUTE,
-        PAGE,
+        PAGE_SIZE,
         w.mem.va + RPTR,
         w.mem.va + WPTR,
     )
@@ -1130,7 +1129,7 @@ fn aql_barrier_value() {
 #[test]
 fn aql_pm4_ib_vendor_packet() {
     let w = World::new("mi210");
-    let ib = GpuBuf::new(&w.p, w.g, PAGE, GTT);
+    let ib = GpuBuf::new(&w.p, w.g, PAGE_SIZE, GTT);
     let dws = concat(&[
         &PM4_ACQUIRE_MEM::all(ACQUIRE_GFX9),
         &pm4::write_data(w.mem.va + DATA, &[0xabc]).unwrap(),
@@ -1147,10 +1146,10 @@ fn aql_pm4_ib_vendor_packet() {
 }
 
 /// Where the dispatch tests keep their kernel.
-const CODE: u64 = 16 * PAGE;
-const DESCRIPTOR: u64 = 17 * PAGE;
-const KERNARG: u64 = 18 * PAGE;
-const OUT: u64 = 20 * PAGE;
+const CODE: u64 = 16 * PAGE_SIZE;
+const DESCRIPTOR: u64 = 17 * PAGE_SIZE;
+const KERNARG: u64 = 18 * PAGE_SIZE;
+const OUT: u64 = 20 * PAGE_SIZE;
 
 /// Writes `code` and a code-object v3 kernel descriptor for it (kernarg
 /// pointer in s[0:1], workgroup id X in s2); returns the descriptor's
@@ -1260,7 +1259,7 @@ fn aql_queue_error_reaches_an_enabled_runtime() {
     let w = World::new("navi31");
     w.runtime_enable();
     let (ev, _) = w.event();
-    let (hdr, payload) = (6 * PAGE, 7 * PAGE);
+    let (hdr, payload) = (6 * PAGE_SIZE, 7 * PAGE_SIZE);
     w.mem.set_u64(hdr + 24, w.mem.va + payload);
     w.mem.set_u32(hdr + 32, ev);
     w.mem.set_u32(

@@ -19,14 +19,52 @@ macro_rules! errno_consts {
                 pub const $name: Errno = Errno(libc::$name);
             )*
         }
+
+        /// Every errno this crate names, with its name: the one list that
+        /// traces print and fault plans parse.
+        const NAMES: &[(Errno, &str)] = &[
+            $((Errno::$name, stringify!($name)),)*
+            (Errno::ENOTSUPP, "ENOTSUPP"),
+        ];
     };
 }
 
 errno_consts!(
     EPERM, ENOENT, ESRCH, EINTR, EIO, ENXIO, E2BIG, EBADF, EAGAIN, ENOMEM, EACCES, EFAULT, EBUSY,
     EEXIST, ENODEV, EINVAL, ENFILE, EMFILE, ENOTTY, ENOSPC, ERANGE, ENOSYS, EOPNOTSUPP, ETIMEDOUT,
-    EALREADY, ECANCELED, EOVERFLOW, EPROTO, ENODATA, ETIME,
+    EALREADY, ECANCELED, EOVERFLOW, EPROTO, ENODATA, ETIME, EADDRINUSE,
 );
+
+impl Errno {
+    /// `ENOTSUPP` (524): a kernel-internal errno that some drivers return
+    /// to user space (the KFD does for an unknown queue type). libc has
+    /// no name for it; it is not `EOPNOTSUPP`.
+    pub const ENOTSUPP: Errno = Errno(524);
+
+    /// The symbolic name (`"EINVAL"`), if this crate declares the errno.
+    ///
+    /// ```
+    /// use kfd_sys::Errno;
+    ///
+    /// assert_eq!(Errno::ENOMEM.name(), Some("ENOMEM"));
+    /// assert_eq!(Errno(4095).name(), None);
+    /// ```
+    pub fn name(self) -> Option<&'static str> {
+        NAMES.iter().find(|(e, _)| *e == self).map(|(_, n)| *n)
+    }
+
+    /// The errno named `name` (exactly as [`Errno::name`] spells it).
+    ///
+    /// ```
+    /// use kfd_sys::Errno;
+    ///
+    /// assert_eq!(Errno::from_name("EINVAL"), Some(Errno::EINVAL));
+    /// assert_eq!(Errno::from_name("einval"), None);
+    /// ```
+    pub fn from_name(name: &str) -> Option<Errno> {
+        NAMES.iter().find(|(_, n)| *n == name).map(|(e, _)| *e)
+    }
+}
 
 impl Errno {
     /// The `errno` of the calling thread, as left by the last failed libc call.
@@ -79,5 +117,16 @@ mod tests {
         assert_eq!(Errno::ENOTTY.to_string(), "Inappropriate ioctl for device");
         assert_eq!(Errno::EINVAL.raw(), 22);
         assert!(format!("{:?}", Errno::ENOMEM).starts_with("Errno(12"));
+    }
+
+    #[test]
+    fn names_are_unique_and_round_trip() {
+        for (i, (e, n)) in NAMES.iter().enumerate() {
+            assert_eq!(e.name(), Some(*n), "{n}: value named twice");
+            assert_eq!(Errno::from_name(n), Some(*e), "{n}: name listed twice");
+            assert!(NAMES[..i].iter().all(|(_, m)| m != n));
+        }
+        assert_eq!(Errno::ENOTSUPP.name(), Some("ENOTSUPP"));
+        assert_eq!(Errno::EADDRINUSE.raw(), libc::EADDRINUSE);
     }
 }

@@ -64,6 +64,8 @@
 //! - [`rcu`]: a published `Option<Arc<T>>` that readers borrow with
 //!   plain loads and stores (`membarrier`-based read-copy-update), for
 //!   the open primary context that every C call looks up;
+//! - [`sync`]: the one way the workspace takes a mutex ([`sync::lock`],
+//!   which carries on through poisoning);
 //! - the [`Driver`] boundary (open `/dev/kfd` and render nodes, issue
 //!   ioctls, read sysfs below a root), with [`NixDriver`] for the real
 //!   kernel; `kfd-sim` implements the same trait.
@@ -91,6 +93,7 @@ pub mod queue;
 pub mod rcu;
 pub mod sdma;
 pub mod spm;
+pub mod sync;
 pub mod sysfs;
 #[doc(hidden)]
 pub mod testing;
@@ -98,6 +101,7 @@ pub mod testing;
 pub use driver::{Driver, NixDriver};
 pub use errno::Errno;
 pub use file::{DeviceFile, DeviceKind, KfdVersionCell};
+pub use mman::PAGE_SIZE;
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -28,6 +28,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::mman::{self, MapFlags, Prot};
+use crate::sync::lock;
 use crate::Errno;
 
 /// `MAP_FIXED_NOREPLACE`: place at the address or fail with `EEXIST`.
@@ -250,7 +251,7 @@ impl Reservation {
         if len == 0 || !inside(off, len, self.len) || !page_aligned(off) || !page_aligned(len) {
             return Err(Errno::EINVAL);
         }
-        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        let mut live = lock(&self.live);
         if live.overlaps(off, len) {
             return Err(Errno::EBUSY);
         }
@@ -286,7 +287,7 @@ impl Reservation {
     /// Turns `[off, off + len)` back into reserved space: the end of a
     /// [`Mapping`] made in it.
     fn reset(&self, off: u64, len: u64) {
-        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        let mut live = lock(&self.live);
         live.remove(off);
         let (addr, len) = (self.addr() + off, len as usize);
         let flags = MapFlags::PRIVATE | MapFlags::ANONYMOUS | MapFlags::NORESERVE | MapFlags::FIXED;
@@ -584,7 +585,7 @@ impl Drop for Mapping {
 mod tests {
     use super::*;
 
-    const PAGE: u64 = 4096;
+    const PAGE: u64 = crate::PAGE_SIZE;
 
     #[test]
     fn mappings_in_a_reservation_come_and_go() {

@@ -217,6 +217,14 @@ pub fn all_mapped(addr: u64, len: u64) -> bool {
     true
 }
 
+/// The page the KFD ABI is written in: 4 KiB.
+///
+/// Buffer sizes, GPU virtual addresses, mmap offsets and queue areas the
+/// driver accepts are multiples of it, and so is the GPUs' page table
+/// granule; it is also the x86-64 CPU page. It is a constant of the ABI,
+/// not of the running system: [`page_size`] asks the kernel for that one.
+pub const PAGE_SIZE: u64 = 4096;
+
 /// The system page size (asked once: every mapping checks its
 /// alignment against it, and `sysconf` is a call into libc each time).
 pub fn page_size() -> usize {
@@ -227,7 +235,11 @@ pub fn page_size() -> usize {
     }
     // SAFETY: sysconf has no memory effects.
     let r = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    let page = if r <= 0 { 4096 } else { r as usize };
+    let page = if r <= 0 {
+        PAGE_SIZE as usize
+    } else {
+        r as usize
+    };
     PAGE.store(page, std::sync::atomic::Ordering::Relaxed);
     page
 }

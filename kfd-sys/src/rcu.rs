@@ -34,6 +34,8 @@ use std::ptr;
 use std::sync::atomic::{compiler_fence, fence, AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Once};
 
+use crate::sync::lock;
+
 /// One thread's read record: how deeply it is inside reads, and how many
 /// outermost reads it has finished. Records are never freed: a thread
 /// that exits gives its record back for the next thread to take, so the
@@ -55,7 +57,7 @@ struct Reader {
 static READERS: Mutex<Vec<&'static Reader>> = Mutex::new(Vec::new());
 
 fn readers() -> MutexGuard<'static, Vec<&'static Reader>> {
-    READERS.lock().unwrap_or_else(|e| e.into_inner())
+    lock(&READERS)
 }
 
 /// The calling thread's record, given back when the thread exits.
@@ -276,7 +278,7 @@ impl<T> RcuCell<T> {
     }
 
     fn lock_retired(&self) -> MutexGuard<'_, Vec<Retired<T>>> {
-        self.retired.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.retired)
     }
 
     /// Drops the retired values no reader can hold any more (outside the
@@ -418,7 +420,7 @@ mod tests {
 
     #[test]
     fn a_value_lives_until_its_last_reader_leaves() {
-        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let _serial = lock(&SERIAL);
         let drops = Arc::new(AtomicUsize::new(0));
         let cell = RcuCell::new();
         assert!(cell.read().is_none());
@@ -457,7 +459,7 @@ mod tests {
     /// thread inside a read, and returns true once the reader has left.
     #[test]
     fn waiting_for_retired_values() {
-        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let _serial = lock(&SERIAL);
         let drops = Arc::new(AtomicUsize::new(0));
         let cell = RcuCell::new();
         assert!(cell.wait_retired(Duration::ZERO), "nothing retired");
@@ -499,7 +501,7 @@ mod tests {
     /// the two apart (calls from exit handlers).
     #[test]
     fn reads_after_the_record_is_gone_say_so() {
-        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let _serial = lock(&SERIAL);
         static CELL: RcuCell<u32> = RcuCell::new();
         static SEEN: Mutex<Option<(bool, bool)>> = Mutex::new(None);
         struct Late;
@@ -532,7 +534,7 @@ mod tests {
     /// publishes and unpublishes as fast as it can.
     #[test]
     fn readers_never_see_a_dropped_value() {
-        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let _serial = lock(&SERIAL);
         let drops = Arc::new(AtomicUsize::new(0));
         let cell: RcuCell<Tracked> = RcuCell::new();
         let stop = AtomicBool::new(false);

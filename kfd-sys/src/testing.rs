@@ -35,6 +35,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::ioctl::ioc_nr;
 use crate::kfd::{self, kfd_ioctl_dbg_trap_args};
+use crate::sync::lock;
 use crate::{DeviceFile, Driver, Errno};
 
 /// The operation recorded for requests other than `AMDKFD_IOC_DBG_TRAP`;
@@ -110,7 +111,7 @@ impl<M: Model> FakeKfd<M> {
 
     /// Locks the state.
     pub fn lock(&self) -> MutexGuard<'_, FakeState<M>> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.state)
     }
 
     /// Makes request `nr` (operation `op`, or [`ANY_OP`]) fail with `errno`.

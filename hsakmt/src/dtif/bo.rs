@@ -31,6 +31,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use kfd_sys::drm::*;
 use kfd_sys::mman::{MapFlags, Prot};
+use kfd_sys::sync::lock;
 use kfd_sys::{DeviceFile, Errno};
 
 use super::drm_guard;
@@ -113,7 +114,7 @@ static BOS: Mutex<Registry> = Mutex::new(Registry {
 });
 
 fn registry() -> MutexGuard<'static, Registry> {
-    BOS.lock().unwrap_or_else(|e| e.into_inner())
+    lock(&BOS)
 }
 
 fn errno(e: Errno) -> c_int {

@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
+use kfd_sys::sync::lock;
+
 /// The workspace root.
 pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -35,7 +37,7 @@ pub fn target_dir() -> PathBuf {
 static BUILD: Mutex<()> = Mutex::new(());
 
 fn cargo_build(dir: &Path, args: &[&str]) {
-    let _g = BUILD.lock().unwrap_or_else(|e| e.into_inner());
+    let _g = lock(&BUILD);
     let out = Command::new(env!("CARGO"))
         .current_dir(workspace())
         .arg("build")
@@ -100,7 +102,7 @@ pub fn hsakmt_lib_dir(abi: Abi) -> PathBuf {
     // binary run on parallel threads, and a second copy over the file
     // while another test links or loads it would hand them a short file.
     static DIRS: Mutex<Vec<(Abi, PathBuf)>> = Mutex::new(Vec::new());
-    let mut dirs = DIRS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut dirs = lock(&DIRS);
     if let Some((_, lib)) = dirs.iter().find(|(a, _)| *a == abi) {
         return lib.clone();
     }

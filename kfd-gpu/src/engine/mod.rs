@@ -53,7 +53,7 @@ mod sdma;
 
 use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use kfd_sys::kfd::*;
@@ -65,11 +65,7 @@ pub use report::QueueError;
 /// model's ioctl trace.
 pub type Trace = Arc<Mutex<Option<Box<dyn std::io::Write + Send>>>>;
 
-/// Locks a mutex, ignoring poisoning (a panicking engine step is caught
-/// and its queue stopped; the data stays usable).
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+use kfd_sys::sync::lock;
 
 /// The GPU VM a queue's engine works in, as the driver model hands it to
 /// the hardware: for each step of work, a view of the memory (translated

@@ -7,10 +7,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 use super::exec::{self, Exec};
 use super::isa::{decode, Illegal, Inst, Target};
 use crate::mem::{Fault, Tlb};
+use kfd_sys::sync::lock;
+use kfd_sys::PAGE_SIZE;
 
-/// Bytes per cached code page.
-const PAGE: u64 = 4096;
-const WORDS: usize = (PAGE / 4) as usize;
+/// Words per cached code page (one GPU page).
+const WORDS: usize = (PAGE_SIZE / 4) as usize;
 
 /// A decoded instruction with its executor, or why it cannot run.
 #[derive(Debug, Clone, Copy)]
@@ -73,7 +74,7 @@ impl CodeCache {
 
     /// Pages held.
     pub fn len(&self) -> usize {
-        self.pages.lock().unwrap_or_else(|e| e.into_inner()).len()
+        lock(&self.pages).len()
     }
 
     /// True when empty.
@@ -94,7 +95,7 @@ impl CodeCache {
                 Err(f) => return Err(f),
             }
         }
-        let mut pages = self.pages.lock().unwrap_or_else(|e| e.into_inner());
+        let mut pages = lock(&self.pages);
         if let Some(p) = pages.get(&(target, base)) {
             if p.words == words {
                 return Ok(p.clone());
@@ -127,7 +128,7 @@ impl<'c> CodeView<'c> {
 
     /// The page holding `pc` and the word index of `pc` in it.
     pub fn page(&mut self, pc: u64, tlb: &mut Tlb<'_>) -> Result<(Arc<Page>, usize), Fault> {
-        let base = pc & !(PAGE - 1);
+        let base = pc & !(PAGE_SIZE - 1);
         let i = ((pc - base) / 4) as usize;
         if let Some(p) = self.pages.get(&base) {
             return Ok((p.clone(), i));
@@ -140,5 +141,5 @@ impl<'c> CodeView<'c> {
 
 /// The first address of the page holding `pc`.
 pub fn page_base(pc: u64) -> u64 {
-    pc & !(PAGE - 1)
+    pc & !(PAGE_SIZE - 1)
 }

@@ -10,6 +10,7 @@ use super::exec::{Ctx, Flow, Stop, PRIVATE_WINDOW};
 use super::isa::{Enc, Target};
 use super::wave::{Wave, LANES};
 use crate::mem::{Fault, GpuMemoryDebug, Tlb};
+use kfd_sys::sync::lock;
 
 /// The fields of a kernel descriptor the hardware reads. The code-object
 /// v3+ descriptor and the legacy `amd_kernel_code_t` keep them at the same
@@ -305,7 +306,7 @@ pub fn run(d: &Dispatch<'_>, cache: &CodeCache) -> Result<Stats, DispatchError> 
             }
             if (d.stop)() {
                 failed.store(true, Ordering::Relaxed);
-                let mut e = first_error.lock().unwrap_or_else(|e| e.into_inner());
+                let mut e = lock(&first_error);
                 e.get_or_insert((n, DispatchError::Stopped));
                 break;
             }
@@ -322,7 +323,7 @@ pub fn run(d: &Dispatch<'_>, cache: &CodeCache) -> Result<Stats, DispatchError> 
                 }
                 Err(err) => {
                     failed.store(true, Ordering::Relaxed);
-                    let mut e = first_error.lock().unwrap_or_else(|e| e.into_inner());
+                    let mut e = lock(&first_error);
                     // Report the error of the lowest workgroup, so a run
                     // says the same whatever the thread timing.
                     if e.as_ref().map_or(true, |(m, _)| n < *m) {
@@ -332,7 +333,7 @@ pub fn run(d: &Dispatch<'_>, cache: &CodeCache) -> Result<Stats, DispatchError> 
                 }
             }
         }
-        let mut s = stats.lock().unwrap_or_else(|e| e.into_inner());
+        let mut s = lock(&stats);
         s.workgroups += mine.workgroups;
         s.waves += mine.waves;
         s.instructions += mine.instructions;

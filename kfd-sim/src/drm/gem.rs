@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::mem::offset_of;
 
 use kfd_sys::drm::*;
-use kfd_sys::Errno;
+use kfd_sys::{Errno, PAGE_SIZE};
 
 use super::{read_u32, read_u64, write_u64, Ctx, DrmFile};
 use crate::kernel::usermem;
@@ -43,7 +43,6 @@ const HOLE_MASK: u64 = 0x0000_ffff_ffff_ffff;
 const VM_SIZE: u64 = 1 << 48;
 /// `AMDGPU_VM_PAGE_NOALLOC` (newer than libdrm 2.4.114's header).
 const VM_PAGE_NOALLOC: u32 = 1 << 9;
-const PAGE: u64 = 4096;
 
 /// What `AMDGPU_GEM_METADATA` keeps on an object.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -120,7 +119,7 @@ pub(super) type VaMap = BTreeMap<u64, VaMapping>;
 /// `amdgpu_vm_verify_parameters`: page-aligned start, offset and size, a
 /// size above 0, no overflow, inside the object when there is one.
 fn verify(addr: u64, offset: u64, size: u64, object_size: Option<u64>) -> Result<(), Errno> {
-    if (addr | offset | size) & (PAGE - 1) != 0 || size == 0 {
+    if (addr | offset | size) & (PAGE_SIZE - 1) != 0 || size == 0 {
         return Err(Errno::EINVAL);
     }
     let end = addr.checked_add(size).ok_or(Errno::EINVAL)?;

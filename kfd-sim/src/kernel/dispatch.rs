@@ -462,34 +462,9 @@ impl Machine {
     }
 }
 
-/// Symbolic errno name for traces.
+/// Symbolic errno name for traces ([`Errno::name`]), or the number.
 pub(crate) fn errno_name(e: Errno) -> String {
-    let names: &[(i32, &str)] = &[
-        (libc::EPERM, "EPERM"),
-        (libc::ENOENT, "ENOENT"),
-        (libc::ESRCH, "ESRCH"),
-        (libc::EINTR, "EINTR"),
-        (libc::EIO, "EIO"),
-        (libc::EBADF, "EBADF"),
-        (libc::EAGAIN, "EAGAIN"),
-        (libc::ENOMEM, "ENOMEM"),
-        (libc::EACCES, "EACCES"),
-        (libc::EFAULT, "EFAULT"),
-        (libc::EBUSY, "EBUSY"),
-        (libc::EEXIST, "EEXIST"),
-        (libc::ENODEV, "ENODEV"),
-        (libc::EINVAL, "EINVAL"),
-        (libc::ENOTTY, "ENOTTY"),
-        (libc::ENOSPC, "ENOSPC"),
-        (libc::ENOSYS, "ENOSYS"),
-        (libc::EOPNOTSUPP, "EOPNOTSUPP"),
-        (libc::EADDRINUSE, "EADDRINUSE"),
-        (524, "ENOTSUPP"),
-    ];
-    names
-        .iter()
-        .find(|(n, _)| *n == e.0)
-        .map_or_else(|| e.0.to_string(), |(_, s)| s.to_string())
+    e.name().map_or_else(|| e.0.to_string(), str::to_string)
 }
 
 fn eperm(_: &Ctx, _: &mut [u8]) -> R {

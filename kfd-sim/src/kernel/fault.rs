@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Mutex;
 
+use kfd_sys::sync::lock;
 use kfd_sys::Errno;
 
 /// One rule: the `nth` call (1-based) of ioctl `name` fails with `errno`.
@@ -42,42 +43,14 @@ pub(crate) fn normalize_name(name: &str) -> String {
     n.strip_prefix("AMDKFD_IOC_").unwrap_or(&n).to_string()
 }
 
-/// Parses an errno name (`ENOMEM`) or number (`12`).
+/// Parses an errno name (`ENOMEM`, any case; the names of
+/// [`Errno::name`]) or number (`12`).
 pub fn parse_errno(s: &str) -> Option<Errno> {
     let s = s.trim();
     if let Ok(n) = s.parse::<i32>() {
         return (n > 0).then_some(Errno(n));
     }
-    let table: &[(&str, Errno)] = &[
-        ("EPERM", Errno::EPERM),
-        ("ENOENT", Errno::ENOENT),
-        ("ESRCH", Errno::ESRCH),
-        ("EINTR", Errno::EINTR),
-        ("EIO", Errno::EIO),
-        ("ENXIO", Errno::ENXIO),
-        ("E2BIG", Errno::E2BIG),
-        ("EBADF", Errno::EBADF),
-        ("EAGAIN", Errno::EAGAIN),
-        ("ENOMEM", Errno::ENOMEM),
-        ("EACCES", Errno::EACCES),
-        ("EFAULT", Errno::EFAULT),
-        ("EBUSY", Errno::EBUSY),
-        ("EEXIST", Errno::EEXIST),
-        ("ENODEV", Errno::ENODEV),
-        ("EINVAL", Errno::EINVAL),
-        ("ENFILE", Errno::ENFILE),
-        ("EMFILE", Errno::EMFILE),
-        ("ENOTTY", Errno::ENOTTY),
-        ("ENOSPC", Errno::ENOSPC),
-        ("ERANGE", Errno::ERANGE),
-        ("ENOSYS", Errno::ENOSYS),
-        ("EOPNOTSUPP", Errno::EOPNOTSUPP),
-        ("ETIMEDOUT", Errno::ETIMEDOUT),
-        ("ETIME", Errno::ETIME),
-        ("EADDRINUSE", Errno(libc::EADDRINUSE)),
-    ];
-    let up = s.to_ascii_uppercase();
-    table.iter().find(|(n, _)| *n == up).map(|(_, e)| *e)
+    Errno::from_name(&s.to_ascii_uppercase())
 }
 
 impl FaultPlan {
@@ -123,13 +96,13 @@ struct FaultState {
 impl Faults {
     /// Adds rules.
     pub fn add(&self, plan: FaultPlan) {
-        let mut st = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let mut st = lock(&self.inner);
         st.rules.extend(plan.rules);
     }
 
     /// Counts one call of `name` (normalized) and says whether it must fail.
     pub fn check(&self, name: &str) -> Option<Errno> {
-        let mut st = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let mut st = lock(&self.inner);
         if st.rules.is_empty() {
             return None;
         }

@@ -30,7 +30,7 @@ use kfd_sys::kfd::*;
 
 use crate::kernel::memfd::{FileId, Memfd, RegionMap};
 use crate::kernel::process::Process;
-use crate::kernel::{lock, smi_event, task_name, usermem, Files, PAGE};
+use crate::kernel::{lock, smi_event, task_name, usermem, Files, PAGE_SIZE};
 
 /// A GPU page fault: no mapping (or no write permission) for `va`.
 pub(crate) type Fault = kfd_gpu::mem::Fault;
@@ -94,14 +94,14 @@ pub(crate) fn resolve(proc: &Process, dev: usize, va: u64, write: bool) -> Resul
         };
         return Ok(Span { at, len });
     }
-    let page = va / PAGE;
+    let page = va / PAGE_SIZE;
     if let Some((last, attrs)) = st.svm.range_of(page) {
         if write && attrs.flags & KFD_IOCTL_SVM_FLAG_GPU_RO != 0 {
             return Err(fault(true));
         }
         return Ok(Span {
             at: Backing::User(va),
-            len: (last + 1) * PAGE - va,
+            len: (last + 1) * PAGE_SIZE - va,
         });
     }
     Err(fault(false))
@@ -174,7 +174,7 @@ impl GpuMemory for View<'_> {
         let write = access == Access::Write;
         // Spans start at the page of `va` (buffers and SVM ranges are
         // page-aligned) and run to the end of the buffer or range.
-        let page = va & !(PAGE - 1);
+        let page = va & !(PAGE_SIZE - 1);
         let dev = self.port.dev;
         let span = resolve(&self.proc, dev, page, false)?;
         let writable = resolve(&self.proc, dev, page, true).is_ok();
@@ -324,7 +324,7 @@ fn vm_fault(proc: &Process, port: &Port, f: Fault) {
             NoExecute: 0,
             imprecise: 0,
         },
-        va: f.va & !(PAGE - 1),
+        va: f.va & !(PAGE_SIZE - 1),
         gpu_id,
         ErrorType: 0,
     };

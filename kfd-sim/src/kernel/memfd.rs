@@ -11,6 +11,7 @@ use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use kfd_sys::sync::lock;
 use kfd_sys::Errno;
 
 /// Identity of an open file: device and inode numbers.
@@ -46,7 +47,7 @@ static MODEL_FDS: std::sync::Mutex<std::collections::BTreeSet<RawFd>> =
 
 /// Locks the registry of the model's own descriptors.
 pub(crate) fn model_fds() -> std::sync::MutexGuard<'static, std::collections::BTreeSet<RawFd>> {
-    MODEL_FDS.lock().unwrap_or_else(|e| e.into_inner())
+    lock(&MODEL_FDS)
 }
 
 impl Drop for Memfd {

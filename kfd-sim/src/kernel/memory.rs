@@ -11,7 +11,7 @@ use super::dispatch::{Ctx, R};
 use super::memfd::Memfd;
 use super::process::{Pdd, ProcState, RenderFile};
 use super::usermem::{self, Pod};
-use super::{align_up, layout, lock, FileEntry, Machine, PAGE};
+use super::{align_up, layout, lock, FileEntry, Machine, PAGE_SIZE};
 
 /// 2 MiB: the granularity of amdgpu's VRAM availability accounting.
 const VRAM_AVAILABILITY_ALIGN: u64 = 1 << 21;
@@ -62,7 +62,7 @@ impl Extents {
     }
 
     pub fn alloc(&mut self, size: u64) -> Option<u64> {
-        let size = align_up(size, PAGE);
+        let size = align_up(size, PAGE_SIZE);
         let &(len, start) = self.by_size.range((size, 0)..).next()?;
         self.take(start, len);
         if len > size {
@@ -72,7 +72,7 @@ impl Extents {
     }
 
     pub fn free(&mut self, start: u64, size: u64) {
-        let size = align_up(size, PAGE);
+        let size = align_up(size, PAGE_SIZE);
         let mut start = start;
         let mut len = size;
         if let Some((&ps, &pl)) = self.free.range(..start).next_back() {
@@ -200,7 +200,9 @@ const METADATA_XATTR: &str = "kfd-sim.gem-metadata";
 impl Drop for BoStorage {
     fn drop(&mut self) {
         if let Some((render, offset)) = &self.home {
-            render.memfd.punch_hole(*offset, align_up(self.size, PAGE));
+            render
+                .memfd
+                .punch_hole(*offset, align_up(self.size, PAGE_SIZE));
             lock(&render.extents).free(*offset, self.size);
         }
         if let Some(v) = &self.vram_used {
@@ -259,7 +261,7 @@ impl BoStorage {
         let Some((render, base)) = &self.home else {
             return Err(Errno::EINVAL);
         };
-        let len = align_up(self.size, PAGE);
+        let len = align_up(self.size, PAGE_SIZE);
         let tag = format!("{DMABUF_TAG}:g{}:f{:x}", self.gpu_id, self.flags);
         let m = Arc::new(Memfd::create(&tag, len)?);
         super::memfd::copy_data(&render.memfd, *base, &m, len)?;
@@ -314,8 +316,8 @@ impl BoStorage {
             (AMDGPU_GEM_DOMAIN_CPU, AMDGPU_GEM_CREATE_PREEMPTIBLE)
         };
         drm_amdgpu_gem_create_in {
-            bo_size: align_up(self.size, PAGE),
-            alignment: PAGE,
+            bo_size: align_up(self.size, PAGE_SIZE),
+            alignment: PAGE_SIZE,
             domains: lock(&self.gem.placement).unwrap_or(domains),
             domain_flags,
         }
@@ -399,7 +401,7 @@ fn svm_overlaps(st: &mut ProcState, start: u64, size: u64) -> bool {
     if size == 0 {
         return false;
     }
-    let (first, last) = (start / PAGE, (start + size - 1) / PAGE);
+    let (first, last) = (start / PAGE_SIZE, (start + size - 1) / PAGE_SIZE);
     if !st.svm.overlaps(first, last) {
         return false;
     }
@@ -421,7 +423,7 @@ pub(crate) fn alloc(c: &Ctx, buf: &mut [u8]) -> R {
         || (flags & KFD_IOC_ALLOC_MEM_FLAGS_USERPTR != 0
             && svm_overlaps(&mut st, a.mmap_offset, a.size))
     {
-        return Err(Errno(libc::EADDRINUSE));
+        return Err(Errno::EADDRINUSE);
     }
     let Some(pdd) = find_pdd(&mut st, a.gpu_id) else {
         return Err(Errno::EINVAL);
@@ -486,14 +488,14 @@ pub(crate) fn alloc(c: &Ctx, buf: &mut [u8]) -> R {
         }));
         bo.mmap_offset = offset;
         if vram {
-            let mut usage = align_up(a.size, PAGE);
+            let mut usage = align_up(a.size, PAGE_SIZE);
             if flags & KFD_IOC_ALLOC_MEM_FLAGS_AQL_QUEUE_MEM != 0 {
-                usage = align_up(a.size >> 1, PAGE);
+                usage = align_up(a.size >> 1, PAGE_SIZE);
             }
             bo.vram_charge = usage;
         }
     } else if flags & KFD_IOC_ALLOC_MEM_FLAGS_USERPTR != 0 {
-        if a.mmap_offset & (PAGE - 1) != 0 {
+        if a.mmap_offset & (PAGE_SIZE - 1) != 0 {
             return Err(Errno::EINVAL);
         }
         if !usermem::is_mapped(a.mmap_offset, a.size) {
@@ -508,7 +510,7 @@ pub(crate) fn alloc(c: &Ctx, buf: &mut [u8]) -> R {
         pdd.doorbells_allocated = true;
         bo.mmap_offset = doorbell_offset(dev.index);
     } else if flags & KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP != 0 {
-        if a.size != PAGE {
+        if a.size != PAGE_SIZE {
             return Err(Errno::EINVAL);
         }
         bo.mmap_offset = mmio_offset(dev.index);
@@ -585,7 +587,7 @@ pub(crate) fn map(c: &Ctx, buf: &mut [u8]) -> R {
             break;
         }
         let end = va.checked_add(size);
-        let Some(end) = end.filter(|e| va >= PAGE && *e <= layout::VM_LIMIT) else {
+        let Some(end) = end.filter(|e| va >= PAGE_SIZE && *e <= layout::VM_LIMIT) else {
             result = Err(Errno::EINVAL);
             break;
         };
@@ -942,7 +944,7 @@ impl Machine {
         };
         let fits = inner
             .checked_add(len)
-            .is_some_and(|end| end <= align_up(storage.size, PAGE));
+            .is_some_and(|end| end <= align_up(storage.size, PAGE_SIZE));
         Some(match storage.backing() {
             Some((file, base)) if fits => Ok((file, base + inner)),
             _ => Err(Errno::EINVAL),

@@ -24,7 +24,7 @@ pub(crate) mod usermem;
 use std::collections::HashMap;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use kfd_sys::sysfs::{HSA_MEM_HEAP_TYPE_FB_PRIVATE, HSA_MEM_HEAP_TYPE_FB_PUBLIC};
 use kfd_sys::Errno;
@@ -38,11 +38,9 @@ pub(crate) use memory::ModelGem;
 pub(crate) use process::{KfdFile, Process, RenderFile};
 pub(crate) use smi::task_name;
 
-/// Locks a mutex, ignoring poisoning (a panicking test thread must not
-/// wedge the whole simulated machine).
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+pub(crate) use kfd_sys::sync::lock;
+/// Page size the model assumes (the ABI's, and x86-64's).
+pub(crate) use kfd_sys::PAGE_SIZE;
 
 /// The trace writer, shared by the ioctl layer and the engine thread.
 pub(crate) type Trace = kfd_gpu::engine::Trace;
@@ -66,9 +64,6 @@ pub(crate) fn smi_event(files: &Files, gpu_id: u32, pid: u32, event: u32, payloa
         c.deliver(event, pid, payload);
     }
 }
-
-/// Page size the model assumes (x86-64).
-pub(crate) const PAGE: u64 = 4096;
 
 /// Rounds up to a multiple of `a` (a power of two).
 pub(crate) fn align_up(v: u64, a: u64) -> u64 {

@@ -11,13 +11,11 @@ use super::dispatch::{Ctx, R};
 use super::memory::doorbell_offset;
 use super::process::{Pdd, ProcState};
 use super::usermem::{self, Pod};
-use super::{align_up, Device, PAGE};
+use super::{align_up, Device, PAGE_SIZE};
 use kfd_gpu::engine::{stop, HwQueue, Kind, QueueDesc};
 
 /// `KFD_MAX_NUM_OF_QUEUES_PER_PROCESS`.
 const MAX_QUEUES: u32 = 1024;
-/// `-ENOTSUPP` (kernel-internal 524), what an unknown queue type returns.
-const ENOTSUPP: Errno = Errno(524);
 /// Highest user address `access_ok` accepts on x86-64.
 const TASK_SIZE_MAX: u64 = (1 << 47) - 4096;
 /// First doorbell index reserved for SDMA queues (and its mirror).
@@ -84,9 +82,9 @@ pub(crate) fn cwsr_sizes(d: &Device) -> (u32, u32, u32, u32) {
     } else {
         0x10000
     };
-    let wg = align_up((cu_num * (vgpr + 0x4000 + lds + 0x1000)) as u64, PAGE) as u32;
+    let wg = align_up((cu_num * (vgpr + 0x4000 + lds + 0x1000)) as u64, PAGE_SIZE) as u32;
     let per_wave = if gfxv >= 100100 { 12 } else { 8 };
-    let mut ctl = align_up((40 + wave_num * per_wave + 8) as u64, PAGE) as u32;
+    let mut ctl = align_up((40 + wave_num * per_wave + 8) as u64, PAGE_SIZE) as u32;
     if gfxv / 10000 * 10000 == 100000 {
         ctl = ctl.min(0x7000);
     }
@@ -105,9 +103,10 @@ fn mapping_at(st: &ProcState, dev: usize, addr: u64) -> Option<(u64, u64)> {
 fn buffer_ok(st: &ProcState, dev: usize, addr: u64, size: u64) -> bool {
     match mapping_at(st, dev, addr) {
         Some((va, len)) => {
-            let va_p = va / PAGE;
-            let last = (va + len - 1) / PAGE;
-            addr / PAGE == va_p && (size == 0 || addr / PAGE + size / PAGE - 1 == last)
+            let va_p = va / PAGE_SIZE;
+            let last = (va + len - 1) / PAGE_SIZE;
+            addr / PAGE_SIZE == va_p
+                && (size == 0 || addr / PAGE_SIZE + size / PAGE_SIZE - 1 == last)
         }
         None => false,
     }
@@ -120,8 +119,8 @@ fn validate_buffers(
     compute: bool,
 ) -> Result<(), Errno> {
     let dev = d.index;
-    if !buffer_ok(st, dev, a.write_pointer_address, PAGE)
-        || !buffer_ok(st, dev, a.read_pointer_address, PAGE)
+    if !buffer_ok(st, dev, a.write_pointer_address, PAGE_SIZE)
+        || !buffer_ok(st, dev, a.read_pointer_address, PAGE_SIZE)
     {
         return Err(Errno::EINVAL);
     }
@@ -147,7 +146,10 @@ fn validate_buffers(
     if a.ctl_stack_size != ctl || a.ctx_save_restore_size < cwsr {
         return Err(Errno::EINVAL);
     }
-    let total = align_up(((a.ctx_save_restore_size + debug) * d.num_xcc) as u64, PAGE);
+    let total = align_up(
+        ((a.ctx_save_restore_size + debug) * d.num_xcc) as u64,
+        PAGE_SIZE,
+    );
     if buffer_ok(st, dev, a.ctx_save_restore_address, total) {
         return Ok(());
     }
@@ -198,7 +200,7 @@ pub(crate) fn create(c: &Ctx, buf: &mut [u8]) -> R {
         KFD_IOC_QUEUE_TYPE_SDMA
         | KFD_IOC_QUEUE_TYPE_SDMA_XGMI
         | KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID => false,
-        _ => return Err(ENOTSUPP),
+        _ => return Err(Errno::ENOTSUPP),
     };
     let mut st = c.lock_state();
     let Some(pi) = st.pdds.iter().position(|p| p.gpu_id == a.gpu_id) else {

@@ -8,7 +8,7 @@ use kfd_sys::Errno;
 
 use super::dispatch::{Ctx, R};
 use super::usermem::{self, Pod};
-use super::PAGE;
+use super::PAGE_SIZE;
 
 /// Attributes of one range.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,7 +146,7 @@ impl SvmMap {
 /// True if every page of `[start, last]` (page numbers) is mapped in this
 /// OS process.
 fn cpu_mapped(start: u64, last: u64) -> bool {
-    usermem::is_mapped(start * PAGE, (last - start + 1) * PAGE)
+    usermem::is_mapped(start * PAGE_SIZE, (last - start + 1) * PAGE_SIZE)
 }
 
 /// The first KFD ioctl minor version whose kernel clamps an SVM
@@ -200,8 +200,8 @@ fn apply(
 
 pub(crate) fn ioctl(c: &Ctx, buf: &mut [u8]) -> R {
     let a = kfd_ioctl_svm_args::from_buf(buf);
-    if a.start_addr & (PAGE - 1) != 0
-        || a.size & (PAGE - 1) != 0
+    if a.start_addr & (PAGE_SIZE - 1) != 0
+        || a.size & (PAGE_SIZE - 1) != 0
         || a.start_addr == 0
         || a.size == 0
     {
@@ -218,8 +218,8 @@ pub(crate) fn ioctl(c: &Ctx, buf: &mut [u8]) -> R {
     let mut attrs: Vec<kfd_ioctl_svm_attribute> = (0..a.nattr as usize)
         .map(|i| kfd_ioctl_svm_attribute::from_buf(&buf[hdr + i * asz..]))
         .collect();
-    let start = a.start_addr / PAGE;
-    let last = start + a.size / PAGE - 1;
+    let start = a.start_addr / PAGE_SIZE;
+    let last = start + a.size / PAGE_SIZE - 1;
     let r = match a.op {
         KFD_IOCTL_SVM_OP_SET_ATTR => set_attr(c, a.start_addr, a.size, start, last, &attrs),
         KFD_IOCTL_SVM_OP_GET_ATTR => get_attr(c, a.start_addr, a.size, start, last, &mut attrs),
@@ -247,7 +247,7 @@ fn range_valid(c: &Ctx, addr: u64, size: u64) -> Result<(), Errno> {
         .iter()
         .any(|v| v.intersecting(addr, end).any(|(_, e)| !e.userptr));
     if clash {
-        return Err(Errno(libc::EADDRINUSE));
+        return Err(Errno::EADDRINUSE);
     }
     Ok(())
 }
@@ -524,8 +524,8 @@ impl super::Machine {
         if len == 0 {
             return 0;
         }
-        let start = addr / PAGE;
-        let last = addr.saturating_add(len - 1) / PAGE;
+        let start = addr / PAGE_SIZE;
+        let last = addr.saturating_add(len - 1) / PAGE_SIZE;
         self.processes_of(os_pid)
             .iter()
             .map(|p| super::lock(&p.state).svm.remove_pages(start, last))

@@ -7,7 +7,7 @@
 //! pointer makes the syscall fail and the ioctl returns `EFAULT`, the host
 //! process never takes a segfault.
 
-use kfd_sys::Errno;
+use kfd_sys::{Errno, PAGE_SIZE};
 
 fn own_pid() -> libc::pid_t {
     // SAFETY: getpid has no preconditions and no memory effects.
@@ -100,19 +100,18 @@ pub(crate) fn write_array<T: Pod>(addr: u64, items: &[T]) -> Result<(), Errno> {
 /// True if every page of `[addr, addr+len)` is mapped in this process
 /// (whatever its protection), like the kernel's VMA lookups.
 pub(crate) fn is_mapped(addr: u64, len: u64) -> bool {
-    const PAGE: u64 = 4096;
     if len == 0 {
         return true;
     }
     let Some(end) = addr.checked_add(len) else {
         return false;
     };
-    let mut start = addr & !(PAGE - 1);
+    let mut start = addr & !(PAGE_SIZE - 1);
     let mut vec = vec![0u8; 4096];
     while start < end {
-        let chunk = (end - start).min(PAGE * vec.len() as u64);
+        let chunk = (end - start).min(PAGE_SIZE * vec.len() as u64);
         // SAFETY: mincore only writes one byte per page of the range into
-        // `vec`, which has room for `chunk / PAGE` (rounded up) entries; it
+        // `vec`, which has room for `chunk / PAGE_SIZE` (rounded up) entries; it
         // fails with ENOMEM for unmapped ranges instead of faulting.
         let r = unsafe {
             libc::mincore(

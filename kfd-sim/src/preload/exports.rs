@@ -10,6 +10,7 @@
 
 use std::ffi::{c_char, c_int, c_uint, c_ulong, c_void, CStr};
 
+use kfd_sys::sync::lock;
 use libc::{mode_t, size_t, ssize_t, FILE};
 
 use super::real::real;
@@ -312,7 +313,7 @@ unsafe fn order_dir(dir: *mut libc::DIR) {
     for (i, e) in entries.iter_mut().enumerate() {
         e.d_off = i as i64 + 1;
     }
-    let mut v = ORDERED_DIRS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut v = lock(&ORDERED_DIRS);
     v.retain(|d| d.dir != dir as usize);
     v.push(OrderedDir {
         dir: dir as usize,
@@ -327,7 +328,7 @@ fn with_ordered<T>(dir: *mut libc::DIR, f: impl FnOnce(&mut OrderedDir) -> T) ->
     if ORDERED_COUNT.load(std::sync::atomic::Ordering::Acquire) == 0 {
         return None;
     }
-    let mut v = ORDERED_DIRS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut v = lock(&ORDERED_DIRS);
     v.iter_mut().find(|d| d.dir == dir as usize).map(f)
 }
 
@@ -396,7 +397,7 @@ pub unsafe extern "C" fn kfd_sim_rewinddir(dir: *mut libc::DIR) {
 #[no_mangle]
 pub unsafe extern "C" fn kfd_sim_closedir(dir: *mut libc::DIR) -> c_int {
     if ORDERED_COUNT.load(std::sync::atomic::Ordering::Acquire) != 0 {
-        let mut v = ORDERED_DIRS.lock().unwrap_or_else(|e| e.into_inner());
+        let mut v = lock(&ORDERED_DIRS);
         v.retain(|d| d.dir != dir as usize);
         ORDERED_COUNT.store(v.len(), std::sync::atomic::Ordering::Release);
     }
@@ -841,10 +842,7 @@ pub unsafe extern "C" fn kfd_sim_popen(cmd: *const c_char, mode: *const c_char) 
                 )
             };
             if !f.is_null() {
-                FAKE_PIPES
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push(f as usize);
+                lock(&FAKE_PIPES).push(f as usize);
             }
             return f;
         }
@@ -863,7 +861,7 @@ pub(super) static FAKE_PIPES: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::n
 #[no_mangle]
 pub unsafe extern "C" fn kfd_sim_pclose(stream: *mut FILE) -> c_int {
     let ours = {
-        let mut v = FAKE_PIPES.lock().unwrap_or_else(|e| e.into_inner());
+        let mut v = lock(&FAKE_PIPES);
         match v.iter().position(|p| *p == stream as usize) {
             Some(i) => {
                 v.swap_remove(i);

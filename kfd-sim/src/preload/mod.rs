@@ -64,7 +64,7 @@ use std::ffi::{c_char, c_int, CStr, CString};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 
 use kfd_sys::Errno;
 
@@ -167,9 +167,7 @@ static CREATE: Mutex<()> = Mutex::new(());
 /// space: a forked child inherits them).
 static HANDLERS: AtomicBool = AtomicBool::new(false);
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+use kfd_sys::sync::lock;
 
 /// The slot of this process, if it has one yet.
 fn current_slot() -> Option<&'static Slot> {

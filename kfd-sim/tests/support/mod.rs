@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Mutex, OnceLock};
 
+use kfd_sys::sync::lock;
+
 /// `libkfd_sim.so` of this build. `cargo build` places it in
 /// `<target>/<profile>/`; `cargo test` builds the library only as a
 /// dependency of the tests, which leaves it in `<target>/<profile>/deps/`.
@@ -48,9 +50,7 @@ pub fn compile_c(name: &str) -> PathBuf {
 #[allow(dead_code)] // not every test binary that includes this module compiles C
 pub fn compile_c_with(name: &str, lib: &'static str, package: &'static str) -> PathBuf {
     static BINS: Mutex<BTreeMap<String, &'static OnceLock<PathBuf>>> = Mutex::new(BTreeMap::new());
-    let cell: &'static OnceLock<PathBuf> = BINS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
+    let cell: &'static OnceLock<PathBuf> = lock(&BINS)
         .entry(name.to_owned())
         .or_insert_with(|| Box::leak(Box::new(OnceLock::new())));
     cell.get_or_init(|| build_c(name, lib, package)).clone()
