@@ -116,8 +116,10 @@ mod aql;
 mod error;
 mod fault;
 mod packet;
+mod pm4;
 mod queue;
 mod queues;
+mod ring;
 mod sdma;
 pub mod sizes;
 
@@ -127,6 +129,7 @@ pub use aql::{
 };
 pub use error::QueueError;
 pub use packet::{AqlPacket, KernelDispatch, AQL_PACKET_SIZE, BARRIER_DEPENDENCIES};
+pub use pm4::{Pm4Queue, MAX_PM4_RING_BYTES, MIN_PM4_RING_BYTES};
 pub use queue::{
     cu_mask_words, hsa_type, kfd_priority, Queue, QueueId, QueueInfo, QueueKind, QueueRequest,
     QueueResource, MAX_CU_MASK_BITS,
