@@ -96,6 +96,9 @@
 //!   and report queue errors and GPU memory faults to waiters;
 //! - owned SDMA queues ([`SdmaQueue`]) that copy, fill and write memory
 //!   and complete [`kfd_event::Signal`]s the way ROCr's SDMA blits do;
+//! - owned PM4 compute queues ([`Pm4Queue`]) that submit checked PM4
+//!   packets, write memory, run indirect buffers and complete
+//!   [`kfd_event::Signal`]s with `RELEASE_MEM`;
 //! - update, destroy, CU masks, queue info / wave state, GWS allocation,
 //!   trap handlers; priorities map from `HSA_QUEUE_PRIORITY` to the KFD's
 //!   0..=15 with [`kfd_priority`].
