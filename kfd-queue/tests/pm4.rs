@@ -267,3 +267,29 @@ fn dropping_the_queue_releases_the_kernel_objects() {
     q.destroy().unwrap();
     assert_eq!(w.kernel_objects(), before);
 }
+
+/// A CP held on a WAIT_REG_MEM lets the ring fill; the submission that
+/// finds no room fails with RingFull after the submit timeout, and the
+/// queue carries on once the gate opens.
+#[test]
+fn a_full_ring_is_an_error_not_a_hang() {
+    let w = World::new("mi210");
+    let mut q = w.queue(1024).unwrap();
+    q.set_submit_timeout(Duration::from_millis(50));
+    let (gate, dst) = (w.host(), w.host());
+    let poll = PM4_MEC_WAIT_REG_MEM::memory(gate.addr(), 1, !0, CompareFunction::Equal).unwrap();
+    q.submit(poll.dwords()).unwrap();
+    let start = Instant::now();
+    let full = loop {
+        if let Err(e) = q.write_data(dst.addr(), &[1]) {
+            break e;
+        }
+        assert!(start.elapsed() < 5 * SECOND);
+    };
+    assert!(matches!(full, QueueError::RingFull { waited } if waited >= Duration::from_millis(50)));
+    gate.write(0, &1u32.to_ne_bytes()).unwrap();
+    q.set_submit_timeout(LONG);
+    let done = w.signal(1);
+    q.signal(&done, 0).unwrap();
+    assert_eq!(q.wait(&done, Condition::Eq, 0, LONG), Ok(0));
+}
