@@ -3,57 +3,22 @@
 //! an indirect buffer runs, bad inputs are errors, a GPU fault ends a
 //! wait, and dropping releases every kernel object.
 
-#[path = "../../kfd-event/tests/common/mod.rs"]
-mod common;
+mod world;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::*;
-use kfd_event::{Condition, Events, Signal};
+use kfd_event::Condition;
 use kfd_fmm::{Buffer, MemFlags};
-use kfd_queue::{Pm4Queue, QueueError, Queues};
-use kfd_sim::Sim;
+use kfd_queue::{Pm4Queue, QueueError};
 use kfd_sys::packet::{CompareFunction, Dwords, PacketError};
 use kfd_sys::pm4::{self, PM4_MEC_WAIT_REG_MEM, PM4_NOP_FILLER};
-
-/// A context's queue and event sub-contexts over the simulator.
-struct World {
-    sim: Sim,
-    ctx: Ctx,
-    queues: Arc<Queues>,
-    events: Arc<Events>,
-}
+use world::*;
 
 impl World {
-    fn new(preset: &str) -> World {
-        let sim = Sim::preset(preset).unwrap();
-        let ctx = Ctx::primary(&sim);
-        let queues = Arc::new(Queues::new(
-            ctx.file.clone(),
-            ctx.topology.clone(),
-            ctx.fmm.clone(),
-        ));
-        let events = Arc::new(Events::new(
-            ctx.file.clone(),
-            Some(ctx.topology.clone()),
-            Some(ctx.fmm.clone()),
-        ));
-        World {
-            sim,
-            ctx,
-            queues,
-            events,
-        }
-    }
-
     fn queue(&self, ring_bytes: u64) -> Result<Pm4Queue, QueueError> {
         let node = self.ctx.gpu_node();
         Pm4Queue::new(&self.queues, &self.events, &self.ctx.fmm, node, ring_bytes)
-    }
-
-    fn signal(&self, value: i64) -> Signal {
-        Signal::new(&self.events, &self.ctx.fmm, value).unwrap()
     }
 
     /// A page of pinned host memory mapped to the GPUs.
@@ -63,17 +28,7 @@ impl World {
         b.map().unwrap();
         b
     }
-
-    /// (buffer objects, queues, events) of the simulated process.
-    fn kernel_objects(&self) -> (usize, usize, usize) {
-        let s = self.sim.live_objects();
-        let p = &s.processes[0];
-        (p.bos, p.queues, p.events)
-    }
 }
-
-const SECOND: Duration = Duration::from_secs(1);
-const LONG: Duration = Duration::from_secs(20);
 
 fn dwords(b: &Buffer, at: u64, n: usize) -> Vec<u32> {
     let mut raw = vec![0u8; n * 4];
