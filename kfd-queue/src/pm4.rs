@@ -292,8 +292,7 @@ impl Engine for Pm4Queue {
     /// ring behind what was published.
     fn consumed(&self, published: u64) -> Result<u64, QueueError> {
         let read = u64::from(self.read_pointer()?) * 4;
-        let behind = published.wrapping_sub(read) & (self.ring.bytes() - 1);
-        Ok(published - behind)
+        Ok(consumed(published, read, self.ring.bytes()))
     }
 
     /// The write pointer counts dwords.
@@ -306,8 +305,32 @@ impl Engine for Pm4Queue {
     }
 }
 
+/// Bytes consumed, as a count that only grows, of a CP whose read offset
+/// in a ring of `ring_bytes` (a power of two) is `read`, `published`
+/// bytes having been published: the CP is less than a ring behind.
+fn consumed(published: u64, read: u64, ring_bytes: u64) -> u64 {
+    published - (published.wrapping_sub(read) & (ring_bytes - 1))
+}
+
 impl Drop for Pm4Queue {
     fn drop(&mut self) {
         ring::release(&self.queues, &self.queue, &mut self.ring);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_read_offset_becomes_a_growing_count() {
+        // Caught up, at the start and after wrapping twice.
+        assert_eq!(consumed(0, 0, 1024), 0);
+        assert_eq!(consumed(2048, 0, 1024), 2048);
+        // Behind within the same lap and across the ring's end.
+        assert_eq!(consumed(2048 + 100, 40, 1024), 2048 + 40);
+        assert_eq!(consumed(2048 + 100, 1000, 1024), 1024 + 1000);
+        // A CP that has not moved yet sees everything as outstanding.
+        assert_eq!(consumed(1020, 0, 1024), 0);
     }
 }

@@ -30,6 +30,7 @@ impl World {
     }
 }
 
+/// `n` dwords of `b` from byte `at`.
 fn dwords(b: &Buffer, at: u64, n: usize) -> Vec<u32> {
     let mut raw = vec![0u8; n * 4];
     b.read(at, &mut raw).unwrap();
@@ -247,4 +248,35 @@ fn a_full_ring_is_an_error_not_a_hang() {
     let done = w.signal(1);
     q.signal(&done, 0).unwrap();
     assert_eq!(q.wait(&done, Condition::Eq, 0, LONG), Ok(0));
+}
+
+/// Submissions into a queue a fault stopped fill its ring; the one that
+/// finds no room returns the fault at once instead of waiting out the
+/// submit timeout (10 s) for a ring that never drains.
+#[test]
+fn a_submission_into_a_faulted_queue_returns_the_fault() {
+    let w = World::new("mi300x");
+    let q = w.queue(1024).unwrap();
+    let node = w.ctx.gpu_node();
+    let unmapped = w
+        .ctx
+        .fmm
+        .alloc_buffer(node, 4096, 0, MemFlags::NON_PAGED)
+        .unwrap();
+    let start = Instant::now();
+    let e = loop {
+        if let Err(e) = q.write_data(unmapped.addr(), &[1, 2, 3, 4]) {
+            break e;
+        }
+        assert!(start.elapsed() < 5 * SECOND, "the ring never filled");
+    };
+    assert!(start.elapsed() < SECOND, "took {:?}", start.elapsed());
+    assert_eq!(
+        e,
+        QueueError::MemoryFault {
+            node_id: node,
+            address: unmapped.addr(),
+        }
+    );
+    assert_eq!(q.read_pointer().unwrap(), 0, "the first write faulted");
 }
