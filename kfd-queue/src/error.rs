@@ -88,6 +88,23 @@ pub enum QueueError {
     /// [`crate::MIN_SDMA_RING_BYTES`] to [`crate::MAX_SDMA_RING_BYTES`].
     #[error("invalid SDMA ring of {0} bytes: needs a power of two from 1 KiB to 2 GiB")]
     InvalidSdmaRingSize(u64),
+    /// A PM4 ring size that is not a power of two from
+    /// [`crate::MIN_PM4_RING_BYTES`] to [`crate::MAX_PM4_RING_BYTES`].
+    #[error("invalid PM4 ring of {0} bytes: needs a power of two from 1 KiB to 2 GiB")]
+    InvalidPm4RingSize(u64),
+    /// A PM4 packet as long as the ring or longer: it could never be
+    /// written without overwriting packets the CP has not read.
+    #[error("PM4 packet of {bytes} bytes does not fit a ring of {ring}")]
+    Pm4PacketTooLarge {
+        /// Bytes of the packet.
+        bytes: u64,
+        /// Bytes of the ring.
+        ring: u64,
+    },
+    /// A type-3 PM4 packet whose opcode `kfd_sys::pm4` does not declare:
+    /// the CP of a compute queue would stop on it.
+    #[error("unknown PM4 opcode {0:#x}")]
+    UnknownPm4Opcode(u32),
     /// An SDMA packet as long as the ring or longer: it could never be
     /// written without overwriting packets the engine has not read.
     #[error("SDMA packet of {bytes} bytes does not fit a ring of {ring}")]
@@ -97,10 +114,10 @@ pub enum QueueError {
         /// Bytes of the ring.
         ring: u64,
     },
-    /// An SDMA packet that could not be built (a size or an alignment
-    /// its fields cannot carry), or dwords that are not whole packets of
-    /// known formats.
-    #[error("SDMA packet: {0}")]
+    /// An SDMA or PM4 packet that could not be built (a size or an
+    /// alignment its fields cannot carry), or dwords that are not whole
+    /// packets of known formats.
+    #[error("packet: {0}")]
     Packet(#[from] kfd_sys::packet::PacketError),
     /// A barrier packet with more dependencies than it holds.
     #[error("{0} barrier dependencies: a barrier packet holds at most 5")]

@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use kfd_event::{Event, EventDescriptor, EventType, Events, ExceptionData};
+use std::time::Duration;
+
+use kfd_event::{Condition, Event, EventDescriptor, EventType, Events, ExceptionData, Signal};
 
 use crate::error::QueueError;
 
@@ -59,6 +61,22 @@ impl FaultWatch {
     pub fn poll(&self) -> Result<(), QueueError> {
         self.events.wait_one(&self.event, 0)?;
         self.check()
+    }
+}
+
+impl FaultWatch {
+    /// Sleeps until `signal` meets `condition` against `compare` and
+    /// returns its value, as [`Signal::wait_until`] does, but also wakes
+    /// on this node's fault and returns it ([`FaultWatch::check`]).
+    pub fn wait(
+        &self,
+        signal: &Signal,
+        condition: Condition,
+        compare: i64,
+        timeout: Duration,
+    ) -> Result<i64, QueueError> {
+        let also = [self.event.clone()];
+        signal.wait_until_or(condition, compare, timeout, &also, || self.check())
     }
 }
 

@@ -96,6 +96,9 @@
 //!   and report queue errors and GPU memory faults to waiters;
 //! - owned SDMA queues ([`SdmaQueue`]) that copy, fill and write memory
 //!   and complete [`kfd_event::Signal`]s the way ROCr's SDMA blits do;
+//! - owned PM4 compute queues ([`Pm4Queue`]) that submit checked PM4
+//!   packets, write memory, run indirect buffers and complete
+//!   [`kfd_event::Signal`]s with `RELEASE_MEM`;
 //! - update, destroy, CU masks, queue info / wave state, GWS allocation,
 //!   trap handlers; priorities map from `HSA_QUEUE_PRIORITY` to the KFD's
 //!   0..=15 with [`kfd_priority`].
@@ -116,8 +119,10 @@ mod aql;
 mod error;
 mod fault;
 mod packet;
+mod pm4;
 mod queue;
 mod queues;
+mod ring;
 mod sdma;
 pub mod sizes;
 
@@ -127,6 +132,7 @@ pub use aql::{
 };
 pub use error::QueueError;
 pub use packet::{AqlPacket, KernelDispatch, AQL_PACKET_SIZE, BARRIER_DEPENDENCIES};
+pub use pm4::{Pm4Queue, MAX_PM4_RING_BYTES, MIN_PM4_RING_BYTES};
 pub use queue::{
     cu_mask_words, hsa_type, kfd_priority, Queue, QueueId, QueueInfo, QueueKind, QueueRequest,
     QueueResource, MAX_CU_MASK_BITS,

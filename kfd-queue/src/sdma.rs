@@ -4,24 +4,23 @@
 use std::fmt;
 use std::mem::offset_of;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use kfd_event::{Condition, Events, Signal};
-use kfd_fmm::{Buffer, Fmm, MemFlags};
+use kfd_fmm::{Fmm, MemFlags};
 use kfd_sys::hsa::amd_signal_t;
 use kfd_sys::packet::{Dwords, PacketError};
 use kfd_sys::sdma::{
     self, SdmaPacket, SDMA_PKT_ATOMIC, SDMA_PKT_CONSTANT_FILL, SDMA_PKT_COPY_LINEAR,
     SDMA_PKT_FENCE, SDMA_PKT_TRAP, SDMA_WRITE_COUNT_MASK,
 };
-use zerocopy::IntoBytes;
 
-use crate::aql::DEFAULT_SUBMIT_TIMEOUT;
 use crate::error::QueueError;
 use crate::fault::FaultWatch;
 use crate::queue::{page, Queue, QueueKind, QueueRequest};
 use crate::queues::Queues;
+use crate::ring::{self, Engine, Ring};
 
 /// The smallest SDMA ring in bytes: the kernel's minimum ring
 /// (`KFD_MIN_QUEUE_RING_SIZE`; it clamps smaller rings up, and the
@@ -33,7 +32,7 @@ pub const MIN_SDMA_RING_BYTES: u64 = kfd_sys::kfd::KFD_MIN_QUEUE_RING_SIZE as u6
 pub const MAX_SDMA_RING_BYTES: u64 = 1 << 31;
 
 /// Byte offset of the value in `amd_signal_t`.
-const SIGNAL_VALUE: u64 = offset_of!(amd_signal_t, value) as u64;
+pub(crate) const SIGNAL_VALUE: u64 = offset_of!(amd_signal_t, value) as u64;
 
 /// Which SDMA engine a queue runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -183,21 +182,17 @@ fn check_dword(packet: &'static str, field: &'static str, value: u64) -> Result<
 pub struct SdmaQueue {
     queues: Arc<Queues>,
     queue: Queue,
-    ring: Buffer,
+    ring: Ring,
     faults: FaultWatch,
-    ring_bytes: u64,
     count_mask: u32,
-    /// The published write pointer; held across a submission.
-    write: Mutex<u64>,
-    submit_timeout: Duration,
 }
 
 impl fmt::Debug for SdmaQueue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SdmaQueue")
             .field("queue", &self.queue)
-            .field("ring", &format_args!("{:#x}", self.ring.addr()))
-            .field("ring_bytes", &self.ring_bytes)
+            .field("ring", &format_args!("{:#x}", self.ring.buffer().addr()))
+            .field("ring_bytes", &self.ring.bytes())
             .finish_non_exhaustive()
     }
 }
@@ -243,15 +238,12 @@ impl SdmaQueue {
         let mut q = SdmaQueue {
             queues: queues.clone(),
             queue,
-            ring,
+            ring: Ring::new(ring, ring_bytes, 0),
             faults,
-            ring_bytes,
             count_mask,
-            write: Mutex::new(0),
-            submit_timeout: DEFAULT_SUBMIT_TIMEOUT,
         };
         let start = q.write_pointer()?;
-        *q.write.get_mut().unwrap_or_else(|e| e.into_inner()) = start;
+        q.ring.start_at(start);
         Ok(q)
     }
 
@@ -262,7 +254,7 @@ impl SdmaQueue {
 
     /// Bytes in the ring.
     pub fn ring_bytes(&self) -> u64 {
-        self.ring_bytes
+        self.ring.bytes()
     }
 
     /// The most bytes one `COPY_LINEAR` (or `CONSTANT_FILL`) packet moves
@@ -276,7 +268,7 @@ impl SdmaQueue {
     /// How long a submission waits for room in a full ring before it
     /// fails with [`QueueError::RingFull`].
     pub fn set_submit_timeout(&mut self, timeout: Duration) {
-        self.submit_timeout = timeout;
+        self.ring.set_timeout(timeout);
     }
 
     /// The write pointer the engine sees: bytes submitted so far.
@@ -311,72 +303,17 @@ impl SdmaQueue {
         while !rest.is_empty() {
             let (_, len) = SdmaPacket::decode(rest)?;
             let bytes = len as u64 * 4;
-            if bytes >= self.ring_bytes {
+            if bytes >= self.ring.bytes() {
                 return Err(QueueError::SdmaPacketTooLarge {
                     bytes,
-                    ring: self.ring_bytes,
+                    ring: self.ring.bytes(),
                 });
             }
             let (packet, after) = rest.split_at(len);
             packets.push(packet);
             rest = after;
         }
-        let mut published = crate::lock(&self.write);
-        let mut at = *published;
-        for packet in packets {
-            let bytes = packet.len() as u64 * 4;
-            let offset = at % self.ring_bytes;
-            if offset + bytes > self.ring_bytes {
-                // One-dword NOPs (all zero) up to the end of the ring.
-                let pad = self.ring_bytes - offset;
-                self.wait_for_room(at + pad, at, &mut published)?;
-                self.ring
-                    .write(offset, &vec![0u8; pad as usize])
-                    .map_err(QueueError::Memory)?;
-                at += pad;
-            }
-            self.wait_for_room(at + bytes, at, &mut published)?;
-            self.ring
-                .write(at % self.ring_bytes, packet.as_bytes())
-                .map_err(QueueError::Memory)?;
-            at += bytes;
-        }
-        if at != *published {
-            self.publish(at)?;
-            *published = at;
-        }
-        Ok(at)
-    }
-
-    /// Returns once the engine has read far enough that the ring can
-    /// hold everything up to `upto` (at most one byte less than the ring:
-    /// a full ring would look empty to the engine). While it waits, the
-    /// packets written up to `at` are published, so that the engine can
-    /// get to them; a GPU fault that stopped the queue ends the wait
-    /// with [`QueueError::MemoryFault`].
-    fn wait_for_room(&self, upto: u64, at: u64, published: &mut u64) -> Result<(), QueueError> {
-        crate::retry_until(self.submit_timeout, || {
-            let read = self.read_pointer()?;
-            if upto.wrapping_sub(read) < self.ring_bytes {
-                return Ok(Some(()));
-            }
-            if *published != at {
-                self.publish(at)?;
-                *published = at;
-            }
-            self.faults.poll()?;
-            Ok(None)
-        })
-    }
-
-    /// Stores the write pointer `at` with release ordering (the packets
-    /// before it are visible first), then rings the doorbell with it.
-    fn publish(&self, at: u64) -> Result<(), QueueError> {
-        self.queue.with_page(|p| {
-            p.atomic_u64(page::WPTR)
-                .map(|w| w.store(at, Ordering::Release))
-        })?;
-        self.queues.ring_doorbell(&self.queue, at)
+        self.ring.submit(&packets, self)
     }
 
     /// Copies `bytes` bytes from `src` to `dst` (GPU addresses): one
@@ -425,7 +362,7 @@ impl SdmaQueue {
     pub fn write(&self, dst: u64, data: &[u32]) -> Result<u64, QueueError> {
         check_dword("WRITE", "destination address", dst)?;
         check_end("WRITE", "destination address", dst, data.len() as u64 * 4)?;
-        let most = (self.ring_bytes / 16).min(u64::from(SDMA_WRITE_COUNT_MASK) + 1);
+        let most = (self.ring.bytes() / 16).min(u64::from(SDMA_WRITE_COUNT_MASK) + 1);
         let mut dwords = Vec::new();
         for (at, n) in pieces(data.len() as u64, most) {
             let (at, n) = (at as usize, n as usize);
@@ -471,8 +408,7 @@ impl SdmaQueue {
         compare: i64,
         timeout: Duration,
     ) -> Result<i64, QueueError> {
-        let also = [self.faults.event().clone()];
-        signal.wait_until_or(condition, compare, timeout, &also, || self.check())
+        self.faults.wait(signal, condition, compare, timeout)
     }
 
     /// Destroys the queue, then frees its ring and destroys its event;
@@ -484,13 +420,25 @@ impl SdmaQueue {
     }
 }
 
+impl Engine for SdmaQueue {
+    /// The read pointer: a byte count that only grows.
+    fn consumed(&self, _published: u64) -> Result<u64, QueueError> {
+        self.read_pointer()
+    }
+
+    /// The write pointer is the byte count.
+    fn publish(&self, at: u64) -> Result<(), QueueError> {
+        ring::publish(&self.queues, &self.queue, at)
+    }
+
+    fn poll(&self) -> Result<(), QueueError> {
+        self.faults.poll()
+    }
+}
+
 impl Drop for SdmaQueue {
     fn drop(&mut self) {
-        if self.queues.check(&self.queue).is_ok() && self.queues.destroy(&self.queue).is_err() {
-            // The kernel still runs the queue, which reads the ring: it
-            // stays allocated until the memory manager's teardown.
-            let _ = self.ring.mark_kernel_held();
-        }
+        ring::release(&self.queues, &self.queue, &mut self.ring);
     }
 }
 

@@ -3,73 +3,27 @@
 //! faults reported by waits, bad inputs, and the release of every kernel
 //! object on drop.
 
-#[path = "../../kfd-event/tests/common/mod.rs"]
-mod common;
+mod world;
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::*;
-use kfd_event::{Condition, EventError, Events, Signal};
+use kfd_event::{Condition, EventError};
 use kfd_fmm::{Buffer, MemFlags};
 use kfd_gpu::samples::{fill_descriptor, FILL};
-use kfd_queue::{AqlPacket, AqlQueue, KernelDispatch, QueueError, Queues};
-use kfd_sim::Sim;
+use kfd_queue::{AqlPacket, AqlQueue, KernelDispatch, QueueError};
 use kfd_sys::hsa::HSA_PACKET_TYPE_AGENT_DISPATCH;
 use kfd_sys::kfd;
 use kfd_sys::testing::Cause;
 use kfd_sys::Errno;
+use world::*;
 use zerocopy::IntoBytes;
 
-/// A context's queue and event sub-contexts over the simulator.
-struct World {
-    sim: Sim,
-    ctx: Ctx,
-    queues: Arc<Queues>,
-    events: Arc<Events>,
-}
-
 impl World {
-    fn new(preset: &str) -> World {
-        let sim = Sim::preset(preset).unwrap();
-        let ctx = Ctx::primary(&sim);
-        let queues = Arc::new(Queues::new(
-            ctx.file.clone(),
-            ctx.topology.clone(),
-            ctx.fmm.clone(),
-        ));
-        let events = Arc::new(Events::new(
-            ctx.file.clone(),
-            Some(ctx.topology.clone()),
-            Some(ctx.fmm.clone()),
-        ));
-        World {
-            sim,
-            ctx,
-            queues,
-            events,
-        }
-    }
-
     fn queue(&self, packets: u32) -> Result<AqlQueue, QueueError> {
         let node = self.ctx.gpu_node();
         AqlQueue::new(&self.queues, &self.events, &self.ctx.fmm, node, packets)
     }
-
-    fn signal(&self, value: i64) -> Signal {
-        Signal::new(&self.events, &self.ctx.fmm, value).unwrap()
-    }
-
-    /// (buffer objects, queues, events) of the simulated process.
-    fn kernel_objects(&self) -> (usize, usize, usize) {
-        let s = self.sim.live_objects();
-        let p = &s.processes[0];
-        (p.bos, p.queues, p.events)
-    }
 }
-
-const SECOND: Duration = Duration::from_secs(1);
-const LONG: Duration = Duration::from_secs(20);
 
 /// A barrier-AND packet waits until every dependency is 0; the host
 /// completes them one by one; then the barrier's completion signal drops

@@ -3,51 +3,20 @@
 //! signals completed by the engine, a GPU fault reported by a wait, bad
 //! inputs, and the release of every kernel object on drop.
 
-#[path = "../../kfd-event/tests/common/mod.rs"]
-mod common;
+mod world;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::*;
-use kfd_event::{Condition, Events, Signal};
+use kfd_event::Condition;
 use kfd_fmm::{Buffer, MemFlags};
 use kfd_queue::{QueueError, QueueOptions, QueueRules, Queues, SdmaEngine, SdmaQueue};
-use kfd_sim::Sim;
 use kfd_sys::packet::{CompareFunction, Dwords, PacketError};
 use kfd_sys::sdma::{SDMA_NOP_COUNT_SHIFT, SDMA_PKT_COPY_LINEAR, SDMA_PKT_POLL_REGMEM};
 use kfd_sys::testing::Cause;
-
-/// A context's queue and event sub-contexts over the simulator.
-struct World {
-    sim: Sim,
-    ctx: Ctx,
-    queues: Arc<Queues>,
-    events: Arc<Events>,
-}
+use world::*;
 
 impl World {
-    fn new(preset: &str) -> World {
-        let sim = Sim::preset(preset).unwrap();
-        let ctx = Ctx::primary(&sim);
-        let queues = Arc::new(Queues::new(
-            ctx.file.clone(),
-            ctx.topology.clone(),
-            ctx.fmm.clone(),
-        ));
-        let events = Arc::new(Events::new(
-            ctx.file.clone(),
-            Some(ctx.topology.clone()),
-            Some(ctx.fmm.clone()),
-        ));
-        World {
-            sim,
-            ctx,
-            queues,
-            events,
-        }
-    }
-
     fn queue(&self, engine: SdmaEngine, ring_bytes: u64) -> Result<SdmaQueue, QueueError> {
         let node = self.ctx.gpu_node();
         SdmaQueue::new(
@@ -58,10 +27,6 @@ impl World {
             engine,
             ring_bytes,
         )
-    }
-
-    fn signal(&self, value: i64) -> Signal {
-        Signal::new(&self.events, &self.ctx.fmm, value).unwrap()
     }
 
     /// Pinned host memory mapped to the GPUs (`size` rounded up to
@@ -90,17 +55,7 @@ impl World {
         }
         b
     }
-
-    /// (buffer objects, queues, events) of the simulated process.
-    fn kernel_objects(&self) -> (usize, usize, usize) {
-        let s = self.sim.live_objects();
-        let p = &s.processes[0];
-        (p.bos, p.queues, p.events)
-    }
 }
-
-const SECOND: Duration = Duration::from_secs(1);
-const LONG: Duration = Duration::from_secs(20);
 
 /// A pattern that differs at every offset of a copy piece.
 fn pattern(len: usize, seed: u32) -> Vec<u8> {

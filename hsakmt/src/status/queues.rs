@@ -36,11 +36,14 @@ impl ToStatus for QueueError {
             QueueError::NoFreeSdmaQueue { .. } => {
                 kernel(kfd::AMDKFD_IOC_CREATE_QUEUE.info(), Errno::ENOMEM, p)
             }
-            // The owned AQL and SDMA queues of the Rust API; no C function
+            // The owned AQL, PM4 and SDMA queues of the Rust API; no C function
             // reaches these: bad arguments, and failures of submitted work.
             QueueError::InvalidPacketCount(_)
             | QueueError::InvalidSdmaRingSize(_)
             | QueueError::SdmaPacketTooLarge { .. }
+            | QueueError::InvalidPm4RingSize(_)
+            | QueueError::Pm4PacketTooLarge { .. }
+            | QueueError::UnknownPm4Opcode(_)
             | QueueError::Packet(_)
             | QueueError::TooManyDependencies(_)
             | QueueError::BadKernelObject(_)
