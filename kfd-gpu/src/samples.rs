@@ -6,8 +6,8 @@ use kfd_sys::hsa::{kernel_code_properties, kernel_descriptor_t};
 
 /// gfx9 machine code (gfx900 through gfx942) that stores each work-item's
 /// global id X at `out[id]`, `out` being the first kernel argument (a
-/// pointer): the kernarg pointer comes in s[0:1], the workgroup id X in
-/// s2, and the workgroup is 64 work-items wide. Assembled with Debian's
+/// pointer): the kernarg pointer comes in `s[0:1]`, the workgroup id X in
+/// `s2`, and the workgroup is 64 work-items wide. Assembled with Debian's
 /// `llvm-mc -triple=amdgcn-amd-amdhsa -mcpu=gfx90a -show-encoding` from:
 ///
 /// ```text
