@@ -24,6 +24,7 @@ use kfd_event::{
 };
 use kfd_fmm::{PointerType, SvmAttr};
 use kfd_sys::sync::lock;
+use std::mem::offset_of;
 
 use crate::border::{check_mut, read_in, slice_in, slice_mut, st, write_out, Kmt, KmtResult};
 use crate::ctx::{self, HsaKFDContext};
@@ -34,13 +35,14 @@ use crate::log;
 const HSA_EVENT_SIZE: usize = 48;
 
 // Word indices of `HsaEvent` (`#pragma pack(4)`: every field is at a
-// multiple of 4 bytes).
-const W_EVENT_ID: usize = 0;
-const W_EVENT_TYPE: usize = 1;
-const W_UNION: usize = 2; // 5 words
-const W_HWDATA1: usize = 7; // 2 words
-const W_HWDATA2: usize = 9; // 2 words
-const W_HWDATA3: usize = 11;
+// multiple of 4 bytes), from hsakmt-sys's layout-tested declaration.
+const W_EVENT_ID: usize = offset_of!(abi::HsaEvent, EventId) / 4;
+const EVENT_DATA_BYTES: usize = offset_of!(abi::HsaEvent, EventData);
+const W_EVENT_TYPE: usize = (EVENT_DATA_BYTES + offset_of!(abi::HsaEventData, EventType)) / 4;
+const W_UNION: usize = (EVENT_DATA_BYTES + offset_of!(abi::HsaEventData, EventData)) / 4; // 5 words
+const W_HWDATA1: usize = (EVENT_DATA_BYTES + offset_of!(abi::HsaEventData, HWData1)) / 4; // 2 words
+const W_HWDATA2: usize = (EVENT_DATA_BYTES + offset_of!(abi::HsaEventData, HWData2)) / 4; // 2 words
+const W_HWDATA3: usize = (EVENT_DATA_BYTES + offset_of!(abi::HsaEventData, HWData3)) / 4;
 const WORDS: usize = HSA_EVENT_SIZE / 4;
 
 /// The C `HsaEvent` of one event, as the C library's callers see it.
@@ -584,6 +586,22 @@ mod tests {
         // (checked at compile time), every bit pattern is a valid
         // `HsaEvent`, and nothing writes the view meanwhile.
         unsafe { std::ptr::read(v.addr() as *const abi::HsaEvent) }
+    }
+
+    #[test]
+    fn c_view_word_indices_match_the_c_layout() {
+        // The literals these indices replaced: a wrong offset_of! fails here.
+        assert_eq!(
+            [
+                W_EVENT_ID,
+                W_EVENT_TYPE,
+                W_UNION,
+                W_HWDATA1,
+                W_HWDATA2,
+                W_HWDATA3
+            ],
+            [0, 1, 2, 7, 9, 11]
+        );
     }
 
     #[test]
