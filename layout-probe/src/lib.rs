@@ -1,5 +1,7 @@
 //! C probe harness for layout tests: every `#[repr(C)]` type and constant
-//! registered here is compared with what gcc says about the system header.
+//! registered here is compared with what the C compiler says about the
+//! system header (the compiler the `cc` crate picks: `CC`, `CC_<target>`,
+//! `CFLAGS`).
 //!
 //! Usage:
 //! ```ignore
@@ -147,8 +149,17 @@ impl Probe {
         let shim = dir.join("shim");
         std::fs::create_dir_all(shim.join("drm")).unwrap();
         std::fs::write(shim.join("drm/drm.h"), "#include <libdrm/drm.h>\n").unwrap();
-        let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
-        let mut compile = Command::new(&cc);
+        let compiler = cc::Build::new()
+            .target(env!("LAYOUT_PROBE_TARGET"))
+            .host(env!("LAYOUT_PROBE_TARGET"))
+            .opt_level(0)
+            .cargo_metadata(false)
+            .cargo_warnings(false)
+            .warnings(false)
+            .try_get_compiler()
+            .unwrap_or_else(|e| panic!("no C compiler for the layout probe: {e}"));
+        let cc = compiler.path().display().to_string();
+        let mut compile = compiler.to_command();
         for d in &self.include_dirs {
             compile.arg("-I").arg(d);
         }
