@@ -85,6 +85,8 @@ pub mod ctx;
 pub mod generation;
 pub mod log;
 pub mod profile;
+#[cfg(any(feature = "rocm-5.2", feature = "rocm-6.2"))]
+mod prototypes;
 pub mod status;
 
 pub mod debug;

@@ -312,7 +312,14 @@ export! {
     /// check); 20; `*traceId` = 0; no snapshot or unknown node → 5; the
     /// kernel's errno table (EINVAL 3, ENOMEM 6, EBUSY 12, else 1). The
     /// kernel may adjust `*sample_info`.
-    since62 fn hsaKmtPcSamplingCreate(node_id: u32, sample_info: *mut kfd_perf::PcSamplingInfo, traceId: *mut u32) {
+    since62 fn hsaKmtPcSamplingCreate(node_id: u32, sample_info: *mut crate::generation::abi::HsaPcSamplingInfo, traceId: *mut u32) {
+        // The header's packed-to-4 struct and the kernel's have one field
+        // list (hsakmt-sys and kfd-sys layout tests): the same 40 bytes.
+        const _: () = assert!(
+            std::mem::size_of::<crate::generation::abi::HsaPcSamplingInfo>()
+                == std::mem::size_of::<kfd_perf::PcSamplingInfo>()
+        );
+        let sample_info = sample_info.cast::<kfd_perf::PcSamplingInfo>();
         if sample_info.is_null() {
             return Err(st::INVALID_PARAMETER);
         }

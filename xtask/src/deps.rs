@@ -30,6 +30,7 @@ pub const TEST_PACKAGES: &[&str] = &[
     "llvm-19",
     "clang-19",
     "lld-19",
+    "bindgen",
 ];
 
 /// What making a Debian rootfs of another suite needs (`cargo xtask
@@ -48,6 +49,7 @@ pub const TEST_FILES: &[&str] = &[
     "/usr/lib/llvm-19/bin/llvm-mc",
     "/usr/lib/llvm-19/bin/clang",
     "/usr/lib/llvm-19/bin/ld.lld",
+    "/usr/bin/bindgen",
 ];
 
 fn installed(pkg: &str) -> bool {

@@ -352,19 +352,5 @@ fn out_path() -> PathBuf {
 pub fn run(args: &[String]) -> Result<(), String> {
     let check = args.iter().any(|a| a == "--check");
     let text = render()?;
-    let path = out_path();
-    if check {
-        let old = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        if old != text {
-            return Err(format!(
-                "{} differs from what `cargo xtask gen-isa` generates: run it and commit",
-                path.display()
-            ));
-        }
-        println!("gen-isa: {} is current", path.display());
-        return Ok(());
-    }
-    std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
-    println!("gen-isa: wrote {}", path.display());
-    Ok(())
+    crate::write_generated(&out_path(), &text, check, "gen-isa")
 }

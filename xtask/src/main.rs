@@ -30,6 +30,7 @@ use std::process::ExitCode;
 use xshell::{cmd, Shell};
 
 mod bench;
+mod bindings;
 mod build;
 mod clients;
 mod conformance;
@@ -50,6 +51,7 @@ fn main() -> ExitCode {
         Some("rootfs") => rootfs::make(&args[1..]),
         Some("hip") => hip::run(&args[1..]),
         Some("gen-isa") => isa::run(&args[1..]),
+        Some("gen-bindings") => bindings::run(&args[1..]),
         Some("examples") => shell().and_then(|sh| publish::examples(&sh)),
         Some("package") => shell().and_then(|sh| {
             publish::msrv(&sh)?;
@@ -85,6 +87,7 @@ fn print_help() {
          rootfs SUITE make (or refresh) the Debian rootfs of a suite (trixie, sid, sid-hip) under target/rootfs\n  \
          hip          our HIP program built with sid's hipcc 7.2.4, run on kfd-sim (--help)\n  \
          gen-isa      regenerate kfd-gpu's opcode tables with llvm-mc 19 (--check: fail if they changed)\n  \
+         gen-bindings regenerate hsakmt's prototypes of the released hsakmt.h headers with bindgen\n               (--check: fail if they changed)\n  \
          clients      rocminfo and a ROCr program with the C libhsakmt and with ours, per Debian suite (--help)\n  \
          bench        C libhsakmt vs ours, microbenchmarks on kfd-sim (--help)\n  \
          examples     build every example and run each on the simulator\n  \
@@ -129,6 +132,9 @@ fn ci_steps(steps: &mut Steps) -> Result<(), String> {
     // hsakmt-sys and hsakmt test the rocm-6.2 build against Debian 13's
     // header and library in this rootfs.
     steps.run("rootfs", || rootfs::ensure(&rootfs::TRIXIE).map(|_| ()))?;
+    // hsakmt's prototypes are what bindgen makes of the released headers
+    // today (the 6.2.4 one is in that rootfs).
+    steps.run("gen-bindings", || bindings::run(&["--check".to_string()]))?;
     steps.run("test", || run(cmd!(sh, "cargo test --workspace")))?;
     // The reliability tests of the packaged generations' builds (cargo
     // test runs the newest): hostile input, stress, the fault sweep and
@@ -341,6 +347,25 @@ fn pkg_config(prefix: &Path, abi: &Abi) -> String {
         dir = abi.name,
         version = abi.version,
     )
+}
+
+/// Writes a generated file, or with `check` fails when the committed one
+/// differs from `text` (`tool` names the xtask command that makes it).
+fn write_generated(path: &Path, text: &str, check: bool, tool: &str) -> Result<(), String> {
+    if check {
+        let old = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        if old != text {
+            return Err(format!(
+                "{} differs from what `cargo xtask {tool}` generates: run it and commit",
+                path.display()
+            ));
+        }
+        println!("{tool}: {} is current", path.display());
+        return Ok(());
+    }
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    println!("{tool}: wrote {}", path.display());
+    Ok(())
 }
 
 fn target_dir() -> PathBuf {
