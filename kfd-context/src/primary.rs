@@ -48,7 +48,7 @@ use std::ops::Deref;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Once};
 
-use kfd_sys::rcu::{RcuCell, ReadGuard};
+use kfd_sync::{RcuCell, ReadGuard};
 use kfd_sys::sync::lock;
 use kfd_sys::{Driver, NixDriver};
 use kfd_topology::{SnapshotOptions, Topology};

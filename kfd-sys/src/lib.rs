@@ -61,9 +61,6 @@
 //!   mappings that unmap themselves, with checked atomic accessors; and
 //!   the few other system calls the crates above need ([`mman`],
 //!   [`process`]: `madvise`, `mincore`, `pidfd_*`, `fstat`, `fcntl`);
-//! - [`rcu`]: a published `Option<Arc<T>>` that readers borrow with
-//!   plain loads and stores (`membarrier`-based read-copy-update), for
-//!   the open primary context that every C call looks up;
 //! - [`sync`]: the one way the workspace takes a mutex ([`sync::lock`],
 //!   which carries on through poisoning);
 //! - the [`Driver`] boundary (open `/dev/kfd` and render nodes, issue
@@ -90,7 +87,6 @@ pub mod pc_sample;
 pub mod pm4;
 pub mod process;
 pub mod queue;
-pub mod rcu;
 pub mod sdma;
 pub mod spm;
 pub mod sync;

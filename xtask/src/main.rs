@@ -52,6 +52,7 @@ fn main() -> ExitCode {
         Some("hip") => hip::run(&args[1..]),
         Some("gen-isa") => isa::run(&args[1..]),
         Some("gen-bindings") => bindings::run(&args[1..]),
+        Some("loom") => loom(),
         Some("examples") => shell().and_then(|sh| publish::examples(&sh)),
         Some("package") => shell().and_then(|sh| {
             publish::msrv(&sh)?;
@@ -87,6 +88,7 @@ fn print_help() {
          rootfs SUITE make (or refresh) the Debian rootfs of a suite (trixie, sid, sid-hip) under target/rootfs\n  \
          hip          our HIP program built with sid's hipcc 7.2.4, run on kfd-sim (--help)\n  \
          gen-isa      regenerate kfd-gpu's opcode tables with llvm-mc 19 (--check: fail if they changed)\n  \
+         loom         the loom models of kfd-sync's protocols (--cfg loom, own target dir)\n  \
          gen-bindings regenerate hsakmt's prototypes of the released hsakmt.h headers with bindgen\n               (--check: fail if they changed)\n  \
          clients      rocminfo and a ROCr program with the C libhsakmt and with ours, per Debian suite (--help)\n  \
          bench        C libhsakmt vs ours, microbenchmarks on kfd-sim (--help)\n  \
@@ -136,6 +138,8 @@ fn ci_steps(steps: &mut Steps) -> Result<(), String> {
     // today (the 6.2.4 one is in that rootfs).
     steps.run("gen-bindings", || bindings::run(&["--check".to_string()]))?;
     steps.run("test", || run(cmd!(sh, "cargo test --workspace")))?;
+    // The hand-made concurrency (kfd-sync) under loom's model checker.
+    steps.run("loom", loom)?;
     // The reliability tests of the packaged generations' builds (cargo
     // test runs the newest): hostile input, stress, the fault sweep and
     // the fork snapshot, each with that generation's profile.
@@ -347,6 +351,21 @@ fn pkg_config(prefix: &Path, abi: &Abi) -> String {
         dir = abi.name,
         version = abi.version,
     )
+}
+
+/// `cargo xtask loom`: kfd-sync's loom models, built with `--cfg loom`
+/// in `target/loom` (the flag changes every dependency's build, so it
+/// keeps its own directory and leaves the main one's cache alone).
+fn loom() -> Result<(), String> {
+    let sh = shell()?;
+    let dir = target_dir().join("loom");
+    cmd!(
+        sh,
+        "cargo test -p kfd-sync --test loom --release --target-dir {dir}"
+    )
+    .env("RUSTFLAGS", "--cfg loom")
+    .run()
+    .map_err(|e| e.to_string())
 }
 
 /// Writes a generated file, or with `check` fails when the committed one

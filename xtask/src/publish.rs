@@ -18,6 +18,7 @@ use crate::{project_root, target_dir};
 /// `examples/` must be listed, and every published crate needs one.
 const EXAMPLES: &[(&str, &str, &[&str])] = &[
     ("kfd-sys", "version", &[]),
+    ("kfd-sync", "publish", &[]),
     ("kfd-gpu", "fill", &[]),
     ("kfd-gpu", "coverage", &[]),
     ("hsakmt-sys", "generations", &[]),

@@ -23,7 +23,14 @@
 //!
 //! The old value is dropped by the writer if no thread was inside a read,
 //! otherwise by the last of those threads when it leaves (or by the next
-//! writer), outside any lock. The thread records are shared by every
+//! writer), outside any lock. A second fence pair (the writer's after it
+//! flags the value retired, the reader's as it leaves) makes sure one of
+//! them sees the other. Two readers leaving at the same moment under
+//! `membarrier` (no reader fence) can each miss the other's leave; the
+//! value then goes at the next outermost read of the cell, its next store
+//! or [`RcuCell::wait_retired`]. The loom models (`tests/loom.rs`) check
+//! the fenced protocol: no value dropped under a reader, and every value
+//! dropped once all readers left. The thread records are shared by every
 //! cell, so a value also waits for threads that were inside a read of
 //! another cell; those do not drop it when they leave (it goes at the
 //! next read or store of its own cell). The library has one cell.
@@ -31,10 +38,10 @@
 use std::cell::Cell;
 use std::marker::PhantomData;
 use std::ptr;
-use std::sync::atomic::{compiler_fence, fence, AtomicBool, AtomicPtr, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Once};
+use std::sync::Arc;
 
-use crate::sync::lock;
+use crate::shim::Ordering;
+use crate::shim::{lock, thread_local, AtomicBool, AtomicPtr, AtomicU64, Mutex, MutexGuard};
 
 /// One thread's read record: how deeply it is inside reads, and how many
 /// outermost reads it has finished. Records are never freed: a thread
@@ -54,7 +61,13 @@ struct Reader {
 }
 
 /// Every record (a thread takes one on its first read).
+#[cfg(not(loom))]
 static READERS: Mutex<Vec<&'static Reader>> = Mutex::new(Vec::new());
+#[cfg(loom)]
+loom::lazy_static! {
+    /// Every record (a thread takes one on its first read).
+    static ref READERS: Mutex<Vec<&'static Reader>> = Mutex::new(Vec::new());
+}
 
 fn readers() -> MutexGuard<'static, Vec<&'static Reader>> {
     lock(&READERS)
@@ -79,6 +92,10 @@ impl Local {
     }
 }
 
+// Under loom a model's thread-locals are destroyed after its execution,
+// when its locks can no longer be taken; records belong to one execution
+// anyway, so there a thread keeps its record.
+#[cfg(not(loom))]
 impl Drop for Local {
     fn drop(&mut self) {
         // Out of every read (no guard outlives its thread's reads).
@@ -91,36 +108,74 @@ thread_local! {
     static LOCAL: Local = Local::register();
 }
 
-/// `membarrier` commands (`linux/membarrier.h`).
-const MEMBARRIER_CMD_PRIVATE_EXPEDITED: libc::c_int = 1 << 3;
-const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_int = 1 << 4;
+/// The fence pair between readers and writers: `membarrier` where the
+/// kernel has it (readers then need only a compiler fence), `SeqCst`
+/// fences on both sides otherwise.
+#[cfg(not(loom))]
+mod barrier {
+    use std::sync::atomic::{compiler_fence, fence, AtomicBool, Ordering};
+    use std::sync::Once;
 
-/// Whether this process is registered for private expedited membarriers
-/// (readers then need no fence).
-static MEMBARRIER: AtomicBool = AtomicBool::new(false);
-static REGISTER: Once = Once::new();
+    /// `membarrier` commands (`linux/membarrier.h`).
+    const MEMBARRIER_CMD_PRIVATE_EXPEDITED: libc::c_int = 1 << 3;
+    const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_int = 1 << 4;
 
-fn membarrier(cmd: libc::c_int) -> bool {
-    // SAFETY: membarrier takes no pointers; an unknown command fails with
-    // EINVAL.
-    unsafe { libc::syscall(libc::SYS_membarrier, cmd, 0u32, 0i32) == 0 }
-}
+    /// Whether this process is registered for private expedited
+    /// membarriers (readers then need no fence).
+    static MEMBARRIER: AtomicBool = AtomicBool::new(false);
+    static REGISTER: Once = Once::new();
 
-/// Registers for expedited membarriers once; false where the kernel
-/// refuses (readers keep their fences).
-fn register_membarrier() -> bool {
-    REGISTER.call_once(|| {
-        if membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) {
-            MEMBARRIER.store(true, Ordering::SeqCst);
+    fn membarrier(cmd: libc::c_int) -> bool {
+        // SAFETY: membarrier takes no pointers; an unknown command fails
+        // with EINVAL.
+        unsafe { libc::syscall(libc::SYS_membarrier, cmd, 0u32, 0i32) == 0 }
+    }
+
+    /// Registers for expedited membarriers once; false where the kernel
+    /// refuses (readers keep their fences).
+    pub(super) fn register() -> bool {
+        REGISTER.call_once(|| {
+            if membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) {
+                MEMBARRIER.store(true, Ordering::SeqCst);
+            }
+        });
+        MEMBARRIER.load(Ordering::SeqCst)
+    }
+
+    /// The reader's side, between marking itself and loading the value.
+    #[inline]
+    pub(super) fn reader() {
+        if MEMBARRIER.load(Ordering::Relaxed) {
+            compiler_fence(Ordering::SeqCst);
+        } else {
+            fence(Ordering::SeqCst);
         }
-    });
-    MEMBARRIER.load(Ordering::SeqCst)
+    }
+
+    /// The writer's side: after it, every reader that marked itself
+    /// before is seen marked.
+    pub(super) fn writer() {
+        if !(register() && membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)) {
+            fence(Ordering::SeqCst);
+        }
+    }
 }
 
-/// The writer's side of the fence pair: after it, every reader that
-/// marked itself before is seen marked.
-fn writer_barrier() {
-    if !(register_membarrier() && membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)) {
+/// Under loom: the fallback pair, a `SeqCst` fence on each side (loom
+/// cannot model `membarrier`, which acts on other threads' CPUs).
+#[cfg(loom)]
+mod barrier {
+    use crate::shim::{fence, Ordering};
+
+    pub(super) fn register() -> bool {
+        false
+    }
+
+    pub(super) fn reader() {
+        fence(Ordering::SeqCst);
+    }
+
+    pub(super) fn writer() {
         fence(Ordering::SeqCst);
     }
 }
@@ -172,15 +227,29 @@ impl<T> std::fmt::Debug for RcuCell<T> {
     }
 }
 
-impl<T> RcuCell<T> {
-    /// An empty cell.
-    pub const fn new() -> RcuCell<T> {
+/// An empty cell's fields.
+macro_rules! empty_cell {
+    () => {
         RcuCell {
             value: AtomicPtr::new(ptr::null_mut()),
             retired: Mutex::new(Vec::new()),
             pending: AtomicBool::new(false),
             dropping: AtomicU64::new(0),
         }
+    };
+}
+
+impl<T> RcuCell<T> {
+    /// An empty cell.
+    #[cfg(not(loom))]
+    pub const fn new() -> RcuCell<T> {
+        empty_cell!()
+    }
+
+    /// An empty cell (loom's atomics cannot be made in a `const`).
+    #[cfg(loom)]
+    pub fn new() -> RcuCell<T> {
+        empty_cell!()
     }
 
     /// Borrows the published value, if any, for as long as the guard
@@ -192,11 +261,7 @@ impl<T> RcuCell<T> {
         let reader = LOCAL.try_with(|l| l.0).ok()?;
         let depth = reader.depth.load(Ordering::Relaxed);
         reader.depth.store(depth + 1, Ordering::Relaxed);
-        if MEMBARRIER.load(Ordering::Relaxed) {
-            compiler_fence(Ordering::SeqCst);
-        } else {
-            fence(Ordering::SeqCst);
-        }
+        barrier::reader();
         let p = self.value.load(Ordering::Acquire);
         let guard = ReadGuard {
             cell: self,
@@ -224,10 +289,10 @@ impl<T> RcuCell<T> {
         let new = value.map_or(ptr::null_mut(), |v| Arc::into_raw(v) as *mut T);
         // A first publication registers for membarriers before any reader
         // can find a value (readers that saw no registration fence).
-        register_membarrier();
+        barrier::register();
         let old = self.value.swap(new, Ordering::SeqCst);
         if !old.is_null() {
-            writer_barrier();
+            barrier::writer();
             let waits: Vec<(&'static Reader, u64)> = readers()
                 .iter()
                 .filter(|r| r.depth.load(Ordering::Acquire) > 0)
@@ -235,6 +300,12 @@ impl<T> RcuCell<T> {
                 .collect();
             self.lock_retired().push(Retired { value: old, waits });
             self.pending.store(true, Ordering::Release);
+            // The second fence pair: a reader leaving now either sees
+            // `pending` (and reclaims) or has its leave seen by the
+            // reclaim below. Without it both can miss, and the value waits
+            // for a later read, store or `wait_retired` (the loom model
+            // `a_read_value_is_not_dropped_under_its_reader` found this).
+            barrier::writer();
         }
         self.reclaim();
     }
@@ -267,7 +338,10 @@ impl<T> RcuCell<T> {
             if inside || start.elapsed() >= limit {
                 return false;
             }
+            #[cfg(not(loom))]
             std::thread::sleep(std::time::Duration::from_micros(50));
+            #[cfg(loom)]
+            loom::thread::yield_now();
         }
     }
 
@@ -315,17 +389,12 @@ impl<T> RcuCell<T> {
 impl<T> Drop for RcuCell<T> {
     fn drop(&mut self) {
         // `&mut self`: no reader can hold a guard of this cell.
-        let p = *self.value.get_mut();
+        let p = self.value.swap(ptr::null_mut(), Ordering::Relaxed);
         if !p.is_null() {
             // SAFETY: made by `Arc::into_raw`, owned by the cell.
             drop(unsafe { Arc::from_raw(p) });
         }
-        for r in self
-            .retired
-            .get_mut()
-            .unwrap_or_else(|e| e.into_inner())
-            .drain(..)
-        {
+        for r in lock(&self.retired).drain(..) {
             // SAFETY: as above; no guard of this cell is alive.
             drop(unsafe { Arc::from_raw(r.value) });
         }
@@ -373,8 +442,13 @@ impl<T> Drop for ReadGuard<'_, T> {
         // Release: the reads through this guard come before a writer sees
         // the thread out.
         self.reader.depth.store(depth, Ordering::Release);
-        if depth == 0 && self.cell.pending.load(Ordering::Acquire) {
-            self.cell.reclaim();
+        if depth == 0 {
+            // Pairs with the writer's fence after it sets `pending` (a
+            // compiler fence only, where membarrier serves).
+            barrier::reader();
+            if self.cell.pending.load(Ordering::Acquire) {
+                self.cell.reclaim();
+            }
         }
     }
 }
@@ -385,11 +459,13 @@ impl<T: std::fmt::Debug> std::fmt::Debug for ReadGuard<'_, T> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicUsize;
+    use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Barrier;
+    use std::sync::Mutex;
     use std::time::{Duration, Instant};
 
     /// Counts drops; `alive` turns false when it drops.
