@@ -161,6 +161,7 @@ fn knows<A: Abi>(cx: &mut Cx<A>, label: &str, c: CtxPtr, p: *mut c_void) -> bool
     query(cx, label, c, p).1
 }
 
+/// Adds the scenarios of this family.
 pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
     add(v, "ctx/primary-refcount", |cx| {
         if !require(cx, BASE) {

@@ -5,10 +5,14 @@ use std::ptr::null_mut;
 
 use hsakmt_sys::common::HsaEventDescriptor;
 
+use super::close;
 use super::{add, setup, teardown, Scenario};
 use crate::abi::Abi;
+use crate::abi::AbiKind;
 use crate::cx::Cx;
+use crate::cx::{AnonMap, HostBuf};
 use crate::kmt;
+use hsakmt_sys::common::HSA_SVM_ATTRIBUTE;
 
 /// Creates an event, records status and fields (the slot address by
 /// relation); returns it.
@@ -43,6 +47,13 @@ pub(super) fn create<A: Abi>(
     Some(e)
 }
 
+/// `KFD_SMI_EVENT_MIGRATE_START` and `_END`.
+const SMI_MIGRATE_START: u32 = 5;
+const SMI_MIGRATE_END: u32 = 6;
+/// `HSA_SVM_ATTR_PREFETCH_LOC`.
+const SVM_PREFETCH_LOC: u32 = 1;
+
+/// Adds the scenarios of this family.
 pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
     for ty in 0u32..9 {
         for manual in [true, false] {
@@ -249,4 +260,152 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
         }
         teardown(cx);
     });
+    if A::KIND != AbiKind::Rocm52 {
+        add(v, "events/smi", |cx| {
+            let Some(t) = setup(cx) else { return };
+            for n in [t.gpu(), 0, t.nodes] {
+                let label = format!("node{n}");
+                let mut fd = -1i32;
+                let s = kmt!(cx, &label, hsaKmtOpenSMI(n, &mut fd), "live out word");
+                cx.rec(&format!("{label}.fd-valid"), fd >= 0);
+                if s == 0 && fd >= 0 {
+                    // SAFETY: the descriptor is ours now; closed once.
+                    unsafe { libc::close(fd) };
+                }
+            }
+            teardown(cx);
+        });
+        add(v, "events/smi-null", |cx| {
+            let Some(t) = setup(cx) else { return };
+            kmt!(
+                cx,
+                "null",
+                hsaKmtOpenSMI(t.gpu(), null_mut()),
+                "deliberate NULL out-pointer"
+            );
+            teardown(cx);
+        });
+        add(v, "events/smi-delivery", |cx| {
+            let Some(t) = setup(cx) else { return };
+            let g = t.gpu();
+            let mut fd = -1i32;
+            if kmt!(cx, "open", hsaKmtOpenSMI(g, &mut fd), "live out word") != 0 {
+                teardown(cx);
+                return;
+            }
+            let read = |fd: i32| -> Result<String, i32> {
+                let mut b = [0u8; 1024];
+                // SAFETY: reads into `b` from the SMI descriptor.
+                let n = unsafe { libc::read(fd, b.as_mut_ptr().cast(), b.len()) };
+                if n < 0 {
+                    return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0));
+                }
+                Ok(String::from_utf8_lossy(&b[..n as usize]).into_owned())
+            };
+            cx.rec("empty-read", format!("{:?}", read(fd).map(|s| s.len())));
+            let mask: u64 = (1 << (SMI_MIGRATE_START - 1)) | (1 << (SMI_MIGRATE_END - 1));
+            // SAFETY: writes the 8-byte mask from a local.
+            let w = unsafe { libc::write(fd, (&mask as *const u64).cast(), 8) };
+            cx.rec("mask-written", w);
+            let buf = HostBuf::new(0x4000);
+            let mut a = [HSA_SVM_ATTRIBUTE {
+                r#type: SVM_PREFETCH_LOC,
+                value: g,
+            }];
+            kmt!(
+                cx,
+                "prefetch",
+                hsaKmtSVMSetAttr(buf.ptr(), 0x4000, 1, a.as_mut_ptr()),
+                "live page-aligned 16 KiB range; one attribute"
+            );
+            // Event numbers and shapes, not timestamps or pids.
+            let lines = read(fd).unwrap_or_default();
+            let events: Vec<String> = lines
+                .lines()
+                .map(|l| {
+                    // "<event> <ns> -<pid> @<start>(<pages>) <from>-><to> ...":
+                    // the event, the page count and the move.
+                    let mut w = l.split_whitespace();
+                    let ev = w.next().unwrap_or("");
+                    let pages = w.nth(2).and_then(|r| r.split('(').nth(1)).unwrap_or("");
+                    let moves = w.next().unwrap_or("");
+                    format!("{ev} ({pages} {moves}")
+                })
+                .collect();
+            cx.rec("events", events.join(" | "));
+            cx.check(
+                "events.migrate-start-end",
+                events.len() == 2 && events[0].starts_with("5 ") && events[1].starts_with("6 "),
+                &lines,
+            );
+            close(fd);
+            teardown(cx);
+        });
+
+        // OpenSMI on every GPU node (issue 27: a GPU node's request must carry
+        // its gpu_id), each with an event actually read: a prefetch of fresh
+        // anonymous memory to that GPU migrates it, and the kernel reports the
+        // migration's start and end (`MIGRATE_START`, `MIGRATE_END`) to that
+        // GPU's SMI clients of the process.
+        add(v, "events/smi-every-gpu", |cx| {
+            let Some(t) = setup(cx) else { return };
+            cx.rec("gpus", t.gpus.len());
+            for (i, &g) in t.gpus.iter().enumerate() {
+                let mut fd = -1i32;
+                let s = kmt!(
+                    cx,
+                    &format!("gpu{i}.open"),
+                    hsaKmtOpenSMI(g, &mut fd),
+                    "a GPU node; live out word"
+                );
+                cx.check(
+                    &format!("smi.gpu{i}.open"),
+                    s == 0 && fd >= 0,
+                    format!("status {s}"),
+                );
+                if s != 0 {
+                    continue;
+                }
+                let mask: u64 = (1 << (SMI_MIGRATE_START - 1)) | (1 << (SMI_MIGRATE_END - 1));
+                // SAFETY: writes the 8-byte mask from a local to the SMI
+                // descriptor the library handed out.
+                let w = unsafe { libc::write(fd, (&mask as *const u64).cast(), 8) };
+                cx.rec(&format!("gpu{i}.mask-written"), w);
+                let m = AnonMap::new(0x4000);
+                let mut a = [HSA_SVM_ATTRIBUTE {
+                    r#type: SVM_PREFETCH_LOC,
+                    value: g,
+                }];
+                kmt!(
+                    cx,
+                    &format!("gpu{i}.prefetch"),
+                    hsaKmtSVMSetAttr(m.ptr(), 0x4000, 1, a.as_mut_ptr()),
+                    "fresh page-aligned 16 KiB mapping; one attribute"
+                );
+                let mut b = [0u8; 1024];
+                // SAFETY: reads into `b` from the SMI descriptor (non-blocking:
+                // the events of the request above are already queued).
+                let n = unsafe { libc::read(fd, b.as_mut_ptr().cast(), b.len()) };
+                let text = String::from_utf8_lossy(&b[..n.max(0) as usize]).into_owned();
+                // The event numbers and page counts, not times, pids or addresses.
+                let events: Vec<String> = text
+                    .lines()
+                    .map(|l| {
+                        let mut w = l.split_whitespace();
+                        let ev = w.next().unwrap_or("");
+                        let pages = w.nth(2).and_then(|r| r.split('(').nth(1)).unwrap_or("");
+                        format!("{ev} ({pages}")
+                    })
+                    .collect();
+                cx.rec(&format!("gpu{i}.events"), events.join(" | "));
+                cx.check(
+                    &format!("smi.gpu{i}.event-read"),
+                    events.len() == 2 && events[0].starts_with("5 ") && events[1].starts_with("6 "),
+                    &text,
+                );
+                close(fd);
+            }
+            teardown(cx);
+        });
+    }
 }

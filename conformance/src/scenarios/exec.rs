@@ -361,6 +361,7 @@ fn wait<A: Abi>(cx: &mut Cx<A>, label: &str, e: *mut A::Event) -> u32 {
     )
 }
 
+/// Adds the scenarios of this family.
 pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
     add(v, "exec/pm4-write-data-release-mem", pm4_release_mem::<A>);
     add(v, "exec/sdma-copy-fence-trap", sdma_copy_fence_trap::<A>);

@@ -10,7 +10,7 @@ use crate::fuzz::{call_in_child, calls};
 use super::{add, Scenario};
 
 /// Adds `fuzz/<export>` for every export of generation `A`.
-pub(crate) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
+pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
     for f in coverage_list(A::KIND) {
         add(v, format!("fuzz/{f}"), move |cx| {
             cx.covers(f);

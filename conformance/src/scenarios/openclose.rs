@@ -1,25 +1,15 @@
-//! `openclose`: open/close, reference counting, version; `closed`: every
-//! exported function called before the first open and after the last
-//! close.
+//! `openclose`: open/close, reference counting, version, and what
+//! survives the last close.
 
 use std::ptr::null_mut;
 
 use hsakmt_sys::common::{HsaSystemProperties, HsaVersionInfo};
 
-use super::{add, alloc, free, setup, standard_call, teardown, Scenario};
-use crate::abi::{Abi, AbiKind};
+use super::{add, alloc, free, setup, teardown, Scenario};
+use crate::abi::Abi;
 use crate::kmt;
 
-/// Functions the `closed` table calls with KFD closed.
-fn closed_list(kind: AbiKind) -> Vec<&'static str> {
-    let mut v: Vec<&'static str> = crate::api::coverage_list(kind)
-        .into_iter()
-        .filter(|f| !f.ends_with("Ctx") && *f != "hsaKmtOpenKFD")
-        .collect();
-    v.sort();
-    v
-}
-
+/// Adds the scenarios of this family.
 pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
     add(v, "openclose/open-close", |cx| {
         kmt!(cx, "open", hsaKmtOpenKFD(), "no arguments");
@@ -172,37 +162,4 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
             kmt!(cx, "close-again", hsaKmtCloseKFD(), "no arguments");
         }
     });
-    for f in closed_list(A::KIND) {
-        add(v, format!("closed/{f}"), move |cx| {
-            standard_call(cx, f, 1);
-        });
-    }
-    let since62: &[&'static str] = if A::KIND == AbiKind::Rocm52 {
-        &[]
-    } else {
-        crate::api::SINCE_6_2_EXPORTS
-    };
-    for &f in [
-        "hsaKmtAllocMemory",
-        "hsaKmtCreateEvent",
-        "hsaKmtGetNodeProperties",
-        "hsaKmtCreateQueue",
-        "hsaKmtMapMemoryToGPU",
-        "hsaKmtQueryPointerInfo",
-        "hsaKmtGetClockCounters",
-        "hsaKmtPmcGetCounterProperties",
-        "hsaKmtSVMSetAttr",
-        "hsaKmtGetTileConfig",
-    ]
-    .iter()
-    .chain(since62)
-    {
-        add(v, format!("closed/after-close/{f}"), move |cx| {
-            if setup(cx).is_none() {
-                return;
-            }
-            teardown(cx);
-            standard_call(cx, f, 1);
-        });
-    }
 }

@@ -5,6 +5,7 @@ use std::ffi::c_void;
 use std::ptr::null_mut;
 
 use super::{add, alloc, free, setup, teardown, Scenario, Topo};
+use crate::abi::AbiKind;
 use crate::abi::{memflag as mf, Abi};
 use crate::cx::Cx;
 use crate::kmt;
@@ -136,7 +137,9 @@ pub(super) fn with_ring<A: Abi>(cx: &mut Cx<A>, f: impl FnOnce(&mut Cx<A>, &Topo
     }
     teardown(cx);
 }
+use super::require;
 
+/// Adds the scenarios of this family.
 pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
     for (name, ty) in [
         ("queues/compute", COMPUTE),
@@ -386,4 +389,34 @@ pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
             );
         });
     });
+    if A::KIND == AbiKind::Newest {
+        add(v, "queues/create-ext", |cx| {
+            if !require(cx, &["hsaKmtCreateQueueExt"]) {
+                return;
+            }
+            with_ring(cx, |cx, t, r| {
+                let mut q = A::QueueResource::default();
+                let s = kmt!(
+                    cx,
+                    "create-ext",
+                    hsaKmtCreateQueueExt(
+                        t.gpu(),
+                        COMPUTE,
+                        100,
+                        0,
+                        0,
+                        r.ring,
+                        RING,
+                        null_mut(),
+                        &mut q
+                    ),
+                    "ring is a live GPU-mapped buffer of RING bytes; q a live QueueResource"
+                );
+                if s == 0 {
+                    let (id, ..) = A::queue_view(&q);
+                    destroy(cx, "destroy", id);
+                }
+            });
+        });
+    }
 }

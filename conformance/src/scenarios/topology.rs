@@ -9,6 +9,7 @@ use super::{add, setup, teardown, Scenario};
 use crate::abi::Abi;
 use crate::kmt;
 
+/// Adds the scenarios of this family.
 pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
     add(v, "topology/system", |cx| {
         if kmt!(cx, "open", hsaKmtOpenKFD(), "no arguments") != 0 {
