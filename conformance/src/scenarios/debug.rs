@@ -18,9 +18,10 @@ use kfd_sys::kfd::{
     KFD_IOC_DBG_TRAP_SET_WAVE_LAUNCH_MODE,
 };
 
-use super::{add, queues, setup, teardown, Scenario};
+use super::Applies::{Only, Since};
+use super::{queues, setup, teardown, Table};
 use crate::abi::Abi;
-use crate::abi::AbiKind;
+use crate::abi::AbiKind::{Rocm52, Rocm62};
 use crate::cx::{Cx, HostBuf};
 use crate::kmt;
 
@@ -203,357 +204,383 @@ fn enable_args(rinfo: &mut kfd_runtime_info, dbg_fd: i32) -> kfd_ioctl_dbg_trap_
     }
 }
 
-/// Adds the scenarios of this family.
-pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
-    add(v, "debug/runtime-enable", |cx| {
-        let Some(_t) = setup(cx) else { return };
-        let rdebug = HostBuf::new(0x1000);
-        let s = kmt!(
-            cx,
-            "enable",
-            hsaKmtRuntimeEnable(rdebug.ptr(), true),
-            "r_debug stand-in: a live page"
-        );
-        kmt!(
-            cx,
-            "enable-again",
-            hsaKmtRuntimeEnable(rdebug.ptr(), true),
-            "r_debug stand-in: a live page"
-        );
-        if s == 0 {
-            kmt!(cx, "disable", hsaKmtRuntimeDisable(), "none");
-        }
-        kmt!(cx, "disable-again", hsaKmtRuntimeDisable(), "none");
-        teardown(cx);
-    });
-    if A::KIND == AbiKind::Rocm52 {
-        add(v, "debug/trap-version", |cx| {
-            let Some(_t) = setup(cx) else { return };
-            let (mut a, mut b) = (0u32, 0u32);
-            if kmt!(
-                cx,
-                "version",
-                hsaKmtGetKernelDebugTrapVersionInfo(&mut a, &mut b),
-                "live outs"
-            ) == 0
-            {
-                cx.rec("version.major", a);
-                cx.rec("version.minor", b);
-            }
-            teardown(cx);
-        });
+/// Registers the scenarios of this family.
+#[rustfmt::skip]
+pub(super) fn register<A: Abi>(t: &mut Table<A>) {
+    t.add(Since(Rocm52), "debug/runtime-enable", debug_runtime_enable);
+    t.add(Only(Rocm52), "debug/trap-version", trap_version);
+    t.add(Since(Rocm52), "debug/v1-debugger", v1_debugger);
+    t.add(Since(Rocm62), "debug/check-support", check_support);
+    t.add(Since(Rocm62), "debug/check-support-acquires", check_support_acquires);
+    t.add(Since(Rocm62), "debug/runtime-capabilities", runtime_capabilities);
+    t.add(Since(Rocm62), "debug/runtime-capabilities-null", runtime_capabilities_null);
+    t.add(Since(Rocm62), "debug/dbg-enable", debug_dbg_enable);
+    t.add(Since(Rocm62), "debug/dbg-enable-runtime", dbg_enable_runtime);
+    t.add(Since(Rocm62), "debug/dbg-before-acquire", dbg_before_acquire);
+    t.add(Since(Rocm62), "debug/device-data", debug_device_data);
+    t.add(Since(Rocm62), "debug/queue-data", debug_queue_data);
+    t.add(Since(Rocm62), "debug/trap-ioctl", trap_ioctl);
+    t.add(Since(Rocm62), "debug/trap-ioctl-null", trap_ioctl_null);
+    t.add(Since(Rocm62), "debug/dbg-enable-null", dbg_enable_null);
+}
+
+fn debug_runtime_enable<A: Abi>(cx: &mut Cx<A>) {
+    let Some(_t) = setup(cx) else { return };
+    let rdebug = HostBuf::new(0x1000);
+    let s = kmt!(
+        cx,
+        "enable",
+        hsaKmtRuntimeEnable(rdebug.ptr(), true),
+        "r_debug stand-in: a live page"
+    );
+    kmt!(
+        cx,
+        "enable-again",
+        hsaKmtRuntimeEnable(rdebug.ptr(), true),
+        "r_debug stand-in: a live page"
+    );
+    if s == 0 {
+        kmt!(cx, "disable", hsaKmtRuntimeDisable(), "none");
     }
-    add(v, "debug/v1-debugger", |cx| {
-        let Some(t) = setup(cx) else { return };
-        let g = t.gpu();
-        kmt!(cx, "register", hsaKmtDbgRegister(g), "no pointers");
-        let mut m = HsaDbgWaveMessage::default();
+    kmt!(cx, "disable-again", hsaKmtRuntimeDisable(), "none");
+    teardown(cx);
+}
+
+fn trap_version<A: Abi>(cx: &mut Cx<A>) {
+    let Some(_t) = setup(cx) else { return };
+    let (mut a, mut b) = (0u32, 0u32);
+    if kmt!(
+        cx,
+        "version",
+        hsaKmtGetKernelDebugTrapVersionInfo(&mut a, &mut b),
+        "live outs"
+    ) == 0
+    {
+        cx.rec("version.major", a);
+        cx.rec("version.minor", b);
+    }
+    teardown(cx);
+}
+
+fn v1_debugger<A: Abi>(cx: &mut Cx<A>) {
+    let Some(t) = setup(cx) else { return };
+    let g = t.gpu();
+    kmt!(cx, "register", hsaKmtDbgRegister(g), "no pointers");
+    let mut m = HsaDbgWaveMessage::default();
+    kmt!(
+        cx,
+        "wavefront-control",
+        hsaKmtDbgWavefrontControl(g, 0, 0, 0, &mut m),
+        "live message"
+    );
+    let buf = HostBuf::new(0x1000);
+    let mut mode = [HSA_DBG_WATCH_MODE(0)];
+    let mut addr = [buf.ptr()];
+    let mut mask = [u64::MAX];
+    let mut ev: [*mut A::Event; 1] = [null_mut()];
+    kmt!(
+        cx,
+        "address-watch",
+        hsaKmtDbgAddressWatch(
+            g,
+            1,
+            mode.as_mut_ptr(),
+            addr.as_mut_ptr(),
+            mask.as_mut_ptr(),
+            ev.as_mut_ptr()
+        ),
+        "arrays of one watch point"
+    );
+    kmt!(cx, "unregister", hsaKmtDbgUnregister(g), "no pointers");
+    kmt!(
+        cx,
+        "register-unknown",
+        hsaKmtDbgRegister(t.nodes + 1),
+        "unknown node"
+    );
+    kmt!(
+        cx,
+        "unregister-unknown",
+        hsaKmtDbgUnregister(t.nodes + 1),
+        "unknown node"
+    );
+    teardown(cx);
+}
+
+fn check_support<A: Abi>(cx: &mut Cx<A>) {
+    kmt!(
+        cx,
+        "before-open",
+        hsaKmtCheckRuntimeDebugSupport(),
+        "no arguments"
+    );
+    let Some(_t) = setup(cx) else { return };
+    kmt!(
+        cx,
+        "check",
+        hsaKmtCheckRuntimeDebugSupport(),
+        "no arguments"
+    );
+    kmt!(
+        cx,
+        "check-again",
+        hsaKmtCheckRuntimeDebugSupport(),
+        "no arguments"
+    );
+    teardown(cx);
+    kmt!(
+        cx,
+        "after-close",
+        hsaKmtCheckRuntimeDebugSupport(),
+        "no arguments"
+    );
+}
+
+fn check_support_acquires<A: Abi>(cx: &mut Cx<A>) {
+    // Open only: the check acquires the system properties itself.
+    if kmt!(cx, "open", hsaKmtOpenKFD(), "no arguments") != 0 {
+        return;
+    }
+    kmt!(
+        cx,
+        "check",
+        hsaKmtCheckRuntimeDebugSupport(),
+        "no arguments"
+    );
+    let mut np = A::NodeProperties::default();
+    kmt!(
+        cx,
+        "node0-after-check",
+        hsaKmtGetNodeProperties(0, &mut np),
+        "live NodeProperties of this generation"
+    );
+    teardown(cx);
+}
+
+fn runtime_capabilities<A: Abi>(cx: &mut Cx<A>) {
+    let mut caps = 0xFFFF_FFFFu32;
+    let mut get = |cx: &mut Cx<A>, label: &str| {
+        caps = 0xFFFF_FFFF;
         kmt!(
             cx,
-            "wavefront-control",
-            hsaKmtDbgWavefrontControl(g, 0, 0, 0, &mut m),
-            "live message"
+            label,
+            hsaKmtGetRuntimeCapabilities(&mut caps),
+            "live out word"
         );
-        let buf = HostBuf::new(0x1000);
-        let mut mode = [HSA_DBG_WATCH_MODE(0)];
-        let mut addr = [buf.ptr()];
-        let mut mask = [u64::MAX];
-        let mut ev: [*mut A::Event; 1] = [null_mut()];
-        kmt!(
-            cx,
-            "address-watch",
-            hsaKmtDbgAddressWatch(
-                g,
-                1,
-                mode.as_mut_ptr(),
-                addr.as_mut_ptr(),
-                mask.as_mut_ptr(),
-                ev.as_mut_ptr()
-            ),
-            "arrays of one watch point"
-        );
-        kmt!(cx, "unregister", hsaKmtDbgUnregister(g), "no pointers");
-        kmt!(
-            cx,
-            "register-unknown",
-            hsaKmtDbgRegister(t.nodes + 1),
-            "unknown node"
-        );
-        kmt!(
-            cx,
-            "unregister-unknown",
-            hsaKmtDbgUnregister(t.nodes + 1),
-            "unknown node"
-        );
-        teardown(cx);
-    });
-    if A::KIND != AbiKind::Rocm52 {
-        add(v, "debug/check-support", |cx| {
-            kmt!(
-                cx,
-                "before-open",
-                hsaKmtCheckRuntimeDebugSupport(),
-                "no arguments"
-            );
-            let Some(_t) = setup(cx) else { return };
-            kmt!(
-                cx,
-                "check",
-                hsaKmtCheckRuntimeDebugSupport(),
-                "no arguments"
-            );
-            kmt!(
-                cx,
-                "check-again",
-                hsaKmtCheckRuntimeDebugSupport(),
-                "no arguments"
-            );
-            teardown(cx);
-            kmt!(
-                cx,
-                "after-close",
-                hsaKmtCheckRuntimeDebugSupport(),
-                "no arguments"
-            );
-        });
-        add(v, "debug/check-support-acquires", |cx| {
-            // Open only: the check acquires the system properties itself.
-            if kmt!(cx, "open", hsaKmtOpenKFD(), "no arguments") != 0 {
-                return;
-            }
-            kmt!(
-                cx,
-                "check",
-                hsaKmtCheckRuntimeDebugSupport(),
-                "no arguments"
-            );
-            let mut np = A::NodeProperties::default();
-            kmt!(
-                cx,
-                "node0-after-check",
-                hsaKmtGetNodeProperties(0, &mut np),
-                "live NodeProperties of this generation"
-            );
-            teardown(cx);
-        });
-        add(v, "debug/runtime-capabilities", |cx| {
-            let mut caps = 0xFFFF_FFFFu32;
-            let mut get = |cx: &mut Cx<A>, label: &str| {
-                caps = 0xFFFF_FFFF;
-                kmt!(
-                    cx,
-                    label,
-                    hsaKmtGetRuntimeCapabilities(&mut caps),
-                    "live out word"
-                );
-                cx.rec(&format!("{label}.mask"), format!("{caps:#x}"));
-            };
-            get(cx, "before-open");
-            let Some(_t) = setup(cx) else { return };
-            get(cx, "open");
-            let (_rdebug, s) = runtime_enable(cx);
-            get(cx, "enabled");
-            if s == 0 {
-                kmt!(cx, "runtime-disable", hsaKmtRuntimeDisable(), "none");
-            }
-            get(cx, "disabled");
-            teardown(cx);
-            get(cx, "after-close");
-        });
-        add(v, "debug/runtime-capabilities-null", |cx| {
-            let Some(_t) = setup(cx) else { return };
-            kmt!(
-                cx,
-                "null",
-                hsaKmtGetRuntimeCapabilities(null_mut()),
-                "deliberate NULL"
-            );
-            teardown(cx);
-        });
-        add(v, "debug/dbg-enable", |cx| {
-            let Some(_t) = setup(cx) else { return };
-            let s = dbg_enable(cx, "enable", 0);
-            dbg_enable(cx, "enable-again", 0);
-            if s == 0 {
-                kmt!(cx, "disable", hsaKmtDbgDisable(), "none");
-            }
-            kmt!(cx, "disable-again", hsaKmtDbgDisable(), "none");
-            teardown(cx);
-        });
-        add(v, "debug/dbg-enable-runtime", |cx| {
-            let Some(_t) = setup(cx) else { return };
-            let (rdebug, r) = runtime_enable(cx);
-            let s = dbg_enable(cx, "enable", rdebug.ptr() as usize);
-            if s == 0 {
-                kmt!(cx, "disable", hsaKmtDbgDisable(), "none");
-            }
-            if r == 0 {
-                kmt!(cx, "runtime-disable", hsaKmtRuntimeDisable(), "none");
-            }
-            teardown(cx);
-        });
-        add(v, "debug/dbg-before-acquire", |cx| {
-            // The debugger requests name no node: they work right after the
-            // open, before any AcquireSystemProperties.
-            if kmt!(cx, "open", hsaKmtOpenKFD(), "no arguments") != 0 {
-                return;
-            }
-            let s = dbg_enable(cx, "enable", 0);
-            device_data(cx, "device-data");
-            queue_data(cx, "queue-data", false, 0);
-            if s == 0 {
-                kmt!(cx, "disable", hsaKmtDbgDisable(), "none");
-            }
-            kmt!(cx, "close", hsaKmtCloseKFD(), "no arguments");
-        });
-        add(v, "debug/device-data", |cx| {
-            let Some(_t) = setup(cx) else { return };
-            device_data(cx, "not-enabled");
-            let s = dbg_enable(cx, "enable", 0);
-            device_data(cx, "enabled");
-            if s == 0 {
-                kmt!(cx, "disable", hsaKmtDbgDisable(), "none");
-            }
-            teardown(cx);
-        });
-        add(v, "debug/queue-data", |cx| {
-            queues::with_ring(cx, |cx, t, r| {
-                let ring = r.ring as usize;
-                queue_data(cx, "not-enabled", false, ring);
-                let (rdebug, re) = runtime_enable(cx);
-                let de = dbg_enable(cx, "enable", rdebug.ptr() as usize);
-                queue_data(cx, "no-queues", false, ring);
-                queue_data(cx, "no-queues-suspend", true, ring);
-                if let Some((id, _)) = queues::create(cx, "create", t.gpu(), queues::COMPUTE, r, 0)
-                {
-                    queue_data(cx, "one-queue", false, ring);
-                    let ids = queue_data(cx, "suspend", true, ring);
-                    // Resume it through the raw interface, converting our
-                    // queue id as the library does.
-                    let mut kernel_ids = vec![0u32; 1];
-                    let mut qids = [id];
-                    let mut a = kfd_ioctl_dbg_trap_args {
-                        u: kfd_ioctl_dbg_trap_args_union {
-                            resume_queues: kfd_ioctl_dbg_trap_resume_queues_args {
-                                queue_array_ptr: kernel_ids.as_mut_ptr() as u64,
-                                num_queues: 1,
-                                pad: 0,
-                            },
-                        },
-                        ..trap_args(KFD_IOC_DBG_TRAP_RESUME_QUEUES)
-                    };
-                    trap(cx, "resume", &mut a, qids.as_mut_ptr());
-                    cx.rec(
-                        "resume.kernel-id-matches-snapshot",
-                        ids.first() == Some(&(kernel_ids[0] & 0x3fff_ffff)),
-                    );
-                    queues::destroy(cx, "destroy", id);
-                }
-                if de == 0 {
-                    kmt!(cx, "disable", hsaKmtDbgDisable(), "none");
-                }
-                if re == 0 {
-                    kmt!(cx, "runtime-disable", hsaKmtRuntimeDisable(), "none");
-                }
-            });
-        });
-        add(v, "debug/trap-ioctl", |cx| {
-            let Some(_t) = setup(cx) else { return };
-            let (rdebug, re) = runtime_enable(cx);
-            // The notification descriptor the kernel keeps: a pipe's write end.
-            let mut pipe = [-1i32; 2];
-            // SAFETY: pipe(2) into a live two-element array.
-            let piped = unsafe { libc::pipe(pipe.as_mut_ptr()) } == 0;
-            let mut rinfo = kfd_runtime_info::default();
-            let mut a = enable_args(&mut rinfo, pipe[1]);
-            let en = trap(cx, "enable", &mut a, null_mut());
-            runtime_info(cx, "enable.info", &rinfo, rdebug.ptr() as usize);
-            // SAFETY: a union of plain integer members; ENABLE's is read.
-            let rinfo_size = unsafe { a.u.enable }.rinfo_size;
-            cx.rec("enable.rinfo_size", rinfo_size);
-            trap(
-                cx,
-                "enable-again",
-                &mut enable_args(&mut rinfo, pipe[1]),
-                null_mut(),
-            );
-            let mut f = kfd_ioctl_dbg_trap_args {
+        cx.rec(&format!("{label}.mask"), format!("{caps:#x}"));
+    };
+    get(cx, "before-open");
+    let Some(_t) = setup(cx) else { return };
+    get(cx, "open");
+    let (_rdebug, s) = runtime_enable(cx);
+    get(cx, "enabled");
+    if s == 0 {
+        kmt!(cx, "runtime-disable", hsaKmtRuntimeDisable(), "none");
+    }
+    get(cx, "disabled");
+    teardown(cx);
+    get(cx, "after-close");
+}
+
+fn runtime_capabilities_null<A: Abi>(cx: &mut Cx<A>) {
+    let Some(_t) = setup(cx) else { return };
+    kmt!(
+        cx,
+        "null",
+        hsaKmtGetRuntimeCapabilities(null_mut()),
+        "deliberate NULL"
+    );
+    teardown(cx);
+}
+
+fn debug_dbg_enable<A: Abi>(cx: &mut Cx<A>) {
+    let Some(_t) = setup(cx) else { return };
+    let s = dbg_enable(cx, "enable", 0);
+    dbg_enable(cx, "enable-again", 0);
+    if s == 0 {
+        kmt!(cx, "disable", hsaKmtDbgDisable(), "none");
+    }
+    kmt!(cx, "disable-again", hsaKmtDbgDisable(), "none");
+    teardown(cx);
+}
+
+fn dbg_enable_runtime<A: Abi>(cx: &mut Cx<A>) {
+    let Some(_t) = setup(cx) else { return };
+    let (rdebug, r) = runtime_enable(cx);
+    let s = dbg_enable(cx, "enable", rdebug.ptr() as usize);
+    if s == 0 {
+        kmt!(cx, "disable", hsaKmtDbgDisable(), "none");
+    }
+    if r == 0 {
+        kmt!(cx, "runtime-disable", hsaKmtRuntimeDisable(), "none");
+    }
+    teardown(cx);
+}
+
+fn dbg_before_acquire<A: Abi>(cx: &mut Cx<A>) {
+    // The debugger requests name no node: they work right after the
+    // open, before any AcquireSystemProperties.
+    if kmt!(cx, "open", hsaKmtOpenKFD(), "no arguments") != 0 {
+        return;
+    }
+    let s = dbg_enable(cx, "enable", 0);
+    device_data(cx, "device-data");
+    queue_data(cx, "queue-data", false, 0);
+    if s == 0 {
+        kmt!(cx, "disable", hsaKmtDbgDisable(), "none");
+    }
+    kmt!(cx, "close", hsaKmtCloseKFD(), "no arguments");
+}
+
+fn debug_device_data<A: Abi>(cx: &mut Cx<A>) {
+    let Some(_t) = setup(cx) else { return };
+    device_data(cx, "not-enabled");
+    let s = dbg_enable(cx, "enable", 0);
+    device_data(cx, "enabled");
+    if s == 0 {
+        kmt!(cx, "disable", hsaKmtDbgDisable(), "none");
+    }
+    teardown(cx);
+}
+
+fn debug_queue_data<A: Abi>(cx: &mut Cx<A>) {
+    queues::with_ring(cx, |cx, t, r| {
+        let ring = r.ring as usize;
+        queue_data(cx, "not-enabled", false, ring);
+        let (rdebug, re) = runtime_enable(cx);
+        let de = dbg_enable(cx, "enable", rdebug.ptr() as usize);
+        queue_data(cx, "no-queues", false, ring);
+        queue_data(cx, "no-queues-suspend", true, ring);
+        if let Some((id, _)) = queues::create(cx, "create", t.gpu(), queues::COMPUTE, r, 0) {
+            queue_data(cx, "one-queue", false, ring);
+            let ids = queue_data(cx, "suspend", true, ring);
+            // Resume it through the raw interface, converting our
+            // queue id as the library does.
+            let mut kernel_ids = vec![0u32; 1];
+            let mut qids = [id];
+            let mut a = kfd_ioctl_dbg_trap_args {
                 u: kfd_ioctl_dbg_trap_args_union {
-                    set_flags: kfd_ioctl_dbg_trap_set_flags_args { flags: 0, pad: 0 },
-                },
-                ..trap_args(KFD_IOC_DBG_TRAP_SET_FLAGS)
-            };
-            trap(cx, "set-flags", &mut f, null_mut());
-            // SAFETY: a union of plain integer members; SET_FLAGS's is read.
-            let previous = unsafe { f.u.set_flags }.flags;
-            cx.rec("set-flags.previous", previous);
-            let mut m = kfd_ioctl_dbg_trap_args {
-                u: kfd_ioctl_dbg_trap_args_union {
-                    launch_mode: kfd_ioctl_dbg_trap_set_wave_launch_mode_args {
-                        launch_mode: 99,
+                    resume_queues: kfd_ioctl_dbg_trap_resume_queues_args {
+                        queue_array_ptr: kernel_ids.as_mut_ptr() as u64,
+                        num_queues: 1,
                         pad: 0,
                     },
                 },
-                ..trap_args(KFD_IOC_DBG_TRAP_SET_WAVE_LAUNCH_MODE)
+                ..trap_args(KFD_IOC_DBG_TRAP_RESUME_QUEUES)
             };
-            trap(cx, "launch-mode-bad", &mut m, null_mut());
-            let mut other = trap_args(KFD_IOC_DBG_TRAP_DISABLE);
-            other.pid = 0x7fff_fff0;
-            trap(cx, "unknown-pid", &mut other, null_mut());
-            let mut bad = trap_args(99);
-            trap(cx, "unknown-op", &mut bad, null_mut());
-            let mut ret_null = trap_args(KFD_IOC_DBG_TRAP_SET_FLAGS);
-            kmt!(
-                cx,
-                "null-return",
-                hsaKmtDebugTrapIoctl(&mut ret_null, null_mut(), null_mut()),
-                "live arguments; DebugReturn may be NULL"
+            trap(cx, "resume", &mut a, qids.as_mut_ptr());
+            cx.rec(
+                "resume.kernel-id-matches-snapshot",
+                ids.first() == Some(&(kernel_ids[0] & 0x3fff_ffff)),
             );
-            if en == 0 {
-                trap(
-                    cx,
-                    "disable",
-                    &mut trap_args(KFD_IOC_DBG_TRAP_DISABLE),
-                    null_mut(),
-                );
-            }
-            if piped {
-                for fd in pipe {
-                    // SAFETY: both ends were opened above; closed once each.
-                    unsafe { libc::close(fd) };
-                }
-            }
-            if re == 0 {
-                kmt!(cx, "runtime-disable", hsaKmtRuntimeDisable(), "none");
-            }
-            teardown(cx);
-        });
-        add(v, "debug/trap-ioctl-null", |cx| {
-            let Some(_t) = setup(cx) else { return };
-            let mut ret = 0u64;
-            kmt!(
-                cx,
-                "null-args",
-                hsaKmtDebugTrapIoctl(null_mut(), null_mut(), &mut ret),
-                "deliberate NULL arguments"
-            );
-            teardown(cx);
-        });
-        add(v, "debug/dbg-enable-null", |cx| {
-            let Some(_t) = setup(cx) else { return };
-            let mut info: *mut c_void = null_mut();
-            let s = kmt!(
-                cx,
-                "null-size",
-                hsaKmtDbgEnable(&mut info, null_mut()),
-                "deliberate NULL size"
-            );
-            if s == 0 {
-                // SAFETY: a successful DbgEnable hands out a malloc'ed record.
-                unsafe { free_c(info) };
-                kmt!(cx, "disable", hsaKmtDbgDisable(), "none");
-            }
-            teardown(cx);
-        });
+            queues::destroy(cx, "destroy", id);
+        }
+        if de == 0 {
+            kmt!(cx, "disable", hsaKmtDbgDisable(), "none");
+        }
+        if re == 0 {
+            kmt!(cx, "runtime-disable", hsaKmtRuntimeDisable(), "none");
+        }
+    });
+}
+
+fn trap_ioctl<A: Abi>(cx: &mut Cx<A>) {
+    let Some(_t) = setup(cx) else { return };
+    let (rdebug, re) = runtime_enable(cx);
+    // The notification descriptor the kernel keeps: a pipe's write end.
+    let mut pipe = [-1i32; 2];
+    // SAFETY: pipe(2) into a live two-element array.
+    let piped = unsafe { libc::pipe(pipe.as_mut_ptr()) } == 0;
+    let mut rinfo = kfd_runtime_info::default();
+    let mut a = enable_args(&mut rinfo, pipe[1]);
+    let en = trap(cx, "enable", &mut a, null_mut());
+    runtime_info(cx, "enable.info", &rinfo, rdebug.ptr() as usize);
+    // SAFETY: a union of plain integer members; ENABLE's is read.
+    let rinfo_size = unsafe { a.u.enable }.rinfo_size;
+    cx.rec("enable.rinfo_size", rinfo_size);
+    trap(
+        cx,
+        "enable-again",
+        &mut enable_args(&mut rinfo, pipe[1]),
+        null_mut(),
+    );
+    let mut f = kfd_ioctl_dbg_trap_args {
+        u: kfd_ioctl_dbg_trap_args_union {
+            set_flags: kfd_ioctl_dbg_trap_set_flags_args { flags: 0, pad: 0 },
+        },
+        ..trap_args(KFD_IOC_DBG_TRAP_SET_FLAGS)
+    };
+    trap(cx, "set-flags", &mut f, null_mut());
+    // SAFETY: a union of plain integer members; SET_FLAGS's is read.
+    let previous = unsafe { f.u.set_flags }.flags;
+    cx.rec("set-flags.previous", previous);
+    let mut m = kfd_ioctl_dbg_trap_args {
+        u: kfd_ioctl_dbg_trap_args_union {
+            launch_mode: kfd_ioctl_dbg_trap_set_wave_launch_mode_args {
+                launch_mode: 99,
+                pad: 0,
+            },
+        },
+        ..trap_args(KFD_IOC_DBG_TRAP_SET_WAVE_LAUNCH_MODE)
+    };
+    trap(cx, "launch-mode-bad", &mut m, null_mut());
+    let mut other = trap_args(KFD_IOC_DBG_TRAP_DISABLE);
+    other.pid = 0x7fff_fff0;
+    trap(cx, "unknown-pid", &mut other, null_mut());
+    let mut bad = trap_args(99);
+    trap(cx, "unknown-op", &mut bad, null_mut());
+    let mut ret_null = trap_args(KFD_IOC_DBG_TRAP_SET_FLAGS);
+    kmt!(
+        cx,
+        "null-return",
+        hsaKmtDebugTrapIoctl(&mut ret_null, null_mut(), null_mut()),
+        "live arguments; DebugReturn may be NULL"
+    );
+    if en == 0 {
+        trap(
+            cx,
+            "disable",
+            &mut trap_args(KFD_IOC_DBG_TRAP_DISABLE),
+            null_mut(),
+        );
     }
+    if piped {
+        for fd in pipe {
+            // SAFETY: both ends were opened above; closed once each.
+            unsafe { libc::close(fd) };
+        }
+    }
+    if re == 0 {
+        kmt!(cx, "runtime-disable", hsaKmtRuntimeDisable(), "none");
+    }
+    teardown(cx);
+}
+
+fn trap_ioctl_null<A: Abi>(cx: &mut Cx<A>) {
+    let Some(_t) = setup(cx) else { return };
+    let mut ret = 0u64;
+    kmt!(
+        cx,
+        "null-args",
+        hsaKmtDebugTrapIoctl(null_mut(), null_mut(), &mut ret),
+        "deliberate NULL arguments"
+    );
+    teardown(cx);
+}
+
+fn dbg_enable_null<A: Abi>(cx: &mut Cx<A>) {
+    let Some(_t) = setup(cx) else { return };
+    let mut info: *mut c_void = null_mut();
+    let s = kmt!(
+        cx,
+        "null-size",
+        hsaKmtDbgEnable(&mut info, null_mut()),
+        "deliberate NULL size"
+    );
+    if s == 0 {
+        // SAFETY: a successful DbgEnable hands out a malloc'ed record.
+        unsafe { free_c(info) };
+        kmt!(cx, "disable", hsaKmtDbgDisable(), "none");
+    }
+    teardown(cx);
 }

@@ -5,13 +5,20 @@
 //! generation (never on the topology), so the parent and every child
 //! compute the same list; topology-dependent work (which node is a GPU,
 //! how many caches a node has) is discovered at run time and recorded.
+//!
+//! Each family of [`FAMILIES`] has its own module, whose `register`
+//! function is the family's table: one line per scenario with the
+//! generations it applies to ([`Applies`]: since which generation, or
+//! that one only), its name and the named function that runs it.
+//! The `standard` module holds the standard call of every export, which the
+//! `closed` and `misc` families use.
 
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};
 
 use hsakmt_sys::common::HsaSystemProperties;
 
-use crate::abi::{Abi, NodeCounts};
+use crate::abi::{Abi, AbiKind, NodeCounts};
 use crate::cx::Cx;
 use crate::kmt;
 
@@ -139,16 +146,51 @@ pub fn family(name: &str) -> Option<Family> {
     FAMILIES.iter().copied().find(|f| f.name == name)
 }
 
-/// Adds a scenario to a list.
-pub(crate) fn add<A: Abi>(
-    v: &mut Vec<Scenario<A>>,
-    name: impl Into<String>,
-    f: impl Fn(&mut Cx<A>) + 'static,
-) {
-    v.push(Scenario {
-        name: name.into(),
-        run: Box::new(f),
-    });
+/// The ABI generations a scenario applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applies {
+    /// This generation and every later one (the generation whose library
+    /// first exported what the scenario calls, or first behaved as it
+    /// checks).
+    Since(AbiKind),
+    /// This generation alone (a function later generations dropped, or a
+    /// scenario per export of the generation's own export list).
+    Only(AbiKind),
+}
+
+impl Applies {
+    /// Whether a scenario registered so runs for generation `kind`.
+    pub fn includes(self, kind: AbiKind) -> bool {
+        match self {
+            Applies::Since(first) => kind >= first,
+            Applies::Only(only) => kind == only,
+        }
+    }
+}
+
+/// The scenario list of generation `A` being built: each family module
+/// registers its scenarios, each a named function with the generations
+/// it applies to, and the table keeps those of `A`.
+pub(crate) struct Table<A: Abi> {
+    list: Vec<Scenario<A>>,
+}
+
+impl<A: Abi> Table<A> {
+    /// Registers `body` as scenario `name` (`family/name`) for the
+    /// generations `applies` names.
+    pub(crate) fn add(
+        &mut self,
+        applies: Applies,
+        name: impl Into<String>,
+        body: impl Fn(&mut Cx<A>) + 'static,
+    ) {
+        if applies.includes(A::KIND) {
+            self.list.push(Scenario {
+                name: name.into(),
+                run: Box::new(body),
+            });
+        }
+    }
 }
 
 /// Records `lacks-api` and returns false when a needed symbol is absent
@@ -167,29 +209,30 @@ pub(crate) fn require<A: Abi>(cx: &mut Cx<A>, names: &[&str]) -> bool {
     }
 }
 
-/// Every scenario of generation `A`.
+/// Every scenario of generation `A`, family by family in [`FAMILIES`]
+/// order.
 pub fn all<A: Abi>() -> Vec<Scenario<A>> {
-    let mut v = Vec::new();
-    openclose::add_all(&mut v);
-    closed::add_all(&mut v);
-    topology::add_all(&mut v);
-    memory::add_all(&mut v);
-    map::add_all(&mut v);
-    register::add_all(&mut v);
-    share::add_all(&mut v);
-    dmabuf::add_all(&mut v);
-    svm::add_all(&mut v);
-    events::add_all(&mut v);
-    wait::add_all(&mut v);
-    queues::add_all(&mut v);
-    exec::add_all(&mut v);
-    debug::add_all(&mut v);
-    perf::add_all(&mut v);
-    clocks::add_all(&mut v);
-    misc::add_all(&mut v);
-    ctx::add_all(&mut v);
-    fuzz::add_all(&mut v);
-    v
+    let mut t = Table { list: Vec::new() };
+    openclose::register(&mut t);
+    closed::register(&mut t);
+    topology::register(&mut t);
+    memory::register(&mut t);
+    map::register(&mut t);
+    register::register(&mut t);
+    share::register(&mut t);
+    dmabuf::register(&mut t);
+    svm::register(&mut t);
+    events::register(&mut t);
+    wait::register(&mut t);
+    queues::register(&mut t);
+    exec::register(&mut t);
+    debug::register(&mut t);
+    perf::register(&mut t);
+    clocks::register(&mut t);
+    misc::register(&mut t);
+    ctx::register(&mut t);
+    fuzz::register(&mut t);
+    t.list
 }
 
 /// What the setup step learnt about the topology.
@@ -399,4 +442,26 @@ pub(crate) fn close(fd: i32) {
 /// A NULL `*const` of any type (readability helper).
 pub(crate) fn cnull<T>() -> *const T {
     null()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Applies::{Only, Since};
+    use crate::abi::AbiKind::{Newest, Rocm52, Rocm62};
+
+    #[test]
+    fn since_includes_later_generations_only() {
+        assert!(!Since(Rocm62).includes(Rocm52));
+        assert!(Since(Rocm62).includes(Rocm62));
+        assert!(Since(Rocm62).includes(Newest));
+        assert!(!Since(Newest).includes(Rocm62));
+        assert!(Since(Rocm52).includes(Newest));
+    }
+
+    #[test]
+    fn only_includes_one_generation() {
+        assert!(Only(Rocm52).includes(Rocm52));
+        assert!(!Only(Rocm52).includes(Rocm62));
+        assert!(!Only(Rocm52).includes(Newest));
+    }
 }

@@ -4,12 +4,14 @@
 use std::ffi::c_void;
 use std::ptr::null_mut;
 
-use super::{add, setup, teardown, Scenario};
+use hsakmt_sys::common::HSA_SVM_ATTRIBUTE;
+
+use super::Applies::Since;
+use super::{setup, teardown, Table};
 use crate::abi::Abi;
+use crate::abi::AbiKind::Rocm52;
 use crate::cx::{AnonMap, Cx, HostBuf};
 use crate::kmt;
-
-use hsakmt_sys::common::HSA_SVM_ATTRIBUTE;
 
 /// One SVM attribute.
 fn attr(r#type: u32, value: u32) -> HSA_SVM_ATTRIBUTE {
@@ -49,66 +51,71 @@ fn svm_get<A: Abi>(
     )
 }
 
-/// Adds the scenarios of this family.
-pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
-    add(v, "svm/set-get", |cx| {
-        let Some(t) = setup(cx) else { return };
-        let buf = HostBuf::new(0x20000);
-        let g = t.gpu();
-        let mut set = [attr(0, g), attr(2, g), attr(5, 0x1), attr(7, 4)];
-        // live page-aligned 128 KiB range; 4 attributes
-        svm_set(cx, "set", buf.ptr(), 0x20000, &mut set);
-        let mut get = [attr(0, 0), attr(1, 0), attr(2, g), attr(5, 0), attr(7, 0)];
-        // same range; 5 attributes
-        if svm_get(cx, "get", buf.ptr(), 0x20000, &mut get) == 0 {
-            for (i, a) in get.iter().enumerate() {
-                cx.rec(&format!("get{i}"), format!("{:?}", a));
-            }
+/// Registers the scenarios of this family.
+#[rustfmt::skip]
+pub(super) fn register<A: Abi>(t: &mut Table<A>) {
+    t.add(Since(Rocm52), "svm/set-get", set_get);
+    t.add(Since(Rocm52), "svm/fresh-mmap", svm_fresh_mmap);
+    t.add(Since(Rocm52), "svm/no-snapshot", svm_no_snapshot);
+    t.add(Since(Rocm52), "svm/bad-input", bad_input);
+}
+
+fn set_get<A: Abi>(cx: &mut Cx<A>) {
+    let Some(t) = setup(cx) else { return };
+    let buf = HostBuf::new(0x20000);
+    let g = t.gpu();
+    let mut set = [attr(0, g), attr(2, g), attr(5, 0x1), attr(7, 4)];
+    // live page-aligned 128 KiB range; 4 attributes
+    svm_set(cx, "set", buf.ptr(), 0x20000, &mut set);
+    let mut get = [attr(0, 0), attr(1, 0), attr(2, g), attr(5, 0), attr(7, 0)];
+    // same range; 5 attributes
+    if svm_get(cx, "get", buf.ptr(), 0x20000, &mut get) == 0 {
+        for (i, a) in get.iter().enumerate() {
+            cx.rec(&format!("get{i}"), format!("{:?}", a));
         }
-        // first half of the range
-        svm_set(cx, "clear-flags", buf.ptr(), 0x10000, &mut [attr(6, 0x1)]);
-        let mut get2 = [attr(5, 0)];
-        // whole range after a split
-        svm_get(cx, "get-split", buf.ptr(), 0x20000, &mut get2);
-        cx.rec("get-split.value", format!("{:?}", get2[0]));
-        // whole range
-        let mut pl = [attr(0, 0xFFFF_FFFF)];
-        svm_set(cx, "reset-preferred", buf.ptr(), 0x20000, &mut pl);
-        teardown(cx);
-    });
-    add(v, "svm/fresh-mmap", svm_fresh_mmap::<A>);
-    add(v, "svm/no-snapshot", svm_no_snapshot::<A>);
-    add(v, "svm/bad-input", |cx| {
-        let Some(t) = setup(cx) else { return };
-        let buf = HostBuf::new(0x4000);
-        let b = buf.ptr();
-        let mut a = [attr(0, t.gpu())];
-        // deliberate NULL start, size 0, unaligned start, unaligned size
-        svm_set(cx, "null-start", null_mut(), 0x1000, &mut a);
-        svm_set(cx, "size-zero", b, 0, &mut a);
-        svm_set(
-            cx,
-            "start-unaligned",
-            b.wrapping_byte_add(16),
-            0x1000,
-            &mut a,
-        );
-        svm_set(cx, "size-unaligned", b, 0x1001, &mut a);
-        // attribute / ACCESS naming an unknown node
-        svm_set(cx, "node-unknown", b, 0x4000, &mut [attr(0, t.nodes + 2)]);
-        svm_set(cx, "access-unknown", b, 0x4000, &mut [attr(2, t.nodes + 2)]);
-        let mut get = [attr(0, 0)];
-        // deliberate NULL start, unaligned start
-        svm_get(cx, "get-null-start", null_mut(), 0x1000, &mut get);
-        svm_get(
-            cx,
-            "get-unaligned",
-            b.wrapping_byte_add(16),
-            0x1000,
-            &mut get,
-        );
-        teardown(cx);
-    });
+    }
+    // first half of the range
+    svm_set(cx, "clear-flags", buf.ptr(), 0x10000, &mut [attr(6, 0x1)]);
+    let mut get2 = [attr(5, 0)];
+    // whole range after a split
+    svm_get(cx, "get-split", buf.ptr(), 0x20000, &mut get2);
+    cx.rec("get-split.value", format!("{:?}", get2[0]));
+    // whole range
+    let mut pl = [attr(0, 0xFFFF_FFFF)];
+    svm_set(cx, "reset-preferred", buf.ptr(), 0x20000, &mut pl);
+    teardown(cx);
+}
+
+fn bad_input<A: Abi>(cx: &mut Cx<A>) {
+    let Some(t) = setup(cx) else { return };
+    let buf = HostBuf::new(0x4000);
+    let b = buf.ptr();
+    let mut a = [attr(0, t.gpu())];
+    // deliberate NULL start, size 0, unaligned start, unaligned size
+    svm_set(cx, "null-start", null_mut(), 0x1000, &mut a);
+    svm_set(cx, "size-zero", b, 0, &mut a);
+    svm_set(
+        cx,
+        "start-unaligned",
+        b.wrapping_byte_add(16),
+        0x1000,
+        &mut a,
+    );
+    svm_set(cx, "size-unaligned", b, 0x1001, &mut a);
+    // attribute / ACCESS naming an unknown node
+    svm_set(cx, "node-unknown", b, 0x4000, &mut [attr(0, t.nodes + 2)]);
+    svm_set(cx, "access-unknown", b, 0x4000, &mut [attr(2, t.nodes + 2)]);
+    let mut get = [attr(0, 0)];
+    // deliberate NULL start, unaligned start
+    svm_get(cx, "get-null-start", null_mut(), 0x1000, &mut get);
+    svm_get(
+        cx,
+        "get-unaligned",
+        b.wrapping_byte_add(16),
+        0x1000,
+        &mut get,
+    );
+    teardown(cx);
 }
 
 /// `HSA_SVM_ATTR_*` types.
