@@ -12,8 +12,9 @@ use std::fmt::Debug;
 
 use hsakmt_sys::{newest, rocm_5_2, rocm_6_2};
 
-/// The generation named on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The generation named on the command line; ordered by release (a
+/// later generation compares greater).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum AbiKind {
     /// Debian 12's 5.2.3 layouts (`hsakmt_sys::rocm_5_2`).
     Rocm52,

@@ -28,13 +28,15 @@ use kfd_sys::pm4::{
     self, ReleaseData, ReleaseInterrupt, PM4_MEC_RELEASE_MEM, PM4_MEC_WAIT_REG_MEM, PM4_NOP_FILLER,
 };
 use kfd_sys::sdma::{self, SDMA_COUNT_MASK_22, SDMA_PKT_COPY_LINEAR};
+use zerocopy::{Immutable, IntoBytes};
 
 use super::queues::COMPUTE;
-use super::{add, alloc, free, require, setup, teardown, Scenario, Topo};
+use super::Applies::Since;
+use super::{alloc, free, require, setup, teardown, Table, Topo};
+use crate::abi::AbiKind::Rocm52;
 use crate::abi::{memflag as mf, Abi};
 use crate::cx::Cx;
 use crate::kmt;
-use zerocopy::{Immutable, IntoBytes};
 
 /// `HSA_QUEUE_SDMA`.
 const SDMA: u32 = 2;
@@ -361,24 +363,18 @@ fn wait<A: Abi>(cx: &mut Cx<A>, label: &str, e: *mut A::Event) -> u32 {
     )
 }
 
-pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
-    add(v, "exec/pm4-write-data-release-mem", pm4_release_mem::<A>);
-    add(v, "exec/sdma-copy-fence-trap", sdma_copy_fence_trap::<A>);
-    add(v, "exec/pm4-wraparound", pm4_wraparound::<A>);
-    add(v, "exec/destroy-while-busy", destroy_while_busy::<A>);
-    add(v, "exec/aql-dispatch", aql_dispatch::<A>);
-    add(v, "exec/aql-dispatch-scratch", aql_dispatch_scratch::<A>);
-    add(
-        v,
-        "exec/aql-illegal-instruction",
-        aql_illegal_instruction::<A>,
-    );
-    add(v, "exec/aql-vm-fault", aql_vm_fault::<A>);
-    add(
-        v,
-        "exec/sdma-fault-tells-waiters",
-        sdma_fault_tells_waiters::<A>,
-    );
+/// Registers the scenarios of this family.
+#[rustfmt::skip]
+pub(super) fn register<A: Abi>(t: &mut Table<A>) {
+    t.add(Since(Rocm52), "exec/pm4-write-data-release-mem", pm4_release_mem);
+    t.add(Since(Rocm52), "exec/sdma-copy-fence-trap", sdma_copy_fence_trap);
+    t.add(Since(Rocm52), "exec/pm4-wraparound", pm4_wraparound);
+    t.add(Since(Rocm52), "exec/destroy-while-busy", destroy_while_busy);
+    t.add(Since(Rocm52), "exec/aql-dispatch", aql_dispatch);
+    t.add(Since(Rocm52), "exec/aql-dispatch-scratch", aql_dispatch_scratch);
+    t.add(Since(Rocm52), "exec/aql-illegal-instruction", aql_illegal_instruction);
+    t.add(Since(Rocm52), "exec/aql-vm-fault", aql_vm_fault);
+    t.add(Since(Rocm52), "exec/sdma-fault-tells-waiters", sdma_fault_tells_waiters);
 }
 
 /// The dwords of packets a scenario built. A packet that cannot be built

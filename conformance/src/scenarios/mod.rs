@@ -5,34 +5,43 @@
 //! generation (never on the topology), so the parent and every child
 //! compute the same list; topology-dependent work (which node is a GPU,
 //! how many caches a node has) is discovered at run time and recorded.
+//!
+//! Each family of [`FAMILIES`] has its own module, whose `register`
+//! function is the family's table: one line per scenario with the
+//! generations it applies to ([`Applies`]: since which generation, or
+//! that one only), its name and the named function that runs it.
+//! The `standard` module holds the standard call of every export, which the
+//! `closed` and `misc` families use.
 
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};
 
-use hsakmt_sys::common::{
-    HsaClockCounters, HsaCounter, HsaCounterProperties, HsaDbgWaveMessage, HsaEventDescriptor,
-    HsaGpuTileConfig, HsaMemoryProperties, HsaMemoryRange, HsaPmcTraceRoot, HsaSharedMemoryHandle,
-    HsaSystemProperties, HsaVersionInfo, HSA_DBG_WATCH_MODE, HSA_SVM_ATTRIBUTE,
-};
+use hsakmt_sys::common::HsaSystemProperties;
 
-use crate::abi::{memflag, Abi, NodeCounts};
-use crate::cx::{Cx, HostBuf};
+use crate::abi::{Abi, AbiKind, NodeCounts};
+use crate::cx::Cx;
 use crate::kmt;
 
-mod calls62;
+mod clocks;
+mod closed;
 mod ctx;
-mod debugger;
+mod debug;
+mod dmabuf;
 mod events;
 mod exec;
-mod ext62;
 mod fuzz;
+mod map;
 mod memory;
 mod misc;
-mod newest;
 mod openclose;
+mod perf;
 mod queues;
+mod register;
+mod share;
+mod standard;
+mod svm;
 mod topology;
-mod waits;
+mod wait;
 
 /// A scenario body.
 pub type Body<A> = Box<dyn Fn(&mut Cx<A>)>;
@@ -137,16 +146,51 @@ pub fn family(name: &str) -> Option<Family> {
     FAMILIES.iter().copied().find(|f| f.name == name)
 }
 
-/// Adds a scenario to a list.
-pub(crate) fn add<A: Abi>(
-    v: &mut Vec<Scenario<A>>,
-    name: impl Into<String>,
-    f: impl Fn(&mut Cx<A>) + 'static,
-) {
-    v.push(Scenario {
-        name: name.into(),
-        run: Box::new(f),
-    });
+/// The ABI generations a scenario applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applies {
+    /// This generation and every later one (the generation whose library
+    /// first exported what the scenario calls, or first behaved as it
+    /// checks).
+    Since(AbiKind),
+    /// This generation alone (a function later generations dropped, or a
+    /// scenario per export of the generation's own export list).
+    Only(AbiKind),
+}
+
+impl Applies {
+    /// Whether a scenario registered so runs for generation `kind`.
+    pub fn includes(self, kind: AbiKind) -> bool {
+        match self {
+            Applies::Since(first) => kind >= first,
+            Applies::Only(only) => kind == only,
+        }
+    }
+}
+
+/// The scenario list of generation `A` being built: each family module
+/// registers its scenarios, each a named function with the generations
+/// it applies to, and the table keeps those of `A`.
+pub(crate) struct Table<A: Abi> {
+    list: Vec<Scenario<A>>,
+}
+
+impl<A: Abi> Table<A> {
+    /// Registers `body` as scenario `name` (`family/name`) for the
+    /// generations `applies` names.
+    pub(crate) fn add(
+        &mut self,
+        applies: Applies,
+        name: impl Into<String>,
+        body: impl Fn(&mut Cx<A>) + 'static,
+    ) {
+        if applies.includes(A::KIND) {
+            self.list.push(Scenario {
+                name: name.into(),
+                run: Box::new(body),
+            });
+        }
+    }
 }
 
 /// Records `lacks-api` and returns false when a needed symbol is absent
@@ -165,23 +209,30 @@ pub(crate) fn require<A: Abi>(cx: &mut Cx<A>, names: &[&str]) -> bool {
     }
 }
 
-/// Every scenario of generation `A`.
+/// Every scenario of generation `A`, family by family in [`FAMILIES`]
+/// order.
 pub fn all<A: Abi>() -> Vec<Scenario<A>> {
-    let mut v = Vec::new();
-    openclose::add_all(&mut v);
-    topology::add_all(&mut v);
-    memory::add_all(&mut v);
-    events::add_all(&mut v);
-    queues::add_all(&mut v);
-    exec::add_all(&mut v);
-    misc::add_all(&mut v);
-    debugger::add_all(&mut v);
-    ext62::add_all(&mut v);
-    newest::add_all(&mut v);
-    waits::add_all(&mut v);
-    ctx::add_all(&mut v);
-    fuzz::add_all(&mut v);
-    v
+    let mut t = Table { list: Vec::new() };
+    openclose::register(&mut t);
+    closed::register(&mut t);
+    topology::register(&mut t);
+    memory::register(&mut t);
+    map::register(&mut t);
+    register::register(&mut t);
+    share::register(&mut t);
+    dmabuf::register(&mut t);
+    svm::register(&mut t);
+    events::register(&mut t);
+    wait::register(&mut t);
+    queues::register(&mut t);
+    exec::register(&mut t);
+    debug::register(&mut t);
+    perf::register(&mut t);
+    clocks::register(&mut t);
+    misc::register(&mut t);
+    ctx::register(&mut t);
+    fuzz::register(&mut t);
+    t.list
 }
 
 /// What the setup step learnt about the topology.
@@ -304,19 +355,6 @@ pub(crate) fn free<A: Abi>(cx: &mut Cx<A>, label: &str, p: *mut c_void, size: u6
     cx.forget_alloc(p as usize);
 }
 
-/// Frees what a standard call's successful allocation (status `s`)
-/// returned.
-pub(crate) fn cleanup_free<A: Abi>(cx: &mut Cx<A>, s: u32, p: *mut c_void, size: u64) {
-    if s == 0 && !p.is_null() {
-        kmt!(
-            cx,
-            "cleanup.free",
-            hsaKmtFreeMemory(p, size),
-            "allocation just made"
-        );
-    }
-}
-
 /// Writes a pattern into the first and last words of `[p, p + size)`
 /// and reads it back; records `ok` or what was read.
 ///
@@ -393,520 +431,37 @@ fn node_list(p: usize, n: u32) -> String {
     format!("{s:?}")
 }
 
-/// Calls exported function `f` with ordinary, valid-looking arguments
-/// (buffers sized for generation `A`, node `node`): the "calls before
-/// open / after close" table and the coverage of rarely used functions.
-pub(crate) fn standard_call<A: Abi>(cx: &mut Cx<A>, f: &str, node: u32) -> u32 {
-    let buf = HostBuf::new(0x4000);
-    let b = buf.ptr();
-    let mut node_arr = [node];
-    let mut u32a = 0u32;
-    let mut u32b = 0u32;
-    let mut u64a = 0u64;
-    let mut pa: *mut c_void = null_mut();
-    let host = A::mem_flags(memflag::HOST_ACCESS);
-    match f {
-        "hsaKmtOpenKFD" => kmt!(cx, f, hsaKmtOpenKFD(), "no arguments"),
-        "hsaKmtCloseKFD" => kmt!(cx, f, hsaKmtCloseKFD(), "no arguments"),
-        "hsaKmtGetVersion" => {
-            let mut v = HsaVersionInfo::default();
-            kmt!(cx, f, hsaKmtGetVersion(&mut v), "live HsaVersionInfo")
-        }
-        "hsaKmtAcquireSystemProperties" => {
-            let mut v = HsaSystemProperties::default();
-            kmt!(cx, f, hsaKmtAcquireSystemProperties(&mut v), "live struct")
-        }
-        "hsaKmtReleaseSystemProperties" => kmt!(cx, f, hsaKmtReleaseSystemProperties(), "none"),
-        "hsaKmtGetNodeProperties" => {
-            let mut v = A::NodeProperties::default();
-            kmt!(
-                cx,
-                f,
-                hsaKmtGetNodeProperties(node, &mut v),
-                "live struct of this generation"
-            )
-        }
-        "hsaKmtGetNodeMemoryProperties" => {
-            let mut v = [HsaMemoryProperties::default(); 4];
-            kmt!(
-                cx,
-                f,
-                hsaKmtGetNodeMemoryProperties(node, 1, v.as_mut_ptr()),
-                "array of 4 >= 1 requested"
-            )
-        }
-        "hsaKmtGetNodeCacheProperties" => {
-            let mut v = [A::CacheProperties::default(); 2];
-            kmt!(
-                cx,
-                f,
-                hsaKmtGetNodeCacheProperties(node, 0, 1, v.as_mut_ptr()),
-                "array of 2 >= 1 requested"
-            )
-        }
-        "hsaKmtGetNodeIoLinkProperties" => {
-            let mut v = [A::IoLinkProperties::default(); 2];
-            kmt!(
-                cx,
-                f,
-                hsaKmtGetNodeIoLinkProperties(node, 1, v.as_mut_ptr()),
-                "array of 2 >= 1 requested"
-            )
-        }
-        "hsaKmtCreateEvent" => {
-            let mut d = HsaEventDescriptor::default();
-            let mut e: *mut A::Event = null_mut();
-            let s = kmt!(
-                cx,
-                f,
-                hsaKmtCreateEvent(&mut d, true, false, &mut e),
-                "live descriptor and out-pointer"
-            );
-            if s == 0 && !e.is_null() {
-                kmt!(
-                    cx,
-                    "cleanup.destroy",
-                    hsaKmtDestroyEvent(e),
-                    "event just created"
-                );
-            }
-            s
-        }
-        "hsaKmtDestroyEvent" => kmt!(
-            cx,
-            f,
-            hsaKmtDestroyEvent(null_mut()),
-            "NULL event: documented check"
-        ),
-        "hsaKmtSetEvent" => kmt!(
-            cx,
-            f,
-            hsaKmtSetEvent(null_mut()),
-            "NULL event: documented check"
-        ),
-        "hsaKmtResetEvent" => kmt!(
-            cx,
-            f,
-            hsaKmtResetEvent(null_mut()),
-            "NULL event: documented check"
-        ),
-        "hsaKmtQueryEventState" => kmt!(
-            cx,
-            f,
-            hsaKmtQueryEventState(null_mut()),
-            "NULL event: documented check"
-        ),
-        "hsaKmtWaitOnEvent" => kmt!(
-            cx,
-            f,
-            hsaKmtWaitOnEvent(null_mut(), 0),
-            "NULL event: documented check"
-        ),
-        "hsaKmtWaitOnMultipleEvents" => {
-            kmt!(
-                cx,
-                f,
-                hsaKmtWaitOnMultipleEvents(null_mut(), 0, true, 0),
-                "NULL array, 0 events"
-            )
-        }
-        "hsaKmtCreateQueue" => {
-            let mut q = A::QueueResource::default();
-            kmt!(
-                cx,
-                f,
-                hsaKmtCreateQueue(node, 1, 100, 0, b, 0x1000, null_mut(), &mut q),
-                "ring is a live 16 KiB buffer; q a live QueueResource"
-            )
-        }
-        "hsaKmtUpdateQueue" => kmt!(
-            cx,
-            f,
-            hsaKmtUpdateQueue(0, 100, 0, b, 0x1000, null_mut()),
-            "queue id 0: documented check"
-        ),
-        "hsaKmtDestroyQueue" => kmt!(cx, f, hsaKmtDestroyQueue(0), "queue id 0: documented check"),
-        "hsaKmtSetQueueCUMask" => {
-            let mut m = [u32::MAX; 1];
-            kmt!(
-                cx,
-                f,
-                hsaKmtSetQueueCUMask(0, 32, m.as_mut_ptr()),
-                "queue id 0; mask of 32 bits"
-            )
-        }
-        "hsaKmtGetQueueInfo" => {
-            let mut qi = A::QueueInfo::default();
-            kmt!(
-                cx,
-                f,
-                hsaKmtGetQueueInfo(0, &mut qi),
-                "queue id 0; live QueueInfo"
-            )
-        }
-        "hsaKmtAllocQueueGWS" => kmt!(
-            cx,
-            f,
-            hsaKmtAllocQueueGWS(0, 1, &mut u32a),
-            "queue id 0; live out word"
-        ),
-        "hsaKmtSetTrapHandler" => kmt!(
-            cx,
-            f,
-            hsaKmtSetTrapHandler(node, b, 0x1000, b.wrapping_byte_add(0x1000), 0x1000),
-            "two halves of a live buffer"
-        ),
-        "hsaKmtSetMemoryPolicy" => kmt!(
-            cx,
-            f,
-            hsaKmtSetMemoryPolicy(node, 0, 0, null_mut(), 0),
-            "no alternate aperture"
-        ),
-        "hsaKmtAllocMemory" => {
-            let s = kmt!(
-                cx,
-                f,
-                hsaKmtAllocMemory(0, 0x1000, host, &mut pa),
-                "live out-pointer"
-            );
-            cleanup_free(cx, s, pa, 0x1000);
-            s
-        }
-        "hsaKmtFreeMemory" => kmt!(
-            cx,
-            f,
-            hsaKmtFreeMemory(b, 0x1000),
-            "address unknown to the thunk"
-        ),
-        "hsaKmtRegisterMemory" => {
-            let s = kmt!(
-                cx,
-                f,
-                hsaKmtRegisterMemory(b, 0x4000),
-                "live page-aligned host buffer"
-            );
-            if s == 0 {
-                kmt!(
-                    cx,
-                    "cleanup.deregister",
-                    hsaKmtDeregisterMemory(b),
-                    "registered just now"
-                );
-            }
-            s
-        }
-        "hsaKmtRegisterMemoryToNodes" => {
-            let s = kmt!(
-                cx,
-                f,
-                hsaKmtRegisterMemoryToNodes(b, 0x4000, 1, node_arr.as_mut_ptr()),
-                "live buffer and node array of 1"
-            );
-            if s == 0 {
-                kmt!(
-                    cx,
-                    "cleanup.deregister",
-                    hsaKmtDeregisterMemory(b),
-                    "registered just now"
-                );
-            }
-            s
-        }
-        "hsaKmtRegisterMemoryWithFlags" => {
-            let s = kmt!(
-                cx,
-                f,
-                hsaKmtRegisterMemoryWithFlags(b, 0x4000, host),
-                "live buffer"
-            );
-            if s == 0 {
-                kmt!(
-                    cx,
-                    "cleanup.deregister",
-                    hsaKmtDeregisterMemory(b),
-                    "registered just now"
-                );
-            }
-            s
-        }
-        "hsaKmtRegisterGraphicsHandleToNodes" => {
-            let mut gi = A::GraphicsResourceInfo::default();
-            kmt!(
-                cx,
-                f,
-                hsaKmtRegisterGraphicsHandleToNodes(u64::MAX, &mut gi, 1, node_arr.as_mut_ptr()),
-                "invalid dma-buf fd; live info and node array"
-            )
-        }
-        "hsaKmtShareMemory" => {
-            let mut h: HsaSharedMemoryHandle = [0; 8];
-            kmt!(
-                cx,
-                f,
-                hsaKmtShareMemory(b, 0x1000, &mut h),
-                "address unknown; live handle"
-            )
-        }
-        "hsaKmtRegisterSharedHandle" => {
-            let h: HsaSharedMemoryHandle = [0; 8];
-            kmt!(
-                cx,
-                f,
-                hsaKmtRegisterSharedHandle(&h, &mut pa, &mut u64a),
-                "zero handle; live outs"
-            )
-        }
-        "hsaKmtRegisterSharedHandleToNodes" => {
-            let h: HsaSharedMemoryHandle = [0; 8];
-            kmt!(
-                cx,
-                f,
-                hsaKmtRegisterSharedHandleToNodes(&h, &mut pa, &mut u64a, 1, node_arr.as_mut_ptr()),
-                "zero handle; live outs"
-            )
-        }
-        "hsaKmtProcessVMRead" | "hsaKmtProcessVMWrite" => {
-            let mut l = HsaMemoryRange {
-                MemoryAddress: b,
-                SizeInBytes: 0x1000,
-            };
-            let mut r = HsaMemoryRange {
-                MemoryAddress: b.wrapping_byte_add(0x1000),
-                SizeInBytes: 0x1000,
-            };
-            let pid = std::process::id();
-            if f == "hsaKmtProcessVMRead" {
-                kmt!(
-                    cx,
-                    f,
-                    hsaKmtProcessVMRead(pid, &mut l, 1, &mut r, 1, &mut u64a),
-                    "ranges inside a live buffer of this process"
-                )
-            } else {
-                kmt!(
-                    cx,
-                    f,
-                    hsaKmtProcessVMWrite(pid, &mut l, 1, &mut r, 1, &mut u64a),
-                    "ranges inside a live buffer of this process"
-                )
-            }
-        }
-        "hsaKmtDeregisterMemory" => {
-            kmt!(cx, f, hsaKmtDeregisterMemory(b), "address never registered")
-        }
-        "hsaKmtMapMemoryToGPU" => kmt!(
-            cx,
-            f,
-            hsaKmtMapMemoryToGPU(b, 0x1000, &mut u64a),
-            "address unknown; live out"
-        ),
-        "hsaKmtMapMemoryToGPUNodes" => {
-            kmt!(
-                cx,
-                f,
-                hsaKmtMapMemoryToGPUNodes(
-                    b,
-                    0x1000,
-                    &mut u64a,
-                    A::map_flags(0),
-                    1,
-                    node_arr.as_mut_ptr()
-                ),
-                "address unknown; live out and node array"
-            )
-        }
-        "hsaKmtUnmapMemoryToGPU" => kmt!(cx, f, hsaKmtUnmapMemoryToGPU(b), "address never mapped"),
-        "hsaKmtMapGraphicHandle" => kmt!(
-            cx,
-            f,
-            hsaKmtMapGraphicHandle(node, 0, 0, 0, 0x1000, &mut u64a),
-            "live out"
-        ),
-        "hsaKmtUnmapGraphicHandle" => kmt!(
-            cx,
-            f,
-            hsaKmtUnmapGraphicHandle(node, b as u64, 0x1000),
-            "address never mapped"
-        ),
-        "hsaKmtGetTileConfig" => {
-            let mut t = [0u32; 64];
-            let mut m = [0u32; 32];
-            let mut tc = HsaGpuTileConfig {
-                TileConfig: t.as_mut_ptr(),
-                MacroTileConfig: m.as_mut_ptr(),
-                NumTileConfigs: 64,
-                NumMacroTileConfigs: 32,
-                GbAddrConfig: 0,
-                NumBanks: 0,
-                NumRanks: 0,
-                Reserved: [0; 7],
-            };
-            kmt!(
-                cx,
-                f,
-                hsaKmtGetTileConfig(node, &mut tc),
-                "arrays of the advertised capacities"
-            )
-        }
-        "hsaKmtQueryPointerInfo" => {
-            let mut pi = A::PointerInfo::default();
-            kmt!(
-                cx,
-                f,
-                hsaKmtQueryPointerInfo(b, &mut pi),
-                "live PointerInfo"
-            )
-        }
-        "hsaKmtSetMemoryUserData" => kmt!(
-            cx,
-            f,
-            hsaKmtSetMemoryUserData(b, b),
-            "address unknown to the thunk"
-        ),
-        "hsaKmtSVMSetAttr" | "hsaKmtSVMGetAttr" => {
-            let mut a = [HSA_SVM_ATTRIBUTE {
-                r#type: 0,
-                value: 0,
-            }];
-            if f == "hsaKmtSVMSetAttr" {
-                kmt!(
-                    cx,
-                    f,
-                    hsaKmtSVMSetAttr(b, 0x4000, 1, a.as_mut_ptr()),
-                    "live page-aligned range, 1 attribute"
-                )
-            } else {
-                kmt!(
-                    cx,
-                    f,
-                    hsaKmtSVMGetAttr(b, 0x4000, 1, a.as_mut_ptr()),
-                    "live page-aligned range, 1 attribute"
-                )
-            }
-        }
-        "hsaKmtSetXNACKMode" => kmt!(cx, f, hsaKmtSetXNACKMode(0), "no pointers"),
-        "hsaKmtGetXNACKMode" => {
-            let mut x = 0i32;
-            kmt!(cx, f, hsaKmtGetXNACKMode(&mut x), "live out")
-        }
-        "hsaKmtDbgRegister" => kmt!(cx, f, hsaKmtDbgRegister(node), "no pointers"),
-        "hsaKmtDbgUnregister" => kmt!(cx, f, hsaKmtDbgUnregister(node), "no pointers"),
-        "hsaKmtDbgWavefrontControl" => {
-            let mut m = HsaDbgWaveMessage::default();
-            kmt!(
-                cx,
-                f,
-                hsaKmtDbgWavefrontControl(node, 0, 0, 0, &mut m),
-                "live message"
-            )
-        }
-        "hsaKmtDbgAddressWatch" => {
-            let mut mode = [HSA_DBG_WATCH_MODE(0)];
-            let mut addr = [b];
-            let mut mask = [u64::MAX];
-            let mut ev: [*mut A::Event; 1] = [null_mut()];
-            kmt!(
-                cx,
-                f,
-                hsaKmtDbgAddressWatch(
-                    node,
-                    1,
-                    mode.as_mut_ptr(),
-                    addr.as_mut_ptr(),
-                    mask.as_mut_ptr(),
-                    ev.as_mut_ptr()
-                ),
-                "arrays of one watch point"
-            )
-        }
-        "hsaKmtRuntimeEnable" => {
-            let s = kmt!(
-                cx,
-                f,
-                hsaKmtRuntimeEnable(b, true),
-                "r_debug stand-in is a live buffer"
-            );
-            if s == 0 {
-                kmt!(cx, "cleanup.disable", hsaKmtRuntimeDisable(), "none");
-            }
-            s
-        }
-        "hsaKmtRuntimeDisable" => kmt!(cx, f, hsaKmtRuntimeDisable(), "none"),
-        "hsaKmtGetKernelDebugTrapVersionInfo" => {
-            kmt!(
-                cx,
-                f,
-                hsaKmtGetKernelDebugTrapVersionInfo(&mut u32a, &mut u32b),
-                "live outs"
-            )
-        }
-        "hsaKmtGetClockCounters" => {
-            let mut c = HsaClockCounters::default();
-            kmt!(cx, f, hsaKmtGetClockCounters(node, &mut c), "live struct")
-        }
-        "hsaKmtPmcGetCounterProperties" => {
-            let mut p: *mut HsaCounterProperties = null_mut();
-            kmt!(
-                cx,
-                f,
-                hsaKmtPmcGetCounterProperties(node, &mut p),
-                "live out-pointer"
-            )
-        }
-        "hsaKmtPmcRegisterTrace" => {
-            let mut c = [HsaCounter::default()];
-            let mut root = HsaPmcTraceRoot::default();
-            kmt!(
-                cx,
-                f,
-                hsaKmtPmcRegisterTrace(node, 1, c.as_mut_ptr(), &mut root),
-                "one counter; live root"
-            )
-        }
-        "hsaKmtPmcUnregisterTrace" => kmt!(cx, f, hsaKmtPmcUnregisterTrace(node, 0), "trace id 0"),
-        "hsaKmtPmcAcquireTraceAccess" => {
-            kmt!(cx, f, hsaKmtPmcAcquireTraceAccess(node, 0), "trace id 0")
-        }
-        "hsaKmtPmcReleaseTraceAccess" => {
-            kmt!(cx, f, hsaKmtPmcReleaseTraceAccess(node, 0), "trace id 0")
-        }
-        "hsaKmtPmcStartTrace" => kmt!(
-            cx,
-            f,
-            hsaKmtPmcStartTrace(0, b, 0x1000),
-            "trace id 0; live buffer"
-        ),
-        "hsaKmtPmcQueryTrace" => kmt!(cx, f, hsaKmtPmcQueryTrace(0), "trace id 0"),
-        "hsaKmtPmcStopTrace" => kmt!(cx, f, hsaKmtPmcStopTrace(0), "trace id 0"),
-        "hsaKmtSPMAcquire" => kmt!(cx, f, hsaKmtSPMAcquire(node), "no pointers"),
-        "hsaKmtSPMRelease" => kmt!(cx, f, hsaKmtSPMRelease(node), "no pointers"),
-        "hsaKmtSPMSetDestBuffer" => {
-            let mut timeout = 0u32;
-            let mut lost = false;
-            kmt!(
-                cx,
-                f,
-                hsaKmtSPMSetDestBuffer(node, 0x1000, &mut timeout, &mut u32a, b, &mut lost),
-                "live outs and buffer"
-            )
-        }
-        "hsaKmtExportDMABufHandle" => {
-            let mut fd = -1i32;
-            kmt!(
-                cx,
-                f,
-                hsaKmtExportDMABufHandle(b, 0x1000, &mut fd, &mut u64a),
-                "address unknown; live outs"
-            )
-        }
-        _ => calls62::standard_call(cx, f, node).unwrap_or_else(|| {
-            cx.rec("harness-error", format!("no standard call for {f}"));
-            u32::MAX
-        }),
+/// Closes a descriptor a library handed out (ignored when negative).
+pub(crate) fn close(fd: i32) {
+    if fd >= 0 {
+        // SAFETY: the descriptor was handed to us and is closed once.
+        unsafe { libc::close(fd) };
     }
 }
 
 /// A NULL `*const` of any type (readability helper).
 pub(crate) fn cnull<T>() -> *const T {
     null()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Applies::{Only, Since};
+    use crate::abi::AbiKind::{Newest, Rocm52, Rocm62};
+
+    #[test]
+    fn since_includes_later_generations_only() {
+        assert!(!Since(Rocm62).includes(Rocm52));
+        assert!(Since(Rocm62).includes(Rocm62));
+        assert!(Since(Rocm62).includes(Newest));
+        assert!(!Since(Newest).includes(Rocm62));
+        assert!(Since(Rocm52).includes(Newest));
+    }
+
+    #[test]
+    fn only_includes_one_generation() {
+        assert!(Only(Rocm52).includes(Rocm52));
+        assert!(!Only(Rocm52).includes(Rocm62));
+        assert!(!Only(Rocm52).includes(Newest));
+    }
 }

@@ -4,7 +4,9 @@
 use std::ffi::c_void;
 use std::ptr::null_mut;
 
-use super::{add, alloc, free, setup, teardown, Scenario, Topo};
+use super::Applies::Since;
+use super::{alloc, free, setup, teardown, Table, Topo};
+use crate::abi::AbiKind::{Newest, Rocm52};
 use crate::abi::{memflag as mf, Abi};
 use crate::cx::Cx;
 use crate::kmt;
@@ -136,254 +138,308 @@ pub(super) fn with_ring<A: Abi>(cx: &mut Cx<A>, f: impl FnOnce(&mut Cx<A>, &Topo
     }
     teardown(cx);
 }
+use super::require;
 
-pub(super) fn add_all<A: Abi>(v: &mut Vec<Scenario<A>>) {
+/// Registers the scenarios of this family.
+#[rustfmt::skip]
+pub(super) fn register<A: Abi>(t: &mut Table<A>) {
     for (name, ty) in [
         ("queues/compute", COMPUTE),
         ("queues/compute-aql", COMPUTE_AQL),
         ("queues/sdma", SDMA),
         ("queues/sdma-xgmi", SDMA_XGMI),
     ] {
-        add(v, name, move |cx| {
-            with_ring(cx, |cx, t, r| {
-                if let Some((id, _)) = create(cx, "create", t.gpu(), ty, r, 0) {
-                    destroy(cx, "destroy", id);
-                }
-            });
-        });
+        t.add(Since(Rocm52), name, move |cx| queue_type(cx, ty));
     }
-    add(v, "queues/update", |cx| {
-        with_ring(cx, |cx, t, r| {
-            if let Some((id, _)) = create(cx, "create", t.gpu(), COMPUTE, r, 0) {
-                kmt!(
-                    cx,
-                    "update-50",
-                    hsaKmtUpdateQueue(id, 50, 1, r.ring, RING, null_mut()),
-                    "live queue, same ring"
-                );
-                kmt!(
-                    cx,
-                    "update-0",
-                    hsaKmtUpdateQueue(id, 0, 0, r.ring, RING, null_mut()),
-                    "live queue, same ring"
-                );
-                kmt!(
-                    cx,
-                    "update-bad-priority",
-                    hsaKmtUpdateQueue(id, 100, 9, r.ring, RING, null_mut()),
-                    "priority out of range"
-                );
-                kmt!(
-                    cx,
-                    "update-bad-percentage",
-                    hsaKmtUpdateQueue(id, 101, 0, r.ring, RING, null_mut()),
-                    "percentage over 100"
-                );
-                kmt!(
-                    cx,
-                    "update-id0",
-                    hsaKmtUpdateQueue(0, 100, 0, r.ring, RING, null_mut()),
-                    "queue id 0"
-                );
-                destroy(cx, "destroy", id);
-            }
-        });
+    t.add(Since(Rocm52), "queues/update", update);
+    t.add(Since(Rocm52), "queues/cu-mask", cu_mask);
+    t.add(Since(Rocm52), "queues/info", info);
+    t.add(Since(Rocm52), "queues/gws", gws);
+    t.add(Since(Rocm52), "queues/distinct", distinct);
+    t.add(Since(Rocm52), "queues/priorities", priorities);
+    t.add(Since(Rocm52), "queues/bad-input", bad_input);
+    t.add(Since(Rocm52), "queues/destroy-twice", destroy_twice);
+    t.add(Since(Rocm52), "queues/trap-handler", trap_handler);
+    t.add(Since(Newest), "queues/create-ext", create_ext);
+}
+
+/// A queue of type `ty` on the first GPU: create and destroy.
+fn queue_type<A: Abi>(cx: &mut Cx<A>, ty: u32) {
+    with_ring(cx, |cx, t, r| {
+        if let Some((id, _)) = create(cx, "create", t.gpu(), ty, r, 0) {
+            destroy(cx, "destroy", id);
+        }
     });
-    add(v, "queues/cu-mask", |cx| {
-        with_ring(cx, |cx, t, r| {
-            if let Some((id, _)) = create(cx, "create", t.gpu(), COMPUTE, r, 0) {
-                let mut m = [u32::MAX; 4];
-                kmt!(
-                    cx,
-                    "mask-32",
-                    hsaKmtSetQueueCUMask(id, 32, m.as_mut_ptr()),
-                    "mask array of 4 words"
-                );
-                kmt!(
-                    cx,
-                    "mask-128",
-                    hsaKmtSetQueueCUMask(id, 128, m.as_mut_ptr()),
-                    "mask array of 4 words"
-                );
-                let mut half = [0x5555_5555u32; 4];
-                kmt!(
-                    cx,
-                    "mask-half",
-                    hsaKmtSetQueueCUMask(id, 64, half.as_mut_ptr()),
-                    "mask array of 4 words"
-                );
-                kmt!(
-                    cx,
-                    "mask-33",
-                    hsaKmtSetQueueCUMask(id, 33, m.as_mut_ptr()),
-                    "count not a multiple of 32"
-                );
-                kmt!(
-                    cx,
-                    "mask-0",
-                    hsaKmtSetQueueCUMask(id, 0, m.as_mut_ptr()),
-                    "count 0"
-                );
-                kmt!(
-                    cx,
-                    "mask-null",
-                    hsaKmtSetQueueCUMask(id, 32, null_mut()),
-                    "deliberate NULL"
-                );
-                let mut zero = [0u32; 4];
-                kmt!(
-                    cx,
-                    "mask-empty",
-                    hsaKmtSetQueueCUMask(id, 32, zero.as_mut_ptr()),
-                    "all CUs off"
-                );
-                destroy(cx, "destroy", id);
-            }
-        });
-    });
-    add(v, "queues/info", |cx| {
-        with_ring(cx, |cx, t, r| {
-            if let Some((id, _)) = create(cx, "create", t.gpu(), COMPUTE_AQL, r, 0) {
-                let mut qi = A::QueueInfo::default();
-                if kmt!(
-                    cx,
-                    "info",
-                    hsaKmtGetQueueInfo(id, &mut qi),
-                    "live QueueInfo of this generation"
-                ) == 0
-                {
-                    let ov = [
-                        ("CUMaskInfo", "ptr".to_string()),
-                        ("UserContextSaveArea", "ptr".to_string()),
-                        ("ControlStackTop", "ptr".to_string()),
-                        ("SaveAreaHeader", "ptr".to_string()),
-                    ];
-                    cx.fields("info", &qi, &ov);
-                }
-                kmt!(
-                    cx,
-                    "info-null",
-                    hsaKmtGetQueueInfo(id, null_mut()),
-                    "deliberate NULL"
-                );
-                destroy(cx, "destroy", id);
-            }
-        });
-    });
-    add(v, "queues/gws", |cx| {
-        with_ring(cx, |cx, t, r| {
-            cx.rec(
-                "node.NumGws",
-                t.counts.get(t.gpu() as usize).map(|c| c.gws).unwrap_or(0),
-            );
-            if let Some((id, _)) = create(cx, "create", t.gpu(), COMPUTE_AQL, r, 0) {
-                let mut first = u32::MAX;
-                if kmt!(
-                    cx,
-                    "gws",
-                    hsaKmtAllocQueueGWS(id, 1, &mut first),
-                    "live out word"
-                ) == 0
-                {
-                    cx.rec("gws.first", first);
-                }
-                destroy(cx, "destroy", id);
-            }
-        });
-    });
-    add(v, "queues/distinct", |cx| {
-        with_ring(cx, |cx, t, r| {
-            let mut made = Vec::new();
-            for ty in [COMPUTE, COMPUTE, COMPUTE_AQL, SDMA] {
-                if let Some(q) = create(cx, "create", t.gpu(), ty, r, 0) {
-                    made.push(q);
-                }
-            }
-            let mut ids: Vec<u64> = made.iter().map(|q| q.0).collect();
-            let mut dbs: Vec<u64> = made.iter().map(|q| q.1).collect();
-            ids.sort();
-            ids.dedup();
-            dbs.sort();
-            dbs.dedup();
-            cx.rec("count", made.len());
-            cx.rec("ids-distinct", ids.len() == made.len());
-            cx.rec("doorbells-distinct", dbs.len() == made.len());
-            for (id, _) in made {
-                destroy(cx, "destroy", id);
-            }
-        });
-    });
-    add(v, "queues/priorities", |cx| {
-        with_ring(cx, |cx, t, r| {
-            for p in [-3i64, 3, -4, 4] {
-                if let Some((id, _)) = create(cx, &format!("prio{p}"), t.gpu(), COMPUTE, r, p) {
-                    destroy(cx, "destroy", id);
-                }
-            }
-        });
-    });
-    add(v, "queues/bad-input", |cx| {
-        with_ring(cx, |cx, t, r| {
-            let mut q = A::QueueResource::default();
+}
+
+fn update<A: Abi>(cx: &mut Cx<A>) {
+    with_ring(cx, |cx, t, r| {
+        if let Some((id, _)) = create(cx, "create", t.gpu(), COMPUTE, r, 0) {
             kmt!(
                 cx,
-                "node-unknown",
-                hsaKmtCreateQueue(
-                    t.nodes + 1,
-                    COMPUTE,
-                    100,
-                    0,
-                    r.ring,
-                    RING,
-                    null_mut(),
-                    &mut q
-                ),
-                "unknown node"
+                "update-50",
+                hsaKmtUpdateQueue(id, 50, 1, r.ring, RING, null_mut()),
+                "live queue, same ring"
             );
             kmt!(
                 cx,
-                "node-cpu",
-                hsaKmtCreateQueue(0, COMPUTE, 100, 0, r.ring, RING, null_mut(), &mut q),
-                "CPU node"
+                "update-0",
+                hsaKmtUpdateQueue(id, 0, 0, r.ring, RING, null_mut()),
+                "live queue, same ring"
             );
             kmt!(
                 cx,
-                "type-unknown",
-                hsaKmtCreateQueue(t.gpu(), 99, 100, 0, r.ring, RING, null_mut(), &mut q),
-                "unknown queue type"
+                "update-bad-priority",
+                hsaKmtUpdateQueue(id, 100, 9, r.ring, RING, null_mut()),
+                "priority out of range"
             );
-            kmt!(cx, "destroy-id0", hsaKmtDestroyQueue(0), "queue id 0");
-        });
+            kmt!(
+                cx,
+                "update-bad-percentage",
+                hsaKmtUpdateQueue(id, 101, 0, r.ring, RING, null_mut()),
+                "percentage over 100"
+            );
+            kmt!(
+                cx,
+                "update-id0",
+                hsaKmtUpdateQueue(0, 100, 0, r.ring, RING, null_mut()),
+                "queue id 0"
+            );
+            destroy(cx, "destroy", id);
+        }
     });
-    add(v, "queues/destroy-twice", |cx| {
-        with_ring(cx, |cx, t, r| {
-            if let Some((id, _)) = create(cx, "create", t.gpu(), COMPUTE, r, 0) {
-                destroy(cx, "destroy", id);
-                destroy(cx, "destroy-again", id);
+}
+
+fn cu_mask<A: Abi>(cx: &mut Cx<A>) {
+    with_ring(cx, |cx, t, r| {
+        if let Some((id, _)) = create(cx, "create", t.gpu(), COMPUTE, r, 0) {
+            let mut m = [u32::MAX; 4];
+            kmt!(
+                cx,
+                "mask-32",
+                hsaKmtSetQueueCUMask(id, 32, m.as_mut_ptr()),
+                "mask array of 4 words"
+            );
+            kmt!(
+                cx,
+                "mask-128",
+                hsaKmtSetQueueCUMask(id, 128, m.as_mut_ptr()),
+                "mask array of 4 words"
+            );
+            let mut half = [0x5555_5555u32; 4];
+            kmt!(
+                cx,
+                "mask-half",
+                hsaKmtSetQueueCUMask(id, 64, half.as_mut_ptr()),
+                "mask array of 4 words"
+            );
+            kmt!(
+                cx,
+                "mask-33",
+                hsaKmtSetQueueCUMask(id, 33, m.as_mut_ptr()),
+                "count not a multiple of 32"
+            );
+            kmt!(
+                cx,
+                "mask-0",
+                hsaKmtSetQueueCUMask(id, 0, m.as_mut_ptr()),
+                "count 0"
+            );
+            kmt!(
+                cx,
+                "mask-null",
+                hsaKmtSetQueueCUMask(id, 32, null_mut()),
+                "deliberate NULL"
+            );
+            let mut zero = [0u32; 4];
+            kmt!(
+                cx,
+                "mask-empty",
+                hsaKmtSetQueueCUMask(id, 32, zero.as_mut_ptr()),
+                "all CUs off"
+            );
+            destroy(cx, "destroy", id);
+        }
+    });
+}
+
+fn info<A: Abi>(cx: &mut Cx<A>) {
+    with_ring(cx, |cx, t, r| {
+        if let Some((id, _)) = create(cx, "create", t.gpu(), COMPUTE_AQL, r, 0) {
+            let mut qi = A::QueueInfo::default();
+            if kmt!(
+                cx,
+                "info",
+                hsaKmtGetQueueInfo(id, &mut qi),
+                "live QueueInfo of this generation"
+            ) == 0
+            {
+                let ov = [
+                    ("CUMaskInfo", "ptr".to_string()),
+                    ("UserContextSaveArea", "ptr".to_string()),
+                    ("ControlStackTop", "ptr".to_string()),
+                    ("SaveAreaHeader", "ptr".to_string()),
+                ];
+                cx.fields("info", &qi, &ov);
             }
-        });
+            kmt!(
+                cx,
+                "info-null",
+                hsaKmtGetQueueInfo(id, null_mut()),
+                "deliberate NULL"
+            );
+            destroy(cx, "destroy", id);
+        }
     });
-    add(v, "queues/trap-handler", |cx| {
-        with_ring(cx, |cx, t, r| {
-            let half = r.ring.wrapping_byte_add(0x8000);
-            kmt!(
+}
+
+fn gws<A: Abi>(cx: &mut Cx<A>) {
+    with_ring(cx, |cx, t, r| {
+        cx.rec(
+            "node.NumGws",
+            t.counts.get(t.gpu() as usize).map(|c| c.gws).unwrap_or(0),
+        );
+        if let Some((id, _)) = create(cx, "create", t.gpu(), COMPUTE_AQL, r, 0) {
+            let mut first = u32::MAX;
+            if kmt!(
                 cx,
-                "set",
-                hsaKmtSetTrapHandler(t.gpu(), r.ring, 0x8000, half, 0x8000),
-                "two halves of the GPU-mapped ring buffer"
-            );
-            kmt!(
-                cx,
-                "node-unknown",
-                hsaKmtSetTrapHandler(t.nodes + 1, r.ring, 0x8000, half, 0x8000),
-                "unknown node"
-            );
-            kmt!(
-                cx,
-                "node-cpu",
-                hsaKmtSetTrapHandler(0, r.ring, 0x8000, half, 0x8000),
-                "CPU node"
-            );
-        });
+                "gws",
+                hsaKmtAllocQueueGWS(id, 1, &mut first),
+                "live out word"
+            ) == 0
+            {
+                cx.rec("gws.first", first);
+            }
+            destroy(cx, "destroy", id);
+        }
+    });
+}
+
+fn distinct<A: Abi>(cx: &mut Cx<A>) {
+    with_ring(cx, |cx, t, r| {
+        let mut made = Vec::new();
+        for ty in [COMPUTE, COMPUTE, COMPUTE_AQL, SDMA] {
+            if let Some(q) = create(cx, "create", t.gpu(), ty, r, 0) {
+                made.push(q);
+            }
+        }
+        let mut ids: Vec<u64> = made.iter().map(|q| q.0).collect();
+        let mut dbs: Vec<u64> = made.iter().map(|q| q.1).collect();
+        ids.sort();
+        ids.dedup();
+        dbs.sort();
+        dbs.dedup();
+        cx.rec("count", made.len());
+        cx.rec("ids-distinct", ids.len() == made.len());
+        cx.rec("doorbells-distinct", dbs.len() == made.len());
+        for (id, _) in made {
+            destroy(cx, "destroy", id);
+        }
+    });
+}
+
+fn priorities<A: Abi>(cx: &mut Cx<A>) {
+    with_ring(cx, |cx, t, r| {
+        for p in [-3i64, 3, -4, 4] {
+            if let Some((id, _)) = create(cx, &format!("prio{p}"), t.gpu(), COMPUTE, r, p) {
+                destroy(cx, "destroy", id);
+            }
+        }
+    });
+}
+
+fn bad_input<A: Abi>(cx: &mut Cx<A>) {
+    with_ring(cx, |cx, t, r| {
+        let mut q = A::QueueResource::default();
+        kmt!(
+            cx,
+            "node-unknown",
+            hsaKmtCreateQueue(
+                t.nodes + 1,
+                COMPUTE,
+                100,
+                0,
+                r.ring,
+                RING,
+                null_mut(),
+                &mut q
+            ),
+            "unknown node"
+        );
+        kmt!(
+            cx,
+            "node-cpu",
+            hsaKmtCreateQueue(0, COMPUTE, 100, 0, r.ring, RING, null_mut(), &mut q),
+            "CPU node"
+        );
+        kmt!(
+            cx,
+            "type-unknown",
+            hsaKmtCreateQueue(t.gpu(), 99, 100, 0, r.ring, RING, null_mut(), &mut q),
+            "unknown queue type"
+        );
+        kmt!(cx, "destroy-id0", hsaKmtDestroyQueue(0), "queue id 0");
+    });
+}
+
+fn destroy_twice<A: Abi>(cx: &mut Cx<A>) {
+    with_ring(cx, |cx, t, r| {
+        if let Some((id, _)) = create(cx, "create", t.gpu(), COMPUTE, r, 0) {
+            destroy(cx, "destroy", id);
+            destroy(cx, "destroy-again", id);
+        }
+    });
+}
+
+fn trap_handler<A: Abi>(cx: &mut Cx<A>) {
+    with_ring(cx, |cx, t, r| {
+        let half = r.ring.wrapping_byte_add(0x8000);
+        kmt!(
+            cx,
+            "set",
+            hsaKmtSetTrapHandler(t.gpu(), r.ring, 0x8000, half, 0x8000),
+            "two halves of the GPU-mapped ring buffer"
+        );
+        kmt!(
+            cx,
+            "node-unknown",
+            hsaKmtSetTrapHandler(t.nodes + 1, r.ring, 0x8000, half, 0x8000),
+            "unknown node"
+        );
+        kmt!(
+            cx,
+            "node-cpu",
+            hsaKmtSetTrapHandler(0, r.ring, 0x8000, half, 0x8000),
+            "CPU node"
+        );
+    });
+}
+
+fn create_ext<A: Abi>(cx: &mut Cx<A>) {
+    if !require(cx, &["hsaKmtCreateQueueExt"]) {
+        return;
+    }
+    with_ring(cx, |cx, t, r| {
+        let mut q = A::QueueResource::default();
+        let s = kmt!(
+            cx,
+            "create-ext",
+            hsaKmtCreateQueueExt(
+                t.gpu(),
+                COMPUTE,
+                100,
+                0,
+                0,
+                r.ring,
+                RING,
+                null_mut(),
+                &mut q
+            ),
+            "ring is a live GPU-mapped buffer of RING bytes; q a live QueueResource"
+        );
+        if s == 0 {
+            let (id, ..) = A::queue_view(&q);
+            destroy(cx, "destroy", id);
+        }
     });
 }
