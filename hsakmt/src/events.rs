@@ -16,7 +16,11 @@ use std::os::fd::IntoRawFd;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, MutexGuard};
 
-use hsakmt_sys::common::{HsaAccessAttributeFailure, HsaEventDescriptor, HSA_EVENTID_MEMORYFLAGS};
+use hsakmt_sys::common::{
+    HsaAccessAttributeFailure, HsaEventDescriptor, HsaMemoryAccessFault, HsaSyncVar,
+    HSA_EVENTID_MEMORYFLAGS,
+};
+use hsakmt_sys::since_6_2::HsaHwException;
 use kfd_context::Context;
 use kfd_event::{
     Event, EventDescriptor, EventError, EventType, Events, ExceptionData, MemoryFault, WaitList,
@@ -44,6 +48,21 @@ const W_HWDATA1: usize = (EVENT_DATA_BYTES + offset_of!(abi::HsaEventData, HWDat
 const W_HWDATA2: usize = (EVENT_DATA_BYTES + offset_of!(abi::HsaEventData, HWData2)) / 4; // 2 words
 const W_HWDATA3: usize = (EVENT_DATA_BYTES + offset_of!(abi::HsaEventData, HWData3)) / 4;
 const WORDS: usize = HSA_EVENT_SIZE / 4;
+
+// Word indices of the union members' fields (every member starts at the
+// union's start): the sync variable, a memory fault, and a hardware
+// exception (a member from 6.2 on; the words are the same in every
+// generation).
+const W_SYNC_VAR: usize = W_UNION + offset_of!(HsaSyncVar, SyncVar) / 4; // 2 words
+const W_SYNC_VAR_SIZE: usize = W_UNION + offset_of!(HsaSyncVar, SyncVarSize) / 4; // 2 words
+const W_FAULT_NODE: usize = W_UNION + offset_of!(HsaMemoryAccessFault, NodeId) / 4;
+const W_FAULT_ADDRESS: usize = W_UNION + offset_of!(HsaMemoryAccessFault, VirtualAddress) / 4; // 2 words
+const W_FAULT_FAILURE: usize = W_UNION + offset_of!(HsaMemoryAccessFault, Failure) / 4;
+const W_FAULT_FLAGS: usize = W_UNION + offset_of!(HsaMemoryAccessFault, Flags) / 4;
+const W_HW_NODE: usize = W_UNION + offset_of!(HsaHwException, NodeId) / 4;
+const W_HW_RESET_TYPE: usize = W_UNION + offset_of!(HsaHwException, ResetType) / 4;
+const W_HW_MEMORY_LOST: usize = W_UNION + offset_of!(HsaHwException, MemoryLost) / 4;
+const W_HW_RESET_CAUSE: usize = W_UNION + offset_of!(HsaHwException, ResetCause) / 4;
 
 /// The C `HsaEvent` of one event, as the C library's callers see it.
 ///
@@ -73,8 +92,8 @@ impl CView {
         let d = e.descriptor();
         c.set(W_EVENT_ID, e.id());
         c.set(W_EVENT_TYPE, e.event_type().raw());
-        c.set64(W_UNION, d.sync_var);
-        c.set64(W_UNION + 2, d.sync_var_size);
+        c.set64(W_SYNC_VAR, d.sync_var);
+        c.set64(W_SYNC_VAR_SIZE, d.sync_var_size);
         c.set64(W_HWDATA1, u64::from(e.id()));
         c.set64(W_HWDATA2, e.slot_address());
         c.set(W_HWDATA3, e.trigger_data());
@@ -105,20 +124,20 @@ impl CView {
                 failure.set_Imprecise(f.failure.imprecise.into());
                 failure.set_ErrorType(f.failure.error_type);
                 failure.set_ECC(f.failure.ecc().into());
-                self.set(W_UNION, f.node_id);
-                self.set64(W_UNION + 1, f.virtual_address);
-                self.set(W_UNION + 3, failure.0);
+                self.set(W_FAULT_NODE, f.node_id);
+                self.set64(W_FAULT_ADDRESS, f.virtual_address);
+                self.set(W_FAULT_FAILURE, failure.0);
                 // The only severity the C library reports.
                 self.set(
-                    W_UNION + 4,
+                    W_FAULT_FLAGS,
                     HSA_EVENTID_MEMORYFLAGS::HSA_EVENTID_MEMORY_FATAL_PROCESS.0,
                 );
             }
             ExceptionData::HwException(h) => {
-                self.set(W_UNION, h.node_id);
-                self.set(W_UNION + 1, h.reset_type);
-                self.set(W_UNION + 2, h.memory_lost);
-                self.set(W_UNION + 3, h.reset_cause);
+                self.set(W_HW_NODE, h.node_id);
+                self.set(W_HW_RESET_TYPE, h.reset_type);
+                self.set(W_HW_MEMORY_LOST, h.memory_lost);
+                self.set(W_HW_RESET_CAUSE, h.reset_cause);
             }
         }
     }
@@ -601,6 +620,32 @@ mod tests {
                 W_HWDATA3
             ],
             [0, 1, 2, 7, 9, 11]
+        );
+        // Inside the union: the literals (2 + n) these replaced.
+        assert_eq!(
+            [W_SYNC_VAR, W_SYNC_VAR_SIZE],
+            [W_UNION, W_UNION + 2],
+            "sync variable"
+        );
+        assert_eq!(
+            [
+                W_FAULT_NODE,
+                W_FAULT_ADDRESS,
+                W_FAULT_FAILURE,
+                W_FAULT_FLAGS
+            ],
+            [W_UNION, W_UNION + 1, W_UNION + 3, W_UNION + 4],
+            "memory fault"
+        );
+        assert_eq!(
+            [
+                W_HW_NODE,
+                W_HW_RESET_TYPE,
+                W_HW_MEMORY_LOST,
+                W_HW_RESET_CAUSE
+            ],
+            [W_UNION, W_UNION + 1, W_UNION + 2, W_UNION + 3],
+            "hardware exception"
         );
     }
 

@@ -3,7 +3,7 @@
 use std::any::Any;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use kfd_debug::Debug;
 use kfd_event::Events;
@@ -56,6 +56,52 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 /// reuse: the snapshot's and the memory manager's at a 5.2.3-style open.
 const KEPT_READS: usize = 2;
 
+/// A topology read a context keeps for reuse, with the options it was
+/// read with.
+pub(crate) type KeptRead = (Arc<Topology>, SnapshotOptions);
+
+/// What a context knows of the topology, changed as one: a reader sees
+/// the snapshot and the state of the apertures from one change, never
+/// from half of one ([`Context::node_view`]).
+#[derive(Default)]
+struct TopologyState {
+    /// The snapshot `hsaKmtAcquireSystemProperties` took; `None` before
+    /// it and after the release.
+    snapshot: Option<Arc<Topology>>,
+    /// The last reads ([`KEPT_READS`] at most, the newest first), also
+    /// after they were released: the next read with the same options
+    /// takes one again while the kernel's `generation_id` is unchanged.
+    reads: Vec<KeptRead>,
+    /// True while the memory manager's apertures are released
+    /// ([`Context::release_apertures`]).
+    apertures_released: bool,
+}
+
+impl TopologyState {
+    /// Keeps `topo`, read with `options`, as the newest read (in place of
+    /// an older one with the same options).
+    fn remember(&mut self, topo: &Arc<Topology>, options: &SnapshotOptions) {
+        self.reads.retain(|(_, with)| with != options);
+        self.reads.insert(0, (topo.clone(), options.clone()));
+        self.reads.truncate(KEPT_READS);
+    }
+}
+
+/// What the creation lock guards: the render-node files the memory
+/// manager is made with ([`Context::fmm_options`]), opened on first need
+/// and kept for the context's lifetime.
+#[derive(Default)]
+struct Creation {
+    /// The files, by render-node minor.
+    render_nodes: Vec<(u32, Arc<DeviceFile>)>,
+}
+
+/// A context's state.
+///
+/// Two locks, always taken in this order: `creation`, then `topology`
+/// (no path takes `creation` while it holds `topology`). The
+/// sub-contexts' own locks come after both; the sub-contexts never call
+/// back into the context.
 pub(crate) struct Inner {
     id: ContextId,
     kind: ContextKind,
@@ -63,12 +109,10 @@ pub(crate) struct Inner {
     version: KfdVersion,
     owner_pid: u32,
     kfd: Arc<DeviceFile>,
-    topology: RwLock<Option<Arc<Topology>>>,
-    /// The last snapshots this context read ([`KEPT_READS`] at most, the
-    /// newest first) and the options each was read with, also after they
-    /// were released: the next read with the same options takes one again
-    /// while the kernel's `generation_id` is unchanged.
-    last_read: Mutex<Vec<(Arc<Topology>, SnapshotOptions)>>,
+    /// The snapshot, the kept reads and whether the apertures are
+    /// released: read by every lookup (a read lock, no system call),
+    /// written in short sections that never read the topology tree.
+    topology: RwLock<TopologyState>,
     // The sub-contexts, each made once on first use (from the topology
     // snapshot current then) and borrowed by every call after that.
     fmm: OnceLock<Arc<Fmm>>,
@@ -76,21 +120,15 @@ pub(crate) struct Inner {
     queues: OnceLock<Arc<Queues>>,
     debug: OnceLock<Arc<Debug>>,
     perf: OnceLock<Arc<Perf>>,
-    /// Held while a sub-context is made and while the apertures are
-    /// released or set up again; true while the memory manager's
-    /// apertures are released ([`Context::release_apertures`]).
-    setup: Mutex<bool>,
+    /// The creation lock: held while a sub-context is made (so each is
+    /// made once) and across [`Context::acquire_properties`],
+    /// [`Context::release_properties`], [`Context::release_apertures`]
+    /// and [`Context::reacquire_apertures`] (so the memory manager's
+    /// apertures never change while a sub-context is being made from
+    /// it). Not taken once the sub-contexts a call needs exist.
+    creation: Mutex<Creation>,
     /// What the layer above keeps per context ([`Context::attached`]).
     attached: OnceLock<Box<dyn Any + Send + Sync>>,
-    /// The render-node files this context opened, by minor, kept for its
-    /// lifetime (see [`Context::fmm_options`]).
-    render_nodes: Mutex<Vec<(u32, Arc<DeviceFile>)>>,
-    /// Held for writing across [`Context::acquire_properties`] and
-    /// [`Context::release_properties`], for reading across
-    /// [`Context::node_view`]: a node's properties are read from one
-    /// state of the snapshot and the apertures, never from a half-changed
-    /// one.
-    properties: RwLock<()>,
 }
 
 impl Drop for Inner {
@@ -180,17 +218,14 @@ impl Context {
                 version,
                 owner_pid: std::process::id(),
                 kfd: Arc::new(kfd),
-                topology: RwLock::new(None),
-                last_read: Mutex::new(Vec::new()),
+                topology: RwLock::new(TopologyState::default()),
                 fmm: OnceLock::new(),
                 events: OnceLock::new(),
                 queues: OnceLock::new(),
                 debug: OnceLock::new(),
                 perf: OnceLock::new(),
-                setup: Mutex::new(false),
+                creation: Mutex::new(Creation::default()),
                 attached: OnceLock::new(),
-                render_nodes: Mutex::new(Vec::new()),
-                properties: RwLock::new(()),
             }),
         })
     }
@@ -292,47 +327,53 @@ impl Context {
         options: &SnapshotOptions,
     ) -> Result<Arc<Topology>, ContextError> {
         let topo = self.read_topology(options)?;
-        *self
-            .inner
-            .topology
-            .write()
-            .unwrap_or_else(|e| e.into_inner()) = Some(topo.clone());
+        let mut state = self.topology_mut();
+        state.remember(&topo, options);
+        state.snapshot = Some(topo.clone());
         Ok(topo)
     }
 
     /// The topology with `options`: one this context read with the same
     /// options while the kernel's `generation_id` is still its own (one
-    /// read of `generation_id`), a new read otherwise.
+    /// read of `generation_id`), a new read otherwise. The tree is read
+    /// without the topology lock; the caller keeps the read
+    /// ([`TopologyState::remember`]).
     fn read_topology(&self, options: &SnapshotOptions) -> Result<Arc<Topology>, ContextError> {
-        let mut last = lock(&self.inner.last_read);
-        if let Some(i) = last.iter().position(|(_, with)| with == options) {
-            let (topo, with) = last.remove(i);
+        let kept = self
+            .topology_state()
+            .reads
+            .iter()
+            .find(|(_, with)| with == options)
+            .map(|(topo, _)| topo.clone());
+        if let Some(topo) = kept {
             if Topology::kernel_generation(&**self.driver())? == topo.generation_id {
-                last.insert(0, (topo.clone(), with));
                 return Ok(topo);
             }
         }
-        let topo = Arc::new(Topology::snapshot_with(&**self.driver(), options)?);
-        last.insert(0, (topo.clone(), options.clone()));
-        last.truncate(KEPT_READS);
-        Ok(topo)
+        Ok(Arc::new(Topology::snapshot_with(
+            &**self.driver(),
+            options,
+        )?))
     }
 
-    /// The topology reads kept for reuse, if they can be had without
-    /// waiting (see [`Context::snapshot_unlocked`]).
-    pub(crate) fn last_read_unlocked(&self) -> Vec<(Arc<Topology>, SnapshotOptions)> {
-        self.inner
-            .last_read
-            .try_lock()
-            .map(|l| l.clone())
-            .unwrap_or_default()
+    /// The snapshot and the topology reads kept for reuse, if they can be
+    /// had without waiting (in a forked child, a lock a thread of the
+    /// parent held at the fork is never released).
+    pub(crate) fn topology_unlocked(&self) -> (Option<Arc<Topology>>, Vec<KeptRead>) {
+        match self.inner.topology.try_read() {
+            Ok(state) => (state.snapshot.clone(), state.reads.clone()),
+            Err(_) => (None, Vec::new()),
+        }
     }
 
-    /// Takes `reads` as this context's kept topology reads (a context
-    /// opened after the last close of another re-reads only when the
-    /// kernel's topology changed since).
-    pub(crate) fn adopt_last_read(&self, reads: Vec<(Arc<Topology>, SnapshotOptions)>) {
-        *lock(&self.inner.last_read) = reads;
+    /// Takes `snapshot` and `reads` as the topology of this new context
+    /// (a primary opened after the last close of another, or a forked
+    /// child's new primary, takes the last one's: it re-reads the tree
+    /// only when the kernel's topology changed since).
+    pub(crate) fn adopt_topology(&self, snapshot: Option<Arc<Topology>>, reads: Vec<KeptRead>) {
+        let mut state = self.topology_mut();
+        state.snapshot = snapshot;
+        state.reads = reads;
     }
 
     /// `hsaKmtAcquireSystemProperties` as one change for readers of
@@ -340,21 +381,20 @@ impl Context {
     /// the memory manager if needed and, with `rebuild_apertures`, sets up
     /// again what [`Context::release_properties`] released (the newest
     /// library's order). Concurrent acquires and releases of one context
-    /// run one after the other.
+    /// take effect one after the other.
     pub fn acquire_properties(
         &self,
         options: &SnapshotOptions,
         rebuild_apertures: bool,
     ) -> Result<Arc<Topology>, ContextError> {
-        let _change = self
-            .inner
-            .properties
-            .write()
-            .unwrap_or_else(|e| e.into_inner());
-        let topo = self.acquire_system_properties_with(options)?;
-        self.fmm()?;
+        let topo = self.read_topology(options)?;
+        let mut creation = self.creation();
+        let mut state = self.topology_mut();
+        state.remember(&topo, options);
+        state.snapshot = Some(topo.clone());
+        self.memory_in(&mut creation, &topo)?;
         if rebuild_apertures {
-            self.reacquire_apertures()?;
+            self.reacquire_apertures_in(&mut state)?;
         }
         Ok(topo)
     }
@@ -364,28 +404,29 @@ impl Context {
     /// library) first [`Context::release_apertures`], then the snapshot
     /// is dropped.
     pub fn release_properties(&self, release_apertures: bool) {
-        let _change = self
-            .inner
-            .properties
-            .write()
-            .unwrap_or_else(|e| e.into_inner());
+        let _creation = self.creation();
+        let mut state = self.topology_mut();
         if release_apertures {
-            self.release_apertures();
+            self.release_apertures_in(&mut state);
         }
-        self.release_system_properties();
+        state.snapshot = None;
     }
 
     /// The snapshot and the apertures of `node` ([`Context::gpu_apertures`])
     /// read together: never across an [`Context::acquire_properties`] or
-    /// [`Context::release_properties`] of another thread.
+    /// [`Context::release_properties`] of another thread. One read lock
+    /// once the memory manager exists.
     pub fn node_view(&self, node: u32) -> Result<(Arc<Topology>, GpuApertures), ContextError> {
-        let _read = self
-            .inner
-            .properties
-            .read()
-            .unwrap_or_else(|e| e.into_inner());
-        let topo = self.topology()?;
-        let ap = self.apertures_in(&topo, node)?;
+        // Without a memory manager yet, this may make one, under the
+        // creation lock, which comes before the topology lock.
+        let mut creation = self.inner.fmm.get().is_none().then(|| self.creation());
+        let state = self.topology_state();
+        let topo = state.snapshot.clone().ok_or(ContextError::NoSnapshot)?;
+        let ap = self.apertures_in(&topo, node, || match creation.as_deref_mut() {
+            Some(creation) => self.memory_in(creation, &topo),
+            // It existed above, so it is one load: no lock is taken.
+            None => self.fmm(),
+        })?;
         Ok((topo, ap))
     }
 
@@ -394,12 +435,19 @@ impl Context {
     /// scratch, GPUVM, SVM, MMIO); all `None` for a CPU node. Creates the
     /// memory manager if needed.
     pub fn gpu_apertures(&self, node: u32) -> Result<GpuApertures, ContextError> {
-        self.apertures_in(&*self.topology()?, node)
+        let topo = self.topology()?;
+        self.apertures_in(&topo, node, || self.fmm())
     }
 
     /// [`Context::gpu_apertures`] of a node of `topo` (an error if `topo`
-    /// has no such node).
-    fn apertures_in(&self, topo: &Topology, node: u32) -> Result<GpuApertures, ContextError> {
+    /// has no such node), asking `memory` for the memory manager of a GPU
+    /// node.
+    fn apertures_in<'a>(
+        &'a self,
+        topo: &Topology,
+        node: u32,
+        memory: impl FnOnce() -> Result<&'a Arc<Fmm>, ContextError>,
+    ) -> Result<GpuApertures, ContextError> {
         let n = topo.node(node).ok_or(ContextError::Topology(
             kfd_topology::TopologyError::InvalidNode {
                 node,
@@ -409,7 +457,7 @@ impl Context {
         if n.gpu_id == 0 {
             return Ok(GpuApertures::default());
         }
-        let fmm = self.fmm()?;
+        let fmm = memory()?;
         let valid =
             |base: u64, limit: u64| (base != 0 && limit > base).then_some(Aperture { base, limit });
         let ap = fmm.node_apertures(node)?;
@@ -424,11 +472,7 @@ impl Context {
 
     /// Drops the topology snapshot.
     pub fn release_system_properties(&self) {
-        *self
-            .inner
-            .topology
-            .write()
-            .unwrap_or_else(|e| e.into_inner()) = None;
+        self.topology_mut().snapshot = None;
     }
 
     /// Releases what the newest library's `hsaKmtReleaseSystemProperties`
@@ -441,8 +485,13 @@ impl Context {
     /// events stay. Does nothing if the memory manager does not exist or
     /// was released already.
     pub fn release_apertures(&self) {
-        let mut released = self.setup();
-        if *released {
+        let _creation = self.creation();
+        self.release_apertures_in(&mut self.topology_mut());
+    }
+
+    /// [`Context::release_apertures`] under the caller's locks.
+    fn release_apertures_in(&self, state: &mut TopologyState) {
+        if state.apertures_released {
             return;
         }
         if let Some(q) = self.inner.queues.get() {
@@ -450,7 +499,7 @@ impl Context {
         }
         if let Some(m) = self.inner.fmm.get() {
             m.release_apertures();
-            *released = true;
+            state.apertures_released = true;
         }
     }
 
@@ -458,63 +507,71 @@ impl Context {
     /// newest library's next `hsaKmtAcquireSystemProperties`); does
     /// nothing otherwise.
     pub fn reacquire_apertures(&self) -> Result<(), ContextError> {
-        let mut released = self.setup();
-        if !*released {
+        let _creation = self.creation();
+        self.reacquire_apertures_in(&mut self.topology_mut())
+    }
+
+    /// [`Context::reacquire_apertures`] under the caller's locks.
+    fn reacquire_apertures_in(&self, state: &mut TopologyState) -> Result<(), ContextError> {
+        if !state.apertures_released {
             return Ok(());
         }
         if let Some(m) = self.inner.fmm.get() {
             m.reacquire_apertures()?;
         }
-        *released = false;
+        state.apertures_released = false;
         Ok(())
-    }
-
-    /// The snapshot, if it can be read without waiting (in a forked
-    /// child, a lock a thread of the parent held at the fork is never
-    /// released).
-    pub(crate) fn snapshot_unlocked(&self) -> Option<Arc<Topology>> {
-        self.inner.topology.try_read().ok().and_then(|t| t.clone())
-    }
-
-    /// Makes `topo` this context's snapshot (a forked child's new primary
-    /// takes its parent's).
-    pub(crate) fn adopt_topology(&self, topo: Arc<Topology>) {
-        *self
-            .inner
-            .topology
-            .write()
-            .unwrap_or_else(|e| e.into_inner()) = Some(topo);
     }
 
     /// The current topology snapshot.
     pub fn topology(&self) -> Result<Arc<Topology>, ContextError> {
-        self.inner
-            .topology
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
+        self.topology_state()
+            .snapshot
             .clone()
             .ok_or(ContextError::NoSnapshot)
     }
 
-    /// The lock sub-contexts are made under (see [`Inner::setup`]).
-    fn setup(&self) -> MutexGuard<'_, bool> {
-        lock(&self.inner.setup)
+    /// The topology state, for reading (see [`Inner::topology`]).
+    fn topology_state(&self) -> RwLockReadGuard<'_, TopologyState> {
+        self.inner
+            .topology
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The topology state, for one change (see [`Inner::topology`]).
+    fn topology_mut(&self) -> RwLockWriteGuard<'_, TopologyState> {
+        self.inner
+            .topology
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The creation lock (see [`Inner::creation`]); taken before the
+    /// topology lock, never while holding it.
+    fn creation(&self) -> MutexGuard<'_, Creation> {
+        lock(&self.inner.creation)
     }
 
     /// The memory-manager options for a manager of `topo`'s GPUs. Unless
     /// the options name render-node files of their own, the manager uses
-    /// this context's, opened on first need and kept for the context's
-    /// lifetime: a manager that fails to set up (an ioctl failing after
-    /// ACQUIRE_VM) leaves the GPU VMs it acquired bound to those files in
-    /// the kernel, which refuses the next attempt on a new file (EBUSY)
-    /// but accepts the same one again, so a retry recovers (issue 17 item
-    /// 5; the C library also keeps its render-node descriptors open).
-    fn fmm_options(&self, topo: &Topology) -> Result<kfd_fmm::FmmOptions, ContextError> {
+    /// this context's ([`Creation::render_nodes`]), opened on first need
+    /// and kept for the context's lifetime: a manager that fails to set
+    /// up (an ioctl failing after ACQUIRE_VM) leaves the GPU VMs it
+    /// acquired bound to those files in the kernel, which refuses the
+    /// next attempt on a new file (EBUSY) but accepts the same one again,
+    /// so a retry recovers (issue 17 item 5; the C library also keeps its
+    /// render-node descriptors open).
+    fn fmm_options(
+        &self,
+        creation: &mut Creation,
+        topo: &Topology,
+    ) -> Result<kfd_fmm::FmmOptions, ContextError> {
         let mut o = self.inner.options.fmm.clone();
         if !matches!(o.render_nodes, kfd_fmm::RenderNodes::Open) {
             return Ok(o);
         }
-        let mut files = lock(&self.inner.render_nodes);
+        let files = &mut creation.render_nodes;
         for n in topo.nodes.iter().filter(|n| n.gpu_id != 0) {
             let minor = n.properties.drm_render_minor;
             if files.iter().any(|(m, _)| *m == minor) {
@@ -528,26 +585,20 @@ impl Context {
         Ok(o)
     }
 
-    /// Makes the memory manager of `topo` and keeps it; the caller holds
-    /// the setup lock and found none.
-    fn make_memory(&self, topo: &Topology) -> Result<&Arc<Fmm>, ContextError> {
-        let mut options = self.fmm_options(topo)?;
-        options.kfd_version = Some((self.inner.version.major, self.inner.version.minor));
-        let fmm = Arc::new(Fmm::from_topology(self.inner.kfd.clone(), topo, options)?);
-        Ok(self.inner.fmm.get_or_init(|| fmm))
-    }
-
-    /// The memory manager, made from the snapshot on first use. One
-    /// atomic load once it exists.
-    fn memory(&self) -> Result<&Arc<Fmm>, ContextError> {
+    /// The memory manager; made from `topo` and kept if there is none.
+    /// The caller holds the creation lock.
+    fn memory_in(
+        &self,
+        creation: &mut Creation,
+        topo: &Topology,
+    ) -> Result<&Arc<Fmm>, ContextError> {
         if let Some(m) = self.inner.fmm.get() {
             return Ok(m);
         }
-        let _setup = self.setup();
-        match self.inner.fmm.get() {
-            Some(m) => Ok(m),
-            None => self.make_memory(&*self.topology()?),
-        }
+        let mut options = self.fmm_options(creation, topo)?;
+        options.kfd_version = Some((self.inner.version.major, self.inner.version.minor));
+        let fmm = Arc::new(Fmm::from_topology(self.inner.kfd.clone(), topo, options)?);
+        Ok(self.inner.fmm.get_or_init(|| fmm))
     }
 
     /// Sets up the memory manager now, from a topology read for this
@@ -561,10 +612,11 @@ impl Context {
     /// remap pages); the newest library does it when the snapshot is
     /// taken. The `hsakmt` border calls this at open for the former.
     pub fn init_memory_with(&self, options: &SnapshotOptions) -> Result<(), ContextError> {
-        let _setup = self.setup();
+        let mut creation = self.creation();
         if self.inner.fmm.get().is_none() {
             let topo = self.read_topology(options)?;
-            self.make_memory(&topo)?;
+            self.topology_mut().remember(&topo, options);
+            self.memory_in(&mut creation, &topo)?;
         }
         Ok(())
     }
@@ -574,12 +626,19 @@ impl Context {
     /// Once it exists this is one atomic load: the manager is borrowed,
     /// not cloned.
     pub fn fmm(&self) -> Result<&Arc<Fmm>, ContextError> {
-        self.memory()
+        if let Some(m) = self.inner.fmm.get() {
+            return Ok(m);
+        }
+        let mut creation = self.creation();
+        match self.inner.fmm.get() {
+            Some(m) => Ok(m),
+            None => self.memory_in(&mut creation, &*self.topology()?),
+        }
     }
 
     /// Makes a sub-context once: `cell`'s value if it has one, else, under
-    /// the setup lock, `make`'s (from the snapshot and the memory manager,
-    /// which events and queues allocate their buffers from).
+    /// the creation lock, `make`'s (from the snapshot and the memory
+    /// manager, which events and queues allocate their buffers from).
     fn sub<'a, T>(
         &'a self,
         cell: &'a OnceLock<T>,
@@ -588,15 +647,12 @@ impl Context {
         if let Some(v) = cell.get() {
             return Ok(v);
         }
-        let _setup = self.setup();
+        let mut creation = self.creation();
         if let Some(v) = cell.get() {
             return Ok(v);
         }
         let topo = self.topology()?;
-        let memory = match self.inner.fmm.get() {
-            Some(m) => m,
-            None => self.make_memory(&topo)?,
-        };
+        let memory = self.memory_in(&mut creation, &topo)?;
         Ok(cell.get_or_init(|| make(topo, memory)))
     }
 
@@ -653,7 +709,7 @@ impl Context {
         if let Some(d) = self.inner.debug.get() {
             return Ok(d.clone());
         }
-        let _setup = self.setup();
+        let _creation = self.creation();
         if let Some(d) = self.inner.debug.get() {
             return Ok(d.clone());
         }
@@ -678,7 +734,7 @@ impl Context {
         if let Some(p) = self.inner.perf.get() {
             return Ok(p);
         }
-        let _setup = self.setup();
+        let _creation = self.creation();
         if let Some(p) = self.inner.perf.get() {
             return Ok(p);
         }

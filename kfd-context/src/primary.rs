@@ -51,9 +51,9 @@ use std::sync::{Arc, Mutex, MutexGuard, Once};
 use kfd_sync::{RcuCell, ReadGuard};
 use kfd_sys::sync::lock;
 use kfd_sys::{Driver, NixDriver};
-use kfd_topology::{SnapshotOptions, Topology};
+use kfd_topology::Topology;
 
-use crate::context::{Context, ContextKind};
+use crate::context::{Context, ContextKind, KeptRead};
 use crate::ContextError;
 use crate::ContextOptions;
 
@@ -84,7 +84,7 @@ struct Slot {
     /// The topology reads the last context kept, with their options: the
     /// next first open reads the tree again only if the kernel's topology
     /// changed since (`Context::read_topology`).
-    kept_read: Vec<(Arc<Topology>, SnapshotOptions)>,
+    kept_read: Vec<KeptRead>,
     /// The process and the fork generation the context was opened in.
     pid: u32,
     generation: u64,
@@ -196,8 +196,7 @@ fn slot(check: ForkCheck) -> MutexGuard<'static, Slot> {
             if let Some(inherited) = s.ctx.take() {
                 // The snapshot is plain memory, valid in the child: it is
                 // kept, as the C library keeps its topology across fork.
-                s.kept_topology = inherited.snapshot_unlocked();
-                s.kept_read = inherited.last_read_unlocked();
+                (s.kept_topology, s.kept_read) = inherited.topology_unlocked();
                 std::mem::forget(inherited);
             }
             // The published copy is the parent's too: never dropped here.
@@ -344,14 +343,11 @@ fn open_counted<T>(
         .clone()
         .unwrap_or_else(|| Arc::new(NixDriver::new()) as Arc<dyn Driver>);
     let ctx = Context::open(driver, ContextKind::Primary, options())?;
-    ctx.adopt_last_read(std::mem::take(&mut s.kept_read));
-    if let Some(topo) = s.kept_topology.take() {
-        // The snapshot of the last context (5.2.3 and the newest library
-        // keep theirs across CloseKFD), or a forked child's copy of its
-        // parent's (openclose.c: the duplicated topology "is valid in the
-        // child process so it is not cleared").
-        ctx.adopt_topology(topo);
-    }
+    // The snapshot of the last context (5.2.3 and the newest library
+    // keep theirs across CloseKFD), or a forked child's copy of its
+    // parent's (openclose.c: the duplicated topology "is valid in the
+    // child process so it is not cleared"), and the reads kept with it.
+    ctx.adopt_topology(s.kept_topology.take(), std::mem::take(&mut s.kept_read));
     s.ctx = Some(ctx.clone());
     s.inherited = 0;
     s.pid = std::process::id();
@@ -390,10 +386,9 @@ pub fn close() -> Result<u64, ContextError> {
     let keep = s.ctx.as_ref().is_some_and(|c| c.options().keep_after_close);
     if left == 0 && !keep {
         let ctx = s.ctx.take();
-        s.kept_topology = ctx.as_ref().and_then(Context::snapshot_unlocked);
-        s.kept_read = ctx
+        (s.kept_topology, s.kept_read) = ctx
             .as_ref()
-            .map(Context::last_read_unlocked)
+            .map(Context::topology_unlocked)
             .unwrap_or_default();
         drop(s);
         drop(ctx);

@@ -212,3 +212,61 @@ fn queue_options_follow_the_context() {
     // The default is the newest library's buffers.
     assert_eq!(ContextOptions::default().queues, QueueOptions::default());
 }
+
+/// The primary opened, used and closed over and over (each last close
+/// tears it down) while other threads look it up and call on it: they
+/// make its sub-contexts and read node views on whichever context is
+/// open, beside its teardown, and never see a half-made or half-gone one.
+#[test]
+#[serial]
+fn callers_make_sub_contexts_while_the_primary_comes_and_goes() {
+    use kfd_context::ContextOptions;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let sim = with_sim("mi210");
+    let options = ContextOptions {
+        keep_after_close: false,
+        ..ContextOptions::default()
+    };
+    let done = AtomicBool::new(false);
+    let used = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..3 {
+            s.spawn(|| {
+                while !done.load(Ordering::Relaxed) {
+                    let Ok(p) = primary::current() else { continue };
+                    // Made from a snapshot, or refused without one.
+                    match p.node_view(1) {
+                        Ok((_, ap)) => assert!(ap.mmio.is_some()),
+                        Err(ContextError::NoSnapshot) => continue,
+                        Err(e) => panic!("node_view: {e:?}"),
+                    }
+                    for made in [p.events().err(), p.queues().err(), p.perf().err()] {
+                        assert!(
+                            matches!(made, None | Some(ContextError::NoSnapshot)),
+                            "{made:?}"
+                        );
+                    }
+                    used.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        }
+        let start = std::time::Instant::now();
+        let mut cycles = 0;
+        while cycles < 50
+            || (used.load(Ordering::Relaxed) == 0
+                && start.elapsed() < std::time::Duration::from_secs(10))
+        {
+            let (ctx, _) = primary::open_with(options.clone()).unwrap();
+            ctx.acquire_properties(&Default::default(), true).unwrap();
+            drop(ctx);
+            primary::close().unwrap();
+            cycles += 1;
+        }
+        done.store(true, Ordering::Relaxed);
+    });
+    assert!(used.into_inner() > 0, "no caller found the primary open");
+    assert_eq!(primary::open_count(), 0);
+    primary::discard_closed();
+    // The last of the callers tore the last context down.
+    assert!(sim.live_objects().is_empty(), "{:?}", sim.live_objects());
+}

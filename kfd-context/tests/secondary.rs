@@ -193,3 +193,132 @@ fn objects_outlive_close_and_keep_the_process() {
     drop(event);
     assert!(sim.live_objects().is_empty(), "{:?}", sim.live_objects());
 }
+
+/// Every sub-context asked for by many threads at once, on a context that
+/// has none yet: each is made once (every thread borrows the same one),
+/// and the memory manager they are all made from is one.
+#[test]
+fn sub_contexts_are_made_once_under_contention() {
+    let sim = Sim::preset("mi210").unwrap();
+    let ctx = Context::open_secondary(Arc::new(sim.clone())).unwrap();
+    let gpu = ctx
+        .acquire_system_properties()
+        .unwrap()
+        .gpu_nodes()
+        .next()
+        .unwrap()
+        .id;
+    let barrier = std::sync::Barrier::new(8);
+    let made: Vec<_> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..8)
+            .map(|i| {
+                let (ctx, barrier) = (&ctx, &barrier);
+                s.spawn(move || {
+                    barrier.wait();
+                    // Each thread starts with another sub-context, so
+                    // each one's first maker races the others.
+                    let mut views = None;
+                    for k in 0..5 {
+                        match (i + k) % 5 {
+                            0 => drop(ctx.events().unwrap()),
+                            1 => drop(ctx.queues().unwrap()),
+                            2 => drop(ctx.perf().unwrap()),
+                            3 => drop(ctx.debug().unwrap()),
+                            _ => views = Some(ctx.node_view(gpu).unwrap()),
+                        }
+                    }
+                    (
+                        ctx.fmm().unwrap().clone(),
+                        ctx.events().unwrap().clone(),
+                        ctx.queues().unwrap().clone(),
+                        ctx.perf().unwrap().clone(),
+                        ctx.debug().unwrap(),
+                        views.unwrap().1.mmio.is_some(),
+                    )
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let first = &made[0];
+    for m in &made {
+        assert!(Arc::ptr_eq(&m.0, &first.0), "one memory manager");
+        assert!(Arc::ptr_eq(&m.1, &first.1), "one events sub-context");
+        assert!(Arc::ptr_eq(&m.2, &first.2), "one queues sub-context");
+        assert!(Arc::ptr_eq(&m.3, &first.3), "one perf sub-context");
+        assert!(Arc::ptr_eq(&m.4, &first.4), "one debug sub-context");
+        assert!(m.5, "the view saw the MMIO aperture");
+    }
+    drop(made);
+    assert_eq!(sim.live_objects().processes.len(), 1);
+    ctx.close();
+    assert!(sim.live_objects().is_empty(), "{:?}", sim.live_objects());
+}
+
+/// Threads releasing and acquiring the properties (apertures with them)
+/// while others read node views and make sub-contexts, on a context whose
+/// memory manager the first of them makes: a view sees a snapshot with
+/// its apertures set up, or no snapshot, never one with its MMIO page
+/// released; nobody deadlocks; the last acquire stands.
+#[test]
+fn views_never_see_half_a_release() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let sim = Sim::preset("mi210").unwrap();
+    let ctx = Context::open_secondary(Arc::new(sim.clone())).unwrap();
+    let gpu = kfd_topology::Topology::snapshot(&sim)
+        .unwrap()
+        .gpu_nodes()
+        .next()
+        .unwrap()
+        .id;
+    let options = kfd_topology::SnapshotOptions::default();
+    let done = AtomicBool::new(false);
+    let seen = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for i in 0..4 {
+            let (ctx, done, seen) = (&ctx, &done, &seen);
+            s.spawn(move || {
+                while !done.load(Ordering::Relaxed) {
+                    match ctx.node_view(gpu) {
+                        Ok((topo, ap)) => {
+                            assert!(ap.mmio.is_some(), "a snapshot without its MMIO page");
+                            assert!(topo.node(gpu).is_some());
+                            seen.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Err(ContextError::NoSnapshot) => {}
+                        Err(e) => panic!("node_view: {e:?}"),
+                    }
+                    if i == 0 {
+                        // Sub-contexts made beside the churn (once each).
+                        let _ = ctx.events();
+                        let _ = ctx.queues();
+                    }
+                }
+            });
+        }
+        let churners: Vec<_> = (0..2)
+            .map(|_| {
+                let (ctx, options) = (&ctx, &options);
+                s.spawn(move || {
+                    for _ in 0..200 {
+                        ctx.acquire_properties(options, true).unwrap();
+                        ctx.release_properties(true);
+                    }
+                    ctx.acquire_properties(options, true).unwrap();
+                })
+            })
+            .collect();
+        for c in churners {
+            c.join().unwrap();
+        }
+        // On until a reader saw a snapshot.
+        while seen.load(Ordering::Relaxed) == 0 {
+            std::thread::yield_now();
+        }
+        done.store(true, Ordering::Relaxed);
+    });
+    let (_, ap) = ctx.node_view(gpu).unwrap();
+    assert!(ap.mmio.is_some(), "the last acquire set the apertures up");
+    ctx.close();
+    assert!(sim.live_objects().is_empty(), "{:?}", sim.live_objects());
+}

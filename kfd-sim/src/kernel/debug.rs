@@ -8,7 +8,8 @@ use kfd_sys::Errno;
 
 use super::dispatch::{Ctx, R};
 use super::layout;
-use super::usermem::{self, Pod};
+use super::usermem::{self, FromBuf, ToBuf};
+use zerocopy::IntoBytes;
 
 /// Debugger-visible exception mask bits the model supports for wave
 /// launch overrides.
@@ -97,6 +98,33 @@ fn runtime_info(d: &DebugState) -> kfd_runtime_info {
         r_debug: d.r_debug,
         runtime_state: d.runtime_state,
         ttmp_setup: d.ttmp_setup as u32,
+    }
+}
+
+/// Writes `a` back to its argument bytes `buf`, which it was read from:
+/// the union member of its operation, the only part a handler changes.
+/// (`kfd_ioctl_dbg_trap_args` holds a union, so it has no byte view of
+/// its own.)
+fn write_back(a: &kfd_ioctl_dbg_trap_args, buf: &mut [u8]) {
+    let Some(union) = buf.get_mut(std::mem::offset_of!(kfd_ioctl_dbg_trap_args, u)..) else {
+        return;
+    };
+    // SAFETY: every member of the union is plain data (`FromBytes`) and
+    // the whole union was initialised from the argument bytes, so any
+    // member may be read.
+    unsafe {
+        match a.op {
+            KFD_IOC_DBG_TRAP_ENABLE => a.u.enable.to_buf(union),
+            KFD_IOC_DBG_TRAP_SET_WAVE_LAUNCH_OVERRIDE => a.u.launch_override.to_buf(union),
+            KFD_IOC_DBG_TRAP_SET_NODE_ADDRESS_WATCH => a.u.set_node_address_watch.to_buf(union),
+            KFD_IOC_DBG_TRAP_SET_FLAGS => a.u.set_flags.to_buf(union),
+            KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT => a.u.query_debug_event.to_buf(union),
+            KFD_IOC_DBG_TRAP_QUERY_EXCEPTION_INFO => a.u.query_exception_info.to_buf(union),
+            KFD_IOC_DBG_TRAP_GET_QUEUE_SNAPSHOT => a.u.queue_snapshot.to_buf(union),
+            KFD_IOC_DBG_TRAP_GET_DEVICE_SNAPSHOT => a.u.device_snapshot.to_buf(union),
+            // The other operations change nothing they were given.
+            _ => {}
+        }
     }
 }
 
@@ -214,7 +242,7 @@ pub(crate) fn dbg_trap(c: &Ctx, buf: &mut [u8]) -> R {
             {
                 o.support_request_mask = SUPPORTED_TRAP_MASK;
                 a.u.launch_override = o;
-                a.to_buf(buf);
+                write_back(&a, buf);
                 return Err(Errno::EACCES);
             }
             let prev = st.debug.launch_override_mask;
@@ -304,7 +332,7 @@ pub(crate) fn dbg_trap(c: &Ctx, buf: &mut [u8]) -> R {
             if f.flags & !supported != 0 {
                 f.flags = st.debug.flags;
                 a.u.set_flags = f;
-                a.to_buf(buf);
+                write_back(&a, buf);
                 return Err(Errno::EACCES);
             }
             std::mem::swap(&mut st.debug.flags, &mut f.flags);
@@ -436,7 +464,7 @@ pub(crate) fn dbg_trap(c: &Ctx, buf: &mut [u8]) -> R {
         _ => Err(Errno::EINVAL),
     };
     if r.is_ok() {
-        a.to_buf(buf);
+        write_back(&a, buf);
     }
     r
 }

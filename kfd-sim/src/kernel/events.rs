@@ -12,8 +12,9 @@ use kfd_sys::Errno;
 use super::dispatch::{Ctx, R};
 use super::memfd::{shared_mappings, Memfd};
 use super::memory::{event_page_storage, BoStorage};
-use super::usermem::{self, Pod};
+use super::usermem::{self, FromBuf, ToBuf};
 use super::{layout, lock};
+use zerocopy::IntoBytes;
 
 /// First id of non-signal events (`KFD_FIRST_NONSIGNAL_EVENT_ID`,
 /// `(INT_MAX >> 1) + 1` in `kfd_events.h`: the upper half of the id space,
@@ -24,6 +25,12 @@ const FIRST_NONSIGNAL_ID: u32 = (i32::MAX as u32 >> 1) + 1;
 const UNMAPPED_PAGE_SLOTS: u64 = 256;
 /// Slot value of an unsignaled event.
 const UNSIGNALED: u64 = u64::MAX;
+/// Where the event-type data of a `kfd_event_data` starts: the union,
+/// every member of which starts there.
+const EVENT_DATA: usize = std::mem::offset_of!(kfd_event_data, u);
+/// Where the signal member's `last_event_age` is in a `kfd_event_data`.
+const LAST_EVENT_AGE: usize =
+    EVENT_DATA + std::mem::offset_of!(kfd_hsa_signal_event_data, last_event_age);
 
 /// Where the signal slots live.
 #[derive(Debug, Clone)]
@@ -427,11 +434,11 @@ fn copy_out(g: &Inner, w: &Waiter, events_ptr: u64) -> Result<(), Errno> {
         };
         let base = events_ptr + i as u64 * stride;
         if ev.ty == KFD_IOC_EVENT_MEMORY {
-            usermem::write(base, ev.memory_exception.as_bytes())?;
+            usermem::write(base + EVENT_DATA as u64, ev.memory_exception.as_bytes())?;
         } else if ev.ty == KFD_IOC_EVENT_HW_EXCEPTION {
-            usermem::write(base, ev.hw_exception.as_bytes())?;
+            usermem::write(base + EVENT_DATA as u64, ev.hw_exception.as_bytes())?;
         } else if ev.ty == KFD_IOC_EVENT_SIGNAL && w.age_enabled[i] {
-            usermem::write(base, &ev.age.to_ne_bytes())?;
+            usermem::write(base + LAST_EVENT_AGE as u64, ev.age.as_bytes())?;
         }
     }
     Ok(())
@@ -449,7 +456,11 @@ pub(crate) fn wait(c: &Ctx, buf: &mut [u8]) -> R {
 
 fn wait_inner(c: &Ctx, a: &mut kfd_ioctl_wait_events_args) -> R {
     let t = c.proc.events.clone();
-    let data: Vec<kfd_event_data> = usermem::read_array(a.events_ptr, a.num_events as usize)?;
+    // Read as bytes: `kfd_event_data` holds a union, whose signal member
+    // is read from its bytes below.
+    let size = size_of::<kfd_event_data>();
+    let raw = usermem::read_records(a.events_ptr, a.num_events as usize, size)?;
+    let data: Vec<&[u8]> = raw.chunks_exact(size).collect();
     let all = a.wait_for_all != 0;
     let deadline = match a.timeout {
         0 => Some(Instant::now()),
@@ -469,7 +480,7 @@ fn wait_inner(c: &Ctx, a: &mut kfd_ioctl_wait_events_args) -> R {
     // init_event_waiter for each event, undoing on failure.
     let mut registered: Vec<u32> = Vec::new();
     for (i, d) in data.iter().enumerate() {
-        let id = d.event_id;
+        let id = kfd_event_data::from_buf(d).event_id;
         let Some(ev) = g.events.get_mut(&id) else {
             for rid in &registered {
                 if let Some(e) = g.events.get_mut(rid) {
@@ -481,8 +492,7 @@ fn wait_inner(c: &Ctx, a: &mut kfd_ioctl_wait_events_args) -> R {
         w.ids.push(id);
         w.activated[i] = ev.signaled;
         ev.signaled = ev.signaled && !ev.auto_reset;
-        // The signal member of the union: the first 8 bytes.
-        let last_age = u64::from_buf(&d.as_bytes()[..8]);
+        let last_age = u64::from_buf(&d[LAST_EVENT_AGE..]);
         if ev.ty == KFD_IOC_EVENT_SIGNAL && last_age != 0 {
             w.age_enabled[i] = true;
             if ev.age != last_age {

@@ -10,7 +10,7 @@ use kfd_sys::Errno;
 use super::dispatch::{Ctx, R};
 use super::memfd::Memfd;
 use super::process::{Pdd, ProcState, RenderFile};
-use super::usermem::{self, Pod};
+use super::usermem::{self, FromBuf, ToBuf};
 use super::{align_up, layout, lock, FileEntry, Machine, PAGE_SIZE};
 
 /// 2 MiB: the granularity of amdgpu's VRAM availability accounting.

@@ -18,7 +18,6 @@ mod process;
 mod queues;
 mod smi;
 mod svm;
-mod uapi_pod;
 pub(crate) mod usermem;
 
 use std::collections::HashMap;

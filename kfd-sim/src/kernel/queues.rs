@@ -10,7 +10,7 @@ use kfd_sys::Errno;
 use super::dispatch::{Ctx, R};
 use super::memory::doorbell_offset;
 use super::process::{Pdd, ProcState};
-use super::usermem::{self, Pod};
+use super::usermem::{self, FromBuf, ToBuf};
 use super::{align_up, Device, PAGE_SIZE};
 use kfd_gpu::engine::{stop, HwQueue, Kind, QueueDesc};
 

@@ -7,7 +7,7 @@ use kfd_sys::kfd::*;
 use kfd_sys::Errno;
 
 use super::dispatch::{Ctx, R};
-use super::usermem::{self, Pod};
+use super::usermem::{self, FromBuf, ToBuf};
 use super::PAGE_SIZE;
 
 /// Attributes of one range.

@@ -7,7 +7,10 @@
 //! pointer makes the syscall fail and the ioctl returns `EFAULT`, the host
 //! process never takes a segfault.
 
+use std::mem::size_of;
+
 use kfd_sys::{Errno, PAGE_SIZE};
+use zerocopy::{FromBytes, Immutable, IntoBytes};
 
 fn own_pid() -> libc::pid_t {
     // SAFETY: getpid has no preconditions and no memory effects.
@@ -65,36 +68,38 @@ pub(crate) fn write(addr: u64, buf: &[u8]) -> Result<(), Errno> {
     Ok(())
 }
 
-/// Reads a `T` from user memory.
-#[allow(dead_code)]
-pub(crate) fn read_pod<T: Pod>(addr: u64) -> Result<T, Errno> {
-    let mut v = T::zeroed();
-    read(addr, v.as_bytes_mut())?;
-    Ok(v)
-}
-
-/// Reads `n` consecutive `T`s from user memory.
-pub(crate) fn read_array<T: Pod>(addr: u64, n: usize) -> Result<Vec<T>, Errno> {
-    let bytes = n
-        .checked_mul(std::mem::size_of::<T>())
-        .ok_or(Errno::EFAULT)?;
+/// The size of `n` values of `size` bytes each, as the kernel bounds an
+/// array it copies in: `EFAULT` if it overflows, `ENOMEM` past 1 GiB.
+fn array_bytes(n: usize, size: usize) -> Result<usize, Errno> {
+    let bytes = n.checked_mul(size).ok_or(Errno::EFAULT)?;
     if bytes > (1 << 30) {
         return Err(Errno::ENOMEM);
     }
-    let mut v = vec![T::zeroed(); n];
-    // SAFETY: a Vec<T> of POD values is `bytes` contiguous initialised
-    // bytes; every bit pattern is a valid T (see `Pod`).
-    let raw = unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), bytes) };
-    read(addr, raw)?;
+    Ok(bytes)
+}
+
+/// Reads `n` consecutive values of `size` bytes each from user memory,
+/// as bytes (see [`array_bytes`]).
+pub(crate) fn read_records(addr: u64, n: usize, size: usize) -> Result<Vec<u8>, Errno> {
+    let mut raw = vec![0u8; array_bytes(n, size)?];
+    read(addr, &mut raw)?;
+    Ok(raw)
+}
+
+/// Reads `n` consecutive `T`s from user memory.
+pub(crate) fn read_array<T: FromBytes + IntoBytes + Clone>(
+    addr: u64,
+    n: usize,
+) -> Result<Vec<T>, Errno> {
+    array_bytes(n, size_of::<T>())?;
+    let mut v = vec![T::new_zeroed(); n];
+    read(addr, v.as_mut_bytes())?;
     Ok(v)
 }
 
 /// Writes a slice of `T`s to user memory.
-pub(crate) fn write_array<T: Pod>(addr: u64, items: &[T]) -> Result<(), Errno> {
-    let bytes = std::mem::size_of_val(items);
-    // SAFETY: POD values are plain initialised bytes.
-    let raw = unsafe { std::slice::from_raw_parts(items.as_ptr().cast::<u8>(), bytes) };
-    write(addr, raw)
+pub(crate) fn write_array<T: IntoBytes + Immutable>(addr: u64, items: &[T]) -> Result<(), Errno> {
+    write(addr, items.as_bytes())
 }
 
 /// True if every page of `[addr, addr+len)` is mapped in this process
@@ -128,76 +133,37 @@ pub(crate) fn is_mapped(addr: u64, len: u64) -> bool {
     true
 }
 
-/// Plain-old-data: `#[repr(C)]` structs made only of integers (and arrays
-/// or unions of such), for which every bit pattern is a valid value and
-/// every byte of a value is initialised.
-///
-/// # Safety
-///
-/// Implement only for types with no references, no pointers the model
-/// follows, no niches, and no implicit padding: [`Pod::as_bytes`] reads
-/// every byte, and a padding byte is uninitialised. For a struct, its
-/// fields must be `Pod` and their sizes must add up to its size; for a
-/// union, its members must be `Pod` and one must span the whole union (and
-/// values must not be made from a smaller member). The kfd uapi impls in
-/// `uapi_pod` check this at compile time.
-pub(crate) unsafe trait Pod: Copy + 'static {
-    /// The all-zero value.
-    fn zeroed() -> Self {
-        // SAFETY: every bit pattern, including all zeros, is valid (trait
-        // contract).
-        unsafe { std::mem::zeroed() }
-    }
-
-    /// The value as mutable bytes.
-    fn as_bytes_mut(&mut self) -> &mut [u8] {
-        // SAFETY: `self` is valid for size_of::<Self>() bytes and any byte
-        // pattern written through the slice is a valid Self.
-        unsafe {
-            std::slice::from_raw_parts_mut(
-                (self as *mut Self).cast::<u8>(),
-                std::mem::size_of::<Self>(),
-            )
-        }
-    }
-
-    /// The value as bytes.
-    fn as_bytes(&self) -> &[u8] {
-        // SAFETY: `self` is valid for size_of::<Self>() bytes, all of them
-        // initialised: a Pod type has no implicit padding (trait contract,
-        // checked for the kfd structs in `uapi_pod`).
-        unsafe {
-            std::slice::from_raw_parts(
-                (self as *const Self).cast::<u8>(),
-                std::mem::size_of::<Self>(),
-            )
-        }
-    }
-
-    /// Reads a value from the start of `buf` (which must be long enough).
+/// Reading an ioctl's argument struct from its argument bytes, for
+/// every plain-data type ([`FromBytes`]).
+pub(crate) trait FromBuf: FromBytes + Sized {
+    /// Reads a value from the start of `buf`; the bytes of a shorter
+    /// `buf` come first, the rest is zero.
     fn from_buf(buf: &[u8]) -> Self {
-        let mut v = Self::zeroed();
-        let n = std::mem::size_of::<Self>().min(buf.len());
-        v.as_bytes_mut()[..n].copy_from_slice(&buf[..n]);
-        v
-    }
-
-    /// Writes the value to the start of `buf`.
-    fn to_buf(&self, buf: &mut [u8]) {
-        let n = std::mem::size_of::<Self>().min(buf.len());
-        buf[..n].copy_from_slice(&self.as_bytes()[..n]);
+        match Self::read_from_prefix(buf) {
+            Ok((v, _)) => v,
+            Err(_) => {
+                let mut whole = buf.to_vec();
+                whole.resize(size_of::<Self>(), 0);
+                Self::read_from_bytes(&whole).unwrap_or_else(|_| Self::new_zeroed())
+            }
+        }
     }
 }
 
-// SAFETY: integers.
-unsafe impl Pod for u32 {}
-// SAFETY: integers.
-unsafe impl Pod for u64 {}
-// SAFETY: integers.
-unsafe impl Pod for i32 {}
-// SAFETY: an array has no padding (its element's size is a multiple of
-// the element's alignment) and its elements are Pod.
-unsafe impl<T: Pod, const N: usize> Pod for [T; N] {}
+impl<T: FromBytes> FromBuf for T {}
+
+/// Writing an ioctl's argument struct back to its argument bytes, for
+/// every type without padding ([`IntoBytes`]).
+pub(crate) trait ToBuf: IntoBytes + Immutable {
+    /// Writes the value to the start of `buf` (as much as fits).
+    fn to_buf(&self, buf: &mut [u8]) {
+        let bytes = self.as_bytes();
+        let n = bytes.len().min(buf.len());
+        buf[..n].copy_from_slice(&bytes[..n]);
+    }
+}
+
+impl<T: IntoBytes + Immutable + ?Sized> ToBuf for T {}
 
 #[cfg(test)]
 mod tests {
@@ -210,9 +176,26 @@ mod tests {
         assert_eq!(read(8, &mut b), Err(Errno::EFAULT));
         assert_eq!(write(0xdead_0000_0000, &b), Err(Errno::EFAULT));
         let x = 0x1122_3344_5566_7788u64;
-        let got: u64 = read_pod(&x as *const u64 as u64).unwrap();
-        assert_eq!(got, x);
+        let got: Vec<u64> = read_array(&x as *const u64 as u64, 1).unwrap();
+        assert_eq!(got, [x]);
         assert!(is_mapped(&x as *const u64 as u64, 8));
         assert!(!is_mapped(0x10, 8));
+    }
+
+    /// Argument bytes shorter than the struct read as zero past their
+    /// end; a write-back writes what fits.
+    #[test]
+    fn short_argument_bytes() {
+        let a = kfd_sys::kfd::kfd_ioctl_get_version_args {
+            major_version: 1,
+            minor_version: 17,
+        };
+        let mut b = [0xffu8; 4];
+        a.to_buf(&mut b);
+        assert_eq!(b, 1u32.to_ne_bytes());
+        let back = kfd_sys::kfd::kfd_ioctl_get_version_args::from_buf(&b);
+        assert_eq!((back.major_version, back.minor_version), (1, 0));
+        let whole = kfd_sys::kfd::kfd_ioctl_get_version_args::from_buf(a.as_bytes());
+        assert_eq!(whole, a);
     }
 }

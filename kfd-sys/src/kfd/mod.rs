@@ -15,9 +15,21 @@
 //! Types newer than the system header (linux-libc-dev 6.1, KFD 1.11) carry
 //! pinned sizes and offsets in `tests/layout_kfd.rs`; everything else is
 //! checked against `/usr/include/linux/kfd_ioctl.h` by the C probe.
+//!
+//! Every struct and union is plain data for [`zerocopy`]: `FromBytes`,
+//! `Immutable` and `KnownLayout`, and `IntoBytes` wherever the derive
+//! proves, at compile time, that no byte is padding. Not `IntoBytes`:
+//! [`kfd_ioctl_criu_args`] (tail padding), the generic
+//! [`kfd_ioctl_svm_args_n`], and the unions with the structs that hold
+//! one ([`kfd_ioctl_dbg_trap_args`], [`kfd_event_data`],
+//! [`kfd_ioctl_profiler_args`], [`kfd_ioctl_ais_args`]): zerocopy derives
+//! `IntoBytes` for a union only behind a `--cfg` of its own, since Rust
+//! has not settled which bytes of a union value are initialised. Write
+//! those through their members.
 #![allow(non_camel_case_types)]
 
 use crate::ioctl::{Ioctl, PlainArgs, IOC_READ, IOC_WRITE};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 mod consts;
 mod flags;
@@ -55,7 +67,9 @@ pub(crate) use opaque_union_debug;
 
 /// `struct kfd_ioctl_get_version_args` (`AMDKFD_IOC_GET_VERSION`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_get_version_args {
     /// Major version of the ioctl interface (out).
     pub major_version: u32,
@@ -74,7 +88,9 @@ unsafe impl PlainArgs for kfd_ioctl_get_version_args {}
 /// 96 bytes since KFD 1.17 (`sdma_engine_id` and a trailing word were
 /// added); the 1.1..1.16 layout is the first 88 bytes.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_create_queue_args {
     /// GPU VA of the ring buffer (in).
     pub ring_base_address: u64,
@@ -115,7 +131,9 @@ pub struct kfd_ioctl_create_queue_args {
 
 /// `struct kfd_ioctl_destroy_queue_args` (`AMDKFD_IOC_DESTROY_QUEUE`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_destroy_queue_args {
     /// Queue to destroy (in).
     pub queue_id: u32,
@@ -129,7 +147,9 @@ unsafe impl PlainArgs for kfd_ioctl_destroy_queue_args {}
 /// upstream layout (24 bytes). ROCm's extended 40-byte form is
 /// [`rocm::kfd_ioctl_update_queue_args_ext`].
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_update_queue_args {
     /// New GPU VA of the ring (in).
     pub ring_base_address: u64,
@@ -145,7 +165,9 @@ pub struct kfd_ioctl_update_queue_args {
 
 /// `struct kfd_ioctl_set_cu_mask_args` (`AMDKFD_IOC_SET_CU_MASK`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_set_cu_mask_args {
     /// Queue (in).
     pub queue_id: u32,
@@ -158,7 +180,9 @@ pub struct kfd_ioctl_set_cu_mask_args {
 /// `struct kfd_ioctl_get_queue_wave_state_args`
 /// (`AMDKFD_IOC_GET_QUEUE_WAVE_STATE`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_get_queue_wave_state_args {
     /// User buffer receiving the control stack (in).
     pub ctl_stack_address: u64,
@@ -175,7 +199,9 @@ pub struct kfd_ioctl_get_queue_wave_state_args {
 /// `struct kfd_ioctl_get_available_memory_args`
 /// (`AMDKFD_IOC_AVAILABLE_MEMORY`). Since 1.9.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_get_available_memory_args {
     /// Bytes still available for allocation (out).
     pub available: u64,
@@ -190,7 +216,9 @@ unsafe impl PlainArgs for kfd_ioctl_get_available_memory_args {}
 /// `struct kfd_queue_snapshot_entry`: one entry of
 /// `KFD_IOC_DBG_TRAP_GET_QUEUE_SNAPSHOT`. Since 1.13.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_queue_snapshot_entry {
     /// Raised exceptions (`KFD_EC_MASK` bits).
     pub exception_status: u64,
@@ -219,7 +247,9 @@ pub struct kfd_queue_snapshot_entry {
 /// `struct kfd_dbg_device_info_entry`: one entry of
 /// `KFD_IOC_DBG_TRAP_GET_DEVICE_SNAPSHOT`. Since 1.13.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_dbg_device_info_entry {
     /// Raised device exceptions.
     pub exception_status: u64,
@@ -275,7 +305,9 @@ pub struct kfd_dbg_device_info_entry {
 
 /// `struct kfd_ioctl_set_memory_policy_args` (`AMDKFD_IOC_SET_MEMORY_POLICY`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_set_memory_policy_args {
     /// Base of the alternate aperture (in).
     pub alternate_aperture_base: u64,
@@ -296,7 +328,9 @@ unsafe impl PlainArgs for kfd_ioctl_set_memory_policy_args {}
 /// `struct kfd_ioctl_get_clock_counters_args`
 /// (`AMDKFD_IOC_GET_CLOCK_COUNTERS`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_get_clock_counters_args {
     /// GPU clock counter (out).
     pub gpu_clock_counter: u64,
@@ -316,7 +350,9 @@ unsafe impl PlainArgs for kfd_ioctl_get_clock_counters_args {}
 
 /// `struct kfd_process_device_apertures`: apertures of one device.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_process_device_apertures {
     /// LDS aperture base (out).
     pub lds_base: u64,
@@ -340,7 +376,9 @@ pub struct kfd_process_device_apertures {
 /// (`AMDKFD_IOC_GET_PROCESS_APERTURES`, deprecated: at most
 /// [`NUM_OF_SUPPORTED_GPUS`] devices).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_get_process_apertures_args {
     /// Apertures, one per device (out).
     pub process_apertures: [kfd_process_device_apertures; NUM_OF_SUPPORTED_GPUS as usize],
@@ -355,7 +393,9 @@ unsafe impl PlainArgs for kfd_ioctl_get_process_apertures_args {}
 /// `struct kfd_ioctl_get_process_apertures_new_args`
 /// (`AMDKFD_IOC_GET_PROCESS_APERTURES_NEW`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_get_process_apertures_new_args {
     /// User pointer to an array of [`kfd_process_device_apertures`] (in).
     pub kfd_process_device_apertures_ptr: u64,
@@ -367,7 +407,9 @@ pub struct kfd_ioctl_get_process_apertures_new_args {
 
 /// `struct kfd_ioctl_dbg_register_args` (deprecated `AMDKFD_IOC_DBG_REGISTER`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_dbg_register_args {
     /// Device (in).
     pub gpu_id: u32,
@@ -379,7 +421,9 @@ unsafe impl PlainArgs for kfd_ioctl_dbg_register_args {}
 
 /// `struct kfd_ioctl_dbg_unregister_args` (deprecated).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_dbg_unregister_args {
     /// Device (in).
     pub gpu_id: u32,
@@ -391,7 +435,9 @@ unsafe impl PlainArgs for kfd_ioctl_dbg_unregister_args {}
 
 /// `struct kfd_ioctl_dbg_address_watch_args` (deprecated).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_dbg_address_watch_args {
     /// User pointer to the watch description (in).
     pub content_ptr: u64,
@@ -403,7 +449,9 @@ pub struct kfd_ioctl_dbg_address_watch_args {
 
 /// `struct kfd_ioctl_dbg_wave_control_args` (deprecated).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_dbg_wave_control_args {
     /// User pointer to the wave-control description (in).
     pub content_ptr: u64,
@@ -420,7 +468,9 @@ pub struct kfd_ioctl_dbg_wave_control_args {
 /// `struct kfd_runtime_info`: what `KFD_IOC_DBG_TRAP_ENABLE` and
 /// `EC_PROCESS_RUNTIME` exception info copy out. Since 1.13.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_runtime_info {
     /// The runtime's `r_debug` pointer, as given to RUNTIME_ENABLE.
     pub r_debug: u64,
@@ -433,7 +483,9 @@ pub struct kfd_runtime_info {
 /// `struct kfd_ioctl_runtime_enable_args` (`AMDKFD_IOC_RUNTIME_ENABLE`).
 /// Since 1.13.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_runtime_enable_args {
     /// Pointer to the runtime's `r_debug`, only recorded for the debugger (in).
     pub r_debug: u64,
@@ -448,7 +500,9 @@ unsafe impl PlainArgs for kfd_ioctl_runtime_enable_args {}
 
 /// The unnamed `wave_state` member of [`kfd_context_save_area_header`].
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_context_save_area_header_wave_state {
     /// Offset of the control stack.
     pub control_stack_offset: u32,
@@ -463,7 +517,9 @@ pub struct kfd_context_save_area_header_wave_state {
 /// `struct kfd_context_save_area_header`: header at the start of a
 /// queue's CWSR area. Since 1.13.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_context_save_area_header {
     /// Control stack and wave state placement.
     pub wave_state: kfd_context_save_area_header_wave_state,
@@ -481,7 +537,9 @@ pub struct kfd_context_save_area_header {
 
 /// `struct kfd_ioctl_dbg_trap_enable_args` (`KFD_IOC_DBG_TRAP_ENABLE`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_dbg_trap_enable_args {
     /// Exceptions to report to the debugger (in).
     pub exception_mask: u64,
@@ -495,7 +553,9 @@ pub struct kfd_ioctl_dbg_trap_enable_args {
 
 /// `struct kfd_ioctl_dbg_trap_send_runtime_event_args`.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_dbg_trap_send_runtime_event_args {
     /// Exceptions to raise to the runtime (in).
     pub exception_mask: u64,
@@ -507,7 +567,9 @@ pub struct kfd_ioctl_dbg_trap_send_runtime_event_args {
 
 /// `struct kfd_ioctl_dbg_trap_set_exceptions_enabled_args`.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_dbg_trap_set_exceptions_enabled_args {
     /// New set of exceptions reported to the debugger (in).
     pub exception_mask: u64,
@@ -515,7 +577,9 @@ pub struct kfd_ioctl_dbg_trap_set_exceptions_enabled_args {
 
 /// `struct kfd_ioctl_dbg_trap_set_wave_launch_override_args`.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_dbg_trap_set_wave_launch_override_args {
     /// `KFD_DBG_TRAP_OVERRIDE_*` (in).
     pub override_mode: u32,
@@ -529,7 +593,9 @@ pub struct kfd_ioctl_dbg_trap_set_wave_launch_override_args {
 
 /// `struct kfd_ioctl_dbg_trap_set_wave_launch_mode_args`.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_dbg_trap_set_wave_launch_mode_args {
     /// `KFD_DBG_TRAP_WAVE_LAUNCH_MODE_*` (in).
     pub launch_mode: u32,
@@ -539,7 +605,9 @@ pub struct kfd_ioctl_dbg_trap_set_wave_launch_mode_args {
 
 /// `struct kfd_ioctl_dbg_trap_suspend_queues_args`.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_dbg_trap_suspend_queues_args {
     /// Exceptions to clear (in).
     pub exception_mask: u64,
@@ -553,7 +621,9 @@ pub struct kfd_ioctl_dbg_trap_suspend_queues_args {
 
 /// `struct kfd_ioctl_dbg_trap_resume_queues_args`.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_dbg_trap_resume_queues_args {
     /// User pointer to `u32` queue ids; error bits ORed in (in/out).
     pub queue_array_ptr: u64,
@@ -565,7 +635,9 @@ pub struct kfd_ioctl_dbg_trap_resume_queues_args {
 
 /// `struct kfd_ioctl_dbg_trap_set_node_address_watch_args`.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_dbg_trap_set_node_address_watch_args {
     /// Watched address (in).
     pub address: u64,
@@ -581,7 +653,9 @@ pub struct kfd_ioctl_dbg_trap_set_node_address_watch_args {
 
 /// `struct kfd_ioctl_dbg_trap_clear_node_address_watch_args`.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_dbg_trap_clear_node_address_watch_args {
     /// Device (in).
     pub gpu_id: u32,
@@ -591,7 +665,9 @@ pub struct kfd_ioctl_dbg_trap_clear_node_address_watch_args {
 
 /// `struct kfd_ioctl_dbg_trap_set_flags_args`.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_dbg_trap_set_flags_args {
     /// `KFD_DBG_TRAP_FLAG_*` to set (in); previous flags (out).
     pub flags: u32,
@@ -601,7 +677,9 @@ pub struct kfd_ioctl_dbg_trap_set_flags_args {
 
 /// `struct kfd_ioctl_dbg_trap_query_debug_event_args`.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_dbg_trap_query_debug_event_args {
     /// Exceptions to clear (in); raised exceptions (out).
     pub exception_mask: u64,
@@ -613,7 +691,9 @@ pub struct kfd_ioctl_dbg_trap_query_debug_event_args {
 
 /// `struct kfd_ioctl_dbg_trap_query_exception_info_args`.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_dbg_trap_query_exception_info_args {
     /// User buffer receiving the info (in).
     pub info_ptr: u64,
@@ -629,7 +709,9 @@ pub struct kfd_ioctl_dbg_trap_query_exception_info_args {
 
 /// `struct kfd_ioctl_dbg_trap_queue_snapshot_args`.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_dbg_trap_queue_snapshot_args {
     /// Exceptions to clear (in).
     pub exception_mask: u64,
@@ -643,7 +725,9 @@ pub struct kfd_ioctl_dbg_trap_queue_snapshot_args {
 
 /// `struct kfd_ioctl_dbg_trap_device_snapshot_args`.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_dbg_trap_device_snapshot_args {
     /// Exceptions to clear (in).
     pub exception_mask: u64,
@@ -658,7 +742,7 @@ pub struct kfd_ioctl_dbg_trap_device_snapshot_args {
 /// The anonymous union of [`kfd_ioctl_dbg_trap_args`]; `op` selects the
 /// member.
 #[repr(C)]
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, FromBytes, Immutable, KnownLayout)]
 pub union kfd_ioctl_dbg_trap_args_union {
     /// `KFD_IOC_DBG_TRAP_ENABLE`.
     pub enable: kfd_ioctl_dbg_trap_enable_args,
@@ -701,7 +785,7 @@ impl Default for kfd_ioctl_dbg_trap_args_union {
 
 /// `struct kfd_ioctl_dbg_trap_args` (`AMDKFD_IOC_DBG_TRAP`). Since 1.13.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone, Copy, FromBytes, Immutable, KnownLayout)]
 pub struct kfd_ioctl_dbg_trap_args {
     /// Target process (in).
     pub pid: u32,
@@ -717,7 +801,9 @@ pub struct kfd_ioctl_dbg_trap_args {
 
 /// `struct kfd_ioctl_create_event_args` (`AMDKFD_IOC_CREATE_EVENT`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_create_event_args {
     /// In: handle of a user-allocated event page BO (dGPU, first call);
     /// out: mmap offset of the event page on the KFD fd.
@@ -740,7 +826,9 @@ unsafe impl PlainArgs for kfd_ioctl_create_event_args {}
 
 /// `struct kfd_ioctl_destroy_event_args` (`AMDKFD_IOC_DESTROY_EVENT`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_destroy_event_args {
     /// Event (in).
     pub event_id: u32,
@@ -752,7 +840,9 @@ unsafe impl PlainArgs for kfd_ioctl_destroy_event_args {}
 
 /// `struct kfd_ioctl_set_event_args` (`AMDKFD_IOC_SET_EVENT`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_set_event_args {
     /// Event (in).
     pub event_id: u32,
@@ -764,7 +854,9 @@ unsafe impl PlainArgs for kfd_ioctl_set_event_args {}
 
 /// `struct kfd_ioctl_reset_event_args` (`AMDKFD_IOC_RESET_EVENT`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_reset_event_args {
     /// Event (in).
     pub event_id: u32,
@@ -776,7 +868,9 @@ unsafe impl PlainArgs for kfd_ioctl_reset_event_args {}
 
 /// `struct kfd_memory_exception_failure`.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 #[allow(non_snake_case)]
 pub struct kfd_memory_exception_failure {
     /// Page not present or supervisor privilege.
@@ -791,7 +885,9 @@ pub struct kfd_memory_exception_failure {
 
 /// `struct kfd_hsa_memory_exception_data`.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 #[allow(non_snake_case)]
 pub struct kfd_hsa_memory_exception_data {
     /// Failure kind.
@@ -806,7 +902,9 @@ pub struct kfd_hsa_memory_exception_data {
 
 /// `struct kfd_hsa_hw_exception_data`.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_hsa_hw_exception_data {
     /// `KFD_HW_EXCEPTION_WHOLE_GPU_RESET` or `_PER_ENGINE_RESET`.
     pub reset_type: u32,
@@ -820,7 +918,9 @@ pub struct kfd_hsa_hw_exception_data {
 
 /// `struct kfd_hsa_signal_event_data`. Since 1.14.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_hsa_signal_event_data {
     /// Age of the last signal seen (in/out).
     pub last_event_age: u64,
@@ -828,7 +928,7 @@ pub struct kfd_hsa_signal_event_data {
 
 /// The anonymous union of [`kfd_event_data`].
 #[repr(C)]
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, FromBytes, Immutable, KnownLayout)]
 pub union kfd_event_data_union {
     /// Memory exception details (out, `KFD_IOC_EVENT_MEMORY`).
     pub memory_exception_data: kfd_hsa_memory_exception_data,
@@ -849,7 +949,7 @@ impl Default for kfd_event_data_union {
 
 /// `struct kfd_event_data`: one element of the `WAIT_EVENTS` array.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone, Copy, FromBytes, Immutable, KnownLayout)]
 pub struct kfd_event_data {
     /// Event-type specific data.
     pub u: kfd_event_data_union,
@@ -863,7 +963,9 @@ pub struct kfd_event_data {
 
 /// `struct kfd_ioctl_wait_events_args` (`AMDKFD_IOC_WAIT_EVENTS`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_wait_events_args {
     /// User pointer to an array of [`kfd_event_data`] (in).
     pub events_ptr: u64,
@@ -880,7 +982,9 @@ pub struct kfd_ioctl_wait_events_args {
 /// `struct kfd_ioctl_set_scratch_backing_va_args`
 /// (`AMDKFD_IOC_SET_SCRATCH_BACKING_VA`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_set_scratch_backing_va_args {
     /// GPU VA of the scratch backing memory (in).
     pub va_addr: u64,
@@ -894,7 +998,9 @@ unsafe impl PlainArgs for kfd_ioctl_set_scratch_backing_va_args {}
 
 /// `struct kfd_ioctl_get_tile_config_args` (`AMDKFD_IOC_GET_TILE_CONFIG`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_get_tile_config_args {
     /// User pointer to a `u32` tile-mode array (in).
     pub tile_config_ptr: u64,
@@ -916,7 +1022,9 @@ pub struct kfd_ioctl_get_tile_config_args {
 
 /// `struct kfd_ioctl_set_trap_handler_args` (`AMDKFD_IOC_SET_TRAP_HANDLER`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_set_trap_handler_args {
     /// GPU VA of the trap base address (in).
     pub tba_addr: u64,
@@ -932,7 +1040,9 @@ unsafe impl PlainArgs for kfd_ioctl_set_trap_handler_args {}
 
 /// `struct kfd_ioctl_acquire_vm_args` (`AMDKFD_IOC_ACQUIRE_VM`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_acquire_vm_args {
     /// Render-node file descriptor whose VM to adopt (in).
     pub drm_fd: u32,
@@ -949,7 +1059,9 @@ unsafe impl PlainArgs for kfd_ioctl_acquire_vm_args {}
 /// `struct kfd_ioctl_alloc_memory_of_gpu_args`
 /// (`AMDKFD_IOC_ALLOC_MEMORY_OF_GPU`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_alloc_memory_of_gpu_args {
     /// GPU VA the allocation will be mapped at (in).
     pub va_addr: u64,
@@ -968,7 +1080,9 @@ pub struct kfd_ioctl_alloc_memory_of_gpu_args {
 
 /// `struct kfd_ioctl_free_memory_of_gpu_args` (`AMDKFD_IOC_FREE_MEMORY_OF_GPU`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_free_memory_of_gpu_args {
     /// Buffer handle (in).
     pub handle: u64,
@@ -978,7 +1092,9 @@ unsafe impl PlainArgs for kfd_ioctl_free_memory_of_gpu_args {}
 
 /// `struct kfd_ioctl_map_memory_to_gpu_args` (`AMDKFD_IOC_MAP_MEMORY_TO_GPU`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_map_memory_to_gpu_args {
     /// Buffer handle (in).
     pub handle: u64,
@@ -993,7 +1109,9 @@ pub struct kfd_ioctl_map_memory_to_gpu_args {
 /// `struct kfd_ioctl_unmap_memory_from_gpu_args`
 /// (`AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_unmap_memory_from_gpu_args {
     /// Buffer handle (in).
     pub handle: u64,
@@ -1007,7 +1125,9 @@ pub struct kfd_ioctl_unmap_memory_from_gpu_args {
 
 /// `struct kfd_ioctl_alloc_queue_gws_args` (`AMDKFD_IOC_ALLOC_QUEUE_GWS`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_alloc_queue_gws_args {
     /// Queue (in).
     pub queue_id: u32,
@@ -1023,7 +1143,9 @@ unsafe impl PlainArgs for kfd_ioctl_alloc_queue_gws_args {}
 
 /// `struct kfd_ioctl_get_dmabuf_info_args` (`AMDKFD_IOC_GET_DMABUF_INFO`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_get_dmabuf_info_args {
     /// Buffer size (out).
     pub size: u64,
@@ -1041,7 +1163,9 @@ pub struct kfd_ioctl_get_dmabuf_info_args {
 
 /// `struct kfd_ioctl_import_dmabuf_args` (`AMDKFD_IOC_IMPORT_DMABUF`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_import_dmabuf_args {
     /// GPU VA to map at (in).
     pub va_addr: u64,
@@ -1058,7 +1182,9 @@ unsafe impl PlainArgs for kfd_ioctl_import_dmabuf_args {}
 /// `struct kfd_ioctl_export_dmabuf_args` (`AMDKFD_IOC_EXPORT_DMABUF`).
 /// Since 1.12.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_export_dmabuf_args {
     /// Buffer handle (in).
     pub handle: u64,
@@ -1072,7 +1198,9 @@ unsafe impl PlainArgs for kfd_ioctl_export_dmabuf_args {}
 
 /// `struct kfd_ioctl_smi_events_args` (`AMDKFD_IOC_SMI_EVENTS`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_smi_events_args {
     /// Device (in).
     pub gpuid: u32,
@@ -1087,8 +1215,11 @@ unsafe impl PlainArgs for kfd_ioctl_smi_events_args {}
 // ---------------------------------------------------------------------------
 
 /// `struct kfd_ioctl_criu_args` (`AMDKFD_IOC_CRIU_OP`).
+///
+/// No `IntoBytes`: four bytes of tail padding (52 bytes of fields in
+/// 56, in the kernel's layout too).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, Immutable, KnownLayout)]
 pub struct kfd_ioctl_criu_args {
     /// User pointer to [`kfd_criu_device_bucket`]s (CHECKPOINT, RESTORE).
     pub devices: u64,
@@ -1112,7 +1243,9 @@ pub struct kfd_ioctl_criu_args {
 
 /// `struct kfd_criu_device_bucket`.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_criu_device_bucket {
     /// gpu_id as the checkpointed process knew it.
     pub user_gpu_id: u32,
@@ -1126,7 +1259,9 @@ pub struct kfd_criu_device_bucket {
 
 /// `struct kfd_criu_bo_bucket`.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_criu_bo_bucket {
     /// GPU VA.
     pub addr: u64,
@@ -1152,7 +1287,9 @@ pub struct kfd_criu_bo_bucket {
 
 /// `struct kfd_ioctl_svm_attribute`: one (type, value) pair.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_svm_attribute {
     /// `KFD_IOCTL_SVM_ATTR_*`.
     pub r#type: u32,
@@ -1168,7 +1305,9 @@ pub struct kfd_ioctl_svm_attribute {
 /// [`kfd_ioctl_svm_args_n`] with [`svm_ioctl`] for a count known at
 /// compile time, or [`svm_request`] for a dynamic one.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_svm_args {
     /// Start of the range (page aligned).
     pub start_addr: u64,
@@ -1183,8 +1322,11 @@ pub struct kfd_ioctl_svm_args {
 }
 
 /// `struct kfd_ioctl_svm_args` with exactly `N` attributes inline.
+///
+/// No `IntoBytes`: zerocopy cannot prove a generic `repr(C)` struct
+/// free of padding (it is, for every `N`).
 #[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, FromBytes, Immutable, KnownLayout)]
 pub struct kfd_ioctl_svm_args_n<const N: usize> {
     /// Start of the range (page aligned).
     pub start_addr: u64,
@@ -1246,7 +1388,9 @@ pub const fn svm_request(nattr: usize) -> u32 {
 
 /// `struct kfd_ioctl_set_xnack_mode_args` (`AMDKFD_IOC_SET_XNACK_MODE`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_set_xnack_mode_args {
     /// 0 disable, >0 enable, <0 query (in); current mode (out).
     pub xnack_enabled: i32,
@@ -1263,7 +1407,9 @@ unsafe impl PlainArgs for kfd_ioctl_set_xnack_mode_args {}
 /// as `AMDKFD_IOWR(0x27, ...)`; upstream declares `AMDKFD_IO(0x27)`, see
 /// [`AMDKFD_IOC_CREATE_PROCESS_IO`]).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_create_process_args {
     /// Unused, must be 0 (in).
     pub flags: u32,

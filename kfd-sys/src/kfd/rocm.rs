@@ -10,10 +10,13 @@
 
 use super::opaque_union_debug;
 use crate::ioctl::PlainArgs;
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 /// `struct kfd_ioctl_ipc_export_handle_args` (`AMDKFD_IOC_IPC_EXPORT_HANDLE`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_ipc_export_handle_args {
     /// Buffer handle (in).
     pub handle: u64,
@@ -29,7 +32,9 @@ unsafe impl PlainArgs for kfd_ioctl_ipc_export_handle_args {}
 
 /// `struct kfd_ioctl_ipc_import_handle_args` (`AMDKFD_IOC_IPC_IMPORT_HANDLE`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_ipc_import_handle_args {
     /// Buffer handle (out).
     pub handle: u64,
@@ -49,7 +54,9 @@ unsafe impl PlainArgs for kfd_ioctl_ipc_import_handle_args {}
 
 /// `struct kfd_memory_range`: one element of the cross-memory-copy arrays.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_memory_range {
     /// GPU VA.
     pub va_addr: u64,
@@ -59,7 +66,9 @@ pub struct kfd_memory_range {
 
 /// `struct kfd_ioctl_cross_memory_copy_args` (`AMDKFD_IOC_CROSS_MEMORY_COPY`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_cross_memory_copy_args {
     /// Remote process id (in).
     pub pid: u32,
@@ -79,7 +88,9 @@ pub struct kfd_ioctl_cross_memory_copy_args {
 
 /// `struct kfd_ioctl_spm_args` (`AMDKFD_IOC_RLC_SPM`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_spm_args {
     /// User destination buffer, 0 to stop (in).
     pub dest_buf: u64,
@@ -100,7 +111,9 @@ pub struct kfd_ioctl_spm_args {
 /// `struct kfd_ioctl_spm_buffer_header`: header of an SPM destination
 /// buffer.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_spm_buffer_header {
     /// SPM version: bits 0-23 minor, 24-31 major (out).
     pub version: u32,
@@ -114,7 +127,9 @@ pub struct kfd_ioctl_spm_buffer_header {
 
 /// `struct kfd_pc_sample_info`: one PC-sampling configuration.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_pc_sample_info {
     /// Sample interval in the unit of `type` (in).
     pub interval: u64,
@@ -132,7 +147,9 @@ pub struct kfd_pc_sample_info {
 
 /// `struct kfd_ioctl_pc_sample_args` (`AMDKFD_IOC_PC_SAMPLE`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_pc_sample_args {
     /// User pointer to [`kfd_pc_sample_info`]s (in).
     pub sample_info_ptr: u64,
@@ -152,7 +169,9 @@ pub struct kfd_ioctl_pc_sample_args {
 
 /// `struct kfd_ioctl_pmc_settings`: per-GPU profiler settings.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_pmc_settings {
     /// User gpu_id (in).
     pub gpu_id: u32,
@@ -166,7 +185,7 @@ unsafe impl PlainArgs for kfd_ioctl_pmc_settings {}
 
 /// The anonymous union of [`kfd_ioctl_profiler_args`].
 #[repr(C)]
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, FromBytes, Immutable, KnownLayout)]
 pub union kfd_ioctl_profiler_args_union {
     /// `KFD_IOC_PROFILER_PC_SAMPLE`.
     pub pc_sample: kfd_ioctl_pc_sample_args,
@@ -187,7 +206,7 @@ impl Default for kfd_ioctl_profiler_args_union {
 
 /// `struct kfd_ioctl_profiler_args` (`AMDKFD_IOC_PROFILER`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone, Copy, FromBytes, Immutable, KnownLayout)]
 pub struct kfd_ioctl_profiler_args {
     /// `KFD_IOC_PROFILER_*` (in).
     pub op: u32,
@@ -197,7 +216,9 @@ pub struct kfd_ioctl_profiler_args {
 
 /// `struct kfd_ais_in_args`: input of `AMDKFD_IOC_AIS_OP`.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ais_in_args {
     /// Buffer handle, mapped to the GPU (in).
     pub handle: u64,
@@ -215,7 +236,9 @@ pub struct kfd_ais_in_args {
 
 /// `struct kfd_ais_out_args`: output of `AMDKFD_IOC_AIS_OP`.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ais_out_args {
     /// Bytes transferred (out).
     pub size_copied: u64,
@@ -227,7 +250,7 @@ pub struct kfd_ais_out_args {
 
 /// The anonymous union of [`kfd_ioctl_ais_args`].
 #[repr(C)]
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, FromBytes, Immutable, KnownLayout)]
 pub union kfd_ioctl_ais_args_union {
     /// Input.
     pub r#in: kfd_ais_in_args,
@@ -246,7 +269,7 @@ impl Default for kfd_ioctl_ais_args_union {
 
 /// `struct kfd_ioctl_ais_args` (`AMDKFD_IOC_AIS_OP`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone, Copy, FromBytes, Immutable, KnownLayout)]
 pub struct kfd_ioctl_ais_args {
     /// Input, overwritten by the output.
     pub u: kfd_ioctl_ais_args_union,
@@ -257,7 +280,9 @@ pub struct kfd_ioctl_ais_args {
 /// 1.22). Send it with [`AMDKFD_IOC_UPDATE_QUEUE_EXT`]; kernels without the
 /// extension read only the first 24 bytes.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_update_queue_args_ext {
     /// New GPU VA of the ring (in).
     pub ring_base_address: u64,

@@ -11,6 +11,7 @@
 //! upstream structs, at their older (smaller) sizes where those grew.
 
 use crate::ioctl::PlainArgs;
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 pub use super::rocm::{
     kfd_ioctl_cross_memory_copy_args, kfd_ioctl_ipc_export_handle_args,
@@ -27,7 +28,9 @@ pub const KFD_IOCTL_DBG_MINOR_VERSION: u32 = 3;
 /// `struct kfd_ioctl_dbg_trap_args` of the 1.8 header: one generic layout
 /// for every operation.
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_ioctl_dbg_trap_args {
     /// Exception mask (in/out, depending on `op`).
     pub exception_mask: u64,
@@ -49,7 +52,9 @@ pub struct kfd_ioctl_dbg_trap_args {
 
 /// `struct kfd_queue_snapshot_entry` of the 1.8 header (`reserved[17]`).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_queue_snapshot_entry {
     /// Raised exceptions.
     pub exception_status: u64,
@@ -77,7 +82,9 @@ pub struct kfd_queue_snapshot_entry {
 
 /// `struct kfd_dbg_device_info_entry` of the 1.8 header (64 bytes).
 #[repr(C)]
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
+)]
 pub struct kfd_dbg_device_info_entry {
     /// Raised device exceptions.
     pub exception_status: u64,
