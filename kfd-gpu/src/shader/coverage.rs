@@ -30,7 +30,7 @@ pub fn coverage(target: Target) -> Vec<Coverage> {
             let missing: Vec<&'static str> = listed
                 .iter()
                 .copied()
-                .filter(|n| exec::lookup(n).is_none())
+                .filter(|n| exec::lookup_in(target, enc, n).is_none())
                 .collect();
             Coverage {
                 enc,
@@ -48,7 +48,12 @@ mod tests {
 
     #[test]
     fn every_family_is_counted() {
-        for t in [Target::Gfx900, Target::Gfx90a, Target::Gfx940] {
+        for t in [
+            Target::Gfx900,
+            Target::Gfx90a,
+            Target::Gfx940,
+            Target::Gfx1100,
+        ] {
             let c = coverage(t);
             assert_eq!(c.len(), 16);
             // SOPP's s_endpgm has an executor on every target.

@@ -355,7 +355,7 @@ impl Addressing {
                 };
                 match i.enc {
                     Enc::Scratch => {
-                        if target.architected_flat_scratch() {
+                        if target.scratch_sve() {
                             a.use_vaddr = bit13;
                         } else if bit13 {
                             return Err(unimplemented(i, "LDS=1: loads into LDS"));
