@@ -235,7 +235,16 @@ pub fn decode(words: &[u32; 3]) -> Result<Inst, Illegal> {
     let next = usize::from(i.len / 4);
     let nsrc = match enc {
         Enc::Sop2 | Enc::Sopc => 2,
-        Enc::Sop1 if name != "s_getpc_b64" => 1,
+        // `s_getpc_b64` has no source; `s_sendmsg_rtn_*`'s is a message
+        // id, not an operand code.
+        Enc::Sop1
+            if !matches!(
+                name,
+                "s_getpc_b64" | "s_sendmsg_rtn_b32" | "s_sendmsg_rtn_b64"
+            ) =>
+        {
+            1
+        }
         Enc::Vop1 | Enc::Vop2 | Enc::Vopc => 1,
         Enc::Vop3 | Enc::Vop3p => 3,
         _ => 0,
@@ -293,6 +302,27 @@ mod tests {
         // v_mov_b32 v1, 0x12345678
         let i = decode(&[0x7e02_02ff, 0x1234_5678, 0]).unwrap();
         assert_eq!((i.lit, i.len), (Some(0x1234_5678), 8));
+        // ds_store_b32 v1, v2 offset:16: the opcode to 24:17.
+        let i = decode(&[0xd834_0010, 0x0000_0201, 0]).unwrap();
+        assert_eq!((i.name, i.w), ("ds_store_b32", [0xd81a_0010, 0x201]));
+        // scratch_load_b32 v3, v4, off offset:-8: SVE to bit 13.
+        let i = decode(&[0xdc51_1ff8, 0x03fc_0004, 0]).unwrap();
+        assert_eq!((i.enc, i.w), (Enc::Scratch, [0xdc50_7ff8, 0x037f_0004]));
+        // s_load_b32 s3, s[4:5], s6 offset:0x20: SOFFSET with SOE.
+        let i = decode(&[0xf400_00c2, 0x0c00_0020, 0]).unwrap();
+        assert_eq!(i.w, [0xc002_40c2, 0x0c00_0020]);
+        // v_cmpx_gt_u32_e64 v1, v2 writes EXEC only.
+        let i = decode(&[0xd4cc_007e, 0x0002_0501, 0]).unwrap();
+        assert_eq!((i.name, i.dst), ("v_cmpx_gt_u32", 256 + NULL));
+        // v_readfirstlane_b32 m0, v1
+        let i = decode(&[0x7efa_0501, 0, 0]).unwrap();
+        assert_eq!((i.name, i.dst), ("v_readfirstlane_b32", 124));
+        // v_add_co_u32 v1, vcc_lo, 0x12345, v2: a VOP3 literal.
+        let i = decode(&[0xd700_6a01, 0x0002_04ff, 0x0001_2345]).unwrap();
+        assert_eq!(
+            (i.len, i.lit, i.sdst, i.src[0]),
+            (12, Some(0x12345), 106, LITERAL)
+        );
         // VOPD is not decoded: an illegal instruction naming no opcode
         // table.
         let e = decode(&[0xc800_0000, 0, 0]).unwrap_err();
