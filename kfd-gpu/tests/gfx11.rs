@@ -210,3 +210,36 @@ fn what_is_not_modelled_stops_naming_it() {
         e => panic!("{e}"),
     }
 }
+
+#[test]
+fn vop3_literals_and_wave32_lane_wrap() {
+    // A VOP3 literal (gfx11 only); lane selects and ds_bpermute
+    // addresses wrap at the wave's 32 lanes.
+    let asm = "
+      s_load_b64 s[0:1], s[0:1], 0x0
+      v_add_co_u32 v1, s4, 0x12345, v0
+      v_mad_u32_u24 v5, v0, 0x100, 7
+      s_mov_b32 s6, 33
+      v_readlane_b32 s5, v1, s6
+      v_add_nc_u32 v3, 1, v0
+      v_lshlrev_b32 v3, 2, v3
+      ds_bpermute_b32 v2, v3, v0
+      v_mov_b32 v4, s5
+      v_lshlrev_b32 v6, 2, v0
+      s_waitcnt lgkmcnt(0)
+      global_store_b32 v6, v1, s[0:1]
+      global_store_b32 v6, v2, s[0:1] offset:128
+      global_store_b32 v6, v4, s[0:1] offset:256
+      global_store_b32 v6, v5, s[0:1] offset:384
+      s_endpgm
+    ";
+    let mem = run_one(true, "", asm).unwrap();
+    let at = |k: u64, l: u64| mem.load::<u32>(DATA + 128 * k + 4 * l);
+    for l in 0..32u32 {
+        let ll = u64::from(l);
+        assert_eq!(at(0, ll), 0x12345 + l, "v_add_co_u32 literal, lane {l}");
+        assert_eq!(at(1, ll), (l + 1) % 32, "ds_bpermute_b32, lane {l}");
+        assert_eq!(at(2, ll), 0x12345 + 1, "v_readlane_b32 lane 33 = 1");
+        assert_eq!(at(3, ll), l * 0x100 + 7, "v_mad_u32_u24 literal, lane {l}");
+    }
+}

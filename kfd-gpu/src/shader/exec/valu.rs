@@ -233,7 +233,7 @@ fn check(i: &Inst, src: &[Ty], dst: Option<Ty>, flags: u8) -> Result<(), Flow> {
             _ => return Err(unimplemented(i, "encoding")),
         };
         for &c in &i.src[..src.len().min(3)] {
-            if reserved(c) || vop3 && c == reg::LITERAL {
+            if reserved(c) || vop3 && c == reg::LITERAL && i.lit.is_none() {
                 return Err(unimplemented(
                     i,
                     "source operand (literal, LDS direct or reserved)",
@@ -252,7 +252,7 @@ fn check(i: &Inst, src: &[Ty], dst: Option<Ty>, flags: u8) -> Result<(), Flow> {
     match i.enc {
         Enc::Vop3 => {
             for (n, t) in src.iter().enumerate() {
-                if i.src[n] == reg::LITERAL {
+                if i.src[n] == reg::LITERAL && i.lit.is_none() {
                     return Err(unimplemented(i, "literal in VOP3"));
                 }
                 let mods = m.neg >> n & 1 != 0 || flags & flag::VOP3B == 0 && m.abs >> n & 1 != 0;
