@@ -4,10 +4,12 @@
 mod common;
 
 use common::{assemble_with, memory, Kernel, DATA, KERNARG};
-use kfd_gpu::mem::FlatMemory;
+use kfd_gpu::mem::{FlatMemory, Tlb};
 use kfd_gpu::shader::dispatch::prop;
 use kfd_gpu::shader::isa::Enc;
-use kfd_gpu::shader::{DispatchError, Target};
+use kfd_gpu::shader::{
+    self, CodeCache, Dispatch, DispatchError, KernelCode, Limits, Stats, Target,
+};
 
 /// `c[i] = a[i] + b[i]` for `i < n`: 32-bit offsets from SGPR bases for
 /// the loads, a 64-bit address built with `v_add_co_u32` (VOP3 with a
@@ -241,5 +243,161 @@ fn vop3_literals_and_wave32_lane_wrap() {
         assert_eq!(at(1, ll), (l + 1) % 32, "ds_bpermute_b32, lane {l}");
         assert_eq!(at(2, ll), 0x12345 + 1, "v_readlane_b32 lane 33 = 1");
         assert_eq!(at(3, ll), l * 0x100 + 7, "v_mad_u32_u24 literal, lane {l}");
+    }
+}
+
+/// `c[i] = a[i] + b[i]`, and a workgroup sum through LDS with barriers,
+/// as clang 19 compiles OpenCL C for gfx1100 (no device library: the
+/// ids come from builtins).
+const OPENCL: &str = r#"
+__kernel void vector_add(__global const uint *a, __global const uint *b,
+                         __global uint *c, uint n) {
+  uint i = __builtin_amdgcn_workgroup_id_x() * __builtin_amdgcn_workgroup_size_x() +
+           __builtin_amdgcn_workitem_id_x();
+  if (i < n)
+    c[i] = a[i] + b[i];
+}
+
+__kernel void reduce(__global const uint *a, __global uint *out) {
+  __local uint s[256];
+  uint l = __builtin_amdgcn_workitem_id_x();
+  uint g = __builtin_amdgcn_workgroup_id_x() * 256 + l;
+  s[l] = a[g] * 3u + (g & 7u);
+  for (uint k = 128; k > 0; k >>= 1) {
+    __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+    __builtin_amdgcn_s_barrier();
+    __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+    if (l < k) s[l] += s[l + k];
+  }
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+  __builtin_amdgcn_s_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+  if (l == 0) out[__builtin_amdgcn_workgroup_id_x()] = s[0];
+}
+"#;
+
+/// Debian's clang 19.
+const CLANG: &str = "/usr/lib/llvm-19/bin/clang";
+
+/// Where a compiled kernel's descriptor goes.
+const DESCRIPTOR: u64 = common::MEM_BASE + 0xf_0000;
+
+/// Compiles [`OPENCL`] for gfx1100 and places kernel `name`'s code at
+/// `CODE` and its descriptor at [`DESCRIPTOR`] (pointing at the code),
+/// as a loader would; the descriptor as the command processor reads it.
+fn load_compiled(mem: &FlatMemory, name: &str, wave64: bool) -> KernelCode {
+    let mut args = vec![
+        "-x",
+        "cl",
+        "-cl-std=CL1.2",
+        "-target",
+        "amdgcn-amd-amdhsa",
+        "-mcpu=gfx1100",
+        "-nogpulib",
+        "-O2",
+        "-c",
+        "-o",
+        "-",
+        "-",
+    ];
+    if wave64 {
+        args.push("-mwavefrontsize64");
+    }
+    let src = OPENCL;
+    // One kernel per object: the other is dropped so `.text` starts with
+    // the one we run and `.rodata` holds its descriptor alone.
+    let other = if name == "reduce" {
+        "vector_add"
+    } else {
+        "reduce"
+    };
+    let start = src.find(&format!("__kernel void {other}(")).unwrap();
+    let end = src[start..].find("\n}\n").unwrap() + start + 3;
+    let src = format!("{}{}", &src[..start], &src[end..]);
+    let obj = common::pipe(CLANG, &args, src.as_bytes());
+    let section = |s: &str| {
+        common::pipe(
+            common::LLVM_OBJCOPY,
+            &["-O", "binary", &format!("--only-section={s}"), "-", "-"],
+            &obj,
+        )
+    };
+    let (text, rodata) = (section(".text"), section(".rodata"));
+    // The descriptor (`<name>.kd`) opens `.rodata`.
+    assert!(rodata.len() >= 64, "a kernel descriptor");
+    mem.write(common::CODE, &text);
+    mem.write(DESCRIPTOR, &rodata[..64]);
+    // kernel_code_entry_byte_offset, a relocation in the object.
+    mem.store::<u64>(DESCRIPTOR + 16, common::CODE.wrapping_sub(DESCRIPTOR));
+    KernelCode::read(&mut Tlb::new(mem), DESCRIPTOR).unwrap()
+}
+
+/// Runs a compiled kernel over `items` work-items in groups of 256.
+fn run_compiled(mem: &FlatMemory, code: KernelCode, items: u32, lds: u32) -> Stats {
+    let d = Dispatch {
+        target: Target::Gfx1100,
+        code,
+        grid: [items, 1, 1],
+        workgroup: [256, 1, 1],
+        group_segment_size: lds,
+        private_segment_size: 0,
+        kernarg: KERNARG,
+        packet: 0,
+        queue: 0,
+        dispatch_id: 0,
+        shared_base: common::SHARED_BASE,
+        private_base: common::PRIVATE_BASE,
+        mem,
+        limits: Limits::default(),
+        stop: &|| false,
+        clock: &|| 0,
+        realtime: &|| 0,
+    };
+    shader::run(&d, &CodeCache::new()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn clang_compiled_kernels_run_in_both_wave_sizes() {
+    for wave64 in [false, true] {
+        let mem = memory();
+        let code = load_compiled(&mem, "vector_add", wave64);
+        assert_eq!(
+            code.properties & prop::WAVEFRONT_SIZE32 == 0,
+            wave64,
+            "the descriptor's wave32 bit"
+        );
+        let n = 1000u32;
+        for i in 0..u64::from(n) + 64 {
+            mem.store::<u32>(A + 4 * i, i as u32);
+            mem.store::<u32>(B + 4 * i, 1000 * i as u32);
+            mem.store::<u32>(C + 4 * i, 0xdead_beef);
+        }
+        for (k, v) in [A, B, C].into_iter().enumerate() {
+            mem.store::<u64>(KERNARG + 8 * k as u64, v);
+        }
+        mem.store::<u32>(KERNARG + 0x18, n);
+        // Code object v5's hidden_group_size_x, after the four arguments.
+        mem.store::<u16>(KERNARG + 0x2c, 256);
+        let stats = run_compiled(&mem, code, 1024, 0);
+        assert_eq!(stats.waves, if wave64 { 16 } else { 32 });
+        check_vector_add(&mem, n);
+
+        let mem = memory();
+        let code = load_compiled(&mem, "reduce", wave64);
+        let groups = 4u64;
+        for i in 0..256 * groups {
+            mem.store::<u32>(A + 4 * i, i as u32);
+        }
+        mem.store::<u64>(KERNARG, A);
+        mem.store::<u64>(KERNARG + 8, C);
+        run_compiled(&mem, code, 256 * groups as u32, 1024);
+        for g in 0..groups {
+            let want: u64 = (256 * g..256 * (g + 1)).map(|i| 3 * i + (i & 7)).sum();
+            assert_eq!(
+                u64::from(mem.load::<u32>(C + 4 * g)),
+                want,
+                "workgroup {g} (wave64 {wave64})"
+            );
+        }
     }
 }

@@ -11,9 +11,11 @@ use crate::shader::isa::Enc;
 /// the model does not run it (it then stops the dispatch as an illegal
 /// instruction).
 pub(super) fn lookup(enc: Enc, name: &str) -> Option<Exec> {
-    // The MUBUF words (fields moved, not yet decoded) are not modelled;
+    // The MUBUF words (fields moved, not yet decoded) are not modelled,
+    // but for the cache invalidations, which have no fields;
     // `ds_cmpstore_*` swaps gfx9 `ds_cmpst_*`'s data operands.
-    if enc == Enc::Mubuf || name.starts_with("ds_cmpstore") {
+    let invalidate = matches!(name, "buffer_gl0_inv" | "buffer_gl1_inv");
+    if enc == Enc::Mubuf && !invalidate || name.starts_with("ds_cmpstore") {
         return None;
     }
     match gfx9_name(name) {
