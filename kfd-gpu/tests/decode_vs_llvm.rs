@@ -270,7 +270,7 @@ fn word(r: &mut Rng, target: Target, enc: Enc, table: &[&str]) -> [u32; 3] {
                 soff << 24 | r.bit(3) << 23 | r.below(24) << 16 | r.vgpr() << 8 | r.vgpr(),
             ]
         }
-        Enc::Other => [0, 0],
+        Enc::Vopd | Enc::Other => [0, 0],
     };
     let w1 = match (enc, w[0] & 0x1ff) {
         (Enc::Vop1 | Enc::Vop2 | Enc::Vopc, 249) => sdwa(r),
@@ -449,6 +449,29 @@ fn word11(r: &mut Rng, enc: Enc, op: u32, lit: u32) -> [u32; 3] {
                     | r.below(24) << 16
                     | r.vgpr() << 8
                     | r.vgpr(),
+            ]
+        }
+        Enc::Vopd => {
+            // `op` is Y's (the table iterated is Y's); X's drawn apart.
+            let opx = r.below(16);
+            let src0 = |r: &mut Rng| {
+                if r.bit(70) == 1 {
+                    256 + r.vgpr()
+                } else {
+                    ssrc11(r)
+                }
+            };
+            // X's destination is the second word's top byte: not one
+            // that would make the word alone a 12-byte instruction (VOPD,
+            // VOP3, VOP3P with a literal; MIMG), should LLVM reject the
+            // first.
+            let vdstx = match r.vgpr() {
+                v @ (0xc8..=0xd7 | 0xf0..=0xf3) => v & 0x7f,
+                v => v,
+            };
+            [
+                0xc800_0000 | opx << 22 | op << 17 | (r.vgpr() >> 1) << 9 | src0(r),
+                vdstx << 24 | r.below(128) << 17 | (r.vgpr() >> 1) << 9 | src0(r),
             ]
         }
         Enc::Other => [0, 0],
@@ -697,6 +720,13 @@ fn decoder_agrees_with_llvm() {
                     i.name, i.len
                 ));
                 continue;
+            }
+            // VOPD: Y's mnemonic follows `::`.
+            if let Some(y) = i.y {
+                if !text.contains(&format!(":: {} ", y.name)) {
+                    fail(format!("LLVM decodes `{text}`, we Y `{}`", y.name));
+                    continue;
+                }
             }
             t.mnemonic_agree += 1;
             if text.contains("/*") {

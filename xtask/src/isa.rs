@@ -312,6 +312,32 @@ const GFX11: &[Family] = &[
             |op| vec![0xe000_4000 | op << 18, 0x80 << 24 | 4 << 16 | 4 << 8 | 8],
         ],
     },
+    // VOPD, two operations in one instruction: X's opcodes (bits 25:22)
+    // with `v_dual_mov_b32` (8) as Y, and Y's (bits 21:17) with it as X;
+    // `Y` names come after LLVM's `::`. X: v6 = f(v2[, v4]); Y: v7 =
+    // f(v3[, v5]) (VGPR banks apart, as VOPD wants); the mov's second
+    // source field is 0.
+    Family {
+        name: "VOPDX",
+        ops: 0x10,
+        forms: &[
+            |op| {
+                vec![
+                    0xc800_0000 | op << 22 | 8 << 17 | 4 << 9 | 0x102,
+                    0x0606_0103,
+                ]
+            },
+            |op| vec![0xc800_0000 | op << 22 | 8 << 17 | 0x102, 0x0606_0103],
+        ],
+    },
+    Family {
+        name: "VOPDY",
+        ops: 0x20,
+        forms: &[
+            |op| vec![0xc800_0000 | 8 << 22 | op << 17 | 0x102, 0x0606_0b03],
+            |op| vec![0xc800_0000 | 8 << 22 | op << 17 | 0x102, 0x0606_0103],
+        ],
+    },
 ];
 
 fn hex(words: &[u32]) -> String {
@@ -402,6 +428,11 @@ fn disassemble_form(
             continue;
         }
         if first.is_none() {
+            // VOPD's Y operation follows `::`.
+            let l = match (f.name, l.split_once("::")) {
+                ("VOPDY", Some((_, y))) => y,
+                _ => l,
+            };
             let m = l.split_whitespace().next().unwrap_or("");
             let m = m
                 .strip_suffix("_e32")

@@ -4,8 +4,11 @@
 //! by the executor of its gfx9 name. What gfx11 changed in meaning is not
 //! renamed here and stays without an executor until it has its own.
 
-use super::{lookup as by_name, Exec};
-use crate::shader::isa::Enc;
+use std::sync::OnceLock;
+
+use super::{lookup as by_name, unimplemented, Ctx, Exec, Flow};
+use crate::shader::isa::{Dual, Enc, Ext, Inst, Mods};
+use crate::shader::wave::Wave;
 
 /// The executor of gfx11 mnemonic `name` of family `enc`, or `None` when
 /// the model does not run it (it then stops the dispatch as an illegal
@@ -18,10 +21,98 @@ pub(super) fn lookup(enc: Enc, name: &str) -> Option<Exec> {
     if enc == Enc::Mubuf && !invalidate || name.starts_with("ds_cmpstore") {
         return None;
     }
+    if enc == Enc::Vopd {
+        return half(name).map(|_| vopd as Exec);
+    }
     match gfx9_name(name) {
         Some(n) => by_name(&n),
         None => by_name(name),
     }
+}
+
+/// The VALU mnemonic of VOPD operation `name` (`v_dual_add_f32` ->
+/// `v_add_f32`), its family in the 32-bit encodings, and its executor.
+fn half(name: &str) -> Option<(&'static str, Enc, Exec)> {
+    static HALVES: OnceLock<Vec<(&'static str, &'static str, Enc, Exec)>> = OnceLock::new();
+    let all = HALVES.get_or_init(|| {
+        let names = crate::shader::isa::tables_of(crate::shader::isa::Target::Gfx1100)
+            .into_iter()
+            .filter(|(e, _)| *e == Enc::Vopd)
+            .flat_map(|(_, t)| t.iter().copied());
+        let mut v = Vec::new();
+        for dual in names.filter(|n| !n.is_empty()) {
+            let valu: &'static str = match dual.strip_prefix("v_dual_") {
+                Some(op) => Box::leak(format!("v_{op}").into_boxed_str()),
+                None => continue,
+            };
+            let enc = if valu == "v_mov_b32" {
+                Enc::Vop1
+            } else {
+                Enc::Vop2
+            };
+            if let Some(e) = lookup(enc, valu) {
+                v.push((dual, valu, enc, e));
+            }
+        }
+        v
+    });
+    all.iter()
+        .find(|(d, ..)| *d == name)
+        .map(|&(_, valu, enc, e)| (valu, enc, e))
+}
+
+/// The 32-bit VALU instruction doing one operation of a VOPD `i`.
+fn operation(i: &Inst, name: &'static str, enc: Enc, dst: u16, src: [u16; 2]) -> Inst {
+    Inst {
+        enc,
+        op: 0,
+        name,
+        len: i.len,
+        w: i.w,
+        lit: i.lit,
+        dst,
+        sdst: 0,
+        src: [src[0], src[1], 0],
+        simm16: 0,
+        mods: Mods::default(),
+        ext: Ext::None,
+        y: None,
+    }
+}
+
+/// VOPD: X and Y read their sources before either writes (their
+/// destinations differ). X runs first; when Y reads X's destination, Y
+/// runs with that register as it was before X.
+fn vopd(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
+    let Some(Dual {
+        name: yname,
+        dst,
+        src,
+        ..
+    }) = i.y
+    else {
+        return unimplemented(i, "VOPD without its Y operation");
+    };
+    let (Some((xn, xe, xf)), Some((yn, ye, yf))) = (half(i.name), half(yname)) else {
+        return unimplemented(i, yname);
+    };
+    let x = operation(i, xn, xe, i.dst, [i.src[0], i.src[1]]);
+    let y = operation(i, yn, ye, dst, src);
+    // (An accumulating Y reads its own destination, never X's.)
+    let hazard = y.src[..2].contains(&x.dst);
+    let xd = usize::from(x.dst.wrapping_sub(256)) % w.vgpr.len();
+    let before = hazard.then(|| w.vgpr[xd]);
+    match xf(w, &x, c) {
+        Flow::Next => {}
+        other => return other,
+    }
+    let Some(before) = before else {
+        return yf(w, &y, c);
+    };
+    let after = std::mem::replace(&mut w.vgpr[xd], before);
+    let r = yf(w, &y, c);
+    w.vgpr[xd] = after;
+    r
 }
 
 /// Whole-name renames.

@@ -46,6 +46,9 @@ pub enum Enc {
     Scratch,
     /// Untyped buffer memory.
     Mubuf,
+    /// gfx11 dual issue: two VALU operations (X and Y) in one
+    /// instruction ([`Inst::y`] holds Y).
+    Vopd,
     /// Any other family (typed buffers, images, exports, interpolation):
     /// the shader machine does not model graphics.
     Other,
@@ -71,6 +74,7 @@ impl Enc {
             Enc::Global => "GLOBAL",
             Enc::Scratch => "SCRATCH",
             Enc::Mubuf => "MUBUF",
+            Enc::Vopd => "VOPD",
             Enc::Other => "other",
         }
     }
@@ -146,7 +150,7 @@ impl Enc {
             Enc::Ds => (w >> 17) & 0xff,
             Enc::Flat | Enc::Global | Enc::Scratch => (w >> 18) & 0x7f,
             Enc::Mubuf => (w >> 18) & 0x7f,
-            Enc::Other => 0,
+            Enc::Vopd | Enc::Other => 0,
         };
         op as u16
     }
@@ -224,6 +228,21 @@ pub struct Inst {
     pub mods: Mods,
     /// SDWA or DPP word.
     pub ext: Ext,
+    /// VOPD's second operation (X is the rest of the value).
+    pub y: Option<Dual>,
+}
+
+/// The Y operation of a VOPD instruction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dual {
+    /// Its opcode.
+    pub op: u16,
+    /// Its mnemonic (`v_dual_*`).
+    pub name: &'static str,
+    /// Destination operand code (256 + VGPR).
+    pub dst: u16,
+    /// Source 0 (any 9-bit code) and source 1 (256 + VGPR).
+    pub src: [u16; 2],
 }
 
 /// Why words could not be decoded.
@@ -287,6 +306,7 @@ pub fn decode(target: Target, words: &[u32; 3]) -> Result<Inst, Illegal> {
         simm16: 0,
         mods: Mods::default(),
         ext: Ext::None,
+        y: None,
     };
     let f = |v: u32, lo: u32, n: u32| ((v >> lo) & ((1 << n) - 1)) as u16;
     match enc {
@@ -354,7 +374,7 @@ pub fn decode(target: Target, words: &[u32; 3]) -> Result<Inst, Illegal> {
             i.len = 8;
             i.w[1] = words[1];
         }
-        Enc::Other => return Err(illegal),
+        Enc::Vopd | Enc::Other => return Err(illegal),
     }
     // Literals and SDWA/DPP words follow the instruction's own words.
     let next = usize::from(i.len / 4);

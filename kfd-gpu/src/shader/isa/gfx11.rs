@@ -14,9 +14,11 @@
 //!   VOPC and VOP3 take DPP16 (source 250) or DPP8 (233/234) words; there
 //!   is no SDWA;
 //! - `v_cmpx_*` writes EXEC only: the decoder gives it no scalar
-//!   destination.
+//!   destination;
+//! - VOPD holds two VALU operations: X in the value's own fields, Y in
+//!   [`Inst::y`], one literal shared.
 
-use super::decode::{Enc, Ext, Illegal, Inst, Mods, DPP, LITERAL};
+use super::decode::{Dual, Enc, Ext, Illegal, Inst, Mods, DPP, LITERAL};
 use super::Target;
 
 /// The decoded code of gfx11's `null` operand: the inline constant 0.
@@ -36,6 +38,7 @@ pub fn enc_of(w: u32) -> Enc {
     match w >> 26 {
         0x3d => Enc::Smem,
         0x35 => Enc::Vop3,
+        0x32 => Enc::Vopd,
         0x33 if w >> 24 == 0xcc => Enc::Vop3p,
         0x36 => Enc::Ds,
         0x37 => match (w >> 16) & 3 {
@@ -45,7 +48,7 @@ pub fn enc_of(w: u32) -> Enc {
             _ => Enc::Other,
         },
         0x38 => Enc::Mubuf,
-        // VOPD, VINTERP, LDSDIR, MTBUF, MIMG, EXP.
+        // VINTERP, LDSDIR, MTBUF, MIMG, EXP.
         _ => Enc::Other,
     }
 }
@@ -57,6 +60,8 @@ pub fn opcode(enc: Enc, w: u32) -> u16 {
         Enc::Vop3 => (w >> 16) & 0x3ff,
         Enc::Vop3p => (w >> 16) & 0x7f,
         Enc::Flat | Enc::Global | Enc::Scratch => (w >> 18) & 0x7f,
+        // X's opcode; Y's is in 21:17.
+        Enc::Vopd => (w >> 22) & 0xf,
         _ => return enc.opcode(w),
     };
     op as u16
@@ -86,6 +91,14 @@ fn sgpr_vdst(name: &str) -> bool {
     name.starts_with("v_cmp") || matches!(name, "v_readlane_b32" | "v_readfirstlane_b32")
 }
 
+/// The mnemonic of VOPD Y opcode `op`.
+pub fn vopd_y(op: u16) -> Option<&'static str> {
+    super::tables::gfx1100::VOPDY
+        .get(usize::from(op))
+        .copied()
+        .filter(|n| !n.is_empty())
+}
+
 /// Decodes the gfx11 instruction whose words start at `words[0]`.
 pub fn decode(words: &[u32; 3]) -> Result<Inst, Illegal> {
     let w0 = words[0];
@@ -106,6 +119,7 @@ pub fn decode(words: &[u32; 3]) -> Result<Inst, Illegal> {
         simm16: 0,
         mods: Mods::default(),
         ext: Ext::None,
+        y: None,
     };
     let f = |v: u32, lo: u32, n: u32| ((v >> lo) & ((1 << n) - 1)) as u16;
     let w1 = words[1];
@@ -229,6 +243,24 @@ pub fn decode(words: &[u32; 3]) -> Result<Inst, Illegal> {
             i.len = 8;
             i.w[1] = w1;
         }
+        Enc::Vopd => {
+            // X: src0 8:0, vsrc1 16:9, vdst in the second word's 31:24.
+            // Y: src0, vsrc1 in the second word's 8:0 and 16:9, vdst's
+            // upper bits in 23:17 (its low bit is the opposite of X's).
+            let opy = f(w0, 17, 5);
+            let yname = vopd_y(opy).ok_or(illegal)?;
+            i.len = 8;
+            i.w[1] = w1;
+            let vdstx = f(w1, 24, 8);
+            i.dst = 256 + vdstx;
+            i.src = [source(f(w0, 0, 9)), 256 + f(w0, 9, 8), 0];
+            i.y = Some(Dual {
+                op: opy,
+                name: yname,
+                dst: 256 + ((f(w1, 17, 7) << 1) | ((vdstx & 1) ^ 1)),
+                src: [source(f(w1, 0, 9)), 256 + f(w1, 9, 8)],
+            });
+        }
         Enc::Other => return Err(illegal),
     }
     // A literal, DPP16 or DPP8 word follows the instruction's own words.
@@ -266,6 +298,14 @@ pub fn decode(words: &[u32; 3]) -> Result<Inst, Illegal> {
         } else {
             Ext::Dpp8(x)
         };
+    } else if let Some(y) = i.y {
+        // One literal serves both operations: a source, or the K of
+        // `fmaak`/`fmamk`.
+        let k = |n: &str| n.starts_with("v_dual_fmaak") || n.starts_with("v_dual_fmamk");
+        if i.src[0] == LITERAL || y.src[0] == LITERAL || k(name) || k(y.name) {
+            i.lit = Some(words[2]);
+            i.len = 12;
+        }
     } else if i.lit.is_none() && i.src[..nsrc].contains(&LITERAL) {
         if next >= 3 {
             return Err(illegal);
@@ -323,9 +363,20 @@ mod tests {
             (i.len, i.lit, i.sdst, i.src[0]),
             (12, Some(0x12345), 106, LITERAL)
         );
-        // VOPD is not decoded: an illegal instruction naming no opcode
-        // table.
-        let e = decode(&[0xc800_0000, 0, 0]).unwrap_err();
+        // v_dual_add_f32 v6, v2, v4 :: v_dual_add_nc_u32 v7, v3, v5
+        let i = decode(&[0xc920_0902, 0x0606_0b03, 0]).unwrap();
+        let y = i.y.unwrap();
+        assert_eq!(
+            (i.name, i.len, i.dst, i.src[..2].to_vec()),
+            ("v_dual_add_f32", 8, 262, vec![258, 260])
+        );
+        assert_eq!(
+            (y.name, y.dst, y.src),
+            ("v_dual_add_nc_u32", 263, [259, 261])
+        );
+        // VINTERP is not decoded: an illegal instruction naming no
+        // opcode table.
+        let e = decode(&[0xcd00_0000, 0, 0]).unwrap_err();
         assert_eq!(e.enc, Enc::Other);
     }
 }

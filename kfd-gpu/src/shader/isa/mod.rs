@@ -12,7 +12,7 @@ mod gfx11;
 mod print;
 pub(crate) mod tables;
 
-pub use decode::{decode, Enc, Ext, Illegal, Inst, Mods};
+pub use decode::{decode, Dual, Enc, Ext, Illegal, Inst, Mods};
 
 /// A target: which opcode table, which decoder and which features.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -88,6 +88,15 @@ impl Target {
     /// it; `None` when the target has no such instruction.
     pub fn mnemonic(self, enc: Enc, op: u16) -> Option<&'static str> {
         use tables::*;
+        if enc == Enc::Vopd {
+            // VOPD's X opcodes (Y's: `gfx11::vopd_y`).
+            let t: &[&str] = if self.is_gfx11() {
+                &gfx1100::VOPDX
+            } else {
+                &[]
+            };
+            return t.get(usize::from(op)).copied().filter(|n| !n.is_empty());
+        }
         macro_rules! pick {
             ($m:ident) => {{
                 let t: &'static [&'static str] = match enc {
@@ -107,7 +116,7 @@ impl Target {
                     Enc::Global => &$m::GLOBAL,
                     Enc::Scratch => &$m::SCRATCH,
                     Enc::Mubuf => &$m::MUBUF,
-                    Enc::Other => return None,
+                    Enc::Vopd | Enc::Other => return None,
                 };
                 t
             }};
@@ -152,6 +161,11 @@ pub fn tables_of(target: Target) -> Vec<(Enc, &'static [&'static str])> {
         Target::Gfx900 => all!(gfx900),
         Target::Gfx90a => all!(gfx90a),
         Target::Gfx940 => all!(gfx940),
-        Target::Gfx1100 => all!(gfx1100),
+        Target::Gfx1100 => {
+            let mut t = all!(gfx1100);
+            // Y's list holds every X operation and three more.
+            t.push((Enc::Vopd, &gfx1100::VOPDY[..]));
+            t
+        }
     }
 }

@@ -238,7 +238,7 @@ impl Inst {
             Enc::Ds => self.ds(target)?,
             Enc::Flat | Enc::Global | Enc::Scratch => self.flat(target)?,
             Enc::Mubuf => self.mubuf(target)?,
-            Enc::Other => return Err("family not modelled"),
+            Enc::Vopd | Enc::Other => return Err("family not modelled"),
         };
         if !ops.is_empty() {
             s.push(' ');
