@@ -423,3 +423,35 @@ fn vopd_runs_both_operations() {
         assert_eq!(at(3, ll), l * l + 1, "v_dual_fmaak_f32, lane {l}");
     }
 }
+
+#[test]
+fn clocks_read_as_hip_reads_them() {
+    // wall_clock64: MSG_RTN_GET_REALTIME; clock64: SHADER_CYCLES (the
+    // test dispatch's clocks are 2000 and 1000).
+    let asm = "
+      s_load_b64 s[0:1], s[0:1], 0x0
+      s_sendmsg_rtn_b64 s[2:3], sendmsg(MSG_RTN_GET_REALTIME)
+      s_getreg_b32 s4, hwreg(HW_REG_SHADER_CYCLES, 0, 20)
+      v_mov_b32 v0, 0
+      v_mov_b32 v1, s2
+      v_mov_b32 v2, s3
+      v_mov_b32 v3, s4
+      s_waitcnt lgkmcnt(0)
+      global_store_b96 v0, v[1:3], s[0:1]
+      s_endpgm
+    ";
+    let mem = run_one(true, "", asm).unwrap_or_else(|e| panic!("{e}"));
+    let got: Vec<u32> = (0..3).map(|k| mem.load::<u32>(DATA + 4 * k)).collect();
+    assert_eq!(got, [2000, 0, 1000]);
+    // Other returning messages are not modelled.
+    let e = run_one(
+        true,
+        "",
+        "s_sendmsg_rtn_b32 s2, sendmsg(MSG_RTN_GET_DOORBELL)\ns_endpgm",
+    )
+    .err();
+    assert!(
+        matches!(&e, Some(DispatchError::IllegalInstruction { what, .. }) if what.starts_with("s_sendmsg_rtn_b32")),
+        "{e:?}"
+    );
+}

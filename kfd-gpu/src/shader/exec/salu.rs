@@ -687,6 +687,8 @@ mod hwreg {
     pub const FLAT_SCR_LO: u32 = 20;
     /// gfx11: the flat scratch base (high half).
     pub const FLAT_SCR_HI: u32 = 21;
+    /// gfx11: a 20-bit cycle counter.
+    pub const SHADER_CYCLES: u32 = 29;
 }
 
 /// MODE.GPR_IDX_EN: VGPR indexing (not modelled).
@@ -725,6 +727,8 @@ fn hwreg_read(w: &Wave, c: &Ctx<'_, '_>, id: u32) -> Option<u32> {
         hwreg::IB_STS => 0,
         hwreg::SH_MEM_BASES => (w.private_base_hi >> 16) | (w.shared_base_hi >> 16) << 16,
         hwreg::XCC_ID if c.target == Target::Gfx940 => 0,
+        // gfx11: the clock in its low 20 bits (what `clock64` reads).
+        hwreg::SHADER_CYCLES if c.target.is_gfx11() => (c.clock)() as u32 & 0xf_ffff,
         _ => return None,
     })
 }

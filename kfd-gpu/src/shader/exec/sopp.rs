@@ -1,7 +1,7 @@
 //! SOPP: program control (`s_endpgm`, branches, waits, barriers, traps,
 //! messages).
 
-use super::{unimplemented, Exec, Flow, Stop};
+use super::{unimplemented, Ctx, Exec, Flow, Stop};
 use crate::shader::isa::{Inst, Target};
 use crate::shader::wave::Wave;
 
@@ -58,6 +58,8 @@ pub(super) fn lookup(name: &str) -> Option<Exec> {
         },
         "s_sendmsg" => |_, i, c| sendmsg(i, false, c.target),
         "s_sendmsghalt" => |_, i, c| sendmsg(i, true, c.target),
+        "s_sendmsg_rtn_b32" => |w, i, c| sendmsg_rtn(w, i, c, false),
+        "s_sendmsg_rtn_b64" => |w, i, c| sendmsg_rtn(w, i, c, true),
         _ => return None,
     })
 }
@@ -75,6 +77,24 @@ fn branch(w: &Wave, i: &Inst, taken: bool) -> Flow {
     } else {
         Flow::Next
     }
+}
+
+/// gfx11's `s_sendmsg_rtn_b32/b64`: a message whose answer goes to
+/// SDST; the id is in the source field. MSG_RTN_GET_REALTIME (131, what
+/// HIP's `wall_clock64` sends) answers the constant-rate clock; the other
+/// answers (doorbell, trap handler addresses, wave save) are not
+/// modelled.
+fn sendmsg_rtn(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>, wide: bool) -> Flow {
+    if i.src[0] != 131 {
+        return unimplemented(i, "message");
+    }
+    let t = (c.realtime)();
+    if wide {
+        w.write64(i.dst, t);
+    } else {
+        w.write32(i.dst, t as u32);
+    }
+    Flow::Next
 }
 
 /// `s_sendmsg` / `s_sendmsghalt`: the message id is SIMM16[3:0]. The
