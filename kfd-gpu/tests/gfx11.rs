@@ -189,11 +189,11 @@ fn what_is_not_modelled_stops_naming_it() {
         }
         e => panic!("{e:?}"),
     }
-    // DPP16 decodes (its mnemonic named) but does not run.
+    // DPP16's row_share decodes (its mnemonic named) but does not run.
     let e = run_one(
         true,
         "",
-        "v_mov_b32_dpp v0, v1 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf\ns_endpgm",
+        "v_mov_b32_dpp v0, v1 row_share:1 row_mask:0xf bank_mask:0xf\ns_endpgm",
     )
     .err();
     match e {
@@ -454,4 +454,37 @@ fn clocks_read_as_hip_reads_them() {
         matches!(&e, Some(DispatchError::IllegalInstruction { what, .. }) if what.starts_with("s_sendmsg_rtn_b32")),
         "{e:?}"
     );
+}
+
+#[test]
+fn dpp16_controls_shared_with_gfx9_run() {
+    // quad_perm, row_shr with bound_ctrl (a row's first lane reads 0),
+    // row_mirror, on a VOP2 with a DPP source 0.
+    let asm = "
+      s_load_b64 s[0:1], s[0:1], 0x0
+      v_mov_b32_dpp v1, v0 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf
+      v_mov_b32_dpp v2, v0 row_shr:1 row_mask:0xf bank_mask:0xf bound_ctrl:1
+      v_add_nc_u32_dpp v3, v0, v0 row_mirror row_mask:0xf bank_mask:0xf
+      v_lshlrev_b32 v4, 2, v0
+      s_waitcnt lgkmcnt(0)
+      global_store_b32 v4, v1, s[0:1]
+      global_store_b32 v4, v2, s[0:1] offset:128
+      global_store_b32 v4, v3, s[0:1] offset:256
+      s_endpgm
+    ";
+    let mem = run_one(true, "", asm).unwrap_or_else(|e| panic!("{e}"));
+    let at = |k: u64, l: u32| mem.load::<u32>(DATA + 128 * k + 4 * u64::from(l));
+    for l in 0..32u32 {
+        assert_eq!(at(0, l), l ^ 1, "quad_perm, lane {l}");
+        assert_eq!(
+            at(1, l),
+            if l % 16 == 0 { 0 } else { l - 1 },
+            "row_shr, lane {l}"
+        );
+        assert_eq!(
+            at(2, l),
+            (l & !15) + 15 - (l & 15) + l,
+            "row_mirror, lane {l}"
+        );
+    }
 }

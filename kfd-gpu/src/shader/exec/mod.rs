@@ -67,10 +67,23 @@ pub type Exec = fn(&mut Wave, &Inst, &mut Ctx<'_, '_>) -> Flow;
 /// The executor of decoded instruction `i` of `target`: its mnemonic's,
 /// except for what the target's generation changed.
 pub fn lookup_inst(target: Target, i: &Inst) -> Option<Exec> {
-    // gfx11's DPP16/DPP8 lane controls differ from gfx9's DPP: not
-    // modelled yet.
-    if target.is_gfx11() && i.ext != Ext::None {
-        return None;
+    if target.is_gfx11() {
+        match i.ext {
+            Ext::None => {}
+            // gfx11's DPP16 word is gfx9's DPP word plus fetch-inactive
+            // (bit 18); the controls both have (quad_perm, row shifts and
+            // rotates, mirrors) run on gfx9's DPP, in the 32-bit
+            // encodings. Fetch-inactive, row_share/row_xmask, DPP in VOP3
+            // and DPP8 are not modelled.
+            Ext::Dpp(x)
+                if matches!(i.enc, Enc::Vop1 | Enc::Vop2 | Enc::Vopc)
+                    && x >> 18 & 1 == 0
+                    && matches!(
+                        x >> 8 & 0x1ff,
+                        0..=0xff | 0x101..=0x10f | 0x111..=0x11f | 0x121..=0x12f | 0x140 | 0x141
+                    ) => {}
+            _ => return None,
+        }
     }
     lookup_in(target, i.enc, i.name)
 }
