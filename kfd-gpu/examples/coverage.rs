@@ -6,7 +6,12 @@ use kfd_gpu::shader::{coverage, Target};
 
 fn main() {
     let missing = std::env::args().any(|a| a == "--missing");
-    for t in [Target::Gfx900, Target::Gfx90a, Target::Gfx940] {
+    for t in [
+        Target::Gfx900,
+        Target::Gfx90a,
+        Target::Gfx940,
+        Target::Gfx1100,
+    ] {
         let c = coverage(t);
         let (listed, executed) = c
             .iter()

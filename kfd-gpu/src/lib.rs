@@ -3,7 +3,8 @@
 //! An AMD GPU as a driver sees it: memory it is handed ([`mem::GpuMemory`],
 //! translated once per span and then accessed without system calls) and
 //! the shader machine ([`shader`]) that runs kernels: gfx9 (gfx900/902,
-//! gfx90a, gfx940/942) code, decoded once and interpreted a wave at a
+//! gfx90a, gfx940/942) and gfx1100 (the core encodings, wave32 and
+//! wave64) code, decoded once and interpreted a wave at a
 //! time, workgroups spread over threads. The crate knows nothing of the
 //! KFD driver model: kfd-sim's command processor hands it dispatches.
 //!

@@ -20,7 +20,10 @@
 //!   register tuples out of range or misaligned, modifiers the opcode
 //!   does not take); it executes what it accepts or reports it
 //!   unimplemented.
-//! - forms `Inst::disasm` reports it cannot print (its `Err` reason).
+//! - forms `Inst::disasm` reports it cannot print (its `Err` reason);
+//!   it prints no gfx1100 operands yet, so for gfx1100 the decoder is
+//!   checked on acceptance, mnemonic and length (its fields by the unit
+//!   tests of `isa::gfx11` and the kernels of `tests/gfx11.rs`).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -133,6 +136,13 @@ const NOP: u32 = 0xbf80_0000;
 fn word(r: &mut Rng, target: Target, enc: Enc, table: &[&str]) -> [u32; 3] {
     let op = opcode(r, table);
     let lit = r.next();
+    if target.is_gfx11() {
+        // A gfx11 literal word alone is a VOP1/VOP2/VOPC word, at most
+        // eight bytes: should LLVM reject the instruction and decode its
+        // literal as one, it does not run into the next corpus line
+        // (a VOPD word with its literal would).
+        return pad(target, word11(r, enc, op, lit & 0x7fff_ffff));
+    }
     let w = match enc {
         Enc::Sop2 => [
             0x8000_0000 | op << 23 | r.sdst() << 16 | r.ssrc() << 8 | r.ssrc(),
@@ -260,20 +270,225 @@ fn word(r: &mut Rng, target: Target, enc: Enc, table: &[&str]) -> [u32; 3] {
                 soff << 24 | r.bit(3) << 23 | r.below(24) << 16 | r.vgpr() << 8 | r.vgpr(),
             ]
         }
-        Enc::Other => [0, 0],
+        Enc::Vopd | Enc::Other => [0, 0],
     };
     let w1 = match (enc, w[0] & 0x1ff) {
         (Enc::Vop1 | Enc::Vop2 | Enc::Vopc, 249) => sdwa(r),
         (Enc::Vop1 | Enc::Vop2 | Enc::Vopc, 250) => dpp(r),
         _ => w[1],
     };
-    let mut w = [w[0], w1, NOP];
+    pad(target, [w[0], w1, NOP])
+}
+
+/// `w` with the words past the instruction we decode made `s_nop 0`.
+fn pad(target: Target, mut w: [u32; 3]) -> [u32; 3] {
     if let Ok(i) = decode(target, &w) {
         for x in &mut w[usize::from(i.len / 4)..] {
             *x = NOP;
         }
     }
     w
+}
+
+/// A gfx11 scalar source: gfx9's choices plus `null` (124) and M0 (125).
+fn ssrc11(r: &mut Rng) -> u32 {
+    if r.bit(5) == 1 {
+        r.pick(&[124, 125])
+    } else {
+        r.ssrc()
+    }
+}
+
+/// A gfx11 scalar destination.
+fn sdst11(r: &mut Rng) -> u32 {
+    if r.bit(5) == 1 {
+        r.pick(&[124, 125])
+    } else {
+        r.sdst()
+    }
+}
+
+/// A gfx11 9-bit vector source (no DPP codes).
+fn vsrc11(r: &mut Rng) -> u32 {
+    if r.bit(50) == 1 {
+        256 + r.vgpr()
+    } else {
+        ssrc11(r)
+    }
+}
+
+/// A DPP8 word: a VGPR and eight lane selects, the upper ones fixed so
+/// that the word alone is an `s_nop` (should LLVM decode the instruction
+/// before it shorter than we do, the word does not run into the next
+/// corpus line).
+fn dpp8(r: &mut Rng) -> u32 {
+    NOP | r.below(0x10000)
+}
+
+/// Source 0 of a gfx11 32-bit VALU word: sometimes a DPP16 or DPP8 word.
+fn vop_src0_11(r: &mut Rng) -> u32 {
+    match r.below(12) {
+        0 => 250,
+        1 => r.pick(&[233, 234]),
+        _ => vsrc11(r),
+    }
+}
+
+/// The instruction words (first two, then the third word) of a gfx11
+/// corpus entry of family `enc` with opcode `op`.
+fn word11(r: &mut Rng, enc: Enc, op: u32, lit: u32) -> [u32; 3] {
+    let w = match enc {
+        Enc::Sop2 => [
+            0x8000_0000 | op << 23 | sdst11(r) << 16 | ssrc11(r) << 8 | ssrc11(r),
+            lit,
+        ],
+        Enc::Sopk => {
+            let imm = if r.bit(50) == 1 {
+                r.below(64)
+            } else {
+                r.below(0x10000)
+            };
+            [0xb000_0000 | op << 23 | sdst11(r) << 16 | imm, lit]
+        }
+        Enc::Sop1 => [0xbe80_0000 | sdst11(r) << 16 | op << 8 | ssrc11(r), lit],
+        Enc::Sopc => [0xbf00_0000 | op << 16 | ssrc11(r) << 8 | ssrc11(r), lit],
+        Enc::Sopp => {
+            let imm = if r.bit(60) == 1 {
+                r.below(16)
+            } else {
+                r.below(0x10000)
+            };
+            [0xbf80_0000 | op << 16 | imm, lit]
+        }
+        Enc::Smem => {
+            let soff = if r.bit(70) == 1 { 124 } else { r.sgpr() };
+            [
+                0xf400_0000
+                    | op << 18
+                    | r.bit(10) << 14
+                    | r.bit(10) << 13
+                    | r.sgpr() << 6
+                    | r.sgpr() >> 1,
+                soff << 25 | (r.below(0x20_0000) * r.bit(70)),
+            ]
+        }
+        Enc::Vop2 => [
+            op << 25 | r.vgpr() << 17 | r.vgpr() << 9 | vop_src0_11(r),
+            lit,
+        ],
+        Enc::Vop1 => [0x7e00_0000 | r.vgpr() << 17 | op << 9 | vop_src0_11(r), lit],
+        Enc::Vopc => [0x7c00_0000 | op << 17 | r.vgpr() << 9 | vop_src0_11(r), lit],
+        Enc::Vop3 | Enc::Vop3p => {
+            let dst = if r.bit(70) == 1 { r.vgpr() } else { sdst11(r) };
+            let mods = if r.bit(70) == 1 { 0 } else { r.below(0x80) };
+            let neg = if r.bit(70) == 1 { 0 } else { r.below(8) };
+            let omod = if r.bit(85) == 1 { 0 } else { r.below(4) };
+            let n = r.pick(&[1, 2, 2, 3, 3]);
+            let s1 = if n > 1 { vsrc11(r) } else { 0 };
+            let s2 = if n > 2 { vsrc11(r) } else { 0 };
+            let (prefix, op) = if enc == Enc::Vop3 {
+                (0xd400_0000, op << 16)
+            } else {
+                (0xcc00_0000, op << 16)
+            };
+            [
+                prefix | op | r.bit(15) << 15 | mods << 8 | dst,
+                neg << 29 | omod << 27 | s2 << 18 | s1 << 9 | vsrc11(r),
+            ]
+        }
+        Enc::Ds => {
+            let off = if r.bit(50) == 1 { 0 } else { r.below(0x10000) };
+            [
+                0xd800_0000 | op << 18 | r.bit(5) << 17 | off,
+                (r.vgpr() * r.bit(50)) << 24
+                    | (r.vgpr() * r.bit(50)) << 16
+                    | (r.vgpr() * r.bit(50)) << 8
+                    | (r.vgpr() * r.bit(90)),
+            ]
+        }
+        Enc::Flat | Enc::Global | Enc::Scratch => {
+            let seg = match enc {
+                Enc::Flat => 0,
+                Enc::Scratch => 1,
+                _ => 2,
+            };
+            let off = if r.bit(40) == 1 { 0 } else { r.below(0x2000) };
+            let saddr = match (enc, r.below(3)) {
+                (Enc::Flat, _) => 124,
+                (_, 0) => 124,
+                (_, 1) => r.pick(&[106, 126]),
+                _ => r.sgpr(),
+            };
+            let sve = u32::from(enc == Enc::Scratch) * r.bit(50);
+            [
+                0xdc00_0000
+                    | op << 18
+                    | seg << 16
+                    | r.bit(20) << 15
+                    | r.bit(40) << 14
+                    | r.bit(10) << 13
+                    | off,
+                (r.vgpr() * r.bit(60)) << 24
+                    | sve << 23
+                    | saddr << 16
+                    | (r.vgpr() * r.bit(60)) << 8
+                    | r.vgpr(),
+            ]
+        }
+        Enc::Mubuf => {
+            let soff = match r.below(4) {
+                0 => 128,
+                1 => 124,
+                _ => r.sgpr(),
+            };
+            [
+                0xe000_0000 | op << 18 | (r.below(1 << 16) * r.bit(50)),
+                soff << 24
+                    | r.below(4) << 22
+                    | r.bit(3) << 21
+                    | r.below(24) << 16
+                    | r.vgpr() << 8
+                    | r.vgpr(),
+            ]
+        }
+        Enc::Vopd => {
+            // `op` is Y's (the table iterated is Y's); X's drawn apart.
+            let opx = r.below(16);
+            let src0 = |r: &mut Rng| {
+                if r.bit(70) == 1 {
+                    256 + r.vgpr()
+                } else {
+                    ssrc11(r)
+                }
+            };
+            // X's destination is the second word's top byte: not one
+            // that would make the word alone a 12-byte instruction (VOPD,
+            // VOP3, VOP3P with a literal; MIMG), should LLVM reject the
+            // first.
+            let vdstx = match r.vgpr() {
+                v @ (0xc8..=0xd7 | 0xf0..=0xf3) => v & 0x7f,
+                v => v,
+            };
+            [
+                0xc800_0000 | opx << 22 | op << 17 | (r.vgpr() >> 1) << 9 | src0(r),
+                vdstx << 24 | r.below(128) << 17 | (r.vgpr() >> 1) << 9 | src0(r),
+            ]
+        }
+        Enc::Other => [0, 0],
+    };
+    let w1 = match (enc, w[0] & 0x1ff) {
+        (Enc::Vop1 | Enc::Vop2 | Enc::Vopc, 250) => dpp(r),
+        (Enc::Vop1 | Enc::Vop2 | Enc::Vopc, 233 | 234) => dpp8(r),
+        _ => w[1],
+    };
+    // A VOP3 literal is an `s_nop`: should LLVM decode the instruction
+    // shorter than we do, the word stays one instruction on its line.
+    let w2 = match (enc, w1 & 0x1ff) {
+        (Enc::Vop3, 250) => dpp(r),
+        (Enc::Vop3, 233 | 234) => dpp8(r),
+        _ => NOP | r.below(0x10000),
+    };
+    [w[0], w1, w2]
 }
 
 /// An SDWA word with valid selects (LLVM 19's disassembler crashes on
@@ -442,9 +657,14 @@ struct Tally {
 fn decoder_agrees_with_llvm() {
     let mut failures = Vec::new();
     let mut report = String::new();
-    for (seed, target) in [Target::Gfx900, Target::Gfx90a, Target::Gfx940]
-        .into_iter()
-        .enumerate()
+    for (seed, target) in [
+        Target::Gfx900,
+        Target::Gfx90a,
+        Target::Gfx940,
+        Target::Gfx1100,
+    ]
+    .into_iter()
+    .enumerate()
     {
         let mut r = Rng(0x9e37_79b9_7f4a_7c15 ^ ((seed as u64 + 1) * 0x1234_5678_9abc));
         let mut corpus = Vec::new();
@@ -464,7 +684,7 @@ fn decoder_agrees_with_llvm() {
         let theirs = llvm(target, &corpus);
         let mut tally: BTreeMap<&'static str, Tally> = BTreeMap::new();
         for (w, l) in corpus.iter().zip(&theirs) {
-            let enc = Enc::of(w[0]);
+            let enc = Enc::on(target, w[0]);
             let t = tally.entry(enc.name()).or_default();
             t.words += 1;
             let ours = decode(target, w);
@@ -500,6 +720,13 @@ fn decoder_agrees_with_llvm() {
                     i.name, i.len
                 ));
                 continue;
+            }
+            // VOPD: Y's mnemonic follows `::`.
+            if let Some(y) = i.y {
+                if !text.contains(&format!(":: {} ", y.name)) {
+                    fail(format!("LLVM decodes `{text}`, we Y `{}`", y.name));
+                    continue;
+                }
             }
             t.mnemonic_agree += 1;
             if text.contains("/*") {

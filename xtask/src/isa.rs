@@ -1,10 +1,10 @@
 //! `cargo xtask gen-isa`: kfd-gpu's opcode tables, generated from LLVM.
 //!
-//! For every encoding family of the gfx9 ISA and every target the shader
-//! machine models, one instruction word per opcode value (operands chosen
-//! valid for every operand size: even register numbers) is disassembled
-//! with Debian's `llvm-mc` (LLVM 19, the oldest Debian LLVM that knows
-//! gfx942); the mnemonic it prints (without the `_e32`/`_e64` encoding
+//! For every encoding family of the gfx9 and gfx11 ISAs and every target
+//! the shader machine models, one instruction word per opcode value
+//! (operands chosen valid for every operand size: even register numbers)
+//! is disassembled with Debian's `llvm-mc` (LLVM 19, the oldest Debian
+//! LLVM that knows gfx942); the mnemonic it prints (without the `_e32`/`_e64` encoding
 //! suffix) is that opcode's name, an unknown encoding an empty name. The
 //! tables go to `kfd-gpu/src/shader/isa/tables.rs`, which is committed:
 //! `cargo xtask gen-isa --check` (run by `cargo xtask ci`) fails when
@@ -19,11 +19,13 @@ use crate::project_root;
 /// The LLVM that knows every modelled target.
 pub const LLVM_MC: &str = "/usr/lib/llvm-19/bin/llvm-mc";
 
-/// The targets with a table, as (table name, `-mcpu`).
-const TARGETS: &[(&str, &str)] = &[
-    ("GFX900", "gfx900"),
-    ("GFX90A", "gfx90a"),
-    ("GFX940", "gfx942"),
+/// The targets with a table, as (table name, `-mcpu`, the encoding
+/// families of its generation).
+const TARGETS: &[(&str, &str, &[Family])] = &[
+    ("GFX900", "gfx900", GFX9),
+    ("GFX90A", "gfx90a", GFX9),
+    ("GFX940", "gfx942", GFX9),
+    ("GFX1100", "gfx1100", GFX11),
 ];
 
 /// One encoding family: its name, how many opcodes, and candidate words
@@ -31,16 +33,17 @@ const TARGETS: &[(&str, &str)] = &[
 /// an instruction does not use to be zero, so each family lists forms
 /// with and without the optional operands; the first one LLVM accepts
 /// names the opcode).
+#[derive(Clone, Copy)]
 struct Family {
     name: &'static str,
     ops: u32,
     forms: &'static [fn(u32) -> Vec<u32>],
 }
 
-/// Operands: sources s2/v2, second sources s4/v4, destinations s6/v6,
-/// addresses `v[8:9]`; every one even, so 64-bit and wider operands stay
-/// aligned (gfx90a requires it).
-const FAMILIES: &[Family] = &[
+/// The gfx9 encodings. Operands: sources s2/v2, second sources s4/v4,
+/// destinations s6/v6, addresses `v[8:9]`; every one even, so 64-bit and
+/// wider operands stay aligned (gfx90a requires it).
+const GFX9: &[Family] = &[
     Family {
         name: "SOP2",
         ops: 0x60,
@@ -193,6 +196,150 @@ const FAMILIES: &[Family] = &[
     },
 ];
 
+/// The gfx11 encodings (SOP*, VOP1/VOP2/VOPC and the DS operand word as
+/// gfx9's; other prefixes and field positions moved). Operands as for
+/// gfx9; `null` (code 124) is the scalar "none": SMEM's SOFFSET and the
+/// SADDR of FLAT/GLOBAL/SCRATCH.
+const GFX11: &[Family] = &[
+    GFX9[0],
+    GFX9[1],
+    GFX9[2],
+    GFX9[3],
+    GFX9[4],
+    Family {
+        name: "SMEM",
+        ops: 0x100,
+        forms: &[
+            |op| vec![0xf400_0000 | op << 18 | 8 << 6 | 1, 0xf800_0010],
+            |op| vec![0xf400_0000 | op << 18 | 8 << 6 | 1, 0xf800_0000],
+            // No operands at all (s_dcache_inv), or SDATA only
+            // (s_memtime).
+            |op| vec![0xf400_0000 | op << 18, 0xf800_0000],
+            |op| vec![0xf400_0000 | op << 18 | 8 << 6, 0xf800_0000],
+        ],
+    },
+    GFX9[6],
+    GFX9[7],
+    GFX9[8],
+    Family {
+        name: "VOP3",
+        ops: 0x400,
+        forms: &[
+            |op| vec![0xd400_0000 | op << 16 | 6, 0x108 << 18 | 0x104 << 9 | 0x102],
+            |op| vec![0xd400_0000 | op << 16 | 6, 0x104 << 9 | 0x102],
+            |op| vec![0xd400_0000 | op << 16 | 6, 0x102],
+            |op| {
+                vec![
+                    0xd400_0000 | op << 16 | 6 << 8 | 6,
+                    0x108 << 18 | 0x104 << 9 | 0x102,
+                ]
+            },
+            |op| vec![0xd400_0000 | op << 16 | 6, 0],
+        ],
+    },
+    Family {
+        name: "VOP3P",
+        ops: 0x80,
+        forms: &[
+            |op| {
+                vec![
+                    0xcc00_0000 | op << 16 | 8,
+                    3 << 27 | 0x10c << 18 | 0x104 << 9 | 0x102,
+                ]
+            },
+            |op| vec![0xcc00_0000 | op << 16 | 8, 3 << 27 | 0x104 << 9 | 0x102],
+            |op| vec![0xcc00_0000 | op << 16 | 8, 0x10c << 18 | 0x104 << 9 | 0x102],
+        ],
+    },
+    Family {
+        name: "DS",
+        ops: 0x100,
+        forms: &[
+            |op| vec![0xd800_0000 | op << 18, 6 << 24 | 4 << 16 | 2 << 8 | 8],
+            |op| vec![0xd800_0000 | op << 18, 6 << 24 | 2 << 8 | 8],
+            |op| vec![0xd800_0000 | op << 18, 6 << 24 | 8],
+            |op| vec![0xd800_0000 | op << 18, 4 << 16 | 2 << 8 | 8],
+            |op| vec![0xd800_0000 | op << 18, 2 << 8 | 8],
+            |op| vec![0xd800_0000 | op << 18, 8],
+            |op| vec![0xd800_0000 | op << 18, 6 << 24],
+            |op| vec![0xd800_0000 | op << 18, 0],
+        ],
+    },
+    Family {
+        name: "FLAT",
+        ops: 0x80,
+        // Atomics that return need GLC (bit 14).
+        forms: &[
+            |op| vec![0xdc00_0000 | op << 18, 6 << 24 | 0x7c << 16 | 4 << 8 | 8],
+            |op| vec![0xdc00_0000 | op << 18, 6 << 24 | 0x7c << 16 | 8],
+            |op| vec![0xdc00_0000 | op << 18, 0x7c << 16 | 4 << 8 | 8],
+            |op| vec![0xdc00_4000 | op << 18, 6 << 24 | 0x7c << 16 | 4 << 8 | 8],
+        ],
+    },
+    Family {
+        name: "GLOBAL",
+        ops: 0x80,
+        forms: &[
+            |op| vec![0xdc02_0000 | op << 18, 6 << 24 | 0x7c << 16 | 4 << 8 | 8],
+            |op| vec![0xdc02_0000 | op << 18, 6 << 24 | 0x7c << 16 | 8],
+            |op| vec![0xdc02_0000 | op << 18, 0x7c << 16 | 4 << 8 | 8],
+            |op| vec![0xdc02_0000 | op << 18, 0x7c << 16 | 8],
+            |op| vec![0xdc02_4000 | op << 18, 6 << 24 | 0x7c << 16 | 4 << 8 | 8],
+        ],
+    },
+    Family {
+        name: "SCRATCH",
+        ops: 0x80,
+        // SVE (second word, bit 23): the address VGPR is used.
+        forms: &[
+            |op| {
+                vec![
+                    0xdc01_0000 | op << 18,
+                    6 << 24 | 1 << 23 | 0x7c << 16 | 4 << 8 | 8,
+                ]
+            },
+            |op| vec![0xdc01_0000 | op << 18, 6 << 24 | 1 << 23 | 0x7c << 16 | 8],
+            |op| vec![0xdc01_0000 | op << 18, 1 << 23 | 0x7c << 16 | 4 << 8 | 8],
+        ],
+    },
+    Family {
+        name: "MUBUF",
+        ops: 0x100,
+        forms: &[
+            |op| vec![0xe000_0000 | op << 18, 0x80 << 24 | 4 << 16 | 4 << 8 | 8],
+            |op| vec![0xe000_0000 | op << 18, 0x80 << 24 | 4 << 16 | 8],
+            |op| vec![0xe000_0000 | op << 18, 0x80 << 24 | 4 << 16],
+            |op| vec![0xe000_4000 | op << 18, 0x80 << 24 | 4 << 16 | 4 << 8 | 8],
+        ],
+    },
+    // VOPD, two operations in one instruction: X's opcodes (bits 25:22)
+    // with `v_dual_mov_b32` (8) as Y, and Y's (bits 21:17) with it as X;
+    // `Y` names come after LLVM's `::`. X: v6 = f(v2[, v4]); Y: v7 =
+    // f(v3[, v5]) (VGPR banks apart, as VOPD wants); the mov's second
+    // source field is 0.
+    Family {
+        name: "VOPDX",
+        ops: 0x10,
+        forms: &[
+            |op| {
+                vec![
+                    0xc800_0000 | op << 22 | 8 << 17 | 4 << 9 | 0x102,
+                    0x0606_0103,
+                ]
+            },
+            |op| vec![0xc800_0000 | op << 22 | 8 << 17 | 0x102, 0x0606_0103],
+        ],
+    },
+    Family {
+        name: "VOPDY",
+        ops: 0x20,
+        forms: &[
+            |op| vec![0xc800_0000 | 8 << 22 | op << 17 | 0x102, 0x0606_0b03],
+            |op| vec![0xc800_0000 | 8 << 22 | op << 17 | 0x102, 0x0606_0103],
+        ],
+    },
+];
+
 fn hex(words: &[u32]) -> String {
     let mut s = String::new();
     for w in words {
@@ -281,6 +428,11 @@ fn disassemble_form(
             continue;
         }
         if first.is_none() {
+            // VOPD's Y operation follows `::`.
+            let l = match (f.name, l.split_once("::")) {
+                ("VOPDY", Some((_, y))) => y,
+                _ => l,
+            };
             let m = l.split_whitespace().next().unwrap_or("");
             let m = m
                 .strip_suffix("_e32")
@@ -316,17 +468,17 @@ fn disassemble(mcpu: &str, f: &Family) -> Result<Vec<String>, String> {
 
 fn render() -> Result<String, String> {
     let mut s = String::from(
-        "//! Opcode tables of the gfx9 ISA, per target and encoding family:\n\
+        "//! Opcode tables of the gfx9 and gfx11 ISAs, per target and encoding family:\n\
          //! the mnemonic LLVM 19's disassembler gives each opcode value (empty\n\
          //! when it has none). Generated by `cargo xtask gen-isa`; do not edit.\n\n",
     );
-    for (table, mcpu) in TARGETS {
+    for (table, mcpu, families) in TARGETS {
         let _ = writeln!(
             s,
             "/// The tables of `{mcpu}`.\npub(crate) mod {} {{",
             table.to_lowercase()
         );
-        for f in FAMILIES {
+        for f in *families {
             let names = disassemble(mcpu, f)?;
             let _ = writeln!(
                 s,

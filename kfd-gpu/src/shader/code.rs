@@ -49,7 +49,7 @@ impl Page {
         self.slots[i].get_or_init(|| {
             let w = [self.words[i], self.words[i + 1], self.words[i + 2]];
             match decode(self.target, &w) {
-                Ok(inst) => match exec::lookup(inst.name) {
+                Ok(inst) => match exec::lookup_inst(self.target, &inst) {
                     Some(e) => Slot::Run(inst, e),
                     None => Slot::Missing(inst),
                 },

@@ -88,6 +88,8 @@ pub mod prop {
     pub const GRID_WORKGROUP_COUNT_Y: u32 = 1 << 8;
     /// Legacy: grid workgroup count Z (1).
     pub const GRID_WORKGROUP_COUNT_Z: u32 = 1 << 9;
+    /// gfx10+: the kernel runs in wave32 (no user SGPR).
+    pub const WAVEFRONT_SIZE32: u32 = 1 << 10;
 }
 
 /// One kernel dispatch, as the command processor hands it to the shader
@@ -395,7 +397,7 @@ impl<'d, 'c> Worker<'d, 'c> {
             wg.min(d.grid[k] - id[k] * wg)
         });
         let items = (size[0] * size[1] * size[2]) as usize;
-        let nwaves = items.div_ceil(LANES);
+        let nwaves = items.div_ceil(wave_lanes(d));
         let vgprs = if d.target.has_mfma() { 512 } else { 256 };
         while self.waves.len() < nwaves {
             self.waves.push(Wave::new(vgprs));
@@ -553,6 +555,16 @@ pub fn private_resource() -> [u32; 4] {
     ]
 }
 
+/// Lanes per wave of dispatch `d`: 32 when a gfx11 kernel descriptor
+/// asks for wave32, else 64.
+fn wave_lanes(d: &Dispatch<'_>) -> usize {
+    if d.target.is_gfx11() && d.code.properties & prop::WAVEFRONT_SIZE32 != 0 {
+        32
+    } else {
+        LANES
+    }
+}
+
 /// Sets up wave `k` of a workgroup: registers as the hardware's dispatch
 /// does.
 fn setup(
@@ -565,6 +577,8 @@ fn setup(
     counts: [u64; 3],
 ) {
     let c = &d.code;
+    let n = wave_lanes(d);
+    w.wave32 = n == 32;
     w.id = k as u32;
     w.pc = c.entry;
     w.scc = false;
@@ -576,7 +590,7 @@ fn setup(
     // MODE: FLOAT_MODE (rsrc1 19:12) in bits 7:0, DX10_CLAMP (21) in 8,
     // IEEE_MODE (23) in 9.
     w.mode = (c.rsrc1 >> 12) & 0xff | ((c.rsrc1 >> 21) & 1) << 8 | ((c.rsrc1 >> 23) & 1) << 9;
-    let lanes = (items - k * LANES).min(LANES);
+    let lanes = (items - k * n).min(n);
     w.set_exec(if lanes == LANES {
         u64::MAX
     } else {
@@ -638,7 +652,7 @@ fn setup(
     if r2 >> 10 & 1 != 0 {
         // Workgroup info: the number of waves in the workgroup in bits 5:0
         // (what LLVM's `wave_id`-free code reads).
-        w.sgpr[usize::from(s)] = items.div_ceil(LANES) as u32;
+        w.sgpr[usize::from(s)] = items.div_ceil(n) as u32;
         s += 1;
     }
     if r2 & 1 != 0 && !d.target.architected_flat_scratch() {
@@ -653,8 +667,8 @@ fn setup(
     // Work-item ids.
     let comps = c.tid_components();
     let (v0, rest) = w.vgpr.split_at_mut(1);
-    for l in 0..LANES {
-        let lin = (k * LANES + l).min(items.saturating_sub(1)) as u32;
+    for l in 0..n {
+        let lin = (k * n + l).min(items.saturating_sub(1)) as u32;
         let x = lin % size[0];
         let y = lin / size[0] % size[1];
         let z = lin / (size[0] * size[1]);

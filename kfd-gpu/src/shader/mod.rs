@@ -1,4 +1,4 @@
-//! The shader machine: a gfx9 ISA interpreter.
+//! The shader machine: a gfx9 and gfx11 ISA interpreter.
 //!
 //! Layers, each testable on its own: [`isa`] decodes instruction words
 //! into values (opcode tables per target, generated from LLVM), [`wave`]

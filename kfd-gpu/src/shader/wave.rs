@@ -2,7 +2,8 @@
 //! SCC, M0, the program counter and the hardware registers a kernel can
 //! read, plus the operand readers every executor uses.
 
-/// Lanes of a gfx9 wave.
+/// Lanes of a wave64 (every gfx9 wave; a gfx11 wave32 uses the first 32
+/// of the per-lane arrays).
 pub const LANES: usize = 64;
 
 /// Operand codes of the special scalar registers (gfx9).
@@ -119,6 +120,9 @@ pub struct Wave {
     pub private_base_hi: u32,
     /// Instructions executed.
     pub executed: u64,
+    /// A wave32 (gfx11): EXEC and VCC are their low halves (`exec_lo`,
+    /// `vcc_lo`), lane masks written to SGPRs are 32 bits.
+    pub wave32: bool,
 }
 
 impl Wave {
@@ -135,33 +139,65 @@ impl Wave {
             shared_base_hi: 0,
             private_base_hi: 0,
             executed: 0,
+            wave32: false,
         }
+    }
+
+    /// Lanes the wave has (32 or 64).
+    #[inline]
+    pub fn lanes(&self) -> usize {
+        if self.wave32 {
+            32
+        } else {
+            LANES
+        }
+    }
+
+    /// The 64-bit lane mask whose low half is SGPR `lo` and high half
+    /// `lo + 1` (a wave32 has only the low half).
+    #[inline]
+    fn mask_at(&self, lo: usize) -> u64 {
+        let hi = if self.wave32 { 0 } else { self.sgpr[lo + 1] };
+        u64::from(self.sgpr[lo]) | u64::from(hi) << 32
     }
 
     /// EXEC.
     #[inline]
     pub fn exec(&self) -> u64 {
-        u64::from(self.sgpr[126]) | u64::from(self.sgpr[127]) << 32
+        self.mask_at(usize::from(reg::EXEC_LO))
     }
 
-    /// Sets EXEC.
+    /// Sets EXEC (a wave32's `exec_lo`; its `exec_hi` stays 0).
     #[inline]
     pub fn set_exec(&mut self, v: u64) {
         self.sgpr[126] = v as u32;
-        self.sgpr[127] = (v >> 32) as u32;
+        self.sgpr[127] = if self.wave32 { 0 } else { (v >> 32) as u32 };
     }
 
     /// VCC.
     #[inline]
     pub fn vcc(&self) -> u64 {
-        u64::from(self.sgpr[106]) | u64::from(self.sgpr[107]) << 32
+        self.mask_at(usize::from(reg::VCC_LO))
     }
 
     /// Sets VCC.
     #[inline]
     pub fn set_vcc(&mut self, v: u64) {
-        self.sgpr[106] = v as u32;
-        self.sgpr[107] = (v >> 32) as u32;
+        self.write_mask(reg::VCC_LO, v);
+    }
+
+    /// Writes a lane mask to the scalar destination `code`: an SGPR pair
+    /// (VCC, EXEC, TTMPs) in a wave64, one SGPR in a wave32.
+    #[inline]
+    pub fn write_mask(&mut self, code: u16, v: u64) {
+        if self.wave32 {
+            self.write32(code, v as u32);
+            if code == reg::EXEC_LO {
+                self.sgpr[127] = 0;
+            }
+        } else {
+            self.write64(code, v);
+        }
     }
 
     /// M0.

@@ -45,18 +45,25 @@ pub fn pipe(tool: &str, args: &[&str], input: &[u8]) -> Vec<u8> {
 /// The instruction words of `asm` for `target`: assembled into an object
 /// (so branches to labels are resolved) whose `.text` is extracted.
 pub fn assemble(target: Target, asm: &str) -> Vec<u32> {
+    assemble_with(target, "", asm)
+}
+
+/// As [`assemble`], with `llvm-mc -mattr=<mattr>` (e.g.
+/// `+wavefrontsize64`) when `mattr` is not empty.
+pub fn assemble_with(target: Target, mattr: &str, asm: &str) -> Vec<u32> {
     let cpu = format!("-mcpu={}", target.llvm_cpu());
-    let obj = pipe(
-        LLVM_MC,
-        &[
-            "-triple=amdgcn-amd-amdhsa",
-            &cpu,
-            "-filetype=obj",
-            "-o",
-            "-",
-        ],
-        asm.as_bytes(),
-    );
+    let attr = format!("-mattr={mattr}");
+    let mut args = vec![
+        "-triple=amdgcn-amd-amdhsa",
+        &cpu,
+        "-filetype=obj",
+        "-o",
+        "-",
+    ];
+    if !mattr.is_empty() {
+        args.push(&attr);
+    }
+    let obj = pipe(LLVM_MC, &args, asm.as_bytes());
     let text = pipe(
         LLVM_OBJCOPY,
         &["-O", "binary", "--only-section=.text", "-", "-"],

@@ -460,8 +460,8 @@ fn swizzle(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
 }
 
 /// `ds_permute_b32` (forward): each active lane sends DATA0 to lane
-/// `((ADDR + offset) / 4) mod 64`; the higher lane wins a collision, and
-/// an active lane nobody sends to reads zero.
+/// `((ADDR + offset) / 4) mod lanes` (64, or 32 in a wave32); the higher
+/// lane wins a collision, and an active lane nobody sends to reads zero.
 fn permute(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
     let f = match Fields::new(w, i, c) {
         Ok(f) => f,
@@ -471,10 +471,11 @@ fn permute(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
     let off = f.offset();
     let data = w.vgpr[f.data0[0]];
     let addr = w.vgpr[f.addr];
+    let n = w.lanes();
     let mut r = [0u32; LANES];
     for l in 0..LANES {
         if exec >> l & 1 != 0 {
-            r[(addr[l].wrapping_add(off) / 4) as usize % LANES] = data[l];
+            r[(addr[l].wrapping_add(off) / 4) as usize % n] = data[l];
         }
     }
     w.store32((256 + f.vdst[0]) as u16, exec, &r);
@@ -482,7 +483,8 @@ fn permute(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
 }
 
 /// `ds_bpermute_b32` (backward): each active lane reads DATA0 of lane
-/// `((ADDR + offset) / 4) mod 64`, zero if that lane is inactive.
+/// `((ADDR + offset) / 4) mod lanes` (64, or 32 in a wave32), zero if
+/// that lane is inactive.
 fn bpermute(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
     let f = match Fields::new(w, i, c) {
         Ok(f) => f,
@@ -492,8 +494,9 @@ fn bpermute(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>) -> Flow {
     let off = f.offset();
     let data = w.vgpr[f.data0[0]];
     let addr = w.vgpr[f.addr];
+    let n = w.lanes();
     let r: [u32; LANES] = std::array::from_fn(|l| {
-        let s = (addr[l].wrapping_add(off) / 4) as usize % LANES;
+        let s = (addr[l].wrapping_add(off) / 4) as usize % n;
         if exec >> s & 1 != 0 {
             data[s]
         } else {

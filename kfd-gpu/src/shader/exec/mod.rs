@@ -3,6 +3,7 @@
 //! looked up by mnemonic once, when its instruction is decoded.
 
 mod ds;
+mod gfx11;
 mod mfma;
 mod salu;
 mod smem;
@@ -14,7 +15,7 @@ mod vop3p_half;
 
 use crate::mem::{Fault, Tlb, Word};
 
-use super::isa::{Enc, Inst, Target};
+use super::isa::{Enc, Ext, Inst, Target};
 use super::wave::Wave;
 
 /// What an instruction asks of the wave scheduler.
@@ -63,7 +64,41 @@ pub enum Stop {
 /// An executor.
 pub type Exec = fn(&mut Wave, &Inst, &mut Ctx<'_, '_>) -> Flow;
 
-/// The executor of mnemonic `name`.
+/// The executor of decoded instruction `i` of `target`: its mnemonic's,
+/// except for what the target's generation changed.
+pub fn lookup_inst(target: Target, i: &Inst) -> Option<Exec> {
+    if target.is_gfx11() {
+        match i.ext {
+            Ext::None => {}
+            // gfx11's DPP16 word is gfx9's DPP word plus fetch-inactive
+            // (bit 18); the controls both have (quad_perm, row shifts and
+            // rotates, mirrors) run on gfx9's DPP, in the 32-bit
+            // encodings. Fetch-inactive, row_share/row_xmask, DPP in VOP3
+            // and DPP8 are not modelled.
+            Ext::Dpp(x)
+                if matches!(i.enc, Enc::Vop1 | Enc::Vop2 | Enc::Vopc)
+                    && x >> 18 & 1 == 0
+                    && matches!(
+                        x >> 8 & 0x1ff,
+                        0..=0xff | 0x101..=0x10f | 0x111..=0x11f | 0x121..=0x12f | 0x140 | 0x141
+                    ) => {}
+            _ => return None,
+        }
+    }
+    lookup_in(target, i.enc, i.name)
+}
+
+/// The executor of mnemonic `name` of family `enc` on `target` (gfx11's
+/// renamed mnemonics run on the executors of their gfx9 names).
+pub fn lookup_in(target: Target, enc: Enc, name: &str) -> Option<Exec> {
+    if target.is_gfx11() {
+        gfx11::lookup(enc, name)
+    } else {
+        lookup(name)
+    }
+}
+
+/// The executor of mnemonic `name` (by its gfx9 name).
 pub fn lookup(name: &str) -> Option<Exec> {
     sopp::lookup(name)
         .or_else(|| salu::lookup(name))

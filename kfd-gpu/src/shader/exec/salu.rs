@@ -9,7 +9,7 @@
 
 use super::{unimplemented, Ctx, Exec, Flow};
 use crate::shader::isa::{Inst, Target};
-use crate::shader::wave::reg::LITERAL;
+use crate::shader::wave::reg::{self, LITERAL};
 use crate::shader::wave::Wave;
 
 /// The executor of a SALU mnemonic.
@@ -360,6 +360,19 @@ fn sop1(name: &str) -> Option<Exec> {
         "s_orn1_saveexec_b64" => |w, i, _| saveexec(w, i, |s, e| !s | e),
         "s_andn1_wrexec_b64" => |w, i, _| wrexec(w, i, |s, e| !s & e),
         "s_andn2_wrexec_b64" => |w, i, _| wrexec(w, i, |s, e| s & !e),
+        // gfx11's 32-bit forms (a wave32's EXEC), by gfx11's names.
+        "s_and_saveexec_b32" => |w, i, _| saveexec32(w, i, |s, e| s & e),
+        "s_or_saveexec_b32" => |w, i, _| saveexec32(w, i, |s, e| s | e),
+        "s_xor_saveexec_b32" => |w, i, _| saveexec32(w, i, |s, e| s ^ e),
+        "s_and_not1_saveexec_b32" => |w, i, _| saveexec32(w, i, |s, e| s & !e),
+        "s_or_not1_saveexec_b32" => |w, i, _| saveexec32(w, i, |s, e| s | !e),
+        "s_nand_saveexec_b32" => |w, i, _| saveexec32(w, i, |s, e| !(s & e)),
+        "s_nor_saveexec_b32" => |w, i, _| saveexec32(w, i, |s, e| !(s | e)),
+        "s_xnor_saveexec_b32" => |w, i, _| saveexec32(w, i, |s, e| !(s ^ e)),
+        "s_and_not0_saveexec_b32" => |w, i, _| saveexec32(w, i, |s, e| !s & e),
+        "s_or_not0_saveexec_b32" => |w, i, _| saveexec32(w, i, |s, e| !s | e),
+        "s_and_not0_wrexec_b32" => |w, i, _| wrexec32(w, i, |s, e| !s & e),
+        "s_and_not1_wrexec_b32" => |w, i, _| wrexec32(w, i, |s, e| s & !e),
         "s_quadmask_b32" => |w, i, _| op1_nz(w, i, |a| quadmask(u64::from(a)) as u32),
         "s_quadmask_b64" => |w, i, _| op1_64_nz(w, i, quadmask),
         "s_movrels_b32" => |w, i, _| movrel(w, i, false, 1),
@@ -478,6 +491,30 @@ fn wrexec(w: &mut Wave, i: &Inst, f: fn(u64, u64) -> u64) -> Flow {
     let n = f(w.read64(i.src[0], i.lit), w.exec());
     w.set_exec(n);
     w.write64(i.dst, n);
+    w.scc = n != 0;
+    Flow::Next
+}
+
+/// `s_*_saveexec_b32`: SDST = EXEC_LO, EXEC_LO = f(S0, EXEC_LO), SCC =
+/// EXEC_LO != 0.
+#[inline]
+fn saveexec32(w: &mut Wave, i: &Inst, f: fn(u32, u32) -> u32) -> Flow {
+    let s = w.read32(i.src[0], i.lit);
+    let e = w.sgpr[usize::from(reg::EXEC_LO)];
+    w.write32(i.dst, e);
+    let n = f(s, e);
+    w.write32(reg::EXEC_LO, n);
+    w.scc = n != 0;
+    Flow::Next
+}
+
+/// `s_*_wrexec_b32`: EXEC_LO = f(S0, EXEC_LO), SDST = the new EXEC_LO,
+/// SCC = EXEC_LO != 0.
+#[inline]
+fn wrexec32(w: &mut Wave, i: &Inst, f: fn(u32, u32) -> u32) -> Flow {
+    let n = f(w.read32(i.src[0], i.lit), w.sgpr[usize::from(reg::EXEC_LO)]);
+    w.write32(reg::EXEC_LO, n);
+    w.write32(i.dst, n);
     w.scc = n != 0;
     Flow::Next
 }
@@ -614,11 +651,11 @@ fn sopk(name: &str) -> Option<Exec> {
                 None => unimplemented(i, "hardware register"),
             }
         },
-        "s_setreg_b32" => |w, i, _| {
+        "s_setreg_b32" => |w, i, c| {
             let v = w.read32(i.dst, None);
-            setreg(w, i, v)
+            setreg(w, i, v, c.target)
         },
-        "s_setreg_imm32_b32" => |w, i, _| setreg(w, i, i.lit.unwrap_or(0)),
+        "s_setreg_imm32_b32" => |w, i, c| setreg(w, i, i.lit.unwrap_or(0), c.target),
         _ => return None,
     })
 }
@@ -646,6 +683,12 @@ mod hwreg {
     pub const SH_MEM_BASES: u32 = 15;
     /// gfx940 only.
     pub const XCC_ID: u32 = 20;
+    /// gfx11: the flat scratch base the kernel sets up (low half).
+    pub const FLAT_SCR_LO: u32 = 20;
+    /// gfx11: the flat scratch base (high half).
+    pub const FLAT_SCR_HI: u32 = 21;
+    /// gfx11: a 20-bit cycle counter.
+    pub const SHADER_CYCLES: u32 = 29;
 }
 
 /// MODE.GPR_IDX_EN: VGPR indexing (not modelled).
@@ -679,17 +722,19 @@ fn hwreg_read(w: &Wave, c: &Ctx<'_, '_>, id: u32) -> Option<u32> {
         hwreg::TRAPSTS => w.trapsts,
         // WAVE_ID (3:0) and SIMD_ID (5:4) from the wave's index in its
         // workgroup; CU, SE, queue and pipe ids 0.
-        hwreg::HW_ID => (w.id & 3) << 4 | (w.id >> 2) & 0xf,
+        hwreg::HW_ID if !c.target.is_gfx11() => (w.id & 3) << 4 | (w.id >> 2) & 0xf,
         // No outstanding memory operations: every counter is 0.
         hwreg::IB_STS => 0,
         hwreg::SH_MEM_BASES => (w.private_base_hi >> 16) | (w.shared_base_hi >> 16) << 16,
         hwreg::XCC_ID if c.target == Target::Gfx940 => 0,
+        // gfx11: the clock in its low 20 bits (what `clock64` reads).
+        hwreg::SHADER_CYCLES if c.target.is_gfx11() => (c.clock)() as u32 & 0xf_ffff,
         _ => return None,
     })
 }
 
 /// `s_setreg_b32` / `s_setreg_imm32_b32` of value `v`.
-fn setreg(w: &mut Wave, i: &Inst, v: u32) -> Flow {
+fn setreg(w: &mut Wave, i: &Inst, v: u32, target: Target) -> Flow {
     let (id, off, size) = hwreg_fields(i.simm16);
     let mask = field_mask(size) << off;
     let put = |old: u32| (old & !mask) | ((v << off) & mask);
@@ -702,6 +747,10 @@ fn setreg(w: &mut Wave, i: &Inst, v: u32) -> Flow {
             w.mode = m;
         }
         hwreg::TRAPSTS => w.trapsts = put(w.trapsts),
+        // A gfx11 kernel's prologue points flat scratch at its private
+        // segment; each wave's private memory is the model's own, at no
+        // address (SCRATCH instructions address it by offset).
+        hwreg::FLAT_SCR_LO | hwreg::FLAT_SCR_HI if target.is_gfx11() => {}
         _ => return unimplemented(i, "hardware register"),
     }
     Flow::Next

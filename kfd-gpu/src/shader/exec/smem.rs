@@ -48,7 +48,8 @@ pub(super) fn lookup(name: &str) -> Option<Exec> {
         | "s_dcache_discard"
         | "s_dcache_discard_x2"
         | "s_atc_probe"
-        | "s_atc_probe_buffer" => |_, _, _| Flow::Next,
+        | "s_atc_probe_buffer"
+        | "s_gl1_inv" => |_, _, _| Flow::Next,
         "s_memtime" => |w, i, c| {
             w.write64(sdata(i), (c.clock)());
             Flow::Next

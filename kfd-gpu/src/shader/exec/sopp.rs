@@ -1,8 +1,8 @@
 //! SOPP: program control (`s_endpgm`, branches, waits, barriers, traps,
 //! messages).
 
-use super::{unimplemented, Exec, Flow, Stop};
-use crate::shader::isa::Inst;
+use super::{unimplemented, Ctx, Exec, Flow, Stop};
+use crate::shader::isa::{Inst, Target};
 use crate::shader::wave::Wave;
 
 /// The executor of a SOPP mnemonic.
@@ -17,6 +17,19 @@ pub(super) fn lookup(name: &str) -> Option<Exec> {
         | "s_icache_inv" | "s_incperflevel" | "s_decperflevel" | "s_ttracedata" => {
             |_, _, _| Flow::Next
         }
+        // gfx11's waits (the SOPK counter waits too), instruction clauses,
+        // ALU dependency and prefetch hints, and the version marker:
+        // nothing to wait for or schedule here.
+        "s_waitcnt_vscnt"
+        | "s_waitcnt_vmcnt"
+        | "s_waitcnt_expcnt"
+        | "s_waitcnt_lgkmcnt"
+        | "s_waitcnt_depctr"
+        | "s_wait_idle"
+        | "s_clause"
+        | "s_delay_alu"
+        | "s_set_inst_prefetch_distance"
+        | "s_version" => |_, _, _| Flow::Next,
         // No debugger is attached: the conditional-debug status bits are
         // clear, so these never branch.
         "s_cbranch_cdbgsys"
@@ -43,8 +56,10 @@ pub(super) fn lookup(name: &str) -> Option<Exec> {
                 Flow::Next
             }
         },
-        "s_sendmsg" => |_, i, _| sendmsg(i, false),
-        "s_sendmsghalt" => |_, i, _| sendmsg(i, true),
+        "s_sendmsg" => |_, i, c| sendmsg(i, false, c.target),
+        "s_sendmsghalt" => |_, i, c| sendmsg(i, true, c.target),
+        "s_sendmsg_rtn_b32" => |w, i, c| sendmsg_rtn(w, i, c, false),
+        "s_sendmsg_rtn_b64" => |w, i, c| sendmsg_rtn(w, i, c, true),
         _ => return None,
     })
 }
@@ -64,13 +79,36 @@ fn branch(w: &Wave, i: &Inst, taken: bool) -> Flow {
     }
 }
 
+/// gfx11's `s_sendmsg_rtn_b32/b64`: a message whose answer goes to
+/// SDST; the id is in the source field. MSG_RTN_GET_REALTIME (131, what
+/// HIP's `wall_clock64` sends) answers the constant-rate clock; the other
+/// answers (doorbell, trap handler addresses, wave save) are not
+/// modelled.
+fn sendmsg_rtn(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, '_>, wide: bool) -> Flow {
+    if i.src[0] != 131 {
+        return unimplemented(i, "message");
+    }
+    let t = (c.realtime)();
+    if wide {
+        w.write64(i.dst, t);
+    } else {
+        w.write32(i.dst, t as u32);
+    }
+    Flow::Next
+}
+
 /// `s_sendmsg` / `s_sendmsghalt`: the message id is SIMM16[3:0]. The
 /// messages a compute wave may send have no effect the model shows
 /// (no host interrupt handler, no context save, no system messages
 /// consumer); the geometry-shader, pixel-shader and privileged ones are
-/// not modelled.
-fn sendmsg(i: &Inst, halt: bool) -> Flow {
-    let detail = match i.simm16 & 0xf {
+/// not modelled. On gfx11 message 3 is MSG_DEALLOC_VGPRS, which a wave
+/// sends just before its end: nothing to release here.
+fn sendmsg(i: &Inst, halt: bool, target: Target) -> Flow {
+    let id = i.simm16 & 0xf;
+    if target.is_gfx11() && id == 3 && !halt {
+        return Flow::Next;
+    }
+    let detail = match id {
         // MSG_INTERRUPT, MSG_SAVEWAVE, MSG_SYSMSG.
         1 | 4 | 15 => {
             return if halt {

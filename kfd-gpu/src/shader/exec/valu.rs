@@ -233,7 +233,7 @@ fn check(i: &Inst, src: &[Ty], dst: Option<Ty>, flags: u8) -> Result<(), Flow> {
             _ => return Err(unimplemented(i, "encoding")),
         };
         for &c in &i.src[..src.len().min(3)] {
-            if reserved(c) || vop3 && c == reg::LITERAL {
+            if reserved(c) || vop3 && c == reg::LITERAL && i.lit.is_none() {
                 return Err(unimplemented(
                     i,
                     "source operand (literal, LDS direct or reserved)",
@@ -252,7 +252,7 @@ fn check(i: &Inst, src: &[Ty], dst: Option<Ty>, flags: u8) -> Result<(), Flow> {
     match i.enc {
         Enc::Vop3 => {
             for (n, t) in src.iter().enumerate() {
-                if i.src[n] == reg::LITERAL {
+                if i.src[n] == reg::LITERAL && i.lit.is_none() {
                     return Err(unimplemented(i, "literal in VOP3"));
                 }
                 let mods = m.neg >> n & 1 != 0 || flags & flag::VOP3B == 0 && m.abs >> n & 1 != 0;
@@ -309,6 +309,7 @@ fn check(i: &Inst, src: &[Ty], dst: Option<Ty>, flags: u8) -> Result<(), Flow> {
                     }
                 }
             }
+            Ext::Dpp8(_) => return Err(unimplemented(i, "DPP8")),
             Ext::Dpp(x) => {
                 if src.iter().any(|t| t.wide()) || dst.is_some_and(|t| t.wide()) {
                     return Err(unimplemented(i, "DPP on a 64-bit operation"));
@@ -923,11 +924,12 @@ where
     Flow::Next
 }
 
-/// Writes a 64-bit lane mask to the scalar pair at `code` (SGPRs, VCC,
-/// TTMPs, EXEC; other codes are dropped).
+/// Writes a lane mask to the scalar destination at `code` (an SGPR pair
+/// in a wave64, one SGPR in a wave32; SGPRs, VCC, TTMPs, EXEC; other
+/// codes are dropped).
 #[inline]
 pub(super) fn write_sdst64(w: &mut Wave, code: u16, v: u64) {
-    w.write64(code, v);
+    w.write_mask(code, v);
 }
 
 /// Runs a VOP2 instruction whose VOP3 form is VOP3b with a carry: `f`

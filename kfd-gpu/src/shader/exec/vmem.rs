@@ -137,7 +137,10 @@ pub(super) fn lookup(name: &str) -> Option<Exec> {
         // Cache write-backs and invalidates: memory is coherent here (one
         // wave runs at a time per workgroup and every access completes
         // before the next instruction).
-        if matches!(op, "wbinvl1" | "wbinvl1_vol" | "wbl2" | "invl2" | "inv") {
+        if matches!(
+            op,
+            "wbinvl1" | "wbinvl1_vol" | "wbl2" | "invl2" | "inv" | "gl0_inv" | "gl1_inv"
+        ) {
             return Some(|_, _, _| Flow::Next);
         }
     }
@@ -355,7 +358,7 @@ impl Addressing {
                 };
                 match i.enc {
                     Enc::Scratch => {
-                        if target.architected_flat_scratch() {
+                        if target.scratch_sve() {
                             a.use_vaddr = bit13;
                         } else if bit13 {
                             return Err(unimplemented(i, "LDS=1: loads into LDS"));

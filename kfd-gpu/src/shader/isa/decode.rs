@@ -1,7 +1,8 @@
 //! Instruction words to [`Inst`] values.
 //!
-//! The family is told by the first word's top bits (the gfx9 encodings),
-//! the opcode by the family's opcode field, the mnemonic by the target's
+//! The family is told by the first word's top bits (here the gfx9
+//! encodings; gfx11 words go to their own decoder, `super::gfx11`), the
+//! opcode by the family's opcode field, the mnemonic by the target's
 //! table. A literal constant (source code 255 in a SALU or 32-bit VALU
 //! encoding, or the `madmk`/`madak`/`fmamk`/`fmaak` forms) and the SDWA
 //! or DPP word (source 0 = 249/250 in VOP1/VOP2/VOPC) are read here, so an
@@ -9,7 +10,7 @@
 
 use super::Target;
 
-/// An encoding family of the gfx9 ISA.
+/// An encoding family of the gfx9 and gfx11 ISAs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Enc {
     /// Scalar ALU, two sources.
@@ -45,6 +46,9 @@ pub enum Enc {
     Scratch,
     /// Untyped buffer memory.
     Mubuf,
+    /// gfx11 dual issue: two VALU operations (X and Y) in one
+    /// instruction ([`Inst::y`] holds Y).
+    Vopd,
     /// Any other family (typed buffers, images, exports, interpolation):
     /// the shader machine does not model graphics.
     Other,
@@ -70,11 +74,21 @@ impl Enc {
             Enc::Global => "GLOBAL",
             Enc::Scratch => "SCRATCH",
             Enc::Mubuf => "MUBUF",
+            Enc::Vopd => "VOPD",
             Enc::Other => "other",
         }
     }
 
-    /// The family of an instruction whose first word is `w`.
+    /// The family of a `target` instruction whose first word is `w`.
+    pub fn on(target: Target, w: u32) -> Enc {
+        if target.is_gfx11() {
+            super::gfx11::enc_of(w)
+        } else {
+            Enc::of(w)
+        }
+    }
+
+    /// The family of a gfx9 instruction whose first word is `w`.
     pub fn of(w: u32) -> Enc {
         if w >> 31 == 0 {
             return match w >> 25 {
@@ -119,7 +133,7 @@ impl Enc {
         }
     }
 
-    /// The opcode field of first word `w` in this family.
+    /// The opcode field of gfx9 first word `w` in this family.
     pub fn opcode(self, w: u32) -> u16 {
         let op = match self {
             Enc::Sop2 => (w >> 23) & 0x7f,
@@ -136,7 +150,7 @@ impl Enc {
             Enc::Ds => (w >> 17) & 0xff,
             Enc::Flat | Enc::Global | Enc::Scratch => (w >> 18) & 0x7f,
             Enc::Mubuf => (w >> 18) & 0x7f,
-            Enc::Other => 0,
+            Enc::Vopd | Enc::Other => 0,
         };
         op as u16
     }
@@ -175,8 +189,10 @@ pub enum Ext {
     None,
     /// An SDWA word (sub-dword selects, sign extension, modifiers).
     Sdwa(u32),
-    /// A DPP word (lane permutation, row/bank masks).
+    /// A DPP word (lane permutation, row/bank masks; gfx11's DPP16).
     Dpp(u32),
+    /// A gfx11 DPP8 word (eight 3-bit lane selects).
+    Dpp8(u32),
 }
 
 /// A decoded instruction.
@@ -190,7 +206,10 @@ pub struct Inst {
     pub name: &'static str,
     /// Length in bytes (4, 8 or 12).
     pub len: u8,
-    /// The instruction words (the second is 0 for one-word instructions).
+    /// The instruction words (the second is 0 for one-word instructions);
+    /// for gfx11 memory instructions (SMEM, DS, FLAT/GLOBAL/SCRATCH),
+    /// their fields moved to where gfx9 keeps them (see the gfx11
+    /// decoder), which is what the memory executors read.
     pub w: [u32; 2],
     /// The literal constant, if the instruction has one.
     pub lit: Option<u32>,
@@ -209,6 +228,21 @@ pub struct Inst {
     pub mods: Mods,
     /// SDWA or DPP word.
     pub ext: Ext,
+    /// VOPD's second operation (X is the rest of the value).
+    pub y: Option<Dual>,
+}
+
+/// The Y operation of a VOPD instruction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dual {
+    /// Its opcode.
+    pub op: u16,
+    /// Its mnemonic (`v_dual_*`).
+    pub name: &'static str,
+    /// Destination operand code (256 + VGPR).
+    pub dst: u16,
+    /// Source 0 (any 9-bit code) and source 1 (256 + VGPR).
+    pub src: [u16; 2],
 }
 
 /// Why words could not be decoded.
@@ -251,6 +285,9 @@ fn has_k_constant(name: &str) -> bool {
 /// Decodes the instruction whose words start at `words[0]` (at least three
 /// words must be given; the ones past its end are ignored).
 pub fn decode(target: Target, words: &[u32; 3]) -> Result<Inst, Illegal> {
+    if target.is_gfx11() {
+        return super::gfx11::decode(words);
+    }
     let w0 = words[0];
     let enc = Enc::of(w0);
     let op = enc.opcode(w0);
@@ -269,6 +306,7 @@ pub fn decode(target: Target, words: &[u32; 3]) -> Result<Inst, Illegal> {
         simm16: 0,
         mods: Mods::default(),
         ext: Ext::None,
+        y: None,
     };
     let f = |v: u32, lo: u32, n: u32| ((v >> lo) & ((1 << n) - 1)) as u16;
     match enc {
@@ -336,7 +374,7 @@ pub fn decode(target: Target, words: &[u32; 3]) -> Result<Inst, Illegal> {
             i.len = 8;
             i.w[1] = words[1];
         }
-        Enc::Other => return Err(illegal),
+        Enc::Vopd | Enc::Other => return Err(illegal),
     }
     // Literals and SDWA/DPP words follow the instruction's own words.
     let next = usize::from(i.len / 4);

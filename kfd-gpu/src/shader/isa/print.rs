@@ -225,6 +225,9 @@ impl Inst {
     /// `_e32`/`_e64`/`_sdwa`/`_dpp` encoding suffix), or why this printer
     /// cannot print its form.
     pub fn disasm(&self, target: Target) -> Result<String, Reason> {
+        if target.is_gfx11() {
+            return Err("gfx11 operands (not printed yet)");
+        }
         let mut s = String::from(self.name);
         let ops = match self.enc {
             Enc::Sop1 | Enc::Sop2 | Enc::Sopc | Enc::Sopk | Enc::Sopp => self.salu(target)?,
@@ -235,7 +238,7 @@ impl Inst {
             Enc::Ds => self.ds(target)?,
             Enc::Flat | Enc::Global | Enc::Scratch => self.flat(target)?,
             Enc::Mubuf => self.mubuf(target)?,
-            Enc::Other => return Err("family not modelled"),
+            Enc::Vopd | Enc::Other => return Err("family not modelled"),
         };
         if !ops.is_empty() {
             s.push(' ');
@@ -377,6 +380,7 @@ impl Inst {
         match self.ext {
             Ext::Sdwa(_) => return Err("SDWA"),
             Ext::Dpp(_) => return Err("DPP"),
+            Ext::Dpp8(_) => return Err("DPP8"),
             Ext::None => {}
         }
         let n = self.name;

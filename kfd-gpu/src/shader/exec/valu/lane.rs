@@ -25,13 +25,13 @@ fn plain_vop3(i: &Inst) -> bool {
         && !i.src[..2].contains(&reg::LITERAL)
 }
 
-/// The lane a scalar lane-select operand names.
+/// The lane a scalar lane-select operand names (modulo the wave's lanes).
 fn lane_select(w: &Wave, i: &Inst) -> Option<usize> {
     let s = i.src[1];
     if s >= reg::VGPR0 {
         return None;
     }
-    Some((w.read32(s, i.lit) & 63) as usize)
+    Some(w.read32(s, i.lit) as usize % w.lanes())
 }
 
 /// `v_readlane_b32 sdst, vsrc, lane`.
