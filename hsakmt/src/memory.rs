@@ -1,29 +1,154 @@
 //! Memory: allocation, registration, GPU mapping, sharing, pointer info.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::c_void;
 use std::os::fd::{BorrowedFd, IntoRawFd};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::MutexGuard;
 
 use hsakmt_sys::common::{HsaGpuTileConfig, HsaMemoryRange, HsaSharedMemoryHandle};
 use kfd_context::Context;
-use kfd_fmm::{MemFlags, ShareHandle};
+use kfd_fmm::{Fmm, MemFlags, PointerInfo, PointerNodes, ShareHandle};
 use kfd_sys::sync::lock;
 
 use crate::amdgpu::Owner;
 use crate::border::{check_mut, read_in, slice_in, slice_mut, st, write_out, Kmt, KmtResult};
+use crate::convert;
 use crate::ctx::{self, HsaKFDContext};
 use crate::generation::{self, abi};
 use crate::profile::ProcessVm;
 
 /// Memory the C caller reads through pointers the border handed out: the
-/// metadata of imported graphics buffers. Kept per context and object
-/// start until the object is freed or deregistered, or the context closes.
-/// Kept in the context's border state ([`ctx::kept`]), so it dies with
-/// the context.
+/// metadata of imported graphics buffers and the node arrays of
+/// `HsaPointerInfo`. Kept per context and object start until the object
+/// is freed or deregistered, or the context closes. Kept in the
+/// context's border state ([`ctx::kept`]), so it dies with the context.
 #[derive(Debug, Default)]
 pub(crate) struct Held {
     metadata: BTreeMap<u64, Box<[u8]>>,
+    nodes: HashMap<u64, NodeArrays>,
+}
+
+/// The registered and mapped node lists of one memory object as C reads
+/// them through `HsaPointerInfo`: the C library keeps them with the
+/// object, so a pointer it handed out stays valid as long as the object
+/// lives; these do too.
+///
+/// They hold the lists of one generation of the object
+/// ([`kfd_fmm::PointerInfo::generation`]); a query that finds a newer one
+/// rewrites them in place (atomic stores: a C reader of an earlier answer
+/// sees whole entries, never torn ones). A list longer than its array
+/// gets a new array and the old one is kept until the object goes, so no
+/// pointer handed out dangles while the object lives. Arrays have room
+/// for every GPU from the start, so a mapping change keeps its array.
+#[derive(Debug, Default)]
+struct NodeArrays {
+    /// The generation the lists are of (0: none yet).
+    generation: u64,
+    registered: NodeArray,
+    mapped: NodeArray,
+    retired: Vec<Box<[AtomicU32]>>,
+}
+
+/// One node list of [`NodeArrays`]: `len` entries at the start of `entries`.
+#[derive(Debug, Default)]
+struct NodeArray {
+    entries: Box<[AtomicU32]>,
+    len: usize,
+}
+
+impl NodeArray {
+    /// Stores `nodes` (a larger array, of at least `room` entries,
+    /// replaces the current one, which moves to `retired`).
+    fn store(&mut self, nodes: &[u32], room: usize, retired: &mut Vec<Box<[AtomicU32]>>) {
+        if nodes.len() > self.entries.len() {
+            let bigger = (0..nodes.len().max(2 * self.entries.len()).max(room))
+                .map(|_| AtomicU32::new(0))
+                .collect();
+            let old = std::mem::replace(&mut self.entries, bigger);
+            if !old.is_empty() {
+                retired.push(old);
+            }
+        }
+        for (slot, &node) in self.entries.iter().zip(nodes) {
+            slot.store(node, Ordering::Relaxed);
+        }
+        self.len = nodes.len();
+    }
+
+    /// The list for C: its first entry (NULL when empty) and its length.
+    fn c_parts(&self) -> (*mut u32, u32) {
+        if self.len == 0 {
+            return (std::ptr::null_mut(), 0);
+        }
+        // `AtomicU32` has the size and alignment of `u32`; C only reads.
+        (self.entries.as_ptr() as *mut u32, self.len as u32)
+    }
+}
+
+impl NodeArrays {
+    /// Rewrites the lists to those of `nodes`' generation (arrays made
+    /// for `gpus` GPUs).
+    fn store(&mut self, nodes: &PointerNodes, gpus: usize) {
+        self.registered
+            .store(&nodes.registered, gpus, &mut self.retired);
+        self.mapped.store(&nodes.mapped, gpus, &mut self.retired);
+        self.generation = nodes.info.generation;
+    }
+}
+
+/// The C answer of a pointer query: `info` with the node lists
+/// `registered` and `mapped` (each a first entry and a count).
+fn c_pointer_info(
+    info: &PointerInfo,
+    (registered, n_registered): (*mut u32, u32),
+    (mapped, n_mapped): (*mut u32, u32),
+) -> abi::HsaPointerInfo {
+    abi::HsaPointerInfo {
+        Type: abi::HSA_POINTER_TYPE(convert::pointer_type(info.kind)),
+        Node: info.node,
+        MemFlags: abi::HsaMemFlags(info.mem_flags.bits()),
+        CPUAddress: info.cpu_address as usize as *mut c_void,
+        GPUAddress: info.gpu_address,
+        SizeInBytes: info.size,
+        NRegisteredNodes: n_registered,
+        NMappedNodes: n_mapped,
+        RegisteredNodes: registered,
+        MappedNodes: mapped,
+        UserData: info.user_data as usize as *mut c_void,
+    }
+}
+
+/// The C answer of a query of `addr` whose node lists are not empty
+/// (`info`): the lists come from the context's [`NodeArrays`] of the
+/// object, rewritten from the memory manager's lists only when the
+/// object's generation is newer than theirs.
+fn pointer_info_with_nodes(
+    c: &Context,
+    fmm: &Fmm,
+    addr: u64,
+    info: PointerInfo,
+) -> KmtResult<abi::HsaPointerInfo> {
+    let mut h = held(c)?;
+    if let Some(a) = h.nodes.get(&info.object) {
+        if a.generation == info.generation {
+            return Ok(c_pointer_info(
+                &info,
+                a.registered.c_parts(),
+                a.mapped.c_parts(),
+            ));
+        }
+    }
+    // The answer and the lists of one look at the object (it may have
+    // changed since `info`).
+    let nodes = fmm.pointer_nodes(addr).kmt()?;
+    let a = h.nodes.entry(nodes.info.object).or_default();
+    a.store(&nodes, fmm.gpu_ids().len());
+    Ok(c_pointer_info(
+        &nodes.info,
+        a.registered.c_parts(),
+        a.mapped.c_parts(),
+    ))
 }
 
 fn held(c: &Context) -> KmtResult<MutexGuard<'_, Held>> {
@@ -33,6 +158,7 @@ fn held(c: &Context) -> KmtResult<MutexGuard<'_, Held>> {
 fn forget_object(c: &Context, addr: u64) {
     if let Ok(mut h) = held(c) {
         h.metadata.remove(&addr);
+        h.nodes.remove(&addr);
     }
 }
 
@@ -262,8 +388,19 @@ export! {
     /// API), as C.
     ctx fn hsaKmtDeregisterMemoryCtx(ctx: *mut HsaKFDContext, MemoryAddress: *mut c_void) {
         let c = ctx::resolve(ctx)?;
-        c.fmm().kmt()?.deregister_memory(MemoryAddress as u64).kmt()?;
-        forget_object(&c, MemoryAddress as u64);
+        let fmm = c.fmm().kmt()?;
+        let addr = MemoryAddress as u64;
+        // A user pointer's object starts at its GPU address, not here.
+        let object = fmm.pointer_info(addr).map(|i| i.object);
+        fmm.deregister_memory(addr).kmt()?;
+        forget_object(&c, addr);
+        // Only once the object is gone (it stays while other
+        // registrations of the range remain).
+        if let Ok(object) = object {
+            if object != addr && fmm.pointer_info(object).is_err() {
+                forget_object(&c, object);
+            }
+        }
         Ok(())
     }
 
@@ -376,7 +513,8 @@ export! {
 
     /// `hsaKmtQueryPointerInfoCtx`: NULL info → 3; unknown pointer → 1.
     /// The node arrays stay valid until the object is freed or
-    /// deregistered, or the context closes.
+    /// deregistered, or the context closes ([`NodeArrays`]); an empty list
+    /// is NULL, and an object with no list takes no lock of the border.
     /// 5.2.3 has no open check: NULL info → 3, then with KFD closed no
     /// pointer is known → 1.
     ctx fn hsaKmtQueryPointerInfoCtx(ctx: *mut HsaKFDContext, Pointer: *const c_void, PointerInfo: *mut abi::HsaPointerInfo) {
@@ -386,21 +524,14 @@ export! {
         }
         let c = ctx::resolve_unless(ctx, unchecked, st::ERROR)?;
         let out = check_mut(PointerInfo, st::INVALID_PARAMETER)?;
-        // The node arrays belong to the memory object (valid as long as it
-        // lives, as the C library guarantees), so nothing is kept here.
-        let info = c.fmm().kmt()?.pointer_info_arrays(Pointer as u64).kmt()?;
-        let c_info = abi::HsaPointerInfo {
-            Type: abi::HSA_POINTER_TYPE(info.kind as u32),
-            Node: info.node,
-            MemFlags: abi::HsaMemFlags(info.mem_flags.bits()),
-            CPUAddress: info.cpu_address as usize as *mut c_void,
-            GPUAddress: info.gpu_address,
-            SizeInBytes: info.size,
-            NRegisteredNodes: info.registered_nodes.len() as u32,
-            NMappedNodes: info.mapped_nodes.len() as u32,
-            RegisteredNodes: info.registered_nodes.as_ptr(),
-            MappedNodes: info.mapped_nodes.as_ptr(),
-            UserData: info.user_data as usize as *mut c_void,
+        let fmm = c.fmm().kmt()?;
+        let addr = Pointer as u64;
+        let info = fmm.pointer_info(addr).kmt()?;
+        let c_info = if info.registered_count == 0 && info.mapped_count == 0 {
+            let none = (std::ptr::null_mut(), 0);
+            c_pointer_info(&info, none, none)
+        } else {
+            pointer_info_with_nodes(&c, fmm, addr, info)?
         };
         // SAFETY: checked above; an OUT argument.
         unsafe { write_out(out, c_info, st::INVALID_PARAMETER) }
@@ -660,5 +791,52 @@ mod tests {
             };
             assert_eq!((r, s), (st::NOT_SUPPORTED, st::NOT_SUPPORTED));
         }
+    }
+
+    /// The node arrays of one object: rewritten in place for each new
+    /// generation, NULL while a list is empty, and an array that grows
+    /// keeps the old one readable (a C caller may still hold it).
+    #[test]
+    fn node_arrays_are_rewritten_in_place_and_never_freed_early() {
+        let nodes = |generation, registered: &[u32], mapped: &[u32]| PointerNodes {
+            info: PointerInfo {
+                kind: kfd_fmm::PointerType::Allocated,
+                node: 1,
+                mem_flags: MemFlags::empty(),
+                cpu_address: 0,
+                gpu_address: 0x10000,
+                size: 0x1000,
+                user_data: 0,
+                registered_count: registered.len(),
+                mapped_count: mapped.len(),
+                object: 0x10000,
+                generation,
+            },
+            registered: registered.to_vec(),
+            mapped: mapped.to_vec(),
+        };
+        let read = |(p, n): (*mut u32, u32)| -> Vec<u32> {
+            if p.is_null() {
+                return Vec::new();
+            }
+            // SAFETY: `c_parts` gives `n` entries that live as long as `a`.
+            unsafe { std::slice::from_raw_parts(p, n as usize) }.to_vec()
+        };
+        let mut a = NodeArrays::default();
+        a.store(&nodes(1, &[], &[1, 2]), 4);
+        assert_eq!(a.generation, 1);
+        assert!(a.registered.c_parts().0.is_null(), "empty: NULL");
+        let mapped = a.mapped.c_parts();
+        assert_eq!(read(mapped), [1, 2]);
+        a.store(&nodes(2, &[3], &[4, 3, 2, 1]), 4);
+        assert_eq!(a.mapped.c_parts().0, mapped.0, "in place, room for 4 GPUs");
+        assert_eq!(read(a.mapped.c_parts()), [4, 3, 2, 1]);
+        assert_eq!(read(a.registered.c_parts()), [3]);
+        a.store(&nodes(3, &[], &[1, 2, 3, 4, 1]), 4);
+        let grown = a.mapped.c_parts();
+        assert_ne!(grown.0, mapped.0, "a bigger array");
+        assert_eq!(read(grown), [1, 2, 3, 4, 1]);
+        assert_eq!(read((mapped.0, 4)), [4, 3, 2, 1], "the old one is kept");
+        assert_eq!((a.generation, a.retired.len()), (3, 1));
     }
 }

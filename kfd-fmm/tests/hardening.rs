@@ -348,7 +348,7 @@ fn mmio_pages_are_mapped_on_all_gpus() {
     assert!(gpus.len() > 1);
     for &g in &gpus {
         let mmio = fmm.mmio_address(g).expect("mapped");
-        let mut on = fmm.pointer_info(mmio).unwrap().mapped_nodes;
+        let mut on = fmm.pointer_nodes(mmio).unwrap().mapped;
         on.sort();
         assert_eq!(on, gpus);
     }
@@ -380,7 +380,7 @@ fn mmio_pages_are_mapped_on_usable_peers() {
             want.sort();
             want.dedup();
             let mmio = fmm.mmio_address(n.id).expect("mapped");
-            let mut on = fmm.pointer_info(mmio).unwrap().mapped_nodes;
+            let mut on = fmm.pointer_nodes(mmio).unwrap().mapped;
             on.sort();
             assert_eq!(on, want, "{preset} node {}", n.id);
             checked += want.len();
@@ -681,7 +681,7 @@ fn unregistered_gpu_memory_maps_onto_usable_peers() {
             .alloc_buffer(g, PAGE_SIZE, 0, MemFlags::NON_PAGED)
             .unwrap();
         b.map().unwrap();
-        let mapped = fmm.pointer_info(b.addr()).unwrap().mapped_nodes;
+        let mapped = fmm.pointer_nodes(b.addr()).unwrap().mapped;
         if expect_all {
             assert_eq!(mapped.len(), gpus);
         } else {
