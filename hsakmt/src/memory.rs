@@ -119,36 +119,41 @@ fn c_pointer_info(
     }
 }
 
-/// The C answer of a query of `addr` whose node lists are not empty
-/// (`info`): the lists come from the context's [`NodeArrays`] of the
-/// object, rewritten from the memory manager's lists only when the
-/// object's generation is newer than theirs.
-fn pointer_info_with_nodes(
+/// Puts the node lists into the C answer `out` of a query of `addr`
+/// that found `object` at `generation` with a list that is not empty:
+/// the lists are the context's [`NodeArrays`] of the object, rewritten
+/// from the memory manager's lists only when the object's generation is
+/// newer than theirs (then the whole answer is rewritten from that one
+/// look at the object, which may have changed since).
+///
+/// # Safety
+///
+/// `out` is checked (non-NULL, aligned) and valid for a read and a
+/// write of `abi::HsaPointerInfo` (an OUT argument already written).
+unsafe fn put_node_arrays(
     c: &Context,
     fmm: &Fmm,
     addr: u64,
-    info: PointerInfo,
-) -> KmtResult<abi::HsaPointerInfo> {
+    (object, generation): (u64, u64),
+    out: *mut abi::HsaPointerInfo,
+) -> KmtResult {
     let mut h = held(c)?;
-    if let Some(a) = h.nodes.get(&info.object) {
-        if a.generation == info.generation {
-            return Ok(c_pointer_info(
-                &info,
-                a.registered.c_parts(),
-                a.mapped.c_parts(),
-            ));
+    // SAFETY: the caller's contract; the struct is plain data.
+    let mut answer = unsafe { out.read() };
+    match h.nodes.get(&object) {
+        Some(a) if a.generation == generation => {
+            (answer.RegisteredNodes, answer.NRegisteredNodes) = a.registered.c_parts();
+            (answer.MappedNodes, answer.NMappedNodes) = a.mapped.c_parts();
+        }
+        _ => {
+            let nodes = fmm.pointer_nodes(addr).kmt()?;
+            let a = h.nodes.entry(nodes.info.object).or_default();
+            a.store(&nodes, fmm.gpu_ids().len());
+            answer = c_pointer_info(&nodes.info, a.registered.c_parts(), a.mapped.c_parts());
         }
     }
-    // The answer and the lists of one look at the object (it may have
-    // changed since `info`).
-    let nodes = fmm.pointer_nodes(addr).kmt()?;
-    let a = h.nodes.entry(nodes.info.object).or_default();
-    a.store(&nodes, fmm.gpu_ids().len());
-    Ok(c_pointer_info(
-        &nodes.info,
-        a.registered.c_parts(),
-        a.mapped.c_parts(),
-    ))
+    // SAFETY: as above.
+    unsafe { write_out(out, answer, st::INVALID_PARAMETER) }
 }
 
 fn held(c: &Context) -> KmtResult<MutexGuard<'_, Held>> {
@@ -527,14 +532,16 @@ export! {
         let fmm = c.fmm().kmt()?;
         let addr = Pointer as u64;
         let info = fmm.pointer_info(addr).kmt()?;
-        let c_info = if info.registered_count == 0 && info.mapped_count == 0 {
-            let none = (std::ptr::null_mut(), 0);
-            c_pointer_info(&info, none, none)
-        } else {
-            pointer_info_with_nodes(&c, fmm, addr, info)?
-        };
+        // The answer without node lists, written in place; then, if the
+        // object has lists, the arrays of its generation.
+        let none = (std::ptr::null_mut(), 0);
         // SAFETY: checked above; an OUT argument.
-        unsafe { write_out(out, c_info, st::INVALID_PARAMETER) }
+        unsafe { write_out(out, c_pointer_info(&info, none, none), st::INVALID_PARAMETER)? };
+        if info.registered_count != 0 || info.mapped_count != 0 {
+            // SAFETY: checked and written above.
+            unsafe { put_node_arrays(&c, fmm, addr, (info.object, info.generation), out)? };
+        }
+        Ok(())
     }
 
     /// `hsaKmtSetMemoryUserDataCtx`: unknown pointer → 1 (5.2.3 has no
@@ -807,8 +814,8 @@ mod tests {
                 gpu_address: 0x10000,
                 size: 0x1000,
                 user_data: 0,
-                registered_count: registered.len(),
-                mapped_count: mapped.len(),
+                registered_count: registered.len() as u32,
+                mapped_count: mapped.len() as u32,
                 object: 0x10000,
                 generation,
             },
@@ -816,11 +823,10 @@ mod tests {
             mapped: mapped.to_vec(),
         };
         let read = |(p, n): (*mut u32, u32)| -> Vec<u32> {
-            if p.is_null() {
-                return Vec::new();
-            }
             // SAFETY: `c_parts` gives `n` entries that live as long as `a`.
-            unsafe { std::slice::from_raw_parts(p, n as usize) }.to_vec()
+            unsafe { slice_in(p.cast_const(), n as usize, usize::MAX, st::ERROR) }
+                .expect("NULL only when empty")
+                .to_vec()
         };
         let mut a = NodeArrays::default();
         a.store(&nodes(1, &[], &[1, 2]), 4);

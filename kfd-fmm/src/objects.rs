@@ -278,16 +278,6 @@ struct Kept {
 
 const _: () = assert!(std::mem::size_of::<Kept>() == 64);
 
-/// The pointer types in the order [`Kept::words`] numbers them.
-const KINDS: [PointerType; 6] = [
-    PointerType::Unknown,
-    PointerType::Allocated,
-    PointerType::RegisteredUser,
-    PointerType::RegisteredGraphics,
-    PointerType::RegisteredShared,
-    PointerType::ReservedAddr,
-];
-
 impl Kept {
     const NONE: Kept = Kept {
         gpu_address: 0,
@@ -305,7 +295,7 @@ impl Kept {
 
     /// `a` as kept, or nothing when a list is too long for 16 bits.
     fn of(a: &PointerInfo) -> Kept {
-        let count = |n: usize| u16::try_from(n).ok().filter(|&n| n != u16::MAX);
+        let count = |n: u32| u16::try_from(n).ok().filter(|&n| n != u16::MAX);
         match (count(a.registered_count), count(a.mapped_count)) {
             (Some(registered_count), Some(mapped_count)) => Kept {
                 gpu_address: a.gpu_address,
@@ -326,7 +316,6 @@ impl Kept {
 
     /// The record as eight words ([`LastAnswer`]).
     fn words(&self) -> [u64; 8] {
-        let kind = KINDS.iter().position(|&k| k == self.kind).unwrap_or(0);
         [
             self.gpu_address,
             self.cpu_address,
@@ -335,7 +324,7 @@ impl Kept {
             self.object,
             self.generation,
             u64::from(self.node) | u64::from(self.mem_flags.bits()) << 32,
-            kind as u64
+            self.kind as u64
                 | u64::from(self.registered_count) << 32
                 | u64::from(self.mapped_count) << 48,
         ]
@@ -344,8 +333,15 @@ impl Kept {
     /// [`Kept::words`] back into a record ([`Kept::NONE`] for words that
     /// no record gives).
     fn from_words(w: [u64; 8]) -> Kept {
-        let Some(&kind) = KINDS.get(w[7] as u32 as usize) else {
-            return Kept::NONE;
+        // The discriminants `words` stores.
+        let kind = match w[7] as u32 {
+            0 => PointerType::Unknown,
+            1 => PointerType::Allocated,
+            2 => PointerType::RegisteredUser,
+            3 => PointerType::RegisteredGraphics,
+            4 => PointerType::RegisteredShared,
+            5 => PointerType::ReservedAddr,
+            _ => return Kept::NONE,
         };
         Kept {
             gpu_address: w[0],
@@ -372,8 +368,8 @@ impl Kept {
             gpu_address: self.gpu_address,
             size: self.size,
             user_data: self.user_data,
-            registered_count: usize::from(self.registered_count),
-            mapped_count: usize::from(self.mapped_count),
+            registered_count: u32::from(self.registered_count),
+            mapped_count: u32::from(self.mapped_count),
             object: self.object,
             generation: self.generation,
         })

@@ -128,7 +128,7 @@ fn vram_with_host_access_round_trip() {
     assert_eq!(info.cpu_address, buf.addr());
     assert_eq!(info.size, 2 * MIB);
     let gpus = fmm.gpu_ids().len();
-    assert_eq!(info.mapped_count, gpus);
+    assert_eq!(info.mapped_count as usize, gpus);
     let mapped = fmm.pointer_nodes(buf.addr()).unwrap().mapped;
     assert_eq!(mapped.len(), gpus);
     assert!(mapped.contains(&g));
@@ -1256,7 +1256,7 @@ fn pointer_answers_name_the_object_and_its_generation() {
     let mut check = |nodes: &[u32]| {
         let n = fmm.pointer_nodes(b.addr()).unwrap();
         assert_eq!(n.mapped, nodes);
-        assert_eq!(n.info.mapped_count, nodes.len());
+        assert_eq!(n.info.mapped_count as usize, nodes.len());
         assert!(!seen.contains(&n.info.generation), "a new generation");
         seen.push(n.info.generation);
         assert_eq!(
@@ -1284,7 +1284,7 @@ fn pointer_answers_name_the_object_and_its_generation() {
     let reg = fmm.pointer_nodes(addr).unwrap();
     assert_eq!(reg.info.kind, PointerType::RegisteredUser);
     assert_eq!(reg.registered, many);
-    assert_eq!(reg.info.registered_count, many.len());
+    assert_eq!(reg.info.registered_count as usize, many.len());
     assert_ne!(reg.info.object, b.addr());
     fmm.deregister_memory(addr).unwrap();
     assert_eq!(

@@ -155,8 +155,9 @@ impl Fmm {
             gpu_address: o.start,
             size: o.size,
             user_data: o.user_data,
-            registered_count: o.registered.len(),
-            mapped_count: o.mapped.len(),
+            // Node lists come from the C API's 32-bit counts (and GPUs).
+            registered_count: o.registered.len() as u32,
+            mapped_count: o.mapped.len() as u32,
             object: o.start,
             // Only unique, not ordered with anything.
             generation: self.generations.fetch_add(1, Ordering::Relaxed) + 1,

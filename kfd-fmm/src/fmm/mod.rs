@@ -280,6 +280,7 @@ impl Default for FmmOptions {
 /// What a pointer points into (the C API's `HSA_POINTER_TYPE`; its
 /// numbers are the C border's business).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
 pub enum PointerType {
     /// Nothing this context knows.
     Unknown,
@@ -321,9 +322,9 @@ pub struct PointerInfo {
     /// The value last given to [`Fmm::set_user_data`].
     pub user_data: u64,
     /// How many nodes the memory is registered to.
-    pub registered_count: usize,
+    pub registered_count: u32,
     /// How many nodes the memory is mapped on.
-    pub mapped_count: usize,
+    pub mapped_count: u32,
     /// The object: its start address, unique among the live objects of
     /// this memory manager.
     pub object: u64,
