@@ -211,7 +211,7 @@ unsafe fn optional_node_list<'a>(n: u64, nodes: *const u32) -> KmtResult<&'a [u3
 }
 
 /// The body of the AllocMemory functions, in the C library's order: the
-/// memory manager's checks of the node, alignment and size first (5/3),
+/// memory manager's plan (its checks of the node, alignment and size: 5/3),
 /// then the out-pointer (NULL → 3), which is read for `FixedAddress`
 /// (NULL there → 3) and otherwise set to NULL before allocating, as C.
 fn alloc(
@@ -224,7 +224,7 @@ fn alloc(
 ) -> KmtResult {
     let fmm = c.fmm().kmt()?;
     let flags = MemFlags::from_bits_retain(flags);
-    fmm.check_alloc(node, size, align, flags).kmt()?;
+    let plan = fmm.plan_alloc(node, size, align, flags).kmt()?;
     let out = check_mut(out, st::INVALID_PARAMETER)?;
     let fixed = if flags.contains(MemFlags::FIXED_ADDRESS) {
         // SAFETY: checked non-NULL and aligned; IN/OUT argument.
@@ -238,9 +238,7 @@ fn alloc(
         unsafe { out.write(std::ptr::null_mut()) };
         None
     };
-    let addr = fmm
-        .alloc_memory_align(node, size, align, flags, fixed)
-        .kmt()?;
+    let addr = fmm.alloc_planned(plan, fixed).kmt()?;
     // SAFETY: checked above; IN/OUT argument.
     unsafe { write_out(out, addr as usize as *mut c_void, st::INVALID_PARAMETER) }
 }
@@ -280,12 +278,12 @@ export! {
         let c = ctx::resolve(ctx)?;
         let fmm = c.fmm().kmt()?;
         let flags = kfd_fmm::MemFlags::from_bits_retain(MemFlags.0);
-        fmm.check_alloc(PreferredNode, SizeInBytes, 0, flags).kmt()?;
+        let plan = fmm.plan_alloc(PreferredNode, SizeInBytes, 0, flags).kmt()?;
         let out = check_mut(MemoryAddress, st::INVALID_PARAMETER)?;
         // SAFETY: checked non-NULL and aligned; an OUT argument, cleared
         // first as hsaKmtAllocMemory clears it.
         unsafe { out.write(std::ptr::null_mut()) };
-        let addr = fmm.alloc_host_gtt(PreferredNode, GttAnchorNode, SizeInBytes, flags).kmt()?;
+        let addr = fmm.alloc_host_gtt_planned(plan, GttAnchorNode).kmt()?;
         // SAFETY: as above.
         unsafe { write_out(out, addr as usize as *mut c_void, st::INVALID_PARAMETER) }
     }

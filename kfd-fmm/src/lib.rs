@@ -89,7 +89,7 @@ mod va;
 
 pub use buffer::Buffer;
 pub use device::{ExecAlloc, SvmArea};
-pub use error::{FmmError, Result};
+pub use error::{FmmError, MemoryKind, Result};
 pub use flags::{
     AllocMemFlags, CachePolicy, MemFlags, MemMapFlags, SvmAttr, SvmFlags, INVALID_NODEID,
 };
@@ -97,8 +97,8 @@ pub use flags::{
 /// topology snapshot (no memory manager needed).
 pub use fmm::svm::{check_svm_range, svm_fault_page, svm_get_attr, svm_set_attr};
 pub use fmm::{
-    DropFailure, Fmm, FmmOptions, FmmRules, GraphicsResource, NodeApertures, NodeDesc, PointerInfo,
-    PointerNodes, PointerType, Range, RenderNodes, ShareVia,
+    AllocPlan, DropFailure, Fmm, FmmOptions, FmmRules, GraphicsResource, NodeApertures, NodeDesc,
+    PointerInfo, PointerNodes, PointerType, Range, RenderNodes, ShareVia,
 };
 pub use gem::{GemBuffer, VaAccess};
 /// The GFX IP version of [`NodeDesc::gfx`]: kfd-topology's, re-exported.

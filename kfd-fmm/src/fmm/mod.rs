@@ -25,6 +25,8 @@ mod sharing;
 pub(crate) mod svm;
 mod userptr;
 
+pub use alloc::AllocPlan;
+
 /// What the memory manager needs to know about one topology node.
 ///
 /// Node ids are positions in the slice given to [`Fmm::new`], as in the
