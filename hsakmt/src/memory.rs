@@ -1,8 +1,9 @@
 //! Memory: allocation, registration, GPU mapping, sharing, pointer info.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::os::fd::{BorrowedFd, IntoRawFd};
+use std::ptr::addr_of_mut;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::MutexGuard;
 
@@ -26,7 +27,7 @@ use crate::profile::ProcessVm;
 #[derive(Debug, Default)]
 pub(crate) struct Held {
     metadata: BTreeMap<u64, Box<[u8]>>,
-    nodes: HashMap<u64, NodeArrays>,
+    nodes: BTreeMap<u64, NodeArrays>,
 }
 
 /// The registered and mapped node lists of one memory object as C reads
@@ -138,21 +139,24 @@ unsafe fn put_node_arrays(
     out: *mut abi::HsaPointerInfo,
 ) -> KmtResult {
     let mut h = held(c)?;
-    // SAFETY: the caller's contract; the struct is plain data.
-    let mut answer = unsafe { out.read() };
-    match h.nodes.get(&object) {
-        Some(a) if a.generation == generation => {
-            (answer.RegisteredNodes, answer.NRegisteredNodes) = a.registered.c_parts();
-            (answer.MappedNodes, answer.NMappedNodes) = a.mapped.c_parts();
+    if let Some(a) = h.nodes.get(&object).filter(|a| a.generation == generation) {
+        let (registered, n_registered) = a.registered.c_parts();
+        let (mapped, n_mapped) = a.mapped.c_parts();
+        // SAFETY: the caller's contract; fields of a packed struct,
+        // written unaligned.
+        unsafe {
+            addr_of_mut!((*out).NRegisteredNodes).write_unaligned(n_registered);
+            addr_of_mut!((*out).NMappedNodes).write_unaligned(n_mapped);
+            addr_of_mut!((*out).RegisteredNodes).write_unaligned(registered);
+            addr_of_mut!((*out).MappedNodes).write_unaligned(mapped);
         }
-        _ => {
-            let nodes = fmm.pointer_nodes(addr).kmt()?;
-            let a = h.nodes.entry(nodes.info.object).or_default();
-            a.store(&nodes, fmm.gpu_ids().len());
-            answer = c_pointer_info(&nodes.info, a.registered.c_parts(), a.mapped.c_parts());
-        }
+        return Ok(());
     }
-    // SAFETY: as above.
+    let nodes = fmm.pointer_nodes(addr).kmt()?;
+    let a = h.nodes.entry(nodes.info.object).or_default();
+    a.store(&nodes, fmm.gpu_ids().len());
+    let answer = c_pointer_info(&nodes.info, a.registered.c_parts(), a.mapped.c_parts());
+    // SAFETY: the caller's contract.
     unsafe { write_out(out, answer, st::INVALID_PARAMETER) }
 }
 
