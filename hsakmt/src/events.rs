@@ -26,7 +26,7 @@ use kfd_event::{
     Event, EventDescriptor, EventError, EventType, Events, ExceptionData, MemoryFault, WaitList,
     WaitMode, WaitOutcome, Waitable,
 };
-use kfd_fmm::{PointerType, SvmAttr};
+use kfd_fmm::{PointerNodes, PointerType, SvmAttr};
 use kfd_sys::sync::lock;
 use std::mem::offset_of;
 
@@ -344,8 +344,13 @@ fn diagnose_fault(c: &Context, f: &MemoryFault) {
         "Memory exception on virtual address {va:#x}, node id {} : {why}",
         f.node_id
     ));
-    let info = c.fmm().ok().and_then(|m| m.pointer_info(va).ok());
-    let Some(info) = info else {
+    let nodes = c.fmm().ok().and_then(|m| m.pointer_nodes(va).ok());
+    let Some(PointerNodes {
+        info,
+        registered,
+        mapped,
+    }) = nodes
+    else {
         if !(PROFILE.border.fault_asks_svm && c.require_minor(5).is_ok() && describe_svm_page(c, f))
         {
             log::err(format_args!("Address does not belong to a known buffer\n"));
@@ -374,10 +379,7 @@ fn diagnose_fault(c: &Context, f: &MemoryFault) {
             info.cpu_address
         ));
     }
-    for (what, nodes) in [
-        ("registered", &info.registered_nodes),
-        ("mapped", &info.mapped_nodes),
-    ] {
+    for (what, nodes) in [("registered", &registered), ("mapped", &mapped)] {
         if !nodes.is_empty() {
             let list: Vec<String> = nodes.iter().map(u32::to_string).collect();
             log::err(format_args!(

@@ -3,27 +3,161 @@
 use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::os::fd::{BorrowedFd, IntoRawFd};
+use std::ptr::addr_of_mut;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::MutexGuard;
 
 use hsakmt_sys::common::{HsaGpuTileConfig, HsaMemoryRange, HsaSharedMemoryHandle};
 use kfd_context::Context;
-use kfd_fmm::{MemFlags, ShareHandle};
+use kfd_fmm::{Fmm, MemFlags, PointerInfo, PointerNodes, ShareHandle};
 use kfd_sys::sync::lock;
 
 use crate::amdgpu::Owner;
 use crate::border::{check_mut, read_in, slice_in, slice_mut, st, write_out, Kmt, KmtResult};
+use crate::convert;
 use crate::ctx::{self, HsaKFDContext};
 use crate::generation::{self, abi};
 use crate::profile::ProcessVm;
 
 /// Memory the C caller reads through pointers the border handed out: the
-/// metadata of imported graphics buffers. Kept per context and object
-/// start until the object is freed or deregistered, or the context closes.
-/// Kept in the context's border state ([`ctx::kept`]), so it dies with
-/// the context.
+/// metadata of imported graphics buffers and the node arrays of
+/// `HsaPointerInfo`. Kept per context and object start until the object
+/// is freed or deregistered, or the context closes. Kept in the
+/// context's border state ([`ctx::kept`]), so it dies with the context.
 #[derive(Debug, Default)]
 pub(crate) struct Held {
     metadata: BTreeMap<u64, Box<[u8]>>,
+    nodes: BTreeMap<u64, NodeArrays>,
+}
+
+/// The registered and mapped node lists of one memory object as C reads
+/// them through `HsaPointerInfo`: the C library keeps them with the
+/// object, so a pointer it handed out stays valid as long as the object
+/// lives; these do too.
+///
+/// They hold the lists of one generation of the object
+/// ([`kfd_fmm::PointerInfo::generation`]); a query that finds a newer one
+/// rewrites them in place (atomic stores: a C reader of an earlier answer
+/// sees whole entries, never torn ones). A list longer than its array
+/// gets a new array and the old one is kept until the object goes, so no
+/// pointer handed out dangles while the object lives. Arrays have room
+/// for every GPU from the start, so a mapping change keeps its array.
+#[derive(Debug, Default)]
+struct NodeArrays {
+    /// The generation the lists are of (0: none yet).
+    generation: u64,
+    registered: NodeArray,
+    mapped: NodeArray,
+    retired: Vec<Box<[AtomicU32]>>,
+}
+
+/// One node list of [`NodeArrays`]: `len` entries at the start of `entries`.
+#[derive(Debug, Default)]
+struct NodeArray {
+    entries: Box<[AtomicU32]>,
+    len: usize,
+}
+
+impl NodeArray {
+    /// Stores `nodes` (a larger array, of at least `room` entries,
+    /// replaces the current one, which moves to `retired`).
+    fn store(&mut self, nodes: &[u32], room: usize, retired: &mut Vec<Box<[AtomicU32]>>) {
+        if nodes.len() > self.entries.len() {
+            let bigger = (0..nodes.len().max(2 * self.entries.len()).max(room))
+                .map(|_| AtomicU32::new(0))
+                .collect();
+            let old = std::mem::replace(&mut self.entries, bigger);
+            if !old.is_empty() {
+                retired.push(old);
+            }
+        }
+        for (slot, &node) in self.entries.iter().zip(nodes) {
+            slot.store(node, Ordering::Relaxed);
+        }
+        self.len = nodes.len();
+    }
+
+    /// The list for C: its first entry (NULL when empty) and its length.
+    fn c_parts(&self) -> (*mut u32, u32) {
+        if self.len == 0 {
+            return (std::ptr::null_mut(), 0);
+        }
+        // `AtomicU32` has the size and alignment of `u32`; C only reads.
+        (self.entries.as_ptr() as *mut u32, self.len as u32)
+    }
+}
+
+impl NodeArrays {
+    /// Rewrites the lists to those of `nodes`' generation (arrays made
+    /// for `gpus` GPUs).
+    fn store(&mut self, nodes: &PointerNodes, gpus: usize) {
+        self.registered
+            .store(&nodes.registered, gpus, &mut self.retired);
+        self.mapped.store(&nodes.mapped, gpus, &mut self.retired);
+        self.generation = nodes.info.generation;
+    }
+}
+
+/// The C answer of a pointer query: `info` with the node lists
+/// `registered` and `mapped` (each a first entry and a count).
+fn c_pointer_info(
+    info: &PointerInfo,
+    (registered, n_registered): (*mut u32, u32),
+    (mapped, n_mapped): (*mut u32, u32),
+) -> abi::HsaPointerInfo {
+    abi::HsaPointerInfo {
+        Type: abi::HSA_POINTER_TYPE(convert::pointer_type(info.kind)),
+        Node: info.node,
+        MemFlags: abi::HsaMemFlags(info.mem_flags.bits()),
+        CPUAddress: info.cpu_address as usize as *mut c_void,
+        GPUAddress: info.gpu_address,
+        SizeInBytes: info.size,
+        NRegisteredNodes: n_registered,
+        NMappedNodes: n_mapped,
+        RegisteredNodes: registered,
+        MappedNodes: mapped,
+        UserData: info.user_data as usize as *mut c_void,
+    }
+}
+
+/// Puts the node lists into the C answer `out` of a query of `addr`
+/// that found `object` at `generation` with a list that is not empty:
+/// the lists are the context's [`NodeArrays`] of the object, rewritten
+/// from the memory manager's lists only when the object's generation is
+/// newer than theirs (then the whole answer is rewritten from that one
+/// look at the object, which may have changed since).
+///
+/// # Safety
+///
+/// `out` is checked (non-NULL, aligned) and valid for a read and a
+/// write of `abi::HsaPointerInfo` (an OUT argument already written).
+unsafe fn put_node_arrays(
+    c: &Context,
+    fmm: &Fmm,
+    addr: u64,
+    (object, generation): (u64, u64),
+    out: *mut abi::HsaPointerInfo,
+) -> KmtResult {
+    let mut h = held(c)?;
+    if let Some(a) = h.nodes.get(&object).filter(|a| a.generation == generation) {
+        let (registered, n_registered) = a.registered.c_parts();
+        let (mapped, n_mapped) = a.mapped.c_parts();
+        // SAFETY: the caller's contract; fields of a packed struct,
+        // written unaligned.
+        unsafe {
+            addr_of_mut!((*out).NRegisteredNodes).write_unaligned(n_registered);
+            addr_of_mut!((*out).NMappedNodes).write_unaligned(n_mapped);
+            addr_of_mut!((*out).RegisteredNodes).write_unaligned(registered);
+            addr_of_mut!((*out).MappedNodes).write_unaligned(mapped);
+        }
+        return Ok(());
+    }
+    let nodes = fmm.pointer_nodes(addr).kmt()?;
+    let a = h.nodes.entry(nodes.info.object).or_default();
+    a.store(&nodes, fmm.gpu_ids().len());
+    let answer = c_pointer_info(&nodes.info, a.registered.c_parts(), a.mapped.c_parts());
+    // SAFETY: the caller's contract.
+    unsafe { write_out(out, answer, st::INVALID_PARAMETER) }
 }
 
 fn held(c: &Context) -> KmtResult<MutexGuard<'_, Held>> {
@@ -33,6 +167,7 @@ fn held(c: &Context) -> KmtResult<MutexGuard<'_, Held>> {
 fn forget_object(c: &Context, addr: u64) {
     if let Ok(mut h) = held(c) {
         h.metadata.remove(&addr);
+        h.nodes.remove(&addr);
     }
 }
 
@@ -80,7 +215,7 @@ unsafe fn optional_node_list<'a>(n: u64, nodes: *const u32) -> KmtResult<&'a [u3
 }
 
 /// The body of the AllocMemory functions, in the C library's order: the
-/// memory manager's checks of the node, alignment and size first (5/3),
+/// memory manager's plan (its checks of the node, alignment and size: 5/3),
 /// then the out-pointer (NULL → 3), which is read for `FixedAddress`
 /// (NULL there → 3) and otherwise set to NULL before allocating, as C.
 fn alloc(
@@ -93,7 +228,7 @@ fn alloc(
 ) -> KmtResult {
     let fmm = c.fmm().kmt()?;
     let flags = MemFlags::from_bits_retain(flags);
-    fmm.check_alloc(node, size, align, flags).kmt()?;
+    let plan = fmm.plan_alloc(node, size, align, flags).kmt()?;
     let out = check_mut(out, st::INVALID_PARAMETER)?;
     let fixed = if flags.contains(MemFlags::FIXED_ADDRESS) {
         // SAFETY: checked non-NULL and aligned; IN/OUT argument.
@@ -107,9 +242,7 @@ fn alloc(
         unsafe { out.write(std::ptr::null_mut()) };
         None
     };
-    let addr = fmm
-        .alloc_memory_align(node, size, align, flags, fixed)
-        .kmt()?;
+    let addr = fmm.alloc_planned(plan, fixed).kmt()?;
     // SAFETY: checked above; IN/OUT argument.
     unsafe { write_out(out, addr as usize as *mut c_void, st::INVALID_PARAMETER) }
 }
@@ -149,12 +282,12 @@ export! {
         let c = ctx::resolve(ctx)?;
         let fmm = c.fmm().kmt()?;
         let flags = kfd_fmm::MemFlags::from_bits_retain(MemFlags.0);
-        fmm.check_alloc(PreferredNode, SizeInBytes, 0, flags).kmt()?;
+        let plan = fmm.plan_alloc(PreferredNode, SizeInBytes, 0, flags).kmt()?;
         let out = check_mut(MemoryAddress, st::INVALID_PARAMETER)?;
         // SAFETY: checked non-NULL and aligned; an OUT argument, cleared
         // first as hsaKmtAllocMemory clears it.
         unsafe { out.write(std::ptr::null_mut()) };
-        let addr = fmm.alloc_host_gtt(PreferredNode, GttAnchorNode, SizeInBytes, flags).kmt()?;
+        let addr = fmm.alloc_host_gtt_planned(plan, GttAnchorNode).kmt()?;
         // SAFETY: as above.
         unsafe { write_out(out, addr as usize as *mut c_void, st::INVALID_PARAMETER) }
     }
@@ -262,8 +395,19 @@ export! {
     /// API), as C.
     ctx fn hsaKmtDeregisterMemoryCtx(ctx: *mut HsaKFDContext, MemoryAddress: *mut c_void) {
         let c = ctx::resolve(ctx)?;
-        c.fmm().kmt()?.deregister_memory(MemoryAddress as u64).kmt()?;
-        forget_object(&c, MemoryAddress as u64);
+        let fmm = c.fmm().kmt()?;
+        let addr = MemoryAddress as u64;
+        // A user pointer's object starts at its GPU address, not here.
+        let object = fmm.pointer_info(addr).map(|i| i.object);
+        fmm.deregister_memory(addr).kmt()?;
+        forget_object(&c, addr);
+        // Only once the object is gone (it stays while other
+        // registrations of the range remain).
+        if let Ok(object) = object {
+            if object != addr && fmm.pointer_info(object).is_err() {
+                forget_object(&c, object);
+            }
+        }
         Ok(())
     }
 
@@ -376,7 +520,8 @@ export! {
 
     /// `hsaKmtQueryPointerInfoCtx`: NULL info → 3; unknown pointer → 1.
     /// The node arrays stay valid until the object is freed or
-    /// deregistered, or the context closes.
+    /// deregistered, or the context closes ([`NodeArrays`]); an empty list
+    /// is NULL, and an object with no list takes no lock of the border.
     /// 5.2.3 has no open check: NULL info → 3, then with KFD closed no
     /// pointer is known → 1.
     ctx fn hsaKmtQueryPointerInfoCtx(ctx: *mut HsaKFDContext, Pointer: *const c_void, PointerInfo: *mut abi::HsaPointerInfo) {
@@ -386,24 +531,19 @@ export! {
         }
         let c = ctx::resolve_unless(ctx, unchecked, st::ERROR)?;
         let out = check_mut(PointerInfo, st::INVALID_PARAMETER)?;
-        // The node arrays belong to the memory object (valid as long as it
-        // lives, as the C library guarantees), so nothing is kept here.
-        let info = c.fmm().kmt()?.pointer_info_arrays(Pointer as u64).kmt()?;
-        let c_info = abi::HsaPointerInfo {
-            Type: abi::HSA_POINTER_TYPE(info.kind as u32),
-            Node: info.node,
-            MemFlags: abi::HsaMemFlags(info.mem_flags.bits()),
-            CPUAddress: info.cpu_address as usize as *mut c_void,
-            GPUAddress: info.gpu_address,
-            SizeInBytes: info.size,
-            NRegisteredNodes: info.registered_nodes.len() as u32,
-            NMappedNodes: info.mapped_nodes.len() as u32,
-            RegisteredNodes: info.registered_nodes.as_ptr(),
-            MappedNodes: info.mapped_nodes.as_ptr(),
-            UserData: info.user_data as usize as *mut c_void,
-        };
+        let fmm = c.fmm().kmt()?;
+        let addr = Pointer as u64;
+        let info = fmm.pointer_info(addr).kmt()?;
+        // The answer without node lists, written in place; then, if the
+        // object has lists, the arrays of its generation.
+        let none = (std::ptr::null_mut(), 0);
         // SAFETY: checked above; an OUT argument.
-        unsafe { write_out(out, c_info, st::INVALID_PARAMETER) }
+        unsafe { write_out(out, c_pointer_info(&info, none, none), st::INVALID_PARAMETER)? };
+        if info.registered_count != 0 || info.mapped_count != 0 {
+            // SAFETY: checked and written above.
+            unsafe { put_node_arrays(&c, fmm, addr, (info.object, info.generation), out)? };
+        }
+        Ok(())
     }
 
     /// `hsaKmtSetMemoryUserDataCtx`: unknown pointer → 1 (5.2.3 has no
@@ -660,5 +800,51 @@ mod tests {
             };
             assert_eq!((r, s), (st::NOT_SUPPORTED, st::NOT_SUPPORTED));
         }
+    }
+
+    /// The node arrays of one object: rewritten in place for each new
+    /// generation, NULL while a list is empty, and an array that grows
+    /// keeps the old one readable (a C caller may still hold it).
+    #[test]
+    fn node_arrays_are_rewritten_in_place_and_never_freed_early() {
+        let nodes = |generation, registered: &[u32], mapped: &[u32]| PointerNodes {
+            info: PointerInfo {
+                kind: kfd_fmm::PointerType::Allocated,
+                node: 1,
+                mem_flags: MemFlags::empty(),
+                cpu_address: 0,
+                gpu_address: 0x10000,
+                size: 0x1000,
+                user_data: 0,
+                registered_count: registered.len() as u32,
+                mapped_count: mapped.len() as u32,
+                object: 0x10000,
+                generation,
+            },
+            registered: registered.to_vec(),
+            mapped: mapped.to_vec(),
+        };
+        let read = |(p, n): (*mut u32, u32)| -> Vec<u32> {
+            // SAFETY: `c_parts` gives `n` entries that live as long as `a`.
+            unsafe { slice_in(p.cast_const(), n as usize, usize::MAX, st::ERROR) }
+                .expect("NULL only when empty")
+                .to_vec()
+        };
+        let mut a = NodeArrays::default();
+        a.store(&nodes(1, &[], &[1, 2]), 4);
+        assert_eq!(a.generation, 1);
+        assert!(a.registered.c_parts().0.is_null(), "empty: NULL");
+        let mapped = a.mapped.c_parts();
+        assert_eq!(read(mapped), [1, 2]);
+        a.store(&nodes(2, &[3], &[4, 3, 2, 1]), 4);
+        assert_eq!(a.mapped.c_parts().0, mapped.0, "in place, room for 4 GPUs");
+        assert_eq!(read(a.mapped.c_parts()), [4, 3, 2, 1]);
+        assert_eq!(read(a.registered.c_parts()), [3]);
+        a.store(&nodes(3, &[], &[1, 2, 3, 4, 1]), 4);
+        let grown = a.mapped.c_parts();
+        assert_ne!(grown.0, mapped.0, "a bigger array");
+        assert_eq!(read(grown), [1, 2, 3, 4, 1]);
+        assert_eq!(read((mapped.0, 4)), [4, 3, 2, 1], "the old one is kept");
+        assert_eq!((a.generation, a.retired.len()), (3, 1));
     }
 }

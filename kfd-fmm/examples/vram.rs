@@ -56,7 +56,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         size - 4096
     );
 
-    let info = fmm.pointer_info(buf.addr() + 100)?;
+    let nodes = fmm.pointer_nodes(buf.addr() + 100)?;
+    let info = nodes.info;
     println!("pointer info of {:#x}:", buf.addr() + 100);
     println!(
         "  type {:?}, node {}, flags {:?}",
@@ -67,7 +68,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         info.cpu_address,
         info.gpu_address,
         info.size >> 10,
-        info.mapped_nodes
+        nodes.mapped
     );
     println!(
         "  {} MiB available after the allocation",

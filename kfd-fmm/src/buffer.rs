@@ -37,8 +37,8 @@ use crate::fmm::Fmm;
 /// and new words. Order them with the usual tools (a lock, a channel, or
 /// a release/acquire flag) when that matters. The GPU and other processes
 /// that map the same memory are outside this model, as for any shared
-/// memory; raw accesses through [`Buffer::as_ptr`] must be atomic too to
-/// race with `read`/`write`.
+/// memory; accesses through the CPU address ([`Buffer::cpu_address`])
+/// must be atomic too to race with `read`/`write`.
 #[derive(Debug)]
 pub struct Buffer {
     fmm: Arc<Fmm>,
@@ -120,10 +120,13 @@ impl Buffer {
         self.view.is_some()
     }
 
-    /// A raw pointer to the buffer, or `None` if the CPU cannot access it.
-    /// Reads and writes through it race with the GPU like any shared memory.
-    pub fn as_ptr(&self) -> Option<*mut u8> {
-        self.view.as_ref().map(|_| self.addr as *mut u8)
+    /// The address the CPU reaches the buffer at (to hand to a C API or
+    /// the kernel), or `None` if the CPU cannot access it. This crate
+    /// reads and writes it through [`Buffer::read`], [`Buffer::write`] and
+    /// the word accessors; accesses through the address race with the GPU
+    /// like any shared memory.
+    pub fn cpu_address(&self) -> Option<u64> {
+        self.view.as_ref().map(|_| self.addr)
     }
 
     /// The buffer's CPU mapping (for the kernel requests that write into

@@ -97,8 +97,15 @@ pub enum FmmError {
     /// No virtual address space (or device memory) left for the request.
     #[error("out of memory: {0}")]
     OutOfMemory(&'static str),
+    /// An allocation larger than the address space (above
+    /// [`crate::MAX_ALLOC_SIZE`]), refused before any size arithmetic.
+    #[error("{kind} allocation larger than the virtual address space")]
+    TooBig {
+        /// The kind of memory asked for.
+        kind: MemoryKind,
+    },
     /// A system-memory allocation failed before any kernel request (no
-    /// address range, or a size no system memory can have).
+    /// address range).
     #[error("system memory allocation failed: {0}")]
     HostAllocFailed(&'static str),
     /// A share handle is malformed or from a stale exporter.
@@ -158,6 +165,27 @@ pub enum FmmError {
         /// The errno.
         errno: Errno,
     },
+}
+
+/// The kind of memory an allocation asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemoryKind {
+    /// VRAM (device memory).
+    Device,
+    /// System memory (GTT, userptr-backed or plain host memory).
+    System,
+    /// Scratch (device memory of a GPU's scratch aperture).
+    Scratch,
+}
+
+impl std::fmt::Display for MemoryKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            MemoryKind::Device => "device memory",
+            MemoryKind::System => "system memory",
+            MemoryKind::Scratch => "scratch memory",
+        })
+    }
 }
 
 impl FmmError {

@@ -28,7 +28,8 @@
 //! let info = fmm.pointer_info(buf.addr() + 4096)?;
 //! assert_eq!(info.kind, PointerType::Allocated);
 //! assert_eq!((info.gpu_address, info.size), (buf.addr(), 1 << 20));
-//! assert_eq!(info.mapped_nodes, [1]);
+//! assert_eq!(info.mapped_count, 1);
+//! assert_eq!(fmm.pointer_nodes(buf.addr())?.mapped, [1]);
 //! drop(buf);
 //! assert!(fmm.pointer_info(info.gpu_address).is_err());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -88,7 +89,7 @@ mod va;
 
 pub use buffer::Buffer;
 pub use device::{ExecAlloc, SvmArea};
-pub use error::{FmmError, Result};
+pub use error::{FmmError, MemoryKind, Result};
 pub use flags::{
     AllocMemFlags, CachePolicy, MemFlags, MemMapFlags, SvmAttr, SvmFlags, INVALID_NODEID,
 };
@@ -96,8 +97,8 @@ pub use flags::{
 /// topology snapshot (no memory manager needed).
 pub use fmm::svm::{check_svm_range, svm_fault_page, svm_get_attr, svm_set_attr};
 pub use fmm::{
-    DropFailure, Fmm, FmmOptions, FmmRules, GraphicsResource, NodeApertures, NodeArray, NodeDesc,
-    PointerInfo, PointerInfoArrays, PointerType, Range, RenderNodes, ShareVia,
+    AllocPlan, DropFailure, Fmm, FmmOptions, FmmRules, GraphicsResource, NodeApertures, NodeDesc,
+    PointerInfo, PointerNodes, PointerType, Range, RenderNodes, ShareVia,
 };
 pub use gem::{GemBuffer, VaAccess};
 /// The GFX IP version of [`NodeDesc::gfx`]: kfd-topology's, re-exported.

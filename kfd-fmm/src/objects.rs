@@ -13,14 +13,14 @@
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::os::fd::OwnedFd;
-use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{fence, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use kfd_sys::mapping::Mapping;
 
 use crate::aperture::Space;
 use crate::flags::MemFlags;
-use crate::fmm::{NodeArray, PointerInfoArrays, PointerType};
+use crate::fmm::{PointerInfo, PointerType};
 use crate::PAGE_SIZE;
 
 /// Which aperture an object's address came from.
@@ -96,8 +96,6 @@ pub(crate) struct VmObject {
     /// An RAII handle ([`crate::Buffer`]) owns the object: address-based
     /// free, unmap and deregister refuse it; only the handle releases it.
     pub owned: bool,
-    /// The node-id arrays pointer queries hand out (built on the first).
-    pub node_arrays: Option<Box<NodeArrays>>,
     /// The CPU mappings of the object (its memory, and the mirror of an
     /// AQL ring behind it), shared with the [`crate::Buffer`] that owns
     /// it. They drop before `space` (see the `Drop` impl).
@@ -153,71 +151,6 @@ impl Drop for VmObject {
     }
 }
 
-/// The registered and mapped node-id lists of an object as C reads them
-/// through `HsaPointerInfo`: arrays owned by the object, so a pointer
-/// handed out stays valid as long as the object lives, as in the C
-/// library, where they belong to the VM object.
-///
-/// The first query after the object changed rewrites them in place from
-/// its current lists (atomic stores: a C reader of an earlier answer sees
-/// whole entries, never torn ones); queries of an unchanged object reuse
-/// the kept answer ([`Shard::answer`]). The mapped array has room for every GPU from the
-/// start; a registered list longer than its array gets a new array and
-/// the old one is kept until the object goes, so no handed-out pointer
-/// ever dangles while the object lives.
-#[derive(Debug)]
-pub(crate) struct NodeArrays {
-    registered: Box<[AtomicU32]>,
-    mapped: Box<[AtomicU32]>,
-    retired: Vec<Box<[AtomicU32]>>,
-}
-
-fn zeroed(n: usize) -> Box<[AtomicU32]> {
-    (0..n).map(|_| AtomicU32::new(0)).collect()
-}
-
-/// Stores `nodes` at the start of `*array` (a larger array replaces it,
-/// the old one moves to `retired`); returns the array and the count.
-fn store_nodes(
-    array: &mut Box<[AtomicU32]>,
-    retired: &mut Vec<Box<[AtomicU32]>>,
-    nodes: impl ExactSizeIterator<Item = u32>,
-) -> (*const u32, usize) {
-    let n = nodes.len();
-    if n > array.len() {
-        let bigger = zeroed(n.max(2 * array.len()));
-        retired.push(std::mem::replace(array, bigger));
-    }
-    for (slot, node) in array.iter().zip(nodes) {
-        slot.store(node, Ordering::Relaxed);
-    }
-    // `AtomicU32` has the size and alignment of `u32`.
-    (array.as_ptr() as *const u32, n)
-}
-
-impl NodeArrays {
-    /// Arrays sized for `gpus` GPUs.
-    pub fn new(gpus: usize) -> Self {
-        NodeArrays {
-            registered: zeroed(gpus),
-            mapped: zeroed(gpus),
-            retired: Vec::new(),
-        }
-    }
-
-    /// Writes the lists; returns `(registered, mapped)` as (array, count).
-    pub fn store(
-        &mut self,
-        registered: impl ExactSizeIterator<Item = u32>,
-        mapped: impl ExactSizeIterator<Item = u32>,
-    ) -> ((*const u32, usize), (*const u32, usize)) {
-        (
-            store_nodes(&mut self.registered, &mut self.retired, registered),
-            store_nodes(&mut self.mapped, &mut self.retired, mapped),
-        )
-    }
-}
-
 impl VmObject {
     pub fn new(space: Space, handle: Option<u64>, gpu_id: u32, aperture: ApId) -> Self {
         VmObject {
@@ -236,7 +169,6 @@ impl VmObject {
             share_fd: None,
             kernel_held: false,
             owned: false,
-            node_arrays: None,
             views: Views::default(),
             space,
         }
@@ -323,12 +255,11 @@ impl Span {
 /// cover ([`Shard::pages`]); larger ones by their start in a tree.
 const SMALL_PAGES: u64 = 16;
 
-/// A pointer query's answer (`Fmm::pointer_info_arrays`' value) as a
-/// shard keeps it per slot until the object changes, beside the slab,
-/// its node arrays as addresses so that a shard stays `Send`: one cache
-/// line, so a repeated query of an unchanged object reads the page index
-/// and this line only. `registered_len == u16::MAX` means nothing is kept
-/// (the object changed since, or its lists are too long to keep here).
+/// A pointer query's answer ([`PointerInfo`]) as a shard keeps it per
+/// slot until the object changes, beside the slab: one cache line, so a
+/// repeated query of an unchanged object reads the page index and this
+/// line only. `registered_count == u16::MAX` means nothing is kept (the
+/// object changed since, or its lists are too long to keep here).
 #[derive(Debug, Clone, Copy)]
 #[repr(C, align(64))]
 struct Kept {
@@ -336,13 +267,13 @@ struct Kept {
     cpu_address: u64,
     size: u64,
     user_data: u64,
-    registered: usize,
-    mapped: usize,
+    object: u64,
+    generation: u64,
     node: u32,
     mem_flags: MemFlags,
     kind: PointerType,
-    registered_len: u16,
-    mapped_len: u16,
+    registered_count: u16,
+    mapped_count: u16,
 }
 
 const _: () = assert!(std::mem::size_of::<Kept>() == 64);
@@ -353,33 +284,31 @@ impl Kept {
         cpu_address: 0,
         size: 0,
         user_data: 0,
-        registered: 0,
-        mapped: 0,
+        object: 0,
+        generation: 0,
         node: 0,
         mem_flags: MemFlags::empty(),
         kind: PointerType::Unknown,
-        registered_len: u16::MAX,
-        mapped_len: 0,
+        registered_count: u16::MAX,
+        mapped_count: 0,
     };
 
     /// `a` as kept, or nothing when a list is too long for 16 bits.
-    fn of(a: &PointerInfoArrays) -> Kept {
-        let (registered, registered_len) = a.registered_nodes.parts();
-        let (mapped, mapped_len) = a.mapped_nodes.parts();
-        let len = |n: usize| u16::try_from(n).ok().filter(|&n| n != u16::MAX);
-        match (len(registered_len), len(mapped_len)) {
-            (Some(registered_len), Some(mapped_len)) => Kept {
+    fn of(a: &PointerInfo) -> Kept {
+        let count = |n: u32| u16::try_from(n).ok().filter(|&n| n != u16::MAX);
+        match (count(a.registered_count), count(a.mapped_count)) {
+            (Some(registered_count), Some(mapped_count)) => Kept {
                 gpu_address: a.gpu_address,
                 cpu_address: a.cpu_address,
                 size: a.size,
                 user_data: a.user_data,
-                registered,
-                mapped,
+                object: a.object,
+                generation: a.generation,
                 node: a.node,
                 mem_flags: a.mem_flags,
                 kind: a.kind,
-                registered_len,
-                mapped_len,
+                registered_count,
+                mapped_count,
             },
             _ => Kept::NONE,
         }
@@ -392,18 +321,19 @@ impl Kept {
             self.cpu_address,
             self.size,
             self.user_data,
-            self.registered as u64,
-            self.mapped as u64,
+            self.object,
+            self.generation,
             u64::from(self.node) | u64::from(self.mem_flags.bits()) << 32,
-            u64::from(self.kind as u32)
-                | u64::from(self.registered_len) << 32
-                | u64::from(self.mapped_len) << 48,
+            self.kind as u64
+                | u64::from(self.registered_count) << 32
+                | u64::from(self.mapped_count) << 48,
         ]
     }
 
     /// [`Kept::words`] back into a record ([`Kept::NONE`] for words that
     /// no record gives).
     fn from_words(w: [u64; 8]) -> Kept {
+        // The discriminants `words` stores.
         let kind = match w[7] as u32 {
             0 => PointerType::Unknown,
             1 => PointerType::Allocated,
@@ -418,29 +348,30 @@ impl Kept {
             cpu_address: w[1],
             size: w[2],
             user_data: w[3],
-            registered: w[4] as usize,
-            mapped: w[5] as usize,
+            object: w[4],
+            generation: w[5],
             node: w[6] as u32,
             mem_flags: MemFlags::from_bits_retain((w[6] >> 32) as u32),
             kind,
-            registered_len: (w[7] >> 32) as u16,
-            mapped_len: (w[7] >> 48) as u16,
+            registered_count: (w[7] >> 32) as u16,
+            mapped_count: (w[7] >> 48) as u16,
         }
     }
 
     #[inline]
-    fn answer(&self) -> Option<PointerInfoArrays> {
-        let array = |ptr: usize, len: u16| NodeArray::from_parts(ptr, usize::from(len));
-        (self.registered_len != u16::MAX).then_some(PointerInfoArrays {
+    fn answer(&self) -> Option<PointerInfo> {
+        (self.registered_count != u16::MAX).then_some(PointerInfo {
             kind: self.kind,
             node: self.node,
             mem_flags: self.mem_flags,
             cpu_address: self.cpu_address,
             gpu_address: self.gpu_address,
             size: self.size,
-            registered_nodes: array(self.registered, self.registered_len),
-            mapped_nodes: array(self.mapped, self.mapped_len),
             user_data: self.user_data,
+            registered_count: u32::from(self.registered_count),
+            mapped_count: u32::from(self.mapped_count),
+            object: self.object,
+            generation: self.generation,
         })
     }
 }
@@ -467,7 +398,7 @@ impl LastAnswer {
     /// The kept answer for `addr`, if it is the last address answered and
     /// nothing changed since.
     #[inline]
-    pub fn get(&self, addr: u64) -> Option<PointerInfoArrays> {
+    pub fn get(&self, addr: u64) -> Option<PointerInfo> {
         let key = addr.checked_add(1)?;
         let before = self.seq.load(Ordering::Acquire);
         if before & 1 != 0 || self.key.load(Ordering::Relaxed) != key {
@@ -485,7 +416,7 @@ impl LastAnswer {
     /// Keeps `kept` as the answer for `addr` (under the shard's lock).
     fn set(&self, addr: u64, kept: &Kept) {
         match addr.checked_add(1) {
-            Some(key) if kept.registered_len != u16::MAX => {
+            Some(key) if kept.registered_count != u16::MAX => {
                 self.write(key, kept.words());
             }
             _ => self.clear(),
@@ -784,6 +715,11 @@ impl Shard {
         }
     }
 
+    /// The object, to read.
+    pub fn get(&self, slot: Slot) -> Option<&VmObject> {
+        self.obj(slot)
+    }
+
     /// The object, to change: its kept pointer-query answer is dropped.
     pub fn get_mut(&mut self, slot: Slot) -> Option<&mut VmObject> {
         self.span.last.clear();
@@ -798,13 +734,13 @@ impl Shard {
     pub fn answer(
         &mut self,
         slot: Slot,
-        make: impl FnOnce(&mut VmObject) -> PointerInfoArrays,
-    ) -> Option<PointerInfoArrays> {
+        make: impl FnOnce(&VmObject) -> PointerInfo,
+    ) -> Option<PointerInfo> {
         let kept = self.kept.get_mut(slot.0 as usize)?;
         if let Some(a) = kept.answer() {
             return Some(a);
         }
-        let a = make(self.slab.get_mut(slot.0 as usize)?.as_mut()?);
+        let a = make(self.slab.get(slot.0 as usize)?.as_ref()?);
         *kept = Kept::of(&a);
         Some(a)
     }
@@ -816,8 +752,8 @@ impl Shard {
         &mut self,
         addr: u64,
         slot: Slot,
-        make: impl FnOnce(&mut VmObject) -> PointerInfoArrays,
-    ) -> Option<PointerInfoArrays> {
+        make: impl FnOnce(&VmObject) -> PointerInfo,
+    ) -> Option<PointerInfo> {
         let a = self.answer(slot, make)?;
         self.span.last.set(addr, &self.kept[slot.0 as usize]);
         Some(a)
@@ -957,41 +893,38 @@ mod tests {
         s.insert(obj(0x10000, 0x1000));
         let slot = s.find(0x10000, Lookup::Containing).unwrap();
         let made = std::cell::Cell::new(0);
-        let make = |o: &mut VmObject| {
+        let make = |o: &VmObject| {
             made.set(made.get() + 1);
-            PointerInfoArrays {
-                kind: PointerType::Allocated,
-                node: 0,
-                mem_flags: MemFlags::empty(),
-                cpu_address: o.start,
-                gpu_address: o.start,
-                size: o.size,
-                registered_nodes: NodeArray::from_parts(0, 0),
-                mapped_nodes: NodeArray::from_parts(0, 0),
+            PointerInfo {
                 user_data: o.user_data,
+                generation: made.get(),
+                ..info_at(o.start, 0)
             }
         };
         assert_eq!(s.answer(slot, make).unwrap().user_data, 0);
-        assert_eq!(s.answer(slot, make).unwrap().user_data, 0);
+        assert_eq!(s.answer(slot, make).unwrap().generation, 1, "kept");
         assert_eq!(made.get(), 1, "kept");
         s.get_mut(slot).unwrap().user_data = 7;
         assert_eq!(s.answer(slot, make).unwrap().user_data, 7, "made again");
+        assert_eq!(s.answer(slot, make).unwrap().generation, 2);
         assert_eq!(made.get(), 2);
         s.remove(slot).unwrap();
         assert!(s.answer(slot, make).is_none(), "no object, no answer");
     }
 
-    fn info_at(addr: u64, user_data: u64) -> PointerInfoArrays {
-        PointerInfoArrays {
-            kind: PointerType::Allocated,
+    fn info_at(addr: u64, user_data: u64) -> PointerInfo {
+        PointerInfo {
+            kind: PointerType::RegisteredGraphics,
             node: 1,
             mem_flags: MemFlags::from_bits_retain(0x2a),
             cpu_address: addr,
             gpu_address: addr,
             size: 0x1000,
-            registered_nodes: NodeArray::from_parts(0x1000, 2),
-            mapped_nodes: NodeArray::from_parts(0x2000, 1),
             user_data,
+            registered_count: 2,
+            mapped_count: 1,
+            object: addr,
+            generation: user_data + 1,
         }
     }
 
@@ -1002,7 +935,7 @@ mod tests {
         let (mut s, span) = Shard::new();
         s.insert(obj(0x10000, 0x1000));
         let slot = s.find(0x10000, Lookup::Containing).unwrap();
-        let make = |o: &mut VmObject| info_at(o.start, o.user_data);
+        let make = |o: &VmObject| info_at(o.start, o.user_data);
         let ask = |s: &mut Shard, addr| s.answer_for(addr, slot, make).unwrap();
         assert_eq!(span.last.get(0x10010), None, "nothing asked yet");
         let a = ask(&mut s, 0x10010);

@@ -40,8 +40,8 @@ fn init_reports_apertures_and_teardown_leaves_nothing() {
     // The MMIO page is the only object: a BO mapped on the GPU.
     assert_eq!(fmm.object_count(), 1);
     assert_eq!(live_bos(&sim), 1);
-    let info = fmm.pointer_info(mmio).unwrap();
-    assert_eq!(info.mapped_nodes, vec![g]);
+    let info = fmm.pointer_nodes(mmio).unwrap();
+    assert_eq!(info.mapped, vec![g]);
     assert_eq!(
         cause(fmm.node_apertures(0).unwrap_err()),
         "NotAGpuNode",
@@ -128,17 +128,15 @@ fn vram_with_host_access_round_trip() {
     assert_eq!(info.cpu_address, buf.addr());
     assert_eq!(info.size, 2 * MIB);
     let gpus = fmm.gpu_ids().len();
-    assert_eq!(info.mapped_nodes.len(), gpus);
-    assert!(info.mapped_nodes.contains(&g));
+    assert_eq!(info.mapped_count as usize, gpus);
+    let mapped = fmm.pointer_nodes(buf.addr()).unwrap().mapped;
+    assert_eq!(mapped.len(), gpus);
+    assert!(mapped.contains(&g));
     assert!(info.mem_flags.contains(MemFlags::HOST_ACCESS));
     fmm.set_user_data(buf.addr(), 0xfeed).unwrap();
     assert_eq!(fmm.pointer_info(buf.addr()).unwrap().user_data, 0xfeed);
     buf.unmap().unwrap();
-    assert!(fmm
-        .pointer_info(buf.addr())
-        .unwrap()
-        .mapped_nodes
-        .is_empty());
+    assert!(fmm.pointer_nodes(buf.addr()).unwrap().mapped.is_empty());
     // Unmapping again is a no-op, as in the C library.
     buf.unmap().unwrap();
     drop(buf);
@@ -478,19 +476,16 @@ fn map_to_node_lists() {
         .unwrap();
     b.map_to_nodes(&gpus[..3]).unwrap();
     assert_eq!(
-        fmm.pointer_info(b.addr()).unwrap().mapped_nodes,
+        fmm.pointer_nodes(b.addr()).unwrap().mapped,
         gpus[..3].to_vec()
     );
     // Narrowing the list unmaps the others.
     b.map_to_nodes(&gpus[1..2]).unwrap();
-    assert_eq!(
-        fmm.pointer_info(b.addr()).unwrap().mapped_nodes,
-        vec![gpus[1]]
-    );
+    assert_eq!(fmm.pointer_nodes(b.addr()).unwrap().mapped, vec![gpus[1]]);
     // Map to all resumes after the one already mapped.
     b.map().unwrap();
     assert_eq!(
-        fmm.pointer_info(b.addr()).unwrap().mapped_nodes.len(),
+        fmm.pointer_nodes(b.addr()).unwrap().mapped.len(),
         gpus.len()
     );
     b.unmap().unwrap();
@@ -520,11 +515,11 @@ fn map_to_node_lists() {
     let addr = host.as_ptr() as u64;
     fmm.register_memory_to_nodes(addr, host.len() as u64, &gpus[..2])
         .unwrap();
-    let info = fmm.pointer_info(addr).unwrap();
-    assert_eq!(info.registered_nodes, gpus[..2].to_vec());
+    let info = fmm.pointer_nodes(addr).unwrap();
+    assert_eq!(info.registered, gpus[..2].to_vec());
     let gva = fmm.map_to_gpu(addr, host.len() as u64).unwrap();
     assert_eq!(gva & (PAGE_SIZE - 1), addr & (PAGE_SIZE - 1));
-    assert_eq!(fmm.pointer_info(addr).unwrap().mapped_nodes.len(), 2);
+    assert_eq!(fmm.pointer_nodes(addr).unwrap().mapped.len(), 2);
     fmm.unmap_from_gpu(addr).unwrap();
     let v = fmm
         .alloc_memory(gpus[0], MIB, MemFlags::NON_PAGED, None)
@@ -578,7 +573,7 @@ fn userptr_registration() {
     assert_eq!(g1, info.gpu_address);
     fmm.unmap_from_gpu(addr).unwrap();
     assert_eq!(
-        fmm.pointer_info(addr).unwrap().mapped_nodes.len(),
+        fmm.pointer_nodes(addr).unwrap().mapped.len(),
         1,
         "still mapped once"
     );
@@ -729,10 +724,7 @@ fn dmabuf_export_import_and_share() {
         fmm.pointer_info(gr.address).unwrap().kind,
         PointerType::RegisteredGraphics
     );
-    assert_eq!(
-        fmm.pointer_info(gr.address).unwrap().registered_nodes,
-        vec![g]
-    );
+    assert_eq!(fmm.pointer_nodes(gr.address).unwrap().registered, vec![g]);
     fmm.map_to_gpu(gr.address, gr.size).unwrap();
     fmm.unmap_from_gpu(gr.address).unwrap();
     fmm.deregister_memory(gr.address).unwrap();
@@ -1235,70 +1227,73 @@ fn a_buffer_marked_kernel_held_is_neither_unmapped_nor_freed_at_teardown() {
     sim.clear_trace();
 }
 
-/// The node arrays of `pointer_info_arrays` belong to the object: the
-/// same arrays on every query, rewritten in place when the mappings
-/// change, empty lists as NULL, and they agree with `pointer_info`.
+/// A pointer's answer names its object and the object's state: the
+/// generation stays while the object is unchanged, every change gives a
+/// new one, and the node lists of `pointer_nodes` go with the counts and
+/// the generation of the same answer.
 #[test]
-fn pointer_info_arrays_belong_to_the_object() {
+fn pointer_answers_name_the_object_and_its_generation() {
     let (sim, fmm) = primary_with("mi300x", userptr_options());
     let gpus: Vec<u32> = (0..fmm.nodes().len() as u32)
         .filter(|&n| fmm.nodes()[n as usize].is_gpu())
         .collect();
     assert!(gpus.len() >= 4);
-    let read = |a: kfd_fmm::NodeArray| -> Vec<u32> {
-        if a.is_empty() {
-            return Vec::new();
-        }
-        // SAFETY: the arrays of a live object hold `len` entries.
-        unsafe { std::slice::from_raw_parts(a.as_ptr(), a.len()) }.to_vec()
-    };
     let b = fmm
         .alloc_buffer(gpus[0], MIB, 0, MemFlags::NON_PAGED)
         .unwrap();
-    let info = fmm.pointer_info_arrays(b.addr() + 5).unwrap();
-    assert!(info.mapped_nodes.is_empty() && info.mapped_nodes.as_ptr().is_null());
-    assert!(info.registered_nodes.as_ptr().is_null());
+    let info = fmm.pointer_info(b.addr() + 5).unwrap();
+    assert_eq!((info.registered_count, info.mapped_count), (0, 0));
     assert_eq!(info.kind, PointerType::Allocated);
-    assert_eq!(info.gpu_address, b.addr());
-    b.map_to_nodes(&gpus[..3]).unwrap();
-    let first = fmm.pointer_info_arrays(b.addr()).unwrap();
-    assert_eq!(read(first.mapped_nodes), gpus[..3].to_vec());
+    assert_eq!((info.object, info.gpu_address), (b.addr(), b.addr()));
+    let again = fmm.pointer_info(b.addr() + 5).unwrap();
+    assert_eq!(again, info, "unchanged: the same answer, generation too");
     assert_eq!(
-        read(first.mapped_nodes),
-        fmm.pointer_info(b.addr()).unwrap().mapped_nodes
+        fmm.pointer_info(b.addr()).unwrap(),
+        info,
+        "any address inside"
     );
+    let mut seen = vec![info.generation];
+    let mut check = |nodes: &[u32]| {
+        let n = fmm.pointer_nodes(b.addr()).unwrap();
+        assert_eq!(n.mapped, nodes);
+        assert_eq!(n.info.mapped_count as usize, nodes.len());
+        assert!(!seen.contains(&n.info.generation), "a new generation");
+        seen.push(n.info.generation);
+        assert_eq!(
+            fmm.pointer_info(b.addr()).unwrap(),
+            n.info,
+            "the same state"
+        );
+    };
+    b.map_to_nodes(&gpus[..3]).unwrap();
+    check(&gpus[..3]);
     b.map_to_nodes(&gpus[1..2]).unwrap();
-    let second = fmm.pointer_info_arrays(b.addr()).unwrap();
-    assert_eq!(second.mapped_nodes.as_ptr(), first.mapped_nodes.as_ptr());
-    assert_eq!(read(second.mapped_nodes), vec![gpus[1]]);
-    b.map().unwrap();
-    let all = fmm.pointer_info_arrays(b.addr()).unwrap();
-    assert_eq!(all.mapped_nodes.as_ptr(), first.mapped_nodes.as_ptr());
-    assert_eq!(all.mapped_nodes.len(), gpus.len());
+    check(&gpus[1..2]);
+    fmm.set_user_data(b.addr(), 9).unwrap();
+    check(&gpus[1..2]);
     b.unmap().unwrap();
-    // Registered to more nodes than there are GPUs (a repeated node): a
-    // bigger array; the registered list reads back as given.
+    check(&[]);
+    // Registered to more nodes than there are GPUs (a repeated node): the
+    // registered list reads back as given.
     let host = vec![0u8; 4 * PAGE_SIZE as usize];
     let addr = host.as_ptr() as u64;
     let mut many = gpus.clone();
     many.push(gpus[0]);
     fmm.register_memory_to_nodes(addr, host.len() as u64, &many)
         .unwrap();
-    let reg = fmm.pointer_info_arrays(addr).unwrap();
-    assert_eq!(reg.kind, PointerType::RegisteredUser);
-    assert_eq!(read(reg.registered_nodes), many);
-    assert_eq!(
-        read(reg.registered_nodes),
-        fmm.pointer_info(addr).unwrap().registered_nodes
-    );
+    let reg = fmm.pointer_nodes(addr).unwrap();
+    assert_eq!(reg.info.kind, PointerType::RegisteredUser);
+    assert_eq!(reg.registered, many);
+    assert_eq!(reg.info.registered_count as usize, many.len());
+    assert_ne!(reg.info.object, b.addr());
     fmm.deregister_memory(addr).unwrap();
     assert_eq!(
-        cause(fmm.pointer_info_arrays(addr).unwrap_err()),
+        cause(fmm.pointer_nodes(addr).unwrap_err()),
         "UnknownPointer"
     );
     drop(b);
     assert_eq!(
-        cause(fmm.pointer_info_arrays(0x1234_5000).unwrap_err()),
+        cause(fmm.pointer_info(0x1234_5000).unwrap_err()),
         "UnknownPointer"
     );
     teardown(sim, fmm);

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use common::*;
 use kfd_fmm::{
-    AllocMemFlags, Buffer, FmmError, FmmOptions, FmmRules, MemFlags, VaAllocator, MAX_ALLOC_SIZE,
-    PAGE_SIZE,
+    AllocMemFlags, Buffer, FmmError, FmmOptions, FmmRules, MemFlags, MemoryKind, VaAllocator,
+    MAX_ALLOC_SIZE, PAGE_SIZE,
 };
 use kfd_sys::testing::Cause;
 
@@ -91,37 +91,45 @@ fn huge_sizes_fail_with_the_c_status_and_unmap_nothing() {
         let g = gpu_node(&fmm);
         let objects = fmm.object_count();
         let huge = 0u64.wrapping_sub(512 * PAGE_SIZE);
-        let e = |r: kfd_fmm::Result<u64>| cause(r.unwrap_err());
-        // The review's reproducer: system memory, so ERROR.
+        // The review's reproducer: refused before any size arithmetic,
+        // naming the kind of memory (the C border gives system memory
+        // ERROR, VRAM and scratch NO_MEMORY).
+        let too_big = |kind| format!("TooBig({kind:?})");
+        let e = |r: kfd_fmm::Result<u64>| match r.unwrap_err() {
+            FmmError::TooBig { kind } => too_big(kind),
+            other => cause(other),
+        };
+        let system = too_big(MemoryKind::System);
         assert_eq!(
             e(fmm.alloc_memory(0, huge, MemFlags::HOST_ACCESS, None)),
-            "HostAllocFailed"
+            system
         );
         assert_eq!(
             e(fmm.alloc_memory(g, huge, MemFlags::HOST_ACCESS, None)),
-            "HostAllocFailed"
+            system
         );
         let gtt = MemFlags::NON_PAGED | MemFlags::HOST_ACCESS | MemFlags::GTT_ACCESS;
-        assert_eq!(e(fmm.alloc_memory(g, huge, gtt, None)), "HostAllocFailed");
-        // VRAM and scratch: NO_MEMORY.
+        assert_eq!(e(fmm.alloc_memory(g, huge, gtt, None)), system);
+        let device = too_big(MemoryKind::Device);
         assert_eq!(
             e(fmm.alloc_memory(g, huge, MemFlags::NON_PAGED, None)),
-            "OutOfMemory"
+            device
         );
         let aql = MemFlags::NON_PAGED | MemFlags::AQL_QUEUE_MEMORY;
-        assert_eq!(e(fmm.alloc_memory(g, 1 << 63, aql, None)), "OutOfMemory");
+        assert_eq!(e(fmm.alloc_memory(g, 1 << 63, aql, None)), device);
+        // Not above the limit, but its ring's double mapping is.
         assert_eq!(
             e(fmm.alloc_memory(g, MAX_ALLOC_SIZE, aql, None)),
             "OutOfMemory"
         );
         assert_eq!(
             e(fmm.alloc_memory(g, huge, MemFlags::SCRATCH, None)),
-            "OutOfMemory"
+            too_big(MemoryKind::Scratch)
         );
         // OnlyAddress goes down the system memory path (the newest
-        // library's rule, the default): ERROR.
+        // library's rule, the default).
         let only = MemFlags::NON_PAGED | MemFlags::ONLY_ADDRESS;
-        assert_eq!(e(fmm.alloc_memory(g, huge, only, None)), "HostAllocFailed");
+        assert_eq!(e(fmm.alloc_memory(g, huge, only, None)), system);
         // An alignment of 2^63 cannot be padded for either.
         assert_eq!(
             e(fmm.alloc_memory_align(g, PAGE_SIZE, 1 << 63, MemFlags::NON_PAGED, None)),
@@ -348,7 +356,7 @@ fn mmio_pages_are_mapped_on_all_gpus() {
     assert!(gpus.len() > 1);
     for &g in &gpus {
         let mmio = fmm.mmio_address(g).expect("mapped");
-        let mut on = fmm.pointer_info(mmio).unwrap().mapped_nodes;
+        let mut on = fmm.pointer_nodes(mmio).unwrap().mapped;
         on.sort();
         assert_eq!(on, gpus);
     }
@@ -380,7 +388,7 @@ fn mmio_pages_are_mapped_on_usable_peers() {
             want.sort();
             want.dedup();
             let mmio = fmm.mmio_address(n.id).expect("mapped");
-            let mut on = fmm.pointer_info(mmio).unwrap().mapped_nodes;
+            let mut on = fmm.pointer_nodes(mmio).unwrap().mapped;
             on.sort();
             assert_eq!(on, want, "{preset} node {}", n.id);
             checked += want.len();
@@ -681,7 +689,7 @@ fn unregistered_gpu_memory_maps_onto_usable_peers() {
             .alloc_buffer(g, PAGE_SIZE, 0, MemFlags::NON_PAGED)
             .unwrap();
         b.map().unwrap();
-        let mapped = fmm.pointer_info(b.addr()).unwrap().mapped_nodes;
+        let mapped = fmm.pointer_nodes(b.addr()).unwrap().mapped;
         if expect_all {
             assert_eq!(mapped.len(), gpus);
         } else {

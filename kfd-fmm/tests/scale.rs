@@ -155,9 +155,9 @@ fn concurrent_allocations_on_several_gpus() {
                     mine.push(b);
                 }
                 for (i, b) in mine.iter().enumerate() {
-                    let info = fmm.pointer_info(b.addr()).unwrap();
-                    assert_eq!(info.node, node);
-                    assert_eq!(info.mapped_nodes, vec![node]);
+                    let info = fmm.pointer_nodes(b.addr()).unwrap();
+                    assert_eq!(info.info.node, node);
+                    assert_eq!(info.mapped, vec![node]);
                     if b.is_cpu_accessible() {
                         let mut v = [0u8; 8];
                         b.read(0, &mut v).unwrap();

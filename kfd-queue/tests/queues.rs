@@ -525,9 +525,9 @@ fn doorbell_page_is_mapped_once_per_node() {
         // manager.
         let info = ctx
             .fmm
-            .pointer_info(page)
+            .pointer_nodes(page)
             .expect("doorbell is an fmm object");
-        assert_eq!(info.mapped_nodes, vec![node]);
+        assert_eq!(info.mapped, vec![node]);
     }
     let pages: std::collections::HashSet<u64> = nodes
         .iter()

@@ -11,6 +11,7 @@
 use hsakmt_sys::common::{
     HsaMemoryProperties, HsaSystemProperties, HSA_HEAPTYPE, HSA_MEMORYPROPERTY,
 };
+use kfd_fmm::PointerType;
 use kfd_topology::GpuApertures;
 
 use banks::memory_properties;
@@ -20,6 +21,19 @@ pub mod banks;
 pub mod newest;
 pub mod rocm_5_2;
 pub mod rocm_6_2;
+
+/// The `HSA_POINTER_TYPE` number of `kind`: the same in every generation
+/// (5.2.3 names no `HSA_POINTER_RESERVED_ADDR`; 5 is its number there too).
+pub fn pointer_type(kind: PointerType) -> u32 {
+    match kind {
+        PointerType::Unknown => 0,
+        PointerType::Allocated => 1,
+        PointerType::RegisteredUser => 2,
+        PointerType::RegisteredGraphics => 3,
+        PointerType::RegisteredShared => 4,
+        PointerType::ReservedAddr => 5,
+    }
+}
 
 /// `HSA_PUBLIC_NAME_SIZE`.
 const NAME_SIZE: usize = 64;

@@ -9,7 +9,7 @@
 //! [`map_to_gpu`] is the one function whose statuses differ by
 //! generation.
 
-use kfd_fmm::FmmError;
+use kfd_fmm::{FmmError, MemoryKind};
 
 use super::ToStatus;
 use crate::border::{st, Status};
@@ -37,12 +37,20 @@ impl ToStatus for FmmError {
             NotImplemented(_) => st::NOT_IMPLEMENTED,
             // The C library reports a failed device allocation as
             // NO_MEMORY, a failed system-memory one as a plain ERROR.
-            OutOfMemory(_) | AllocFailed { device: true, .. } | VramNotHostVisible { .. } => {
-                st::NO_MEMORY
-            }
+            // An impossible size is refused as the C library's failed
+            // allocation of that kind is.
+            OutOfMemory(_)
+            | AllocFailed { device: true, .. }
+            | VramNotHostVisible { .. }
+            | TooBig {
+                kind: MemoryKind::Device | MemoryKind::Scratch,
+            } => st::NO_MEMORY,
             UnknownPointer(_)
             | NodeNotRegistered(_)
             | HostAllocFailed(_)
+            | TooBig {
+                kind: MemoryKind::System,
+            }
             | BadShareHandle(_)
             | NullAddress
             | Failed(_)
@@ -97,6 +105,12 @@ mod tests {
                 st::NOT_SUPPORTED
             );
             assert_eq!(s(FmmError::OutOfMemory("x")), st::NO_MEMORY);
+            // Too big for the address space: C's status for a failed
+            // allocation of that kind.
+            let too_big = |kind| FmmError::TooBig { kind };
+            assert_eq!(s(too_big(MemoryKind::Device)), st::NO_MEMORY);
+            assert_eq!(s(too_big(MemoryKind::Scratch)), st::NO_MEMORY);
+            assert_eq!(s(too_big(MemoryKind::System)), st::ERROR);
             assert_eq!(
                 s(FmmError::AlreadyRegistered(1)),
                 st::MEMORY_ALREADY_REGISTERED

@@ -9,7 +9,7 @@ use kfd_sys::Errno;
 
 use super::Fmm;
 use crate::aperture::Space;
-use crate::error::{FmmError, Result};
+use crate::error::{FmmError, MemoryKind, Result};
 use crate::flags::{hsa_to_ioc, AllocMemFlags, MemFlags};
 use crate::lock;
 use crate::objects::{ApId, Kind, Lookup, VmObject};
@@ -25,6 +25,27 @@ fn aql_size(size: u64) -> Result<u64> {
     size.checked_mul(2).ok_or(FmmError::OutOfMemory(
         "size exceeds the virtual address space",
     ))
+}
+
+/// An allocation request that passed the checks made before the
+/// caller's address is looked at ([`Fmm::plan_alloc`]): the node and its
+/// gpu_id, the size, the alignment and the flags as this generation
+/// reads them. [`Fmm::alloc_planned`] carries it out without checking
+/// them again; a plan belongs to the memory manager that made it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AllocPlan {
+    node: u32,
+    gpu_id: u32,
+    size: u64,
+    align: u64,
+    flags: MemFlags,
+}
+
+impl AllocPlan {
+    /// The flags as this generation reads them (ignored flags removed).
+    pub fn flags(&self) -> MemFlags {
+        self.flags
+    }
 }
 
 impl Fmm {
@@ -62,7 +83,15 @@ impl Fmm {
         flags: MemFlags,
         address: Option<u64>,
     ) -> Result<u64> {
-        self.alloc_impl(node, size, align, flags, address, false)
+        let plan = self.plan_alloc(node, size, align, flags)?;
+        self.alloc_impl(plan, address, false)
+    }
+
+    /// Carries out an allocation [`Fmm::plan_alloc`] checked, as
+    /// [`Fmm::alloc_memory_align`] does (the C border checks the caller's
+    /// address pointer in between).
+    pub fn alloc_planned(&self, plan: AllocPlan, address: Option<u64>) -> Result<u64> {
+        self.alloc_impl(plan, address, false)
     }
 
     /// `hsaKmtAllocMemoryHostGtt`: `size` bytes of system memory on CPU
@@ -85,8 +114,21 @@ impl Fmm {
         size: u64,
         flags: MemFlags,
     ) -> Result<u64> {
+        let plan = self.plan_alloc(cpu_node, size, 0, flags)?;
+        self.alloc_host_gtt_planned(plan, anchor_node)
+    }
+
+    /// [`Fmm::alloc_host_gtt`] of a request [`Fmm::plan_alloc`] checked
+    /// (the plan's node is the CPU node).
+    pub fn alloc_host_gtt_planned(&self, plan: AllocPlan, anchor_node: u32) -> Result<u64> {
+        let AllocPlan {
+            node: cpu_node,
+            gpu_id: cpu_gpu,
+            size,
+            flags,
+            ..
+        } = plan;
         let flags = flags | MemFlags::NON_PAGED | MemFlags::HOST_ACCESS;
-        let (cpu_gpu, flags) = self.check_alloc(cpu_node, size, 0, flags)?;
         if cpu_gpu != 0 {
             return Err(FmmError::InvalidNode(cpu_node));
         }
@@ -104,7 +146,9 @@ impl Fmm {
             ));
         }
         if size > crate::MAX_ALLOC_SIZE {
-            return Err(FmmError::HostAllocFailed(TOO_BIG));
+            return Err(FmmError::TooBig {
+                kind: MemoryKind::System,
+            });
         }
         self.alloc_host(cpu_node, anchor, None, size, 0, flags, false)
             .map_err(host_alloc_error)
@@ -135,23 +179,23 @@ impl Fmm {
         align: u64,
         flags: MemFlags,
     ) -> Result<u64> {
-        self.alloc_impl(node, size, align, flags, None, true)
+        let plan = self.plan_alloc(node, size, align, flags)?;
+        self.alloc_impl(plan, None, true)
     }
 
     /// The checks [`Fmm::alloc_memory_align`] makes before it looks at
     /// the address: the flags' kernel version (Contiguous needs KFD 1.16),
     /// the node, the alignment, then the size (non-zero, a multiple of
     /// the flags' page size). The C border runs them before it touches
-    /// the caller's address pointer, as the C library does. Returns the
-    /// node's gpu_id (0 for a CPU node) and the flags as this generation
-    /// reads them.
-    pub fn check_alloc(
+    /// the caller's address pointer, as the C library does, and hands the
+    /// plan to [`Fmm::alloc_planned`] (or [`Fmm::alloc_host_gtt_planned`]).
+    pub fn plan_alloc(
         &self,
         node: u32,
         size: u64,
         align: u64,
         mut flags: MemFlags,
-    ) -> Result<(u32, MemFlags)> {
+    ) -> Result<AllocPlan> {
         let gpu_id = self.check_alloc_node(node, flags)?;
         flags.remove(self.opts.rules.unknown_flags);
         let page = flags.page_size();
@@ -161,20 +205,24 @@ impl Fmm {
         if size == 0 || size % page != 0 {
             return Err(FmmError::BadSize { size, page });
         }
-        Ok((gpu_id, flags))
+        Ok(AllocPlan {
+            node,
+            gpu_id,
+            size,
+            align,
+            flags,
+        })
     }
 
-    fn alloc_impl(
-        &self,
-        node: u32,
-        size: u64,
-        align: u64,
-        flags: MemFlags,
-        address: Option<u64>,
-        owned: bool,
-    ) -> Result<u64> {
+    fn alloc_impl(&self, plan: AllocPlan, address: Option<u64>, owned: bool) -> Result<u64> {
         let rules = self.opts.rules;
-        let (gpu_id, mut flags) = self.check_alloc(node, size, align, flags)?;
+        let AllocPlan {
+            node,
+            gpu_id,
+            size,
+            align,
+            mut flags,
+        } = plan;
         let fixed = if flags.contains(MemFlags::FIXED_ADDRESS) {
             match address {
                 Some(a) if a != 0 => Some(a),
@@ -195,8 +243,14 @@ impl Fmm {
             return Err(FmmError::ConflictingFlags("CoarseGrain with Uncached"));
         }
         // Nothing this big fits in the address space; refused here, before
-        // any size arithmetic, with the status of the path's failure.
-        let too_big = size > crate::MAX_ALLOC_SIZE;
+        // any size arithmetic, naming the kind of memory asked for.
+        let too_big = |kind| {
+            if size > crate::MAX_ALLOC_SIZE {
+                Err(FmmError::TooBig { kind })
+            } else {
+                Ok(())
+            }
+        };
         if flags.contains(MemFlags::SCRATCH) {
             if align != 0 {
                 return Err(FmmError::NotImplemented("alignment for scratch memory"));
@@ -204,9 +258,7 @@ impl Fmm {
             let gi = self
                 .gpu_index(gpu_id)
                 .ok_or(FmmError::OutOfMemory("scratch needs a GPU node"))?;
-            if too_big {
-                return Err(FmmError::OutOfMemory(TOO_BIG));
-            }
+            too_big(MemoryKind::Scratch)?;
             return self.alloc_scratch(gi, fixed, size, owned);
         }
         let non_paged = flags.contains(MemFlags::NON_PAGED);
@@ -221,9 +273,7 @@ impl Fmm {
             if self.opts.zero_fb && gpu_id != 0 && non_paged {
                 flags |= MemFlags::COARSE_GRAIN;
             }
-            if too_big {
-                return Err(FmmError::HostAllocFailed(TOO_BIG));
-            }
+            too_big(MemoryKind::System)?;
             return self
                 .alloc_host(node, gpu_id, fixed, size, align, flags, owned)
                 .map_err(host_alloc_error);
@@ -232,9 +282,7 @@ impl Fmm {
             return Err(FmmError::ConflictingFlags("OnlyAddress and NoAddress"));
         }
         let gi = self.gpu_index(gpu_id).ok_or(FmmError::NotAGpuNode(node))?;
-        if too_big {
-            return Err(FmmError::OutOfMemory(TOO_BIG));
-        }
+        too_big(MemoryKind::Device)?;
         let small_bar = self.nodes.get(node as usize).is_some_and(|n| n.small_bar);
         self.alloc_device(gi, fixed, size, align, flags, owned)
             .map_err(|e| match e {
@@ -564,9 +612,6 @@ impl Fmm {
         Ok(())
     }
 }
-
-/// Why an allocation larger than the address space is refused.
-const TOO_BIG: &str = "size exceeds the virtual address space";
 
 /// A failure of the system-memory path as the allocation reports it: a
 /// refused request or mapping is a failed system-memory allocation, no

@@ -128,6 +128,7 @@ impl Fmm {
             warnings: Mutex::new(Vec::new()),
             drop_failures: Mutex::new(Default::default()),
             numa: Default::default(),
+            generations: Default::default(),
         };
         // On failure `fmm` is dropped, which undoes whatever was set up.
         fmm.init_apertures()?;

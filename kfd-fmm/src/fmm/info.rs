@@ -1,6 +1,7 @@
 //! Queries: the manager's nodes and apertures, pointer info, available
 //! memory, and the memory policy.
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use kfd_sys::kfd;
@@ -8,12 +9,11 @@ use kfd_sys::DeviceFile;
 use kfd_topology::GfxVersion;
 
 use super::{
-    Fmm, FmmOptions, NodeApertures, NodeArray, NodeDesc, PointerInfo, PointerInfoArrays,
-    PointerType, Range,
+    Fmm, FmmOptions, NodeApertures, NodeDesc, PointerInfo, PointerNodes, PointerType, Range,
 };
 use crate::error::{FmmError, Result};
 use crate::lock;
-use crate::objects::{Kind, Lookup, NodeArrays, Span, VmObject};
+use crate::objects::{Kind, Lookup, Span, VmObject};
 use crate::PAGE_SIZE;
 
 /// Kaveri, the one GPU whose memory policy can be set.
@@ -104,61 +104,42 @@ impl Fmm {
     }
 
     /// `hsaKmtQueryPointerInfo`: what `addr` (anywhere inside an object)
-    /// points into.
-    pub fn pointer_info(&self, addr: u64) -> Result<PointerInfo> {
-        self.with_object(addr, Lookup::Containing, |o| {
-            let a = self.describe(o, (std::ptr::null(), 0), (std::ptr::null(), 0));
-            PointerInfo {
-                kind: a.kind,
-                node: a.node,
-                mem_flags: a.mem_flags,
-                cpu_address: a.cpu_address,
-                gpu_address: a.gpu_address,
-                size: a.size,
-                registered_nodes: o.registered.iter().map(|&g| self.node_of_gpu(g)).collect(),
-                mapped_nodes: o.mapped.iter().map(|&g| self.node_of_gpu(g)).collect(),
-                user_data: a.user_data,
-            }
-        })
-        .ok_or(FmmError::UnknownPointer(addr))
-    }
-
-    /// [`Fmm::pointer_info`] for a C `HsaPointerInfo`: the node lists are
-    /// arrays the object owns (see [`NodeArray`]), valid as long as the
-    /// object lives, so the caller needs to keep nothing. No allocation
-    /// after the first query of an object; one shard lock. The answer is
-    /// kept with the object's index entry until the object changes, so a
-    /// repeated query of a small object is one page-hash probe and one
-    /// record read, however many objects live.
+    /// points into, without the node lists ([`Fmm::pointer_nodes`]).
+    /// Allocates nothing; one shard lock. The answer is kept with the
+    /// object's index entry until the object changes, and the last one of
+    /// each shard is read without the lock, so a repeated query of an
+    /// unchanged object is a few loads however many objects live.
     #[inline]
-    pub fn pointer_info_arrays(&self, addr: u64) -> Result<PointerInfoArrays> {
+    pub fn pointer_info(&self, addr: u64) -> Result<PointerInfo> {
         // An unchanged shard's last answer, if it was to this address
         // (the same buffer queried again), without the lock.
         let quick = |span: &Span| span.last.get(addr).map(Some);
         self.with_shard_or(addr, Lookup::Containing, quick, |s, slot| {
-            s.answer_for(addr, slot, |o| {
-                let gpus = self.gpus.len();
-                let arrays = o
-                    .node_arrays
-                    .get_or_insert_with(|| Box::new(NodeArrays::new(gpus)));
-                let (registered, mapped) = arrays.store(
-                    o.registered.iter().map(|&g| self.node_of_gpu(g)),
-                    o.mapped.iter().map(|&g| self.node_of_gpu(g)),
-                );
-                self.describe(o, registered, mapped)
+            s.answer_for(addr, slot, |o| self.describe(o))
+        })
+        .flatten()
+        .ok_or(FmmError::UnknownPointer(addr))
+    }
+
+    /// [`Fmm::pointer_info`] with the node lists, both from one look at
+    /// the object (under its shard's lock).
+    pub fn pointer_nodes(&self, addr: u64) -> Result<PointerNodes> {
+        self.with_shard(addr, Lookup::Containing, |s, slot| {
+            let info = s.answer(slot, |o| self.describe(o))?;
+            let o = s.get(slot)?;
+            let nodes = |ids: &[u32]| ids.iter().map(|&g| self.node_of_gpu(g)).collect();
+            Some(PointerNodes {
+                info,
+                registered: nodes(&o.registered),
+                mapped: nodes(&o.mapped),
             })
         })
         .flatten()
         .ok_or(FmmError::UnknownPointer(addr))
     }
 
-    /// The pointer info of `o` with the given node arrays.
-    fn describe(
-        &self,
-        o: &VmObject,
-        registered: (*const u32, usize),
-        mapped: (*const u32, usize),
-    ) -> PointerInfoArrays {
+    /// The pointer info of `o`, as a new generation of it.
+    fn describe(&self, o: &VmObject) -> PointerInfo {
         let kind = match o.kind {
             Kind::Shared => PointerType::RegisteredShared,
             Kind::Graphics { .. } => PointerType::RegisteredGraphics,
@@ -166,16 +147,20 @@ impl Fmm {
             Kind::ReservedAddr => PointerType::ReservedAddr,
             Kind::Allocated => PointerType::Allocated,
         };
-        let mut info = PointerInfoArrays {
+        let mut info = PointerInfo {
             kind,
             node: o.node_id,
             mem_flags: o.mflags,
             cpu_address: 0,
             gpu_address: o.start,
             size: o.size,
-            registered_nodes: NodeArray::new(registered),
-            mapped_nodes: NodeArray::new(mapped),
             user_data: o.user_data,
+            // Node lists come from the C API's 32-bit counts (and GPUs).
+            registered_count: o.registered.len() as u32,
+            mapped_count: o.mapped.len() as u32,
+            object: o.start,
+            // Only unique, not ordered with anything.
+            generation: self.generations.fetch_add(1, Ordering::Relaxed) + 1,
         };
         match o.kind {
             Kind::Userptr { addr: ua, size, .. } => {

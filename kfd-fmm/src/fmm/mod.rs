@@ -25,6 +25,8 @@ mod sharing;
 pub(crate) mod svm;
 mod userptr;
 
+pub use alloc::AllocPlan;
+
 /// What the memory manager needs to know about one topology node.
 ///
 /// Node ids are positions in the slice given to [`Fmm::new`], as in the
@@ -277,98 +279,35 @@ impl Default for FmmOptions {
     }
 }
 
-/// `HSA_POINTER_TYPE`.
+/// What a pointer points into (the C API's `HSA_POINTER_TYPE`; its
+/// numbers are the C border's business).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u32)]
 pub enum PointerType {
-    /// `HSA_POINTER_UNKNOWN`.
-    Unknown = 0,
-    /// `HSA_POINTER_ALLOCATED`: allocated by this context.
-    Allocated = 1,
-    /// `HSA_POINTER_REGISTERED_USER`: registered user memory.
-    RegisteredUser = 2,
-    /// `HSA_POINTER_REGISTERED_GRAPHICS`: an imported graphics buffer.
-    RegisteredGraphics = 3,
-    /// `HSA_POINTER_REGISTERED_SHARED`: imported through a share handle.
-    RegisteredShared = 4,
-    /// `HSA_POINTER_RESERVED_ADDR`: an address reservation without memory.
-    ReservedAddr = 5,
+    /// Nothing this context knows.
+    Unknown,
+    /// Memory allocated by this context.
+    Allocated,
+    /// Registered user memory.
+    RegisteredUser,
+    /// An imported graphics buffer.
+    RegisteredGraphics,
+    /// Memory imported through a share handle.
+    RegisteredShared,
+    /// An address reservation without memory.
+    ReservedAddr,
 }
 
-/// A node-id list owned by a memory object, as [`Fmm::pointer_info_arrays`]
-/// hands it out for C (`HsaPointerInfo::RegisteredNodes`/`MappedNodes`).
+/// What [`Fmm::pointer_info`] reports: the facts of the memory object a
+/// pointer points into (the scalar fields of `HsaPointerInfo`), the
+/// lengths of its node lists ([`Fmm::pointer_nodes`] has the lists), and
+/// which state of which object the answer describes.
 ///
-/// The pointer stays valid for [`NodeArray::len`] reads of `u32` for as
-/// long as the object lives (until it is freed or deregistered, or the
-/// [`Fmm`] drops); later queries rewrite the entries in place. An empty
-/// list is a null pointer.
+/// `(object, generation)` names the answer: a later answer with the same
+/// pair has the same facts and the same node lists, so a caller that
+/// keeps something per object state (the C border keeps the node arrays
+/// of `HsaPointerInfo`) rebuilds it only when the generation changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NodeArray {
-    ptr: *const u32,
-    len: usize,
-}
-
-impl NodeArray {
-    fn new((ptr, len): (*const u32, usize)) -> Self {
-        NodeArray {
-            ptr: if len == 0 { std::ptr::null() } else { ptr },
-            len,
-        }
-    }
-
-    /// The array as an address and a count, to keep it where raw
-    /// pointers may not be (a shard must be `Send`).
-    pub(crate) fn parts(&self) -> (usize, usize) {
-        (self.ptr as usize, self.len)
-    }
-
-    /// [`NodeArray::parts`] back into an array.
-    pub(crate) fn from_parts(addr: usize, len: usize) -> Self {
-        NodeArray::new((addr as *const u32, len))
-    }
-
-    /// The first entry (null for an empty list).
-    pub fn as_ptr(&self) -> *const u32 {
-        self.ptr
-    }
-
-    /// Number of entries.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether the list is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-}
-
-/// What [`Fmm::pointer_info_arrays`] reports: [`PointerInfo`] with the node
-/// lists as arrays held by the object, for a C `HsaPointerInfo`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PointerInfoArrays {
-    /// What the pointer points into.
-    pub kind: PointerType,
-    /// The node the memory belongs to.
-    pub node: u32,
-    /// The allocation flags.
-    pub mem_flags: MemFlags,
-    /// The CPU address (start of the allocation or registered range).
-    pub cpu_address: u64,
-    /// The GPU virtual address.
-    pub gpu_address: u64,
-    /// Size in bytes (of the registered range for user memory).
-    pub size: u64,
-    /// Nodes the memory is registered to.
-    pub registered_nodes: NodeArray,
-    /// Nodes the memory is mapped on.
-    pub mapped_nodes: NodeArray,
-    /// The value last given to [`Fmm::set_user_data`].
-    pub user_data: u64,
-}
-
-/// What [`Fmm::pointer_info`] reports (the fields of `HsaPointerInfo`).
-#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PointerInfo {
     /// What the pointer points into.
     pub kind: PointerType,
@@ -382,12 +321,30 @@ pub struct PointerInfo {
     pub gpu_address: u64,
     /// Size in bytes (of the registered range for user memory).
     pub size: u64,
-    /// Nodes the memory is registered to.
-    pub registered_nodes: Vec<u32>,
-    /// Nodes the memory is mapped on.
-    pub mapped_nodes: Vec<u32>,
     /// The value last given to [`Fmm::set_user_data`].
     pub user_data: u64,
+    /// How many nodes the memory is registered to.
+    pub registered_count: u32,
+    /// How many nodes the memory is mapped on.
+    pub mapped_count: u32,
+    /// The object: its start address, unique among the live objects of
+    /// this memory manager.
+    pub object: u64,
+    /// The object's state: a new value, never given before by this memory
+    /// manager, after every change of the object (and for a new object).
+    pub generation: u64,
+}
+
+/// What [`Fmm::pointer_nodes`] reports: a pointer's info and the node
+/// lists of the same object state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PointerNodes {
+    /// The pointer's info.
+    pub info: PointerInfo,
+    /// Nodes the memory is registered to (`info.registered_count` of them).
+    pub registered: Vec<u32>,
+    /// Nodes the memory is mapped on (`info.mapped_count` of them).
+    pub mapped: Vec<u32>,
 }
 
 /// What [`Fmm::register_graphics_handle`] returns (`HsaGraphicsResourceInfo`).
@@ -490,6 +447,8 @@ pub struct Fmm {
     drop_failures: Mutex<DropFailures>,
     /// The machine's NUMA facts, read on the first binding.
     numa: crate::numa::Numa,
+    /// The last object generation given out ([`PointerInfo::generation`]).
+    generations: std::sync::atomic::AtomicU64,
 }
 
 /// A [`crate::Buffer`] the memory manager could not release when it was
