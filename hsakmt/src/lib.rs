@@ -85,6 +85,7 @@ pub mod ctx;
 pub mod generation;
 pub mod log;
 pub mod profile;
+mod state;
 pub mod status;
 
 pub mod debug;

@@ -1,6 +1,5 @@
 //! Memory: allocation, registration, GPU mapping, sharing, pointer info.
 
-use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::os::fd::{BorrowedFd, IntoRawFd};
 use std::sync::MutexGuard;
@@ -15,19 +14,11 @@ use crate::border::{check_mut, read_in, slice_in, slice_mut, st, write_out, Kmt,
 use crate::ctx::{self, HsaKFDContext};
 use crate::generation::{self, abi};
 use crate::profile::ProcessVm;
+use crate::state::{self, MemoryState};
 
-/// Memory the C caller reads through pointers the border handed out: the
-/// metadata of imported graphics buffers. Kept per context and object
-/// start until the object is freed or deregistered, or the context closes.
-/// Kept in the context's border state ([`ctx::kept`]), so it dies with
-/// the context.
-#[derive(Debug, Default)]
-pub(crate) struct Held {
-    metadata: BTreeMap<u64, Box<[u8]>>,
-}
-
-fn held(c: &Context) -> KmtResult<MutexGuard<'_, Held>> {
-    Ok(lock(&ctx::kept(c)?.memory))
+/// The graphics metadata this context keeps for C ([`MemoryState`]).
+fn held(c: &Context) -> KmtResult<MutexGuard<'_, MemoryState>> {
+    Ok(lock(&state::kept(c)?.memory))
 }
 
 fn forget_object(c: &Context, addr: u64) {
@@ -337,7 +328,7 @@ export! {
         check_mut(DeviceHandle, st::INVALID_PARAMETER)?;
         c.fmm().kmt()?.render_node(node.gpu_id).ok_or(st::INVALID_HANDLE)?;
         let owner = if c.is_primary() { Owner::Primary } else { Owner::Secondary(c.id()) };
-        let h = crate::amdgpu::handle(owner, node.properties.drm_render_minor);
+        let h = crate::amdgpu::handle(owner, node.properties.drm_render_minor).ok_or(st::NO_MEMORY)?;
         // SAFETY: checked above; an OUT argument.
         unsafe { write_out(DeviceHandle, h, st::INVALID_PARAMETER) }
     }
