@@ -14,18 +14,20 @@
 //!   may serve: [`lookup`] turns a handle back into its context and render
 //!   minor (`hsaKmtGetAmdGPUDeviceFd` uses it), and nothing else accepts
 //!   it. A handle given to the system's libdrm_amdgpu is not a device
-//!   it knows (and not an address: reading through it faults);
-//! - a token of a process-global `HandleTable` (`crate::state`): never
-//!   a pointer, never reused: a stale handle (its secondary context
-//!   closed) is unknown forever instead of naming another context's
-//!   device, and a token of another kind is not a device handle.
+//!   it knows (reading through it reads zeros);
+//! - a cell token of a process-global `HandleTable` (`crate::state`):
+//!   the address of a small cell that is never freed, so never reused:
+//!   a stale handle (its secondary context closed) is unknown forever
+//!   instead of naming another context's device, and a handle of
+//!   another kind is not a device handle. That is 16 bytes per render
+//!   node per secondary context that asks.
 
 use std::sync::{Mutex, MutexGuard};
 
 use kfd_context::ContextId;
 use kfd_sys::sync::lock;
 
-use crate::state::{HandleTable, Tag, Token};
+use crate::state::{HandleTable, Token};
 
 /// Whose render node a handle names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,7 +45,7 @@ struct Device {
     minor: u32,
 }
 
-static HANDLES: Mutex<HandleTable<Device>> = Mutex::new(HandleTable::new(Tag::DEVICE));
+static HANDLES: Mutex<HandleTable<Device>> = Mutex::new(HandleTable::cells());
 
 fn handles() -> MutexGuard<'static, HandleTable<Device>> {
     lock(&HANDLES)

@@ -33,7 +33,7 @@ struct Entry {
     refs: u32,
 }
 
-static BOS: Mutex<HandleTable<Entry>> = Mutex::new(HandleTable::new(Tag::MEMORY_OBJECT));
+static BOS: Mutex<HandleTable<Entry>> = Mutex::new(HandleTable::tagged(Tag::MEMORY_OBJECT));
 
 fn bos() -> MutexGuard<'static, HandleTable<Entry>> {
     lock(&BOS)

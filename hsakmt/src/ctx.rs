@@ -8,8 +8,10 @@
 //!   process ([`primary_ptr`]), as the C library's static
 //!   `hsakmt_primary_kfd_ctx` has; it is valid while the primary is open;
 //! - each **secondary** context gets a fresh handle when it is opened: a
-//!   token of a process-global `HandleTable` (`crate::state`), never a
-//!   pointer and never reused, so a stale pointer stays unknown forever
+//!   cell token of a process-global `HandleTable` (`crate::state`): the
+//!   address of a small zeroed cell that is never freed (C may read or
+//!   write through it, as through the C library's context struct), so
+//!   it is never reused and a stale pointer stays unknown forever
 //!   instead of naming somebody else's context.
 //!
 //! Statuses (the C library has no defined behaviour for bad context
@@ -33,7 +35,7 @@ use kfd_context::{primary, Context, ContextId};
 use kfd_sys::sync::lock;
 
 use crate::border::{st, KmtResult, Status};
-use crate::state::{HandleTable, Tag, Token};
+use crate::state::{HandleTable, Token};
 
 /// The storage the primary's handle points at (never read or written by
 /// us). Its bytes sit in an `UnsafeCell`, so the static lives in
@@ -49,7 +51,7 @@ unsafe impl Sync for HandleCell {}
 
 static PRIMARY: HandleCell = HandleCell(std::cell::UnsafeCell::new([0; 16]));
 
-static SECONDARIES: Mutex<HandleTable<Context>> = Mutex::new(HandleTable::new(Tag::CONTEXT));
+static SECONDARIES: Mutex<HandleTable<Context>> = Mutex::new(HandleTable::cells());
 
 fn secondaries() -> MutexGuard<'static, HandleTable<Context>> {
     lock(&SECONDARIES)

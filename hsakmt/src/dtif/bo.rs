@@ -102,7 +102,7 @@ struct Bo {
     cpu: Option<(usize, u32)>,
 }
 
-static BOS: Mutex<HandleTable<Bo>> = Mutex::new(HandleTable::new(Tag::DTIF_BO));
+static BOS: Mutex<HandleTable<Bo>> = Mutex::new(HandleTable::tagged(Tag::DTIF_BO));
 
 fn registry() -> MutexGuard<'static, HandleTable<Bo>> {
     lock(&BOS)

@@ -1,18 +1,26 @@
 //! What the border keeps for C: the handles it hands out and the memory
 //! C reads through pointers it was given.
 //!
-//! Every opaque handle is a token of one [`HandleTable`] type (tagged,
-//! never reused: see [`handles`]); only event pointers are addresses,
-//! because C reads the struct they point at ([`events::EventViews`]).
+//! Every opaque handle is a token of one [`HandleTable`] type (never
+//! reused: see [`handles`]), except the primary context's (one static
+//! address) and event pointers (the address of the C struct, which C
+//! reads: [`events::EventViews`]).
 //!
-//! | handle | kind | owned by |
+//! | handle | form | owned by |
 //! |---|---|---|
-//! | `HsaKFDContext *` of a secondary | token (`crate::ctx`) | the process |
+//! | `HsaKFDContext *` of a secondary | cell token (`crate::ctx`) | the process |
 //! | `HsaKFDContext *` of the primary | one static address (`crate::ctx`) | the process |
-//! | `HsaAMDGPUDeviceHandle` | token (`crate::amdgpu`) | the process |
-//! | `HsaMemoryObjectHandle` | token (`crate::bo`) | the process |
-//! | libdtif's `amdgpu_bo_handle` | token (`crate::dtif::bo`) | the process |
+//! | `HsaAMDGPUDeviceHandle` | cell token (`crate::amdgpu`) | the process |
+//! | `HsaMemoryObjectHandle` | tagged token (`crate::bo`) | the process |
+//! | libdtif's `amdgpu_bo_handle` | tagged token (`crate::dtif::bo`) | the process |
 //! | `HsaEvent *` | address of the C struct | its context ([`Kept`]) |
+//!
+//! Cell tokens (addresses of cells never freed) are for the handles C
+//! code may read or write through: the C library's context is a struct,
+//! its device handle libdrm's, and a caller that reads one reads zeros
+//! instead of faulting, as before these were tokens. Buffer handles are
+//! tagged (not addresses), as there may be many and C only passes them
+//! back.
 //!
 //! Why the tables are process-global: the C functions that take those
 //! handles take nothing else that names a context (`hsaKmtMemoryCpuMap`,
@@ -38,7 +46,9 @@ use crate::border::{st, KmtResult};
 pub(crate) mod events;
 pub(crate) mod handles;
 
-pub(crate) use handles::{HandleTable, Tag, Token};
+#[cfg(feature = "newest")]
+pub(crate) use handles::Tag;
+pub(crate) use handles::{HandleTable, Token};
 
 /// Memory the C caller reads through pointers `hsaKmtQueryPointerInfo`
 /// handed out: the metadata of imported graphics buffers, per object
