@@ -14,18 +14,20 @@
 //!   may serve: [`lookup`] turns a handle back into its context and render
 //!   minor (`hsaKmtGetAmdGPUDeviceFd` uses it), and nothing else accepts
 //!   it. A handle given to the system's libdrm_amdgpu is not a device
-//!   it knows;
-//! - the address of a small cell that is never freed, so that a later
-//!   handle can never have the address of an earlier one: a stale handle
-//!   (its secondary context closed) is unknown forever instead of naming
-//!   another context's device. That is 16 bytes per render node per
-//!   secondary context that asks, the price ctx.rs pays for context
-//!   handles too.
+//!   it knows (reading through it reads zeros);
+//! - a cell token of a process-global `HandleTable` (`crate::state`):
+//!   the address of a small cell that is never freed, so never reused:
+//!   a stale handle (its secondary context closed) is unknown forever
+//!   instead of naming another context's device, and a handle of
+//!   another kind is not a device handle. That is 16 bytes per render
+//!   node per secondary context that asks.
 
 use std::sync::{Mutex, MutexGuard};
 
 use kfd_context::ContextId;
 use kfd_sys::sync::lock;
+
+use crate::state::{HandleTable, Token};
 
 /// Whose render node a handle names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,46 +38,43 @@ pub enum Owner {
     Secondary(ContextId),
 }
 
-/// The storage a handle points at (never read or written).
-#[repr(C, align(16))]
-struct HandleCell([u8; 16]);
-
-struct Entry {
+/// What a device handle names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Device {
     owner: Owner,
     minor: u32,
-    cell: usize,
 }
 
-static HANDLES: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+static HANDLES: Mutex<HandleTable<Device>> = Mutex::new(HandleTable::cells());
 
-fn handles() -> MutexGuard<'static, Vec<Entry>> {
+fn handles() -> MutexGuard<'static, HandleTable<Device>> {
     lock(&HANDLES)
 }
 
-/// The handle of render node `minor` of `owner`, made on first use.
-pub fn handle(owner: Owner, minor: u32) -> *mut std::ffi::c_void {
+/// The handle of render node `minor` of `owner`, made on first use;
+/// `None` once the process has used up its device handles (2^44 - 1).
+pub fn handle(owner: Owner, minor: u32) -> Option<*mut std::ffi::c_void> {
+    let d = Device { owner, minor };
     let mut h = handles();
-    if let Some(e) = h.iter().find(|e| e.owner == owner && e.minor == minor) {
-        return e.cell as *mut std::ffi::c_void;
-    }
-    let cell: &'static mut HandleCell = Box::leak(Box::new(HandleCell([0; 16])));
-    let cell = cell as *mut HandleCell as usize;
-    h.push(Entry { owner, minor, cell });
-    cell as *mut std::ffi::c_void
+    let token = match h.find(|e| *e == d) {
+        Some((token, _)) => token,
+        None => h.insert(d).ok()?,
+    };
+    Some(token.as_ptr())
 }
 
 /// The owner and render minor of a handle [`handle`] made, if it is one
 /// whose context was not closed since.
 pub fn lookup(handle: *const std::ffi::c_void) -> Option<(Owner, u32)> {
     handles()
-        .iter()
-        .find(|e| e.cell == handle as usize)
-        .map(|e| (e.owner, e.minor))
+        .get(Token::from_ptr(handle))
+        .ok()
+        .map(|d| (d.owner, d.minor))
 }
 
 /// Forgets the handles of a closed secondary context.
 pub(crate) fn forget_context(id: ContextId) {
-    handles().retain(|e| e.owner != Owner::Secondary(id));
+    handles().retain(|d| d.owner != Owner::Secondary(id));
 }
 
 #[cfg(test)]
@@ -84,17 +83,17 @@ mod tests {
 
     #[test]
     fn handles_are_stable_distinct_and_forgotten_with_their_context() {
-        let a = handle(Owner::Primary, 128);
-        assert_eq!(handle(Owner::Primary, 128), a);
-        let b = handle(Owner::Primary, 129);
-        let s = handle(Owner::Secondary(ContextId(77)), 128);
+        let a = handle(Owner::Primary, 128).unwrap();
+        assert_eq!(handle(Owner::Primary, 128), Some(a));
+        let b = handle(Owner::Primary, 129).unwrap();
+        let s = handle(Owner::Secondary(ContextId(77)), 128).unwrap();
         assert!(a != b && a != s && b != s);
         assert_eq!(lookup(s), Some((Owner::Secondary(ContextId(77)), 128)));
         forget_context(ContextId(77));
         assert_eq!(lookup(s), None);
         assert_eq!(lookup(a), Some((Owner::Primary, 128)));
-        // A new handle never reuses a forgotten one's address.
-        assert_ne!(handle(Owner::Secondary(ContextId(78)), 128), s);
+        // A new handle never reuses a forgotten one's token.
+        assert_ne!(handle(Owner::Secondary(ContextId(78)), 128), Some(s));
         assert_eq!(lookup(std::ptr::null()), None);
     }
 }

@@ -7,10 +7,12 @@
 //! - the **primary** context has one stable handle for the life of the
 //!   process ([`primary_ptr`]), as the C library's static
 //!   `hsakmt_primary_kfd_ctx` has; it is valid while the primary is open;
-//! - each **secondary** context gets a fresh handle when it is opened. The
-//!   handle is a small leaked allocation, so its address is never reused
-//!   by a later context: a stale pointer stays unknown forever instead of
-//!   naming somebody else's context.
+//! - each **secondary** context gets a fresh handle when it is opened: a
+//!   cell token of a process-global `HandleTable` (`crate::state`): the
+//!   address of a small zeroed cell that is never freed (C may read or
+//!   write through it, as through the C library's context struct), so
+//!   it is never reused and a stale pointer stays unknown forever
+//!   instead of naming somebody else's context.
 //!
 //! Statuses (the C library has no defined behaviour for bad context
 //! pointers; these are our choices):
@@ -25,7 +27,6 @@
 //! - a secondary context inherited across `fork()` gives 20: its
 //!   descriptor belongs to the parent's kernel process.
 
-use std::collections::BTreeMap;
 use std::ops::Deref;
 use std::sync::{Mutex, MutexGuard};
 
@@ -34,12 +35,13 @@ use kfd_context::{primary, Context, ContextId};
 use kfd_sys::sync::lock;
 
 use crate::border::{st, KmtResult, Status};
+use crate::state::{HandleTable, Token};
 
-/// The storage a handle points at (never read or written by us). Its
-/// bytes sit in an `UnsafeCell`, so the static lives in writable memory:
-/// a C caller that writes through the primary handle (the C library's
-/// context is a writable struct) scribbles on these bytes instead of
-/// faulting on read-only data.
+/// The storage the primary's handle points at (never read or written by
+/// us). Its bytes sit in an `UnsafeCell`, so the static lives in
+/// writable memory: a C caller that writes through the primary handle
+/// (the C library's context is a writable struct) scribbles on these
+/// bytes instead of faulting on read-only data.
 #[repr(C, align(16))]
 struct HandleCell(std::cell::UnsafeCell<[u8; 16]>);
 
@@ -49,9 +51,9 @@ unsafe impl Sync for HandleCell {}
 
 static PRIMARY: HandleCell = HandleCell(std::cell::UnsafeCell::new([0; 16]));
 
-static SECONDARIES: Mutex<BTreeMap<usize, Context>> = Mutex::new(BTreeMap::new());
+static SECONDARIES: Mutex<HandleTable<Context>> = Mutex::new(HandleTable::cells());
 
-fn secondaries() -> MutexGuard<'static, BTreeMap<usize, Context>> {
+fn secondaries() -> MutexGuard<'static, HandleTable<Context>> {
     lock(&SECONDARIES)
 }
 
@@ -106,10 +108,10 @@ pub fn lookup(ctx: *mut HsaKFDContext) -> KmtResult<CtxRef> {
     if ctx.is_null() {
         return Err(st::INVALID_PARAMETER);
     }
-    match secondaries().get(&(ctx as usize)) {
-        Some(c) if c.is_inherited() => Err(st::NOT_OPENED),
-        Some(c) => Ok(CtxRef::Secondary(c.clone())),
-        None => Err(st::INVALID_PARAMETER),
+    match secondaries().get(Token::from_ptr(ctx)) {
+        Ok(c) if c.is_inherited() => Err(st::NOT_OPENED),
+        Ok(c) => Ok(CtxRef::Secondary(c.clone())),
+        Err(_) => Err(st::INVALID_PARAMETER),
     }
 }
 
@@ -145,27 +147,23 @@ pub fn primary() -> KmtResult<CtxRef> {
     resolve(primary_ptr())
 }
 
-/// Registers a new secondary context and returns its handle.
-pub fn register_secondary(c: Context) -> *mut HsaKFDContext {
-    let cell: &'static mut HandleCell =
-        Box::leak(Box::new(HandleCell(std::cell::UnsafeCell::new([0; 16]))));
-    let ptr = cell as *mut HandleCell as *mut HsaKFDContext;
-    secondaries().insert(ptr as usize, c);
-    ptr
+/// Registers a new secondary context and returns its handle; the
+/// context back once the process has used up its handles (2^44 - 1).
+pub fn register_secondary(c: Context) -> Result<*mut HsaKFDContext, Context> {
+    secondaries().insert(c).map(Token::as_ptr)
 }
 
 /// The live secondary context with this identity, if any.
 pub fn secondary_by_id(id: ContextId) -> Option<Context> {
     secondaries()
-        .values()
         .find(|c| c.id() == id && !c.is_inherited())
-        .cloned()
+        .map(|(_, c)| c.clone())
 }
 
 /// Removes a secondary context's handle; returns the context, or `None`
 /// if the pointer is not a live secondary handle.
 pub fn unregister_secondary(ctx: *mut HsaKFDContext) -> Option<Context> {
-    secondaries().remove(&(ctx as usize))
+    secondaries().remove(Token::from_ptr(ctx)).ok()
 }
 
 /// Closes a context removed from the registry: teardown, unless it was
@@ -179,35 +177,5 @@ pub fn teardown(c: Context) {
         std::mem::forget(c);
     } else {
         c.close();
-    }
-}
-
-/// What the border keeps per context for the C caller to read through
-/// pointers it handed out: the metadata of imported graphics buffers,
-/// the counter tables and trace buffers, and the C structs of events. It lives in the context
-/// ([`Context::attached`]) and is dropped with it.
-#[derive(Debug, Default)]
-pub(crate) struct Kept {
-    pub memory: Mutex<crate::memory::Held>,
-    pub perf: Mutex<crate::perf::Held>,
-    pub events: Mutex<crate::events::Store>,
-}
-
-/// The border state of `c` ([`Kept`]). `ERROR` only if something else
-/// attached a value of another type to the context first.
-pub(crate) fn kept(c: &Context) -> KmtResult<&Kept> {
-    c.attached::<Kept>().ok_or(st::ERROR)
-}
-
-/// Forgets what the border keeps for a closed context: its device
-/// handles (a registry of ours, so a stale handle stays unknown) and, for
-/// a primary context kept for the next open, its border state (the next
-/// open starts without it, as a context made anew does).
-pub fn forget_caches(c: &Context) {
-    crate::amdgpu::forget_context(c.id());
-    if let Ok(k) = kept(c) {
-        *lock(&k.memory) = Default::default();
-        *lock(&k.perf) = Default::default();
-        *lock(&k.events) = Default::default();
     }
 }

@@ -162,7 +162,7 @@ pub unsafe extern "C" fn amdgpu_device_initialize(
             return Err(libc::EINVAL);
         }
         let render_minor = libc::minor(st.st_rdev);
-        let handle = amdgpu::handle(Owner::Primary, render_minor);
+        let handle = amdgpu::handle(Owner::Primary, render_minor).ok_or(libc::ENOMEM)?;
         crate::render::device_render_node(handle).map_err(|_| libc::ENODEV)?;
         let mut v = drm_version::default();
         // SAFETY: `v` is a live `drm_version` with every buffer length 0,

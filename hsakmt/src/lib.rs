@@ -87,6 +87,7 @@ pub mod log;
 pub mod profile;
 #[cfg(any(feature = "rocm-5.2", feature = "rocm-6.2"))]
 mod prototypes;
+mod state;
 pub mod status;
 
 pub mod debug;

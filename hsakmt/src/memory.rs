@@ -1,6 +1,5 @@
 //! Memory: allocation, registration, GPU mapping, sharing, pointer info.
 
-use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::os::fd::{BorrowedFd, IntoRawFd};
 use std::ptr::addr_of_mut;
@@ -18,17 +17,7 @@ use crate::convert;
 use crate::ctx::{self, HsaKFDContext};
 use crate::generation::{self, abi};
 use crate::profile::ProcessVm;
-
-/// Memory the C caller reads through pointers the border handed out: the
-/// metadata of imported graphics buffers and the node arrays of
-/// `HsaPointerInfo`. Kept per context and object start until the object
-/// is freed or deregistered, or the context closes. Kept in the
-/// context's border state ([`ctx::kept`]), so it dies with the context.
-#[derive(Debug, Default)]
-pub(crate) struct Held {
-    metadata: BTreeMap<u64, Box<[u8]>>,
-    nodes: BTreeMap<u64, NodeArrays>,
-}
+use crate::state::{self, MemoryState};
 
 /// The registered and mapped node lists of one memory object as C reads
 /// them through `HsaPointerInfo`: the C library keeps them with the
@@ -43,7 +32,7 @@ pub(crate) struct Held {
 /// pointer handed out dangles while the object lives. Arrays have room
 /// for every GPU from the start, so a mapping change keeps its array.
 #[derive(Debug, Default)]
-struct NodeArrays {
+pub(crate) struct NodeArrays {
     /// The generation the lists are of (0: none yet).
     generation: u64,
     registered: NodeArray,
@@ -160,8 +149,10 @@ unsafe fn put_node_arrays(
     unsafe { write_out(out, answer, st::INVALID_PARAMETER) }
 }
 
-fn held(c: &Context) -> KmtResult<MutexGuard<'_, Held>> {
-    Ok(lock(&ctx::kept(c)?.memory))
+/// The graphics metadata and node arrays this context keeps for C
+/// ([`MemoryState`]).
+fn held(c: &Context) -> KmtResult<MutexGuard<'_, MemoryState>> {
+    Ok(lock(&state::kept(c)?.memory))
 }
 
 fn forget_object(c: &Context, addr: u64) {
@@ -481,7 +472,7 @@ export! {
         check_mut(DeviceHandle, st::INVALID_PARAMETER)?;
         c.fmm().kmt()?.render_node(node.gpu_id).ok_or(st::INVALID_HANDLE)?;
         let owner = if c.is_primary() { Owner::Primary } else { Owner::Secondary(c.id()) };
-        let h = crate::amdgpu::handle(owner, node.properties.drm_render_minor);
+        let h = crate::amdgpu::handle(owner, node.properties.drm_render_minor).ok_or(st::NO_MEMORY)?;
         // SAFETY: checked above; an OUT argument.
         unsafe { write_out(DeviceHandle, h, st::INVALID_PARAMETER) }
     }
@@ -519,9 +510,9 @@ export! {
     }
 
     /// `hsaKmtQueryPointerInfoCtx`: NULL info → 3; unknown pointer → 1.
-    /// The node arrays stay valid until the object is freed or
-    /// deregistered, or the context closes ([`NodeArrays`]); an empty list
-    /// is NULL, and an object with no list takes no lock of the border.
+    /// The node arrays (kept in the context's border state) stay valid
+    /// until the object is freed or deregistered, or the context closes;
+    /// an empty list is NULL, and an object with no list takes no lock of the border.
     /// 5.2.3 has no open check: NULL info → 3, then with KFD closed no
     /// pointer is known → 1.
     ctx fn hsaKmtQueryPointerInfoCtx(ctx: *mut HsaKFDContext, Pointer: *const c_void, PointerInfo: *mut abi::HsaPointerInfo) {

@@ -75,7 +75,7 @@ export! {
             // Torn down with what it kept, unless kept for the next open:
             // that one starts without the border state of this one.
             if let Some(c) = primary::kept() {
-                ctx::forget_caches(&c);
+                crate::state::forget(&c);
             }
         }
         Ok(())
@@ -92,7 +92,13 @@ export! {
         ctx::check_open()?;
         let p = ctx::primary()?;
         let c = Context::open_secondary_with(p.driver().clone(), generation::primary_options()).kmt()?;
-        let handle = ctx::register_secondary(c);
+        let handle = match ctx::register_secondary(c) {
+            Ok(h) => h,
+            Err(c) => {
+                ctx::teardown(c);
+                return Err(st::NO_MEMORY);
+            }
+        };
         // SAFETY: checked non-NULL and aligned above; an OUT argument.
         unsafe { write_out(pCtx, handle, st::INVALID_PARAMETER) }
     }

@@ -1,6 +1,5 @@
 //! Performance counters, SPM, PC sampling, clock counters.
 
-use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::sync::{Arc, MutexGuard};
 
@@ -15,16 +14,7 @@ use kfd_sys::sync::lock;
 use crate::border::{check_mut, read_in, slice_in, st, write_out, Kmt, KmtResult};
 use crate::ctx::{self, HsaKFDContext};
 use crate::generation;
-
-/// Memory the C caller reads through pointers the border handed out:
-/// counter tables (per node) and the buffers traces were started with.
-/// Kept in the context's border state ([`ctx::kept`]), so it dies with
-/// the context.
-#[derive(Debug, Default)]
-pub(crate) struct Held {
-    tables: BTreeMap<u32, Box<[u64]>>,
-    buffers: BTreeMap<u64, (usize, u64)>,
-}
+use crate::state::{self, PerfState};
 
 /// The `HSA_PROFILEBLOCK_AMD_*` UUID C names a counter block by (zero
 /// for CPC, which no table has).
@@ -62,8 +52,10 @@ fn counter_table_bytes(p: &CounterProperties) -> Vec<u8> {
     out
 }
 
-fn held(c: &Context) -> KmtResult<MutexGuard<'_, Held>> {
-    Ok(lock(&ctx::kept(c)?.perf))
+/// The counter tables and trace buffers this context keeps for C
+/// ([`PerfState`]).
+fn held(c: &Context) -> KmtResult<MutexGuard<'_, PerfState>> {
+    Ok(lock(&state::kept(c)?.perf))
 }
 
 fn perf_of(c: &Context) -> KmtResult<&Arc<Perf>> {

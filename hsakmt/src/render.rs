@@ -213,7 +213,7 @@ export! {
         let buf = GemBuffer::import_dmabuf(d.file.clone(), dmabuf).map_err(|_| st::ERROR)?;
         let size = buf.size();
         // A second import of the same buffer shares the first's token.
-        let token = bo::insert(d.owner, d.minor, buf);
+        let token = bo::insert(d.owner, d.minor, buf).ok_or(st::NO_MEMORY)?;
         // SAFETY: non-NULL OUT argument (packed: unaligned accesses).
         let mut res = unsafe { ImportResult.read_unaligned() };
         res.dmabuf_fd = fd;

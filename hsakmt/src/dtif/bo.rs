@@ -10,10 +10,13 @@
 //! `GEM_OP`, `GEM_VA`, `GEM_MMAP`, `GEM_CLOSE`) on the descriptor of the
 //! device handle's render node, through the context's driver.
 //!
-//! A buffer object handle is a token of ours, never a pointer: a
-//! non-canonical x86-64 address (`0xB0B0` in the top 16 bits, a counter
-//! below), so it is never NULL, can never be the address of anything, and
-//! a freed one is unknown forever instead of naming a later buffer. As in
+//! A buffer object handle is a token of a process-global `HandleTable`
+//! (`crate::state`), never a pointer: a non-canonical x86-64 address
+//! (`0xB0B0` in the top 16 bits, a serial below), so it is never NULL,
+//! can never be the address of anything, and a freed one is unknown
+//! forever instead of naming a later buffer. The table is process-global
+//! as libdrm's buffer objects are: one outlives the close of its
+//! device's context (then `-ENODEV`, see below). As in
 //! libdrm, importing the GEM handle a device already has a buffer object
 //! for gives the same object with one more reference, and the last
 //! `amdgpu_bo_free` unmaps its CPU mapping and closes the GEM handle.
@@ -25,7 +28,6 @@
 //! `-EACCES` without a call: render nodes refuse `GEM_FLINK`/`GEM_OPEN`
 //! (the DRM core's answer to a render client).
 
-use std::collections::BTreeMap;
 use std::ffi::{c_int, c_void};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
@@ -35,6 +37,7 @@ use kfd_sys::sync::lock;
 use kfd_sys::{DeviceFile, Errno};
 
 use super::drm_guard;
+use crate::state::{HandleTable, Tag, Token};
 
 /// `amdgpu_bo_handle_type_gem_flink_name`.
 pub const HANDLE_TYPE_GEM_FLINK_NAME: u32 = 0;
@@ -85,9 +88,6 @@ pub struct amdgpu_bo_info {
     pub metadata: amdgpu_bo_metadata,
 }
 
-/// The top 16 bits of every buffer object token (non-canonical).
-const TOKEN_TAG: u64 = 0xB0B0 << 48;
-
 /// One buffer object.
 #[derive(Debug)]
 struct Bo {
@@ -102,18 +102,9 @@ struct Bo {
     cpu: Option<(usize, u32)>,
 }
 
-#[derive(Debug, Default)]
-struct Registry {
-    next: u64,
-    bos: BTreeMap<u64, Bo>,
-}
+static BOS: Mutex<HandleTable<Bo>> = Mutex::new(HandleTable::tagged(Tag::DTIF_BO));
 
-static BOS: Mutex<Registry> = Mutex::new(Registry {
-    next: 0,
-    bos: BTreeMap::new(),
-});
-
-fn registry() -> MutexGuard<'static, Registry> {
+fn registry() -> MutexGuard<'static, HandleTable<Bo>> {
     lock(&BOS)
 }
 
@@ -131,7 +122,7 @@ fn render_of(dev: *mut c_void) -> Result<Arc<DeviceFile>, c_int> {
 /// once that render node has closed.
 fn file_of(bo: *mut c_void) -> Result<(Arc<DeviceFile>, u32, u64), c_int> {
     let r = registry();
-    let b = r.bos.get(&(bo as u64)).ok_or(libc::EINVAL)?;
+    let b = r.get(Token::from_ptr(bo)).map_err(|_| libc::EINVAL)?;
     let file = b.file.upgrade().ok_or(libc::ENODEV)?;
     Ok((file, b.gem, b.alloc_size))
 }
@@ -155,7 +146,7 @@ fn dmabuf_size(fd: c_int) -> Result<u64, c_int> {
 
 /// `amdgpu_bo_import`'s work for a dma-buf: the buffer object of GEM
 /// handle `gem` of `dev` (one more reference), or a new one.
-fn import_dmabuf(dev: *mut c_void, fd: c_int) -> Result<(u64, u64), c_int> {
+fn import_dmabuf(dev: *mut c_void, fd: c_int) -> Result<(Token, u64), c_int> {
     let file = render_of(dev)?;
     let mut r = registry();
     let mut ph = drm_prime_handle {
@@ -169,9 +160,9 @@ fn import_dmabuf(dev: *mut c_void, fd: c_int) -> Result<(u64, u64), c_int> {
     let same = |b: &Bo| {
         b.dev == dev as usize && b.gem == gem && std::ptr::eq(b.file.as_ptr(), Arc::as_ptr(&file))
     };
-    if let Some((token, b)) = r.bos.iter_mut().find(|(_, b)| same(b)) {
+    if let Some((token, b)) = r.find_mut(same) {
         b.refs = b.refs.checked_add(1).ok_or(libc::EOVERFLOW)?;
-        return Ok((*token, b.alloc_size));
+        return Ok((token, b.alloc_size));
     }
     let size = match dmabuf_size(fd) {
         Ok(s) => s,
@@ -180,20 +171,21 @@ fn import_dmabuf(dev: *mut c_void, fd: c_int) -> Result<(u64, u64), c_int> {
             return Err(e);
         }
     };
-    r.next += 1;
-    let token = TOKEN_TAG | (r.next & !TOKEN_TAG);
-    r.bos.insert(
-        token,
-        Bo {
-            dev: dev as usize,
-            file: Arc::downgrade(&file),
-            gem,
-            alloc_size: size,
-            refs: 1,
-            cpu: None,
-        },
-    );
-    Ok((token, size))
+    let bo = Bo {
+        dev: dev as usize,
+        file: Arc::downgrade(&file),
+        gem,
+        alloc_size: size,
+        refs: 1,
+        cpu: None,
+    };
+    match r.insert(bo) {
+        Ok(token) => Ok((token, size)),
+        Err(_) => {
+            close_gem(&file, gem);
+            Err(libc::ENOMEM)
+        }
+    }
 }
 
 /// `amdgpu_bo_import(dev, type, shared_handle, &result)`: a dma-buf
@@ -223,7 +215,7 @@ pub unsafe extern "C" fn amdgpu_bo_import(
             _ => return Err(libc::EINVAL),
         };
         let res = amdgpu_bo_import_result {
-            buf_handle: token as *mut c_void,
+            buf_handle: token.as_ptr(),
             alloc_size: size,
         };
         // SAFETY: checked non-NULL; the caller's contract makes it valid
@@ -279,15 +271,16 @@ pub unsafe extern "C" fn amdgpu_bo_export(
 pub unsafe extern "C" fn amdgpu_bo_free(bo: *mut c_void) -> c_int {
     drm_guard(|| {
         let gone = {
+            let token = Token::from_ptr(bo);
             let mut r = registry();
-            let b = r.bos.get_mut(&(bo as u64)).ok_or(libc::EINVAL)?;
+            let b = r.get_mut(token).map_err(|_| libc::EINVAL)?;
             b.refs -= 1;
             if b.refs > 0 {
                 return Ok(());
             }
-            r.bos.remove(&(bo as u64))
+            r.remove(token)
         };
-        if let Some(b) = gone {
+        if let Ok(b) = gone {
             if let Some((addr, _)) = b.cpu {
                 // SAFETY: the mapping amdgpu_bo_cpu_map made, of
                 // `alloc_size` bytes; its users were told it lives until
@@ -317,7 +310,7 @@ pub unsafe extern "C" fn amdgpu_bo_cpu_map(bo: *mut c_void, cpu: *mut *mut c_voi
         }
         let (file, gem, size) = file_of(bo)?;
         let mut r = registry();
-        let b = r.bos.get_mut(&(bo as u64)).ok_or(libc::EINVAL)?;
+        let b = r.get_mut(Token::from_ptr(bo)).map_err(|_| libc::EINVAL)?;
         let addr = match b.cpu {
             Some((addr, n)) => {
                 b.cpu = Some((addr, n.checked_add(1).ok_or(libc::EOVERFLOW)?));
@@ -509,15 +502,5 @@ mod tests {
         assert_eq!((got[0], got[1], got[2]), (0x4433_2211, 0x6655, 0));
         assert_eq!(first_bytes(&words, 0), [0; 64]);
         assert_eq!(first_bytes(&words, 400)[1], 0x8877_6655);
-    }
-
-    #[test]
-    fn tokens_are_never_pointers() {
-        let t = TOKEN_TAG | 1;
-        // Bits 63..47 differ: not canonical with 4- or 5-level paging.
-        assert_ne!(t >> 47, 0);
-        assert_ne!(t >> 47, (1 << 17) - 1);
-        assert_ne!(t >> 56, 0);
-        assert_ne!(t >> 56, 0xff);
     }
 }
