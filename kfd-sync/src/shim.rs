@@ -15,8 +15,14 @@ pub(crate) use std::sync::{Mutex, MutexGuard};
 #[cfg(not(loom))]
 pub(crate) use std::thread_local;
 
-/// Locks `m`, ignoring poisoning: the protocols' lists stay consistent
-/// across a panicking holder (each update is one push or retain).
+/// The workspace's poison-ignoring lock (the protocols' lists stay
+/// consistent across a panicking holder: each update is one push or
+/// retain).
+#[cfg(not(loom))]
+pub(crate) use kfd_sys::sync::lock;
+
+/// [`kfd_sys::sync::lock`] for loom's mutex.
+#[cfg(loom)]
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
