@@ -106,10 +106,44 @@ fn shell() -> Result<Shell, String> {
 }
 
 fn ci() -> Result<(), String> {
+    limit_disk_use();
     let mut steps = Steps::default();
     let result = ci_steps(&mut steps);
     steps.print();
+    print_disk_use();
     result
+}
+
+/// CI builds everything once on a disk it shares with its root file
+/// systems, and a run died once with ENOSPC while making the last one:
+/// no incremental caches (a fresh build has nothing to reuse), line tables
+/// only in every debug build (the workspace's profile says the same; this
+/// reaches the packaging and standalone builds too), and no core files
+/// from the clients that crash on purpose inside a rootfs.
+fn limit_disk_use() {
+    // xtask has one thread here, before any step starts: nothing reads
+    // the environment while it changes.
+    std::env::set_var("CARGO_INCREMENTAL", "0");
+    std::env::set_var("CARGO_PROFILE_DEV_DEBUG", "line-tables-only");
+    let pid = std::process::id().to_string();
+    // util-linux's prlimit: children inherit the limit; a machine without
+    // it keeps its own limit, which is only a matter of disk.
+    let _ = std::process::Command::new("prlimit")
+        .args(["--pid", &pid, "--core=0"])
+        .status();
+}
+
+/// What the run left on disk, for the next ENOSPC's diagnosis.
+fn print_disk_use() {
+    let target = target_dir();
+    let _ = std::process::Command::new("du")
+        .args(["-sh"])
+        .arg(&target)
+        .status();
+    let _ = std::process::Command::new("df")
+        .args(["-h"])
+        .arg(&target)
+        .status();
 }
 
 fn ci_steps(steps: &mut Steps) -> Result<(), String> {
