@@ -233,7 +233,9 @@ fn alloc(
         unsafe { out.write(std::ptr::null_mut()) };
         None
     };
-    let addr = fmm.alloc_planned(plan, fixed).kmt()?;
+    let addr = fmm
+        .alloc_planned(plan, fixed)
+        .kmt_as(crate::status::memory::alloc(plan.kind()))?;
     // SAFETY: checked above; IN/OUT argument.
     unsafe { write_out(out, addr as usize as *mut c_void, st::INVALID_PARAMETER) }
 }
@@ -278,7 +280,9 @@ export! {
         // SAFETY: checked non-NULL and aligned; an OUT argument, cleared
         // first as hsaKmtAllocMemory clears it.
         unsafe { out.write(std::ptr::null_mut()) };
-        let addr = fmm.alloc_host_gtt_planned(plan, GttAnchorNode).kmt()?;
+        let addr = fmm
+            .alloc_host_gtt_planned(plan, GttAnchorNode)
+            .kmt_as(crate::status::memory::alloc(kfd_fmm::MemoryKind::System))?;
         // SAFETY: as above.
         unsafe { write_out(out, addr as usize as *mut c_void, st::INVALID_PARAMETER) }
     }

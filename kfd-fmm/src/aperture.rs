@@ -18,7 +18,7 @@ use kfd_sys::mapping::{Mapping, Reservation};
 use kfd_sys::mman::Prot;
 use kfd_sys::Errno;
 
-use crate::error::{FmmError, Result};
+use crate::error::{AddressSpace, FmmError, Result};
 use crate::lock;
 use crate::va::{align_up, checked_align_up, VaAllocator};
 use crate::{MAX_ALLOC_SIZE, PAGE_SIZE};
@@ -168,13 +168,16 @@ pub(crate) struct Aperture {
     pub cpu_accessible: bool,
     /// Largest alignment big buffers are rounded to.
     pub max_align: u64,
+    /// Which address space this is (what a refusal names).
+    space: AddressSpace,
     mode: Mode,
 }
 
 impl Aperture {
-    /// A reserved aperture over `[base, limit]`, inside `cpu` where the
-    /// CPU maps (`None`: the GPU only, or a non-canonical range).
+    /// A reserved aperture of `space` over `[base, limit]`, inside `cpu`
+    /// where the CPU maps (`None`: the GPU only, or a non-canonical range).
     pub fn reserved(
+        space: AddressSpace,
         base: u64,
         limit: u64,
         align: u64,
@@ -188,6 +191,7 @@ impl Aperture {
             guard: guard_pages as u64 * PAGE_SIZE,
             cpu_accessible: cpu.is_some(),
             max_align: GPU_HUGE_PAGE_SIZE,
+            space,
             mode: Mode::Reserved {
                 va: Arc::new(Mutex::new(VaAllocator::new(base, limit))),
                 cpu,
@@ -195,7 +199,8 @@ impl Aperture {
         }
     }
 
-    /// An mmap-managed aperture over `[base, limit]`.
+    /// An mmap-managed aperture over `[base, limit]` (always the SVM
+    /// range).
     pub fn mmap(base: u64, limit: u64, align: u64, guard_pages: u32, align_order: u32) -> Self {
         Aperture {
             base,
@@ -204,7 +209,15 @@ impl Aperture {
             guard: guard_pages as u64 * PAGE_SIZE,
             cpu_accessible: true,
             max_align: PAGE_SIZE << align_order.min(30),
+            space: AddressSpace::Svm,
             mode: Mode::Mmap,
+        }
+    }
+
+    /// The refusal of a request this aperture has no room for.
+    fn no_room(&self) -> FmmError {
+        FmmError::NoAddressSpace {
+            aperture: self.space,
         }
     }
 
@@ -221,16 +234,14 @@ impl Aperture {
     /// Allocates `size` bytes, at `fixed` if given, else aligned to `align`.
     ///
     /// Sizes above [`MAX_ALLOC_SIZE`] (no aperture is that big) fail with
-    /// [`FmmError::OutOfMemory`] before any address arithmetic, so no sum
+    /// [`FmmError::NoAddressSpace`] before any address arithmetic, so no sum
     /// of a caller's size with padding or guards can wrap.
     pub fn allocate(&self, fixed: Option<u64>, size: u64, align: u64) -> Result<Space> {
         if size == 0 {
             return Err(FmmError::InvalidArgument("zero-sized address range"));
         }
         if size > MAX_ALLOC_SIZE {
-            return Err(FmmError::OutOfMemory(
-                "size exceeds the virtual address space",
-            ));
+            return Err(self.no_room());
         }
         match &self.mode {
             Mode::Reserved { va, cpu } => {
@@ -241,9 +252,7 @@ impl Aperture {
                     Some(addr) => alloc.alloc_fixed(addr, va_size).then_some(addr),
                     None => alloc.alloc(va_size, align),
                 };
-                let addr = got.ok_or(FmmError::OutOfMemory(
-                    "no free virtual address range in the aperture",
-                ))?;
+                let addr = got.ok_or_else(|| self.no_room())?;
                 Ok(Space {
                     addr,
                     size,
@@ -269,10 +278,9 @@ impl Aperture {
             .checked_add(size - 1)
             .is_some_and(|last| addr >= self.base && last <= self.limit);
         if !in_range {
-            return Err(FmmError::OutOfMemory("fixed address outside the aperture"));
+            return Err(self.no_room());
         }
-        let res = Reservation::at(addr, size)
-            .map_err(|_| FmmError::OutOfMemory("fixed address range is in use"))?;
+        let res = Reservation::at(addr, size).map_err(|_| self.no_room())?;
         Ok(Space::own(res))
     }
 
@@ -284,7 +292,6 @@ impl Aperture {
     /// guards reserved cost two more VMAs per live object and halved the
     /// objects a process can hold under `vm.max_map_count`).
     fn mmap_aligned(&self, size: u64, align: u64) -> Result<Space> {
-        let too_big = FmmError::OutOfMemory("size exceeds the virtual address space");
         let align = self.effective_align(size, align);
         // align >= PAGE_SIZE, so the sum is at least a page.
         let padded = size
@@ -292,9 +299,8 @@ impl Aperture {
             .and_then(|v| v.checked_add(2 * self.guard))
             .map(|v| v - PAGE_SIZE)
             .filter(|&v| v <= MAX_ALLOC_SIZE)
-            .ok_or(too_big)?;
-        let res = Reservation::new(padded)
-            .map_err(|_| FmmError::OutOfMemory("mmap of address space failed"))?;
+            .ok_or_else(|| self.no_room())?;
+        let res = Reservation::new(padded).map_err(|_| self.no_room())?;
         // The kernel placed `padded` bytes at `raw`, so `raw + padded`
         // fits; `aligned` and `end + guard` lie inside (raw is page
         // aligned, so rounding up adds at most `align - PAGE_SIZE`), which
@@ -303,13 +309,9 @@ impl Aperture {
         let aligned = checked_align_up(raw + self.guard, align).unwrap_or(u64::MAX);
         let end = aligned.saturating_add(size);
         if aligned < self.base || end > raw + padded || end - 1 > self.limit {
-            return Err(FmmError::OutOfMemory(
-                "mmap returned an address outside the aperture",
-            ));
+            return Err(self.no_room());
         }
-        let res = res
-            .trim(aligned - raw, size)
-            .map_err(|_| FmmError::OutOfMemory("mmap of address space failed"))?;
+        let res = res.trim(aligned - raw, size).map_err(|_| self.no_room())?;
         Ok(Space::own(res))
     }
 
@@ -341,10 +343,11 @@ pub(crate) fn reserve_svm_range(base: u64, limit: u64) -> Result<Reservation> {
     const SVM_MIN_VM_SIZE: u64 = 4 << 30;
     let base = align_up(base, GPU_HUGE_PAGE_SIZE);
     let limit = limit.min(SVM_RESERVATION_LIMIT);
+    let no_room = FmmError::NoAddressSpace {
+        aperture: AddressSpace::Svm,
+    };
     if base >= limit {
-        return Err(FmmError::OutOfMemory(
-            "no SVM range fits the GPU constraints",
-        ));
+        return Err(no_room);
     }
     let mut len = limit - base + 1;
     while len >= SVM_MIN_VM_SIZE {
@@ -364,9 +367,7 @@ pub(crate) fn reserve_svm_range(base: u64, limit: u64) -> Result<Reservation> {
                 let end = got + map_size - 1;
                 if end > limit {
                     // The part past `limit` is given back.
-                    return res
-                        .trim(0, limit + 1 - got)
-                        .map_err(|_| FmmError::OutOfMemory("failed to trim the SVM range"));
+                    return res.trim(0, limit + 1 - got).map_err(|_| no_room);
                 }
                 return Ok(res);
             }
@@ -376,9 +377,7 @@ pub(crate) fn reserve_svm_range(base: u64, limit: u64) -> Result<Reservation> {
         }
         len = half;
     }
-    Err(FmmError::OutOfMemory(
-        "failed to reserve an SVM address range",
-    ))
+    Err(no_room)
 }
 
 #[cfg(test)]
@@ -417,7 +416,14 @@ mod tests {
     fn reserved_aperture_with_guard_pages() {
         let res = Arc::new(Reservation::new(64 * PAGE_SIZE).unwrap());
         let base = res.addr();
-        let ap = Aperture::reserved(base, base + 64 * PAGE_SIZE - 1, PAGE_SIZE, 1, Some(res));
+        let ap = Aperture::reserved(
+            AddressSpace::Svm,
+            base,
+            base + 64 * PAGE_SIZE - 1,
+            PAGE_SIZE,
+            1,
+            Some(res),
+        );
         let a = ap.allocate(None, PAGE_SIZE, 0).unwrap();
         let b = ap.allocate(None, PAGE_SIZE, 0).unwrap();
         assert!(
@@ -430,7 +436,14 @@ mod tests {
         drop((m, a, b));
         assert_eq!(ap.free_bytes(), 64 * PAGE_SIZE);
         // A GPU-only aperture has no CPU mappings.
-        let gpu = Aperture::reserved(1 << 56, (1 << 56) + (1 << 30) - 1, PAGE_SIZE, 0, None);
+        let gpu = Aperture::reserved(
+            AddressSpace::Gpuvm,
+            1 << 56,
+            (1 << 56) + (1 << 30) - 1,
+            PAGE_SIZE,
+            0,
+            None,
+        );
         let g = gpu.allocate(None, PAGE_SIZE, 0).unwrap();
         assert!(g.map_anonymous(g.addr, PAGE_SIZE, Prot::READ).is_err());
     }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use kfd_sys::mapping::Mapping;
 
 use crate::buffer::Buffer;
-use crate::error::{FmmError, Result};
+use crate::error::{FmmError, MemoryKind, Result};
 use crate::flags::{MemFlags, MemMapFlags, SvmAttr, SvmFlags};
 use crate::fmm::Fmm;
 use crate::va::checked_align_up;
@@ -23,11 +23,9 @@ use crate::PAGE_SIZE;
 const SVM_AREA_ALIGN: u64 = 2 << 20;
 
 /// `size` rounded up to whole pages (a size that cannot be is more than
-/// the address space has).
-fn whole_pages(size: u64) -> Result<u64> {
-    checked_align_up(size, PAGE_SIZE).ok_or(FmmError::OutOfMemory(
-        "size exceeds the virtual address space",
-    ))
+/// the address space has: too big for memory of `kind`).
+fn whole_pages(size: u64, kind: MemoryKind) -> Result<u64> {
+    checked_align_up(size, PAGE_SIZE).ok_or(FmmError::TooBig { kind })
 }
 
 /// What the C library's "executable, page-aligned GPU memory" helper
@@ -77,7 +75,12 @@ impl Fmm {
     /// Allocates and GPU-maps a buffer as `req` describes; unmapped and
     /// freed when the returned buffer drops.
     pub fn alloc_exec(self: &Arc<Self>, req: &ExecAlloc) -> Result<Buffer> {
-        let size = whole_pages(req.size)?;
+        let kind = if req.device_local {
+            MemoryKind::Device
+        } else {
+            MemoryKind::System
+        };
+        let size = whole_pages(req.size, kind)?;
         let buf = self.alloc_buffer(req.node_id, size, 0, req.flags())?;
         if req.node_id != 0 {
             self.map_to_gpu_nodes(buf.addr(), buf.size(), &[req.node_id], MemMapFlags::empty())?;
@@ -121,7 +124,7 @@ impl Fmm {
     /// Unmapped (and so dropped from the kernel's SVM) when the area
     /// drops.
     pub fn alloc_svm_area(&self, size: u64, node_id: u32) -> Result<SvmArea> {
-        let size = whole_pages(size)?;
+        let size = whole_pages(size, MemoryKind::System)?;
         let area = SvmArea {
             memory: self.map_anonymous_aligned(size, SVM_AREA_ALIGN)?,
         };

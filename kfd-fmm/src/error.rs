@@ -94,9 +94,21 @@ pub enum FmmError {
     /// The C library does not implement this either.
     #[error("not implemented: {0}")]
     NotImplemented(&'static str),
-    /// No virtual address space (or device memory) left for the request.
-    #[error("out of memory: {0}")]
-    OutOfMemory(&'static str),
+    /// No room for the request in an address space: the range is used up,
+    /// a fixed range is taken or lies outside it, or the kernel would not
+    /// reserve it.
+    #[error("no room in the {aperture} address space")]
+    NoAddressSpace {
+        /// The address space asked.
+        aperture: AddressSpace,
+    },
+    /// Scratch memory of a GPU asked for a second time: a GPU has one
+    /// scratch backing range until it is freed.
+    #[error("scratch memory of GPU {gpu_id:#x} is already allocated")]
+    ScratchInUse {
+        /// The GPU's gpu_id.
+        gpu_id: u32,
+    },
     /// An allocation larger than the address space (above
     /// [`crate::MAX_ALLOC_SIZE`]), refused before any size arithmetic.
     #[error("{kind} allocation larger than the virtual address space")]
@@ -104,10 +116,22 @@ pub enum FmmError {
         /// The kind of memory asked for.
         kind: MemoryKind,
     },
-    /// A system-memory allocation failed before any kernel request (no
-    /// address range).
-    #[error("system memory allocation failed: {0}")]
-    HostAllocFailed(&'static str),
+    /// System memory of an APU (plain anonymous memory) asked with
+    /// something only GPU objects have.
+    #[error("APU system memory cannot have {0}")]
+    ApuSystemMemory(&'static str),
+    /// System memory asked for on a dGPU system without any GPU to make
+    /// the buffer object through.
+    #[error("no GPU to allocate system memory through")]
+    NoGpu,
+    /// `NoSubstitute` memory could not be bound to its NUMA node (no NUMA
+    /// support, a node the machine lacks, `NoNUMABind`, or `mbind`
+    /// refused).
+    #[error("NoSubstitute memory cannot be bound to NUMA node {node}")]
+    NumaBind {
+        /// The node asked for.
+        node: u32,
+    },
     /// A share handle is malformed or from a stale exporter.
     #[error("invalid share handle: {0}")]
     BadShareHandle(&'static str),
@@ -184,6 +208,32 @@ impl std::fmt::Display for MemoryKind {
             MemoryKind::Device => "device memory",
             MemoryKind::System => "system memory",
             MemoryKind::Scratch => "scratch memory",
+        })
+    }
+}
+
+/// An address space memory is placed in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AddressSpace {
+    /// The shared virtual address range of CPU and GPUs (system memory,
+    /// and device memory of GPUs that address the whole range).
+    Svm,
+    /// A GPU's own GPUVM aperture (GPUs whose VM does not cover the
+    /// canonical address range).
+    Gpuvm,
+    /// The range that names memory allocated without an address.
+    MemHandle,
+    /// The scratch backing range of a GPU.
+    Scratch,
+}
+
+impl std::fmt::Display for AddressSpace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            AddressSpace::Svm => "SVM",
+            AddressSpace::Gpuvm => "GPUVM",
+            AddressSpace::MemHandle => "memory-handle",
+            AddressSpace::Scratch => "scratch",
         })
     }
 }

@@ -89,7 +89,7 @@ mod va;
 
 pub use buffer::Buffer;
 pub use device::{ExecAlloc, SvmArea};
-pub use error::{FmmError, MemoryKind, Result};
+pub use error::{AddressSpace, FmmError, MemoryKind, Result};
 pub use flags::{
     AllocMemFlags, CachePolicy, MemFlags, MemMapFlags, SvmAttr, SvmFlags, INVALID_NODEID,
 };

@@ -89,9 +89,7 @@ fn bind_with(
     let must = flags.contains(MemFlags::NO_SUBSTITUTE);
     let cannot = || {
         if strict && must {
-            Err(FmmError::HostAllocFailed(
-                "NoSubstitute memory cannot be bound to its NUMA node",
-            ))
+            Err(FmmError::NumaBind { node })
         } else {
             Ok(())
         }
@@ -125,9 +123,7 @@ fn bind_with(
     ) {
         Ok(()) => Ok(()),
         Err(e) if e == kfd_sys::Errno::EPERM || !must => Ok(()),
-        Err(_) => Err(FmmError::HostAllocFailed(
-            "the NUMA binding of NoSubstitute memory failed",
-        )),
+        Err(_) => Err(FmmError::NumaBind { node }),
     }
 }
 

@@ -643,7 +643,7 @@ fn scratch_memory() {
             fmm.alloc_memory(g, MIB, MemFlags::SCRATCH, None)
                 .unwrap_err()
         ),
-        "OutOfMemory",
+        "ScratchInUse",
         "once per GPU"
     );
     let bos = live_bos(&sim);
@@ -659,7 +659,7 @@ fn scratch_memory() {
             fmm.alloc_memory(0, MIB, MemFlags::SCRATCH, None)
                 .unwrap_err()
         ),
-        "OutOfMemory",
+        "NoAddressSpace",
         "CPU node"
     );
     let s2 = fmm.alloc_memory(g, MIB, MemFlags::SCRATCH, None).unwrap();
@@ -1308,7 +1308,7 @@ fn apu_system_memory_takes_no_alignment() {
     let e = fmm
         .alloc_memory_align(0, PAGE_SIZE, PAGE_SIZE, MemFlags::HOST_ACCESS, None)
         .unwrap_err();
-    assert_eq!(cause(e), "HostAllocFailed");
+    assert_eq!(cause(e), "ApuSystemMemory");
     let p = fmm
         .alloc_memory_align(0, PAGE_SIZE, 0, MemFlags::HOST_ACCESS, None)
         .unwrap();

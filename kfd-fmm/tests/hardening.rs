@@ -120,7 +120,7 @@ fn huge_sizes_fail_with_the_c_status_and_unmap_nothing() {
         // Not above the limit, but its ring's double mapping is.
         assert_eq!(
             e(fmm.alloc_memory(g, MAX_ALLOC_SIZE, aql, None)),
-            "OutOfMemory"
+            "NoAddressSpace"
         );
         assert_eq!(
             e(fmm.alloc_memory(g, huge, MemFlags::SCRATCH, None)),
@@ -133,7 +133,7 @@ fn huge_sizes_fail_with_the_c_status_and_unmap_nothing() {
         // An alignment of 2^63 cannot be padded for either.
         assert_eq!(
             e(fmm.alloc_memory_align(g, PAGE_SIZE, 1 << 63, MemFlags::NON_PAGED, None)),
-            "OutOfMemory"
+            "NoAddressSpace"
         );
         // Registration: ERROR, before any ioctl.
         let ee = |r: kfd_fmm::Result<()>| cause(r.unwrap_err());

@@ -7,7 +7,8 @@
 //! `NotRegistered` for a free or deregister, `NoSuchObject` for a map or
 //! share, `UnknownPointer` for a query), so one table serves the family;
 //! [`map_to_gpu`] is the one function whose statuses differ by
-//! generation.
+//! generation, and [`alloc`] the one whose statuses differ by the kind
+//! of memory allocated.
 
 use kfd_fmm::{FmmError, MemoryKind};
 
@@ -36,10 +37,12 @@ impl ToStatus for FmmError {
             NotSupported(_) | KfdTooOld { .. } => st::NOT_SUPPORTED,
             NotImplemented(_) => st::NOT_IMPLEMENTED,
             // The C library reports a failed device allocation as
-            // NO_MEMORY, a failed system-memory one as a plain ERROR.
-            // An impossible size is refused as the C library's failed
-            // allocation of that kind is.
-            OutOfMemory(_)
+            // NO_MEMORY, a failed system-memory one as a plain ERROR
+            // (address space a system-memory allocation found no room
+            // in: see [`alloc`]). An impossible size is refused as the C
+            // library's failed allocation of that kind is.
+            NoAddressSpace { .. }
+            | ScratchInUse { .. }
             | AllocFailed { device: true, .. }
             | VramNotHostVisible { .. }
             | TooBig {
@@ -47,7 +50,9 @@ impl ToStatus for FmmError {
             } => st::NO_MEMORY,
             UnknownPointer(_)
             | NodeNotRegistered(_)
-            | HostAllocFailed(_)
+            | ApuSystemMemory(_)
+            | NoGpu
+            | NumaBind { .. }
             | TooBig {
                 kind: MemoryKind::System,
             }
@@ -60,6 +65,29 @@ impl ToStatus for FmmError {
             | Ioctl { .. }
             | Mmap { .. } => st::ERROR,
         }
+    }
+}
+
+/// The status table of the AllocMemory functions for memory of `kind`
+/// ([`kfd_fmm::AllocPlan::kind`]): the family's, except that the C
+/// library's system-memory path reports no room in the address space as
+/// a failed system-memory allocation, ERROR (its VRAM and scratch paths
+/// report NO_MEMORY, as the family does).
+pub fn alloc(kind: MemoryKind) -> fn(&FmmError) -> Status {
+    match kind {
+        MemoryKind::System => system_alloc,
+        MemoryKind::Device | MemoryKind::Scratch => ToStatus::to_status,
+    }
+}
+
+fn system_alloc(e: &FmmError) -> Status {
+    system_alloc_in(e, crate::generation::PROFILE)
+}
+
+fn system_alloc_in(e: &FmmError, p: &Profile) -> Status {
+    match e {
+        FmmError::NoAddressSpace { .. } => st::ERROR,
+        e => e.status_in(p),
     }
 }
 
@@ -80,6 +108,7 @@ fn map_to_gpu_in(e: &FmmError, p: &Profile) -> Status {
 
 #[cfg(test)]
 mod tests {
+    use kfd_fmm::AddressSpace;
     use kfd_sys::Errno;
 
     use super::*;
@@ -104,7 +133,19 @@ mod tests {
                 s(FmmError::KfdTooOld { need: 12, have: 8 }),
                 st::NOT_SUPPORTED
             );
-            assert_eq!(s(FmmError::OutOfMemory("x")), st::NO_MEMORY);
+            let no_room = FmmError::NoAddressSpace {
+                aperture: AddressSpace::Svm,
+            };
+            assert_eq!(s(no_room.clone()), st::NO_MEMORY);
+            assert_eq!(system_alloc_in(&no_room, p), st::ERROR);
+            assert_eq!(
+                system_alloc_in(&FmmError::InvalidNode(9), p),
+                st::INVALID_NODE_UNIT
+            );
+            assert_eq!(s(FmmError::ScratchInUse { gpu_id: 1 }), st::NO_MEMORY);
+            assert_eq!(s(FmmError::ApuSystemMemory("x")), st::ERROR);
+            assert_eq!(s(FmmError::NoGpu), st::ERROR);
+            assert_eq!(s(FmmError::NumaBind { node: 1 }), st::ERROR);
             // Too big for the address space: C's status for a failed
             // allocation of that kind.
             let too_big = |kind| FmmError::TooBig { kind };

@@ -9,7 +9,7 @@ use kfd_sys::Errno;
 
 use super::Fmm;
 use crate::aperture::Space;
-use crate::error::{FmmError, MemoryKind, Result};
+use crate::error::{AddressSpace, FmmError, MemoryKind, Result};
 use crate::flags::{hsa_to_ioc, AllocMemFlags, MemFlags};
 use crate::lock;
 use crate::objects::{ApId, Kind, Lookup, VmObject};
@@ -20,11 +20,10 @@ fn is_eperm(e: &FmmError) -> bool {
     matches!(e, FmmError::Ioctl { errno, .. } if *errno == Errno::EPERM)
 }
 
-/// The address space of an AQL ring: twice its size (mapped twice).
-fn aql_size(size: u64) -> Result<u64> {
-    size.checked_mul(2).ok_or(FmmError::OutOfMemory(
-        "size exceeds the virtual address space",
-    ))
+/// The address space of an AQL ring of memory `kind`: twice its size
+/// (mapped twice).
+fn aql_size(size: u64, kind: MemoryKind) -> Result<u64> {
+    size.checked_mul(2).ok_or(FmmError::TooBig { kind })
 }
 
 /// An allocation request that passed the checks made before the
@@ -39,12 +38,19 @@ pub struct AllocPlan {
     size: u64,
     align: u64,
     flags: MemFlags,
+    kind: MemoryKind,
 }
 
 impl AllocPlan {
     /// The flags as this generation reads them (ignored flags removed).
     pub fn flags(&self) -> MemFlags {
         self.flags
+    }
+
+    /// The kind of memory the allocation makes ([`Fmm::alloc_host_gtt`]
+    /// always makes system memory, whatever the plan says).
+    pub fn kind(&self) -> MemoryKind {
+        self.kind
     }
 }
 
@@ -151,7 +157,7 @@ impl Fmm {
             });
         }
         self.alloc_host(cpu_node, anchor, None, size, 0, flags, false)
-            .map_err(host_alloc_error)
+            .map_err(alloc_failed(MemoryKind::System))
     }
 
     /// The checks an allocation makes before it looks at its arguments:
@@ -205,12 +211,25 @@ impl Fmm {
         if size == 0 || size % page != 0 {
             return Err(FmmError::BadSize { size, page });
         }
+        let kind = if flags.contains(MemFlags::SCRATCH) {
+            MemoryKind::Scratch
+        } else if gpu_id == 0
+            || !flags.contains(MemFlags::NON_PAGED)
+            || self.opts.zero_fb
+            || flags.contains(MemFlags::GTT_ACCESS)
+            || (self.opts.rules.only_address_on_host_path && flags.contains(MemFlags::ONLY_ADDRESS))
+        {
+            MemoryKind::System
+        } else {
+            MemoryKind::Device
+        };
         Ok(AllocPlan {
             node,
             gpu_id,
             size,
             align,
             flags,
+            kind,
         })
     }
 
@@ -222,6 +241,7 @@ impl Fmm {
             size,
             align,
             mut flags,
+            kind,
         } = plan;
         let fixed = if flags.contains(MemFlags::FIXED_ADDRESS) {
             match address {
@@ -242,63 +262,54 @@ impl Fmm {
         if rules.refuse_coarse_uncached && coarse && unc {
             return Err(FmmError::ConflictingFlags("CoarseGrain with Uncached"));
         }
-        // Nothing this big fits in the address space; refused here, before
-        // any size arithmetic, naming the kind of memory asked for.
-        let too_big = |kind| {
+        // Nothing this big fits in the address space; refused before any
+        // size arithmetic, naming the kind of memory asked for.
+        let too_big = || {
             if size > crate::MAX_ALLOC_SIZE {
                 Err(FmmError::TooBig { kind })
             } else {
                 Ok(())
             }
         };
-        if flags.contains(MemFlags::SCRATCH) {
-            if align != 0 {
-                return Err(FmmError::NotImplemented("alignment for scratch memory"));
-            }
-            let gi = self
-                .gpu_index(gpu_id)
-                .ok_or(FmmError::OutOfMemory("scratch needs a GPU node"))?;
-            too_big(MemoryKind::Scratch)?;
-            return self.alloc_scratch(gi, fixed, size, owned);
-        }
-        let non_paged = flags.contains(MemFlags::NON_PAGED);
-        let va_only_host =
-            rules.only_address_on_host_path && flags.contains(MemFlags::ONLY_ADDRESS);
-        if gpu_id == 0
-            || !non_paged
-            || self.opts.zero_fb
-            || flags.contains(MemFlags::GTT_ACCESS)
-            || va_only_host
-        {
-            if self.opts.zero_fb && gpu_id != 0 && non_paged {
-                flags |= MemFlags::COARSE_GRAIN;
-            }
-            too_big(MemoryKind::System)?;
-            return self
-                .alloc_host(node, gpu_id, fixed, size, align, flags, owned)
-                .map_err(host_alloc_error);
-        }
-        if flags.contains(MemFlags::ONLY_ADDRESS) && flags.contains(MemFlags::NO_ADDRESS) {
-            return Err(FmmError::ConflictingFlags("OnlyAddress and NoAddress"));
-        }
-        let gi = self.gpu_index(gpu_id).ok_or(FmmError::NotAGpuNode(node))?;
-        too_big(MemoryKind::Device)?;
-        let small_bar = self.nodes.get(node as usize).is_some_and(|n| n.small_bar);
-        self.alloc_device(gi, fixed, size, align, flags, owned)
-            .map_err(|e| match e {
-                FmmError::Ioctl { errno, .. }
-                    if small_bar && flags.contains(MemFlags::HOST_ACCESS) =>
-                {
-                    FmmError::VramNotHostVisible { node, errno }
+        match kind {
+            MemoryKind::Scratch => {
+                if align != 0 {
+                    return Err(FmmError::NotImplemented("alignment for scratch memory"));
                 }
-                FmmError::Ioctl { errno, .. } | FmmError::Mmap { errno, .. } => {
-                    FmmError::AllocFailed {
-                        device: true,
-                        errno,
-                    }
+                // A CPU node has no scratch aperture.
+                let gi = self.gpu_index(gpu_id).ok_or(FmmError::NoAddressSpace {
+                    aperture: AddressSpace::Scratch,
+                })?;
+                too_big()?;
+                self.alloc_scratch(gi, fixed, size, owned)
+                    .map_err(alloc_failed(MemoryKind::Scratch))
+            }
+            MemoryKind::System => {
+                if self.opts.zero_fb && gpu_id != 0 && flags.contains(MemFlags::NON_PAGED) {
+                    flags |= MemFlags::COARSE_GRAIN;
                 }
-                e => e,
-            })
+                too_big()?;
+                self.alloc_host(node, gpu_id, fixed, size, align, flags, owned)
+                    .map_err(alloc_failed(MemoryKind::System))
+            }
+            MemoryKind::Device => {
+                if flags.contains(MemFlags::ONLY_ADDRESS) && flags.contains(MemFlags::NO_ADDRESS) {
+                    return Err(FmmError::ConflictingFlags("OnlyAddress and NoAddress"));
+                }
+                let gi = self.gpu_index(gpu_id).ok_or(FmmError::NotAGpuNode(node))?;
+                too_big()?;
+                let small_bar = self.nodes.get(node as usize).is_some_and(|n| n.small_bar);
+                self.alloc_device(gi, fixed, size, align, flags, owned)
+                    .map_err(|e| match e {
+                        FmmError::Ioctl { errno, .. }
+                            if small_bar && flags.contains(MemFlags::HOST_ACCESS) =>
+                        {
+                            FmmError::VramNotHostVisible { node, errno }
+                        }
+                        e => alloc_failed(MemoryKind::Device)(e),
+                    })
+            }
+        }
     }
 
     fn alloc_device(
@@ -317,7 +328,12 @@ impl Fmm {
         }
         let aql = flags.contains(MemFlags::AQL_QUEUE_MEMORY);
         let (mut ap, va_size) = if gpu.svm_needed {
-            (ApId::SvmDefault, if aql { aql_size(size)? } else { size })
+            let va_size = if aql {
+                aql_size(size, MemoryKind::Device)?
+            } else {
+                size
+            };
+            (ApId::SvmDefault, va_size)
         } else {
             (ApId::Gpuvm(gi), size)
         };
@@ -400,9 +416,7 @@ impl Fmm {
     ) -> Result<u64> {
         if !self.is_dgpu {
             if align != 0 {
-                return Err(FmmError::HostAllocFailed(
-                    "an alignment is not supported for APU system memory",
-                ));
+                return Err(FmmError::ApuSystemMemory("an alignment"));
             }
             return self.alloc_host_cpu(fixed, size, flags, owned);
         }
@@ -414,11 +428,7 @@ impl Fmm {
         let gi = match gi {
             Some(gi) => gi,
             None if !self.gpus.is_empty() => 0,
-            None => {
-                return Err(FmmError::HostAllocFailed(
-                    "no GPU to allocate system memory through",
-                ))
-            }
+            None => return Err(FmmError::NoGpu),
         };
         let coarse = flags.contains(MemFlags::COARSE_GRAIN);
         let ap = if coarse {
@@ -434,7 +444,11 @@ impl Fmm {
             ioc |= AllocMemFlags::UNCACHED;
         }
         let aql = flags.contains(MemFlags::AQL_QUEUE_MEMORY);
-        let va_size = if aql { aql_size(size)? } else { size };
+        let va_size = if aql {
+            aql_size(size, MemoryKind::System)?
+        } else {
+            size
+        };
         if self.opts.rules.only_address_on_host_path && flags.contains(MemFlags::ONLY_ADDRESS) {
             return self.alloc_va_only(gi, ap, 0, fixed, va_size, align, flags, owned);
         }
@@ -502,9 +516,7 @@ impl Fmm {
         owned: bool,
     ) -> Result<u64> {
         if fixed.is_some() {
-            return Err(FmmError::HostAllocFailed(
-                "fixed addresses are not supported for APU system memory",
-            ));
+            return Err(FmmError::ApuSystemMemory("a fixed address"));
         }
         let mut prot = Prot::READ;
         if flags.contains(MemFlags::EXECUTE_ACCESS) {
@@ -613,16 +625,15 @@ impl Fmm {
     }
 }
 
-/// A failure of the system-memory path as the allocation reports it: a
-/// refused request or mapping is a failed system-memory allocation, no
-/// room is a failed host allocation.
-fn host_alloc_error(e: FmmError) -> FmmError {
-    match e {
+/// A failure of an allocation of memory `kind` as the allocation reports
+/// it: a refused kernel request or mapping is a failed allocation of that
+/// kind; other causes stay as they are.
+fn alloc_failed(kind: MemoryKind) -> impl Fn(FmmError) -> FmmError {
+    move |e| match e {
         FmmError::Ioctl { errno, .. } | FmmError::Mmap { errno, .. } => FmmError::AllocFailed {
-            device: false,
+            device: kind != MemoryKind::System,
             errno,
         },
-        FmmError::OutOfMemory(what) => FmmError::HostAllocFailed(what),
         e => e,
     }
 }

@@ -9,7 +9,7 @@ use kfd_sys::{kfd, memory};
 
 use super::{Fmm, FmmOptions, Gpu, NodeDesc, Range, RenderNodes};
 use crate::aperture::{reserve_svm_range, Aperture, GPU_HUGE_PAGE_SIZE};
-use crate::error::{FmmError, Result};
+use crate::error::{AddressSpace, FmmError, Result};
 use crate::flags::{AllocMemFlags, MemFlags};
 use crate::lock;
 use crate::objects::{ApId, Shard, VmObject};
@@ -104,6 +104,7 @@ impl Fmm {
             })
             .unzip();
         let mem_handle = Aperture::reserved(
+            AddressSpace::MemHandle,
             MEM_HANDLE_BASE,
             MEM_HANDLE_BASE + (1 << 47) - 1,
             PAGE_SIZE,
@@ -219,7 +220,14 @@ impl Fmm {
                 svm_align = svm_align.max(align);
                 canonical.push(ap.gpu_id);
             } else {
-                let a = Aperture::reserved(ap.gpuvm_base, ap.gpuvm_limit, align, guard, None);
+                let a = Aperture::reserved(
+                    AddressSpace::Gpuvm,
+                    ap.gpuvm_base,
+                    ap.gpuvm_limit,
+                    align,
+                    guard,
+                    None,
+                );
                 // Keep the first page of the aperture unused, so an offset
                 // from the base is never 0.
                 a.hold(align);
@@ -297,6 +305,7 @@ impl Fmm {
         let alt_base = align_up(b, 0x10000);
         let alt_size = align_up((l - b + 1) >> 2, 0x10000);
         self.svm_alt = Some(Aperture::reserved(
+            AddressSpace::Svm,
             alt_base,
             alt_base + alt_size - 1,
             align,
@@ -304,6 +313,7 @@ impl Fmm {
             Some(res.clone()),
         ));
         self.svm = Some(Aperture::reserved(
+            AddressSpace::Svm,
             alt_base + alt_size,
             l,
             align,

@@ -8,7 +8,7 @@ use kfd_sys::mapping::Reservation;
 
 use super::{Fmm, Scratch};
 use crate::aperture::Space;
-use crate::error::{FmmError, Result};
+use crate::error::{AddressSpace, FmmError, MemoryKind, Result};
 use crate::flags::{AllocMemFlags, MemFlags};
 use crate::lock;
 use crate::objects::{ApId, VmObject};
@@ -32,25 +32,26 @@ impl Fmm {
         let gpu = &self.gpus[gi];
         let mut st = lock(&gpu.scratch);
         if st.is_some() {
-            return Err(FmmError::OutOfMemory(
-                "scratch is already allocated for this GPU",
-            ));
+            return Err(FmmError::ScratchInUse { gpu_id: gpu.gpu_id });
         }
         let aligned = align_up(size, SCRATCH_ALIGN);
+        let no_room = FmmError::NoAddressSpace {
+            aperture: AddressSpace::Scratch,
+        };
         let space = if self.is_dgpu {
-            let ap = self
-                .svm
-                .as_ref()
-                .ok_or(FmmError::OutOfMemory("no SVM aperture"))?;
+            let ap = self.svm.as_ref().ok_or(FmmError::NoAddressSpace {
+                aperture: AddressSpace::Svm,
+            })?;
             ap.allocate(fixed, aligned, SCRATCH_ALIGN)?
         } else {
             if fixed.is_some() {
-                return Err(FmmError::OutOfMemory("fixed scratch address on an APU"));
+                // An APU's scratch is placed by mmap, never at a fixed
+                // address.
+                return Err(no_room);
             }
-            let no_space = |_| FmmError::OutOfMemory("scratch address space");
-            let r = Reservation::new(aligned + SCRATCH_ALIGN).map_err(no_space)?;
+            let r = Reservation::new(aligned + SCRATCH_ALIGN).map_err(|_| no_room.clone())?;
             let lead = align_up(r.addr(), SCRATCH_ALIGN) - r.addr();
-            Space::own(r.trim(lead, aligned).map_err(no_space)?)
+            Space::own(r.trim(lead, aligned).map_err(|_| no_room)?)
         };
         let addr = space.addr;
         let mut args = kfd::kfd_ioctl_set_scratch_backing_va_args {
@@ -58,16 +59,12 @@ impl Fmm {
             gpu_id: gpu.gpu_id,
             pad: 0,
         };
-        if self
-            .kfd
+        // On failure the range goes back with `space`.
+        self.kfd
             .ioctl_plain(kfd::AMDKFD_IOC_SET_SCRATCH_BACKING_VA, &mut args)
-            .is_err()
-        {
-            // The range goes back with `space`.
-            return Err(FmmError::OutOfMemory(
-                "AMDKFD_IOC_SET_SCRATCH_BACKING_VA failed",
-            ));
-        }
+            .map_err(FmmError::ioctl(
+                kfd::AMDKFD_IOC_SET_SCRATCH_BACKING_VA.info(),
+            ))?;
         *st = Some(Scratch {
             base: addr,
             size: aligned,
@@ -208,9 +205,9 @@ impl Fmm {
             });
         }
         if size > crate::MAX_ALLOC_SIZE {
-            return Err(FmmError::OutOfMemory(
-                "size exceeds the virtual address space",
-            ));
+            return Err(FmmError::TooBig {
+                kind: MemoryKind::Device,
+            });
         }
         let ioc = AllocMemFlags::DOORBELL | AllocMemFlags::WRITABLE | AllocMemFlags::COHERENT;
         let (space, handle, _) = self.alloc_bo(gi, ApId::SvmCoherent, None, size, 0, ioc, None)?;

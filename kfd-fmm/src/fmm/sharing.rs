@@ -262,9 +262,7 @@ impl Fmm {
             ApId::SvmCoherent
         };
         let aperture = self.aperture(ap).ok_or(FmmError::Failed("no aperture"))?;
-        let space = aperture
-            .allocate(None, size, 0)
-            .map_err(|_| FmmError::OutOfMemory("share import"))?;
+        let space = aperture.allocate(None, size, 0)?;
         let addr = space.addr;
         // On failure the range goes back with `space`.
         let bo = self.import_dmabuf_at(gpu_id, addr, fd.as_fd())?;

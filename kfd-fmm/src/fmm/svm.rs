@@ -8,7 +8,7 @@ use kfd_sys::{kfd, memory, DeviceFile, Errno};
 use kfd_topology::Topology;
 
 use super::Fmm;
-use crate::error::{FmmError, Result};
+use crate::error::{FmmError, MemoryKind, Result};
 use crate::flags::MemFlags;
 use crate::objects::{ApId, Lookup};
 use crate::PAGE_SIZE;
@@ -52,9 +52,9 @@ impl Fmm {
             .checked_add(align)
             .map_or(true, |span| span > crate::MAX_ALLOC_SIZE)
         {
-            return Err(FmmError::OutOfMemory(
-                "size exceeds the virtual address space",
-            ));
+            return Err(FmmError::TooBig {
+                kind: MemoryKind::System,
+            });
         }
         Mapping::anonymous_aligned(size, align, Prot::READ | Prot::WRITE).map_err(|errno| {
             FmmError::Mmap {
