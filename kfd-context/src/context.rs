@@ -356,6 +356,13 @@ impl Context {
         )?))
     }
 
+    /// A watch on this context's `/dev/kfd` descriptor: closed once the
+    /// last reference to the context (or to a sub-context) is gone and the
+    /// kernel process is released.
+    pub(crate) fn close_watch(&self) -> kfd_sys::CloseWatch {
+        self.inner.kfd.close_watch()
+    }
+
     /// The snapshot and the topology reads kept for reuse, if they can be
     /// had without waiting (in a forked child, a lock a thread of the
     /// parent held at the fork is never released).

@@ -11,13 +11,15 @@
 //! properties again. So does the open after a last close that tore the
 //! context down: the C library's snapshot outlives CloseKFD.
 //!
-//! A last close while other threads are inside calls on the context
-//! unpublishes it at once; the last of those threads tears it down when
-//! its call returns. A first open meanwhile waits (up to two seconds) for
-//! that teardown before it makes the next context: in the real kernel as
-//! in the simulator a process has one KFD process per address space, and
-//! the new context's `ACQUIRE_VM` is refused (`EBUSY`) while the old one
-//! still holds the GPU's VM.
+//! A last close while other threads are inside calls on the context (or
+//! hold it, or one of its sub-contexts) unpublishes it at once; the last
+//! of those references tears it down when it goes. A first open meanwhile
+//! waits (up to two seconds) until the old context's `/dev/kfd`
+//! descriptor is closed before it makes the next context: in the real
+//! kernel as in the simulator a process has one KFD process per address
+//! space, which lives while any of its descriptors is open, and the new
+//! context's `ACQUIRE_VM` is refused (`EBUSY`) while the old one still
+//! holds the GPU's VM.
 //!
 //! # Fork detection
 //!
@@ -50,7 +52,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Once};
 
 use kfd_sync::{RcuCell, ReadGuard};
 use kfd_sys::sync::lock;
-use kfd_sys::{Driver, NixDriver};
+use kfd_sys::{CloseWatch, Driver, NixDriver};
 use kfd_topology::Topology;
 
 use crate::context::{Context, ContextKind, KeptRead};
@@ -89,6 +91,9 @@ struct Slot {
     pid: u32,
     generation: u64,
     driver: Option<Arc<dyn Driver>>,
+    /// The descriptor of the last context torn down (or being torn down
+    /// by whoever holds it last): the next first open waits for its close.
+    retiring: Option<CloseWatch>,
 }
 
 static SLOT: Mutex<Slot> = Mutex::new(Slot {
@@ -99,6 +104,7 @@ static SLOT: Mutex<Slot> = Mutex::new(Slot {
     pid: 0,
     generation: 0,
     driver: None,
+    retiring: None,
 });
 
 /// The open primary context as lookups see it, with the fork generation
@@ -126,7 +132,7 @@ static COUNT: AtomicU64 = AtomicU64::new(0);
 static OPEN_GENERATION: AtomicU64 = AtomicU64::new(0);
 
 /// How long a first open waits for the teardown of a context whose last
-/// close found callers still inside calls on it ([`open_counted`]).
+/// close found it still referenced ([`open_counted`]).
 const RETIRED_TEARDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 fn count() -> u64 {
@@ -134,6 +140,14 @@ fn count() -> u64 {
 }
 
 impl Slot {
+    /// Notes that `ctx`, taken out of the slot, is going: the next first
+    /// open waits for its descriptor's close.
+    fn retire(&mut self, ctx: Option<&Context>) {
+        if let Some(ctx) = ctx {
+            self.retiring = Some(ctx.close_watch());
+        }
+    }
+
     /// Publishes what [`get`] answers now: the context while it is open
     /// (count above 0) in this process, nothing otherwise. Called under
     /// the slot's lock after every change of that answer (a first open, a
@@ -201,6 +215,10 @@ fn slot(check: ForkCheck) -> MutexGuard<'static, Slot> {
             }
             // The published copy is the parent's too: never dropped here.
             PUBLISHED.forget();
+            // So is a context the parent was tearing down: the child's
+            // copies of its references are never dropped, and the child's
+            // own kernel process is a new one anyway.
+            s.retiring = None;
             s.inherited = COUNT.swap(0, Ordering::AcqRel);
         }
     }
@@ -217,6 +235,7 @@ pub fn set_driver(driver: Arc<dyn Driver>) -> Result<(), ContextError> {
     // A context kept by its last close belongs to the old driver, and so
     // does what it read.
     let kept = s.ctx.take();
+    s.retire(kept.as_ref());
     s.kept_read.clear();
     s.driver = Some(driver);
     drop(s);
@@ -310,17 +329,21 @@ fn open_counted<T>(
 ) -> Result<(T, Opened), ContextError> {
     register_fork_handler();
     let mut s = slot(ForkCheck::Pid);
-    if s.ctx.is_none() && PUBLISHED.has_retired() {
-        // The last close found callers inside calls on the context it
-        // unpublished: the last of them tears it down when it leaves.
-        // A new context made before then would have its ACQUIRE_VM
-        // refused (EBUSY: the old one still holds the GPU's VM; see the
-        // module docs), so wait for that teardown, without the lock (the
-        // teardown may take it), for a bounded time (a caller may sit in
-        // an infinite wait): after that the open is tried anyway.
-        drop(s);
-        PUBLISHED.wait_retired(RETIRED_TEARDOWN_WAIT);
-        s = slot(ForkCheck::Pid);
+    if s.ctx.is_none() {
+        if let Some(old) = s.retiring.take().filter(|w| !w.is_closed()) {
+            // The last close found the context still referenced (a caller
+            // inside a call, a lookup's own reference, a sub-context kept
+            // by the layer above): the last of them tears it down when it
+            // lets go. A new context made before then would have its
+            // ACQUIRE_VM refused (EBUSY: the old one still holds the GPU's
+            // VM; see the module docs), so wait for that close, without
+            // the lock (the teardown may take it), for a bounded time (a
+            // caller may sit in an infinite wait): after that the open is
+            // tried anyway.
+            drop(s);
+            wait_closed(&old, RETIRED_TEARDOWN_WAIT);
+            s = slot(ForkCheck::Pid);
+        }
     }
     if let Some(ctx) = &s.ctx {
         if count() > 0 {
@@ -390,11 +413,20 @@ pub fn close() -> Result<u64, ContextError> {
             .as_ref()
             .map(Context::topology_unlocked)
             .unwrap_or_default();
+        s.retire(ctx.as_ref());
         drop(s);
         drop(ctx);
         return Ok(0);
     }
     Ok(left)
+}
+
+/// Waits until `file` is closed or `limit` has passed.
+fn wait_closed(file: &CloseWatch, limit: std::time::Duration) {
+    let start = std::time::Instant::now();
+    while !file.is_closed() && start.elapsed() < limit {
+        std::thread::sleep(std::time::Duration::from_micros(50));
+    }
 }
 
 /// Tears down a primary context kept by its last close (nothing happens
@@ -404,6 +436,7 @@ pub fn discard_closed() {
     let mut s = slot(ForkCheck::Pid);
     if count() == 0 {
         let ctx = s.ctx.take();
+        s.retire(ctx.as_ref());
         drop(s);
         drop(ctx);
     }

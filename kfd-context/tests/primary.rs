@@ -219,9 +219,6 @@ fn queue_options_follow_the_context() {
 /// open, beside its teardown, and never see a half-made or half-gone one.
 #[test]
 #[serial]
-#[ignore = "fails every run since it was added (afc26af): a caller still holding \
-            the closed primary keeps its VM, so the reopened primary's ACQUIRE_VM \
-            gets EBUSY; either the test or the reopen wait is wrong (issue 25 note)"]
 fn callers_make_sub_contexts_while_the_primary_comes_and_goes() {
     use kfd_context::ContextOptions;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

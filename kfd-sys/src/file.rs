@@ -2,7 +2,7 @@
 
 use std::fmt;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, Weak};
 
 use crate::ioctl::{Ioctl, PlainArgs};
 use crate::{Driver, Errno};
@@ -30,6 +30,28 @@ pub struct DeviceFile {
     driver: Arc<dyn Driver>,
     fd: Option<OwnedFd>,
     kind: DeviceKind,
+    /// Dropped only after [`Drop::drop`] has handed the descriptor back:
+    /// what a [`CloseWatch`] watches.
+    open: Arc<()>,
+}
+
+/// Tells whether a [`DeviceFile`] is closed, without keeping it open
+/// ([`DeviceFile::close_watch`]).
+///
+/// A file lives as long as any of its holders (the sub-contexts share
+/// one); a caller that must not open the device again before the old
+/// file's close has reached the driver (a second `/dev/kfd` of the same
+/// process shares the first one's kernel process until then) waits on
+/// this.
+#[derive(Debug, Clone)]
+pub struct CloseWatch(Weak<()>);
+
+impl CloseWatch {
+    /// Whether the file is closed: its descriptor went back to the driver
+    /// and the driver's close has returned.
+    pub fn is_closed(&self) -> bool {
+        self.0.strong_count() == 0
+    }
 }
 
 impl DeviceFile {
@@ -40,6 +62,7 @@ impl DeviceFile {
             driver,
             fd: Some(fd),
             kind: DeviceKind::Kfd,
+            open: Arc::new(()),
         })
     }
 
@@ -50,6 +73,7 @@ impl DeviceFile {
             driver,
             fd: Some(fd),
             kind: DeviceKind::Render { minor },
+            open: Arc::new(()),
         })
     }
 
@@ -61,6 +85,12 @@ impl DeviceFile {
     /// What device this is.
     pub fn kind(&self) -> DeviceKind {
         self.kind
+    }
+
+    /// A watch that tells when this file is closed (the last holder
+    /// dropped it and the driver's close returned).
+    pub fn close_watch(&self) -> CloseWatch {
+        CloseWatch(Arc::downgrade(&self.open))
     }
 
     /// Issues a typed ioctl on this file (retrying on EINTR/EAGAIN).
@@ -166,5 +196,20 @@ mod tests {
         let cell = KfdVersionCell::default();
         assert_eq!(cell.get(&f), Err(Errno::ENOTTY), "a failure is not kept");
         assert_eq!(KfdVersionCell::known(1, 17).get(&f), Ok((1, 17)));
+    }
+
+    /// The watch says closed only once the last holder dropped the file,
+    /// and it does not keep the file open itself.
+    #[test]
+    fn a_close_watch_sees_the_last_holder_go() {
+        let d: Arc<dyn Driver> = Arc::new(NixDriver::with_paths("/", "/dev/null"));
+        let f = Arc::new(DeviceFile::open_kfd(d).unwrap());
+        let watch = f.close_watch();
+        let other = Arc::clone(&f);
+        drop(f);
+        assert!(!watch.is_closed(), "another holder keeps it open");
+        drop(other);
+        assert!(watch.is_closed());
+        assert!(watch.clone().is_closed());
     }
 }

@@ -96,7 +96,7 @@ pub mod testing;
 
 pub use driver::{Driver, NixDriver};
 pub use errno::Errno;
-pub use file::{DeviceFile, DeviceKind, KfdVersionCell};
+pub use file::{CloseWatch, DeviceFile, DeviceKind, KfdVersionCell};
 pub use mman::PAGE_SIZE;
 
 #[cfg(doctest)]
