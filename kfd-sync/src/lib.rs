@@ -4,6 +4,9 @@
 //! - [`rcu`]: [`RcuCell`], a published `Option<Arc<T>>` that readers
 //!   borrow with two plain stores and a load (the open primary context,
 //!   read on every call of the C border).
+//! - [`seq`]: [`SeqWords`], a few words under a sequence lock, read
+//!   without a lock or a read-modify-write (answers asked again and
+//!   again, kept beside the locked structure that made them).
 //!
 //! Every protocol here has a [loom](https://docs.rs/loom) model in
 //! `tests/loom.rs`, which explores every interleaving and every memory
@@ -35,6 +38,8 @@
 //! ```
 
 pub mod rcu;
+pub mod seq;
 mod shim;
 
 pub use rcu::{RcuCell, ReadGuard};
+pub use seq::SeqWords;

@@ -9,7 +9,7 @@ pub(crate) use loom::sync::{Mutex, MutexGuard};
 pub(crate) use loom::thread_local;
 
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+pub(crate) use std::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU64, Ordering};
 #[cfg(not(loom))]
 pub(crate) use std::sync::{Mutex, MutexGuard};
 #[cfg(not(loom))]

@@ -1,5 +1,6 @@
-//! Loom models of [`kfd_sync::RcuCell`]: every interleaving of a few
-//! threads, under every reordering the C++11 memory model allows.
+//! Loom models of [`kfd_sync::RcuCell`] and [`kfd_sync::SeqWords`]:
+//! every interleaving of a few threads, under every reordering the C++11
+//! memory model allows.
 //!
 //! Run with `cargo xtask loom` (`RUSTFLAGS="--cfg loom" cargo test -p
 //! kfd-sync --test loom --release`); without `--cfg loom` this file is
@@ -11,7 +12,7 @@
 
 use std::sync::Arc;
 
-use kfd_sync::RcuCell;
+use kfd_sync::{RcuCell, SeqWords};
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 
 /// A published value: counts its drops in model-owned atomics.
@@ -135,5 +136,31 @@ fn nested_and_concurrent_reads_keep_the_value() {
             r.join().unwrap();
         }
         assert_eq!(drops.load(SeqCst), 1, "dropped exactly once");
+    });
+}
+
+/// A reader of a sequence lock racing two writes (each writes words that
+/// are all equal) accepts only whole writes: the initial zeros, the
+/// first write or the second, never a mix, and after the writer is done
+/// a read gives the last write.
+#[test]
+fn a_sequence_lock_reader_accepts_only_whole_writes() {
+    model(|| {
+        let s = Arc::new(SeqWords::<2>::default());
+        let writer = {
+            let s = s.clone();
+            loom::thread::spawn(move || {
+                s.write([1, 1]);
+                s.write([2, 2]);
+            })
+        };
+        if let Some([a, b]) = s.read() {
+            assert_eq!(a, b, "a torn read was accepted");
+        }
+        if let Some([a, b]) = s.read_if(1) {
+            assert_eq!((a, b), (1, 1), "a torn keyed read was accepted");
+        }
+        writer.join().unwrap();
+        assert_eq!(s.read(), Some([2, 2]));
     });
 }
