@@ -4,7 +4,7 @@
 //! |---|---|
 //! | every child | `floor`: a bare `AMDKFD_IOC_GET_VERSION` on a `/dev/kfd` descriptor of its own, through the preload, before the library is loaded |
 //! | `topology` | open + full topology read + close, and release + acquire + full read with KFD open, on the child's preset |
-//! | `scaling` | alloc+free and alloc+map+unmap+free (4 KiB system, 2 MiB VRAM) and pointer-info lookups of random live buffers, at each live-allocation level |
+//! | `scaling` | alloc+free and alloc+map+unmap+free (4 KiB system, 2 MiB VRAM), pointer-info lookups of random live buffers and of one GPU-mapped buffer, at each live-allocation level |
 //! | `events` | nested open+close; event create+destroy; set+wait on one thread; set→wait wake-up across threads; wait on 64 events (all, any) |
 //! | `queues` | AQL queue create+destroy |
 //! | `threads` | alloc+free 4 KiB system on one thread, then on two at once |
@@ -79,6 +79,7 @@ pub const OPS: &[OpInfo] = &[
     op("alloc-free-vram2m", "alloc+free 2M VRAM"),
     op("alloc-map-free-vram2m", "alloc+map+unmap+free 2M VRAM"),
     op("pointer-info", "QueryPointerInfo, random live ptr"),
+    op("pointer-info-mapped", "QueryPointerInfo, GPU-mapped buffer"),
     op("open-nested", "nested OpenKFD+CloseKFD"),
     op("event-create", "event create+destroy"),
     op("event-set-wait", "SetEvent+WaitOnEvent, 1 thread"),
@@ -110,6 +111,7 @@ pub const SCALING_OPS: &[&str] = &[
     "alloc-free-vram2m",
     "alloc-map-free-vram2m",
     "pointer-info",
+    "pointer-info-mapped",
 ];
 
 /// Flags of the 4 KiB system buffers: GTT, CPU-visible.
@@ -332,6 +334,12 @@ fn scaling<A: Abi, W: Write>(api: &Api<A>, cfg: &ChildConfig, m: &mut Meter<W>) 
         Ok(p) => p,
         Err(e) => return all(m, &e),
     };
+    // A buffer mapped to the GPU: its answer has node lists (the arrays
+    // the C caller reads through the answer's pointers).
+    let mapped = match alloc(api, gpu, K4, VRAM_FLAGS).and_then(|p| map(api, p, K4).map(|_| p)) {
+        Ok(p) => p,
+        Err(e) => return all(m, &e),
+    };
     let mut live: Vec<usize> = Vec::new();
     let mut stuck: Option<String> = None;
     let mut rng = 0x9E37_79B9_7F4A_7C15u64;
@@ -425,6 +433,11 @@ fn scaling<A: Abi, W: Write>(api: &Api<A>, cfg: &ChildConfig, m: &mut Meter<W>) 
             };
             let mut info = A::PointerInfo::default();
             call!(api, hsaKmtQueryPointerInfo(p, &mut info))?;
+            Ok(Duration::ZERO)
+        });
+        m.measure("pointer-info-mapped", &param, Mode::Batch, 1.0, || {
+            let mut info = A::PointerInfo::default();
+            call!(api, hsaKmtQueryPointerInfo(mapped, &mut info))?;
             Ok(Duration::ZERO)
         });
     }

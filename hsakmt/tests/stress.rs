@@ -12,6 +12,12 @@
 //!   destroying queues, and opening, using and closing secondary
 //!   contexts, all at once; every call must succeed.
 //!
+//! - pointer queries: threads querying one buffer while another maps it
+//!   to one node set after another; each answer's mapped list has a
+//!   count and entries of those sets, and the mapper's own query answers
+//!   its last mapping (the node lists of
+//!   the object asked about last are kept for a query without the lock).
+//!
 //! Then the primary is closed: nothing may be left in the simulated
 //! kernel and no export may have panicked.
 
@@ -119,6 +125,104 @@ fn snapshots_change_atomically_for_readers() {
     assert!(seen > 0, "no read saw a snapshot");
     // The last acquire of the churners stands; the banks are whole again.
     assert_eq!(node_banks(1), (0, banks));
+    kmt::close_and_check(&sim);
+}
+
+/// The mapped list of `p` as C reads it: (count, entries).
+fn mapped_nodes(p: *mut c_void) -> Result<(u32, Vec<u32>), String> {
+    let mut info = abi::HsaPointerInfo::default();
+    // SAFETY: valid out-pointer.
+    ok("query", unsafe {
+        hsakmt::memory::hsaKmtQueryPointerInfo(p, &mut info)
+    })?;
+    let (n, list) = (info.NMappedNodes, info.MappedNodes);
+    if (n == 0) != list.is_null() {
+        return Err(format!("{n} mapped nodes at {list:?}"));
+    }
+    // SAFETY: the library keeps `n` entries there while the buffer lives.
+    let nodes = (n > 0).then(|| unsafe { std::slice::from_raw_parts(list, n as usize) }.to_vec());
+    Ok((n, nodes.unwrap_or_default()))
+}
+
+/// Sets its flag when dropped, also by a panic.
+struct Stop<'a>(&'a AtomicBool);
+
+impl Drop for Stop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Maps `p` to exactly `nodes` (a new set replaces the old one).
+fn map_to(p: *mut c_void, nodes: &[u32]) {
+    let mut nodes = nodes.to_vec();
+    let mut va = 0u64;
+    // SAFETY: `p` is the library's buffer, `nodes` holds the count given.
+    let s = unsafe {
+        hsakmt::memory::hsaKmtMapMemoryToGPUNodes(
+            p,
+            0x1000,
+            &mut va,
+            Default::default(),
+            nodes.len() as u64,
+            nodes.as_mut_ptr(),
+        )
+    };
+    ok("map to nodes", s).unwrap();
+}
+
+#[test]
+#[serial]
+fn pointer_queries_follow_mapping_changes() {
+    let (sim, _) = kmt::open_on("mi300x");
+    let p = kmt::alloc(0x1000);
+    // Node sets of the same length and of another: a kept answer of an
+    // older mapping would show the old entries or the old count.
+    let sets: [&[u32]; 3] = [&[2], &[2, 3], &[3]];
+    map_to(p, sets[0]);
+    let p_addr = p as usize;
+    let done = AtomicBool::new(false);
+    std::thread::scope(|sc| {
+        let readers: Vec<_> = (0..2)
+            .map(|_| {
+                sc.spawn(|| -> Outcome {
+                    let p = p_addr as *mut c_void;
+                    while !done.load(Ordering::Relaxed) {
+                        // The arrays are rewritten in place by a later
+                        // query (as the C library's are): entries read
+                        // after a remap may be the next set's.
+                        let (n, nodes) = mapped_nodes(p)?;
+                        if !(1..=2).contains(&n) || nodes.iter().any(|x| ![2, 3].contains(x)) {
+                            return Err(format!("mapped list {nodes:?}"));
+                        }
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        // The readers stop also when an assertion below fails.
+        let _stop = Stop(&done);
+        for _ in 0..100 {
+            for set in sets {
+                map_to(p, set);
+                assert_eq!(mapped_nodes(p).unwrap(), (set.len() as u32, set.to_vec()));
+                // Asked again with no change: the same answer.
+                assert_eq!(mapped_nodes(p).unwrap().1, set);
+            }
+        }
+        drop(_stop);
+        for r in readers {
+            r.join().unwrap().unwrap();
+        }
+    });
+    // SAFETY: `p` is the library's buffer.
+    unsafe { ok("unmap", hsakmt::memory::hsaKmtUnmapMemoryToGPU(p)).unwrap() };
+    assert_eq!(mapped_nodes(p).unwrap(), (0, vec![]));
+    kmt::free(p, 0x1000);
+    let mut info = abi::HsaPointerInfo::default();
+    // SAFETY: valid out-pointer.
+    let s = unsafe { hsakmt::memory::hsaKmtQueryPointerInfo(p, &mut info) };
+    assert_ne!(s.0, 0, "a freed buffer is unknown");
     kmt::close_and_check(&sim);
 }
 

@@ -39,6 +39,7 @@
 use std::sync::Mutex;
 
 use kfd_context::Context;
+use kfd_sync::SeqWords;
 use kfd_sys::sync::lock;
 
 use crate::border::{st, KmtResult};
@@ -78,6 +79,11 @@ pub(crate) struct PerfState {
 pub(crate) struct Kept {
     /// Graphics metadata.
     pub memory: Mutex<MemoryState>,
+    /// The node lists of the object last asked about by a pointer query,
+    /// readable without `memory`'s lock (written under it): the object's
+    /// start + 1 (0: none), its generation, and the first entry and count
+    /// of its registered and of its mapped list.
+    pub last_nodes: SeqWords<6>,
     /// Counter tables and trace buffers.
     pub perf: Mutex<PerfState>,
     /// The C structs of events.
@@ -94,7 +100,10 @@ pub(crate) fn kept(c: &Context) -> KmtResult<&Kept> {
 /// the next open starts without it, as a context made anew does.
 pub(crate) fn forget(c: &Context) {
     if let Ok(k) = kept(c) {
-        *lock(&k.memory) = Default::default();
+        let mut memory = lock(&k.memory);
+        *memory = Default::default();
+        k.last_nodes.write([0; 6]);
+        drop(memory);
         *lock(&k.perf) = Default::default();
         *lock(&k.events) = Default::default();
     }
