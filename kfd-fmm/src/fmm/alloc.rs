@@ -277,7 +277,7 @@ impl Fmm {
                     return Err(FmmError::NotImplemented("alignment for scratch memory"));
                 }
                 // A CPU node has no scratch aperture.
-                let gi = self.gpu_index(gpu_id).ok_or(FmmError::NoAddressSpace {
+                let gi = self.gpus.index(gpu_id).ok_or(FmmError::NoAddressSpace {
                     aperture: AddressSpace::Scratch,
                 })?;
                 too_big()?;
@@ -296,9 +296,13 @@ impl Fmm {
                 if flags.contains(MemFlags::ONLY_ADDRESS) && flags.contains(MemFlags::NO_ADDRESS) {
                     return Err(FmmError::ConflictingFlags("OnlyAddress and NoAddress"));
                 }
-                let gi = self.gpu_index(gpu_id).ok_or(FmmError::NotAGpuNode(node))?;
+                let gi = self.gpus.index(gpu_id).ok_or(FmmError::NotAGpuNode(node))?;
                 too_big()?;
-                let small_bar = self.nodes.get(node as usize).is_some_and(|n| n.small_bar);
+                let small_bar = self
+                    .gpus
+                    .nodes()
+                    .get(node as usize)
+                    .is_some_and(|n| n.small_bar);
                 self.alloc_device(gi, fixed, size, align, flags, owned)
                     .map_err(|e| match e {
                         FmmError::Ioctl { errno, .. }
@@ -321,7 +325,7 @@ impl Fmm {
         flags: MemFlags,
         owned: bool,
     ) -> Result<u64> {
-        let gpu = &self.gpus[gi];
+        let gpu = self.gpus.get(gi);
         let mut ioc = AllocMemFlags::VRAM | hsa_to_ioc(flags, self.always_executable());
         if flags.contains(MemFlags::HOST_ACCESS) {
             ioc |= AllocMemFlags::PUBLIC;
@@ -390,11 +394,12 @@ impl Fmm {
         owned: bool,
     ) -> Result<u64> {
         let aperture = self
-            .aperture(ap)
+            .apertures
+            .get(ap)
             .ok_or(FmmError::NotSupported("aperture not available"))?;
         let space = aperture.allocate(fixed, size, align)?;
         let addr = space.addr;
-        let mut obj = VmObject::new(space, None, self.gpus[gi].gpu_id, ap);
+        let mut obj = VmObject::new(space, None, self.gpus.get(gi).gpu_id, ap);
         obj.mflags = flags;
         obj.node_id = node_id;
         obj.kind = Kind::ReservedAddr;
@@ -414,20 +419,20 @@ impl Fmm {
         flags: MemFlags,
         owned: bool,
     ) -> Result<u64> {
-        if !self.is_dgpu {
+        if !self.gpus.is_dgpu() {
             if align != 0 {
                 return Err(FmmError::ApuSystemMemory("an alignment"));
             }
             return self.alloc_host_cpu(fixed, size, flags, owned);
         }
         let gi = if gpu_id != 0 {
-            self.gpu_index(gpu_id)
+            self.gpus.index(gpu_id)
         } else {
             None
         };
         let gi = match gi {
             Some(gi) => gi,
-            None if !self.gpus.is_empty() => 0,
+            None if self.gpus.first().is_some() => 0,
             None => return Err(FmmError::NoGpu),
         };
         let coarse = flags.contains(MemFlags::COARSE_GRAIN);
@@ -452,13 +457,14 @@ impl Fmm {
         if self.opts.rules.only_address_on_host_path && flags.contains(MemFlags::ONLY_ADDRESS) {
             return self.alloc_va_only(gi, ap, 0, fixed, va_size, align, flags, owned);
         }
-        let gpu = &self.gpus[gi];
+        let gpu = self.gpus.get(gi);
         let mut obj;
         if !flags.contains(MemFlags::NON_PAGED) && self.opts.userptr_for_paged_mem {
             // Paged memory: anonymous pages, registered as a userptr BO at
             // the same address.
             let aperture = self
-                .aperture(ap)
+                .apertures
+                .get(ap)
                 .ok_or(FmmError::NotSupported("no SVM aperture"))?;
             let space = aperture.allocate(fixed, va_size, align)?;
             let addr = space.addr;
@@ -562,19 +568,21 @@ impl Fmm {
         if let Some(gi) = self.scratch_gpu(addr) {
             return self.free_scratch(gi, as_owner);
         }
-        let taken = self.with_shard(addr, Lookup::Exact { size: 0 }, |s, start| {
-            let o = s.get_mut(start).expect("found");
-            if o.owned && !as_owner {
-                return Err(FmmError::OwnedByHandle(addr));
-            }
-            if let Kind::Userptr { count, .. } = &mut o.kind {
-                if *count > 1 {
-                    *count -= 1;
-                    return Ok(None);
+        let taken = self
+            .objects
+            .with_shard(addr, Lookup::Exact { size: 0 }, |s, start| {
+                let o = s.get_mut(start).expect("found");
+                if o.owned && !as_owner {
+                    return Err(FmmError::OwnedByHandle(addr));
                 }
-            }
-            Ok(s.remove(start))
-        });
+                if let Kind::Userptr { count, .. } = &mut o.kind {
+                    if *count > 1 {
+                        *count -= 1;
+                        return Ok(None);
+                    }
+                }
+                Ok(s.remove(start))
+            });
         match taken {
             None if self.unknown_is_svm() => Ok(()),
             None => Err(FmmError::NotRegistered(addr)),
@@ -588,12 +596,14 @@ impl Fmm {
     /// handle, or gives the ownership up (`false`).
     pub(crate) fn set_owned(&self, addr: u64, owned: bool) {
         if let Some(gi) = self.scratch_gpu(addr) {
-            if let Some(st) = lock(&self.gpus[gi].scratch).as_mut() {
+            if let Some(st) = lock(&self.gpus.get(gi).scratch).as_mut() {
                 st.owned = owned;
             }
             return;
         }
-        let _ = self.with_object(addr, Lookup::Exact { size: 0 }, |o| o.owned = owned);
+        let _ = self
+            .objects
+            .with_object(addr, Lookup::Exact { size: 0 }, |o| o.owned = owned);
     }
 
     /// Frees the BO of an object already removed from its shard; on

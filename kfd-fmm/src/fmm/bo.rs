@@ -1,5 +1,5 @@
-//! Kernel buffer objects and the object index: lookup, BO create and free,
-//! CPU mappings, and the map/unmap ioctls.
+//! Kernel buffer objects: node checks, BO create and free, CPU
+//! mappings, and the map/unmap ioctls.
 
 use std::os::fd::BorrowedFd;
 use std::sync::Arc;
@@ -12,8 +12,7 @@ use super::Fmm;
 use crate::aperture::{Aperture, Space};
 use crate::error::{FmmError, Result};
 use crate::flags::AllocMemFlags;
-use crate::lock;
-use crate::objects::{ApId, Lookup, Shard, Slot, Span, VmObject};
+use crate::objects::{ApId, VmObject};
 
 impl Fmm {
     /// [`FmmRules::always_executable`].
@@ -21,46 +20,15 @@ impl Fmm {
         self.opts.rules.always_executable
     }
 
-    pub(super) fn gpu_index(&self, gpu_id: u32) -> Option<usize> {
-        if gpu_id == 0 {
-            return None;
-        }
-        self.gpus.iter().position(|g| g.gpu_id == gpu_id)
-    }
-
     /// The gpu_id of `node` (0 for a CPU node), or InvalidNode.
     pub fn validate_node(&self, node: u32) -> Result<u32> {
-        self.nodes
-            .get(node as usize)
-            .map(|n| n.gpu_id)
-            .ok_or(FmmError::InvalidNode(node))
+        self.gpus.validate_node(node)
     }
 
     /// The gpu_ids of a node list, as `validate_nodeid_array`: an empty
     /// list is an invalid argument, a bad node an invalid node.
     pub fn gpu_ids_for_nodes(&self, nodes: &[u32]) -> Result<Vec<u32>> {
-        if nodes.is_empty() {
-            return Err(FmmError::InvalidArgument("empty node list"));
-        }
-        nodes.iter().map(|&n| self.validate_node(n)).collect()
-    }
-
-    pub(super) fn node_of_gpu(&self, gpu_id: u32) -> u32 {
-        self.gpu_index(gpu_id).map_or(0, |gi| self.gpus[gi].node_id)
-    }
-
-    pub(super) fn svm_alt_aperture(&self) -> Option<&Aperture> {
-        self.svm_alt.as_ref().or(self.svm.as_ref())
-    }
-
-    pub(super) fn aperture(&self, id: ApId) -> Option<&Aperture> {
-        match id {
-            ApId::SvmDefault => self.svm.as_ref(),
-            ApId::SvmCoherent => self.svm_alt_aperture(),
-            ApId::Gpuvm(gi) => self.gpus.get(gi)?.gpuvm.as_ref(),
-            ApId::MemHandle => Some(&self.mem_handle),
-            ApId::CpuVm => None,
-        }
+        self.gpus.ids_for_nodes(nodes)
     }
 
     pub(super) fn check_minor(&self, need: u32) -> Result<()> {
@@ -71,61 +39,6 @@ impl Fmm {
             });
         }
         Ok(())
-    }
-
-    /// Runs `f` on the shard holding the object `addr` resolves to. Only
-    /// shards whose span covers `addr` are locked (usually one: objects of
-    /// different GPUs interleave only when several GPUs allocate).
-    pub(super) fn with_shard<R>(
-        &self,
-        addr: u64,
-        how: Lookup,
-        f: impl FnOnce(&mut Shard, Slot) -> R,
-    ) -> Option<R> {
-        self.with_shard_or(addr, how, |_| None, f)
-    }
-
-    /// [`Fmm::with_shard`], asking `quick` first, without the lock, for
-    /// each shard whose span covers `addr` (in the order the shards are
-    /// locked, so a quick answer is the one the locked lookup gives).
-    #[inline]
-    pub(super) fn with_shard_or<R>(
-        &self,
-        addr: u64,
-        how: Lookup,
-        quick: impl Fn(&Span) -> Option<R>,
-        f: impl FnOnce(&mut Shard, Slot) -> R,
-    ) -> Option<R> {
-        for (s, span) in self.shards.iter().zip(&self.spans) {
-            if !span.may_hold(addr) {
-                continue;
-            }
-            if let Some(r) = quick(span) {
-                return Some(r);
-            }
-            let mut g = lock(s);
-            if let Some(start) = g.find(addr, how) {
-                return Some(f(&mut g, start));
-            }
-        }
-        None
-    }
-
-    pub(super) fn with_object<R>(
-        &self,
-        addr: u64,
-        how: Lookup,
-        f: impl FnOnce(&mut VmObject) -> R,
-    ) -> Option<R> {
-        self.with_shard(addr, how, |s, start| f(s.get_mut(start).expect("found")))
-    }
-
-    pub(super) fn shard_of(&self, gpu_id: u32) -> usize {
-        self.gpu_index(gpu_id).map_or(0, |gi| gi + 1)
-    }
-
-    pub(super) fn insert(&self, obj: VmObject) {
-        lock(&self.shards[self.shard_of(obj.gpu_id)]).insert(obj);
     }
 
     /// Reserves address space in `ap` and creates a kernel BO there.
@@ -143,7 +56,8 @@ impl Fmm {
         userptr: Option<u64>,
     ) -> Result<(Space, u64, u64)> {
         let aperture = self
-            .aperture(ap)
+            .apertures
+            .get(ap)
             .ok_or(FmmError::NotSupported("aperture not available"))?;
         let space = aperture.allocate(fixed, size, align)?;
         let (handle, offset) = self.create_bo(gi, ap, aperture, space.addr, size, ioc, userptr)?;
@@ -166,7 +80,9 @@ impl Fmm {
             // invalid VA, as in C; the handle-aperture address is the
             // thunk's own.
             0
-        } else if !self.is_dgpu && matches!(ap, ApId::Gpuvm(_)) && ioc.contains(AllocMemFlags::VRAM)
+        } else if !self.gpus.is_dgpu()
+            && matches!(ap, ApId::Gpuvm(_))
+            && ioc.contains(AllocMemFlags::VRAM)
         {
             addr - aperture.base
         } else {
@@ -177,7 +93,7 @@ impl Fmm {
             size,
             handle: 0,
             mmap_offset: userptr.unwrap_or(0),
-            gpu_id: self.gpus[gi].gpu_id,
+            gpu_id: self.gpus.get(gi).gpu_id,
             flags: (ioc | AllocMemFlags::NO_SUBSTITUTE).bits(),
         };
         memory::alloc_memory_of_gpu(&self.kfd, &mut args)

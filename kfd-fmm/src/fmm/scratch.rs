@@ -29,7 +29,7 @@ impl Fmm {
         size: u64,
         owned: bool,
     ) -> Result<u64> {
-        let gpu = &self.gpus[gi];
+        let gpu = self.gpus.get(gi);
         let mut st = lock(&gpu.scratch);
         if st.is_some() {
             return Err(FmmError::ScratchInUse { gpu_id: gpu.gpu_id });
@@ -38,8 +38,8 @@ impl Fmm {
         let no_room = FmmError::NoAddressSpace {
             aperture: AddressSpace::Scratch,
         };
-        let space = if self.is_dgpu {
-            let ap = self.svm.as_ref().ok_or(FmmError::NoAddressSpace {
+        let space = if self.gpus.is_dgpu() {
+            let ap = self.apertures.svm().ok_or(FmmError::NoAddressSpace {
                 aperture: AddressSpace::Svm,
             })?;
             ap.allocate(fixed, aligned, SCRATCH_ALIGN)?
@@ -76,7 +76,7 @@ impl Fmm {
     }
 
     pub(super) fn scratch_gpu(&self, addr: u64) -> Option<usize> {
-        self.gpus.iter().position(|g| {
+        self.gpus.all().iter().position(|g| {
             lock(&g.scratch)
                 .as_ref()
                 .is_some_and(|s| addr >= s.base && addr - s.base < s.size)
@@ -87,7 +87,7 @@ impl Fmm {
     /// (`as_owner`, or teardown).
     pub(super) fn free_scratch(&self, gi: usize, as_owner: bool) -> Result<()> {
         let st = {
-            let mut g = lock(&self.gpus[gi].scratch);
+            let mut g = lock(&self.gpus.get(gi).scratch);
             match g.as_ref() {
                 None => return Ok(()),
                 Some(st) if st.owned && !as_owner => return Err(FmmError::OwnedByHandle(st.base)),
@@ -117,8 +117,8 @@ impl Fmm {
     }
 
     pub(super) fn map_scratch(&self, gi: usize, addr: u64, size: u64) -> Result<u64> {
-        let gpu = &self.gpus[gi];
-        if !self.is_dgpu {
+        let gpu = self.gpus.get(gi);
+        if !self.gpus.is_dgpu() {
             return Ok(0);
         }
         let mut st = lock(&gpu.scratch);
@@ -128,8 +128,8 @@ impl Fmm {
             return Err(FmmError::RangeOutsideObject { addr, size });
         }
         let ap = self
-            .svm
-            .as_ref()
+            .apertures
+            .svm()
             .ok_or(FmmError::NotSupported("no SVM aperture"))?;
         let ioc = AllocMemFlags::VRAM | AllocMemFlags::WRITABLE;
         let (handle, offset) = self.create_bo(gi, ApId::SvmDefault, ap, addr, size, ioc, None)?;
@@ -161,11 +161,11 @@ impl Fmm {
     }
 
     pub(super) fn unmap_scratch(&self, gi: usize, addr: u64) -> Result<()> {
-        if !self.is_dgpu {
+        if !self.gpus.is_dgpu() {
             return Ok(());
         }
         let obj = {
-            let mut st = lock(&self.gpus[gi].scratch);
+            let mut st = lock(&self.gpus.get(gi).scratch);
             let st = st
                 .as_mut()
                 .ok_or(FmmError::Failed("no scratch on this GPU"))?;
@@ -197,7 +197,7 @@ impl Fmm {
         owned: bool,
     ) -> Result<u64> {
         let gpu_id = self.validate_node(node)?;
-        let gi = self.gpu_index(gpu_id).ok_or(FmmError::NotAGpuNode(node))?;
+        let gi = self.gpus.index(gpu_id).ok_or(FmmError::NotAGpuNode(node))?;
         if size == 0 || size % PAGE_SIZE != 0 {
             return Err(FmmError::BadSize {
                 size,
@@ -214,7 +214,7 @@ impl Fmm {
         let addr = space.addr;
         let mut obj = VmObject::new(space, Some(handle), gpu_id, ApId::SvmCoherent);
         obj.mflags = MemFlags::NON_PAGED | MemFlags::HOST_ACCESS;
-        obj.node_id = self.gpus[gi].node_id;
+        obj.node_id = self.gpus.get(gi).node_id;
         let fd = self.kfd.as_fd();
         match self.map_cpu(&obj.space, addr, size, true, fd, mmap_offset, "doorbell") {
             Ok(view) => obj.views.push(view),
@@ -230,7 +230,7 @@ impl Fmm {
 
     /// The CPU address of a GPU's MMIO remap (HDP flush) page, if mapped.
     pub fn mmio_address(&self, node: u32) -> Option<u64> {
-        let gi = self.gpu_index(self.validate_node(node).ok()?)?;
-        *lock(&self.gpus[gi].mmio)
+        let gi = self.gpus.index(self.validate_node(node).ok()?)?;
+        *lock(&self.gpus.get(gi).mmio)
     }
 }
