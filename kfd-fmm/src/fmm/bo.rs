@@ -15,11 +15,6 @@ use crate::flags::AllocMemFlags;
 use crate::objects::{ApId, VmObject};
 
 impl Fmm {
-    /// [`FmmRules::always_executable`].
-    pub(super) fn always_executable(&self) -> bool {
-        self.opts.rules.always_executable
-    }
-
     /// The gpu_id of `node` (0 for a CPU node), or InvalidNode.
     pub fn validate_node(&self, node: u32) -> Result<u32> {
         self.gpus.validate_node(node)

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use kfd_sys::DeviceFile;
 
+use super::plan::{has_dgpu, in_svm};
 use super::{NodeDesc, RenderNodes, Scratch};
 use crate::error::{FmmError, Result};
 
@@ -52,9 +53,7 @@ impl GpuSet {
         io_links: Vec<Vec<u32>>,
         render_nodes: &RenderNodes,
     ) -> Result<GpuSet> {
-        let is_dgpu = nodes
-            .iter()
-            .any(|n| n.is_gpu() && n.cpu_cores == 0 && n.simd_count > 0);
+        let is_dgpu = has_dgpu(&nodes);
         let mut gpus = Vec::new();
         for (node_id, n) in nodes.iter().enumerate() {
             if !n.is_gpu() {
@@ -82,7 +81,7 @@ impl GpuSet {
                 node_id: node_id as u32,
                 device_id: n.device_id,
                 render,
-                svm_needed: is_dgpu || n.gfx.major >= 9,
+                svm_needed: in_svm(is_dgpu, n),
                 scratch: Mutex::new(None),
                 mmio: Mutex::new(None),
             });

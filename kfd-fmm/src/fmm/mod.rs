@@ -24,13 +24,14 @@ mod gpus;
 mod index;
 mod info;
 mod map;
+mod plan;
 mod scratch;
 mod setup;
 mod sharing;
 pub(crate) mod svm;
 mod userptr;
 
-pub use alloc::AllocPlan;
+pub use plan::AllocPlan;
 
 /// What the memory manager needs to know about one topology node.
 ///
