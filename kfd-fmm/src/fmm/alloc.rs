@@ -7,13 +7,14 @@ use kfd_sys::mapping::Mapping;
 use kfd_sys::mman::Prot;
 use kfd_sys::Errno;
 
+use super::bo::{map_bo_cpu, BoSpec, FileView};
 use super::plan::{self, AllocPlan, Backing, CpuView, Facts, Place, Route, VmAlloc};
 use super::Fmm;
 use crate::aperture::Space;
 use crate::error::{FmmError, MemoryKind, Result};
 use crate::flags::MemFlags;
 use crate::lock;
-use crate::objects::{ApId, Kind, Lookup, VmObject};
+use crate::objects::{ApId, Kind, Lookup, ObjectDesc, VmObject};
 
 /// Whether the kernel refused an operation with `EPERM` (FREE_MEMORY of
 /// the buffer it uses as the event page).
@@ -197,16 +198,24 @@ impl Fmm {
             Place::MemHandle => ApId::MemHandle,
         };
         let (size, va_size, align) = (plan.size, vm.va_size, plan.align);
-        let mut obj = match vm.backing {
+        let desc = |handle, kind| ObjectDesc {
+            handle,
+            gpu_id: gpu.gpu_id,
+            aperture: ap,
+            flags: vm.flags,
+            node: vm.node,
+            kind,
+            registered: Vec::new(),
+            owned,
+        };
+        let obj = match vm.backing {
             Backing::AddressOnly => {
                 let aperture = self
                     .apertures
                     .get(ap)
                     .ok_or(FmmError::NotSupported("aperture not available"))?;
                 let space = aperture.allocate(fixed, va_size, align)?;
-                let mut obj = VmObject::new(space, None, gpu.gpu_id, ap);
-                obj.kind = Kind::ReservedAddr;
-                obj
+                VmObject::new(space, desc(None, Kind::ReservedAddr))
             }
             Backing::Userptr { ioc, numa } => {
                 // Paged memory: anonymous pages, registered as a userptr
@@ -229,19 +238,37 @@ impl Fmm {
                 // As the C library, a failure to keep the memory from a
                 // child is not an error of the allocation.
                 let _ = memory.dont_fork();
-                let (handle, _) =
-                    self.create_bo(gi, ap, aperture, addr, va_size, ioc, Some(addr))?;
-                let mut obj = VmObject::new(space, Some(handle), gpu.gpu_id, ap);
+                let bo = BoSpec {
+                    gi,
+                    ap,
+                    size: va_size,
+                    ioc,
+                    userptr: Some(addr),
+                };
+                let (handle, _) = self.create_bo(bo, aperture, addr)?;
+                let mut obj = VmObject::new(space, desc(Some(handle), Kind::Allocated));
                 obj.views.push(Arc::new(memory));
                 obj
             }
             Backing::Bo { ioc, cpu, what } => {
-                let (space, handle, offset) =
-                    self.alloc_bo(gi, ap, fixed, va_size, align, ioc, None)?;
-                let mut obj = VmObject::new(space, Some(handle), gpu.gpu_id, ap);
+                let bo = BoSpec {
+                    gi,
+                    ap,
+                    size: va_size,
+                    ioc,
+                    userptr: None,
+                };
+                let (space, handle, offset) = self.alloc_bo(bo, fixed, align)?;
+                let mut obj = VmObject::new(space, desc(Some(handle), Kind::Allocated));
                 if let CpuView::Mapped { host_access } = cpu {
-                    let fd = gpu.render.as_fd();
-                    if let Err(e) = self.map_bo_cpu(&mut obj, size, host_access, fd, offset, what) {
+                    let view = FileView {
+                        fd: gpu.render.as_fd(),
+                        offset,
+                        len: size,
+                        host_access,
+                        what,
+                    };
+                    if let Err(e) = map_bo_cpu(&mut obj, view) {
                         self.destroy(obj);
                         return Err(e);
                     }
@@ -249,9 +276,6 @@ impl Fmm {
                 obj
             }
         };
-        obj.mflags = vm.flags;
-        obj.node_id = vm.node;
-        obj.owned = owned;
         let addr = obj.start;
         self.insert(obj);
         Ok(addr)
@@ -265,9 +289,17 @@ impl Fmm {
         })?;
         let addr = memory.addr();
         // The mapping owns the address space.
-        let mut obj = VmObject::new(Space::borrowed(addr, size), None, 0, ApId::CpuVm);
-        obj.mflags = flags;
-        obj.owned = owned;
+        let desc = ObjectDesc {
+            handle: None,
+            gpu_id: 0,
+            aperture: ApId::CpuVm,
+            flags,
+            node: 0,
+            kind: Kind::Allocated,
+            registered: Vec::new(),
+            owned,
+        };
+        let mut obj = VmObject::new(Space::borrowed(addr, size), desc);
         obj.views.push(Arc::new(memory));
         self.insert(obj);
         Ok(addr)

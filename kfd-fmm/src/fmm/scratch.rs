@@ -6,14 +6,31 @@ use std::os::fd::AsFd;
 use kfd_sys::kfd;
 use kfd_sys::mapping::Reservation;
 
+use super::bo::{map_file, BoSpec, FileView};
 use super::{Fmm, Scratch};
 use crate::aperture::Space;
 use crate::error::{AddressSpace, FmmError, MemoryKind, Result};
 use crate::flags::{AllocMemFlags, MemFlags};
 use crate::lock;
-use crate::objects::{ApId, VmObject};
+use crate::objects::{ApId, Kind, ObjectDesc, VmObject};
 use crate::va::align_up;
 use crate::PAGE_SIZE;
+
+/// A page the CPU reaches through the kfd file ([`Fmm::alloc_kfd_page`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct KfdPage {
+    /// Its size.
+    pub size: u64,
+    /// The kernel's memory-type flag (DOORBELL, MMIO_REMAP).
+    pub kind: AllocMemFlags,
+    /// Where the kfd file maps it (`None`: the offset the allocation
+    /// returns).
+    pub offset: Option<u64>,
+    /// What a failed CPU mapping names.
+    pub what: &'static str,
+    /// An RAII handle owns it.
+    pub owned: bool,
+}
 
 /// Alignment of scratch backing memory.
 const SCRATCH_ALIGN: u64 = 0x10000;
@@ -131,20 +148,35 @@ impl Fmm {
             .apertures
             .svm()
             .ok_or(FmmError::NotSupported("no SVM aperture"))?;
-        let ioc = AllocMemFlags::VRAM | AllocMemFlags::WRITABLE;
-        let (handle, offset) = self.create_bo(gi, ApId::SvmDefault, ap, addr, size, ioc, None)?;
+        let bo = BoSpec {
+            gi,
+            ap: ApId::SvmDefault,
+            size,
+            ioc: AllocMemFlags::VRAM | AllocMemFlags::WRITABLE,
+            userptr: None,
+        };
+        let (handle, offset) = self.create_bo(bo, ap, addr)?;
+        let desc = ObjectDesc {
+            handle: Some(handle),
+            gpu_id: gpu.gpu_id,
+            aperture: ApId::SvmDefault,
+            flags: MemFlags::SCRATCH | MemFlags::NON_PAGED,
+            node: gpu.node_id,
+            kind: Kind::Allocated,
+            registered: Vec::new(),
+            owned: false,
+        };
         // The scratch range is given back with the scratch, not with the
         // parts mapped in it.
-        let mut obj = VmObject::new(
-            Space::borrowed(addr, size),
-            Some(handle),
-            gpu.gpu_id,
-            ApId::SvmDefault,
-        );
-        obj.node_id = gpu.node_id;
-        obj.mflags = MemFlags::SCRATCH | MemFlags::NON_PAGED;
-        let fd = gpu.render.as_fd();
-        match self.map_cpu(&st.space, addr, size, false, fd, offset, "scratch") {
+        let mut obj = VmObject::new(Space::borrowed(addr, size), desc);
+        let view = FileView {
+            fd: gpu.render.as_fd(),
+            offset,
+            len: size,
+            host_access: false,
+            what: "scratch",
+        };
+        match map_file(&st.space, addr, view) {
             Ok(view) => obj.views.push(view),
             Err(e) => {
                 let _ = self.free_bo(handle);
@@ -209,23 +241,58 @@ impl Fmm {
                 kind: MemoryKind::Device,
             });
         }
-        let ioc = AllocMemFlags::DOORBELL | AllocMemFlags::WRITABLE | AllocMemFlags::COHERENT;
-        let (space, handle, _) = self.alloc_bo(gi, ApId::SvmCoherent, None, size, 0, ioc, None)?;
-        let addr = space.addr;
-        let mut obj = VmObject::new(space, Some(handle), gpu_id, ApId::SvmCoherent);
-        obj.mflags = MemFlags::NON_PAGED | MemFlags::HOST_ACCESS;
-        obj.node_id = self.gpus.get(gi).node_id;
-        let fd = self.kfd.as_fd();
-        match self.map_cpu(&obj.space, addr, size, true, fd, mmap_offset, "doorbell") {
+        let page = KfdPage {
+            size,
+            kind: AllocMemFlags::DOORBELL,
+            offset: Some(mmap_offset),
+            what: "doorbell",
+            owned,
+        };
+        let obj = self.alloc_kfd_page(gi, page)?;
+        let addr = obj.start;
+        self.insert(obj);
+        Ok(addr)
+    }
+
+    /// Memory of GPU `gi` in the coherent SVM aperture that the CPU
+    /// reaches through the kfd file (a doorbell or MMIO remap page), as
+    /// `page` says, mapped read-write for the CPU; not yet in the index.
+    pub(super) fn alloc_kfd_page(&self, gi: usize, page: KfdPage) -> Result<VmObject> {
+        let bo = BoSpec {
+            gi,
+            ap: ApId::SvmCoherent,
+            size: page.size,
+            ioc: page.kind | AllocMemFlags::WRITABLE | AllocMemFlags::COHERENT,
+            userptr: None,
+        };
+        let (space, handle, offset) = self.alloc_bo(bo, None, 0)?;
+        let gpu = self.gpus.get(gi);
+        let desc = ObjectDesc {
+            handle: Some(handle),
+            gpu_id: gpu.gpu_id,
+            aperture: ApId::SvmCoherent,
+            flags: MemFlags::NON_PAGED | MemFlags::HOST_ACCESS,
+            node: gpu.node_id,
+            kind: Kind::Allocated,
+            registered: Vec::new(),
+            owned: page.owned,
+        };
+        let mut obj = VmObject::new(space, desc);
+        let view = FileView {
+            fd: self.kfd.as_fd(),
+            offset: page.offset.unwrap_or(offset),
+            len: page.size,
+            host_access: true,
+            what: page.what,
+        };
+        match map_file(&obj.space, obj.start, view) {
             Ok(view) => obj.views.push(view),
             Err(e) => {
                 self.destroy(obj);
                 return Err(e);
             }
         }
-        obj.owned = owned;
-        self.insert(obj);
-        Ok(addr)
+        Ok(obj)
     }
 
     /// The CPU address of a GPU's MMIO remap (HDP flush) page, if mapped.

@@ -10,12 +10,12 @@ use kfd_sys::{kfd, memory};
 use super::apertures::{Apertures, GpuApertures};
 use super::gpus::GpuSet;
 use super::index::ObjectIndex;
+use super::scratch::KfdPage;
 use super::{Fmm, FmmOptions, NodeDesc, Notes, Range};
 use crate::aperture::Aperture;
 use crate::error::{AddressSpace, FmmError, Result};
-use crate::flags::{AllocMemFlags, MemFlags};
+use crate::flags::AllocMemFlags;
 use crate::lock;
-use crate::objects::{ApId, VmObject};
 use crate::PAGE_SIZE;
 
 /// The page-granular VM alignment of old GPUs (Tonga, Carrizo need 32 KiB).
@@ -277,38 +277,24 @@ impl Fmm {
     }
 
     fn map_mmio(&self, gi: usize) -> Result<u64> {
-        let ioc = AllocMemFlags::MMIO_REMAP | AllocMemFlags::WRITABLE | AllocMemFlags::COHERENT;
-        let (space, handle, offset) =
-            self.alloc_bo(gi, ApId::SvmCoherent, None, PAGE_SIZE, 0, ioc, None)?;
-        let addr = space.addr;
-        let gpu = self.gpus.get(gi);
-        let mut obj = VmObject::new(space, Some(handle), gpu.gpu_id, ApId::SvmCoherent);
-        obj.mflags = MemFlags::NON_PAGED | MemFlags::HOST_ACCESS;
-        obj.node_id = gpu.node_id;
-        let fd = self.kfd.as_fd();
-        let r = self
-            .map_cpu(
-                &obj.space,
-                addr,
-                PAGE_SIZE,
-                true,
-                fd,
-                offset,
-                "MMIO remap page",
-            )
-            .and_then(|view| {
-                obj.views.push(view);
-                // Every C library maps it with no node list: onto every
-                // GPU (5.2.3's default mapping set), or, as the object
-                // belongs to a GPU node, onto that GPU's usable peers.
-                let targets = if self.opts.rules.default_map_all_gpus {
-                    self.gpus.order().to_vec()
-                } else {
-                    self.gpus.usable_peers(gi)
-                };
-                self.map_ioctl(&mut obj, &targets)
-            });
-        if let Err(e) = r {
+        let page = KfdPage {
+            size: PAGE_SIZE,
+            kind: AllocMemFlags::MMIO_REMAP,
+            offset: None,
+            what: "MMIO remap page",
+            owned: false,
+        };
+        let mut obj = self.alloc_kfd_page(gi, page)?;
+        let addr = obj.start;
+        // Every C library maps it with no node list: onto every GPU
+        // (5.2.3's default mapping set), or, as the object belongs to a
+        // GPU node, onto that GPU's usable peers.
+        let targets = if self.opts.rules.default_map_all_gpus {
+            self.gpus.order().to_vec()
+        } else {
+            self.gpus.usable_peers(gi)
+        };
+        if let Err(e) = self.map_ioctl(&mut obj, &targets) {
             self.destroy(obj);
             return Err(e);
         }

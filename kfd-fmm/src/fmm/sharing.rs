@@ -4,10 +4,11 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 
 use kfd_sys::{kfd, memory};
 
+use super::bo::{map_file, FileView};
 use super::{page_align_up, Fmm, GraphicsResource, ShareVia};
 use crate::error::{FmmError, Result};
 use crate::flags::{ioc_to_hsa, AllocMemFlags, MemFlags};
-use crate::objects::{ApId, Kind, Lookup, VmObject};
+use crate::objects::{ApId, Kind, Lookup, ObjectDesc, VmObject};
 use crate::share::ShareHandle;
 use crate::PAGE_SIZE;
 
@@ -62,16 +63,20 @@ impl Fmm {
         };
         // On failure the range goes back with `space`.
         let handle = self.import_dmabuf_at(info.gpu_id, va, dmabuf)?;
-        let mut obj = VmObject::new(space, Some(handle), info.gpu_id, ap);
-        obj.mflags =
-            ioc_to_hsa(AllocMemFlags::from_bits_retain(info.flags)) | MemFlags::COARSE_GRAIN;
-        obj.node_id = self.gpus.get(gi).node_id;
-        obj.kind = Kind::Graphics {
-            metadata: metadata.clone(),
+        let node = self.gpus.get(gi).node_id;
+        let desc = ObjectDesc {
+            handle: Some(handle),
+            gpu_id: info.gpu_id,
+            aperture: ap,
+            flags: ioc_to_hsa(AllocMemFlags::from_bits_retain(info.flags)) | MemFlags::COARSE_GRAIN,
+            node,
+            kind: Kind::Graphics {
+                metadata: metadata.clone(),
+            },
+            registered: ids,
+            owned: false,
         };
-        obj.registered = ids;
-        let node = obj.node_id;
-        self.insert(obj);
+        self.insert(VmObject::new(space, desc));
         Ok(GraphicsResource {
             address: addr,
             size: info.size,
@@ -274,13 +279,26 @@ impl Fmm {
         let addr = space.addr;
         // On failure the range goes back with `space`.
         let bo = self.import_dmabuf_at(gpu_id, addr, fd.as_fd())?;
-        let mut obj = VmObject::new(space, Some(bo), gpu_id, ap);
-        obj.kind = Kind::Shared;
-        obj.mflags = mflags;
-        obj.node_id = self.gpus.get(gi).node_id;
-        obj.registered = ids;
+        let desc = ObjectDesc {
+            handle: Some(bo),
+            gpu_id,
+            aperture: ap,
+            flags: mflags,
+            node: self.gpus.get(gi).node_id,
+            kind: Kind::Shared,
+            registered: ids,
+            owned: false,
+        };
+        let mut obj = VmObject::new(space, desc);
         if mflags.contains(MemFlags::HOST_ACCESS) && aperture.cpu_accessible {
-            match self.map_cpu(&obj.space, addr, size, true, fd.as_fd(), 0, "shared memory") {
+            let view = FileView {
+                fd: fd.as_fd(),
+                offset: 0,
+                len: size,
+                host_access: true,
+                what: "shared memory",
+            };
+            match map_file(&obj.space, addr, view) {
                 Ok(view) => obj.views.push(view),
                 Err(e) => self.warn(format!("shared memory at {addr:#x} has no CPU view: {e}")),
             }

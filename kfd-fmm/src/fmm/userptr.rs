@@ -2,10 +2,11 @@
 
 use kfd_sys::{kfd, mman};
 
+use super::bo::BoSpec;
 use super::{page_align_up, Fmm};
 use crate::error::{FmmError, Result};
 use crate::flags::{ioc_to_hsa, AllocMemFlags, MemFlags};
-use crate::objects::{ApId, Kind, Lookup, VmObject};
+use crate::objects::{ApId, Kind, Lookup, ObjectDesc, VmObject};
 use crate::PAGE_SIZE;
 
 impl Fmm {
@@ -88,7 +89,7 @@ impl Fmm {
         {
             return Ok(());
         }
-        let obj = self.create_userptr(addr, size, coarse, ext)?;
+        let obj = self.create_userptr(addr, size, ids, coarse, ext)?;
         let mut s = self.objects.shard(self.gpus.shard_of(obj.gpu_id));
         if let Some(start) = s.find(addr, Lookup::Exact { size }) {
             // Another thread registered the same range meanwhile.
@@ -99,8 +100,6 @@ impl Fmm {
             self.destroy(obj);
             return Ok(());
         }
-        let mut obj = obj;
-        obj.registered = ids;
         s.insert(obj);
         Ok(())
     }
@@ -136,7 +135,17 @@ impl Fmm {
         )
     }
 
-    fn create_userptr(&self, addr: u64, size: u64, coarse: bool, ext: bool) -> Result<VmObject> {
+    /// A userptr object of `[addr, addr + size)` registered to `ids`,
+    /// coherent unless `coarse`, extended coherent with `ext`; not yet in
+    /// the index.
+    fn create_userptr(
+        &self,
+        addr: u64,
+        size: u64,
+        ids: Vec<u32>,
+        coarse: bool,
+        ext: bool,
+    ) -> Result<VmObject> {
         let Some(gpu) = self.gpus.first() else {
             return Err(FmmError::Failed("no GPU to register memory with"));
         };
@@ -175,15 +184,14 @@ impl Fmm {
         // An empty range (5.2.3 only) still takes a page of address space.
         let va_size = aligned_size.max(PAGE_SIZE);
         let space = aperture.allocate(None, va_size, 0)?;
-        let created = self.create_bo(
-            0,
-            ApId::SvmDefault,
-            aperture,
-            space.addr,
-            aligned_size,
+        let bo = BoSpec {
+            gi: 0,
+            ap: ApId::SvmDefault,
+            size: aligned_size,
             ioc,
-            Some(aligned),
-        );
+            userptr: Some(aligned),
+        };
+        let created = self.create_bo(bo, aperture, space.addr);
         // On failure the range goes back with `space`.
         let handle = match created {
             Ok((h, _)) if aligned_size != 0 => h,
@@ -197,15 +205,21 @@ impl Fmm {
                     .unwrap_or(FmmError::Failed("empty user memory range")));
             }
         };
-        let mut obj = VmObject::new(space, Some(handle), gpu.gpu_id, ApId::SvmDefault);
-        obj.kind = Kind::Userptr {
-            addr,
-            size,
-            count: 1,
+        let desc = ObjectDesc {
+            handle: Some(handle),
+            gpu_id: gpu.gpu_id,
+            aperture: ApId::SvmDefault,
+            flags: ioc_to_hsa(ioc),
+            node: gpu.node_id,
+            kind: Kind::Userptr {
+                addr,
+                size,
+                count: 1,
+            },
+            registered: ids,
+            owned: false,
         };
-        obj.node_id = gpu.node_id;
-        obj.mflags = ioc_to_hsa(ioc);
-        Ok(obj)
+        Ok(VmObject::new(space, desc))
     }
 
     /// `hsaKmtDeregisterMemory`: drops a registration. Userptrs, imported
