@@ -315,14 +315,16 @@ fn route(
     facts: &Facts<'_>,
     opts: &FmmOptions,
     desc: &NodeDesc,
-    mut req: Request,
+    req: Request,
     kind: MemoryKind,
 ) -> Result<Route> {
     let rules = &opts.rules;
     let Request {
-        node, size, align, ..
+        node,
+        size,
+        align,
+        flags,
     } = req;
-    let flags = req.flags;
     let coarse = flags.contains(MemFlags::COARSE_GRAIN);
     let ext = flags.contains(MemFlags::EXTENDED_COHERENT);
     let unc = flags.contains(MemFlags::UNCACHED);
@@ -360,11 +362,14 @@ fn route(
             })
         }
         MemoryKind::System => {
-            if opts.zero_fb && desc.is_gpu() && flags.contains(MemFlags::NON_PAGED) {
-                req.flags |= MemFlags::COARSE_GRAIN;
-            }
+            // A zero frame buffer makes VRAM coarse-grained system memory.
+            let flags = if opts.zero_fb && desc.is_gpu() && flags.contains(MemFlags::NON_PAGED) {
+                flags | MemFlags::COARSE_GRAIN
+            } else {
+                flags
+            };
             too_big()?;
-            host_route(facts, opts, req, desc.gpu_id)
+            host_route(facts, opts, Request { flags, ..req }, desc.gpu_id)
         }
         MemoryKind::Device => {
             if flags.contains(MemFlags::ONLY_ADDRESS) && flags.contains(MemFlags::NO_ADDRESS) {
