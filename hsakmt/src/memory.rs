@@ -284,7 +284,7 @@ fn alloc(
         None
     };
     let addr = fmm
-        .alloc_planned(plan, fixed)
+        .alloc_planned(&plan, fixed)
         .kmt_as(crate::status::memory::alloc(plan.kind()))?;
     // SAFETY: checked above; IN/OUT argument.
     unsafe { write_out(out, addr as usize as *mut c_void, st::INVALID_PARAMETER) }
@@ -331,7 +331,7 @@ export! {
         // first as hsaKmtAllocMemory clears it.
         unsafe { out.write(std::ptr::null_mut()) };
         let addr = fmm
-            .alloc_host_gtt_planned(plan, GttAnchorNode)
+            .alloc_host_gtt_planned(&plan, GttAnchorNode)
             .kmt_as(crate::status::memory::alloc(kfd_fmm::MemoryKind::System))?;
         // SAFETY: as above.
         unsafe { write_out(out, addr as usize as *mut c_void, st::INVALID_PARAMETER) }

@@ -45,6 +45,36 @@ fn configured_nodes() -> u32 {
         .map_or(1, |m| m.saturating_add(1))
 }
 
+/// How paged system memory is to be bound: what the allocation asked
+/// for and what the library does when it cannot be had (decided by the
+/// allocation planner, carried out by [`Numa::bind`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NumaBinding {
+    /// The NUMA node the allocation named.
+    pub node: u32,
+    /// The pages must come from that node (`NoSubstitute`: `MPOL_BIND`,
+    /// else `MPOL_PREFERRED`).
+    pub must: bool,
+    /// The caller asked for no binding (`NoNUMABind`).
+    pub skip: bool,
+    /// A binding that cannot be made fails `must` memory
+    /// ([`FmmRules::numa_bind_strict`](crate::FmmRules::numa_bind_strict)).
+    pub strict: bool,
+}
+
+impl NumaBinding {
+    /// The binding of memory of NUMA node `node` allocated with `flags`,
+    /// under the strictness rule `strict`.
+    pub fn new(node: u32, flags: MemFlags, strict: bool) -> NumaBinding {
+        NumaBinding {
+            node,
+            must: flags.contains(MemFlags::NO_SUBSTITUTE),
+            skip: flags.contains(MemFlags::NO_NUMA_BIND),
+            strict,
+        }
+    }
+}
+
 /// What binding needs to know of the machine, read on the first binding
 /// and kept for the memory manager's life (libnuma reads its node count
 /// once, when it is loaded): whether the kernel has NUMA support, and
@@ -61,32 +91,27 @@ impl Numa {
             .get_or_init(|| (mman::numa_available(), configured_nodes()))
     }
 
-    /// Binds `[addr, addr+len)` to NUMA node `node` as the module docs
-    /// say.
-    pub fn bind(
-        &self,
-        addr: u64,
-        len: u64,
-        node: u32,
-        flags: MemFlags,
-        strict: bool,
-    ) -> Result<()> {
-        bind_with(addr, len, node, flags, strict, || self.machine())
+    /// Binds `[addr, addr+len)` as `binding` says (see the module docs).
+    pub fn bind(&self, addr: u64, len: u64, binding: NumaBinding) -> Result<()> {
+        bind_with(addr, len, binding, || self.machine())
     }
 }
 
-/// Binds `[addr, addr+len)` to NUMA node `node` as the module docs say,
-/// on the machine `machine` describes (NUMA support, node count), asked
-/// only when a binding is to be made.
+/// Binds `[addr, addr+len)` as `binding` says, on the machine `machine`
+/// describes (NUMA support, node count), asked only when a binding is to
+/// be made.
 fn bind_with(
     addr: u64,
     len: u64,
-    node: u32,
-    flags: MemFlags,
-    strict: bool,
+    binding: NumaBinding,
     machine: impl FnOnce() -> (bool, u32),
 ) -> Result<()> {
-    let must = flags.contains(MemFlags::NO_SUBSTITUTE);
+    let NumaBinding {
+        node,
+        must,
+        skip,
+        strict,
+    } = binding;
     let cannot = || {
         if strict && must {
             Err(FmmError::NumaBind { node })
@@ -94,7 +119,7 @@ fn bind_with(
             Ok(())
         }
     };
-    if flags.contains(MemFlags::NO_NUMA_BIND) {
+    if skip {
         // 5.2.3 and 6.2.4 return at once; the newest library only fails
         // NoSubstitute here.
         return cannot();
@@ -137,7 +162,7 @@ mod tests {
             .unwrap();
         let a = m.addr();
         let numa = Numa::default();
-        let bind = |a, l, n, f, s| numa.bind(a, l, n, f, s);
+        let bind = |a, l, n, f, s| numa.bind(a, l, NumaBinding::new(n, f, s));
         let beyond = configured_nodes() + 3;
         let ns = MemFlags::NO_SUBSTITUTE;
         assert!(bind(a, 8192, beyond, ns, true).is_err());

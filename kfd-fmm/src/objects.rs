@@ -151,24 +151,58 @@ impl Drop for VmObject {
     }
 }
 
+/// What an object is, all known when it is made (the rest of
+/// [`VmObject`] is its state: mappings, counts, user data).
+#[derive(Debug)]
+pub(crate) struct ObjectDesc {
+    /// Kernel BO handle; `None` for address-only objects and APU host
+    /// memory.
+    pub handle: Option<u64>,
+    /// The gpu_id the BO was created on (0 for none).
+    pub gpu_id: u32,
+    /// The aperture its address came from.
+    pub aperture: ApId,
+    /// The allocation flags.
+    pub flags: MemFlags,
+    /// The node the memory belongs to.
+    pub node: u32,
+    /// What it is.
+    pub kind: Kind,
+    /// gpu_ids the memory is registered to (empty: all GPUs).
+    pub registered: Vec<u32>,
+    /// An RAII handle owns it from the start.
+    pub owned: bool,
+}
+
 impl VmObject {
-    pub fn new(space: Space, handle: Option<u64>, gpu_id: u32, aperture: ApId) -> Self {
+    /// The object `desc` describes over `space`, mapped nowhere.
+    pub fn new(space: Space, desc: ObjectDesc) -> Self {
+        let ObjectDesc {
+            handle,
+            gpu_id,
+            aperture,
+            flags,
+            node,
+            kind,
+            registered,
+            owned,
+        } = desc;
         VmObject {
             start: space.addr,
             size: space.size,
             handle,
             gpu_id,
             aperture,
-            mflags: MemFlags::empty(),
-            node_id: 0,
-            kind: Kind::Allocated,
-            registered: Vec::new(),
+            mflags: flags,
+            node_id: node,
+            kind,
+            registered,
             mapped: Vec::new(),
             mapping_count: 0,
             user_data: 0,
             share_fd: None,
             kernel_held: false,
-            owned: false,
+            owned,
             views: Views::default(),
             space,
         }
@@ -809,12 +843,17 @@ mod tests {
     use super::*;
 
     fn obj(start: u64, size: u64) -> VmObject {
-        VmObject::new(
-            Space::borrowed(start, size),
-            Some(start),
-            1,
-            ApId::SvmDefault,
-        )
+        let desc = ObjectDesc {
+            handle: Some(start),
+            gpu_id: 1,
+            aperture: ApId::SvmDefault,
+            flags: MemFlags::empty(),
+            node: 0,
+            kind: Kind::Allocated,
+            registered: Vec::new(),
+            owned: false,
+        };
+        VmObject::new(Space::borrowed(start, size), desc)
     }
 
     /// The start of the object `addr` resolves to.

@@ -1,18 +1,14 @@
-//! Setting up a context's address space: render nodes, process apertures,
-//! VM acquisition, the SVM range, memory policy and the MMIO remap pages.
+//! The aperture set of a memory manager: the SVM apertures, the handle
+//! aperture of address-less memory and each GPU's own apertures.
 
-use std::os::fd::{AsFd, AsRawFd};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use kfd_sys::DeviceFile;
-use kfd_sys::{kfd, memory};
+use kfd_sys::mapping::Reservation;
 
-use super::{Fmm, FmmOptions, Gpu, NodeDesc, Range, RenderNodes};
+use super::{FmmOptions, Range};
 use crate::aperture::{reserve_svm_range, Aperture, GPU_HUGE_PAGE_SIZE};
-use crate::error::{AddressSpace, FmmError, Result};
-use crate::flags::{AllocMemFlags, MemFlags};
-use crate::lock;
-use crate::objects::{ApId, Shard, VmObject};
+use crate::error::{AddressSpace, Result};
+use crate::objects::ApId;
 use crate::va::align_up;
 use crate::PAGE_SIZE;
 
@@ -20,278 +16,125 @@ use crate::PAGE_SIZE;
 /// non-canonical range no CPU or GPU address can fall into.
 const MEM_HANDLE_BASE: u64 = 1 << 56;
 
-/// The page-granular VM alignment of old GPUs (Tonga, Carrizo need 32 KiB).
-fn vm_alignment(device_id: u32) -> u64 {
-    const TONGA_PAGE_SIZE: u64 = 0x8000;
-    if (0x6920..=0x6939).contains(&device_id) || (0x9870..=0x9877).contains(&device_id) {
-        TONGA_PAGE_SIZE
-    } else {
-        PAGE_SIZE
-    }
+/// The apertures the kernel reported for one GPU.
+#[derive(Debug)]
+pub(super) struct GpuApertures {
+    /// LDS aperture.
+    pub lds: Range,
+    /// Scratch aperture.
+    pub scratch: Range,
+    /// The GPU's own GPUVM aperture (GPUs whose VM does not cover the
+    /// canonical address space).
+    pub gpuvm: Option<Aperture>,
 }
 
-impl Fmm {
-    /// Sets up the memory manager of a context: opens (or adopts) each
-    /// GPU's render node, reads the process apertures, acquires each GPU's
-    /// VM, reserves the SVM range, sets the memory policy and maps the MMIO
-    /// remap page of each gfx9+ GPU (a failure there only records a
-    /// warning), as libhsakmt's `fmm_init_process_apertures` does.
-    pub fn new(kfd: Arc<DeviceFile>, nodes: Vec<NodeDesc>, opts: FmmOptions) -> Result<Fmm> {
-        Fmm::with_io_links(kfd, nodes, Vec::new(), opts)
-    }
+/// Where a memory manager places addresses.
+///
+/// Invariants: `gpu` has one entry per GPU of the manager's GPU set, by
+/// GPU index; `svm_alt` is set only with `svm`, and both then lie in
+/// `svm_reservation`.
+#[derive(Debug)]
+pub(super) struct Apertures {
+    svm: Option<Aperture>,
+    svm_alt: Option<Aperture>,
+    /// The SVM range this manager reserved (GPUs that do not address
+    /// the whole canonical range); the apertures inside share it.
+    svm_reservation: Option<Arc<Reservation>>,
+    mem_handle: Aperture,
+    gpu: Vec<GpuApertures>,
+}
 
-    /// [`Fmm::new`] knowing, per node, the nodes its io links go to (what
-    /// finding each GPU's usable peers needs, see
-    /// [`FmmRules::default_map_all_gpus`]).
-    fn with_io_links(
-        kfd: Arc<DeviceFile>,
-        nodes: Vec<NodeDesc>,
-        io_links: Vec<Vec<u32>>,
-        opts: FmmOptions,
-    ) -> Result<Fmm> {
-        let version = match opts.kfd_version {
-            Some(v) => v,
-            None => {
-                let mut v = kfd::kfd_ioctl_get_version_args::default();
-                kfd.ioctl_plain(kfd::AMDKFD_IOC_GET_VERSION, &mut v)
-                    .map_err(FmmError::ioctl(kfd::AMDKFD_IOC_GET_VERSION.info()))?;
-                (v.major_version, v.minor_version)
-            }
-        };
-        let is_dgpu = nodes
-            .iter()
-            .any(|n| n.is_gpu() && n.cpu_cores == 0 && n.simd_count > 0);
-
-        let mut gpus = Vec::new();
-        for (node_id, n) in nodes.iter().enumerate() {
-            if !n.is_gpu() {
-                continue;
-            }
-            let shared = match &opts.render_nodes {
-                RenderNodes::Shared(list) => list
-                    .iter()
-                    .find(|(m, _)| *m == n.drm_render_minor)
-                    .map(|(_, f)| f.clone()),
-                RenderNodes::Open => None,
-            };
-            let render = match shared {
-                Some(f) => f,
-                None => Arc::new(
-                    DeviceFile::open_render_node(kfd.driver().clone(), n.drm_render_minor)
-                        .map_err(|errno| FmmError::RenderNode {
-                            minor: n.drm_render_minor,
-                            errno,
-                        })?,
-                ),
-            };
-            gpus.push(Gpu {
-                gpu_id: n.gpu_id,
-                node_id: node_id as u32,
-                device_id: n.device_id,
-                render,
-                lds: Range { base: 0, limit: 0 },
-                scratch_ap: Range { base: 0, limit: 0 },
-                gpuvm: None,
-                svm_needed: is_dgpu || n.gfx.major >= 9,
-                scratch: Mutex::new(None),
-                mmio: Mutex::new(None),
-            });
-        }
-        let (shards, spans) = (0..=gpus.len())
-            .map(|_| {
-                let (shard, span) = Shard::new();
-                (Mutex::new(shard), span)
-            })
-            .unzip();
+impl Apertures {
+    /// The apertures of a manager of `gpus` GPUs before the kernel is
+    /// asked: the handle aperture only.
+    pub fn new(gpus: usize, guard_pages: u32) -> Apertures {
         let mem_handle = Aperture::reserved(
             AddressSpace::MemHandle,
             MEM_HANDLE_BASE,
             MEM_HANDLE_BASE + (1 << 47) - 1,
             PAGE_SIZE,
-            opts.guard_pages,
+            guard_pages,
             None,
         );
-        let mut fmm = Fmm {
-            kfd,
-            opts,
-            version,
-            nodes,
-            io_links,
-            gpus,
-            all_gpu_ids: Vec::new(),
-            is_dgpu,
+        let empty = Range { base: 0, limit: 0 };
+        Apertures {
             svm: None,
             svm_alt: None,
             svm_reservation: None,
             mem_handle,
-            shards,
-            spans,
-            warnings: Mutex::new(Vec::new()),
-            drop_failures: Mutex::new(Default::default()),
-            numa: Default::default(),
-            generations: Default::default(),
-        };
-        // On failure `fmm` is dropped, which undoes whatever was set up.
-        fmm.init_apertures()?;
-        fmm.map_mmio_pages();
-        Ok(fmm)
-    }
-
-    /// [`Fmm::new`] for the nodes of a topology snapshot (node ids are the
-    /// snapshot's).
-    pub fn from_topology(
-        kfd: Arc<DeviceFile>,
-        topology: &kfd_topology::Topology,
-        opts: FmmOptions,
-    ) -> Result<Fmm> {
-        let nodes = topology
-            .nodes
-            .iter()
-            .map(NodeDesc::from_topology_node)
-            .collect();
-        let io_links = topology
-            .nodes
-            .iter()
-            .map(|n| n.io_links.iter().map(|l| l.node_to).collect())
-            .collect();
-        Fmm::with_io_links(kfd, nodes, io_links, opts)
-    }
-
-    /// GET_PROCESS_APERTURES_NEW (or, on a really old kernel, the inline
-    /// form): the apertures of each GPU, in kernel order.
-    fn process_apertures(&self) -> Result<Vec<kfd::kfd_process_device_apertures>> {
-        let n = self.nodes.len().max(1);
-        let mut aps = vec![kfd::kfd_process_device_apertures::default(); n];
-        let count = match memory::get_process_apertures(&self.kfd, &mut aps) {
-            Ok(count) => (count as usize).min(n),
-            Err(_) => {
-                // A really old kernel: the inline form, at most 7 GPUs.
-                let mut old = kfd::kfd_ioctl_get_process_apertures_args::default();
-                self.kfd
-                    .ioctl_plain(kfd::AMDKFD_IOC_GET_PROCESS_APERTURES, &mut old)
-                    .map_err(FmmError::ioctl(
-                        kfd::AMDKFD_IOC_GET_PROCESS_APERTURES.info(),
-                    ))?;
-                let c = (old.num_of_nodes as usize)
-                    .min(n)
-                    .min(old.process_apertures.len());
-                aps[..c].copy_from_slice(&old.process_apertures[..c]);
-                c
-            }
-        };
-        aps.truncate(count);
-        Ok(aps)
-    }
-
-    fn init_apertures(&mut self) -> Result<()> {
-        let aps = self.process_apertures()?;
-        let (mut svm_base, mut svm_limit, mut svm_align) = (0u64, 0u64, 0u64);
-        let mut canonical = Vec::new();
-        for ap in &aps {
-            let Some(gi) = self.gpu_index(ap.gpu_id) else {
-                continue;
-            };
-            if self.all_gpu_ids.contains(&ap.gpu_id) {
-                return Err(FmmError::Failed(
-                    "duplicate gpu_id in the process apertures",
-                ));
-            }
-            self.all_gpu_ids.push(ap.gpu_id);
-            let guard = self.opts.guard_pages;
-            let gpu = &mut self.gpus[gi];
-            gpu.lds = Range {
-                base: ap.lds_base,
-                limit: ap.lds_limit,
-            };
-            gpu.scratch_ap = Range {
-                base: ap.scratch_base,
-                limit: ap.scratch_limit,
-            };
-            let align = vm_alignment(gpu.device_id);
-            if ap.gpuvm_limit < (1 << 47) {
-                // The GPU VM covers (part of) the canonical range: it joins
-                // the SVM apertures shared by all such GPUs.
-                svm_base = svm_base.max(ap.gpuvm_base);
-                svm_limit = if svm_limit == 0 {
-                    ap.gpuvm_limit
-                } else {
-                    svm_limit.min(ap.gpuvm_limit)
-                };
-                svm_align = svm_align.max(align);
-                canonical.push(ap.gpu_id);
-            } else {
-                let a = Aperture::reserved(
-                    AddressSpace::Gpuvm,
-                    ap.gpuvm_base,
-                    ap.gpuvm_limit,
-                    align,
-                    guard,
-                    None,
-                );
-                // Keep the first page of the aperture unused, so an offset
-                // from the base is never 0.
-                a.hold(align);
-                gpu.gpuvm = Some(a);
-            }
-            self.acquire_vm(gi)?;
+            gpu: (0..gpus)
+                .map(|_| GpuApertures {
+                    lds: empty,
+                    scratch: empty,
+                    gpuvm: None,
+                })
+                .collect(),
         }
+    }
 
-        if svm_limit != 0 {
-            self.init_svm(svm_base, svm_limit, svm_align)?;
-            self.set_memory_policies(&canonical)?;
+    /// Records the apertures of GPU `gi`.
+    pub fn set_gpu(&mut self, gi: usize, apertures: GpuApertures) {
+        self.gpu[gi] = apertures;
+    }
+
+    /// The apertures of GPU `gi`.
+    pub fn gpu(&self, gi: usize) -> &GpuApertures {
+        &self.gpu[gi]
+    }
+
+    /// The default (non-coherent) SVM aperture.
+    pub fn svm(&self) -> Option<&Aperture> {
+        self.svm.as_ref()
+    }
+
+    /// The coherent SVM aperture (the default one when they are not
+    /// split).
+    pub fn coherent(&self) -> Option<&Aperture> {
+        self.svm_alt.as_ref().or(self.svm.as_ref())
+    }
+
+    /// Whether the SVM range is split into a coherent and a default
+    /// aperture.
+    pub fn is_split(&self) -> bool {
+        self.svm_alt.is_some()
+    }
+
+    /// The aperture `id` names, if it exists.
+    pub fn get(&self, id: ApId) -> Option<&Aperture> {
+        match id {
+            ApId::SvmDefault => self.svm.as_ref(),
+            ApId::SvmCoherent => self.coherent(),
+            ApId::Gpuvm(gi) => self.gpu.get(gi)?.gpuvm.as_ref(),
+            ApId::MemHandle => Some(&self.mem_handle),
+            ApId::CpuVm => None,
         }
-        Ok(())
     }
 
-    /// ACQUIRE_VM of GPU `gi` on its render node.
-    fn acquire_vm(&self, gi: usize) -> Result<()> {
-        let gpu = &self.gpus[gi];
-        let mut acq = kfd::kfd_ioctl_acquire_vm_args {
-            drm_fd: gpu.render.as_fd().as_raw_fd() as u32,
-            gpu_id: gpu.gpu_id,
-        };
-        self.kfd
-            .ioctl_plain(kfd::AMDKFD_IOC_ACQUIRE_VM, &mut acq)
-            .map_err(FmmError::ioctl(kfd::AMDKFD_IOC_ACQUIRE_VM.info()))?;
-        Ok(())
+    /// The SVM range (start of the coherent aperture to the end of the
+    /// default one), if any.
+    pub fn svm_range(&self) -> Option<Range> {
+        let d = self.svm.as_ref()?;
+        let a = self.coherent()?;
+        Some(Range {
+            base: a.base.min(d.base),
+            limit: d.limit.max(a.limit),
+        })
     }
 
-    /// SET_MEMORY_POLICY of each GPU in `canonical` (those whose VM covers
-    /// the canonical range), matching the SVM apertures.
-    fn set_memory_policies(&self, canonical: &[u32]) -> Result<()> {
-        let Some(alt) = self.svm_alt_aperture() else {
-            return Ok(());
-        };
-        let (alt_base, alt_size) = (alt.base, alt.limit - alt.base + 1);
-        for &gpu_id in canonical {
-            let mut p = kfd::kfd_ioctl_set_memory_policy_args {
-                alternate_aperture_base: alt_base,
-                alternate_aperture_size: alt_size,
-                gpu_id,
-                default_policy: if self.opts.disable_cache {
-                    kfd::KFD_IOC_CACHE_POLICY_COHERENT
-                } else {
-                    kfd::KFD_IOC_CACHE_POLICY_NONCOHERENT
-                },
-                alternate_policy: kfd::KFD_IOC_CACHE_POLICY_COHERENT,
-                misc_process_flag: 0,
-            };
-            self.kfd
-                .ioctl_plain(kfd::AMDKFD_IOC_SET_MEMORY_POLICY, &mut p)
-                .map_err(FmmError::ioctl(kfd::AMDKFD_IOC_SET_MEMORY_POLICY.info()))?;
-        }
-        Ok(())
-    }
-
-    fn init_svm(&mut self, base: u64, limit: u64, align: u64) -> Result<()> {
+    /// Sets up the SVM apertures over `[base, limit]` (rounded inwards to
+    /// GPU huge pages) with allocation alignment `align`: mmap-managed
+    /// when the range is the whole canonical one and mmap places an
+    /// address in it, else a reservation split into a coherent quarter
+    /// and a default rest.
+    pub fn init_svm(&mut self, base: u64, limit: u64, align: u64, opts: &FmmOptions) -> Result<()> {
         let base = align_up(base, GPU_HUGE_PAGE_SIZE);
         let limit = ((limit + 1) & !(GPU_HUGE_PAGE_SIZE - 1)).wrapping_sub(1);
-        let guard = self.opts.guard_pages;
-        if limit >= (1 << 47) - 1 && !self.opts.reserve_svm && align <= PAGE_SIZE {
+        let guard = opts.guard_pages;
+        if limit >= (1 << 47) - 1 && !opts.reserve_svm && align <= PAGE_SIZE {
             // The GPUs address the whole canonical range: let mmap place
             // allocations. Probe once; fall back to a reservation if mmap
             // cannot give us an address in range.
-            let ap = Aperture::mmap(base, limit, align, guard, self.opts.max_va_align_order);
+            let ap = Aperture::mmap(base, limit, align, guard, opts.max_va_align_order);
             // The probe range goes back when it drops.
             if ap.allocate(None, PAGE_SIZE, 0).is_ok() {
                 self.svm = Some(ap);
@@ -322,127 +165,5 @@ impl Fmm {
         ));
         self.svm_reservation = Some(res);
         Ok(())
-    }
-
-    /// Undoes what acquiring the system properties set up, as upstream
-    /// `hsaKmtReleaseSystemProperties` does with
-    /// `hsakmt_fmm_destroy_process_apertures`: unmaps and frees each GPU's
-    /// MMIO remap page. Allocations, scratch and the SVM apertures stay.
-    pub fn release_apertures(&self) {
-        for gi in 0..self.gpus.len() {
-            let Some(addr) = lock(&self.gpus[gi].mmio).take() else {
-                continue;
-            };
-            let obj = lock(&self.shards[gi + 1]).remove_start(addr);
-            if let Some(obj) = obj {
-                self.destroy(obj);
-            }
-        }
-    }
-
-    /// Sets the apertures up again after [`Fmm::release_apertures`], as
-    /// upstream's next `hsaKmtAcquireSystemProperties` does: reads the
-    /// process apertures, acquires each GPU's VM, sets the memory policy
-    /// of the GPUs sharing the (kept) SVM apertures and maps the MMIO
-    /// remap pages again.
-    pub fn reacquire_apertures(&self) -> Result<()> {
-        let aps = self.process_apertures()?;
-        let mut canonical = Vec::new();
-        for ap in &aps {
-            let Some(gi) = self.gpu_index(ap.gpu_id) else {
-                continue;
-            };
-            if ap.gpuvm_limit < (1 << 47) {
-                canonical.push(ap.gpu_id);
-            }
-            self.acquire_vm(gi)?;
-        }
-        if !canonical.is_empty() {
-            self.set_memory_policies(&canonical)?;
-        }
-        self.map_mmio_pages();
-        Ok(())
-    }
-
-    fn map_mmio_pages(&self) {
-        for gi in 0..self.gpus.len() {
-            if !self.gpus[gi].svm_needed || !self.all_gpu_ids.contains(&self.gpus[gi].gpu_id) {
-                continue;
-            }
-            match self.map_mmio(gi) {
-                Ok(addr) => *lock(&self.gpus[gi].mmio) = Some(addr),
-                Err(e) => self.warn(format!(
-                    "failed to map the MMIO remap page of gpu {:#x}: {e}",
-                    self.gpus[gi].gpu_id
-                )),
-            }
-        }
-    }
-
-    fn map_mmio(&self, gi: usize) -> Result<u64> {
-        let ioc = AllocMemFlags::MMIO_REMAP | AllocMemFlags::WRITABLE | AllocMemFlags::COHERENT;
-        let (space, handle, offset) =
-            self.alloc_bo(gi, ApId::SvmCoherent, None, PAGE_SIZE, 0, ioc, None)?;
-        let addr = space.addr;
-        let mut obj = VmObject::new(space, Some(handle), self.gpus[gi].gpu_id, ApId::SvmCoherent);
-        obj.mflags = MemFlags::NON_PAGED | MemFlags::HOST_ACCESS;
-        obj.node_id = self.gpus[gi].node_id;
-        let fd = self.kfd.as_fd();
-        let r = self
-            .map_cpu(
-                &obj.space,
-                addr,
-                PAGE_SIZE,
-                true,
-                fd,
-                offset,
-                "MMIO remap page",
-            )
-            .and_then(|view| {
-                obj.views.push(view);
-                // Every C library maps it with no node list: onto every
-                // GPU (5.2.3's default mapping set), or, as the object
-                // belongs to a GPU node, onto that GPU's usable peers.
-                let targets = if self.opts.rules.default_map_all_gpus {
-                    self.all_gpu_ids.clone()
-                } else {
-                    self.usable_peers(gi)
-                };
-                self.map_ioctl(&mut obj, &targets)
-            });
-        if let Err(e) = r {
-            self.destroy(obj);
-            return Err(e);
-        }
-        obj.mapping_count = 1;
-        lock(&self.shards[gi + 1]).insert(obj);
-        Ok(addr)
-    }
-
-    /// The GPUs that can map memory of GPU `gi`, as upstream fmm.c builds
-    /// `usable_peer_id_array`: the GPU itself, then, in aperture order,
-    /// each GPU with an io link to it (once per such link).
-    pub(super) fn usable_peers(&self, gi: usize) -> Vec<u32> {
-        let me = self.gpus[gi].node_id;
-        let mut peers = vec![self.gpus[gi].gpu_id];
-        for &gpu_id in &self.all_gpu_ids {
-            let Some(from) = self.gpu_index(gpu_id) else {
-                continue;
-            };
-            let links = self
-                .io_links
-                .get(self.gpus[from].node_id as usize)
-                .map_or(&[][..], Vec::as_slice);
-            for &to in links {
-                if to == me {
-                    peers.push(gpu_id);
-                }
-            }
-        }
-        peers
-    }
-
-    pub(super) fn warn(&self, msg: String) {
-        lock(&self.warnings).push(msg);
     }
 }

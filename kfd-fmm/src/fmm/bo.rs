@@ -1,5 +1,5 @@
-//! Kernel buffer objects and the object index: lookup, BO create and free,
-//! CPU mappings, and the map/unmap ioctls.
+//! Kernel buffer objects: node checks, BO create and free, CPU
+//! mappings, and the map/unmap ioctls.
 
 use std::os::fd::BorrowedFd;
 use std::sync::Arc;
@@ -12,55 +12,85 @@ use super::Fmm;
 use crate::aperture::{Aperture, Space};
 use crate::error::{FmmError, Result};
 use crate::flags::AllocMemFlags;
-use crate::lock;
-use crate::objects::{ApId, Lookup, Shard, Slot, Span, VmObject};
+use crate::objects::{ApId, VmObject};
+
+/// A kernel buffer object to create.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct BoSpec {
+    /// The GPU (by index) whose VM holds it.
+    pub gi: usize,
+    /// The aperture its address comes from.
+    pub ap: ApId,
+    /// Its size.
+    pub size: u64,
+    /// The kernel's allocation flags.
+    pub ioc: AllocMemFlags,
+    /// The (page-aligned) user memory a userptr BO covers.
+    pub userptr: Option<u64>,
+}
+
+/// A view of a device file to map for the CPU: `len` bytes of `fd` at
+/// `offset`, readable and writable with `host_access` (else without
+/// access); `what` names it when the mapping fails.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct FileView<'a> {
+    pub fd: BorrowedFd<'a>,
+    pub offset: u64,
+    pub len: u64,
+    pub host_access: bool,
+    pub what: &'static str,
+}
+
+/// Maps `view` over `[addr, addr + view.len)` of `space` (which the
+/// manager reserved for the object being created), not inherited by a
+/// forked child.
+pub(super) fn map_file(space: &Space, addr: u64, view: FileView<'_>) -> Result<Arc<Mapping>> {
+    let prot = if view.host_access {
+        Prot::READ | Prot::WRITE
+    } else {
+        Prot::empty()
+    };
+    let map = space
+        .map_file(addr, view.len, prot, view.fd, view.offset)
+        .map_err(|errno| FmmError::Mmap {
+            what: view.what,
+            errno,
+        })?;
+    // As the C library, a failure to keep the mapping from a child is
+    // not an error of the allocation.
+    let _ = map.dont_fork();
+    Ok(Arc::new(map))
+}
+
+/// CPU-maps `view` over the start of a new BO object. An object that
+/// reserved more than that (twice: an AQL ring) and is host accessible
+/// gets the same pages once more right behind, so a reader can run past
+/// the ring's end without wrapping. The object counts as CPU-mapped once
+/// the first mapping is in place, so [`Fmm::destroy`] undoes a half-done
+/// mirror too.
+pub(super) fn map_bo_cpu(obj: &mut VmObject, view: FileView<'_>) -> Result<()> {
+    obj.views.push(map_file(&obj.space, obj.start, view)?);
+    if view.host_access && obj.size > view.len {
+        let mirror = FileView {
+            what: "AQL mirror",
+            ..view
+        };
+        obj.views
+            .push(map_file(&obj.space, obj.start + view.len, mirror)?);
+    }
+    Ok(())
+}
 
 impl Fmm {
-    /// [`FmmRules::always_executable`].
-    pub(super) fn always_executable(&self) -> bool {
-        self.opts.rules.always_executable
-    }
-
-    pub(super) fn gpu_index(&self, gpu_id: u32) -> Option<usize> {
-        if gpu_id == 0 {
-            return None;
-        }
-        self.gpus.iter().position(|g| g.gpu_id == gpu_id)
-    }
-
     /// The gpu_id of `node` (0 for a CPU node), or InvalidNode.
     pub fn validate_node(&self, node: u32) -> Result<u32> {
-        self.nodes
-            .get(node as usize)
-            .map(|n| n.gpu_id)
-            .ok_or(FmmError::InvalidNode(node))
+        self.gpus.validate_node(node)
     }
 
     /// The gpu_ids of a node list, as `validate_nodeid_array`: an empty
     /// list is an invalid argument, a bad node an invalid node.
     pub fn gpu_ids_for_nodes(&self, nodes: &[u32]) -> Result<Vec<u32>> {
-        if nodes.is_empty() {
-            return Err(FmmError::InvalidArgument("empty node list"));
-        }
-        nodes.iter().map(|&n| self.validate_node(n)).collect()
-    }
-
-    pub(super) fn node_of_gpu(&self, gpu_id: u32) -> u32 {
-        self.gpu_index(gpu_id).map_or(0, |gi| self.gpus[gi].node_id)
-    }
-
-    pub(super) fn svm_alt_aperture(&self) -> Option<&Aperture> {
-        self.svm_alt.as_ref().or(self.svm.as_ref())
-    }
-
-    pub(super) fn aperture(&self, id: ApId) -> Option<&Aperture> {
-        match id {
-            ApId::SvmDefault => self.svm.as_ref(),
-            ApId::SvmCoherent => self.svm_alt_aperture(),
-            ApId::Gpuvm(gi) => self.gpus.get(gi)?.gpuvm.as_ref(),
-            ApId::MemHandle => Some(&self.mem_handle),
-            ApId::CpuVm => None,
-        }
+        self.gpus.ids_for_nodes(nodes)
     }
 
     pub(super) fn check_minor(&self, need: u32) -> Result<()> {
@@ -73,100 +103,40 @@ impl Fmm {
         Ok(())
     }
 
-    /// Runs `f` on the shard holding the object `addr` resolves to. Only
-    /// shards whose span covers `addr` are locked (usually one: objects of
-    /// different GPUs interleave only when several GPUs allocate).
-    pub(super) fn with_shard<R>(
-        &self,
-        addr: u64,
-        how: Lookup,
-        f: impl FnOnce(&mut Shard, Slot) -> R,
-    ) -> Option<R> {
-        self.with_shard_or(addr, how, |_| None, f)
-    }
-
-    /// [`Fmm::with_shard`], asking `quick` first, without the lock, for
-    /// each shard whose span covers `addr` (in the order the shards are
-    /// locked, so a quick answer is the one the locked lookup gives).
-    #[inline]
-    pub(super) fn with_shard_or<R>(
-        &self,
-        addr: u64,
-        how: Lookup,
-        quick: impl Fn(&Span) -> Option<R>,
-        f: impl FnOnce(&mut Shard, Slot) -> R,
-    ) -> Option<R> {
-        for (s, span) in self.shards.iter().zip(&self.spans) {
-            if !span.may_hold(addr) {
-                continue;
-            }
-            if let Some(r) = quick(span) {
-                return Some(r);
-            }
-            let mut g = lock(s);
-            if let Some(start) = g.find(addr, how) {
-                return Some(f(&mut g, start));
-            }
-        }
-        None
-    }
-
-    pub(super) fn with_object<R>(
-        &self,
-        addr: u64,
-        how: Lookup,
-        f: impl FnOnce(&mut VmObject) -> R,
-    ) -> Option<R> {
-        self.with_shard(addr, how, |s, start| f(s.get_mut(start).expect("found")))
-    }
-
-    pub(super) fn shard_of(&self, gpu_id: u32) -> usize {
-        self.gpu_index(gpu_id).map_or(0, |gi| gi + 1)
-    }
-
-    pub(super) fn insert(&self, obj: VmObject) {
-        lock(&self.shards[self.shard_of(obj.gpu_id)]).insert(obj);
-    }
-
-    /// Reserves address space in `ap` and creates a kernel BO there.
-    /// Returns the space (given back on drop), the handle and the mmap
-    /// offset.
-    #[allow(clippy::too_many_arguments)]
+    /// Reserves address space for `bo` in its aperture (at `fixed`, or
+    /// aligned to `align`) and creates the BO there. Returns the space
+    /// (given back on drop), the handle and the mmap offset.
     pub(super) fn alloc_bo(
         &self,
-        gi: usize,
-        ap: ApId,
+        bo: BoSpec,
         fixed: Option<u64>,
-        size: u64,
         align: u64,
-        ioc: AllocMemFlags,
-        userptr: Option<u64>,
     ) -> Result<(Space, u64, u64)> {
         let aperture = self
-            .aperture(ap)
+            .apertures
+            .get(bo.ap)
             .ok_or(FmmError::NotSupported("aperture not available"))?;
-        let space = aperture.allocate(fixed, size, align)?;
-        let (handle, offset) = self.create_bo(gi, ap, aperture, space.addr, size, ioc, userptr)?;
+        let space = aperture.allocate(fixed, bo.size, align)?;
+        let (handle, offset) = self.create_bo(bo, aperture, space.addr)?;
         Ok((space, handle, offset))
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Creates `bo` at `addr` of `aperture` (its aperture). Returns the
+    /// handle and the mmap offset.
     pub(super) fn create_bo(
         &self,
-        gi: usize,
-        ap: ApId,
+        bo: BoSpec,
         aperture: &Aperture,
         addr: u64,
-        size: u64,
-        ioc: AllocMemFlags,
-        userptr: Option<u64>,
     ) -> Result<(u64, u64)> {
-        let va_addr = if ap == ApId::MemHandle {
+        let va_addr = if bo.ap == ApId::MemHandle {
             // Memory without a GPU address (NoAddress): the kernel gets an
             // invalid VA, as in C; the handle-aperture address is the
             // thunk's own.
             0
-        } else if !self.is_dgpu && matches!(ap, ApId::Gpuvm(_)) && ioc.contains(AllocMemFlags::VRAM)
+        } else if !self.gpus.is_dgpu()
+            && matches!(bo.ap, ApId::Gpuvm(_))
+            && bo.ioc.contains(AllocMemFlags::VRAM)
         {
             addr - aperture.base
         } else {
@@ -174,11 +144,11 @@ impl Fmm {
         };
         let mut args = kfd::kfd_ioctl_alloc_memory_of_gpu_args {
             va_addr,
-            size,
+            size: bo.size,
             handle: 0,
-            mmap_offset: userptr.unwrap_or(0),
-            gpu_id: self.gpus[gi].gpu_id,
-            flags: (ioc | AllocMemFlags::NO_SUBSTITUTE).bits(),
+            mmap_offset: bo.userptr.unwrap_or(0),
+            gpu_id: self.gpus.get(bo.gi).gpu_id,
+            flags: (bo.ioc | AllocMemFlags::NO_SUBSTITUTE).bits(),
         };
         memory::alloc_memory_of_gpu(&self.kfd, &mut args)
             .map_err(FmmError::ioctl(kfd::AMDKFD_IOC_ALLOC_MEMORY_OF_GPU.info()))?;
@@ -191,66 +161,6 @@ impl Fmm {
             .ioctl_plain(kfd::AMDKFD_IOC_FREE_MEMORY_OF_GPU, &mut f)
             .map(|_| ())
             .map_err(FmmError::ioctl(kfd::AMDKFD_IOC_FREE_MEMORY_OF_GPU.info()))
-    }
-
-    /// Maps a device file over `[addr, addr+len)` of `space` (which this
-    /// manager reserved for the object being created), not inherited by
-    /// a forked child.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn map_cpu(
-        &self,
-        space: &Space,
-        addr: u64,
-        len: u64,
-        host_access: bool,
-        fd: BorrowedFd<'_>,
-        offset: u64,
-        what: &'static str,
-    ) -> Result<Arc<Mapping>> {
-        let prot = if host_access {
-            Prot::READ | Prot::WRITE
-        } else {
-            Prot::empty()
-        };
-        let map = space
-            .map_file(addr, len, prot, fd, offset)
-            .map_err(|errno| FmmError::Mmap { what, errno })?;
-        // As the C library, a failure to keep the mapping from a child is
-        // not an error of the allocation.
-        let _ = map.dont_fork();
-        Ok(Arc::new(map))
-    }
-
-    /// CPU-maps the first `size` bytes of a new BO object at its address.
-    /// An object that reserved more than that (twice `size`: an AQL ring)
-    /// and is host accessible gets the same pages once more right behind,
-    /// so a reader can run past the ring's end without wrapping. The object
-    /// counts as CPU-mapped once the first mapping is in place, so
-    /// [`Fmm::destroy`] undoes a half-done mirror too.
-    pub(super) fn map_bo_cpu(
-        &self,
-        obj: &mut VmObject,
-        size: u64,
-        host_access: bool,
-        fd: BorrowedFd<'_>,
-        offset: u64,
-        what: &'static str,
-    ) -> Result<()> {
-        let view = self.map_cpu(&obj.space, obj.start, size, host_access, fd, offset, what)?;
-        obj.views.push(view);
-        if host_access && obj.size > size {
-            let mirror = self.map_cpu(
-                &obj.space,
-                obj.start + size,
-                size,
-                true,
-                fd,
-                offset,
-                "AQL mirror",
-            )?;
-            obj.views.push(mirror);
-        }
-        Ok(())
     }
 
     /// Undoes an object that is in no shard: unmaps it from GPUs, frees

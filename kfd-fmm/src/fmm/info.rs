@@ -1,7 +1,6 @@
 //! Queries: the manager's nodes and apertures, pointer info, available
 //! memory, and the memory policy.
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use kfd_sys::kfd;
@@ -32,19 +31,19 @@ impl Fmm {
 
     /// The nodes this memory manager was created with.
     pub fn nodes(&self) -> &[NodeDesc] {
-        &self.nodes
+        self.gpus.nodes()
     }
 
     /// The gpu_ids of all GPUs with apertures, in kernel order (the default
     /// mapping set).
     pub fn gpu_ids(&self) -> &[u32] {
-        &self.all_gpu_ids
+        self.gpus.order()
     }
 
     /// True when the system has a discrete GPU (then everything is
     /// GPUVM-managed; APUs use plain CPU memory for system allocations).
     pub fn is_dgpu(&self) -> bool {
-        self.is_dgpu
+        self.gpus.is_dgpu()
     }
 
     /// The options in use.
@@ -54,35 +53,31 @@ impl Fmm {
 
     /// Non-fatal problems met so far (e.g. the MMIO page could not be mapped).
     pub fn warnings(&self) -> Vec<String> {
-        lock(&self.warnings).clone()
+        self.notes.warnings()
     }
 
     /// The render-node file of the GPU with `gpu_id`.
     pub fn render_node(&self, gpu_id: u32) -> Option<&Arc<DeviceFile>> {
-        self.gpu_index(gpu_id).map(|gi| &self.gpus[gi].render)
+        self.gpus.index(gpu_id).map(|gi| &self.gpus.get(gi).render)
     }
 
     /// The SVM range (start of the coherent aperture to the end of the
     /// default one), if any GPU uses canonical addresses.
     pub fn svm_aperture(&self) -> Option<Range> {
-        let d = self.svm.as_ref()?;
-        let a = self.svm_alt_aperture()?;
-        Some(Range {
-            base: a.base.min(d.base),
-            limit: d.limit.max(a.limit),
-        })
+        self.apertures.svm_range()
     }
 
     /// The apertures of a GPU node.
     pub fn node_apertures(&self, node: u32) -> Result<NodeApertures> {
         let gpu_id = self.validate_node(node)?;
-        let gi = self.gpu_index(gpu_id).ok_or(FmmError::NotAGpuNode(node))?;
-        let g = &self.gpus[gi];
+        let gi = self.gpus.index(gpu_id).ok_or(FmmError::NotAGpuNode(node))?;
+        let g = self.gpus.get(gi);
+        let aps = self.apertures.gpu(gi);
         Ok(NodeApertures {
             gpu_id,
-            lds: g.lds,
-            scratch: g.scratch_ap,
-            gpuvm: g.gpuvm.as_ref().map(|a| Range {
+            lds: aps.lds,
+            scratch: aps.scratch,
+            gpuvm: aps.gpuvm.as_ref().map(|a| Range {
                 base: a.base,
                 limit: a.limit,
             }),
@@ -95,9 +90,10 @@ impl Fmm {
 
     /// Number of live memory objects (for tests and diagnostics).
     pub fn object_count(&self) -> usize {
-        self.shards.iter().map(|s| lock(s).len()).sum::<usize>()
+        self.objects.len()
             + self
                 .gpus
+                .all()
                 .iter()
                 .map(|g| lock(&g.scratch).as_ref().map_or(0, |s| s.objs.len()))
                 .sum::<usize>()
@@ -114,28 +110,30 @@ impl Fmm {
         // An unchanged shard's last answer, if it was to this address
         // (the same buffer queried again), without the lock.
         let quick = |span: &Span| span.last.get(addr).map(Some);
-        self.with_shard_or(addr, Lookup::Containing, quick, |s, slot| {
-            s.answer_for(addr, slot, |o| self.describe(o))
-        })
-        .flatten()
-        .ok_or(FmmError::UnknownPointer(addr))
+        self.objects
+            .with_shard_or(addr, Lookup::Containing, quick, |s, slot| {
+                s.answer_for(addr, slot, |o| self.describe(o))
+            })
+            .flatten()
+            .ok_or(FmmError::UnknownPointer(addr))
     }
 
     /// [`Fmm::pointer_info`] with the node lists, both from one look at
     /// the object (under its shard's lock).
     pub fn pointer_nodes(&self, addr: u64) -> Result<PointerNodes> {
-        self.with_shard(addr, Lookup::Containing, |s, slot| {
-            let info = s.answer(slot, |o| self.describe(o))?;
-            let o = s.get(slot)?;
-            let nodes = |ids: &[u32]| ids.iter().map(|&g| self.node_of_gpu(g)).collect();
-            Some(PointerNodes {
-                info,
-                registered: nodes(&o.registered),
-                mapped: nodes(&o.mapped),
+        self.objects
+            .with_shard(addr, Lookup::Containing, |s, slot| {
+                let info = s.answer(slot, |o| self.describe(o))?;
+                let o = s.get(slot)?;
+                let nodes = |ids: &[u32]| ids.iter().map(|&g| self.gpus.node_of(g)).collect();
+                Some(PointerNodes {
+                    info,
+                    registered: nodes(&o.registered),
+                    mapped: nodes(&o.mapped),
+                })
             })
-        })
-        .flatten()
-        .ok_or(FmmError::UnknownPointer(addr))
+            .flatten()
+            .ok_or(FmmError::UnknownPointer(addr))
     }
 
     /// The pointer info of `o`, as a new generation of it.
@@ -160,7 +158,7 @@ impl Fmm {
             mapped_count: o.mapped.len() as u32,
             object: o.start,
             // Only unique, not ordered with anything.
-            generation: self.generations.fetch_add(1, Ordering::Relaxed) + 1,
+            generation: self.objects.next_generation(),
         };
         match o.kind {
             Kind::Userptr { addr: ua, size, .. } => {
@@ -187,14 +185,15 @@ impl Fmm {
         if addr == 0 {
             return None;
         }
-        self.with_object(addr, Lookup::Exact { size: 0 }, |o| {
-            if o.start == addr {
-                o.handle
-            } else {
-                None
-            }
-        })
-        .flatten()
+        self.objects
+            .with_object(addr, Lookup::Exact { size: 0 }, |o| {
+                if o.start == addr {
+                    o.handle
+                } else {
+                    None
+                }
+            })
+            .flatten()
     }
 
     /// Records that the kernel keeps the buffer starting at `addr` for the
@@ -204,22 +203,24 @@ impl Fmm {
     /// free, as the C library leaves it to go with the process. Fails with
     /// [`FmmError::NoSuchObject`] if no object with a BO starts at `addr`.
     pub fn mark_kernel_held(&self, addr: u64) -> Result<()> {
-        self.with_object(addr, Lookup::Exact { size: 0 }, |o| {
-            if o.start == addr && o.handle.is_some() {
-                o.kernel_held = true;
-                true
-            } else {
-                false
-            }
-        })
-        .filter(|&found| found)
-        .map(|_| ())
-        .ok_or(FmmError::NoSuchObject(addr))
+        self.objects
+            .with_object(addr, Lookup::Exact { size: 0 }, |o| {
+                if o.start == addr && o.handle.is_some() {
+                    o.kernel_held = true;
+                    true
+                } else {
+                    false
+                }
+            })
+            .filter(|&found| found)
+            .map(|_| ())
+            .ok_or(FmmError::NoSuchObject(addr))
     }
 
     /// `hsaKmtSetMemoryUserData`: attaches a value to the object at `addr`.
     pub fn set_user_data(&self, addr: u64, user_data: u64) -> Result<()> {
-        self.with_object(addr, Lookup::Exact { size: 0 }, |o| o.user_data = user_data)
+        self.objects
+            .with_object(addr, Lookup::Exact { size: 0 }, |o| o.user_data = user_data)
             .ok_or(FmmError::UnknownPointer(addr))
     }
 
@@ -249,7 +250,7 @@ impl Fmm {
         alternate_size: u64,
     ) -> Result<()> {
         let gpu_id = self.validate_node(node)?;
-        let gfx = self.nodes[node as usize].gfx;
+        let gfx = self.gpus.nodes()[node as usize].gfx;
         if gpu_id == 0 || gfx != KAVERI {
             return Err(FmmError::NotImplemented(
                 "memory policy is a Kaveri-only API",

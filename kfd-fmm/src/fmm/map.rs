@@ -19,7 +19,7 @@ impl Fmm {
     /// An address no object covers is APU system memory the GPU reaches
     /// without a mapping (the C library's rule).
     pub(super) fn unknown_is_apu_memory(&self) -> bool {
-        self.opts.accept_unknown_addresses && !self.is_dgpu
+        self.opts.accept_unknown_addresses && !self.gpus.is_dgpu()
     }
 
     /// `hsaKmtMapMemoryToGPU`: maps the object at `addr` to every GPU it is
@@ -33,11 +33,13 @@ impl Fmm {
         if let Some(gi) = self.scratch_gpu(addr) {
             return self.map_scratch(gi, addr, size);
         }
-        let r = self.with_object(addr, Lookup::Exact { size }, |o| self.map_object(o, addr));
+        let r = self
+            .objects
+            .with_object(addr, Lookup::Exact { size }, |o| self.map_object(o, addr));
         match r {
             Some(r) => r,
-            None if self.unknown_is_svm() && self.is_dgpu => {
-                self.map_svm_range(addr, size, &self.all_gpu_ids)
+            None if self.unknown_is_svm() && self.gpus.is_dgpu() => {
+                self.map_svm_range(addr, size, self.gpus.order())
             }
             None if self.unknown_is_apu_memory() => Ok(0),
             None => Err(FmmError::NoSuchObject(addr)),
@@ -72,7 +74,7 @@ impl Fmm {
     /// or every GPU if it is registered to none in particular.
     fn allowed_gpus<'a>(&'a self, o: &'a VmObject) -> &'a [u32] {
         if o.registered.is_empty() {
-            &self.all_gpu_ids
+            self.gpus.order()
         } else {
             &o.registered
         }
@@ -84,14 +86,14 @@ impl Fmm {
     ///
     /// [`FmmRules::default_map_all_gpus`]: crate::FmmRules::default_map_all_gpus
     fn map_to_allowed(&self, o: &mut VmObject) -> Result<()> {
-        let own_gpu = self.gpus.iter().position(|g| g.node_id == o.node_id);
+        let own_gpu = self.gpus.of_node(o.node_id);
         let targets = match own_gpu {
             Some(gi)
                 if o.registered.is_empty()
                     && o.userptr().is_none()
                     && !self.opts.rules.default_map_all_gpus =>
             {
-                self.usable_peers(gi)
+                self.gpus.usable_peers(gi)
             }
             _ => self.allowed_gpus(o).to_vec(),
         };
@@ -117,7 +119,7 @@ impl Fmm {
             return Ok(gpu_va);
         }
         self.map_to_allowed(o)?;
-        let ap = self.aperture(o.aperture).expect("object aperture");
+        let ap = self.apertures.get(o.aperture).expect("object aperture");
         Ok(if ap.cpu_accessible {
             0
         } else {
@@ -144,60 +146,64 @@ impl Fmm {
         if addr == 0 {
             return Err(FmmError::NullAddress);
         }
-        if !self.is_dgpu && nodes.len() == 1 {
+        if !self.gpus.is_dgpu() && nodes.len() == 1 {
             return self.map_to_gpu(addr, size).map(Some);
         }
         let ids = self.gpu_ids_for_nodes(nodes)?;
-        self.with_object(addr, Lookup::Exact { size }, |o| {
-            if self.opts.rules.map_nodes_refuses_unbacked_first {
-                // Address space without memory, and memory without address
-                // space (NoAddress: for the GEM API), before the aperture
-                // check.
-                let va_only = o.handle.is_none() && o.userptr().is_none();
-                if va_only || o.aperture == ApId::MemHandle {
+        self.objects
+            .with_object(addr, Lookup::Exact { size }, |o| {
+                if self.opts.rules.map_nodes_refuses_unbacked_first {
+                    // Address space without memory, and memory without address
+                    // space (NoAddress: for the GEM API), before the aperture
+                    // check.
+                    let va_only = o.handle.is_none() && o.userptr().is_none();
+                    if va_only || o.aperture == ApId::MemHandle {
+                        return Err(FmmError::NotMappable(addr));
+                    }
+                }
+                let cpu_accessible = self
+                    .apertures
+                    .get(o.aperture)
+                    .is_some_and(|a| a.cpu_accessible);
+                if o.aperture == ApId::CpuVm || !cpu_accessible {
+                    return Err(FmmError::Failed(
+                        "memory in this aperture cannot be mapped to a node list",
+                    ));
+                }
+                if o.userptr().is_some() {
+                    // As upstream: userptrs map to all their registered nodes.
+                    return self.map_object(o, addr).map(Some);
+                }
+                if o.handle.is_none() {
                     return Err(FmmError::NotMappable(addr));
                 }
-            }
-            let cpu_accessible = self.aperture(o.aperture).is_some_and(|a| a.cpu_accessible);
-            if o.aperture == ApId::CpuVm || !cpu_accessible {
-                return Err(FmmError::Failed(
-                    "memory in this aperture cannot be mapped to a node list",
-                ));
-            }
-            if o.userptr().is_some() {
-                // As upstream: userptrs map to all their registered nodes.
-                return self.map_object(o, addr).map(Some);
-            }
-            if o.handle.is_none() {
-                return Err(FmmError::NotMappable(addr));
-            }
-            let allowed = self.allowed_gpus(o);
-            if let Some(bad) = ids.iter().find(|id| !allowed.contains(id)) {
-                return Err(FmmError::NodeNotRegistered(*bad));
-            }
-            let stale: Vec<u32> = o
-                .mapped
-                .iter()
-                .copied()
-                .filter(|m| !ids.contains(m))
-                .collect();
-            if !stale.is_empty() {
-                self.unmap_ioctl(o, &stale)?;
-            }
-            if ids.iter().any(|id| !o.mapped.contains(id)) {
-                self.map_ioctl(o, &ids)?;
-                o.mapping_count = 1;
-            }
-            Ok(None)
-        })
-        .unwrap_or_else(|| {
-            if self.unknown_is_svm() {
-                // An SVM range: the C library reports its GPU address.
-                self.map_svm_range(addr, size, &ids).map(Some)
-            } else {
-                Err(FmmError::UnknownPointer(addr))
-            }
-        })
+                let allowed = self.allowed_gpus(o);
+                if let Some(bad) = ids.iter().find(|id| !allowed.contains(id)) {
+                    return Err(FmmError::NodeNotRegistered(*bad));
+                }
+                let stale: Vec<u32> = o
+                    .mapped
+                    .iter()
+                    .copied()
+                    .filter(|m| !ids.contains(m))
+                    .collect();
+                if !stale.is_empty() {
+                    self.unmap_ioctl(o, &stale)?;
+                }
+                if ids.iter().any(|id| !o.mapped.contains(id)) {
+                    self.map_ioctl(o, &ids)?;
+                    o.mapping_count = 1;
+                }
+                Ok(None)
+            })
+            .unwrap_or_else(|| {
+                if self.unknown_is_svm() {
+                    // An SVM range: the C library reports its GPU address.
+                    self.map_svm_range(addr, size, &ids).map(Some)
+                } else {
+                    Err(FmmError::UnknownPointer(addr))
+                }
+            })
     }
 
     /// `hsaKmtUnmapMemoryToGPU`: unmaps the object at `addr` from all GPUs
@@ -220,35 +226,36 @@ impl Fmm {
         if let Some(gi) = self.scratch_gpu(addr) {
             return self.unmap_scratch(gi, addr);
         }
-        self.with_object(addr, Lookup::Exact { size: 0 }, |o| {
-            if o.owned && !as_owner {
-                return Err(FmmError::OwnedByHandle(addr));
-            }
-            if o.aperture == ApId::CpuVm {
-                return Ok(());
-            }
-            if o.userptr().is_some() && o.mapping_count > 1 {
-                o.mapping_count -= 1;
-                return Ok(());
-            }
-            if o.mapped.is_empty() {
-                return Ok(());
-            }
-            let ids = o.mapped.clone();
-            let r = self.unmap_ioctl(o, &ids);
-            o.mapping_count = 0;
-            r
-        })
-        // Unknown address: a no-op on APUs; on dGPUs too with the SVM API
-        // under the newest library (5.2.3 refuses it on dGPUs).
-        .unwrap_or(
-            if self.unknown_is_apu_memory()
-                || (self.unknown_is_svm() && self.opts.rules.unmap_unknown_as_svm)
-            {
-                Ok(())
-            } else {
-                Err(FmmError::UnknownPointer(addr))
-            },
-        )
+        self.objects
+            .with_object(addr, Lookup::Exact { size: 0 }, |o| {
+                if o.owned && !as_owner {
+                    return Err(FmmError::OwnedByHandle(addr));
+                }
+                if o.aperture == ApId::CpuVm {
+                    return Ok(());
+                }
+                if o.userptr().is_some() && o.mapping_count > 1 {
+                    o.mapping_count -= 1;
+                    return Ok(());
+                }
+                if o.mapped.is_empty() {
+                    return Ok(());
+                }
+                let ids = o.mapped.clone();
+                let r = self.unmap_ioctl(o, &ids);
+                o.mapping_count = 0;
+                r
+            })
+            // Unknown address: a no-op on APUs; on dGPUs too with the SVM API
+            // under the newest library (5.2.3 refuses it on dGPUs).
+            .unwrap_or(
+                if self.unknown_is_apu_memory()
+                    || (self.unknown_is_svm() && self.opts.rules.unmap_unknown_as_svm)
+                {
+                    Ok(())
+                } else {
+                    Err(FmmError::UnknownPointer(addr))
+                },
+            )
     }
 }

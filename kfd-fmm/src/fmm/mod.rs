@@ -3,29 +3,35 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use kfd_sys::mapping::Reservation;
 use kfd_sys::DeviceFile;
 use kfd_topology::GfxVersion;
 
-use crate::aperture::{Aperture, Space};
+use crate::aperture::Space;
 use crate::error::FmmError;
 use crate::flags::MemFlags;
 use crate::lock;
-use crate::objects::{Shard, Span, VmObject};
+use crate::objects::VmObject;
 use crate::va::align_up;
 use crate::PAGE_SIZE;
+use apertures::Apertures;
+use gpus::GpuSet;
+use index::ObjectIndex;
 
 mod alloc;
 mod apertures;
 mod bo;
+mod gpus;
+mod index;
 mod info;
 mod map;
+mod plan;
 mod scratch;
+mod setup;
 mod sharing;
 pub(crate) mod svm;
 mod userptr;
 
-pub use alloc::AllocPlan;
+pub use plan::AllocPlan;
 
 /// What the memory manager needs to know about one topology node.
 ///
@@ -397,25 +403,17 @@ struct Scratch {
     space: Space,
 }
 
-#[derive(Debug)]
-struct Gpu {
-    gpu_id: u32,
-    node_id: u32,
-    device_id: u32,
-    render: Arc<DeviceFile>,
-    lds: Range,
-    scratch_ap: Range,
-    gpuvm: Option<Aperture>,
-    svm_needed: bool,
-    scratch: Mutex<Option<Scratch>>,
-    mmio: Mutex<Option<u64>>,
-}
-
 /// The GPU memory manager of one KFD context.
 ///
 /// It owns everything it creates: kernel buffer objects, CPU mappings,
 /// address reservations and (unless shared in) the render-node files. On
 /// drop it unmaps and frees all of it.
+///
+/// It is made of parts, each with its own state and invariants: the GPU
+/// set (nodes, GPUs, render nodes), the aperture set, the object index,
+/// the NUMA facts and the notes (warnings, failed drops); what an
+/// allocation makes is decided by the allocation planner (`plan.rs`)
+/// from facts of these parts alone.
 ///
 /// Thread safety: the object index is sharded per GPU (plus one shard for
 /// host-only memory), each shard behind its own mutex; reserved apertures
@@ -426,29 +424,12 @@ pub struct Fmm {
     kfd: Arc<DeviceFile>,
     opts: FmmOptions,
     version: (u32, u32),
-    nodes: Vec<NodeDesc>,
-    /// Per node, the nodes its io links go to (in link order; empty when
-    /// the memory manager was made without a topology).
-    io_links: Vec<Vec<u32>>,
-    gpus: Vec<Gpu>,
-    all_gpu_ids: Vec<u32>,
-    is_dgpu: bool,
-    svm: Option<Aperture>,
-    svm_alt: Option<Aperture>,
-    /// The SVM range this manager reserved (GPUs that do not address
-    /// the whole canonical range); the apertures inside share it.
-    svm_reservation: Option<Arc<Reservation>>,
-    mem_handle: Aperture,
-    shards: Vec<Mutex<Shard>>,
-    /// Where each shard's objects lie, read without its lock.
-    spans: Vec<Arc<Span>>,
-    warnings: Mutex<Vec<String>>,
-    /// Buffers whose drop could not release them.
-    drop_failures: Mutex<DropFailures>,
+    gpus: GpuSet,
+    apertures: Apertures,
+    objects: ObjectIndex,
     /// The machine's NUMA facts, read on the first binding.
     numa: crate::numa::Numa,
-    /// The last object generation given out ([`PointerInfo::generation`]).
-    generations: std::sync::atomic::AtomicU64,
+    notes: Notes,
 }
 
 /// A [`crate::Buffer`] the memory manager could not release when it was
@@ -472,9 +453,24 @@ struct DropFailures {
 /// How many drop failures [`Fmm::take_drop_failures`] keeps.
 const KEPT_DROP_FAILURES: usize = 64;
 
-impl Fmm {
-    /// Records that dropping the buffer at `addr` failed with `error`.
-    pub(crate) fn note_drop_failure(&self, addr: u64, error: FmmError) {
+/// What a memory manager noted on its way: non-fatal problems and the
+/// buffers whose drop could not release them.
+#[derive(Debug, Default)]
+struct Notes {
+    warnings: Mutex<Vec<String>>,
+    drop_failures: Mutex<DropFailures>,
+}
+
+impl Notes {
+    fn warn(&self, msg: String) {
+        lock(&self.warnings).push(msg);
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        lock(&self.warnings).clone()
+    }
+
+    fn drop_failed(&self, addr: u64, error: FmmError) {
         let mut f = lock(&self.drop_failures);
         f.count += 1;
         if f.recent.len() == KEPT_DROP_FAILURES {
@@ -482,16 +478,34 @@ impl Fmm {
         }
         f.recent.push_back(DropFailure { addr, error });
     }
+}
+
+impl Fmm {
+    /// Records that dropping the buffer at `addr` failed with `error`.
+    pub(crate) fn note_drop_failure(&self, addr: u64, error: FmmError) {
+        self.notes.drop_failed(addr, error);
+    }
 
     /// How many buffer drops failed over this manager's life.
     pub fn drop_failure_count(&self) -> u64 {
-        lock(&self.drop_failures).count
+        lock(&self.notes.drop_failures).count
     }
 
     /// The last buffer drops that failed (at most 64, oldest first), taken
     /// out: a later call returns only newer ones.
     pub fn take_drop_failures(&self) -> Vec<DropFailure> {
-        lock(&self.drop_failures).recent.drain(..).collect()
+        lock(&self.notes.drop_failures).recent.drain(..).collect()
+    }
+
+    /// Records a non-fatal problem ([`Fmm::warnings`]).
+    fn warn(&self, msg: String) {
+        self.notes.warn(msg);
+    }
+
+    /// Adds `obj` to the index, in the shard of the GPU it was made
+    /// through.
+    fn insert(&self, obj: VmObject) {
+        self.objects.insert(self.gpus.shard_of(obj.gpu_id), obj);
     }
 }
 
@@ -501,14 +515,11 @@ fn page_align_up(v: u64) -> u64 {
 
 impl Drop for Fmm {
     fn drop(&mut self) {
-        for gi in 0..self.gpus.len() {
+        for gi in 0..self.gpus.all().len() {
             let _ = self.free_scratch(gi, true);
         }
-        for s in &self.shards {
-            let objs = lock(s).drain();
-            for obj in objs {
-                self.destroy(obj);
-            }
+        for obj in self.objects.drain() {
+            self.destroy(obj);
         }
         // The SVM reservation goes when its last mapping and aperture do.
     }

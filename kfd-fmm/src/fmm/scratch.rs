@@ -6,14 +6,31 @@ use std::os::fd::AsFd;
 use kfd_sys::kfd;
 use kfd_sys::mapping::Reservation;
 
+use super::bo::{map_file, BoSpec, FileView};
 use super::{Fmm, Scratch};
 use crate::aperture::Space;
 use crate::error::{AddressSpace, FmmError, MemoryKind, Result};
 use crate::flags::{AllocMemFlags, MemFlags};
 use crate::lock;
-use crate::objects::{ApId, VmObject};
+use crate::objects::{ApId, Kind, ObjectDesc, VmObject};
 use crate::va::align_up;
 use crate::PAGE_SIZE;
+
+/// A page the CPU reaches through the kfd file ([`Fmm::alloc_kfd_page`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct KfdPage {
+    /// Its size.
+    pub size: u64,
+    /// The kernel's memory-type flag (DOORBELL, MMIO_REMAP).
+    pub kind: AllocMemFlags,
+    /// Where the kfd file maps it (`None`: the offset the allocation
+    /// returns).
+    pub offset: Option<u64>,
+    /// What a failed CPU mapping names.
+    pub what: &'static str,
+    /// An RAII handle owns it.
+    pub owned: bool,
+}
 
 /// Alignment of scratch backing memory.
 const SCRATCH_ALIGN: u64 = 0x10000;
@@ -29,7 +46,7 @@ impl Fmm {
         size: u64,
         owned: bool,
     ) -> Result<u64> {
-        let gpu = &self.gpus[gi];
+        let gpu = self.gpus.get(gi);
         let mut st = lock(&gpu.scratch);
         if st.is_some() {
             return Err(FmmError::ScratchInUse { gpu_id: gpu.gpu_id });
@@ -38,8 +55,8 @@ impl Fmm {
         let no_room = FmmError::NoAddressSpace {
             aperture: AddressSpace::Scratch,
         };
-        let space = if self.is_dgpu {
-            let ap = self.svm.as_ref().ok_or(FmmError::NoAddressSpace {
+        let space = if self.gpus.is_dgpu() {
+            let ap = self.apertures.svm().ok_or(FmmError::NoAddressSpace {
                 aperture: AddressSpace::Svm,
             })?;
             ap.allocate(fixed, aligned, SCRATCH_ALIGN)?
@@ -76,7 +93,7 @@ impl Fmm {
     }
 
     pub(super) fn scratch_gpu(&self, addr: u64) -> Option<usize> {
-        self.gpus.iter().position(|g| {
+        self.gpus.all().iter().position(|g| {
             lock(&g.scratch)
                 .as_ref()
                 .is_some_and(|s| addr >= s.base && addr - s.base < s.size)
@@ -87,7 +104,7 @@ impl Fmm {
     /// (`as_owner`, or teardown).
     pub(super) fn free_scratch(&self, gi: usize, as_owner: bool) -> Result<()> {
         let st = {
-            let mut g = lock(&self.gpus[gi].scratch);
+            let mut g = lock(&self.gpus.get(gi).scratch);
             match g.as_ref() {
                 None => return Ok(()),
                 Some(st) if st.owned && !as_owner => return Err(FmmError::OwnedByHandle(st.base)),
@@ -117,8 +134,8 @@ impl Fmm {
     }
 
     pub(super) fn map_scratch(&self, gi: usize, addr: u64, size: u64) -> Result<u64> {
-        let gpu = &self.gpus[gi];
-        if !self.is_dgpu {
+        let gpu = self.gpus.get(gi);
+        if !self.gpus.is_dgpu() {
             return Ok(0);
         }
         let mut st = lock(&gpu.scratch);
@@ -128,23 +145,38 @@ impl Fmm {
             return Err(FmmError::RangeOutsideObject { addr, size });
         }
         let ap = self
-            .svm
-            .as_ref()
+            .apertures
+            .svm()
             .ok_or(FmmError::NotSupported("no SVM aperture"))?;
-        let ioc = AllocMemFlags::VRAM | AllocMemFlags::WRITABLE;
-        let (handle, offset) = self.create_bo(gi, ApId::SvmDefault, ap, addr, size, ioc, None)?;
+        let bo = BoSpec {
+            gi,
+            ap: ApId::SvmDefault,
+            size,
+            ioc: AllocMemFlags::VRAM | AllocMemFlags::WRITABLE,
+            userptr: None,
+        };
+        let (handle, offset) = self.create_bo(bo, ap, addr)?;
+        let desc = ObjectDesc {
+            handle: Some(handle),
+            gpu_id: gpu.gpu_id,
+            aperture: ApId::SvmDefault,
+            flags: MemFlags::SCRATCH | MemFlags::NON_PAGED,
+            node: gpu.node_id,
+            kind: Kind::Allocated,
+            registered: Vec::new(),
+            owned: false,
+        };
         // The scratch range is given back with the scratch, not with the
         // parts mapped in it.
-        let mut obj = VmObject::new(
-            Space::borrowed(addr, size),
-            Some(handle),
-            gpu.gpu_id,
-            ApId::SvmDefault,
-        );
-        obj.node_id = gpu.node_id;
-        obj.mflags = MemFlags::SCRATCH | MemFlags::NON_PAGED;
-        let fd = gpu.render.as_fd();
-        match self.map_cpu(&st.space, addr, size, false, fd, offset, "scratch") {
+        let mut obj = VmObject::new(Space::borrowed(addr, size), desc);
+        let view = FileView {
+            fd: gpu.render.as_fd(),
+            offset,
+            len: size,
+            host_access: false,
+            what: "scratch",
+        };
+        match map_file(&st.space, addr, view) {
             Ok(view) => obj.views.push(view),
             Err(e) => {
                 let _ = self.free_bo(handle);
@@ -161,11 +193,11 @@ impl Fmm {
     }
 
     pub(super) fn unmap_scratch(&self, gi: usize, addr: u64) -> Result<()> {
-        if !self.is_dgpu {
+        if !self.gpus.is_dgpu() {
             return Ok(());
         }
         let obj = {
-            let mut st = lock(&self.gpus[gi].scratch);
+            let mut st = lock(&self.gpus.get(gi).scratch);
             let st = st
                 .as_mut()
                 .ok_or(FmmError::Failed("no scratch on this GPU"))?;
@@ -197,7 +229,7 @@ impl Fmm {
         owned: bool,
     ) -> Result<u64> {
         let gpu_id = self.validate_node(node)?;
-        let gi = self.gpu_index(gpu_id).ok_or(FmmError::NotAGpuNode(node))?;
+        let gi = self.gpus.index(gpu_id).ok_or(FmmError::NotAGpuNode(node))?;
         if size == 0 || size % PAGE_SIZE != 0 {
             return Err(FmmError::BadSize {
                 size,
@@ -209,28 +241,63 @@ impl Fmm {
                 kind: MemoryKind::Device,
             });
         }
-        let ioc = AllocMemFlags::DOORBELL | AllocMemFlags::WRITABLE | AllocMemFlags::COHERENT;
-        let (space, handle, _) = self.alloc_bo(gi, ApId::SvmCoherent, None, size, 0, ioc, None)?;
-        let addr = space.addr;
-        let mut obj = VmObject::new(space, Some(handle), gpu_id, ApId::SvmCoherent);
-        obj.mflags = MemFlags::NON_PAGED | MemFlags::HOST_ACCESS;
-        obj.node_id = self.gpus[gi].node_id;
-        let fd = self.kfd.as_fd();
-        match self.map_cpu(&obj.space, addr, size, true, fd, mmap_offset, "doorbell") {
+        let page = KfdPage {
+            size,
+            kind: AllocMemFlags::DOORBELL,
+            offset: Some(mmap_offset),
+            what: "doorbell",
+            owned,
+        };
+        let obj = self.alloc_kfd_page(gi, page)?;
+        let addr = obj.start;
+        self.insert(obj);
+        Ok(addr)
+    }
+
+    /// Memory of GPU `gi` in the coherent SVM aperture that the CPU
+    /// reaches through the kfd file (a doorbell or MMIO remap page), as
+    /// `page` says, mapped read-write for the CPU; not yet in the index.
+    pub(super) fn alloc_kfd_page(&self, gi: usize, page: KfdPage) -> Result<VmObject> {
+        let bo = BoSpec {
+            gi,
+            ap: ApId::SvmCoherent,
+            size: page.size,
+            ioc: page.kind | AllocMemFlags::WRITABLE | AllocMemFlags::COHERENT,
+            userptr: None,
+        };
+        let (space, handle, offset) = self.alloc_bo(bo, None, 0)?;
+        let gpu = self.gpus.get(gi);
+        let desc = ObjectDesc {
+            handle: Some(handle),
+            gpu_id: gpu.gpu_id,
+            aperture: ApId::SvmCoherent,
+            flags: MemFlags::NON_PAGED | MemFlags::HOST_ACCESS,
+            node: gpu.node_id,
+            kind: Kind::Allocated,
+            registered: Vec::new(),
+            owned: page.owned,
+        };
+        let mut obj = VmObject::new(space, desc);
+        let view = FileView {
+            fd: self.kfd.as_fd(),
+            offset: page.offset.unwrap_or(offset),
+            len: page.size,
+            host_access: true,
+            what: page.what,
+        };
+        match map_file(&obj.space, obj.start, view) {
             Ok(view) => obj.views.push(view),
             Err(e) => {
                 self.destroy(obj);
                 return Err(e);
             }
         }
-        obj.owned = owned;
-        self.insert(obj);
-        Ok(addr)
+        Ok(obj)
     }
 
     /// The CPU address of a GPU's MMIO remap (HDP flush) page, if mapped.
     pub fn mmio_address(&self, node: u32) -> Option<u64> {
-        let gi = self.gpu_index(self.validate_node(node).ok()?)?;
-        *lock(&self.gpus[gi].mmio)
+        let gi = self.gpus.index(self.validate_node(node).ok()?)?;
+        *lock(&self.gpus.get(gi).mmio)
     }
 }

@@ -4,10 +4,11 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 
 use kfd_sys::{kfd, memory};
 
+use super::bo::{map_file, FileView};
 use super::{page_align_up, Fmm, GraphicsResource, ShareVia};
 use crate::error::{FmmError, Result};
 use crate::flags::{ioc_to_hsa, AllocMemFlags, MemFlags};
-use crate::objects::{ApId, Kind, Lookup, VmObject};
+use crate::objects::{ApId, Kind, Lookup, ObjectDesc, VmObject};
 use crate::share::ShareHandle;
 use crate::PAGE_SIZE;
 
@@ -40,15 +41,17 @@ impl Fmm {
         r.map_err(FmmError::ioctl(kfd::AMDKFD_IOC_GET_DMABUF_INFO.info()))?;
         metadata.truncate(info.metadata_size as usize);
         let gi = self
-            .gpu_index(info.gpu_id)
+            .gpus
+            .index(info.gpu_id)
             .ok_or(FmmError::Failed("dma-buf belongs to an unknown GPU"))?;
-        let ap = if self.gpus[gi].svm_needed {
+        let ap = if self.gpus.get(gi).svm_needed {
             ApId::SvmDefault
         } else {
             ApId::Gpuvm(gi)
         };
         let aperture = self
-            .aperture(ap)
+            .apertures
+            .get(ap)
             .ok_or(FmmError::Failed("no aperture for the buffer"))?;
         let size = page_align_up(info.size);
         let space = aperture.allocate(None, size, IMAGE_ALIGN)?;
@@ -60,16 +63,20 @@ impl Fmm {
         };
         // On failure the range goes back with `space`.
         let handle = self.import_dmabuf_at(info.gpu_id, va, dmabuf)?;
-        let mut obj = VmObject::new(space, Some(handle), info.gpu_id, ap);
-        obj.mflags =
-            ioc_to_hsa(AllocMemFlags::from_bits_retain(info.flags)) | MemFlags::COARSE_GRAIN;
-        obj.node_id = self.gpus[gi].node_id;
-        obj.kind = Kind::Graphics {
-            metadata: metadata.clone(),
+        let node = self.gpus.get(gi).node_id;
+        let desc = ObjectDesc {
+            handle: Some(handle),
+            gpu_id: info.gpu_id,
+            aperture: ap,
+            flags: ioc_to_hsa(AllocMemFlags::from_bits_retain(info.flags)) | MemFlags::COARSE_GRAIN,
+            node,
+            kind: Kind::Graphics {
+                metadata: metadata.clone(),
+            },
+            registered: ids,
+            owned: false,
         };
-        obj.registered = ids;
-        let node = obj.node_id;
-        self.insert(obj);
+        self.insert(VmObject::new(space, desc));
         Ok(GraphicsResource {
             address: addr,
             size: info.size,
@@ -97,6 +104,7 @@ impl Fmm {
     pub fn export_dmabuf(&self, addr: u64, size: u64) -> Result<(OwnedFd, u64)> {
         self.check_minor(12)?;
         let (handle, offset) = self
+            .objects
             .with_object(addr, Lookup::Containing, |o| {
                 let offset = addr - o.start;
                 if offset.saturating_add(size) > o.size {
@@ -147,25 +155,26 @@ impl Fmm {
             ShareVia::DmaBuf => {}
         }
         self.check_minor(12)?;
-        self.with_object(addr, Lookup::Exact { size: 0 }, |o| {
-            let handle = o.handle.ok_or(FmmError::NoSuchObject(addr))?;
-            if o.share_fd.is_none() {
-                o.share_fd =
-                    Some(self.export_handle(handle, (libc::O_CLOEXEC | libc::O_RDWR) as u32)?);
-            }
-            let fd = o.share_fd.as_ref().expect("exported");
-            Ok(ShareHandle::new(
-                fd.as_fd(),
-                (size.min(o.size) / PAGE_SIZE) as u32,
-                o.mflags,
-                if o.gpu_id != 0 {
-                    o.gpu_id
-                } else {
-                    self.gpus.first().map_or(0, |g| g.gpu_id)
-                },
-            ))
-        })
-        .unwrap_or(Err(FmmError::NoSuchObject(addr)))
+        self.objects
+            .with_object(addr, Lookup::Exact { size: 0 }, |o| {
+                let handle = o.handle.ok_or(FmmError::NoSuchObject(addr))?;
+                if o.share_fd.is_none() {
+                    o.share_fd =
+                        Some(self.export_handle(handle, (libc::O_CLOEXEC | libc::O_RDWR) as u32)?);
+                }
+                let fd = o.share_fd.as_ref().expect("exported");
+                Ok(ShareHandle::new(
+                    fd.as_fd(),
+                    (size.min(o.size) / PAGE_SIZE) as u32,
+                    o.mflags,
+                    if o.gpu_id != 0 {
+                        o.gpu_id
+                    } else {
+                        self.gpus.first().map_or(0, |g| g.gpu_id)
+                    },
+                ))
+            })
+            .unwrap_or(Err(FmmError::NoSuchObject(addr)))
     }
 
     fn ipc_export(&self, addr: u64, size: u64) -> Result<ShareHandle> {
@@ -176,9 +185,10 @@ impl Fmm {
         const GPUVM: u32 = 3;
         const CPUVM: u32 = 4;
         let (handle, node, mflags, ape) = self
+            .objects
             .with_object(addr, Lookup::Exact { size: 0 }, |o| {
                 let ape = match o.aperture {
-                    ApId::SvmCoherent if self.svm_alt.is_some() => (DGPU_ALT, 0),
+                    ApId::SvmCoherent if self.apertures.is_split() => (DGPU_ALT, 0),
                     ApId::Gpuvm(i) => (GPUVM, i as u32),
                     ApId::CpuVm => (CPUVM, 0),
                     _ => (DGPU, 0),
@@ -187,7 +197,7 @@ impl Fmm {
             })
             .ok_or(FmmError::NoSuchObject(addr))?;
         let mut gpu_id = self.validate_node(node)?;
-        if gpu_id == 0 && self.is_dgpu {
+        if gpu_id == 0 && self.gpus.is_dgpu() {
             gpu_id = self
                 .gpus
                 .first()
@@ -243,7 +253,7 @@ impl Fmm {
             return Err(FmmError::BadShareHandle("empty range"));
         }
         let mflags = handle.mem_flags();
-        let gpu_id = if self.gpu_index(handle.gpu_id()).is_some() {
+        let gpu_id = if self.gpus.index(handle.gpu_id()).is_some() {
             handle.gpu_id()
         } else {
             self.gpus
@@ -251,9 +261,9 @@ impl Fmm {
                 .map(|g| g.gpu_id)
                 .ok_or(FmmError::Failed("no GPU"))?
         };
-        let gi = self.gpu_index(gpu_id).expect("known gpu");
-        let ap = if mflags.contains(MemFlags::COARSE_GRAIN) || !self.gpus[gi].svm_needed {
-            if self.gpus[gi].svm_needed {
+        let gi = self.gpus.index(gpu_id).expect("known gpu");
+        let ap = if mflags.contains(MemFlags::COARSE_GRAIN) || !self.gpus.get(gi).svm_needed {
+            if self.gpus.get(gi).svm_needed {
                 ApId::SvmDefault
             } else {
                 ApId::Gpuvm(gi)
@@ -261,18 +271,34 @@ impl Fmm {
         } else {
             ApId::SvmCoherent
         };
-        let aperture = self.aperture(ap).ok_or(FmmError::Failed("no aperture"))?;
+        let aperture = self
+            .apertures
+            .get(ap)
+            .ok_or(FmmError::Failed("no aperture"))?;
         let space = aperture.allocate(None, size, 0)?;
         let addr = space.addr;
         // On failure the range goes back with `space`.
         let bo = self.import_dmabuf_at(gpu_id, addr, fd.as_fd())?;
-        let mut obj = VmObject::new(space, Some(bo), gpu_id, ap);
-        obj.kind = Kind::Shared;
-        obj.mflags = mflags;
-        obj.node_id = self.gpus[gi].node_id;
-        obj.registered = ids;
+        let desc = ObjectDesc {
+            handle: Some(bo),
+            gpu_id,
+            aperture: ap,
+            flags: mflags,
+            node: self.gpus.get(gi).node_id,
+            kind: Kind::Shared,
+            registered: ids,
+            owned: false,
+        };
+        let mut obj = VmObject::new(space, desc);
         if mflags.contains(MemFlags::HOST_ACCESS) && aperture.cpu_accessible {
-            match self.map_cpu(&obj.space, addr, size, true, fd.as_fd(), 0, "shared memory") {
+            let view = FileView {
+                fd: fd.as_fd(),
+                offset: 0,
+                len: size,
+                host_access: true,
+                what: "shared memory",
+            };
+            match map_file(&obj.space, addr, view) {
                 Ok(view) => obj.views.push(view),
                 Err(e) => self.warn(format!("shared memory at {addr:#x} has no CPU view: {e}")),
             }

@@ -73,12 +73,7 @@ impl Fmm {
         self.check_svm_range(addr, size)?;
         let mut raw = get_request(attrs, |n| self.validate_node(n))?;
         self.svm_ioctl(kfd::KFD_IOCTL_SVM_OP_GET_ATTR, addr, size, &mut raw)?;
-        get_answer(attrs, &raw, |g| {
-            self.nodes
-                .iter()
-                .position(|n| n.gpu_id == g)
-                .map(|i| i as u32)
-        })
+        get_answer(attrs, &raw, |g| self.gpus.node_with_gpu(g))
     }
 
     pub(super) fn svm_ioctl(
@@ -122,19 +117,20 @@ impl Fmm {
     /// The CPU view of the object starting at `addr` when the CPU can
     /// read it, and whether it may write it (used by [`crate::Buffer`]).
     pub(crate) fn cpu_access(&self, addr: u64) -> (Option<Arc<Mapping>>, bool) {
-        self.with_object(addr, Lookup::Exact { size: 0 }, |o| {
-            let readable = o.cpu_mapped()
-                && (o.mflags.contains(MemFlags::HOST_ACCESS)
-                    || o.aperture == ApId::CpuVm
-                    || (o.userptr().is_none() && !o.mflags.contains(MemFlags::NON_PAGED)));
-            // Only APU system memory is mapped read-only (ReadOnly flag);
-            // every other CPU view is read-write.
-            let writable =
-                readable && !(o.aperture == ApId::CpuVm && o.mflags.contains(MemFlags::READ_ONLY));
-            let view = o.views.first().filter(|_| readable).cloned();
-            (view, writable)
-        })
-        .unwrap_or((None, false))
+        self.objects
+            .with_object(addr, Lookup::Exact { size: 0 }, |o| {
+                let readable = o.cpu_mapped()
+                    && (o.mflags.contains(MemFlags::HOST_ACCESS)
+                        || o.aperture == ApId::CpuVm
+                        || (o.userptr().is_none() && !o.mflags.contains(MemFlags::NON_PAGED)));
+                // Only APU system memory is mapped read-only (ReadOnly flag);
+                // every other CPU view is read-write.
+                let writable = readable
+                    && !(o.aperture == ApId::CpuVm && o.mflags.contains(MemFlags::READ_ONLY));
+                let view = o.views.first().filter(|_| readable).cloned();
+                (view, writable)
+            })
+            .unwrap_or((None, false))
     }
 }
 

@@ -2,18 +2,18 @@
 
 use kfd_sys::{kfd, mman};
 
+use super::bo::BoSpec;
 use super::{page_align_up, Fmm};
 use crate::error::{FmmError, Result};
 use crate::flags::{ioc_to_hsa, AllocMemFlags, MemFlags};
-use crate::lock;
-use crate::objects::{ApId, Kind, Lookup, VmObject};
+use crate::objects::{ApId, Kind, Lookup, ObjectDesc, VmObject};
 use crate::PAGE_SIZE;
 
 impl Fmm {
     /// `hsaKmtRegisterMemory`: makes user memory GPU-accessible (a userptr
     /// BO); a no-op on APUs.
     pub fn register_memory(&self, addr: u64, size: u64) -> Result<()> {
-        if !self.is_dgpu {
+        if !self.gpus.is_dgpu() {
             return Ok(());
         }
         self.register(addr, size, Vec::new(), true, false)
@@ -22,7 +22,7 @@ impl Fmm {
     /// `hsaKmtRegisterMemoryToNodes`: as [`Fmm::register_memory`], limited
     /// to the GPUs of `nodes` (the default mapping set of the memory).
     pub fn register_memory_to_nodes(&self, addr: u64, size: u64, nodes: &[u32]) -> Result<()> {
-        if !self.is_dgpu {
+        if !self.gpus.is_dgpu() {
             return Err(FmmError::NotSupported("RegisterMemoryToNodes on an APU"));
         }
         let ids = self.gpu_ids_for_nodes(nodes)?;
@@ -44,7 +44,7 @@ impl Fmm {
                 "registered memory must be paged host memory",
             ));
         }
-        if !self.is_dgpu {
+        if !self.gpus.is_dgpu() {
             return Err(FmmError::NotSupported("RegisterMemoryWithFlags on an APU"));
         }
         self.register(
@@ -58,7 +58,7 @@ impl Fmm {
 
     fn register(&self, addr: u64, size: u64, ids: Vec<u32>, coarse: bool, ext: bool) -> Result<()> {
         let rules = self.opts.rules;
-        let existing = self.with_object(addr, Lookup::Exact { size }, |o| {
+        let existing = self.objects.with_object(addr, Lookup::Exact { size }, |o| {
             if rules.register_needs_userptr && !matches!(o.kind, Kind::Userptr { .. }) {
                 return Err(FmmError::NotUserMemory(addr));
             }
@@ -89,9 +89,8 @@ impl Fmm {
         {
             return Ok(());
         }
-        let obj = self.create_userptr(addr, size, coarse, ext)?;
-        let shard = self.shard_of(obj.gpu_id);
-        let mut s = lock(&self.shards[shard]);
+        let obj = self.create_userptr(addr, size, ids, coarse, ext)?;
+        let mut s = self.objects.shard(self.gpus.shard_of(obj.gpu_id));
         if let Some(start) = s.find(addr, Lookup::Exact { size }) {
             // Another thread registered the same range meanwhile.
             if let Some(Kind::Userptr { count, .. }) = s.get_mut(start).map(|o| &mut o.kind) {
@@ -101,8 +100,6 @@ impl Fmm {
             self.destroy(obj);
             return Ok(());
         }
-        let mut obj = obj;
-        obj.registered = ids;
         s.insert(obj);
         Ok(())
     }
@@ -112,7 +109,7 @@ impl Fmm {
     /// `coarse`) and EXT_COHERENT (by `ext`). No memory object is made.
     fn register_svm(&self, addr: u64, size: u64, coarse: bool, ext: bool) -> Result<()> {
         use crate::flags::svm_attr::{CLR_FLAGS, SET_FLAGS};
-        if self.gpus.is_empty() {
+        if self.gpus.first().is_none() {
             return Err(FmmError::Failed("no GPU to register memory with"));
         }
         let off = addr & (PAGE_SIZE - 1);
@@ -138,10 +135,20 @@ impl Fmm {
         )
     }
 
-    fn create_userptr(&self, addr: u64, size: u64, coarse: bool, ext: bool) -> Result<VmObject> {
-        if self.gpus.is_empty() {
+    /// A userptr object of `[addr, addr + size)` registered to `ids`,
+    /// coherent unless `coarse`, extended coherent with `ext`; not yet in
+    /// the index.
+    fn create_userptr(
+        &self,
+        addr: u64,
+        size: u64,
+        ids: Vec<u32>,
+        coarse: bool,
+        ext: bool,
+    ) -> Result<VmObject> {
+        let Some(gpu) = self.gpus.first() else {
             return Err(FmmError::Failed("no GPU to register memory with"));
-        }
+        };
         // Without the check the kernel refuses an empty range (EFAULT /
         // EINVAL from the userptr allocation, status ERROR as here).
         if self.opts.rules.refuse_empty_registration && (addr == 0 || size == 0) {
@@ -171,20 +178,20 @@ impl Fmm {
             ioc |= AllocMemFlags::EXT_COHERENT;
         }
         let aperture = self
-            .aperture(ApId::SvmDefault)
+            .apertures
+            .get(ApId::SvmDefault)
             .ok_or(FmmError::NotSupported("aperture not available"))?;
         // An empty range (5.2.3 only) still takes a page of address space.
         let va_size = aligned_size.max(PAGE_SIZE);
         let space = aperture.allocate(None, va_size, 0)?;
-        let created = self.create_bo(
-            0,
-            ApId::SvmDefault,
-            aperture,
-            space.addr,
-            aligned_size,
+        let bo = BoSpec {
+            gi: 0,
+            ap: ApId::SvmDefault,
+            size: aligned_size,
             ioc,
-            Some(aligned),
-        );
+            userptr: Some(aligned),
+        };
+        let created = self.create_bo(bo, aperture, space.addr);
         // On failure the range goes back with `space`.
         let handle = match created {
             Ok((h, _)) if aligned_size != 0 => h,
@@ -198,15 +205,21 @@ impl Fmm {
                     .unwrap_or(FmmError::Failed("empty user memory range")));
             }
         };
-        let mut obj = VmObject::new(space, Some(handle), self.gpus[0].gpu_id, ApId::SvmDefault);
-        obj.kind = Kind::Userptr {
-            addr,
-            size,
-            count: 1,
+        let desc = ObjectDesc {
+            handle: Some(handle),
+            gpu_id: gpu.gpu_id,
+            aperture: ApId::SvmDefault,
+            flags: ioc_to_hsa(ioc),
+            node: gpu.node_id,
+            kind: Kind::Userptr {
+                addr,
+                size,
+                count: 1,
+            },
+            registered: ids,
+            owned: false,
         };
-        obj.node_id = self.gpus[0].node_id;
-        obj.mflags = ioc_to_hsa(ioc);
-        Ok(obj)
+        Ok(VmObject::new(space, desc))
     }
 
     /// `hsaKmtDeregisterMemory`: drops a registration. Userptrs, imported
@@ -214,27 +227,31 @@ impl Fmm {
     /// registration goes); allocated memory loses its node list. Memory a
     /// [`crate::Buffer`] owns is refused ([`FmmError::OwnedByHandle`]).
     pub fn deregister_memory(&self, addr: u64) -> Result<()> {
-        let r = self.with_shard(addr, Lookup::Exact { size: 0 }, |s, start| {
-            let o = s.get_mut(start).expect("found");
-            if o.owned {
-                return Err(FmmError::OwnedByHandle(addr));
-            }
-            if o.aperture == ApId::CpuVm {
-                return Ok(None);
-            }
-            match &mut o.kind {
-                Kind::Userptr { count, .. } if *count > 1 => {
-                    *count -= 1;
-                    Ok(None)
+        let r = self
+            .objects
+            .with_shard(addr, Lookup::Exact { size: 0 }, |s, start| {
+                let o = s.get_mut(start).expect("found");
+                if o.owned {
+                    return Err(FmmError::OwnedByHandle(addr));
                 }
-                Kind::Userptr { .. } | Kind::Graphics { .. } | Kind::Shared => Ok(s.remove(start)),
-                _ if o.registered.is_empty() => Err(FmmError::NotRegistered(addr)),
-                _ => {
-                    o.registered.clear();
-                    Ok(None)
+                if o.aperture == ApId::CpuVm {
+                    return Ok(None);
                 }
-            }
-        });
+                match &mut o.kind {
+                    Kind::Userptr { count, .. } if *count > 1 => {
+                        *count -= 1;
+                        Ok(None)
+                    }
+                    Kind::Userptr { .. } | Kind::Graphics { .. } | Kind::Shared => {
+                        Ok(s.remove(start))
+                    }
+                    _ if o.registered.is_empty() => Err(FmmError::NotRegistered(addr)),
+                    _ => {
+                        o.registered.clear();
+                        Ok(None)
+                    }
+                }
+            });
         match r {
             None if self.unknown_is_apu_memory() || self.unknown_is_svm() => Ok(()),
             None => Err(FmmError::NotRegistered(addr)),
