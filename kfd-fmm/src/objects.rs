@@ -13,9 +13,10 @@
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::os::fd::OwnedFd;
-use std::sync::atomic::{fence, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use kfd_sync::SeqWords;
 use kfd_sys::mapping::Mapping;
 
 use crate::aperture::Space;
@@ -411,47 +412,35 @@ impl Kept {
 }
 
 /// The last pointer query a shard answered, readable without the shard's
-/// lock: the address asked and the [`Kept`] answer, in atomics under a
-/// sequence lock. Written only under the shard's lock: by the query that
-/// made the answer, and emptied by every change of the shard (an object
-/// added, changed or removed) before the change, so a reader that finds
-/// the address here gets what the locked lookup would have answered at
-/// the moment it read the sequence. A query repeated for the same
-/// address (the same buffer asked about again and again) then costs a
-/// few loads instead of the lock's two read-modify-writes and the index.
+/// lock: the address asked (plus 1; 0 while empty) and the [`Kept`]
+/// answer, under a sequence lock ([`kfd_sync::SeqWords`]). Written only
+/// under the shard's lock: by the query that made the answer, and emptied
+/// by every change of the shard (an object added, changed or removed)
+/// before the change, so a reader that finds the address here gets what
+/// the locked lookup would have answered at the moment it read the
+/// sequence. A query repeated for the same address (the same buffer
+/// asked about again and again) then costs a few loads instead of the
+/// lock's two read-modify-writes and the index.
 #[derive(Debug, Default)]
-pub(crate) struct LastAnswer {
-    /// Even while `key` and `words` are stable; odd during a write.
-    seq: AtomicU64,
-    /// The address asked, plus 1; 0 while empty.
-    key: AtomicU64,
-    words: [AtomicU64; 8],
-}
+pub(crate) struct LastAnswer(SeqWords<9>);
 
 impl LastAnswer {
     /// The kept answer for `addr`, if it is the last address answered and
     /// nothing changed since.
     #[inline]
     pub fn get(&self, addr: u64) -> Option<PointerInfo> {
-        let key = addr.checked_add(1)?;
-        let before = self.seq.load(Ordering::Acquire);
-        if before & 1 != 0 || self.key.load(Ordering::Relaxed) != key {
-            return None;
-        }
-        let w: [u64; 8] = std::array::from_fn(|i| self.words[i].load(Ordering::Relaxed));
-        // The loads above come before the second look at the sequence.
-        fence(Ordering::Acquire);
-        if self.seq.load(Ordering::Relaxed) != before {
-            return None;
-        }
-        Kept::from_words(w).answer()
+        let w = self.0.read_if(addr.checked_add(1)?)?;
+        Kept::from_words(std::array::from_fn(|i| w[i + 1])).answer()
     }
 
     /// Keeps `kept` as the answer for `addr` (under the shard's lock).
     fn set(&self, addr: u64, kept: &Kept) {
         match addr.checked_add(1) {
             Some(key) if kept.registered_count != u16::MAX => {
-                self.write(key, kept.words());
+                let words = kept.words();
+                self.0.write(std::array::from_fn(
+                    |i| if i == 0 { key } else { words[i - 1] },
+                ));
             }
             _ => self.clear(),
         }
@@ -459,22 +448,9 @@ impl LastAnswer {
 
     /// Forgets the answer (under the shard's lock, before a change).
     fn clear(&self) {
-        if self.key.load(Ordering::Relaxed) != 0 {
-            self.write(0, [0; 8]);
+        if self.0.read_if(0).is_none() {
+            self.0.write([0; 9]);
         }
-    }
-
-    fn write(&self, key: u64, words: [u64; 8]) {
-        // One writer at a time: the shard's lock is held.
-        let seq = self.seq.load(Ordering::Relaxed);
-        self.seq.store(seq.wrapping_add(1), Ordering::Relaxed);
-        // Readers that see any store below see the odd sequence too.
-        fence(Ordering::Release);
-        self.key.store(key, Ordering::Relaxed);
-        for (slot, w) in self.words.iter().zip(words) {
-            slot.store(w, Ordering::Relaxed);
-        }
-        self.seq.store(seq.wrapping_add(2), Ordering::Release);
     }
 }
 
