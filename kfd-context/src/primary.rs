@@ -50,7 +50,7 @@ use std::ops::Deref;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Once};
 
-use kfd_sync::{RcuCell, ReadGuard};
+use kfd_sync::{OpenCount, RcuCell, ReadGuard};
 use kfd_sys::sync::lock;
 use kfd_sys::{CloseWatch, Driver, NixDriver};
 use kfd_topology::Topology;
@@ -125,7 +125,7 @@ static PUBLISHED: RcuCell<Published> = RcuCell::new();
 /// of a context opened in this fork generation moves it between 1 and
 /// more without the lock ([`open_nested`], [`close_nested`]), so a
 /// reader under the lock may see it change, but never to or from 0.
-static COUNT: AtomicU64 = AtomicU64::new(0);
+static COUNT: OpenCount = OpenCount::new();
 
 /// The fork generation the open primary was opened in (the slot's
 /// `generation`, readable without its lock by the nested fast paths).
@@ -136,7 +136,7 @@ static OPEN_GENERATION: AtomicU64 = AtomicU64::new(0);
 const RETIRED_TEARDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 fn count() -> u64 {
-    COUNT.load(Ordering::Acquire)
+    COUNT.get()
 }
 
 impl Slot {
@@ -219,7 +219,7 @@ fn slot(check: ForkCheck) -> MutexGuard<'static, Slot> {
             // copies of its references are never dropped, and the child's
             // own kernel process is a new one anyway.
             s.retiring = None;
-            s.inherited = COUNT.swap(0, Ordering::AcqRel);
+            s.inherited = COUNT.take_locked();
         }
     }
     s
@@ -293,31 +293,18 @@ fn nested_ok() -> bool {
 /// context it inherited (its first open and last close still compare
 /// pids).
 fn open_nested() -> bool {
-    step_nested(1, |n| n + 1).is_some()
+    nested_ok() && COUNT.open_nested()
 }
 
 /// A nested close the same way: counts one open fewer when more than one
 /// is left, and returns how many are; `None` for the slot's way (the last
 /// close, or a fork the slot has not seen yet).
 fn close_nested() -> Option<u64> {
-    step_nested(2, |n| n - 1)
-}
-
-/// Moves the open count from `n` to `step(n)` with one compare-exchange,
-/// if the nested fast paths may count and `n` is at least `least`;
-/// returns the new count.
-fn step_nested(least: u64, step: impl Fn(u64) -> u64) -> Option<u64> {
-    if !nested_ok() {
-        return None;
+    if nested_ok() {
+        COUNT.close_nested()
+    } else {
+        None
     }
-    let mut n = COUNT.load(Ordering::Acquire);
-    while n >= least {
-        match COUNT.compare_exchange_weak(n, step(n), Ordering::AcqRel, Ordering::Acquire) {
-            Ok(_) => return Some(step(n)),
-            Err(now) => n = now,
-        }
-    }
-    None
 }
 
 /// The open of [`open_with_lazy`]: what a nested open gives is
@@ -349,7 +336,7 @@ fn open_counted<T>(
         if count() > 0 {
             // Open, and it stays open while the lock is held.
             let again = nested(ctx);
-            COUNT.fetch_add(1, Ordering::AcqRel);
+            COUNT.open_again_locked();
             return Ok((again, Opened::Again));
         }
         // Kept by the last close: taken up again, as a first open, and
@@ -357,7 +344,7 @@ fn open_counted<T>(
         // see).
         let ctx = ctx.clone();
         OPEN_GENERATION.store(s.generation, Ordering::Relaxed);
-        COUNT.store(1, Ordering::Release);
+        COUNT.open_first_locked();
         s.publish();
         return Ok((first(ctx), Opened::First));
     }
@@ -376,7 +363,7 @@ fn open_counted<T>(
     s.pid = std::process::id();
     s.generation = FORK_GENERATION.load(Ordering::Relaxed);
     OPEN_GENERATION.store(s.generation, Ordering::Relaxed);
-    COUNT.store(1, Ordering::Release);
+    COUNT.open_first_locked();
     s.publish();
     Ok((first(ctx), Opened::First))
 }
@@ -402,7 +389,7 @@ pub fn close() -> Result<u64, ContextError> {
     }
     // Nested opens may come and go meanwhile, but only this lock's
     // holder takes the count to 0.
-    let left = COUNT.fetch_sub(1, Ordering::AcqRel) - 1;
+    let left = COUNT.close_locked();
     if left == 0 {
         s.publish();
     }

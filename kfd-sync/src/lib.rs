@@ -4,6 +4,9 @@
 //! - [`rcu`]: [`RcuCell`], a published `Option<Arc<T>>` that readers
 //!   borrow with two plain stores and a load (the open primary context,
 //!   read on every call of the C border).
+//! - [`count`]: [`OpenCount`], an open count whose nested opens and
+//!   closes take no lock while only the owner's lock takes it to or from
+//!   0 (the primary context's open count).
 //! - [`seq`]: [`SeqWords`], a few words under a sequence lock, read
 //!   without a lock or a read-modify-write (answers asked again and
 //!   again, kept beside the locked structure that made them).
@@ -37,9 +40,11 @@
 //! assert!(CURRENT.read().is_none());
 //! ```
 
+pub mod count;
 pub mod rcu;
 pub mod seq;
 mod shim;
 
+pub use count::OpenCount;
 pub use rcu::{RcuCell, ReadGuard};
 pub use seq::SeqWords;

@@ -1,4 +1,5 @@
-//! Loom models of [`kfd_sync::RcuCell`] and [`kfd_sync::SeqWords`]:
+//! Loom models of [`kfd_sync::RcuCell`], [`kfd_sync::SeqWords`] and
+//! [`kfd_sync::OpenCount`]:
 //! every interleaving of a few threads, under every reordering the C++11
 //! memory model allows.
 //!
@@ -12,7 +13,7 @@
 
 use std::sync::Arc;
 
-use kfd_sync::{RcuCell, SeqWords};
+use kfd_sync::{OpenCount, RcuCell, SeqWords};
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 
 /// A published value: counts its drops in model-owned atomics.
@@ -162,5 +163,46 @@ fn a_sequence_lock_reader_accepts_only_whole_writes() {
         }
         writer.join().unwrap();
         assert_eq!(s.read(), Some([2, 2]));
+    });
+}
+
+/// The open count's protocol, as kfd-context's primary uses it: the last
+/// close (under the lock) tears the resource down when its decrement
+/// reaches 0, while another thread opens and closes nested without the
+/// lock, falling back to the lock for what would be a last close. A
+/// nested open that succeeds never finds the resource torn down (nor is
+/// it torn down while that open is held), the resource is torn down
+/// exactly once, and the count ends at 0.
+#[test]
+fn a_nested_open_never_sees_the_resource_torn_down() {
+    model(|| {
+        let lock = Arc::new(loom::sync::Mutex::new(()));
+        let count = Arc::new(OpenCount::default());
+        let torn = Arc::new(AtomicUsize::new(0));
+        count.open_first_locked();
+        // The lock's way to close: the last one tears down.
+        let close = |lock: &loom::sync::Mutex<()>, count: &OpenCount, torn: &AtomicUsize| {
+            if count.close_nested().is_none() {
+                let _held = lock.lock().unwrap();
+                if count.close_locked() == 0 {
+                    torn.fetch_add(1, SeqCst);
+                }
+            }
+        };
+        let nested = {
+            let (lock, count, torn) = (lock.clone(), count.clone(), torn.clone());
+            loom::thread::spawn(move || {
+                if count.open_nested() {
+                    assert_eq!(torn.load(SeqCst), 0, "opened a torn-down resource");
+                    loom::thread::yield_now();
+                    assert_eq!(torn.load(SeqCst), 0, "torn down under a nested open");
+                    close(&lock, &count, &torn);
+                }
+            })
+        };
+        close(&lock, &count, &torn);
+        nested.join().unwrap();
+        assert_eq!(torn.load(SeqCst), 1, "torn down once");
+        assert_eq!(count.get(), 0);
     });
 }
