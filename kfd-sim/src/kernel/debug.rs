@@ -283,11 +283,15 @@ pub(crate) fn dbg_trap(c: &Ctx, buf: &mut [u8]) -> R {
             };
             let mut ids: Vec<u32> = usermem::read_array(ptr, n as usize)?;
             let mut count = 0;
+            let mut stopped = Vec::new();
             for id in ids.iter_mut() {
                 let qid = *id & !(KFD_DBG_QUEUE_ERROR_MASK | KFD_DBG_QUEUE_INVALID_MASK);
                 match st.queues.get_mut(&qid) {
                     Some(q) if q.suspended != suspend => {
                         q.set_suspended(suspend);
+                        if suspend {
+                            stopped.push(q.hw.clone());
+                        }
                         count += 1;
                         *id = qid;
                     }
@@ -296,6 +300,13 @@ pub(crate) fn dbg_trap(c: &Ctx, buf: &mut [u8]) -> R {
                 }
             }
             usermem::write_array(ptr, &ids)?;
+            // The kernel preempts before it answers: once the call
+            // returns, a suspended queue runs nothing more, even a packet
+            // the engine had started to look at before the stop bit.
+            drop(st);
+            for hw in &stopped {
+                hw.wait_idle();
+            }
             // A resumed queue may hold work already.
             c.m.engine.kick();
             Ok(count)
