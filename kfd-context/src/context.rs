@@ -632,10 +632,19 @@ impl Context {
     /// (apertures, ACQUIRE_VM on this context's own render nodes, ...).
     /// Once it exists this is one atomic load: the manager is borrowed,
     /// not cloned.
+    #[inline]
     pub fn fmm(&self) -> Result<&Arc<Fmm>, ContextError> {
-        if let Some(m) = self.inner.fmm.get() {
-            return Ok(m);
+        match self.inner.fmm.get() {
+            Some(m) => Ok(m),
+            None => self.fmm_first(),
         }
+    }
+
+    /// [`Context::fmm`] when it was not made yet (once per context: kept
+    /// out of line, so the every-call part inlines into the caller).
+    #[cold]
+    #[inline(never)]
+    fn fmm_first(&self) -> Result<&Arc<Fmm>, ContextError> {
         let mut creation = self.creation();
         match self.inner.fmm.get() {
             Some(m) => Ok(m),

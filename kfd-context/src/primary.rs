@@ -512,6 +512,7 @@ impl fmt::Debug for Primary {
 
 /// Whether the published primary is this process's: opened in the
 /// current fork generation, with the fork handler registered.
+#[inline]
 fn valid(p: &Published) -> bool {
     p.generation == FORK_GENERATION.load(Ordering::Relaxed)
         && ATFORK_REGISTERED.load(Ordering::Relaxed)

@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use kfd_sync::SeqWords;
 use kfd_sys::mapping::Mapping;
+use smallvec::SmallVec;
 
 use crate::aperture::Space;
 use crate::flags::MemFlags;
@@ -67,6 +68,9 @@ pub(crate) enum Kind {
     Shared,
 }
 
+/// gpu_ids, inline up to four GPUs (a heap list beyond).
+pub(crate) type GpuIds = SmallVec<[u32; 4]>;
+
 /// One memory object.
 #[derive(Debug)]
 pub(crate) struct VmObject {
@@ -83,7 +87,7 @@ pub(crate) struct VmObject {
     /// gpu_ids the memory is registered to (empty: all GPUs).
     pub registered: Vec<u32>,
     /// gpu_ids the memory is mapped on.
-    pub mapped: Vec<u32>,
+    pub mapped: GpuIds,
     /// Mapping references (userptrs may be mapped more than once).
     pub mapping_count: u32,
     pub user_data: u64,
@@ -198,7 +202,7 @@ impl VmObject {
             node_id: node,
             kind,
             registered,
-            mapped: Vec::new(),
+            mapped: GpuIds::new(),
             mapping_count: 0,
             user_data: 0,
             share_fd: None,

@@ -654,6 +654,15 @@ fn scratch_memory() {
     assert_eq!(live_bos(&sim), bos + 1);
     fmm.free_memory(s).unwrap(); // frees the rest too
     assert_eq!(live_bos(&sim), bos);
+    // The range is not scratch any more: memory placed there later is
+    // freed as memory, not taken for scratch (its BO goes).
+    let b = fmm
+        .alloc_memory(g, MIB, MemFlags::FIXED_ADDRESS, Some(s + MIB))
+        .unwrap();
+    assert_eq!(b, s + MIB);
+    assert_eq!(live_bos(&sim), bos + 1);
+    fmm.free_memory(b).unwrap();
+    assert_eq!(live_bos(&sim), bos);
     assert_eq!(
         cause(
             fmm.alloc_memory(0, MIB, MemFlags::SCRATCH, None)

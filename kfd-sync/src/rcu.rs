@@ -357,6 +357,8 @@ impl<T> RcuCell<T> {
 
     /// Drops the retired values no reader can hold any more (outside the
     /// lock: a drop may be long, and may read the cell again).
+    #[cold]
+    #[inline(never)]
     fn reclaim(&self) {
         let free: Vec<*const T> = {
             let mut retired = self.lock_retired();
@@ -433,6 +435,7 @@ impl<T> ReadGuard<'_, T> {
 }
 
 impl<T> Drop for ReadGuard<'_, T> {
+    #[inline]
     fn drop(&mut self) {
         let depth = self.reader.depth.load(Ordering::Relaxed) - 1;
         if depth == 0 {

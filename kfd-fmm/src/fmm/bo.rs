@@ -12,7 +12,7 @@ use super::Fmm;
 use crate::aperture::{Aperture, Space};
 use crate::error::{FmmError, Result};
 use crate::flags::AllocMemFlags;
-use crate::objects::{ApId, VmObject};
+use crate::objects::{ApId, GpuIds, VmObject};
 
 /// A kernel buffer object to create.
 #[derive(Debug, Clone, Copy)]
@@ -187,7 +187,7 @@ impl Fmm {
     /// object is already mapped on (passed first, counted in `n_success`).
     pub(super) fn map_ioctl(&self, obj: &mut VmObject, targets: &[u32]) -> Result<()> {
         let handle = obj.handle.ok_or(FmmError::NotMappable(obj.start))?;
-        let mut ids: Vec<u32> = targets
+        let mut ids: GpuIds = targets
             .iter()
             .copied()
             .filter(|t| obj.mapped.contains(t))

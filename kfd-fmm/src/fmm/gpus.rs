@@ -4,11 +4,13 @@
 
 use std::sync::{Arc, Mutex};
 
+use kfd_sync::SeqWords;
 use kfd_sys::DeviceFile;
 
 use super::plan::{has_dgpu, in_svm};
 use super::{NodeDesc, RenderNodes, Scratch};
 use crate::error::{FmmError, Result};
+use crate::objects::GpuIds;
 
 /// One GPU of the set.
 #[derive(Debug)]
@@ -22,6 +24,10 @@ pub(super) struct Gpu {
     pub svm_needed: bool,
     /// Its scratch backing memory, while allocated.
     pub scratch: Mutex<Option<Scratch>>,
+    /// `[base, size]` of that memory (`[0, 0]`: none), written under the
+    /// `scratch` lock and read without it: every free, unmap and map asks
+    /// whether its address is scratch.
+    pub scratch_range: SeqWords<2>,
     /// The address of its MMIO remap page, while mapped.
     pub mmio: Mutex<Option<u64>>,
 }
@@ -83,6 +89,7 @@ impl GpuSet {
                 render,
                 svm_needed: in_svm(is_dgpu, n),
                 scratch: Mutex::new(None),
+                scratch_range: SeqWords::default(),
                 mmio: Mutex::new(None),
             });
         }
@@ -183,9 +190,10 @@ impl GpuSet {
     /// The GPUs that can map memory of GPU `gi`, as upstream fmm.c builds
     /// `usable_peer_id_array`: the GPU itself, then, in aperture order,
     /// each GPU with an io link to it (once per such link).
-    pub fn usable_peers(&self, gi: usize) -> Vec<u32> {
+    pub fn usable_peers(&self, gi: usize) -> GpuIds {
         let me = self.gpus[gi].node_id;
-        let mut peers = vec![self.gpus[gi].gpu_id];
+        let mut peers = GpuIds::new();
+        peers.push(self.gpus[gi].gpu_id);
         for &gpu_id in &self.order {
             let Some(from) = self.index(gpu_id) else {
                 continue;

@@ -5,7 +5,7 @@ use kfd_sys::kfd;
 use super::Fmm;
 use crate::error::{FmmError, Result};
 use crate::flags::MemMapFlags;
-use crate::objects::{ApId, Lookup, VmObject};
+use crate::objects::{ApId, GpuIds, Lookup, VmObject};
 use crate::va::checked_align_up;
 use crate::PAGE_SIZE;
 
@@ -95,7 +95,7 @@ impl Fmm {
             {
                 self.gpus.usable_peers(gi)
             }
-            _ => self.allowed_gpus(o).to_vec(),
+            _ => GpuIds::from_slice(self.allowed_gpus(o)),
         };
         self.map_ioctl(o, &targets)?;
         o.mapping_count = 1;

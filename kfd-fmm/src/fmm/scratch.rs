@@ -89,14 +89,20 @@ impl Fmm {
             owned,
             space,
         });
+        gpu.scratch_range.write([addr, aligned]);
         Ok(addr)
     }
 
+    /// The GPU whose scratch backing holds `addr`: a look at each GPU's
+    /// range without its lock (the lock only while a writer changes it).
     pub(super) fn scratch_gpu(&self, addr: u64) -> Option<usize> {
         self.gpus.all().iter().position(|g| {
-            lock(&g.scratch)
-                .as_ref()
-                .is_some_and(|s| addr >= s.base && addr - s.base < s.size)
+            let [base, size] = g.scratch_range.read().unwrap_or_else(|| {
+                lock(&g.scratch)
+                    .as_ref()
+                    .map_or([0, 0], |s| [s.base, s.size])
+            });
+            addr >= base && addr - base < size
         })
     }
 
@@ -108,7 +114,10 @@ impl Fmm {
             match g.as_ref() {
                 None => return Ok(()),
                 Some(st) if st.owned && !as_owner => return Err(FmmError::OwnedByHandle(st.base)),
-                Some(_) => g.take().expect("checked"),
+                Some(_) => {
+                    self.gpus.get(gi).scratch_range.write([0, 0]);
+                    g.take().expect("checked")
+                }
             }
         };
         let Scratch { objs, space, .. } = st;

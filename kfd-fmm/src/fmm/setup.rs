@@ -16,6 +16,7 @@ use crate::aperture::Aperture;
 use crate::error::{AddressSpace, FmmError, Result};
 use crate::flags::AllocMemFlags;
 use crate::lock;
+use crate::objects::GpuIds;
 use crate::PAGE_SIZE;
 
 /// The page-granular VM alignment of old GPUs (Tonga, Carrizo need 32 KiB).
@@ -290,7 +291,7 @@ impl Fmm {
         // (5.2.3's default mapping set), or, as the object belongs to a
         // GPU node, onto that GPU's usable peers.
         let targets = if self.opts.rules.default_map_all_gpus {
-            self.gpus.order().to_vec()
+            GpuIds::from_slice(self.gpus.order())
         } else {
             self.gpus.usable_peers(gi)
         };
