@@ -85,13 +85,14 @@ impl Deref for CtxRef {
 }
 
 /// The open primary, borrowed; `closed` when it is not open here.
-#[inline]
+#[inline(always)]
 fn open_primary(closed: Status) -> KmtResult<CtxRef> {
     primary::current().map(CtxRef::Primary).map_err(|_| closed)
 }
 
 /// The C library's `CHECK_KFD_OPEN`: the primary context must be open in
 /// this process (a forked child sees it closed).
+#[inline]
 pub fn check_open() -> KmtResult {
     if !primary::is_open() {
         Err(st::NOT_OPENED)
@@ -118,6 +119,7 @@ pub fn lookup(ctx: *mut HsaKFDContext) -> KmtResult<CtxRef> {
 /// The open check, then the handle lookup: the prologue of every `Ctx`
 /// function that has `CHECK_KFD_OPEN` in C. For the primary handle both
 /// are one look at the primary slot (it is open exactly when it is found).
+#[inline(always)]
 pub fn resolve(ctx: *mut HsaKFDContext) -> KmtResult<CtxRef> {
     if ctx == primary_ptr() {
         return open_primary(st::NOT_OPENED);
@@ -131,6 +133,7 @@ pub fn resolve(ctx: *mut HsaKFDContext) -> KmtResult<CtxRef> {
 /// [`crate::profile::Unchecked`]), the primary context while KFD is
 /// closed gives `closed` (what the C library ends up returning with no
 /// open descriptor and no topology snapshot) instead of 20.
+#[inline(always)]
 pub fn resolve_unless(
     ctx: *mut HsaKFDContext,
     unchecked: bool,

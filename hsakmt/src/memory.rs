@@ -128,22 +128,6 @@ unsafe fn put_node_arrays(
     out: *mut abi::HsaPointerInfo,
 ) -> KmtResult {
     let kept = state::kept(c)?;
-    // The object asked about last, if it still has this generation: its
-    // lists without the lock (a buffer asked about again and again).
-    let key = object.wrapping_add(1);
-    if let Some([_, g, registered, n_registered, mapped, n_mapped]) = kept.last_nodes.read_if(key) {
-        if g == generation {
-            // SAFETY: the caller's contract.
-            unsafe {
-                write_lists(
-                    out,
-                    (registered as usize as *mut u32, n_registered as u32),
-                    (mapped as usize as *mut u32, n_mapped as u32),
-                )
-            };
-            return Ok(());
-        }
-    }
     let mut h = lock(&kept.memory);
     // Kept for the next query of the object, under the lock that
     // serialises the writers.
@@ -173,6 +157,53 @@ unsafe fn put_node_arrays(
     unsafe { write_out(out, answer, st::INVALID_PARAMETER) }
 }
 
+/// Writes the whole C answer into `out`, field by field from registers.
+/// (A value built on the stack and copied would be read back with wider
+/// loads than the stores that made it, which the CPU cannot forward: a
+/// stall per load on every query.)
+///
+/// # Safety
+///
+/// `out` is non-NULL, aligned and valid for a write of
+/// `abi::HsaPointerInfo`.
+#[inline(always)]
+unsafe fn put_pointer_info(
+    out: *mut abi::HsaPointerInfo,
+    info: &PointerInfo,
+    registered: CList,
+    mapped: CList,
+) {
+    // SAFETY: the caller's contract; fields of a packed struct, written
+    // unaligned.
+    unsafe {
+        addr_of_mut!((*out).Type)
+            .write_unaligned(abi::HSA_POINTER_TYPE(convert::pointer_type(info.kind)));
+        addr_of_mut!((*out).Node).write_unaligned(info.node);
+        addr_of_mut!((*out).MemFlags).write_unaligned(abi::HsaMemFlags(info.mem_flags.bits()));
+        addr_of_mut!((*out).CPUAddress).write_unaligned(info.cpu_address as usize as *mut c_void);
+        addr_of_mut!((*out).GPUAddress).write_unaligned(info.gpu_address);
+        addr_of_mut!((*out).SizeInBytes).write_unaligned(info.size);
+        addr_of_mut!((*out).UserData).write_unaligned(info.user_data as usize as *mut c_void);
+        write_lists(out, registered, mapped);
+    }
+}
+
+/// A C node list: its first entry and its length.
+type CList = (*mut u32, u32);
+
+/// The node lists of `object` if it was the object asked about last and
+/// still has `generation`: read without the lock (a buffer asked about
+/// again and again).
+#[inline]
+fn last_lists(kept: &state::Kept, object: u64, generation: u64) -> Option<(CList, CList)> {
+    let [_, g, registered, n_registered, mapped, n_mapped] =
+        kept.last_nodes.read_if(object.wrapping_add(1))?;
+    (g == generation).then_some((
+        (registered as usize as *mut u32, n_registered as u32),
+        (mapped as usize as *mut u32, n_mapped as u32),
+    ))
+}
+
 /// Writes the node lists (first entry and count of each) into the C
 /// answer `out`.
 ///
@@ -180,6 +211,7 @@ unsafe fn put_node_arrays(
 ///
 /// `out` is non-NULL, aligned and valid for a write of
 /// `abi::HsaPointerInfo`.
+#[inline(always)]
 unsafe fn write_lists(
     out: *mut abi::HsaPointerInfo,
     (registered, n_registered): (*mut u32, u32),
@@ -579,16 +611,26 @@ export! {
         let fmm = c.fmm().kmt()?;
         let addr = Pointer as u64;
         let info = fmm.pointer_info(addr).kmt()?;
-        // The answer without node lists, written in place; then, if the
-        // object has lists, the arrays of its generation.
         let none = (std::ptr::null_mut(), 0);
+        let has_lists = info.registered_count != 0 || info.mapped_count != 0;
+        // The whole answer in one write: without lists, or with the
+        // lists kept for the object asked about last.
+        let lists = if has_lists {
+            last_lists(state::kept(&c)?, info.object, info.generation)
+        } else {
+            Some((none, none))
+        };
+        if let Some((registered, mapped)) = lists {
+            // SAFETY: checked above; an OUT argument.
+            unsafe { put_pointer_info(out, &info, registered, mapped) };
+            return Ok(());
+        }
+        // Else the answer without lists, then the arrays of its
+        // generation (made, or found under the lock).
         // SAFETY: checked above; an OUT argument.
         unsafe { write_out(out, c_pointer_info(&info, none, none), st::INVALID_PARAMETER)? };
-        if info.registered_count != 0 || info.mapped_count != 0 {
-            // SAFETY: checked and written above.
-            unsafe { put_node_arrays(&c, fmm, addr, (info.object, info.generation), out)? };
-        }
-        Ok(())
+        // SAFETY: checked and written above.
+        unsafe { put_node_arrays(&c, fmm, addr, (info.object, info.generation), out) }
     }
 
     /// `hsaKmtSetMemoryUserDataCtx`: unknown pointer → 1 (5.2.3 has no

@@ -522,7 +522,7 @@ fn valid(p: &Published) -> bool {
 /// while the primary is open in this process: one load of the published
 /// pointer and one of the fork generation. In a forked child, or without
 /// the fork handler, this takes [`get`]'s way.
-#[inline]
+#[inline(always)]
 pub fn current() -> Result<Primary, ContextError> {
     match PUBLISHED.read() {
         Some(g) if valid(&g) => return Ok(Primary(Held::Published(g))),

@@ -275,6 +275,7 @@ impl Default for Span {
 
 impl Span {
     /// Whether an object of the shard may contain `addr`.
+    #[inline]
     pub fn may_hold(&self, addr: u64) -> bool {
         addr >= self.lo.load(Ordering::Acquire) && addr < self.hi.load(Ordering::Acquire)
     }
@@ -371,6 +372,7 @@ impl Kept {
 
     /// [`Kept::words`] back into a record ([`Kept::NONE`] for words that
     /// no record gives).
+    #[inline(always)]
     fn from_words(w: [u64; 8]) -> Kept {
         // The discriminants `words` stores.
         let kind = match w[7] as u32 {
@@ -397,7 +399,7 @@ impl Kept {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn answer(&self) -> Option<PointerInfo> {
         (self.registered_count != u16::MAX).then_some(PointerInfo {
             kind: self.kind,
@@ -431,7 +433,7 @@ pub(crate) struct LastAnswer(SeqWords<9>);
 impl LastAnswer {
     /// The kept answer for `addr`, if it is the last address answered and
     /// nothing changed since.
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, addr: u64) -> Option<PointerInfo> {
         let w = self.0.read_if(addr.checked_add(1)?)?;
         Kept::from_words(std::array::from_fn(|i| w[i + 1])).answer()

@@ -104,6 +104,17 @@ impl ObjectIndex {
         None
     }
 
+    /// The lock-free part of [`ObjectIndex::with_shard_or`] alone: `quick`
+    /// of the first shard whose span covers `addr`. Small enough to
+    /// inline into a caller's every-call path.
+    #[inline(always)]
+    pub fn quick<R>(&self, addr: u64, quick: impl Fn(&Span) -> Option<R>) -> Quick<R> {
+        match self.spans.iter().find(|span| span.may_hold(addr)) {
+            None => Quick::NoObject,
+            Some(span) => quick(span).map_or(Quick::Locked, Quick::Answer),
+        }
+    }
+
     /// Runs `f` on the object `addr` resolves to.
     pub fn with_object<R>(
         &self,
@@ -113,4 +124,16 @@ impl ObjectIndex {
     ) -> Option<R> {
         self.with_shard(addr, how, |s, start| f(s.get_mut(start).expect("found")))
     }
+}
+
+/// What [`ObjectIndex::quick`] found.
+#[derive(Debug)]
+pub(crate) enum Quick<R> {
+    /// The first shard that may hold the address answered.
+    Answer(R),
+    /// No shard's span covers the address: no object holds it.
+    NoObject,
+    /// That shard has no quick answer: take the locked way (which asks
+    /// again from the first shard).
+    Locked,
 }

@@ -7,6 +7,7 @@ use kfd_sys::kfd;
 use kfd_sys::DeviceFile;
 use kfd_topology::GfxVersion;
 
+use super::index::Quick;
 use super::{
     Fmm, FmmOptions, NodeApertures, NodeDesc, PointerInfo, PointerNodes, PointerType, Range,
 };
@@ -105,10 +106,21 @@ impl Fmm {
     /// object's index entry until the object changes, and the last one of
     /// each shard is read without the lock, so a repeated query of an
     /// unchanged object is a few loads however many objects live.
-    #[inline]
+    #[inline(always)]
     pub fn pointer_info(&self, addr: u64) -> Result<PointerInfo> {
         // An unchanged shard's last answer, if it was to this address
-        // (the same buffer queried again), without the lock.
+        // (the same buffer queried again), or no shard near `addr`:
+        // without the lock, inlined into the caller.
+        match self.objects.quick(addr, |span| span.last.get(addr)) {
+            Quick::Answer(info) => Ok(info),
+            Quick::NoObject => Err(FmmError::UnknownPointer(addr)),
+            Quick::Locked => self.pointer_info_locked(addr),
+        }
+    }
+
+    /// [`Fmm::pointer_info`] through the shards' locks (out of line).
+    #[inline(never)]
+    fn pointer_info_locked(&self, addr: u64) -> Result<PointerInfo> {
         let quick = |span: &Span| span.last.get(addr).map(Some);
         self.objects
             .with_shard_or(addr, Lookup::Containing, quick, |s, slot| {
