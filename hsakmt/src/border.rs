@@ -4,7 +4,6 @@
 //! [`slice_in`] and [`slice_mut`], which check the count against the
 //! caller's limit first.
 
-use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Once;
@@ -16,11 +15,6 @@ pub type Status = HSAKMT_STATUS;
 
 /// The result type of an export body: `Err` carries the status to return.
 pub type KmtResult<T = ()> = Result<T, Status>;
-
-thread_local! {
-    /// How many export bodies this thread is inside (forwards nest).
-    static IN_EXPORT: Cell<u32> = const { Cell::new(0) };
-}
 
 /// Panics caught by [`guard`] since the library was loaded.
 static PANICS: AtomicU64 = AtomicU64::new(0);
@@ -46,7 +40,7 @@ fn install_hook() {
     HOOK.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            if IN_EXPORT.with(Cell::get) == 0 {
+            if !kfd_sync::Call::inside() {
                 return previous(info);
             }
             let env =
@@ -78,15 +72,16 @@ fn install_hook() {
 /// (the panic hook prints nothing for it) and counted ([`panics_caught`]).
 pub fn guard(body: impl FnOnce() -> KmtResult) -> Status {
     install_hook();
-    // One look-up of the thread-local (a call into the dynamic linker in
-    // a shared library) for both the count in and the count out; the
-    // count out runs also when the body panics, as that is caught here.
-    let r = IN_EXPORT.with(|depth| {
-        depth.set(depth.get() + 1);
-        let r = catch_unwind(AssertUnwindSafe(body));
-        depth.set(depth.get().saturating_sub(1));
-        r
-    });
+    // The call is counted inside the unwind boundary, in the function the
+    // body is inlined into: the count's thread-local is the read record
+    // of kfd-sync's RCU, which the body's context lookup reads too, so
+    // the compiler looks it up once for both (one `__tls_get_addr` call
+    // per C call). The count goes down also when the body panics (the
+    // `Call` drops while unwinding).
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        let _call = kfd_sync::Call::enter();
+        body()
+    }));
     match r {
         Ok(Ok(())) => HSAKMT_STATUS::HSAKMT_STATUS_SUCCESS,
         Ok(Err(status)) => status,

@@ -29,6 +29,7 @@ use crate::state;
 use crate::state::events::{CEvent, CView, EventViews};
 
 /// The C events of this context ([`EventViews`]).
+#[inline(always)]
 fn store(c: &Context) -> KmtResult<MutexGuard<'_, EventViews>> {
     Ok(lock(&state::kept(c)?.events))
 }

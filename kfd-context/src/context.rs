@@ -655,7 +655,23 @@ impl Context {
     /// Makes a sub-context once: `cell`'s value if it has one, else, under
     /// the creation lock, `make`'s (from the snapshot and the memory
     /// manager, which events and queues allocate their buffers from).
+    #[inline(always)]
     fn sub<'a, T>(
+        &'a self,
+        cell: &'a OnceLock<T>,
+        make: impl FnOnce(Arc<Topology>, &Arc<Fmm>) -> T,
+    ) -> Result<&'a T, ContextError> {
+        match cell.get() {
+            Some(v) => Ok(v),
+            None => self.sub_first(cell, make),
+        }
+    }
+
+    /// [`Context::sub`] when the sub-context was not made yet (once per
+    /// context: out of line, so the every-call part inlines).
+    #[cold]
+    #[inline(never)]
+    fn sub_first<'a, T>(
         &'a self,
         cell: &'a OnceLock<T>,
         make: impl FnOnce(Arc<Topology>, &Arc<Fmm>) -> T,
@@ -673,6 +689,7 @@ impl Context {
     }
 
     /// The event sub-context, created on first use (borrowed after that).
+    #[inline]
     pub fn events(&self) -> Result<&Arc<Events>, ContextError> {
         self.sub(&self.inner.events, |topo, m| {
             Arc::new(Events::new(
@@ -684,6 +701,7 @@ impl Context {
     }
 
     /// The queue sub-context, created on first use (borrowed after that).
+    #[inline]
     pub fn queues(&self) -> Result<&Arc<Queues>, ContextError> {
         self.sub(&self.inner.queues, |topo, m| {
             let options = self.queue_options(&topo);
@@ -763,6 +781,7 @@ impl Context {
     /// lives exactly as long as the context and is dropped with it
     /// (before its descriptor closes). Each context holds one such value;
     /// `None` when a value of another type was attached first.
+    #[inline]
     pub fn attached<T: Any + Send + Sync + Default>(&self) -> Option<&T> {
         self.inner
             .attached

@@ -46,5 +46,5 @@ pub mod seq;
 mod shim;
 
 pub use count::OpenCount;
-pub use rcu::{RcuCell, ReadGuard};
+pub use rcu::{Call, RcuCell, ReadGuard};
 pub use seq::SeqWords;

@@ -41,7 +41,9 @@ use std::ptr;
 use std::sync::Arc;
 
 use crate::shim::Ordering;
-use crate::shim::{lock, thread_local, AtomicBool, AtomicPtr, AtomicU64, Mutex, MutexGuard};
+use crate::shim::{
+    lock, thread_local, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Mutex, MutexGuard,
+};
 
 /// One thread's read record: how deeply it is inside reads, and how many
 /// outermost reads it has finished. Records are never freed: a thread
@@ -58,6 +60,8 @@ struct Reader {
     depth: AtomicU64,
     left: AtomicU64,
     taken: AtomicBool,
+    /// [`Call`]s the thread is inside (only the owning thread touches it).
+    calls: AtomicU32,
 }
 
 /// Every record (a thread takes one on its first read).
@@ -106,6 +110,51 @@ impl Drop for Local {
 
 thread_local! {
     static LOCAL: Local = Local::register();
+}
+
+/// One call of an embedding library's entry point on this thread, counted
+/// while the value lives (a C border marks its calls so that its panic
+/// hook knows a panic is its own). The count sits in the thread's read
+/// record, so an entry point that also reads an [`RcuCell`] looks up one
+/// thread-local, not two, once both are inlined into it.
+#[derive(Debug)]
+pub struct Call {
+    reader: &'static Reader,
+    /// Counted on this thread: not sendable.
+    not_send: PhantomData<*const ()>,
+}
+
+impl Call {
+    /// Counts a call on this thread; `None` once the thread's record is
+    /// gone (a call from a thread-local destructor at thread exit), which
+    /// then goes uncounted.
+    #[inline]
+    pub fn enter() -> Option<Call> {
+        let reader = LOCAL.try_with(|l| l.0).ok()?;
+        let n = reader.calls.load(Ordering::Relaxed);
+        reader.calls.store(n + 1, Ordering::Relaxed);
+        Some(Call {
+            reader,
+            not_send: PhantomData,
+        })
+    }
+
+    /// Whether this thread is inside a counted call.
+    pub fn inside() -> bool {
+        LOCAL
+            .try_with(|l| l.0.calls.load(Ordering::Relaxed) > 0)
+            .unwrap_or(false)
+    }
+}
+
+impl Drop for Call {
+    #[inline]
+    fn drop(&mut self) {
+        let n = self.reader.calls.load(Ordering::Relaxed);
+        self.reader
+            .calls
+            .store(n.saturating_sub(1), Ordering::Relaxed);
+    }
 }
 
 /// The fence pair between readers and writers: `membarrier` where the

@@ -92,6 +92,7 @@ pub(crate) struct Kept {
 
 /// The border state of `c` ([`Kept`]). `ERROR` only if something else
 /// attached a value of another type to the context first.
+#[inline(always)]
 pub(crate) fn kept(c: &Context) -> KmtResult<&Kept> {
     c.attached::<Kept>().ok_or(st::ERROR)
 }
