@@ -36,6 +36,7 @@ fn store(c: &Context) -> KmtResult<MutexGuard<'_, EventViews>> {
 
 /// Maps a C event pointer back to this context's event (never
 /// dereferenced): NULL or unknown → `INVALID_HANDLE`.
+#[inline(always)]
 pub(crate) fn event(c: &Context, e: *mut abi::HsaEvent) -> KmtResult<Event> {
     store(c)?.get(e).map(|ce| ce.event.clone()).kmt()
 }
@@ -105,6 +106,7 @@ struct Resolved {
 
 /// Resolves C event pointers under one store lock, before anything else
 /// the caller passed is read (as C, which fails on the events first).
+#[inline(always)]
 fn resolve_list(c: &Context, ptrs: &[*const abi::HsaEvent]) -> KmtResult<Resolved> {
     // Sized before the lock: no allocation under it (none at all for
     // small lists).

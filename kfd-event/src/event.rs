@@ -359,18 +359,31 @@ impl WaitList {
     }
 
     /// Appends an entry.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, w: Waitable) {
-        if let Some(v) = &mut self.heap {
-            v.push(w);
-        } else if let Some(slot) = self.inline.get_mut(self.len) {
-            *slot = w;
-            self.len += 1;
-        } else {
-            let mut v = spare::take(&WAITABLES, 2 * WaitList::INLINE);
-            v.extend_from_slice(&self.inline);
-            v.push(w);
-            self.heap = Some(v);
+        match &mut self.heap {
+            // Room reserved by `with_capacity`: a store and a count.
+            Some(v) if v.len() < v.capacity() => v.push(w),
+            None if self.len < WaitList::INLINE => {
+                self.inline[self.len] = w;
+                self.len += 1;
+            }
+            _ => self.push_grow(w),
+        }
+    }
+
+    /// [`WaitList::push`] past the room made so far (out of line).
+    #[cold]
+    #[inline(never)]
+    fn push_grow(&mut self, w: Waitable) {
+        match &mut self.heap {
+            Some(v) => v.push(w),
+            None => {
+                let mut v = spare::take(&WAITABLES, 2 * WaitList::INLINE);
+                v.extend_from_slice(&self.inline);
+                v.push(w);
+                self.heap = Some(v);
+            }
         }
     }
 

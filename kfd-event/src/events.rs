@@ -666,8 +666,9 @@ impl Events {
 }
 
 /// Waits on up to this many events keep the kernel's event data on the
-/// stack (no allocation for the common single and small waits).
-const EVENT_DATA_ON_STACK: usize = 8;
+/// stack (2.5 KiB): no allocation and no look at the thread's spare
+/// (two thread-local look-ups) for single, small and 64-signal waits.
+const EVENT_DATA_ON_STACK: usize = 64;
 
 /// `ages` has an entry for each of `events` events.
 fn ages_cover(ages: &[u64], events: usize) -> Result<(), EventError> {
@@ -711,15 +712,15 @@ mod tests {
     /// for each wait; a small wait's is on the stack.
     #[test]
     fn long_waits_reuse_zeroed_event_data() {
-        let first = with_event_data(64, |d| {
+        let first = with_event_data(200, |d| {
             for e in d.iter_mut() {
                 e.event_id = 7;
                 e.kfd_event_data_ext = 9;
             }
             d.as_ptr()
         });
-        with_event_data(40, |d| {
-            assert_eq!(d.len(), 40);
+        with_event_data(100, |d| {
+            assert_eq!(d.len(), 100);
             assert_eq!(d.as_ptr(), first, "the same array");
             assert!(
                 d.iter()
@@ -728,5 +729,8 @@ mod tests {
             );
         });
         with_event_data(3, |d| assert_ne!(d.as_ptr(), first, "on the stack"));
+        with_event_data(EVENT_DATA_ON_STACK, |d| {
+            assert_ne!(d.as_ptr(), first, "64 events: on the stack")
+        });
     }
 }
