@@ -1,16 +1,16 @@
 //! Events: create, set/reset/query, destroy, waits.
 //!
 //! C callers hold `HsaEvent *` values and pass them back. Each event the
-//! border creates gets a `CEvent` (`crate::state::events`): the kfd-event
-//! handle and the C struct, filled from the handle's typed data, at a
-//! stable address (the pointer handed out). The context's `EventViews`
-//! (part of its border state, `state::kept`, so it dies with the context)
-//! maps those addresses back to events; a pointer is only ever looked up,
-//! never dereferenced, so a foreign or garbage `HsaEvent *` is an unknown
-//! event (`INVALID_HANDLE`), never a crash.
+//! border creates gets a slot in the context's `EventViews`
+//! (`crate::state::events`; part of its border state, `state::kept`, so
+//! it dies with the context): the C struct, filled from the kfd-event
+//! handle's typed data at a stable address (the pointer handed out), and
+//! the handle. A pointer goes back to its event by arithmetic on the
+//! slot arena, never dereferenced, so a foreign or garbage `HsaEvent *`
+//! is an unknown event (`INVALID_HANDLE`), never a crash.
 
 use std::os::fd::IntoRawFd;
-use std::sync::{Arc, MutexGuard};
+use std::sync::MutexGuard;
 
 use hsakmt_sys::common::HsaEventDescriptor;
 use kfd_context::Context;
@@ -26,7 +26,7 @@ use crate::ctx::{self, HsaKFDContext};
 use crate::generation::{abi, PROFILE};
 use crate::log;
 use crate::state;
-use crate::state::events::{CEvent, CView, EventViews};
+use crate::state::events::{EventViews, ViewRef};
 
 /// The C events of this context ([`EventViews`]).
 #[inline(always)]
@@ -101,7 +101,7 @@ unsafe fn event_pointers<'a>(
 /// another thread destroys them meanwhile.
 struct Resolved {
     list: WaitList,
-    held: Vec<(usize, Arc<CEvent>)>,
+    held: Vec<(usize, ViewRef)>,
 }
 
 /// Resolves C event pointers under one store lock, before anything else
@@ -114,10 +114,10 @@ fn resolve_list(c: &Context, ptrs: &[*const abi::HsaEvent]) -> KmtResult<Resolve
     let mut held = Vec::new();
     let s = store(c)?;
     for (i, &p) in ptrs.iter().enumerate() {
-        let ce = s.get(p).kmt()?;
+        let (ce, slot) = s.find(p).kmt()?;
         let w = ce.waitable;
         if matches!(w.event_type(), EventType::Memory | EventType::HwException) {
-            held.push((i, ce.clone()));
+            held.push((i, s.view(slot)));
         }
         list.push(w);
     }
@@ -142,7 +142,7 @@ impl Resolved {
         let o = events
             .wait_resolved(self.list.as_slice(), mode, timeout_ms, ages, |i, x| {
                 if let Ok(k) = held.binary_search_by_key(&i, |(j, _)| *j) {
-                    held[k].1.view.write_exception(&x);
+                    held[k].1.view().write_exception(&x);
                 }
                 if let ExceptionData::Memory(f) = x {
                     faults.push(f);
@@ -284,8 +284,7 @@ export! {
         let desc = EventDescriptor { manual_reset: ManualReset, signaled: IsSignaled, ..descriptor(&desc).kmt()? };
         let kept = state::kept(&c)?;
         let e = events.create(&desc).kmt()?;
-        let ce = Arc::new(CEvent { view: CView::new(&e), waitable: e.waitable(), event: e });
-        let ptr = lock(&kept.events).insert(ce);
+        let ptr = lock(&kept.events).insert(e);
         // SAFETY: checked above; an OUT argument.
         unsafe { write_out(out, ptr, st::INVALID_PARAMETER) }
     }

@@ -2,8 +2,6 @@
 //! map from those structs' addresses back to the events ([`EventViews`]).
 //! The C struct lives here, not in kfd-event, which speaks Rust types.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::mem::offset_of;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -63,22 +61,28 @@ const _: () = {
 };
 
 impl CView {
-    /// The C struct of `e`: its id and type, the descriptor's sync
-    /// variable in the union, then id, slot address and trigger data in
-    /// `HWData1..3`, as the C library fills it.
-    pub(crate) fn new(e: &Event) -> CView {
-        let c = CView {
+    /// A C struct of zeros (a slot not yet used).
+    fn empty() -> CView {
+        CView {
             words: std::array::from_fn(|_| AtomicU32::new(0)),
-        };
+        }
+    }
+
+    /// Makes this the C struct of `e`: its id and type, the descriptor's
+    /// sync variable in the union, then id, slot address and trigger data
+    /// in `HWData1..3`, as the C library fills it (every other word 0).
+    pub(crate) fn fill(&self, e: &Event) {
+        for w in &self.words {
+            w.store(0, Ordering::Relaxed);
+        }
         let d = e.descriptor();
-        c.set(W_EVENT_ID, e.id());
-        c.set(W_EVENT_TYPE, e.event_type().raw());
-        c.set64(W_SYNC_VAR, d.sync_var);
-        c.set64(W_SYNC_VAR_SIZE, d.sync_var_size);
-        c.set64(W_HWDATA1, u64::from(e.id()));
-        c.set64(W_HWDATA2, e.slot_address());
-        c.set(W_HWDATA3, e.trigger_data());
-        c
+        self.set(W_EVENT_ID, e.id());
+        self.set(W_EVENT_TYPE, e.event_type().raw());
+        self.set64(W_SYNC_VAR, d.sync_var);
+        self.set64(W_SYNC_VAR_SIZE, d.sync_var_size);
+        self.set64(W_HWDATA1, u64::from(e.id()));
+        self.set64(W_HWDATA2, e.slot_address());
+        self.set(W_HWDATA3, e.trigger_data());
     }
 
     fn set(&self, w: usize, v: u32) {
@@ -124,7 +128,8 @@ impl CView {
     }
 }
 
-/// One event the border handed to C: the handle and its C struct.
+/// One event the border handed to C (its C struct is in the store's
+/// arena, [`EventViews`]).
 #[derive(Debug)]
 pub(crate) struct CEvent {
     /// The kfd-event handle.
@@ -132,74 +137,160 @@ pub(crate) struct CEvent {
     /// The event as a wait-list entry, made once (a wait on many events
     /// reads it from the store's record instead of the event's own).
     pub(crate) waitable: Waitable,
-    /// The C struct; its address is the `HsaEvent *` C holds.
-    pub(crate) view: CView,
 }
 
-/// Hashes the store's keys: addresses of C views this module allocated
-/// (callers only probe with theirs), so one multiplication spreads them
-/// well enough; SipHash costs ~20 ns per lookup, on every event call.
-#[derive(Debug, Default)]
-struct AddrHasher(u64);
+/// A C struct in the store's arena: 64 bytes, so that a pointer into a
+/// chunk becomes a slot number with a subtraction and a shift.
+#[derive(Debug)]
+#[repr(C, align(64))]
+pub(crate) struct Slot(CView);
 
-impl Hasher for AddrHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
+/// Bytes per [`Slot`].
+const SLOT_BYTES: usize = std::mem::size_of::<Slot>();
+const _: () = assert!(SLOT_BYTES == 64);
 
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
+/// Slots in the first chunk of the arena; each further chunk doubles the
+/// last, so `n` events take about `log2(n / 64)` chunks.
+const FIRST_CHUNK: usize = 64;
 
-    fn write_u64(&mut self, n: u64) {
-        let h = (self.0 ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        self.0 = h ^ (h >> 29);
-    }
+/// The first slot number of chunk `k`.
+fn chunk_start(k: usize) -> usize {
+    FIRST_CHUNK * ((1 << k) - 1)
+}
 
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
+/// A C struct of the arena, kept alive apart from the store (a wait
+/// writes exception data into it after the store's lock is gone).
+#[derive(Debug, Clone)]
+pub(crate) struct ViewRef {
+    chunk: Arc<[Slot]>,
+    index: usize,
+}
+
+impl ViewRef {
+    /// The C struct.
+    pub(crate) fn view(&self) -> &CView {
+        &self.chunk[self.index].0
     }
 }
 
-/// The C events of one context, keyed by the address of their C struct
-/// (the `HsaEvent *` C holds).
+/// The C events of one context: their C structs in an arena of slots
+/// that are never freed while the store lives (a slot is reused after
+/// its event is destroyed), and per slot the event it holds.
 ///
 /// Not a [`HandleTable`](super::handles::HandleTable): C reads the
 /// struct an `HsaEvent *` points at (ROCr takes the event id and the
 /// mailbox address from it), so the pointer must be the struct's address
-/// and cannot be a token. The price: once an event is destroyed and its
-/// struct freed, the allocator may give the address to a later event,
-/// and a stale pointer then names that one (the C library's freed
-/// `HsaEvent` is reused the same way); telling them apart would need the
-/// structs never to be freed.
+/// and cannot be a token. A pointer is resolved by arithmetic (which
+/// chunk holds it, then its slot), never dereferenced, so a foreign or
+/// garbage pointer is an unknown event. The price of reuse: once an
+/// event is destroyed, a later event may take its slot, and a stale
+/// pointer then names that one (the C library's freed `HsaEvent` is
+/// reused the same way by its allocator).
 #[derive(Debug, Default)]
 pub(crate) struct EventViews {
-    map: HashMap<usize, Arc<CEvent>, BuildHasherDefault<AddrHasher>>,
+    /// The arena: chunk `k` holds slots `chunk_start(k)..` and is
+    /// `FIRST_CHUNK << k` slots long.
+    chunks: Vec<Arc<[Slot]>>,
+    /// Per slot number, the live event it holds.
+    events: Vec<Option<Arc<CEvent>>>,
+    /// Slot numbers free for the next event, lowest last.
+    free: Vec<u32>,
 }
 
 impl EventViews {
+    /// The slot number of the C struct at `e`, if `e` is the start of
+    /// one of the arena's slots.
+    #[inline]
+    fn slot_of(&self, e: *const abi::HsaEvent) -> Option<usize> {
+        let p = e as usize;
+        for (k, chunk) in self.chunks.iter().enumerate() {
+            let off = p.wrapping_sub(chunk.as_ptr() as usize);
+            if off < chunk.len() * SLOT_BYTES {
+                return (off % SLOT_BYTES == 0).then(|| chunk_start(k) + off / SLOT_BYTES);
+            }
+        }
+        None
+    }
+
+    /// The chunk and index of slot `n`.
+    fn locate(&self, n: usize) -> (&Arc<[Slot]>, usize) {
+        let k = (usize::BITS - 1 - (n / FIRST_CHUNK + 1).leading_zeros()) as usize;
+        (&self.chunks[k], n - chunk_start(k))
+    }
+
     /// The event a C pointer names: NULL is [`EventError::NullEvent`],
     /// anything that is not a live event of this context (destroyed,
     /// another context's, garbage) [`EventError::UnknownEvent`].
+    #[inline]
     pub(crate) fn get(&self, e: *const abi::HsaEvent) -> Result<&Arc<CEvent>, EventError> {
+        self.find(e).map(|(ce, _)| ce)
+    }
+
+    /// [`EventViews::get`] with the slot number (for [`EventViews::view`]).
+    #[inline]
+    pub(crate) fn find(
+        &self,
+        e: *const abi::HsaEvent,
+    ) -> Result<(&Arc<CEvent>, usize), EventError> {
         if e.is_null() {
             return Err(EventError::NullEvent);
         }
-        self.map.get(&(e as usize)).ok_or(EventError::UnknownEvent)
+        let n = self.slot_of(e).ok_or(EventError::UnknownEvent)?;
+        match self.events.get(n) {
+            Some(Some(ce)) => Ok((ce, n)),
+            _ => Err(EventError::UnknownEvent),
+        }
     }
 
-    /// Keeps `ce`; returns the `HsaEvent *` that names it.
-    pub(crate) fn insert(&mut self, ce: Arc<CEvent>) -> *mut abi::HsaEvent {
-        let ptr = ce.view.addr();
-        self.map.insert(ptr, ce);
-        ptr as *mut abi::HsaEvent
+    /// The C struct of slot `n`, to keep past the store's lock.
+    pub(crate) fn view(&self, n: usize) -> ViewRef {
+        let (chunk, index) = self.locate(n);
+        ViewRef {
+            chunk: chunk.clone(),
+            index,
+        }
     }
 
-    /// Forgets the event `e` names (nothing if none).
+    /// Keeps `e` in a free slot, its C struct filled; returns the
+    /// `HsaEvent *` that names it.
+    pub(crate) fn insert(&mut self, e: Event) -> *mut abi::HsaEvent {
+        let n = match self.free.pop() {
+            Some(n) => n as usize,
+            None => self.grow(),
+        };
+        let (chunk, index) = self.locate(n);
+        let view = &chunk[index].0;
+        view.fill(&e);
+        let ptr = view.addr() as *mut abi::HsaEvent;
+        self.events[n] = Some(Arc::new(CEvent {
+            waitable: e.waitable(),
+            event: e,
+        }));
+        ptr
+    }
+
+    /// Adds a chunk twice the last one; returns its first slot (the
+    /// others go to the free list).
+    #[cold]
+    fn grow(&mut self) -> usize {
+        let k = self.chunks.len();
+        let len = FIRST_CHUNK << k;
+        let chunk: Arc<[Slot]> = (0..len).map(|_| Slot(CView::empty())).collect();
+        self.chunks.push(chunk);
+        let first = chunk_start(k);
+        self.events.resize_with(first + len, || None);
+        self.free
+            .extend((first + 1..first + len).rev().map(|n| n as u32));
+        first
+    }
+
+    /// Forgets the event `e` names (nothing if none); its slot is free
+    /// for a later event.
     pub(crate) fn remove(&mut self, e: *const abi::HsaEvent) {
-        self.map.remove(&(e as usize));
+        if let Ok((_, n)) = self.find(e) {
+            self.events[n] = None;
+            self.free.push(n as u32);
+        }
     }
 }
 
@@ -271,7 +362,8 @@ mod tests {
             ..EventDescriptor::new(EventType::Signal)
         };
         let e = events.create(&desc).unwrap();
-        let v = CView::new(&e);
+        let v = CView::empty();
+        v.fill(&e);
         let c = read(&v);
         assert_eq!({ c.EventId }, e.id());
         let d = c.EventData;
@@ -309,5 +401,63 @@ mod tests {
             HSA_EVENTID_MEMORYFLAGS::HSA_EVENTID_MEMORY_FATAL_PROCESS
         );
         events.destroy(&e).unwrap();
+    }
+
+    /// Pointers go back to their events across chunks; anything else
+    /// (inside a slot, before or past the arena, a freed slot) is an
+    /// unknown event; a freed slot is taken again, its C struct refilled.
+    #[test]
+    fn arena_resolves_its_pointers_and_nothing_else() {
+        let sim = kfd_sim::Sim::preset("mi210").unwrap();
+        let topology = Arc::new(kfd_topology::Topology::snapshot(&sim).unwrap());
+        let driver: Arc<dyn kfd_sys::Driver> = Arc::new(sim.clone());
+        let kfd = Arc::new(kfd_sys::DeviceFile::open_kfd(driver).unwrap());
+        let events = Events::new(kfd, Some(topology), None);
+        let mut views = EventViews::default();
+        // Three chunks: 64 + 128 + some of 256.
+        let made: Vec<(*mut abi::HsaEvent, u32)> = (0..200)
+            .map(|_| {
+                let e = events
+                    .create(&EventDescriptor::new(EventType::Signal))
+                    .unwrap();
+                let id = e.id();
+                (views.insert(e), id)
+            })
+            .collect();
+        assert_eq!(views.chunks.len(), 3);
+        for &(p, id) in &made {
+            assert_eq!(views.get(p).unwrap().event.id(), id);
+            // SAFETY: a live slot's C struct, as C reads it.
+            assert_eq!(unsafe { (*p).EventId }, id);
+        }
+        let (p0, _) = made[0];
+        let inside = (p0 as usize + 4) as *const abi::HsaEvent;
+        let before = (p0 as usize - SLOT_BYTES) as *const abi::HsaEvent;
+        let last = views.chunks.last().unwrap();
+        let past = (last.as_ptr() as usize + last.len() * SLOT_BYTES) as *const abi::HsaEvent;
+        for bad in [inside, before, past] {
+            assert_eq!(views.get(bad).unwrap_err(), EventError::UnknownEvent);
+        }
+        assert_eq!(
+            views.get(std::ptr::null()).unwrap_err(),
+            EventError::NullEvent
+        );
+        let (p70, _) = made[70];
+        let gone = views.get(p70).unwrap().event.clone();
+        events.destroy(&gone).unwrap();
+        views.remove(p70);
+        assert_eq!(views.get(p70).unwrap_err(), EventError::UnknownEvent);
+        let e = events
+            .create(&EventDescriptor::new(EventType::Signal))
+            .unwrap();
+        let id = e.id();
+        assert_eq!(views.insert(e), p70, "the freed slot is taken first");
+        // SAFETY: as above.
+        assert_eq!(unsafe { (*p70).EventId }, id);
+        for (p, _) in made {
+            let ce = views.get(p).unwrap().event.clone();
+            events.destroy(&ce).unwrap();
+            views.remove(p);
+        }
     }
 }
