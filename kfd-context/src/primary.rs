@@ -69,13 +69,69 @@ pub enum Opened {
     Again,
 }
 
+/// The primary context of this process: all of its state, in one value
+/// ([`PRIMARY`]).
+///
+/// The state machine is [`Phase`], changed only under the `slot` lock:
+///
+/// ```text
+///            first open                 last close
+///   Closed ─────────────► Open ◄──────► (nested opens and closes:
+///     ▲  ▲                 │  │          `count` only, no lock)
+///     │  │   last close    │  │ last close with keep_after_close
+///     │  └─────────────────┘  ▼
+///     │   discard_closed,   Kept ── first open ──► Open
+///     │   set_driver         │
+///     └──────────────────────┘
+///   Open or Kept ── fork (seen by the next look at the slot) ──► Closed
+///                   (inherited references counted, context forgotten)
+/// ```
+///
+/// Beside the phase, readable without the lock: `count` (the C
+/// library's `kfd_open_count`; above 0 exactly while the phase is
+/// `Open`, moved between 1 and more by nested opens and closes without
+/// the lock), `published` (the open context for every call's lookup, set
+/// after each change of the phase), `open_generation` (the fork
+/// generation of the open context) and the fork watch.
+struct PrimaryState {
+    slot: Mutex<Slot>,
+    published: RcuCell<Published>,
+    count: OpenCount,
+    open_generation: AtomicU64,
+    fork: ForkWatch,
+}
+
+/// Where the primary context is in its life (see [`PrimaryState`]).
+enum Phase {
+    /// No context in this process: never opened, torn down by its last
+    /// close, or, in a forked child, the parent's left behind.
+    Closed {
+        /// References the child inherited from its parent (see
+        /// [`release_inherited`]).
+        inherited: u64,
+        /// The descriptor of the last context torn down (or being torn
+        /// down by whoever holds it last): the next first open waits for
+        /// its close.
+        retiring: Option<CloseWatch>,
+    },
+    /// Open (count above 0) in the process and fork generation it was
+    /// opened in.
+    Open(Owned),
+    /// Closed by its last close but kept for the next open
+    /// ([`ContextOptions::keep_after_close`]).
+    Kept(Owned),
+}
+
+/// A context of the slot, with the process and fork generation it was
+/// opened in.
+struct Owned {
+    ctx: Context,
+    pid: u32,
+    generation: u64,
+}
+
 struct Slot {
-    /// The context: open while [`COUNT`] is above 0; kept after the last
-    /// close with [`ContextOptions::keep_after_close`].
-    ctx: Option<Context>,
-    /// References a forked child inherited from its parent (see
-    /// [`release_inherited`]).
-    inherited: u64,
+    phase: Phase,
     /// The topology snapshot the next first open adopts (see
     /// [`open_with`]): the last context's when it was closed, or, in a
     /// forked child, the one of the context inherited from the parent.
@@ -87,25 +143,39 @@ struct Slot {
     /// next first open reads the tree again only if the kernel's topology
     /// changed since (`Context::read_topology`).
     kept_read: Vec<KeptRead>,
-    /// The process and the fork generation the context was opened in.
-    pid: u32,
-    generation: u64,
     driver: Option<Arc<dyn Driver>>,
-    /// The descriptor of the last context torn down (or being torn down
-    /// by whoever holds it last): the next first open waits for its close.
-    retiring: Option<CloseWatch>,
 }
 
-static SLOT: Mutex<Slot> = Mutex::new(Slot {
-    ctx: None,
-    inherited: 0,
-    kept_topology: None,
-    kept_read: Vec::new(),
-    pid: 0,
-    generation: 0,
-    driver: None,
-    retiring: None,
-});
+/// Forks this process went through, and the handler that counts them.
+struct ForkWatch {
+    /// Forks seen (counted in each child by the `pthread_atfork` child
+    /// handler; a child inherits its parent's count).
+    generation: AtomicU64,
+    /// The child handler is registered.
+    registered: AtomicBool,
+    once: Once,
+}
+
+/// The primary context of this process (see [`PrimaryState`]).
+static PRIMARY: PrimaryState = PrimaryState {
+    slot: Mutex::new(Slot {
+        phase: Phase::Closed {
+            inherited: 0,
+            retiring: None,
+        },
+        kept_topology: None,
+        kept_read: Vec::new(),
+        driver: None,
+    }),
+    published: RcuCell::new(),
+    count: OpenCount::new(),
+    open_generation: AtomicU64::new(0),
+    fork: ForkWatch {
+        generation: AtomicU64::new(0),
+        registered: AtomicBool::new(false),
+        once: Once::new(),
+    },
+};
 
 /// The open primary context as lookups see it, with the fork generation
 /// it was opened in.
@@ -114,74 +184,73 @@ struct Published {
     generation: u64,
 }
 
-/// The open primary ([`Slot::publish`]); empty while it is closed. A
-/// lookup reads it with plain loads and stores (no atomic
-/// read-modify-write): [`kfd_sys::rcu`].
-static PUBLISHED: RcuCell<Published> = RcuCell::new();
-
-/// How many times the primary is open (the C library's
-/// `kfd_open_count`). It goes from 0 to 1 (a first open) and from 1 to 0
-/// (the last close) only under the slot's lock; a nested open or close
-/// of a context opened in this fork generation moves it between 1 and
-/// more without the lock ([`open_nested`], [`close_nested`]), so a
-/// reader under the lock may see it change, but never to or from 0.
-static COUNT: OpenCount = OpenCount::new();
-
-/// The fork generation the open primary was opened in (the slot's
-/// `generation`, readable without its lock by the nested fast paths).
-static OPEN_GENERATION: AtomicU64 = AtomicU64::new(0);
-
 /// How long a first open waits for the teardown of a context whose last
 /// close found it still referenced ([`open_counted`]).
 const RETIRED_TEARDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 fn count() -> u64 {
-    COUNT.get()
+    PRIMARY.count.get()
 }
 
-impl Slot {
-    /// Notes that `ctx`, taken out of the slot, is going: the next first
-    /// open waits for its descriptor's close.
-    fn retire(&mut self, ctx: Option<&Context>) {
-        if let Some(ctx) = ctx {
-            self.retiring = Some(ctx.close_watch());
+impl Phase {
+    /// The context, open or kept.
+    fn owned(&self) -> Option<&Owned> {
+        match self {
+            Phase::Open(o) | Phase::Kept(o) => Some(o),
+            Phase::Closed { .. } => None,
         }
     }
 
-    /// Publishes what [`get`] answers now: the context while it is open
-    /// (count above 0) in this process, nothing otherwise. Called under
-    /// the slot's lock after every change of that answer (a first open, a
-    /// last close, a fork), not on nested opens and closes.
-    fn publish(&self) {
-        let open = match (&self.ctx, count()) {
-            (Some(ctx), n) if n > 0 => Some(Arc::new(Published {
-                ctx: ctx.clone(),
-                generation: self.generation,
-            })),
-            _ => None,
+    /// Leaves for `Closed`, the context taken out (to drop outside the
+    /// lock), its descriptor watched by the next first open.
+    fn close(&mut self) -> Option<Context> {
+        if let Phase::Closed { .. } = self {
+            return None;
+        }
+        let closed = Phase::Closed {
+            inherited: 0,
+            retiring: None,
         };
-        PUBLISHED.store(open);
+        let (Phase::Open(o) | Phase::Kept(o)) = std::mem::replace(self, closed) else {
+            unreachable!("not closed")
+        };
+        *self = Phase::Closed {
+            inherited: 0,
+            retiring: Some(o.ctx.close_watch()),
+        };
+        Some(o.ctx)
     }
 }
 
-/// Forks this process went through (counted in each child by the
-/// `pthread_atfork` child handler; a child inherits its parent's count).
-static FORK_GENERATION: AtomicU64 = AtomicU64::new(0);
-/// The child handler is registered.
-static ATFORK_REGISTERED: AtomicBool = AtomicBool::new(false);
-static ATFORK: Once = Once::new();
+impl Slot {
+    /// Publishes what [`get`] answers now: the context while it is open
+    /// in this process, nothing otherwise. Called under the slot's lock
+    /// after every change of the phase (a first open, a last close, a
+    /// fork), not on nested opens and closes.
+    fn publish(&self) {
+        let open = match &self.phase {
+            Phase::Open(o) => Some(Arc::new(Published {
+                ctx: o.ctx.clone(),
+                generation: o.generation,
+            })),
+            _ => None,
+        };
+        PRIMARY.published.store(open);
+    }
+}
 
 /// Runs in the child after `fork()`: one atomic add, async-signal-safe.
 extern "C" fn after_fork_in_child() {
-    FORK_GENERATION.fetch_add(1, Ordering::Relaxed);
+    PRIMARY.fork.generation.fetch_add(1, Ordering::Relaxed);
 }
 
 fn register_fork_handler() {
-    ATFORK.call_once(|| {
+    let fork = &PRIMARY.fork;
+    fork.once.call_once(|| {
         // The handler only does an atomic add: allowed in the child of a
         // multithreaded fork.
         let ok = kfd_sys::process::on_fork_child(after_fork_in_child).is_ok();
-        ATFORK_REGISTERED.store(ok, Ordering::Relaxed);
+        fork.registered.store(ok, Ordering::Relaxed);
     });
 }
 
@@ -195,32 +264,41 @@ enum ForkCheck {
     Pid,
 }
 
+/// The slot, locked, after the fork check: a context opened before a
+/// fork (in the parent) moves the phase to `Closed`.
 fn slot(check: ForkCheck) -> MutexGuard<'static, Slot> {
-    let mut s = lock(&SLOT);
-    if count() > 0 || s.ctx.is_some() {
-        let forked = s.generation != FORK_GENERATION.load(Ordering::Relaxed)
-            || ((check == ForkCheck::Pid || !ATFORK_REGISTERED.load(Ordering::Relaxed))
-                && s.pid != std::process::id());
-        if forked {
-            // A forked child: the inherited context belongs to the
-            // parent's kernel process. Its descriptor must not be used (the
-            // kernel answers EBADF) and tearing it down here would issue
-            // ioctls on the parent's behalf, so it is left alone; the child
-            // starts closed.
-            if let Some(inherited) = s.ctx.take() {
-                // The snapshot is plain memory, valid in the child: it is
-                // kept, as the C library keeps its topology across fork.
-                (s.kept_topology, s.kept_read) = inherited.topology_unlocked();
-                std::mem::forget(inherited);
-            }
-            // The published copy is the parent's too: never dropped here.
-            PUBLISHED.forget();
-            // So is a context the parent was tearing down: the child's
-            // copies of its references are never dropped, and the child's
-            // own kernel process is a new one anyway.
-            s.retiring = None;
-            s.inherited = COUNT.take_locked();
+    let mut s = lock(&PRIMARY.slot);
+    let fork = &PRIMARY.fork;
+    let forked = s.phase.owned().is_some_and(|o| {
+        o.generation != fork.generation.load(Ordering::Relaxed)
+            || ((check == ForkCheck::Pid || !fork.registered.load(Ordering::Relaxed))
+                && o.pid != std::process::id())
+    });
+    if forked {
+        // A forked child: the inherited context belongs to the parent's
+        // kernel process. Its descriptor must not be used (the kernel
+        // answers EBADF) and tearing it down here would issue ioctls on
+        // the parent's behalf, so it is left alone; the child starts
+        // closed. So is a context the parent was tearing down (never in
+        // the phase a child sees as open): the child's copies of its
+        // references are never dropped, and the child's own kernel
+        // process is a new one anyway.
+        let inherited = PRIMARY.count.take_locked();
+        let old = std::mem::replace(
+            &mut s.phase,
+            Phase::Closed {
+                inherited,
+                retiring: None,
+            },
+        );
+        if let Phase::Open(o) | Phase::Kept(o) = old {
+            // The snapshot is plain memory, valid in the child: it is
+            // kept, as the C library keeps its topology across fork.
+            (s.kept_topology, s.kept_read) = o.ctx.topology_unlocked();
+            std::mem::forget(o.ctx);
         }
+        // The published copy is the parent's too: never dropped here.
+        PRIMARY.published.forget();
     }
     s
 }
@@ -229,13 +307,12 @@ fn slot(check: ForkCheck) -> MutexGuard<'static, Slot> {
 /// `/dev/kfd` through [`NixDriver`]). Fails when the primary is open.
 pub fn set_driver(driver: Arc<dyn Driver>) -> Result<(), ContextError> {
     let mut s = slot(ForkCheck::Pid);
-    if count() > 0 {
+    if matches!(s.phase, Phase::Open(_)) {
         return Err(ContextError::AlreadyOpen);
     }
     // A context kept by its last close belongs to the old driver, and so
     // does what it read.
-    let kept = s.ctx.take();
-    s.retire(kept.as_ref());
+    let kept = s.phase.close();
     s.kept_read.clear();
     s.driver = Some(driver);
     drop(s);
@@ -280,8 +357,10 @@ pub fn open_first_with_lazy(
 /// this fork generation and the fork handler is registered (else a fork
 /// could have happened unseen, and only the slot's checks tell).
 fn nested_ok() -> bool {
-    ATFORK_REGISTERED.load(Ordering::Relaxed)
-        && OPEN_GENERATION.load(Ordering::Relaxed) == FORK_GENERATION.load(Ordering::Relaxed)
+    let fork = &PRIMARY.fork;
+    fork.registered.load(Ordering::Relaxed)
+        && PRIMARY.open_generation.load(Ordering::Relaxed)
+            == fork.generation.load(Ordering::Relaxed)
 }
 
 /// A nested open without the slot's lock and without `getpid`: counts
@@ -293,7 +372,7 @@ fn nested_ok() -> bool {
 /// context it inherited (its first open and last close still compare
 /// pids).
 fn open_nested() -> bool {
-    nested_ok() && COUNT.open_nested()
+    nested_ok() && PRIMARY.count.open_nested()
 }
 
 /// A nested close the same way: counts one open fewer when more than one
@@ -301,7 +380,7 @@ fn open_nested() -> bool {
 /// close, or a fork the slot has not seen yet).
 fn close_nested() -> Option<u64> {
     if nested_ok() {
-        COUNT.close_nested()
+        PRIMARY.count.close_nested()
     } else {
         None
     }
@@ -316,37 +395,53 @@ fn open_counted<T>(
 ) -> Result<(T, Opened), ContextError> {
     register_fork_handler();
     let mut s = slot(ForkCheck::Pid);
-    if s.ctx.is_none() {
-        if let Some(old) = s.retiring.take().filter(|w| !w.is_closed()) {
-            // The last close found the context still referenced (a caller
-            // inside a call, a lookup's own reference, a sub-context kept
-            // by the layer above): the last of them tears it down when it
-            // lets go. A new context made before then would have its
-            // ACQUIRE_VM refused (EBUSY: the old one still holds the GPU's
-            // VM; see the module docs), so wait for that close, without
-            // the lock (the teardown may take it), for a bounded time (a
-            // caller may sit in an infinite wait): after that the open is
-            // tried anyway.
-            drop(s);
-            wait_closed(&old, RETIRED_TEARDOWN_WAIT);
-            s = slot(ForkCheck::Pid);
-        }
+    let waited = match &mut s.phase {
+        Phase::Closed { retiring, .. } => retiring.take().filter(|w| !w.is_closed()),
+        _ => None,
+    };
+    if let Some(old) = waited {
+        // The last close found the context still referenced (a caller
+        // inside a call, a lookup's own reference, a sub-context kept by
+        // the layer above): the last of them tears it down when it lets
+        // go. A new context made before then would have its ACQUIRE_VM
+        // refused (EBUSY: the old one still holds the GPU's VM; see the
+        // module docs), so wait for that close, without the lock (the
+        // teardown may take it), for a bounded time (a caller may sit in
+        // an infinite wait): after that the open is tried anyway.
+        drop(s);
+        wait_closed(&old, RETIRED_TEARDOWN_WAIT);
+        s = slot(ForkCheck::Pid);
     }
-    if let Some(ctx) = &s.ctx {
-        if count() > 0 {
+    match &s.phase {
+        Phase::Open(o) => {
             // Open, and it stays open while the lock is held.
-            let again = nested(ctx);
-            COUNT.open_again_locked();
+            let again = nested(&o.ctx);
+            PRIMARY.count.open_again_locked();
             return Ok((again, Opened::Again));
         }
-        // Kept by the last close: taken up again, as a first open, and
-        // published from now on (a nested open changes nothing lookups
-        // see).
-        let ctx = ctx.clone();
-        OPEN_GENERATION.store(s.generation, Ordering::Relaxed);
-        COUNT.open_first_locked();
-        s.publish();
-        return Ok((first(ctx), Opened::First));
+        Phase::Kept(_) => {
+            // Kept by the last close: taken up again, as a first open,
+            // and published from now on (a nested open changes nothing
+            // lookups see).
+            let Phase::Kept(o) = std::mem::replace(
+                &mut s.phase,
+                Phase::Closed {
+                    inherited: 0,
+                    retiring: None,
+                },
+            ) else {
+                unreachable!("matched above")
+            };
+            let ctx = o.ctx.clone();
+            PRIMARY
+                .open_generation
+                .store(o.generation, Ordering::Relaxed);
+            s.phase = Phase::Open(o);
+            PRIMARY.count.open_first_locked();
+            s.publish();
+            return Ok((first(ctx), Opened::First));
+        }
+        Phase::Closed { .. } => {}
     }
     let driver = s
         .driver
@@ -358,12 +453,15 @@ fn open_counted<T>(
     // parent's (openclose.c: the duplicated topology "is valid in the
     // child process so it is not cleared"), and the reads kept with it.
     ctx.adopt_topology(s.kept_topology.take(), std::mem::take(&mut s.kept_read));
-    s.ctx = Some(ctx.clone());
-    s.inherited = 0;
-    s.pid = std::process::id();
-    s.generation = FORK_GENERATION.load(Ordering::Relaxed);
-    OPEN_GENERATION.store(s.generation, Ordering::Relaxed);
-    COUNT.open_first_locked();
+    let generation = PRIMARY.fork.generation.load(Ordering::Relaxed);
+    // A reopen ends the inherited count.
+    s.phase = Phase::Open(Owned {
+        ctx: ctx.clone(),
+        pid: std::process::id(),
+        generation,
+    });
+    PRIMARY.open_generation.store(generation, Ordering::Relaxed);
+    PRIMARY.count.open_first_locked();
     s.publish();
     Ok((first(ctx), Opened::First))
 }
@@ -384,28 +482,38 @@ pub fn close() -> Result<u64, ContextError> {
         drop(s);
         s = slot(ForkCheck::Pid);
     }
-    if count() == 0 {
+    if !matches!(s.phase, Phase::Open(_)) {
         return Err(ContextError::NotOpen);
     }
     // Nested opens may come and go meanwhile, but only this lock's
     // holder takes the count to 0.
-    let left = COUNT.close_locked();
-    if left == 0 {
-        s.publish();
+    let left = PRIMARY.count.close_locked();
+    if left > 0 {
+        return Ok(left);
     }
-    let keep = s.ctx.as_ref().is_some_and(|c| c.options().keep_after_close);
-    if left == 0 && !keep {
-        let ctx = s.ctx.take();
-        (s.kept_topology, s.kept_read) = ctx
-            .as_ref()
-            .map(Context::topology_unlocked)
-            .unwrap_or_default();
-        s.retire(ctx.as_ref());
-        drop(s);
-        drop(ctx);
+    let Phase::Open(o) = std::mem::replace(
+        &mut s.phase,
+        Phase::Closed {
+            inherited: 0,
+            retiring: None,
+        },
+    ) else {
+        unreachable!("matched above")
+    };
+    if o.ctx.options().keep_after_close {
+        s.phase = Phase::Kept(o);
+        s.publish();
         return Ok(0);
     }
-    Ok(left)
+    s.phase = Phase::Closed {
+        inherited: 0,
+        retiring: Some(o.ctx.close_watch()),
+    };
+    s.publish();
+    (s.kept_topology, s.kept_read) = o.ctx.topology_unlocked();
+    drop(s);
+    drop(o);
+    Ok(0)
 }
 
 /// Waits until `file` is closed or `limit` has passed.
@@ -421,9 +529,8 @@ fn wait_closed(file: &CloseWatch, limit: std::time::Duration) {
 /// the kernel objects gone before the process ends.
 pub fn discard_closed() {
     let mut s = slot(ForkCheck::Pid);
-    if count() == 0 {
-        let ctx = s.ctx.take();
-        s.retire(ctx.as_ref());
+    if matches!(s.phase, Phase::Kept(_)) {
+        let ctx = s.phase.close();
         drop(s);
         drop(ctx);
     }
@@ -433,9 +540,8 @@ pub fn discard_closed() {
 /// ([`ContextOptions::keep_after_close`]): what a call that needs no open
 /// KFD (ReleaseSystemProperties) still acts on, as the C library does.
 pub fn kept() -> Option<Context> {
-    let s = slot(ForkCheck::Generation);
-    match (&s.ctx, count()) {
-        (Some(ctx), 0) => Some(ctx.clone()),
+    match &slot(ForkCheck::Generation).phase {
+        Phase::Kept(o) => Some(o.ctx.clone()),
         _ => None,
     }
 }
@@ -452,12 +558,12 @@ pub fn forget_snapshot() {
 /// false when there is none left. Nothing is torn down: the inherited
 /// context belongs to the parent.
 pub fn release_inherited() -> bool {
-    let mut s = slot(ForkCheck::Pid);
-    if count() == 0 && s.inherited > 0 {
-        s.inherited -= 1;
-        true
-    } else {
-        false
+    match &mut slot(ForkCheck::Pid).phase {
+        Phase::Closed { inherited, .. } if *inherited > 0 => {
+            *inherited -= 1;
+            true
+        }
+        _ => false,
     }
 }
 
@@ -466,9 +572,8 @@ pub fn release_inherited() -> bool {
 /// not reopened it). One lock and no system call: the open check and the
 /// lookup of every call.
 pub fn get() -> Result<Context, ContextError> {
-    let s = slot(ForkCheck::Generation);
-    match (&s.ctx, count()) {
-        (Some(ctx), n) if n > 0 => Ok(ctx.clone()),
+    match &slot(ForkCheck::Generation).phase {
+        Phase::Open(o) => Ok(o.ctx.clone()),
         _ => Err(ContextError::NotOpen),
     }
 }
@@ -514,8 +619,9 @@ impl fmt::Debug for Primary {
 /// current fork generation, with the fork handler registered.
 #[inline]
 fn valid(p: &Published) -> bool {
-    p.generation == FORK_GENERATION.load(Ordering::Relaxed)
-        && ATFORK_REGISTERED.load(Ordering::Relaxed)
+    let fork = &PRIMARY.fork;
+    p.generation == fork.generation.load(Ordering::Relaxed)
+        && fork.registered.load(Ordering::Relaxed)
 }
 
 /// [`get`] without the slot's lock and without a reference-count change
@@ -524,7 +630,7 @@ fn valid(p: &Published) -> bool {
 /// the fork handler, this takes [`get`]'s way.
 #[inline(always)]
 pub fn current() -> Result<Primary, ContextError> {
-    match PUBLISHED.read() {
+    match PRIMARY.published.read() {
         Some(g) if valid(&g) => return Ok(Primary(Held::Published(g))),
         None if closed_for_sure() => return Err(ContextError::NotOpen),
         _ => {}
@@ -543,14 +649,14 @@ pub fn current() -> Result<Primary, ContextError> {
 /// thread-locals are gone: calls from exit handlers, as ROCr's teardown
 /// makes), so the cell itself must be empty too.
 fn closed_for_sure() -> bool {
-    ATFORK_REGISTERED.load(Ordering::Relaxed) && PUBLISHED.is_empty()
+    PRIMARY.fork.registered.load(Ordering::Relaxed) && PRIMARY.published.is_empty()
 }
 
 /// Whether the primary context is open in this process (`open_count() >
 /// 0`), without the slot's lock while it is or while nothing is
 /// published.
 pub fn is_open() -> bool {
-    match PUBLISHED.read() {
+    match PRIMARY.published.read() {
         Some(p) if valid(&p) => return true,
         None if closed_for_sure() => return false,
         _ => {}
