@@ -15,8 +15,8 @@ use std::sync::MutexGuard;
 use hsakmt_sys::common::HsaEventDescriptor;
 use kfd_context::Context;
 use kfd_event::{
-    Event, EventDescriptor, EventError, EventType, Events, ExceptionData, MemoryFault, WaitList,
-    WaitMode, WaitOutcome,
+    Event, EventDescriptor, EventError, EventType, Events, ExceptionData, MemoryFault, WaitEntries,
+    WaitList, WaitMode, WaitOutcome,
 };
 use kfd_fmm::{PointerNodes, PointerType, SvmAttr};
 use kfd_sys::sync::lock;
@@ -93,6 +93,57 @@ unsafe fn event_pointers<'a>(
             st::INVALID_HANDLE,
         )
     }
+}
+
+/// Waits on C event pointers without event ages: each pointer resolved
+/// under one store lock, before anything else the caller passed is read
+/// (as C, which fails on the events first), straight into the wait's
+/// event data; the lock goes before the wait blocks. Exception data
+/// reported for memory and hardware exception events goes into their C
+/// structs (kept alive by their arena chunk, even if another thread
+/// destroys the events meanwhile), and each memory fault is then
+/// described in the log, as C does (see [`diagnose_fault`]).
+fn wait_direct(
+    c: &Context,
+    events: &Events,
+    ptrs: &[*const abi::HsaEvent],
+    mode: WaitMode,
+    timeout_ms: u32,
+) -> KmtResult<WaitOutcome> {
+    // Empty (no allocation) unless the list has exception events.
+    let mut held = Vec::new();
+    let s = store(c)?;
+    let fill = |entries: &mut WaitEntries<'_>| -> KmtResult {
+        // Owned here: the store's lock ends when the entries are in.
+        let s = s;
+        for (i, &p) in ptrs.iter().enumerate() {
+            let (ce, slot) = s.find(p).kmt()?;
+            if matches!(
+                ce.waitable.event_type(),
+                EventType::Memory | EventType::HwException
+            ) {
+                held.push((i, s.view(slot)));
+            }
+            entries.push(&ce.waitable).kmt()?;
+        }
+        Ok(())
+    };
+    // Empty (no allocation) unless an exception is reported.
+    let mut reported = Vec::new();
+    let o = events
+        .wait_filled(ptrs.len(), mode, timeout_ms, None, fill, |i, x| {
+            reported.push((i, x))
+        })?
+        .kmt()?;
+    for (i, x) in reported {
+        if let Ok(k) = held.binary_search_by_key(&i, |(j, _)| *j) {
+            held[k].1.view().write_exception(&x);
+        }
+        if let ExceptionData::Memory(f) = x {
+            diagnose_fault(c, &f);
+        }
+    }
+    Ok(o)
 }
 
 /// A wait list resolved from C event pointers: the kfd-event entries,
@@ -336,7 +387,7 @@ export! {
         }
         let c = ctx::resolve(ctx)?;
         let events = c.events().kmt()?;
-        outcome(resolve_list(&c, &[Event as *const _])?.wait(&c, events, WaitMode::All, Milliseconds, None)?)
+        outcome(wait_direct(&c, events, &[Event as *const _], WaitMode::All, Milliseconds)?)
     }
 
     /// `hsaKmtWaitOnEvent_ExtCtx`: as [`hsaKmtWaitOnEventCtx`] with the
@@ -347,10 +398,10 @@ export! {
         }
         let c = ctx::resolve(ctx)?;
         let events = c.events().kmt()?;
-        let r = resolve_list(&c, &[Event as *const _])?;
         if event_age.is_null() {
-            return outcome(r.wait(&c, events, WaitMode::All, Milliseconds, None)?);
+            return outcome(wait_direct(&c, events, &[Event as *const _], WaitMode::All, Milliseconds)?);
         }
+        let r = resolve_list(&c, &[Event as *const _])?;
         let age_ptr = check_mut(event_age, st::INVALID_PARAMETER)?;
         // SAFETY: checked above; IN/OUT argument.
         let mut age = unsafe { age_ptr.read() };
@@ -368,7 +419,7 @@ export! {
         // SAFETY: the C contract: `Events` holds `NumEvents` pointers.
         let list = unsafe { event_pointers(Events, NumEvents) }?;
         let mode = if WaitOnAll { WaitMode::All } else { WaitMode::Any };
-        outcome(resolve_list(&c, list)?.wait(&c, events, mode, Milliseconds, None)?)
+        outcome(wait_direct(&c, events, list, mode, Milliseconds)?)
     }
 
     /// `hsaKmtWaitOnMultipleEvents_ExtCtx`: with one age per event
@@ -381,7 +432,7 @@ export! {
         let list = unsafe { event_pointers(Events, NumEvents) }?;
         let mode = if WaitOnAll { WaitMode::All } else { WaitMode::Any };
         if event_age.is_null() {
-            return outcome(resolve_list(&c, list)?.wait(&c, events, mode, Milliseconds, None)?);
+            return outcome(wait_direct(&c, events, list, mode, Milliseconds)?);
         }
         // SAFETY: the C contract: `event_age` holds one age per event
         // (IN/OUT), borrowed in place: nothing is allocated by the count.

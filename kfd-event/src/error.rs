@@ -41,6 +41,15 @@ pub enum EventError {
         /// Events waited on.
         events: usize,
     },
+    /// More entries were pushed into a wait's [`WaitEntries`] than the
+    /// wait was made for.
+    ///
+    /// [`WaitEntries`]: crate::WaitEntries
+    #[error("more than {capacity} entries pushed into a wait of {capacity}")]
+    WaitEntriesFull {
+        /// The entries the wait was made for.
+        capacity: usize,
+    },
     /// The event page could not be set up.
     #[error("event page: {0}")]
     EventPage(String),

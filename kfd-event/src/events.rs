@@ -517,19 +517,57 @@ impl Events {
         ages: Option<&mut [u64]>,
         exception: impl FnMut(usize, ExceptionData),
     ) -> Result<WaitOutcome, EventError> {
+        let fill = |entries: &mut WaitEntries<'_>| list.iter().try_for_each(|w| entries.push(w));
+        self.wait_filled(list.len(), mode, timeout_ms, ages, fill, exception)?
+    }
+
+    /// [`Events::wait_resolved`] with the entries pushed by `fill` straight
+    /// into the kernel's event data of the wait (on the stack up to 64
+    /// events): a C border resolving pointers under its own lock pushes
+    /// each [`Waitable`] as it finds it, with no list in between, and
+    /// releases its lock when `fill` returns (`fill` may own the guard).
+    /// The wait covers the entries pushed (at most `n`); `fill`'s error
+    /// ends the call before any wait, as the outer `Err`.
+    pub fn wait_filled<E>(
+        &self,
+        n: usize,
+        mode: WaitMode,
+        timeout_ms: u32,
+        ages: Option<&mut [u64]>,
+        fill: impl FnOnce(&mut WaitEntries<'_>) -> Result<(), E>,
+        exception: impl FnMut(usize, ExceptionData),
+    ) -> Result<Result<WaitOutcome, EventError>, E> {
         if let Some(a) = ages.as_deref() {
-            ages_cover(a, list.len())?;
-        }
-        let shared = Arc::as_ptr(&self.shared) as usize;
-        if list.iter().any(|w| w.owner != shared) {
-            return Err(EventError::ForeignEvent);
-        }
-        with_event_data(list.len(), |data| {
-            let result = self.wait_ids(list, mode, timeout_ms, ages, data);
-            if result == Ok(WaitOutcome::Signaled) {
-                self.exceptions(list, data, exception)?;
+            if let Err(e) = ages_cover(a, n) {
+                return Ok(Err(e));
             }
-            result
+        }
+        let owner = Arc::as_ptr(&self.shared) as usize;
+        with_event_data(n, |data| {
+            with_types(n, |types| {
+                let mut entries = WaitEntries {
+                    data,
+                    types,
+                    ages: ages.as_deref(),
+                    len: 0,
+                    owner,
+                    foreign: false,
+                    exceptions: false,
+                };
+                fill(&mut entries)?;
+                let (len, foreign, exceptions) = (entries.len, entries.foreign, entries.exceptions);
+                if foreign {
+                    return Ok(Err(EventError::ForeignEvent));
+                }
+                let (data, types) = (&mut data[..len], &types[..len]);
+                let result = self.wait_data(data, types, mode, timeout_ms, ages);
+                if exceptions && result == Ok(WaitOutcome::Signaled) {
+                    if let Err(e) = self.exceptions(types, data, exception) {
+                        return Ok(Err(e));
+                    }
+                }
+                Ok(result)
+            })
         })
     }
 
@@ -551,23 +589,17 @@ impl Events {
         })
     }
 
-    /// The `WAIT_EVENTS` ioctl on resolved events, with `data` (one
-    /// entry per event) as the kernel's event data; returns the outcome
-    /// (ages written back to `ages`).
-    fn wait_ids(
+    /// The `WAIT_EVENTS` ioctl on `data` (filled, one entry per event of
+    /// type `types[i]`); returns the outcome (ages of signal events
+    /// written back to `ages`).
+    fn wait_data(
         &self,
-        list: &[Waitable],
+        data: &mut [kfd_event_data],
+        types: &[EventType],
         mode: WaitMode,
         timeout_ms: u32,
         ages: Option<&mut [u64]>,
-        data: &mut [kfd_event_data],
     ) -> Result<WaitOutcome, EventError> {
-        for (i, (w, d)) in list.iter().zip(data.iter_mut()).enumerate() {
-            *d = match ages.as_deref() {
-                Some(a) if w.ty == EventType::Signal => kfd_event_data::for_event_age(w.id, a[i]),
-                _ => kfd_event_data::for_event(w.id),
-            };
-        }
         let all = mode == WaitMode::All;
         let r = kfd_sys::event::wait_events(&self.shared.file, data, all, timeout_ms);
         let result = match r {
@@ -583,8 +615,8 @@ impl Events {
             }),
         };
         if let Some(a) = ages {
-            for (i, w) in list.iter().enumerate() {
-                if w.ty == EventType::Signal {
+            for (i, ty) in types.iter().enumerate() {
+                if *ty == EventType::Signal {
                     a[i] = data[i].last_event_age();
                 }
             }
@@ -602,16 +634,16 @@ impl Events {
     }
 
     /// Hands the exception data the kernel returned for the memory and
-    /// hardware exception events of `list` to `store`, with the node ids
+    /// hardware exception events among `types` to `store`, with the node ids
     /// translated; entries without data (`gpu_id` 0) are skipped.
     fn exceptions(
         &self,
-        list: &[Waitable],
+        types: &[EventType],
         data: &[kfd_event_data],
         mut store: impl FnMut(usize, ExceptionData),
     ) -> Result<(), EventError> {
-        for (i, (w, d)) in list.iter().zip(data).enumerate() {
-            match w.ty {
+        for (i, (ty, d)) in types.iter().zip(data).enumerate() {
+            match ty {
                 EventType::Memory => {
                     let m = d.memory_exception();
                     if m.gpu_id == 0 {
@@ -679,6 +711,65 @@ fn ages_cover(ages: &[u64], events: usize) -> Result<(), EventError> {
         });
     }
     Ok(())
+}
+
+/// The entries of a wait as its caller pushes them
+/// ([`Events::wait_filled`]): each [`Waitable`] goes straight into the
+/// kernel's event data of the wait.
+#[derive(Debug)]
+pub struct WaitEntries<'a> {
+    data: &'a mut [kfd_event_data],
+    types: &'a mut [EventType],
+    ages: Option<&'a [u64]>,
+    len: usize,
+    owner: usize,
+    foreign: bool,
+    exceptions: bool,
+}
+
+impl WaitEntries<'_> {
+    /// Adds the next entry of the wait;
+    /// [`EventError::WaitEntriesFull`] past the count the wait was made
+    /// for.
+    #[inline(always)]
+    pub fn push(&mut self, w: &Waitable) -> Result<(), EventError> {
+        let i = self.len;
+        let (Some(d), Some(t)) = (self.data.get_mut(i), self.types.get_mut(i)) else {
+            return Err(EventError::WaitEntriesFull {
+                capacity: self.data.len(),
+            });
+        };
+        *d = match self.ages {
+            Some(a) if w.ty == EventType::Signal => kfd_event_data::for_event_age(w.id, a[i]),
+            _ => kfd_event_data::for_event(w.id),
+        };
+        *t = w.ty;
+        self.foreign |= w.owner != self.owner;
+        self.exceptions |= matches!(w.ty, EventType::Memory | EventType::HwException);
+        self.len = i + 1;
+        Ok(())
+    }
+
+    /// Entries pushed so far.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Nothing pushed yet.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// Runs `f` on an array of `n` event types: on the stack up to
+/// [`EVENT_DATA_ON_STACK`] (beside the event data), allocated beyond.
+fn with_types<R>(n: usize, f: impl FnOnce(&mut [EventType]) -> R) -> R {
+    if n <= EVENT_DATA_ON_STACK {
+        let mut stack = [EventType::Signal; EVENT_DATA_ON_STACK];
+        f(&mut stack[..n])
+    } else {
+        f(&mut vec![EventType::Signal; n])
+    }
 }
 
 /// Runs `f` on a zeroed event-data array of `n` entries: on the stack for

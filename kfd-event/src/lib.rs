@@ -83,7 +83,7 @@ pub use event::{
     AccessFailure, Event, EventDescriptor, EventType, ExceptionData, HwException, MemoryFault,
     WaitList, Waitable,
 };
-pub use events::{Events, WaitMode, WaitOutcome, TIMEOUT_IMMEDIATE, TIMEOUT_INFINITE};
+pub use events::{Events, WaitEntries, WaitMode, WaitOutcome, TIMEOUT_IMMEDIATE, TIMEOUT_INFINITE};
 pub use signal::{Condition, Signal};
 pub use smi::open_smi;
 

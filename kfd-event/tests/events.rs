@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use kfd_event::{
-    EventDescriptor, EventError, EventType, Events, WaitMode, WaitOutcome, TIMEOUT_IMMEDIATE,
-    TIMEOUT_INFINITE,
+    EventDescriptor, EventError, EventType, Events, WaitEntries, WaitMode, WaitOutcome,
+    TIMEOUT_IMMEDIATE, TIMEOUT_INFINITE,
 };
 use kfd_sim::Sim;
 use kfd_sys::testing::Cause;
@@ -675,6 +675,76 @@ fn wait_on_a_resolved_list() {
     assert_eq!(f.virtual_address, 0x7f00_1234_5000);
     assert_eq!(f.node_id, node);
     assert_eq!(m.exception(), None, "not stored in the event");
+}
+
+/// `wait_filled`: entries pushed straight into the wait; the wait covers
+/// what was pushed, pushing past the count is an error, a fill error
+/// ends the call before any wait, and another context's entry is
+/// refused.
+#[test]
+fn wait_on_filled_entries() {
+    let sim = Sim::preset("mi210").unwrap();
+    let ctx = Ctx::primary(&sim);
+    let events = events(&ctx);
+    let list: Vec<_> = (0..3).map(|_| signal(&events, true)).collect();
+    let none = |_: usize, _: kfd_event::ExceptionData| panic!("no exception data");
+    let all =
+        |entries: &mut WaitEntries<'_>| list.iter().try_for_each(|e| entries.push(&e.waitable()));
+    events.set(&list[0]).unwrap();
+    events.set(&list[1]).unwrap();
+    // Only the first two pushed (and set): the wait for all completes.
+    let first_two = |entries: &mut WaitEntries<'_>| {
+        assert!(entries.is_empty());
+        entries.push(&list[0].waitable())?;
+        entries.push(&list[1].waitable())?;
+        assert_eq!(entries.len(), 2);
+        Ok::<(), EventError>(())
+    };
+    assert_eq!(
+        events
+            .wait_filled(3, WaitMode::All, 20_000, None, first_two, none)
+            .unwrap(),
+        Ok(WaitOutcome::Signaled)
+    );
+    // All three: the third was never set.
+    assert_eq!(
+        events
+            .wait_filled(3, WaitMode::All, 30, None, all, none)
+            .unwrap(),
+        Ok(WaitOutcome::TimedOut)
+    );
+    // One entry more than the count.
+    assert_eq!(
+        events
+            .wait_filled(2, WaitMode::Any, 0, None, all, none)
+            .unwrap_err(),
+        EventError::WaitEntriesFull { capacity: 2 }
+    );
+    // The fill's own error, before any wait (the set event stays set).
+    events.set(&list[2]).unwrap();
+    let refuse = |_: &mut WaitEntries<'_>| Err("refused");
+    assert_eq!(
+        events.wait_filled(1, WaitMode::Any, 0, None, refuse, none),
+        Err("refused")
+    );
+    let third = |entries: &mut WaitEntries<'_>| entries.push(&list[2].waitable());
+    assert_eq!(
+        events
+            .wait_filled(1, WaitMode::Any, 0, None, third, none)
+            .unwrap(),
+        Ok(WaitOutcome::Signaled)
+    );
+    // Another context's event.
+    let other = Ctx::secondary(&sim);
+    let eb = self::events(&other);
+    let theirs = signal(&eb, true);
+    let foreign = |entries: &mut WaitEntries<'_>| entries.push(&theirs.waitable());
+    assert_eq!(
+        events
+            .wait_filled(1, WaitMode::Any, 0, None, foreign, none)
+            .unwrap(),
+        Err(EventError::ForeignEvent)
+    );
 }
 
 #[test]

@@ -18,9 +18,11 @@ impl ToStatus for EventError {
             | EventError::UnknownEvent
             | EventError::ForeignEvent
             | EventError::NullEventList => st::INVALID_HANDLE,
-            EventError::InvalidEventType(_) | EventError::AgeLengthMismatch { .. } => {
-                st::INVALID_PARAMETER
-            }
+            // A wait's entries pushed past its count: the border pushes
+            // exactly the caller's count, so only a bug of ours lands here.
+            EventError::InvalidEventType(_)
+            | EventError::AgeLengthMismatch { .. }
+            | EventError::WaitEntriesFull { .. } => st::INVALID_PARAMETER,
             EventError::UnknownGpu(_) => st::INVALID_NODE_UNIT,
             // Set/Reset of a system event, the event page, the kernel
             // (ENOSPC included) and the memory manager: plain ERROR.
