@@ -702,6 +702,10 @@ impl Events {
 /// (two thread-local look-ups) for single, small and 64-signal waits.
 const EVENT_DATA_ON_STACK: usize = 64;
 
+/// Waits on up to this many events get a smaller stack array, so the
+/// common single-event wait zeroes little.
+const SMALL_WAIT: usize = 8;
+
 /// `ages` has an entry for each of `events` events.
 fn ages_cover(ages: &[u64], events: usize) -> Result<(), EventError> {
     if ages.len() < events {
@@ -764,7 +768,10 @@ impl WaitEntries<'_> {
 /// Runs `f` on an array of `n` event types: on the stack up to
 /// [`EVENT_DATA_ON_STACK`] (beside the event data), allocated beyond.
 fn with_types<R>(n: usize, f: impl FnOnce(&mut [EventType]) -> R) -> R {
-    if n <= EVENT_DATA_ON_STACK {
+    if n <= SMALL_WAIT {
+        let mut stack = [EventType::Signal; SMALL_WAIT];
+        f(&mut stack[..n])
+    } else if n <= EVENT_DATA_ON_STACK {
         let mut stack = [EventType::Signal; EVENT_DATA_ON_STACK];
         f(&mut stack[..n])
     } else {
@@ -776,7 +783,11 @@ fn with_types<R>(n: usize, f: impl FnOnce(&mut [EventType]) -> R) -> R {
 /// small waits, beyond [`EVENT_DATA_ON_STACK`] in the thread's spare
 /// vector (allocated by its first such wait).
 fn with_event_data<R>(n: usize, f: impl FnOnce(&mut [kfd_event_data]) -> R) -> R {
-    if n <= EVENT_DATA_ON_STACK {
+    if n <= SMALL_WAIT {
+        // Single and small waits zero 320 bytes, not 2.5 KiB.
+        let mut stack = [kfd_event_data::default(); SMALL_WAIT];
+        f(&mut stack[..n])
+    } else if n <= EVENT_DATA_ON_STACK {
         let mut stack = [kfd_event_data::default(); EVENT_DATA_ON_STACK];
         f(&mut stack[..n])
     } else {

@@ -149,9 +149,10 @@ pub(crate) struct Slot(CView);
 const SLOT_BYTES: usize = std::mem::size_of::<Slot>();
 const _: () = assert!(SLOT_BYTES == 64);
 
-/// Slots in the first chunk of the arena; each further chunk doubles the
-/// last, so `n` events take about `log2(n / 64)` chunks.
-const FIRST_CHUNK: usize = 64;
+/// Slots in the first chunk of the arena (64 KiB): most processes never
+/// need a second, so a lookup is one range check. Each further chunk
+/// doubles the last, so `n` events take about `log2(n / 1024)` chunks.
+const FIRST_CHUNK: usize = 1024;
 
 /// The first slot number of chunk `k`.
 fn chunk_start(k: usize) -> usize {
@@ -414,8 +415,8 @@ mod tests {
         let kfd = Arc::new(kfd_sys::DeviceFile::open_kfd(driver).unwrap());
         let events = Events::new(kfd, Some(topology), None);
         let mut views = EventViews::default();
-        // Three chunks: 64 + 128 + some of 256.
-        let made: Vec<(*mut abi::HsaEvent, u32)> = (0..200)
+        // Two chunks: 1024 + some of 2048.
+        let made: Vec<(*mut abi::HsaEvent, u32)> = (0..1100)
             .map(|_| {
                 let e = events
                     .create(&EventDescriptor::new(EventType::Signal))
@@ -424,7 +425,7 @@ mod tests {
                 (views.insert(e), id)
             })
             .collect();
-        assert_eq!(views.chunks.len(), 3);
+        assert_eq!(views.chunks.len(), 2);
         for &(p, id) in &made {
             assert_eq!(views.get(p).unwrap().event.id(), id);
             // SAFETY: a live slot's C struct, as C reads it.
@@ -442,18 +443,18 @@ mod tests {
             views.get(std::ptr::null()).unwrap_err(),
             EventError::NullEvent
         );
-        let (p70, _) = made[70];
-        let gone = views.get(p70).unwrap().event.clone();
+        let (second, _) = made[1070];
+        let gone = views.get(second).unwrap().event.clone();
         events.destroy(&gone).unwrap();
-        views.remove(p70);
-        assert_eq!(views.get(p70).unwrap_err(), EventError::UnknownEvent);
+        views.remove(second);
+        assert_eq!(views.get(second).unwrap_err(), EventError::UnknownEvent);
         let e = events
             .create(&EventDescriptor::new(EventType::Signal))
             .unwrap();
         let id = e.id();
-        assert_eq!(views.insert(e), p70, "the freed slot is taken first");
+        assert_eq!(views.insert(e), second, "the freed slot is taken first");
         // SAFETY: as above.
-        assert_eq!(unsafe { (*p70).EventId }, id);
+        assert_eq!(unsafe { (*second).EventId }, id);
         for (p, _) in made {
             let ce = views.get(p).unwrap().event.clone();
             events.destroy(&ce).unwrap();
