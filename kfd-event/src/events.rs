@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use kfd_fmm::{Buffer, ExecAlloc, Fmm};
+use kfd_sys::hash::OwnKeys;
 use kfd_sys::ioctl::{Ioctl, PlainArgs};
 use kfd_sys::kfd::{
     kfd_event_data, kfd_ioctl_create_event_args, kfd_ioctl_destroy_event_args,
@@ -81,7 +82,8 @@ impl EventPage {
 /// Every live event, keyed by the address of its state. Only creation,
 /// destruction and teardown use it: whether a handle is live is a flag
 /// of the event.
-type Registry = HashMap<usize, Event>;
+/// Every live event of a context, by the address of its shared state.
+type Registry = HashMap<usize, Event, OwnKeys>;
 
 fn key(e: &Event) -> usize {
     Arc::as_ptr(&e.obj) as usize

@@ -11,12 +11,12 @@
 //! ([`LastAnswer`]), so the same pointer queried again takes no lock.
 
 use std::collections::{BTreeMap, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use kfd_sync::SeqWords;
+use kfd_sys::hash::OwnKeys;
 use kfd_sys::mapping::Mapping;
 use smallvec::SmallVec;
 
@@ -466,29 +466,6 @@ impl LastAnswer {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Slot(u32);
 
-/// The hasher of page numbers: a multiply and two folds (the keys are
-/// addresses chosen by our own allocator, not by an adversary; SipHash
-/// would cost more than the rest of a lookup).
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct PageHasher(u64);
-
-impl Hasher for PageHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b) ^ self.0.rotate_left(8));
-        }
-    }
-
-    fn write_u64(&mut self, x: u64) {
-        let h = (x ^ (x >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        self.0 = h ^ (h >> 32);
-    }
-}
-
 /// Pages per leaf of the [`PageIndex`].
 const LEAF_PAGES: u64 = 64;
 
@@ -512,7 +489,7 @@ struct Leaf {
 #[derive(Debug, Default)]
 struct PageIndex {
     /// Leaf number (page / [`LEAF_PAGES`]) -> index in `leaves`.
-    dir: HashMap<u64, u32, BuildHasherDefault<PageHasher>>,
+    dir: HashMap<u64, u32, OwnKeys>,
     leaves: Vec<Leaf>,
     /// Indexes of emptied leaves, reused first.
     spare: Vec<u32>,

@@ -76,6 +76,7 @@ pub mod drm;
 pub mod errno;
 pub mod event;
 pub mod file;
+pub mod hash;
 pub mod hsa;
 pub mod ioctl;
 pub mod kfd;
