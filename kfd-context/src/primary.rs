@@ -159,10 +159,7 @@ struct ForkWatch {
 /// The primary context of this process (see [`PrimaryState`]).
 static PRIMARY: PrimaryState = PrimaryState {
     slot: Mutex::new(Slot {
-        phase: Phase::Closed {
-            inherited: 0,
-            retiring: None,
-        },
+        phase: Phase::CLOSED,
         kept_topology: None,
         kept_read: Vec::new(),
         driver: None,
@@ -193,6 +190,26 @@ fn count() -> u64 {
 }
 
 impl Phase {
+    /// Closed, with nothing inherited and nothing retiring.
+    const CLOSED: Phase = Phase::Closed {
+        inherited: 0,
+        retiring: None,
+    };
+
+    /// Closed after `ctx`, whose descriptor the next first open waits
+    /// for.
+    fn retiring(ctx: &Context) -> Phase {
+        Phase::Closed {
+            inherited: 0,
+            retiring: Some(ctx.close_watch()),
+        }
+    }
+
+    /// The phase, leaving [`Phase::CLOSED`] in its place.
+    fn take(&mut self) -> Phase {
+        std::mem::replace(self, Phase::CLOSED)
+    }
+
     /// The context, open or kept.
     fn owned(&self) -> Option<&Owned> {
         match self {
@@ -207,17 +224,10 @@ impl Phase {
         if let Phase::Closed { .. } = self {
             return None;
         }
-        let closed = Phase::Closed {
-            inherited: 0,
-            retiring: None,
-        };
-        let (Phase::Open(o) | Phase::Kept(o)) = std::mem::replace(self, closed) else {
+        let (Phase::Open(o) | Phase::Kept(o)) = self.take() else {
             unreachable!("not closed")
         };
-        *self = Phase::Closed {
-            inherited: 0,
-            retiring: Some(o.ctx.close_watch()),
-        };
+        *self = Phase::retiring(&o.ctx);
         Some(o.ctx)
     }
 }
@@ -423,13 +433,7 @@ fn open_counted<T>(
             // Kept by the last close: taken up again, as a first open,
             // and published from now on (a nested open changes nothing
             // lookups see).
-            let Phase::Kept(o) = std::mem::replace(
-                &mut s.phase,
-                Phase::Closed {
-                    inherited: 0,
-                    retiring: None,
-                },
-            ) else {
+            let Phase::Kept(o) = s.phase.take() else {
                 unreachable!("matched above")
             };
             let ctx = o.ctx.clone();
@@ -491,13 +495,7 @@ pub fn close() -> Result<u64, ContextError> {
     if left > 0 {
         return Ok(left);
     }
-    let Phase::Open(o) = std::mem::replace(
-        &mut s.phase,
-        Phase::Closed {
-            inherited: 0,
-            retiring: None,
-        },
-    ) else {
+    let Phase::Open(o) = s.phase.take() else {
         unreachable!("matched above")
     };
     if o.ctx.options().keep_after_close {
@@ -505,10 +503,7 @@ pub fn close() -> Result<u64, ContextError> {
         s.publish();
         return Ok(0);
     }
-    s.phase = Phase::Closed {
-        inherited: 0,
-        retiring: Some(o.ctx.close_watch()),
-    };
+    s.phase = Phase::retiring(&o.ctx);
     s.publish();
     (s.kept_topology, s.kept_read) = o.ctx.topology_unlocked();
     drop(s);
