@@ -1,4 +1,5 @@
-//! The shader machine's speed: VALU lane-instructions per second on one
+//! The shader machine's speed, on gfx90a (wave64) and gfx1100 (wave32):
+//! VALU lane-instructions per second on one
 //! core (a loop of dependent `v_fma_f32`, in hipcc's float mode and with
 //! denormals flushed, then eight VALU instructions one by one), a memory-bound kernel's
 //! lane-instructions per second on one core (`c[i] = a[i] + b[i]`), and
@@ -13,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use kfd_gpu::mem::FlatMemory;
+use kfd_gpu::shader::dispatch::prop;
 use kfd_gpu::shader::{self, CodeCache, Dispatch, KernelCode, Limits, Stats, Target};
 
 /// 32 FMAs per iteration over four independent chains, `s4` iterations.
@@ -97,12 +99,55 @@ const VECTOR_ADD: &str = "
 /// f16/f64 denormals kept (FLOAT_DENORM_MODE 3 and 3), DX10 clamp, IEEE.
 const HIPCC_MODE: u32 = 0xf << 16 | 1 << 21 | 1 << 23;
 
-fn run(mem: &FlatMemory, code: &[u32], grid: u32, wg: u16, workers: usize) -> (Stats, Duration) {
-    run_mode(mem, code, grid, wg, workers, HIPCC_MODE)
+/// A GPU the bench runs on: its target and wave size.
+#[derive(Clone, Copy)]
+struct Gpu {
+    target: Target,
+    lanes: u32,
+}
+
+/// gfx90a (wave64) and gfx1100 (wave32, the descriptor's wave32 bit).
+const GPUS: [Gpu; 2] = [
+    Gpu {
+        target: Target::Gfx90a,
+        lanes: 64,
+    },
+    Gpu {
+        target: Target::Gfx1100,
+        lanes: 32,
+    },
+];
+
+impl Gpu {
+    /// `asm` in this GPU's spelling: gfx11 names the non-carry add
+    /// `v_add_nc_u32`, and a wave32 compare writes one SGPR.
+    fn spell(self, asm: &str) -> String {
+        if self.target != Target::Gfx1100 {
+            return asm.to_string();
+        }
+        asm.replace("v_add_u32", "v_add_nc_u32")
+            .replace("v_cmp_gt_u32 s[8:9]", "v_cmp_gt_u32 s8")
+    }
+
+    fn assemble(self, asm: &str) -> Vec<u32> {
+        assemble(self.target, &self.spell(asm))
+    }
+}
+
+fn run(
+    gpu: Gpu,
+    mem: &FlatMemory,
+    code: &[u32],
+    grid: u32,
+    wg: u16,
+    workers: usize,
+) -> (Stats, Duration) {
+    run_mode(gpu, mem, code, grid, wg, workers, HIPCC_MODE)
 }
 
 /// [`run`] with the float mode bits of `rsrc1` given.
 fn run_mode(
+    gpu: Gpu,
     mem: &FlatMemory,
     code: &[u32],
     grid: u32,
@@ -113,13 +158,18 @@ fn run_mode(
     for (k, w) in code.iter().enumerate() {
         mem.store(CODE + 4 * k as u64, *w);
     }
+    let wave32 = if gpu.lanes == 32 {
+        prop::WAVEFRONT_SIZE32
+    } else {
+        0
+    };
     let d = Dispatch {
-        target: Target::Gfx90a,
+        target: gpu.target,
         code: KernelCode {
             entry: CODE,
             rsrc1,
             rsrc2: 2 << 1 | 1 << 7,
-            properties: 1 << 3,
+            properties: prop::KERNARG_SEGMENT_PTR | wave32,
             ..KernelCode::default()
         },
         grid: [grid, 1, 1],
@@ -157,20 +207,33 @@ fn best(reps: usize, mut f: impl FnMut() -> (Stats, Duration)) -> (Stats, Durati
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
+    for gpu in GPUS {
+        println!("{:?} (wave{}):", gpu.target, gpu.lanes);
+        bench(gpu, quick);
+    }
+}
+
+/// Every measurement on `gpu`; the waves and workgroups are the same
+/// count of waves on both wave sizes.
+fn bench(gpu: Gpu, quick: bool) {
     let reps = if quick { 1 } else { 5 };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let lanes = f64::from(gpu.lanes);
+    let wave = gpu.lanes as u16;
 
     // VALU: 8 waves, each 32 FMAs per iteration.
     let iterations = if quick { 200 } else { 2000 };
-    let code = assemble(Target::Gfx90a, &valu_kernel(iterations));
+    let code = gpu.assemble(&valu_kernel(iterations));
     let mem = memory();
     mem.store::<u64>(KERNARG, DATA);
-    let fmas = 8.0 * 32.0 * f64::from(iterations) * 64.0;
+    let fmas = 8.0 * 32.0 * f64::from(iterations) * lanes;
     for (mode, rsrc1) in [("denormals kept", HIPCC_MODE), ("flushed", 0)] {
-        let (s, t) = best(reps, || run_mode(&mem, &code, 64 * 8, 64, 1, rsrc1));
+        let (s, t) = best(reps, || {
+            run_mode(gpu, &mem, &code, gpu.lanes * 8, wave, 1, rsrc1)
+        });
         println!(
             "valu (v_fma_f32 loop, 1 core, {mode:>14}): {:8.3e} lane-instructions/s ({:.3e} FMA lanes/s, {} instructions in {:.1} ms)",
-            s.instructions as f64 * 64.0 / t.as_secs_f64(),
+            s.instructions as f64 * lanes / t.as_secs_f64(),
             fmas / t.as_secs_f64(),
             s.instructions,
             t.as_secs_f64() * 1e3
@@ -179,17 +242,18 @@ fn main() {
 
     // One instruction at a time (8 waves, hipcc's float mode).
     for op in OPS {
-        let code = assemble(Target::Gfx90a, &op_kernel(op, iterations / 4));
-        let (s, t) = best(reps, || run(&mem, &code, 64 * 8, 64, 1));
+        let code = gpu.assemble(&op_kernel(op, iterations / 4));
+        let (s, t) = best(reps, || run(gpu, &mem, &code, gpu.lanes * 8, wave, 1));
         println!(
-            "  {op:<58} {:8.3e} lane-instructions/s",
-            s.instructions as f64 * 64.0 / t.as_secs_f64()
+            "  {:<58} {:8.3e} lane-instructions/s",
+            gpu.spell(op),
+            s.instructions as f64 * lanes / t.as_secs_f64()
         );
     }
 
     // The interpreter loop: cheap scalar instructions.
-    let code = assemble(Target::Gfx90a, &salu_kernel(iterations));
-    let (s, t) = best(reps, || run(&mem, &code, 64 * 8, 64, 1));
+    let code = gpu.assemble(&salu_kernel(iterations));
+    let (s, t) = best(reps, || run(gpu, &mem, &code, gpu.lanes * 8, wave, 1));
     println!(
         "salu (s_add_u32 loop, 1 core):      {:8.3e} wave-instructions/s ({:.1} ns each)",
         s.instructions as f64 / t.as_secs_f64(),
@@ -208,14 +272,14 @@ fn main() {
     mem.store::<u64>(KERNARG, a);
     mem.store::<u64>(KERNARG + 8, b);
     mem.store::<u64>(KERNARG + 16, c);
-    let code = assemble(Target::Gfx90a, VECTOR_ADD);
-    let (s, t) = best(reps, || run(&mem, &code, n, 256, 1));
+    let code = gpu.assemble(VECTOR_ADD);
+    let (s, t) = best(reps, || run(gpu, &mem, &code, n, 256, 1));
     println!(
         "memory (vector add, 1 core):        {:8.3e} lane-instructions/s ({:.1} ms for {n} elements)",
-        s.instructions as f64 * 64.0 / t.as_secs_f64(),
+        s.instructions as f64 * lanes / t.as_secs_f64(),
         t.as_secs_f64() * 1e3
     );
-    let (_, t) = best(reps, || run(&mem, &code, n, 256, cores));
+    let (_, t) = best(reps, || run(gpu, &mem, &code, n, 256, cores));
     println!(
         "vector add of {n} elements, {cores} cores: {:.1} ms wall",
         t.as_secs_f64() * 1e3
