@@ -263,7 +263,7 @@ fn check(i: &Inst, src: &[Ty], dst: Option<Ty>, flags: u8) -> Result<(), Flow> {
             if flags & flag::VOP3B == 0 && (m.abs | m.neg) >> src.len() != 0 {
                 return Err(unimplemented(i, "modifier on a missing operand"));
             }
-            if flags & flag::VOP3B == 0 && m.opsel != 0 && flags & flag::OPSEL == 0 {
+            if flags & flag::VOP3B == 0 && m.opsel != 0 && flags & flag::OPSEL == 0 && !m.t16 {
                 return Err(unimplemented(i, "op_sel"));
             }
             match dst {
@@ -456,17 +456,22 @@ fn sdwa_sel(v: u32, sel: u32, sext: bool) -> u32 {
 /// Reads source `n` of type `t` (16 or 32 bits) of `i` for every lane,
 /// with its input modifiers; narrows `mask` to the lanes DPP lets write.
 fn fetch32(w: &Wave, i: &Inst, n: usize, t: Ty, flags: u8, mask: &mut u64, out: &mut [u32; LANES]) {
-    let code = i.src[n];
+    let (code, high) = half_of(i, i.src[n], t);
     if code >= reg::VGPR0 {
         *out = *vreg(w, usize::from(code - reg::VGPR0));
     } else {
         *out = [scalar32(w, i, code, t); LANES];
     }
+    if high {
+        for v in out.iter_mut() {
+            *v >>= 16;
+        }
+    }
     let sign = t.sign() as u32;
     let (mut abs, mut neg) = (false, false);
     match (i.enc, i.ext) {
         (Enc::Vop3, _) => {
-            if flags & flag::OPSEL != 0 && i.mods.opsel >> n & 1 != 0 {
+            if opsel_on(i, t, flags) && i.mods.opsel >> n & 1 != 0 {
                 for v in out.iter_mut() {
                     *v >>= 16;
                 }
@@ -511,12 +516,32 @@ fn fetch32(w: &Wave, i: &Inst, n: usize, t: Ty, flags: u8, mask: &mut u64, out: 
     }
 }
 
+/// Whether VOP3 op_sel picks the halves of operands of type `t`: in the
+/// gfx9 instructions that take it, and for every 16-bit operand on gfx11.
+#[inline]
+fn opsel_on(i: &Inst, t: Ty, flags: u8) -> bool {
+    flags & flag::OPSEL != 0 || i.mods.t16 && t.half()
+}
+
+/// The register code a 16-bit operand `code` of type `t` reads or writes
+/// in a gfx11 VOP1/VOP2/VOPC instruction, and whether it is the high
+/// half (bit 7 of the VGPR field); other operands as they are.
+#[inline]
+fn half_of(i: &Inst, code: u16, t: Ty) -> (u16, bool) {
+    if i.mods.t16 && t.half() && i.enc != Enc::Vop3 && code >= reg::VGPR0 {
+        let v = code - reg::VGPR0;
+        (reg::VGPR0 + (v & 0x7f), v & 0x80 != 0)
+    } else {
+        (code, false)
+    }
+}
+
 /// True if source `n` reads its VGPR `v` unchanged: no modifier, select
 /// or permutation applies, and no lane holds a denormal the mode would
 /// flush (a scan that vectorises, cheaper than a flushed copy).
 #[inline]
 fn untouched(w: &Wave, i: &Inst, n: usize, t: Ty, flags: u8, v: &[u32; LANES]) -> bool {
-    if n < 2 && i.ext != Ext::None {
+    if n < 2 && i.ext != Ext::None || i.mods.t16 && t.half() {
         return false;
     }
     if i.enc == Enc::Vop3 {
@@ -697,6 +722,21 @@ fn put32(w: &mut Wave, i: &Inst, t: Ty, flags: u8, mask: u64, r: &mut [u32; LANE
                 *v &= 0xffff;
             }
         }
+    } else if t.half() && i.mods.t16 {
+        // gfx11: the result goes to one half, the other one stays.
+        let (code, high) = half_of(i, i.dst, t);
+        let high = high || i.enc == Enc::Vop3 && i.mods.opsel & 8 != 0;
+        let d = usize::from(code.saturating_sub(reg::VGPR0));
+        let old = vreg(w, d);
+        for l in 0..LANES {
+            r[l] = if high {
+                old[l] & 0xffff | r[l] << 16
+            } else {
+                old[l] & 0xffff_0000 | r[l] & 0xffff
+            };
+        }
+        vstore(w, d, mask, r);
+        return;
     } else if t.half() {
         let old = vreg(w, d);
         let hi = flags & flag::OPSEL != 0 && i.enc == Enc::Vop3 && i.mods.opsel & 8 != 0;

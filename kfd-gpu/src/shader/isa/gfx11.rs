@@ -263,6 +263,9 @@ pub fn decode(words: &[u32; 3]) -> Result<Inst, Illegal> {
         }
         Enc::Other => return Err(illegal),
     }
+    // Instructions with 16-bit operands address VGPR halves.
+    let valu = matches!(enc, Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3);
+    i.mods.t16 = valu && name.contains("16");
     // A literal, DPP16 or DPP8 word follows the instruction's own words.
     let next = usize::from(i.len / 4);
     let nsrc = match enc {
