@@ -488,3 +488,182 @@ fn dpp16_controls_shared_with_gfx9_run() {
         );
     }
 }
+
+#[test]
+fn true16_operands_name_vgpr_halves() {
+    // VOP1/VOP2 16-bit operands: bit 7 of the VGPR field is the half
+    // (LLVM's real-true16 syntax); VOP3: op_sel. A 16-bit result keeps
+    // the other half of its VGPR.
+    let asm = "
+      s_load_b64 s[0:1], s[0:1], 0x0
+      v_mov_b32 v1, 0x11112222
+      v_mov_b32 v2, 0x33334444
+      v_mov_b16 v1.h, v2.l
+      v_mov_b32 v3, 0x3c004000
+      v_mov_b32 v4, 0x12347777
+      v_add_f16 v4.h, v3.h, v3.l
+      v_mov_b32 v5, 0x55556666
+      v_add_nc_u16 v5, v1, v2 op_sel:[1,0,1]
+      v_mov_b32 v6, 0x9999aaaa
+      v_cvt_f32_f16 v7, v3
+      v_lshlrev_b32 v8, 2, v0
+      s_waitcnt lgkmcnt(0)
+      global_store_b32 v8, v1, s[0:1]
+      global_store_b32 v8, v4, s[0:1] offset:128
+      global_store_b32 v8, v5, s[0:1] offset:256
+      global_store_b32 v8, v7, s[0:1] offset:384
+      s_endpgm
+    ";
+    let mem = run_one(true, "+real-true16", asm).unwrap_or_else(|e| panic!("{e}"));
+    let at = |k: u64| mem.load::<u32>(DATA + 128 * k + 4 * 5);
+    assert_eq!(at(0), 0x4444_2222, "v_mov_b16 v1.h, v2.l");
+    // 1.0 + 2.0 = 3.0 (0x4200) into the high half.
+    assert_eq!(at(1), 0x4200_7777, "v_add_f16 v4.h, v3.h, v3.l");
+    assert_eq!(at(2), 0x8888_6666, "v_add_nc_u16 op_sel:[1,0,1]");
+    assert_eq!(at(3), 2.0f32.to_bits(), "v_cvt_f32_f16 of v3.l");
+}
+
+/// Runs one WMMA of `op` (with `mods`) in a wave32: A at `DATA`, B at
+/// `DATA + 1024`, C at `DATA + 2048` (32 bytes per lane each, the
+/// registers as they are), D (v24, or with `in_place` C's registers)
+/// stored at `DATA + 3072`.
+fn run_wmma(op: &str, ab_regs: u32, mods: &str, in_place: bool, abc: [&[u32]; 3]) -> Vec<u32> {
+    let [a, b, c] = abc;
+    let mem = memory();
+    mem.store::<u64>(KERNARG, DATA);
+    for (base, data) in [(0, a), (1024, b), (2048, c)] {
+        for (k, v) in data.iter().enumerate() {
+            mem.store::<u32>(DATA + base + 4 * k as u64, *v);
+        }
+    }
+    let last = ab_regs - 1;
+    let asm = format!(
+        "
+      s_load_b64 s[0:1], s[0:1], 0x0
+      v_lshlrev_b32 v40, 5, v0
+      s_waitcnt lgkmcnt(0)
+      global_load_b128 v[0:3], v40, s[0:1]
+      global_load_b128 v[4:7], v40, s[0:1] offset:16
+      global_load_b128 v[8:11], v40, s[0:1] offset:1024
+      global_load_b128 v[12:15], v40, s[0:1] offset:1040
+      global_load_b128 v[16:19], v40, s[0:1] offset:2048
+      global_load_b128 v[20:23], v40, s[0:1] offset:2064
+      v_mov_b32 v24, 0x77777777
+      s_waitcnt vmcnt(0)
+      {op} v[{d}:{d_last}], v[0:{last}], v[8:{b_last}], v[16:23] {mods}
+      global_store_b128 v40, v[{d}:{d3}], s[0:1] offset:3072
+      global_store_b128 v40, v[{d4}:{d_last}], s[0:1] offset:3088
+      s_endpgm
+    ",
+        b_last = 8 + last,
+        d = if in_place { 16 } else { 24 },
+        d3 = if in_place { 19 } else { 27 },
+        d4 = if in_place { 20 } else { 28 },
+        d_last = if in_place { 23 } else { 31 },
+    );
+    let code = assemble_with(Target::Gfx1100, "", &asm);
+    kernel(true, 32, 32)
+        .run_code(&mem, &code)
+        .unwrap_or_else(|e| panic!("{op}: {e}"));
+    (0..256)
+        .map(|k| mem.load::<u32>(DATA + 3072 + 4 * k))
+        .collect()
+}
+
+/// Lane `l`'s register `r` (8 per lane) of the 16x16 matrix `m` as C/D
+/// hold it: element `[2r + l / 16][l % 16]`.
+fn cd_layout(m: &[[i32; 16]; 16], f: impl Fn(i32) -> u32) -> Vec<u32> {
+    (0..32)
+        .flat_map(|l| (0..8).map(move |r| (l, r)))
+        .map(|(l, r)| f(m[2 * r + l / 16][l % 16]))
+        .collect()
+}
+
+#[test]
+fn wmma_wave32_products() {
+    let a: [[i32; 16]; 16] =
+        std::array::from_fn(|i| std::array::from_fn(|k| (i * 3 + k) as i32 % 7 - 3));
+    let b: [[i32; 16]; 16] =
+        std::array::from_fn(|k| std::array::from_fn(|j| (k + 5 * j) as i32 % 5 - 2));
+    let c: [[i32; 16]; 16] =
+        std::array::from_fn(|i| std::array::from_fn(|j| (i * 16 + j) as i32 - 100));
+    // Lane l holds row l%16 of A and column l%16 of B, element k at
+    // `bits * k` from its first register's bit 0.
+    let pack = |bits: u32, f: &dyn Fn(usize, usize) -> u32| -> Vec<u32> {
+        let per = 32 / bits as usize;
+        (0..32)
+            .flat_map(|l| (0..8).map(move |r| (l, r)))
+            .map(|(l, r)| {
+                (0..per)
+                    .filter(|e| r * per + e < 16)
+                    .map(|e| {
+                        (f(l % 16, r * per + e) & ((1u64 << bits) - 1) as u32)
+                            << (bits as usize * e)
+                    })
+                    .fold(0, |x, y| x | y)
+            })
+            .collect()
+    };
+    let f16 = |v: i32| u32::from(half_bits(v as f32));
+    let want: [[i32; 16]; 16] = std::array::from_fn(|i| {
+        std::array::from_fn(|j| c[i][j] + (0..16).map(|k| a[i][k] * b[k][j]).sum::<i32>())
+    });
+    // f32 += f16 * f16.
+    let d = run_wmma(
+        "v_wmma_f32_16x16x16_f16",
+        8,
+        "",
+        false,
+        [
+            &pack(16, &|i, k| f16(a[i][k])),
+            &pack(16, &|j, k| f16(b[k][j])),
+            &cd_layout(&c, |v| (v as f32).to_bits()),
+        ],
+    );
+    assert_eq!(d, cd_layout(&want, |v| (v as f32).to_bits()), "f32_f16");
+    // i32 += i8 (signed, neg_lo[0]) * u8 (B + 2: 0..4, unsigned).
+    let want8: [[i32; 16]; 16] = std::array::from_fn(|i| {
+        std::array::from_fn(|j| c[i][j] + (0..16).map(|k| a[i][k] * (b[k][j] + 2)).sum::<i32>())
+    });
+    let d = run_wmma(
+        "v_wmma_i32_16x16x16_iu8",
+        4,
+        "neg_lo:[1,0,0]",
+        false,
+        [
+            &pack(8, &|i, k| a[i][k] as u32),
+            &pack(8, &|j, k| (b[k][j] + 2) as u32),
+            &cd_layout(&c, |v| v as u32),
+        ],
+    );
+    assert_eq!(d, cd_layout(&want8, |v| v as u32), "i32_iu8");
+    // f16 += f16 * f16 in the high halves (op_sel[2]), D in C's
+    // registers: their low halves stay.
+    let d = run_wmma(
+        "v_wmma_f16_16x16x16_f16",
+        8,
+        "op_sel:[0,0,1]",
+        true,
+        [
+            &pack(16, &|i, k| f16(a[i][k])),
+            &pack(16, &|j, k| f16(b[k][j])),
+            &cd_layout(&c, |v| f16(v) << 16 | 0x1234),
+        ],
+    );
+    assert_eq!(
+        d,
+        cd_layout(&want, |v| f16(v) << 16 | 0x1234),
+        "f16_f16 op_sel"
+    );
+}
+
+/// The half-precision bits of `x` (exact for the small integers here).
+fn half_bits(x: f32) -> u16 {
+    let b = x.to_bits();
+    if x == 0.0 {
+        return (b >> 16) as u16 & 0x8000;
+    }
+    let sign = (b >> 16) as u16 & 0x8000;
+    let exp = ((b >> 23) & 0xff) as i32 - 127 + 15;
+    sign | (exp as u16) << 10 | ((b >> 13) & 0x3ff) as u16
+}

@@ -12,6 +12,7 @@ mod valu;
 mod vmem;
 mod vop3p;
 mod vop3p_half;
+mod wmma;
 
 use crate::mem::{Fault, Tlb, Word};
 
@@ -107,6 +108,7 @@ pub fn lookup(name: &str) -> Option<Exec> {
         .or_else(|| vmem::lookup(name))
         .or_else(|| vop3p::lookup(name))
         .or_else(|| mfma::lookup(name))
+        .or_else(|| wmma::lookup(name))
         .or_else(|| ds::lookup(name))
 }
 
