@@ -14,13 +14,6 @@ use crate::shader::wave::Wave;
 /// the model does not run it (it then stops the dispatch as an illegal
 /// instruction).
 pub(super) fn lookup(enc: Enc, name: &str) -> Option<Exec> {
-    // The MUBUF words (fields moved, not yet decoded) are not modelled,
-    // but for the cache invalidations, which have no fields;
-    // `ds_cmpstore_*` swaps gfx9 `ds_cmpst_*`'s data operands.
-    let invalidate = matches!(name, "buffer_gl0_inv" | "buffer_gl1_inv");
-    if enc == Enc::Mubuf && !invalidate || name.starts_with("ds_cmpstore") {
-        return None;
-    }
     if enc == Enc::Vopd {
         return half(name).map(|_| vopd as Exec);
     }
@@ -277,7 +270,7 @@ fn gfx9_name(name: &str) -> Option<String> {
             return Some(format!("{}tru_{ty}", &p[..p.len() - 2]));
         }
     }
-    for p in ["flat_", "global_", "scratch_"] {
+    for p in ["flat_", "global_", "scratch_", "buffer_"] {
         if let Some(op) = name.strip_prefix(p) {
             let (_, n) = VMEM_RENAMED.iter().find(|(g, _)| *g == op)?;
             return Some(format!("{p}{n}"));

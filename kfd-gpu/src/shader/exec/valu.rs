@@ -309,7 +309,11 @@ fn check(i: &Inst, src: &[Ty], dst: Option<Ty>, flags: u8) -> Result<(), Flow> {
                     }
                 }
             }
-            Ext::Dpp8(_) => return Err(unimplemented(i, "DPP8")),
+            Ext::Dpp8(..) => {
+                if src.iter().any(|t| t.wide()) || dst.is_some_and(|t| t.wide()) {
+                    return Err(unimplemented(i, "DPP8 on a 64-bit operation"));
+                }
+            }
             Ext::Dpp(x) => {
                 if src.iter().any(|t| t.wide()) || dst.is_some_and(|t| t.wide()) {
                     return Err(unimplemented(i, "DPP on a 64-bit operation"));
@@ -405,6 +409,16 @@ fn dpp(x: u32, exec: u64, v: &mut [u32; LANES]) -> u64 {
     }
 }
 
+/// gfx11 DPP8 word `x` applied to `v`: lane `l` reads lane
+/// `(l & !7) | sel[l & 7]` (3-bit selects from bit 8 up); an inactive
+/// source reads 0 unless `fi` (fetch inactive). Every lane writes.
+fn dpp8(x: u32, fi: bool, exec: u64, v: &mut [u32; LANES]) -> u64 {
+    let exec = if fi { u64::MAX } else { exec };
+    permute(exec, u64::MAX, true, v, |l| {
+        Some((l & !7) | (x >> (8 + 3 * (l & 7))) as usize & 7)
+    })
+}
+
 /// Moves `v[src(l)]` to lane `l` for the `enabled` lanes: an invalid
 /// (out of range or inactive) source gives 0 with `bound_ctrl`, else
 /// leaves the lane unwritten. Returns the lanes to write.
@@ -489,6 +503,9 @@ fn fetch32(w: &Wave, i: &Inst, n: usize, t: Ty, flags: u8, mask: &mut u64, out: 
             }
             neg = s & 0x10 != 0;
             abs = s & 0x20 != 0;
+        }
+        (_, Ext::Dpp8(x, fi)) if n == 0 => {
+            *mask &= dpp8(x, fi, w.exec(), out);
         }
         (_, Ext::Dpp(x)) if n < 2 => {
             if n == 0 {

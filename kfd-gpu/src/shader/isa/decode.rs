@@ -197,8 +197,9 @@ pub enum Ext {
     Sdwa(u32),
     /// A DPP word (lane permutation, row/bank masks; gfx11's DPP16).
     Dpp(u32),
-    /// A gfx11 DPP8 word (eight 3-bit lane selects).
-    Dpp8(u32),
+    /// A gfx11 DPP8 word (eight 3-bit lane selects) and its
+    /// fetch-inactive flag (source code 234 rather than 233).
+    Dpp8(u32, bool),
 }
 
 /// A decoded instruction.
