@@ -281,17 +281,20 @@ static bool t_matmul() {
   return true;
 }
 
-// ---- warp shuffles and votes (warpSize 64) ----------------------------------
+// ---- warp shuffles and votes (warpSize 64, or 32 on gfx11) -----------------
+// 64 threads: one wave64, or two wave32s; every result is per warp.
 __global__ void k_warp(int *o) {
-  int t = threadIdx.x;
+  int t = threadIdx.x, ws = warpSize, lane = t % ws;
   int v = t * 3 + 1;
   int s = v;
-  for (int d = 32; d > 0; d >>= 1) s += __shfl_xor(s, d);
+  for (int d = ws / 2; d > 0; d >>= 1) s += __shfl_xor(s, d);
   o[t * 4 + 0] = s;
-  o[t * 4 + 1] = __shfl(v, (t * 5) & 63);
+  o[t * 4 + 1] = __shfl(v, (lane * 5) & (ws - 1));
   o[t * 4 + 2] = __popcll(__ballot(t % 3 == 0));
-  o[t * 4 + 3] = (__any(t == 17) ? 1 : 0) | (__all(t < 64) ? 2 : 0) | (warpSize << 2);
+  o[t * 4 + 3] = (__any(t == 17) ? 1 : 0) | (__all(t < 64) ? 2 : 0) | (ws << 2);
 }
+
+static int g_warp_size = 64;
 
 static bool t_warp() {
   int *d;
@@ -300,10 +303,12 @@ static bool t_warp() {
   hipLaunchKernelGGL(k_warp, dim3(1), dim3(64), 0, 0, d);
   CK(hipMemcpy(o.data(), d, 1024, hipMemcpyDeviceToHost));
   hipFree(d);
-  int sum = 0, third = 0;
-  for (int t = 0; t < 64; t++) { sum += t * 3 + 1; third += t % 3 == 0; }
+  const int ws = g_warp_size;
   for (int t = 0; t < 64; t++) {
-    int w[4] = {sum, ((t * 5) & 63) * 3 + 1, third, 1 | 2 | (64 << 2)};
+    int first = t / ws * ws, sum = 0, third = 0;
+    for (int u = first; u < first + ws; u++) { sum += u * 3 + 1; third += u % 3 == 0; }
+    int any = first <= 17 && 17 < first + ws;
+    int w[4] = {sum, (first + ((t % ws * 5) & (ws - 1))) * 3 + 1, third, any | 2 | (ws << 2)};
     for (int j = 0; j < 4; j++)
       if (o[t * 4 + j] != w[j]) {
         snprintf(why, sizeof why, "lane %d item %d = %d, want %d", t, j, o[t * 4 + j], w[j]);
@@ -478,13 +483,14 @@ static bool t_divergent() {
   return check_u32("o", o, w);
 }
 
-// ---- MFMA -------------------------------------------------------------------
+// ---- matrix cores: MFMA (gfx9) ---------------------------------------------
 // One wave: D(32x32) = A(32x2) * B(2x32) with v_mfma_f32_32x32x2f32.
 // Lane l holds A[l%32][l/32] and B[l/32][l%32]; the result's lane l,
 // register r holds D[8*(r/4) + 4*(l/32)... per the CDNA layout:
 // row = (r/4)*8 + (l/32)*4 + r%4, column = l%32.
 typedef float f32x16 __attribute__((ext_vector_type(16)));
 __global__ void k_mfma(const float *a, const float *b, float *d) {
+#if defined(__gfx90a__) || defined(__gfx942__)
   int l = threadIdx.x;
   float av = a[(l % 32) * 2 + l / 32];
   float bv = b[(l / 32) * 32 + l % 32];
@@ -494,6 +500,7 @@ __global__ void k_mfma(const float *a, const float *b, float *d) {
     int row = (r / 4) * 8 + (l / 32) * 4 + r % 4;
     d[row * 32 + l % 32] = acc[r];
   }
+#endif
 }
 
 static bool t_mfma() {
@@ -518,6 +525,108 @@ static bool t_mfma() {
     }
   return true;
 }
+
+// ---- matrix cores: WMMA (gfx11, wave32) ------------------------------------
+// 16x16x16 products, one wave32. Lane l holds row l%16 of A and column
+// l%16 of B (all 16 k; lanes 16-31 repeat lanes 0-15); a 32-bit result's
+// register r of lane l is D[2r + l/16][l%16], a 16-bit one's is the low
+// half of register r. Four forms: f32 += f16*f16, f32 += bf16*bf16,
+// i32 += i8*u8, f16 += f16*f16. Small integers keep every sum exact.
+typedef _Float16 f16x16 __attribute__((ext_vector_type(16)));
+typedef short i16x16 __attribute__((ext_vector_type(16)));
+typedef float f32x8 __attribute__((ext_vector_type(8)));
+typedef int i32x8 __attribute__((ext_vector_type(8)));
+typedef int i32x4 __attribute__((ext_vector_type(4)));
+__global__ void k_wmma(const signed char *a, const signed char *b, float *df16, float *dbf16,
+                       int *di8, float *dh) {
+#if defined(__GFX11__)
+  int l = threadIdx.x, r16 = l % 16, hi = l / 16;
+  f16x16 ah, bh;
+  i16x16 abf, bbf;
+  i32x4 a8, b8;
+  for (int k = 0; k < 16; k++) {
+    float av = a[r16 * 16 + k], bv = b[k * 16 + r16];
+    ah[k] = (_Float16)av;
+    bh[k] = (_Float16)bv;
+    abf[k] = (short)(__float_as_uint(av) >> 16);
+    bbf[k] = (short)(__float_as_uint(bv) >> 16);
+  }
+  for (int k = 0; k < 4; k++) {
+    unsigned wa = 0, wb = 0;
+    for (int j = 0; j < 4; j++) {
+      wa |= (unsigned)(unsigned char)a[r16 * 16 + k * 4 + j] << (8 * j);
+      wb |= (unsigned)(unsigned char)(b[(k * 4 + j) * 16 + r16] + 8) << (8 * j);
+    }
+    a8[k] = (int)wa;
+    b8[k] = (int)wb;
+  }
+  f32x8 c1 = {0}, c2 = {0};
+  i32x8 c3 = {0};
+  f16x16 c4 = {0};
+  for (int r = 0; r < 8; r++) {
+    c1[r] = 1.0f;
+    c3[r] = -100;
+    c4[2 * r] = (_Float16)0.5f;
+  }
+  c1 = __builtin_amdgcn_wmma_f32_16x16x16_f16_w32(ah, bh, c1);
+  c2 = __builtin_amdgcn_wmma_f32_16x16x16_bf16_w32(abf, bbf, c2);
+  c3 = __builtin_amdgcn_wmma_i32_16x16x16_iu8_w32(true, a8, false, b8, c3, false);
+  c4 = __builtin_amdgcn_wmma_f16_16x16x16_f16_w32(ah, bh, c4, false);
+  for (int r = 0; r < 8; r++) {
+    int at = (2 * r + hi) * 16 + r16;
+    df16[at] = c1[r];
+    dbf16[at] = c2[r];
+    di8[at] = c3[r];
+    dh[at] = (float)c4[2 * r];
+  }
+#endif
+}
+
+static bool t_wmma() {
+  std::vector<signed char> a(256), b(256);
+  for (int i = 0; i < 256; i++) { a[i] = (signed char)(i % 7 - 3); b[i] = (signed char)(i % 5 - 2); }
+  signed char *da, *db;
+  float *d1, *d2, *d4;
+  int *d3;
+  CK(hipMalloc(&da, 256));
+  CK(hipMalloc(&db, 256));
+  CK(hipMalloc(&d1, 1024));
+  CK(hipMalloc(&d2, 1024));
+  CK(hipMalloc(&d3, 1024));
+  CK(hipMalloc(&d4, 1024));
+  CK(hipMemcpy(da, a.data(), 256, hipMemcpyHostToDevice));
+  CK(hipMemcpy(db, b.data(), 256, hipMemcpyHostToDevice));
+  hipLaunchKernelGGL(k_wmma, dim3(1), dim3(32), 0, 0, da, db, d1, d2, d3, d4);
+  std::vector<float> o1(256), o2(256), o4(256);
+  std::vector<int> o3(256);
+  CK(hipMemcpy(o1.data(), d1, 1024, hipMemcpyDeviceToHost));
+  CK(hipMemcpy(o2.data(), d2, 1024, hipMemcpyDeviceToHost));
+  CK(hipMemcpy(o3.data(), d3, 1024, hipMemcpyDeviceToHost));
+  CK(hipMemcpy(o4.data(), d4, 1024, hipMemcpyDeviceToHost));
+  hipFree(da); hipFree(db); hipFree(d1); hipFree(d2); hipFree(d3); hipFree(d4);
+  for (int i = 0; i < 16; i++)
+    for (int j = 0; j < 16; j++) {
+      int s = 0, s8 = 0;
+      for (int k = 0; k < 16; k++) {
+        s += a[i * 16 + k] * b[k * 16 + j];
+        s8 += a[i * 16 + k] * (b[k * 16 + j] + 8);
+      }
+      const int at = i * 16 + j;
+      double got[4] = {o1[at], o2[at], (double)o3[at], o4[at]};
+      double want[4] = {s + 1.0, (double)s, s8 - 100.0, s + 0.5};
+      for (int f = 0; f < 4; f++)
+        if (got[f] != want[f]) {
+          snprintf(why, sizeof why, "form %d D[%d][%d] = %g, want %g", f, i, j, got[f], want[f]);
+          return false;
+        }
+    }
+  return true;
+}
+
+static bool g_gfx11 = false;
+
+// The matrix-core test of the device's generation.
+static bool t_matrix() { return g_gfx11 ? t_wmma() : t_mfma(); }
 
 // ---- streams and events -----------------------------------------------------
 __global__ void k_addk(int n, int k, int *o) {
@@ -596,13 +705,22 @@ static bool t_memops() {
 }
 
 int main() {
+  hipDeviceProp_t prop;
+  if (hipGetDeviceProperties(&prop, 0) != hipSuccess) {
+    printf("FAIL properties: hipGetDeviceProperties\n");
+    return 1;
+  }
+  g_warp_size = prop.warpSize;
+  g_gfx11 = strncmp(prop.gcnArchName, "gfx11", 5) == 0;
+  printf("device 0: %s, warp size %d\n", prop.gcnArchName, g_warp_size);
   struct { const char *name; bool (*f)(); } tests[] = {
       {"elementwise", t_elementwise}, {"grid_stride", t_grid_stride},
       {"millions", t_millions},       {"reduce_shared", t_reduce},
       {"atomics", t_atomics},         {"matmul_tiled", t_matmul},
       {"warp_shuffle_vote", t_warp},  {"precision_libm", t_precision},
       {"dynamic_shared", t_dyn_shared}, {"grid_3d", t_grid3d},
-      {"divergent_scratch_call", t_divergent}, {"mfma", t_mfma},
+      {"divergent_scratch_call", t_divergent},
+      {g_gfx11 ? "wmma" : "mfma", t_matrix},
       {"streams_events", t_streams},  {"memset_memcpy_d2d", t_memops},
   };
   for (auto &t : tests) {

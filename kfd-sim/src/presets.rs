@@ -862,8 +862,9 @@ fn gpu_node(m: &GpuModel, p: &GpuPlace) -> Node {
 }
 
 /// Builds a machine: `cpus` CPU nodes, then one GPU per entry of `gpus`
-/// (model, index of its CPU node, PCI bus), PCIe links GPU<->CPU, a QPI
-/// link between CPU sockets, and xGMI links between GPUs of one hive.
+/// (model, index of its CPU node, PCI bus), a PCIe link GPU->CPU (and
+/// CPU->GPU for a large-BAR GPU), a QPI link between CPU sockets, and
+/// xGMI links between GPUs of one hive.
 fn machine(
     cpu: &CpuModel,
     cpus: usize,
@@ -916,14 +917,21 @@ fn machine(
             PCIE_MIN_BW,
             max_bw,
         ));
-        nodes[*cpu_node_idx].io_links.push(link(
-            LINK_PCIE,
-            *cpu_node_idx,
-            g,
-            WEIGHT_PCIE,
-            PCIE_MIN_BW,
-            max_bw,
-        ));
+        // `kfd_crat.c` marks the GPU's link to its CPU bidirectional only
+        // when the device is large-BAR (no private VRAM), and the reverse
+        // CPU->GPU link exists only then: runtimes read that link as "the
+        // host can reach this GPU's VRAM" and would copy into it with the
+        // CPU.
+        if m.vram_heap_type == HEAP_FB_PUBLIC {
+            nodes[*cpu_node_idx].io_links.push(link(
+                LINK_PCIE,
+                *cpu_node_idx,
+                g,
+                WEIGHT_PCIE,
+                PCIE_MIN_BW,
+                max_bw,
+            ));
+        }
         if hive.is_some() {
             for j in 0..gpus.len() {
                 if j != i {
@@ -1049,6 +1057,30 @@ mod tests {
         // 256 MiB BAR: the whole VRAM as one FB_PRIVATE bank.
         assert_eq!(heap("navi31"), [HEAP_FB_PRIVATE]);
         assert_eq!((HEAP_FB_PUBLIC, HEAP_FB_PRIVATE), (1, 2));
+    }
+
+    #[test]
+    fn cpu_to_gpu_links_only_for_large_bar() {
+        for name in NAMES {
+            let t = preset(name).unwrap();
+            for (g, n) in t.gpus() {
+                let large_bar = n.mem_banks[0].get_or_zero("heap_type") == HEAP_FB_PUBLIC;
+                let inbound = t
+                    .cpus()
+                    .flat_map(|(_, c)| &c.io_links)
+                    .filter(|l| l.get("node_to") == Some(g as u64))
+                    .count();
+                assert_eq!(inbound, usize::from(large_bar), "{name} node {g}");
+                let to_cpu = n
+                    .io_links
+                    .iter()
+                    .filter(|l| l.get("type") == Some(LINK_PCIE))
+                    .count();
+                assert_eq!(to_cpu, 1, "{name} node {g}");
+            }
+        }
+        let t = preset("navi31").unwrap();
+        assert_eq!(t.nodes[0].properties.get("io_links_count"), Some(0));
     }
 
     #[test]

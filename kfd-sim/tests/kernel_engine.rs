@@ -131,7 +131,15 @@ struct World {
 
 impl World {
     fn new(preset: &str) -> World {
-        let sim = Sim::preset(preset).unwrap();
+        World::on(Sim::preset(preset).unwrap())
+    }
+
+    /// A world on the topology of `text` (the topology file format).
+    fn with_topology(text: &str) -> World {
+        World::on(Sim::new(kfd_sim::topology::Topology::parse(text).unwrap()).unwrap())
+    }
+
+    fn on(sim: Sim) -> World {
         let p = Proc::open(&sim);
         let g = p.gpu();
         let events = GpuBuf::new(&p, g, 8 * PAGE_SIZE, GTT);
@@ -1224,14 +1232,34 @@ fn aql_illegal_instruction_stops_the_queue_visibly() {
     w.close();
 }
 
+/// navi31's GPU is a gfx1100: its kernels run on the shader machine
+/// (here `s_endpgm` in the gfx11 encoding), the completion signal drops.
+#[test]
+fn aql_kernel_dispatch_on_gfx11_runs() {
+    let w = World::new("navi31");
+    let (ev, slot) = w.event();
+    let mut q = aql_queue(&w);
+    let done = signal(&w, 0, 1, Some((ev, slot)));
+    let kd = kernel(&w, &[0xbfb0_0000]);
+    aql_submit(&w, &mut q, &dispatch_packet(kd, 64, done), true);
+    assert_eq!(w.wait(ev, 5000), KFD_IOC_WAIT_RESULT_COMPLETE);
+    assert_eq!((value(&w, done), read_index(&w)), (0, 1));
+    q.destroy(&w);
+    w.close();
+}
+
+/// A GPU whose ISA the shader machine does not model (navi31 said to be
+/// a gfx1030).
+const UNMODELLED_ISA: &str = "base navi31\n[node 1 properties]\ngfx_target_version 100300\n";
+
 /// A dispatch on a GPU whose ISA the shader machine does not model
-/// (gfx1100) stops the queue with the CP's "invalid code" error in
+/// stops the queue with the CP's "invalid code" error in
 /// `queue_inactive_signal` (value 8, its event raised), which ROCr turns
 /// into HSA_STATUS_ERROR_INVALID_CODE_OBJECT. The packet is not consumed
 /// and its completion signal never moves.
 #[test]
-fn aql_kernel_dispatch_on_gfx11_is_refused_visibly() {
-    let w = World::new("navi31");
+fn aql_kernel_dispatch_of_an_unmodelled_isa_is_refused_visibly() {
+    let w = World::with_topology(UNMODELLED_ISA);
     let (ev, slot) = w.event();
     let inactive = signal(&w, 5, 0, Some((ev, slot)));
     w.mem.set_u64(amdq!(queue_inactive_signal), inactive);
@@ -1256,7 +1284,7 @@ fn aql_kernel_dispatch_on_gfx11_is_refused_visibly() {
 /// context save area header names, and the header's error event set.
 #[test]
 fn aql_queue_error_reaches_an_enabled_runtime() {
-    let w = World::new("navi31");
+    let w = World::with_topology(UNMODELLED_ISA);
     w.runtime_enable();
     let (ev, _) = w.event();
     let (hdr, payload) = (6 * PAGE_SIZE, 7 * PAGE_SIZE);

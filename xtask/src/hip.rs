@@ -13,8 +13,8 @@
 //! - Launch run: the code object's kernel runs on the simulator's shader
 //!   machine over 1000 work-items (a partial last workgroup) and every
 //!   word it wrote, and every one it must not write, is checked.
-//! - Kernels run: `kfd-hip-kernels` (`kernels.hip`, built for gfx90a and
-//!   gfx942 at once) runs its kernels, each checked against a host
+//! - Kernels run: `kfd-hip-kernels` (`kernels.hip`, built for gfx90a,
+//!   gfx942 and gfx1100 at once) runs its kernels, each checked against a
 //!   reference; each prints `OK <name>` or `FAIL <name>: <why>`, and the
 //!   program `ALL OK` when all passed.
 //!
@@ -128,7 +128,7 @@ fn build_script(arch: &str) -> String {
         "set -e\n\
          hipcc --genco --offload-arch={arch} -O2 {d}/src/fill.hip -o {d}/out/fill.co\n\
          hipcc --offload-arch={arch} -O1 -Wall -Werror {d}/src/hip_work.cpp -o {d}/out/kfd-hip-work\n\
-         hipcc --offload-arch=gfx90a --offload-arch=gfx942 -O2 {d}/src/kernels.hip -o {d}/out/kfd-hip-kernels\n"
+         hipcc --offload-arch=gfx90a --offload-arch=gfx942 --offload-arch=gfx1100 -O2 {d}/src/kernels.hip -o {d}/out/kfd-hip-kernels\n"
     )
 }
 
@@ -429,6 +429,6 @@ mod tests {
         let s = build_script("gfx942");
         assert!(s.contains("--genco --offload-arch=gfx942"));
         assert!(s.contains("/opt/kfd-rs/out/kfd-hip-work"));
-        assert!(s.contains("--offload-arch=gfx90a --offload-arch=gfx942"));
+        assert!(s.contains("--offload-arch=gfx90a --offload-arch=gfx942 --offload-arch=gfx1100"));
     }
 }

@@ -209,6 +209,15 @@ fn ci_steps(steps: &mut Steps) -> Result<(), String> {
         let mut a = mi210.to_vec();
         a.push("--ours".into());
         hip::run(&a)
+    })?;
+    // And on navi31: the gfx1100 code of the same kernels on the gfx11
+    // shader machine (wave32, WMMA for the matrix test).
+    let navi31 = ["--preset", "navi31", "--kernels-only"].map(String::from);
+    steps.run("hip-navi31", || hip::run(&navi31))?;
+    steps.run("hip-ours-navi31", || {
+        let mut a = navi31.to_vec();
+        a.push("--ours".into());
+        hip::run(&a)
     })
 }
 

@@ -24,8 +24,8 @@ const LEGACY_EXCEPTION: u64 = 0x8000_0000;
 pub(crate) fn dispatch(q: &mut QueueCtx, p: &hsa_kernel_dispatch_packet_t, index: u64) -> Outcome {
     let Some(target) = Target::from_gfx_version(q.hw.gfx_version) else {
         return Outcome::Error(QueueError::no_isa(format!(
-            "the shader machine does not model gfx target version {} (it runs gfx9: gfx900/902, \
-             gfx90a, gfx940/942)",
+            "the shader machine does not model gfx target version {} (it runs gfx900/902, gfx90a, \
+             gfx940/942 and gfx1100)",
             q.hw.gfx_version
         )));
     };

@@ -68,6 +68,9 @@ struct Suite {
     door: Door,
     /// The clients run when `--client` does not say.
     clients: &'static [Client],
+    /// Its ROCr makes a GPU agent for gfx1100 (navi31): 6.1.2 and 7.2.4
+    /// do, 5.2.3 does not (it skips the work).
+    gfx1100_agent: bool,
 }
 
 /// The file ROCr's ThunkLoader opens with `HSA_ENABLE_DTIF=1`, expected
@@ -88,6 +91,7 @@ const SUITES: &[Suite] = &[
             Client::RocrBlit,
             Client::Ctx,
         ],
+        gfx1100_agent: false,
     },
     Suite {
         name: "trixie",
@@ -97,6 +101,7 @@ const SUITES: &[Suite] = &[
         reference: Reference::SystemLibrary,
         door: Door::LibraryPath,
         clients: &[Client::Rocminfo, Client::Rocr, Client::RocrBlit],
+        gfx1100_agent: true,
     },
     Suite {
         name: "sid",
@@ -112,6 +117,7 @@ const SUITES: &[Suite] = &[
             Client::Ipc,
             Client::Ctx,
         ],
+        gfx1100_agent: true,
     },
 ];
 
@@ -144,13 +150,16 @@ const CLIENTS: &[(&str, Client)] = &[
 const CLIENT_BINS: &[&str] = &["kfd-rocr-client", "kfd-ipc-client", "kfd-ctx-client"];
 
 impl Client {
-    /// The presets the client runs on when `--client` does not name it
-    /// (`None`: every preset). The blit kernels run on the shader
-    /// machine, which models gfx9: mi210 (gfx90a, every suite's ROCr
-    /// has a GPU agent for it) and apu (gfx902, where ROCr's host copies
-    /// are blit kernels with SDMA off too).
-    fn default_presets(self) -> Option<&'static [&'static str]> {
+    /// The presets the client runs on in `suite` when `--client` does
+    /// not name it (`None`: every preset). The blit kernels run on the
+    /// shader machine: mi210 (gfx90a, every suite's ROCr has a GPU agent
+    /// for it), apu (gfx902, where ROCr's host copies are blit kernels
+    /// with SDMA off too) and, where the suite's ROCr knows gfx1100,
+    /// navi31 (its gfx11 blit kernels; small BAR, so host copies are
+    /// kernels too).
+    fn default_presets(self, suite: &Suite) -> Option<&'static [&'static str]> {
         match self {
+            Client::RocrBlit if suite.gfx1100_agent => Some(&["mi210", "apu", "navi31"]),
             Client::RocrBlit => Some(&["mi210", "apu"]),
             _ => None,
         }
@@ -182,7 +191,7 @@ const HELP: &str = "cargo xtask clients [flags]
 Runs each suite's rocminfo and our ROCr clients (kfd-rocr-client, its
 --blit mode, and on sid kfd-ipc-client) on kfd-sim, once with the suite's
 C libhsakmt and once with ours of the matching generation, on every preset
-(rocr-blit: mi210 and apu), and requires byte-identical stdout, stderr and
+(rocr-blit: mi210 and apu, and navi31 on trixie and sid), and requires byte-identical stdout, stderr and
 exit status. kfd-ctx-client (bookworm and
 sid) runs our newest build's context API alone and must print its expected
 transcript. Writes target/clients/report.md; exits non-zero naming what
@@ -204,6 +213,7 @@ flags:
   --client A,B       rocminfo, rocr-client, rocr-blit, ipc-client, ctx-client
                      (default: each suite's own list; rocr-blit, ROCr's fill
                      and copy kernels with SDMA off, only on mi210 and apu
+                     (and navi31 on trixie and sid)
                      unless named here)
   --reference-only   run the suite's C library twice (C vs C: checks that the
                      clients' output is deterministic); ours is not needed
@@ -288,7 +298,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         for preset in &presets {
             for c in &clients {
                 let elsewhere = c
-                    .default_presets()
+                    .default_presets(suite)
                     .is_some_and(|p| !p.contains(&preset.as_str()));
                 if chosen.is_none() && elsewhere {
                     continue;

@@ -96,10 +96,13 @@ fn atomic_exec(op: &str) -> Option<Exec> {
     };
     macro_rules! pick {
         ($op:expr, $w64:expr) => {
+            pick!($op, $w64, false)
+        };
+        ($op:expr, $w64:expr, $new_first:expr) => {
             if rtn {
-                atomic::<{ $op }, { $w64 }, true> as Exec
+                atomic::<{ $op }, { $w64 }, true, { $new_first }> as Exec
             } else {
-                atomic::<{ $op }, { $w64 }, false> as Exec
+                atomic::<{ $op }, { $w64 }, false, { $new_first }> as Exec
             }
         };
     }
@@ -142,6 +145,11 @@ fn atomic_exec(op: &str) -> Option<Exec> {
         "wrxchg_b64" => pick!(SWAP, true),
         "cmpst_b64" => pick!(CMPSWAP, true),
         "cmpst_f64" => pick!(CMPSWAP_F, true),
+        // gfx11's compare-stores take the new value first.
+        "cmpstore_b32" => pick!(CMPSWAP, false, true),
+        "cmpstore_f32" => pick!(CMPSWAP_F, false, true),
+        "cmpstore_b64" => pick!(CMPSWAP, true, true),
+        "cmpstore_f64" => pick!(CMPSWAP_F, true, true),
         "min_f64" => pick!(MIN_F, true),
         "max_f64" => pick!(MAX_F, true),
         "add_f64" => pick!(ADD_F, true),
@@ -350,10 +358,11 @@ fn wrxchg2<const S: u32, const D: usize>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_,
 }
 
 /// A DS atomic: `OP` on a dword (a qword when `W64`) with DATA0 (and
-/// DATA1: the new value of the compare-stores, whose compare value is
-/// DATA0; MSKOR's OR mask; WRAP's add value); `RTN` returns the old
-/// value.
-fn atomic<const OP: u8, const W64: bool, const RTN: bool>(
+/// DATA1: the new value of gfx9's compare-stores, whose compare value is
+/// DATA0, or with `NEW_FIRST` (gfx11's `ds_cmpstore_*`) the compare value
+/// after the new one in DATA0; MSKOR's OR mask; WRAP's add value); `RTN`
+/// returns the old value.
+fn atomic<const OP: u8, const W64: bool, const RTN: bool, const NEW_FIRST: bool>(
     w: &mut Wave,
     i: &Inst,
     c: &mut Ctx<'_, '_>,
@@ -367,7 +376,7 @@ fn atomic<const OP: u8, const W64: bool, const RTN: bool>(
     let mode = w.mode;
     // The compare-stores take the compare value first: swap the operands
     // into the (new value, compare) order the shared arithmetic uses.
-    let cmp = OP == atom::CMPSWAP || OP == atom::CMPSWAP_F;
+    let cmp = (OP == atom::CMPSWAP || OP == atom::CMPSWAP_F) && !NEW_FIRST;
     for l in 0..LANES {
         if exec >> l & 1 == 0 {
             continue;

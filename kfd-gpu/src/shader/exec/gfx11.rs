@@ -14,13 +14,6 @@ use crate::shader::wave::Wave;
 /// the model does not run it (it then stops the dispatch as an illegal
 /// instruction).
 pub(super) fn lookup(enc: Enc, name: &str) -> Option<Exec> {
-    // The MUBUF words (fields moved, not yet decoded) are not modelled,
-    // but for the cache invalidations, which have no fields;
-    // `ds_cmpstore_*` swaps gfx9 `ds_cmpst_*`'s data operands.
-    let invalidate = matches!(name, "buffer_gl0_inv" | "buffer_gl1_inv");
-    if enc == Enc::Mubuf && !invalidate || name.starts_with("ds_cmpstore") {
-        return None;
-    }
     if enc == Enc::Vopd {
         return half(name).map(|_| vopd as Exec);
     }
@@ -138,6 +131,10 @@ const RENAMED: &[(&str, &str)] = &[
     ("v_subrev_nc_u32", "v_subrev_u32"),
     ("v_add_nc_i32", "v_add_i32"),
     ("v_sub_nc_i32", "v_sub_i32"),
+    ("v_add_nc_u16", "v_add_u16"),
+    ("v_sub_nc_u16", "v_sub_u16"),
+    ("v_add_nc_i16", "v_add_i16"),
+    ("v_sub_nc_i16", "v_sub_i16"),
     ("v_add_co_ci_u32", "v_addc_co_u32"),
     ("v_sub_co_ci_u32", "v_subb_co_u32"),
     ("v_subrev_co_ci_u32", "v_subbrev_co_u32"),
@@ -273,7 +270,7 @@ fn gfx9_name(name: &str) -> Option<String> {
             return Some(format!("{}tru_{ty}", &p[..p.len() - 2]));
         }
     }
-    for p in ["flat_", "global_", "scratch_"] {
+    for p in ["flat_", "global_", "scratch_", "buffer_"] {
         if let Some(op) = name.strip_prefix(p) {
             let (_, n) = VMEM_RENAMED.iter().find(|(g, _)| *g == op)?;
             return Some(format!("{p}{n}"));

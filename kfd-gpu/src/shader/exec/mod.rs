@@ -12,6 +12,7 @@ mod valu;
 mod vmem;
 mod vop3p;
 mod vop3p_half;
+mod wmma;
 
 use crate::mem::{Fault, Tlb, Word};
 
@@ -73,8 +74,8 @@ pub fn lookup_inst(target: Target, i: &Inst) -> Option<Exec> {
             // gfx11's DPP16 word is gfx9's DPP word plus fetch-inactive
             // (bit 18); the controls both have (quad_perm, row shifts and
             // rotates, mirrors) run on gfx9's DPP, in the 32-bit
-            // encodings. Fetch-inactive, row_share/row_xmask, DPP in VOP3
-            // and DPP8 are not modelled.
+            // encodings, as does DPP8. Fetch-inactive, row_share/
+            // row_xmask and DPP in VOP3 are not modelled.
             Ext::Dpp(x)
                 if matches!(i.enc, Enc::Vop1 | Enc::Vop2 | Enc::Vopc)
                     && x >> 18 & 1 == 0
@@ -82,6 +83,7 @@ pub fn lookup_inst(target: Target, i: &Inst) -> Option<Exec> {
                         x >> 8 & 0x1ff,
                         0..=0xff | 0x101..=0x10f | 0x111..=0x11f | 0x121..=0x12f | 0x140 | 0x141
                     ) => {}
+            Ext::Dpp8(..) if matches!(i.enc, Enc::Vop1 | Enc::Vop2 | Enc::Vopc) => {}
             _ => return None,
         }
     }
@@ -107,6 +109,7 @@ pub fn lookup(name: &str) -> Option<Exec> {
         .or_else(|| vmem::lookup(name))
         .or_else(|| vop3p::lookup(name))
         .or_else(|| mfma::lookup(name))
+        .or_else(|| wmma::lookup(name))
         .or_else(|| ds::lookup(name))
 }
 

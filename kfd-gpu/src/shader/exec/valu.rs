@@ -263,7 +263,7 @@ fn check(i: &Inst, src: &[Ty], dst: Option<Ty>, flags: u8) -> Result<(), Flow> {
             if flags & flag::VOP3B == 0 && (m.abs | m.neg) >> src.len() != 0 {
                 return Err(unimplemented(i, "modifier on a missing operand"));
             }
-            if flags & flag::VOP3B == 0 && m.opsel != 0 && flags & flag::OPSEL == 0 {
+            if flags & flag::VOP3B == 0 && m.opsel != 0 && flags & flag::OPSEL == 0 && !m.t16 {
                 return Err(unimplemented(i, "op_sel"));
             }
             match dst {
@@ -309,7 +309,11 @@ fn check(i: &Inst, src: &[Ty], dst: Option<Ty>, flags: u8) -> Result<(), Flow> {
                     }
                 }
             }
-            Ext::Dpp8(_) => return Err(unimplemented(i, "DPP8")),
+            Ext::Dpp8(..) => {
+                if src.iter().any(|t| t.wide()) || dst.is_some_and(|t| t.wide()) {
+                    return Err(unimplemented(i, "DPP8 on a 64-bit operation"));
+                }
+            }
             Ext::Dpp(x) => {
                 if src.iter().any(|t| t.wide()) || dst.is_some_and(|t| t.wide()) {
                     return Err(unimplemented(i, "DPP on a 64-bit operation"));
@@ -405,6 +409,16 @@ fn dpp(x: u32, exec: u64, v: &mut [u32; LANES]) -> u64 {
     }
 }
 
+/// gfx11 DPP8 word `x` applied to `v`: lane `l` reads lane
+/// `(l & !7) | sel[l & 7]` (3-bit selects from bit 8 up); an inactive
+/// source reads 0 unless `fi` (fetch inactive). Every lane writes.
+fn dpp8(x: u32, fi: bool, exec: u64, v: &mut [u32; LANES]) -> u64 {
+    let exec = if fi { u64::MAX } else { exec };
+    permute(exec, u64::MAX, true, v, |l| {
+        Some((l & !7) | (x >> (8 + 3 * (l & 7))) as usize & 7)
+    })
+}
+
 /// Moves `v[src(l)]` to lane `l` for the `enabled` lanes: an invalid
 /// (out of range or inactive) source gives 0 with `bound_ctrl`, else
 /// leaves the lane unwritten. Returns the lanes to write.
@@ -456,17 +470,22 @@ fn sdwa_sel(v: u32, sel: u32, sext: bool) -> u32 {
 /// Reads source `n` of type `t` (16 or 32 bits) of `i` for every lane,
 /// with its input modifiers; narrows `mask` to the lanes DPP lets write.
 fn fetch32(w: &Wave, i: &Inst, n: usize, t: Ty, flags: u8, mask: &mut u64, out: &mut [u32; LANES]) {
-    let code = i.src[n];
+    let (code, high) = half_of(i, i.src[n], t);
     if code >= reg::VGPR0 {
         *out = *vreg(w, usize::from(code - reg::VGPR0));
     } else {
         *out = [scalar32(w, i, code, t); LANES];
     }
+    if high {
+        for v in out.iter_mut() {
+            *v >>= 16;
+        }
+    }
     let sign = t.sign() as u32;
     let (mut abs, mut neg) = (false, false);
     match (i.enc, i.ext) {
         (Enc::Vop3, _) => {
-            if flags & flag::OPSEL != 0 && i.mods.opsel >> n & 1 != 0 {
+            if opsel_on(i, t, flags) && i.mods.opsel >> n & 1 != 0 {
                 for v in out.iter_mut() {
                     *v >>= 16;
                 }
@@ -484,6 +503,9 @@ fn fetch32(w: &Wave, i: &Inst, n: usize, t: Ty, flags: u8, mask: &mut u64, out: 
             }
             neg = s & 0x10 != 0;
             abs = s & 0x20 != 0;
+        }
+        (_, Ext::Dpp8(x, fi)) if n == 0 => {
+            *mask &= dpp8(x, fi, w.exec(), out);
         }
         (_, Ext::Dpp(x)) if n < 2 => {
             if n == 0 {
@@ -511,12 +533,32 @@ fn fetch32(w: &Wave, i: &Inst, n: usize, t: Ty, flags: u8, mask: &mut u64, out: 
     }
 }
 
+/// Whether VOP3 op_sel picks the halves of operands of type `t`: in the
+/// gfx9 instructions that take it, and for every 16-bit operand on gfx11.
+#[inline]
+fn opsel_on(i: &Inst, t: Ty, flags: u8) -> bool {
+    flags & flag::OPSEL != 0 || i.mods.t16 && t.half()
+}
+
+/// The register code a 16-bit operand `code` of type `t` reads or writes
+/// in a gfx11 VOP1/VOP2/VOPC instruction, and whether it is the high
+/// half (bit 7 of the VGPR field); other operands as they are.
+#[inline]
+fn half_of(i: &Inst, code: u16, t: Ty) -> (u16, bool) {
+    if i.mods.t16 && t.half() && i.enc != Enc::Vop3 && code >= reg::VGPR0 {
+        let v = code - reg::VGPR0;
+        (reg::VGPR0 + (v & 0x7f), v & 0x80 != 0)
+    } else {
+        (code, false)
+    }
+}
+
 /// True if source `n` reads its VGPR `v` unchanged: no modifier, select
 /// or permutation applies, and no lane holds a denormal the mode would
 /// flush (a scan that vectorises, cheaper than a flushed copy).
 #[inline]
 fn untouched(w: &Wave, i: &Inst, n: usize, t: Ty, flags: u8, v: &[u32; LANES]) -> bool {
-    if n < 2 && i.ext != Ext::None {
+    if n < 2 && i.ext != Ext::None || i.mods.t16 && t.half() {
         return false;
     }
     if i.enc == Enc::Vop3 {
@@ -697,6 +739,21 @@ fn put32(w: &mut Wave, i: &Inst, t: Ty, flags: u8, mask: u64, r: &mut [u32; LANE
                 *v &= 0xffff;
             }
         }
+    } else if t.half() && i.mods.t16 {
+        // gfx11: the result goes to one half, the other one stays.
+        let (code, high) = half_of(i, i.dst, t);
+        let high = high || i.enc == Enc::Vop3 && i.mods.opsel & 8 != 0;
+        let d = usize::from(code.saturating_sub(reg::VGPR0));
+        let old = vreg(w, d);
+        for l in 0..LANES {
+            r[l] = if high {
+                old[l] & 0xffff | r[l] << 16
+            } else {
+                old[l] & 0xffff_0000 | r[l] & 0xffff
+            };
+        }
+        vstore(w, d, mask, r);
+        return;
     } else if t.half() {
         let old = vreg(w, d);
         let hi = flags & flag::OPSEL != 0 && i.enc == Enc::Vop3 && i.mods.opsel & 8 != 0;

@@ -126,6 +126,8 @@ pub(super) mod atom {
     pub const PK_ADD_F16: u8 = 20;
     /// Two packed bfloat16 adds (32-bit only).
     pub const PK_ADD_BF16: u8 = 21;
+    /// `old - a`, clamped at 0 (gfx11 `csub`, 32-bit only).
+    pub const CSUB: u8 = 22;
 }
 
 /// The executor of a vector-memory mnemonic.
@@ -220,6 +222,10 @@ fn atomic_exec(k: &str) -> Option<Exec> {
         "inc_x2" => atomic::<INC, true>,
         "dec_x2" => atomic::<DEC, true>,
         "add_f32" => atomic::<ADD_F, false>,
+        "cmpswap_f32" => atomic::<CMPSWAP_F, false>,
+        "min_f32" => atomic::<MIN_F, false>,
+        "max_f32" => atomic::<MAX_F, false>,
+        "csub_u32" => atomic::<CSUB, false>,
         "pk_add_f16" => atomic::<PK_ADD_F16, false>,
         "pk_add_bf16" => atomic::<PK_ADD_BF16, false>,
         "add_f64" => atomic::<ADD_F, true>,
@@ -244,9 +250,29 @@ enum Loc {
     Dropped,
 }
 
+/// Which accesses of a buffer are out of range.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Range {
+    /// gfx9: a structured buffer (IDXEN and a stride) checks the index
+    /// against NUM_RECORDS, any other the offset.
+    #[default]
+    Gfx9,
+    /// gfx11 OOB_SELECT 0: the index against NUM_RECORDS and the offset
+    /// against the stride.
+    IndexAndOffset,
+    /// gfx11 OOB_SELECT 1: the index against NUM_RECORDS.
+    Index,
+    /// gfx11 OOB_SELECT 2: no check.
+    Unchecked,
+    /// gfx11 OOB_SELECT 3: the byte offset (`stride * index + offset`)
+    /// against NUM_RECORDS.
+    Raw,
+}
+
 /// The fields of a buffer resource (V#) an access uses.
 #[derive(Debug, Clone, Copy, Default)]
 struct Buffer {
+    range: Range,
     base: u64,
     soffset: u64,
     stride: u64,
@@ -324,6 +350,10 @@ impl Addressing {
                 a.dst = a.dat;
                 let r = ((w1 >> 16) & 0x1f) as usize * 4;
                 let v = [0, 1, 2, 3].map(|k| w.sgpr[(r + k) & 127]);
+                if target.is_gfx11() {
+                    a.buf = gfx11_buffer(w, i, v)?;
+                    return Ok(a);
+                }
                 let data_format = u64::from((v[3] >> 15) & 0xf);
                 let add_tid = v[3] >> 23 & 1 != 0;
                 let mut stride = u64::from((v[1] >> 16) & 0x3fff);
@@ -334,6 +364,7 @@ impl Addressing {
                 }
                 let base = u64::from(v[0]) | u64::from(v[1] & 0xffff) << 32;
                 a.buf = Buffer {
+                    range: Range::Gfx9,
                     base,
                     soffset: u64::from(w.read32(((w1 >> 24) & 0xff) as u16, None)),
                     stride,
@@ -443,10 +474,13 @@ impl Addressing {
             _ => {
                 let b = &self.buf;
                 let off = u64::from((la.a as u32).wrapping_add(d));
-                let out = if b.idxen && b.stride != 0 {
-                    la.idx >= b.num_records
-                } else {
-                    off >= b.num_records
+                let out = match b.range {
+                    Range::Gfx9 if b.idxen && b.stride != 0 => la.idx >= b.num_records,
+                    Range::Gfx9 => off >= b.num_records,
+                    Range::IndexAndOffset => la.idx >= b.num_records || off >= b.stride,
+                    Range::Index => la.idx >= b.num_records,
+                    Range::Unchecked => false,
+                    Range::Raw => off + b.stride * la.idx >= b.num_records,
                 };
                 if out {
                     return Loc::Dropped;
@@ -469,6 +503,40 @@ impl Addressing {
             }
         }
     }
+}
+
+/// The buffer of gfx11 resource `v` (V#: base 47:0, stride 61:48,
+/// swizzle 63:62, NUM_RECORDS, then the selects and format, index
+/// stride 22:21, ADD_TID 23 and OOB_SELECT 29:28 of the last dword).
+/// Swizzled buffers and ADD_TID stop the wave as unimplemented.
+fn gfx11_buffer(w: &Wave, i: &Inst, v: [u32; 4]) -> Result<Buffer, Flow> {
+    if v[1] >> 30 != 0 {
+        return Err(unimplemented(i, "swizzled buffer"));
+    }
+    if v[3] >> 23 & 1 != 0 {
+        return Err(unimplemented(i, "ADD_TID_ENABLE"));
+    }
+    let base = u64::from(v[0]) | u64::from(v[1] & 0xffff) << 32;
+    let w1 = i.w[1];
+    Ok(Buffer {
+        range: match v[3] >> 28 & 3 {
+            0 => Range::IndexAndOffset,
+            1 => Range::Index,
+            2 => Range::Unchecked,
+            _ => Range::Raw,
+        },
+        base,
+        soffset: u64::from(w.read32(((w1 >> 24) & 0xff) as u16, None)),
+        stride: u64::from((v[1] >> 16) & 0x3fff),
+        num_records: u64::from(v[2]),
+        element_size: 4,
+        index_stride: 8 << ((v[3] >> 21) & 3),
+        swizzle: false,
+        add_tid: false,
+        offen: i.w[0] >> 12 & 1 != 0,
+        idxen: i.w[0] >> 13 & 1 != 0,
+        private: base.wrapping_sub(PRIVATE_WINDOW) < 1 << 32,
+    })
 }
 
 /// The lane and per-lane offset of byte `b` of the wave's swizzled
@@ -662,7 +730,11 @@ fn atomic<const OP: u8, const X2: bool>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, 
         if X2 {
             let pair = |w: &Wave, k: usize| u64::from(v(w, k)) | u64::from(v(w, k + 1)) << 32;
             let src = pair(w, 0);
-            let cmp = if OP == atom::CMPSWAP { pair(w, 2) } else { 0 };
+            let cmp = if matches!(OP, atom::CMPSWAP | atom::CMPSWAP_F) {
+                pair(w, 2)
+            } else {
+                0
+            };
             let old = if let Loc::Wave(_) = at {
                 // The private buffer swizzles dwords: the halves lie
                 // apart. The wave's private memory is its own, so two
@@ -682,7 +754,11 @@ fn atomic<const OP: u8, const X2: bool>(w: &mut Wave, i: &Inst, c: &mut Ctx<'_, 
             }
         } else {
             let src = v(w, 0);
-            let cmp = if OP == atom::CMPSWAP { v(w, 1) } else { 0 };
+            let cmp = if matches!(OP, atom::CMPSWAP | atom::CMPSWAP_F) {
+                v(w, 1)
+            } else {
+                0
+            };
             let old = update::<u32>(c, l, at, &mut |o| rmw32(OP, o, src, cmp, mode))?;
             if a.glc {
                 w.vgpr[a.dst[0]][l] = old;
@@ -899,6 +975,7 @@ pub(super) fn rmw32(op: u8, old: u32, a: u32, b: u32, mode: u32) -> u32 {
             let hi = add_bf16((old >> 16) as u16, (a >> 16) as u16);
             u32::from(lo) | u32::from(hi) << 16
         }
+        CSUB => old.saturating_sub(a),
         _ => old,
     }
 }

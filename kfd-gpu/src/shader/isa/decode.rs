@@ -180,6 +180,12 @@ pub struct Mods {
     pub clamp: bool,
     /// Output modifier: 0 none, 1 ×2, 2 ×4, 3 ÷2.
     pub omod: u8,
+    /// gfx11 16-bit operands name halves of VGPRs (LLVM's true16): in
+    /// VOP3 op_sel picks a 16-bit source's half (bits 0..2) and the
+    /// result's (bit 3) for every instruction; in VOP1/VOP2/VOPC bit 7 of
+    /// a 16-bit operand's VGPR field is its half (`v1.h` is field 129).
+    /// A 16-bit result keeps the other half of its VGPR.
+    pub t16: bool,
 }
 
 /// The extra word of a VOP1/VOP2/VOPC instruction.
@@ -191,8 +197,9 @@ pub enum Ext {
     Sdwa(u32),
     /// A DPP word (lane permutation, row/bank masks; gfx11's DPP16).
     Dpp(u32),
-    /// A gfx11 DPP8 word (eight 3-bit lane selects).
-    Dpp8(u32),
+    /// A gfx11 DPP8 word (eight 3-bit lane selects) and its
+    /// fetch-inactive flag (source code 234 rather than 233).
+    Dpp8(u32, bool),
 }
 
 /// A decoded instruction.

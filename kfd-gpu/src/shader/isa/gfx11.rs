@@ -7,9 +7,9 @@
 //! - scalar operand codes: `null` is 124 and M0 125 (gfx9's M0 is 124).
 //!   Decoded codes are gfx9's: M0 becomes 124 and `null` becomes
 //!   [`NULL`] (the inline constant 0: reads give 0, writes drop);
-//! - the SMEM, DS and FLAT first words and the FLAT "no SADDR" code: the
-//!   decoder moves those fields to where gfx9 keeps them in [`Inst::w`],
-//!   which is what the memory executors read;
+//! - the SMEM, DS, FLAT and MUBUF words and the FLAT "no SADDR" code:
+//!   the decoder moves those fields to where gfx9 keeps them in
+//!   [`Inst::w`], which is what the memory executors read;
 //! - VOP3 and VOP3P take a literal constant (a third word); VOP1/VOP2/
 //!   VOPC and VOP3 take DPP16 (source 250) or DPP8 (233/234) words; there
 //!   is no SDWA;
@@ -240,8 +240,22 @@ pub fn decode(words: &[u32; 3]) -> Result<Inst, Illegal> {
             ];
         }
         Enc::Mubuf => {
+            // To gfx9's layout: OFFEN (second word's 22) in 12, IDXEN
+            // (23) in 13, GLC stays in 14, SLC (12) in 17, TFE (21) in
+            // the second word's 23; SOFFSET as the executors know it.
             i.len = 8;
-            i.w[1] = w1;
+            i.w = [
+                0xe000_0000
+                    | u32::from(op & 0x7f) << 18
+                    | (w0 >> 12 & 1) << 17
+                    | (w0 >> 14 & 1) << 14
+                    | (w1 >> 23 & 1) << 13
+                    | (w1 >> 22 & 1) << 12
+                    | w0 & 0xfff,
+                u32::from(scalar(f(w1, 24, 8)) & 0xff) << 24
+                    | (w1 >> 21 & 1) << 23
+                    | w1 & 0x1f_ffff,
+            ];
         }
         Enc::Vopd => {
             // X: src0 8:0, vsrc1 16:9, vdst in the second word's 31:24.
@@ -263,6 +277,9 @@ pub fn decode(words: &[u32; 3]) -> Result<Inst, Illegal> {
         }
         Enc::Other => return Err(illegal),
     }
+    // Instructions with 16-bit operands address VGPR halves.
+    let valu = matches!(enc, Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3);
+    i.mods.t16 = valu && name.contains("16");
     // A literal, DPP16 or DPP8 word follows the instruction's own words.
     let next = usize::from(i.len / 4);
     let nsrc = match enc {
@@ -296,7 +313,7 @@ pub fn decode(words: &[u32; 3]) -> Result<Inst, Illegal> {
         i.ext = if raw0 == DPP {
             Ext::Dpp(x)
         } else {
-            Ext::Dpp8(x)
+            Ext::Dpp8(x, raw0 == DPP8_FI)
         };
     } else if let Some(y) = i.y {
         // One literal serves both operations: a source, or the K of

@@ -28,9 +28,7 @@ pub enum Target {
     Gfx940,
     /// gfx1100 (RDNA3, Navi31): the gfx11 encodings, wave32 or wave64
     /// (the kernel descriptor says), packed work-item ids, flat scratch
-    /// initialised by the kernel. Not yet returned by
-    /// [`Target::from_gfx_version`]: the machine does not run every
-    /// kernel ROCr and HIP bring.
+    /// initialised by the kernel.
     Gfx1100,
 }
 
@@ -42,6 +40,7 @@ impl Target {
             90000..=90009 | 90012 | 90011 => Some(Target::Gfx900),
             90010 => Some(Target::Gfx90a),
             90400..=90402 => Some(Target::Gfx940),
+            110000 => Some(Target::Gfx1100),
             _ => None,
         }
     }

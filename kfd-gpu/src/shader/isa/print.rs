@@ -380,7 +380,7 @@ impl Inst {
         match self.ext {
             Ext::Sdwa(_) => return Err("SDWA"),
             Ext::Dpp(_) => return Err("DPP"),
-            Ext::Dpp8(_) => return Err("DPP8"),
+            Ext::Dpp8(..) => return Err("DPP8"),
             Ext::None => {}
         }
         let n = self.name;

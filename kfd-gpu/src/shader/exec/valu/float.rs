@@ -696,7 +696,7 @@ fn pk_from_fp8(w: &mut Wave, i: &Inst, f: fp::Fp8) -> Flow {
     let word_ok = match i.ext {
         super::Ext::Sdwa(x) => x >> 8 & 0xff == 6 && x >> 16 & 7 >= 4,
         super::Ext::None => true,
-        super::Ext::Dpp(_) | super::Ext::Dpp8(_) => false,
+        super::Ext::Dpp(_) | super::Ext::Dpp8(..) => false,
     };
     if !word_ok {
         return unimplemented(i, "SDWA/DPP form");

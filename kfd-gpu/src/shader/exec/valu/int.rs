@@ -1,6 +1,6 @@
 //! Integer and bit operations: 16, 32 and 64 bits.
 
-use super::Ty::{F32, U16, U32, U64};
+use super::Ty::{F16, F32, U16, U32, U64};
 use super::{
     carry, flag, run32, run32x, run64, unimplemented, vdst, write_sdst64, Env, Exec, Flow,
 };
@@ -15,7 +15,16 @@ pub(super) fn lookup(name: &str) -> Option<Exec> {
         "v_nop" | "v_clrexcp" => |_, _, _| Flow::Next,
         "v_mov_b32" => |w, i, _| run32(w, i, [U32], U32, 0, |_, [a]| a),
         "v_mov_b64" => |w, i, _| run64(w, i, [U64], U64, 0, |_, [a]| a),
-        "v_cndmask_b32" => |w, i, _| cndmask(w, i),
+        "v_cndmask_b32" => |w, i, _| cndmask(w, i, F32),
+        // gfx11's 16-bit moves and bit operations (VGPR halves).
+        "v_mov_b16" => |w, i, _| run32(w, i, [U16], U16, 0, |_, [a]| a),
+        "v_not_b16" => |w, i, _| run32(w, i, [U16], U16, 0, |_, [a]| !a),
+        "v_and_b16" => |w, i, _| run32(w, i, [U16, U16], U16, 0, |_, [a, b]| a & b),
+        "v_or_b16" => |w, i, _| run32(w, i, [U16, U16], U16, 0, |_, [a, b]| a | b),
+        "v_xor_b16" => |w, i, _| run32(w, i, [U16, U16], U16, 0, |_, [a, b]| a ^ b),
+        "v_cndmask_b16" => |w, i, _| cndmask(w, i, F16),
+        "v_cvt_i32_i16" => |w, i, _| run32(w, i, [U16], U32, 0, |_, [a]| a as i16 as u32),
+        "v_cvt_u32_u16" => |w, i, _| run32(w, i, [U16], U32, 0, |_, [a]| a & 0xffff),
         "v_not_b32" => |w, i, _| run32(w, i, [U32], U32, 0, |_, [a]| !a),
         "v_bfrev_b32" => |w, i, _| run32(w, i, [U32], U32, 0, |_, [a]| a.reverse_bits()),
         "v_ffbh_u32" => |w, i, _| {
@@ -602,10 +611,10 @@ fn perm(a: u32, b: u32, c: u32) -> u32 {
     r
 }
 
-/// `v_cndmask_b32`: source 1 where the lane's mask bit (VCC, or the
-/// VOP3 SGPR pair in source 2) is set, else source 0. Abs/neg are float
-/// modifiers on the moved bits.
-fn cndmask(w: &mut Wave, i: &Inst) -> Flow {
+/// `v_cndmask_b32` (`t` F32) and gfx11's `v_cndmask_b16` (F16): source 1
+/// where the lane's mask bit (VCC, or the VOP3 SGPR pair in source 2) is
+/// set, else source 0. Abs/neg are float modifiers on the moved bits.
+fn cndmask(w: &mut Wave, i: &Inst, t: super::Ty) -> Flow {
     let mask = if i.enc == Enc::Vop3 {
         if i.src[2] >= reg::VGPR0
             || i.src[2] == reg::LITERAL
@@ -622,7 +631,7 @@ fn cndmask(w: &mut Wave, i: &Inst) -> Flow {
     if clamp || omod != 0 {
         return unimplemented(i, "clamp/omod");
     }
-    run32x(w, i, [F32, F32], F32, flag::NOFLUSH, mask, |e, [a, b]| {
+    run32x(w, i, [t, t], t, flag::NOFLUSH, mask, |e, [a, b]| {
         if e.extra >> e.lane & 1 != 0 {
             b
         } else {
@@ -638,12 +647,14 @@ fn mad64(w: &mut Wave, i: &Inst, signed: bool) -> Flow {
     if i.mods.neg != 0 || i.mods.omod != 0 || i.mods.clamp {
         return unimplemented(i, "modifiers");
     }
-    if i.src.contains(&reg::LITERAL) || i.src.iter().any(|&c| super::reserved(c)) {
+    // A literal is a gfx11 VOP3 operand (the decoder read it).
+    let bad_literal = i.src.contains(&reg::LITERAL) && i.lit.is_none();
+    if bad_literal || i.src.iter().any(|&c| super::reserved(c)) {
         return unimplemented(i, "source operand");
     }
     let mut over = 0u64;
     let exec = w.exec();
-    let (a, b) = (fetch_u32(w, i.src[0]), fetch_u32(w, i.src[1]));
+    let (a, b) = (fetch_u32(w, i, 0), fetch_u32(w, i, 1));
     let c: [u64; LANES] = {
         let mut m = [0u64; LANES];
         super::fetch64(w, i, 2, U64, flag::VOP3B, &mut m);
@@ -666,12 +677,14 @@ fn mad64(w: &mut Wave, i: &Inst, signed: bool) -> Flow {
     Flow::Next
 }
 
-/// A plain 32-bit source (no modifiers) for every lane.
-fn fetch_u32(w: &Wave, code: u16) -> [u32; LANES] {
+/// Source `n` of `i` as a plain 32-bit value (no modifiers) for every
+/// lane.
+fn fetch_u32(w: &Wave, i: &Inst, n: usize) -> [u32; LANES] {
+    let code = i.src[n];
     if code >= reg::VGPR0 {
         *super::vreg(w, usize::from(code - reg::VGPR0))
     } else {
-        [w.read32(code, None); LANES]
+        [w.read32(code, i.lit); LANES]
     }
 }
 
