@@ -16,7 +16,7 @@ use hsakmt_sys::common::HsaEventDescriptor;
 use kfd_context::Context;
 use kfd_event::{
     Event, EventDescriptor, EventError, EventType, Events, ExceptionData, MemoryFault, WaitEntries,
-    WaitList, WaitMode, WaitOutcome,
+    WaitList, WaitMode, WaitOutcome, Waitable,
 };
 use kfd_fmm::{PointerNodes, PointerType, SvmAttr};
 use kfd_sys::sync::lock;
@@ -117,14 +117,7 @@ fn wait_direct(
         // Owned here: the store's lock ends when the entries are in.
         let s = s;
         for (i, &p) in ptrs.iter().enumerate() {
-            let (ce, slot) = s.find(p).kmt()?;
-            if matches!(
-                ce.waitable.event_type(),
-                EventType::Memory | EventType::HwException
-            ) {
-                held.push((i, s.view(slot)));
-            }
-            entries.push(&ce.waitable).kmt()?;
+            entries.push(&resolve_one(&s, i, p, &mut held)?).kmt()?;
         }
         Ok(())
     };
@@ -135,6 +128,34 @@ fn wait_direct(
             reported.push((i, x))
         })?
         .kmt()?;
+    report(c, &held, reported);
+    Ok(o)
+}
+
+/// The wait entry of `p`, the `i`th C event pointer of a wait; a memory
+/// or hardware exception event's C struct goes into `held`, to receive
+/// what the wait reports ([`report`]).
+#[inline(always)]
+fn resolve_one(
+    s: &EventViews,
+    i: usize,
+    p: *const abi::HsaEvent,
+    held: &mut Vec<(usize, ViewRef)>,
+) -> KmtResult<Waitable> {
+    let (ce, slot) = s.find(p).kmt()?;
+    if matches!(
+        ce.waitable.event_type(),
+        EventType::Memory | EventType::HwException
+    ) {
+        held.push((i, s.view(slot)));
+    }
+    Ok(ce.waitable)
+}
+
+/// Puts what a wait reported into the C structs of the `held` events (by
+/// index), then describes each memory fault in the log, as C does (see
+/// [`diagnose_fault`]).
+fn report(c: &Context, held: &[(usize, ViewRef)], reported: Vec<(usize, ExceptionData)>) {
     for (i, x) in reported {
         if let Ok(k) = held.binary_search_by_key(&i, |(j, _)| *j) {
             held[k].1.view().write_exception(&x);
@@ -143,7 +164,6 @@ fn wait_direct(
             diagnose_fault(c, &f);
         }
     }
-    Ok(o)
 }
 
 /// A wait list resolved from C event pointers: the kfd-event entries,
@@ -165,20 +185,13 @@ fn resolve_list(c: &Context, ptrs: &[*const abi::HsaEvent]) -> KmtResult<Resolve
     let mut held = Vec::new();
     let s = store(c)?;
     for (i, &p) in ptrs.iter().enumerate() {
-        let (ce, slot) = s.find(p).kmt()?;
-        let w = ce.waitable;
-        if matches!(w.event_type(), EventType::Memory | EventType::HwException) {
-            held.push((i, s.view(slot)));
-        }
-        list.push(w);
+        list.push(resolve_one(&s, i, p, &mut held)?);
     }
     Ok(Resolved { list, held })
 }
 
 impl Resolved {
-    /// The wait; exception data goes into the held events' C structs.
-    /// Each memory fault reported is then described in the log, as C
-    /// does (see [`diagnose_fault`]).
+    /// The wait; what it reports goes to the held events ([`report`]).
     fn wait(
         &self,
         c: &Context,
@@ -187,22 +200,14 @@ impl Resolved {
         timeout_ms: u32,
         ages: Option<&mut [u64]>,
     ) -> KmtResult<WaitOutcome> {
-        let held = &self.held;
-        // Empty (no allocation) unless a fault is reported.
-        let mut faults = Vec::new();
+        // Empty (no allocation) unless an exception is reported.
+        let mut reported = Vec::new();
         let o = events
             .wait_resolved(self.list.as_slice(), mode, timeout_ms, ages, |i, x| {
-                if let Ok(k) = held.binary_search_by_key(&i, |(j, _)| *j) {
-                    held[k].1.view().write_exception(&x);
-                }
-                if let ExceptionData::Memory(f) = x {
-                    faults.push(f);
-                }
+                reported.push((i, x))
             })
             .kmt()?;
-        for f in &faults {
-            diagnose_fault(c, f);
-        }
+        report(c, &self.held, reported);
         Ok(o)
     }
 }

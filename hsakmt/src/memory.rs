@@ -87,28 +87,6 @@ impl NodeArrays {
     }
 }
 
-/// The C answer of a pointer query: `info` with the node lists
-/// `registered` and `mapped` (each a first entry and a count).
-fn c_pointer_info(
-    info: &PointerInfo,
-    (registered, n_registered): (*mut u32, u32),
-    (mapped, n_mapped): (*mut u32, u32),
-) -> abi::HsaPointerInfo {
-    abi::HsaPointerInfo {
-        Type: abi::HSA_POINTER_TYPE(convert::pointer_type(info.kind)),
-        Node: info.node,
-        MemFlags: abi::HsaMemFlags(info.mem_flags.bits()),
-        CPUAddress: info.cpu_address as usize as *mut c_void,
-        GPUAddress: info.gpu_address,
-        SizeInBytes: info.size,
-        NRegisteredNodes: n_registered,
-        NMappedNodes: n_mapped,
-        RegisteredNodes: registered,
-        MappedNodes: mapped,
-        UserData: info.user_data as usize as *mut c_void,
-    }
-}
-
 /// Puts the node lists into the C answer `out` of a query of `addr`
 /// that found `object` at `generation` with a list that is not empty:
 /// the lists are the context's [`NodeArrays`] of the object, rewritten
@@ -128,33 +106,24 @@ unsafe fn put_node_arrays(
     out: *mut abi::HsaPointerInfo,
 ) -> KmtResult {
     let kept = state::kept(c)?;
+    // Kept for the next query of the object (`keep_lists`) under this
+    // lock, which serialises the writers.
     let mut h = lock(&kept.memory);
-    // Kept for the next query of the object, under the lock that
-    // serialises the writers.
-    let remember = |object: u64, generation: u64, a: &NodeArrays| {
-        let ((r, nr), (m, nm)) = (a.registered.c_parts(), a.mapped.c_parts());
-        kept.last_nodes.write([
-            object.wrapping_add(1),
-            generation,
-            r as usize as u64,
-            u64::from(nr),
-            m as usize as u64,
-            u64::from(nm),
-        ]);
-    };
     if let Some(a) = h.nodes.get(&object).filter(|a| a.generation == generation) {
-        remember(object, generation, a);
+        let lists = (a.registered.c_parts(), a.mapped.c_parts());
+        keep_lists(kept, object, generation, lists);
         // SAFETY: the caller's contract.
-        unsafe { write_lists(out, a.registered.c_parts(), a.mapped.c_parts()) };
+        unsafe { write_lists(out, lists.0, lists.1) };
         return Ok(());
     }
     let nodes = fmm.pointer_nodes(addr).kmt()?;
     let a = h.nodes.entry(nodes.info.object).or_default();
     a.store(&nodes, fmm.gpu_ids().len());
-    remember(nodes.info.object, nodes.info.generation, a);
-    let answer = c_pointer_info(&nodes.info, a.registered.c_parts(), a.mapped.c_parts());
+    let lists = (a.registered.c_parts(), a.mapped.c_parts());
+    keep_lists(kept, nodes.info.object, nodes.info.generation, lists);
     // SAFETY: the caller's contract.
-    unsafe { write_out(out, answer, st::INVALID_PARAMETER) }
+    unsafe { put_pointer_info(out, &nodes.info, lists.0, lists.1) };
+    Ok(())
 }
 
 /// Writes the whole C answer into `out`, field by field from registers.
@@ -191,9 +160,24 @@ unsafe fn put_pointer_info(
 /// A C node list: its first entry and its length.
 type CList = (*mut u32, u32);
 
+/// Keeps `lists` as those of `object` at `generation`, the object asked
+/// about last, for [`last_lists`] (under the lock of the context's
+/// memory state, which serialises the writers).
+fn keep_lists(kept: &state::Kept, object: u64, generation: u64, lists: (CList, CList)) {
+    let ((r, nr), (m, nm)) = lists;
+    kept.last_nodes.write([
+        object.wrapping_add(1),
+        generation,
+        r as usize as u64,
+        u64::from(nr),
+        m as usize as u64,
+        u64::from(nm),
+    ]);
+}
+
 /// The node lists of `object` if it was the object asked about last and
-/// still has `generation`: read without the lock (a buffer asked about
-/// again and again).
+/// still has `generation` ([`keep_lists`]): read without the lock (a
+/// buffer asked about again and again).
 #[inline]
 fn last_lists(kept: &state::Kept, object: u64, generation: u64) -> Option<(CList, CList)> {
     let [_, g, registered, n_registered, mapped, n_mapped] =
@@ -628,7 +612,7 @@ export! {
         // Else the answer without lists, then the arrays of its
         // generation (made, or found under the lock).
         // SAFETY: checked above; an OUT argument.
-        unsafe { write_out(out, c_pointer_info(&info, none, none), st::INVALID_PARAMETER)? };
+        unsafe { put_pointer_info(out, &info, none, none) };
         // SAFETY: checked and written above.
         unsafe { put_node_arrays(&c, fmm, addr, (info.object, info.generation), out) }
     }

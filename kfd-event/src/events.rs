@@ -545,31 +545,29 @@ impl Events {
             }
         }
         let owner = Arc::as_ptr(&self.shared) as usize;
-        with_event_data(n, |data| {
-            with_types(n, |types| {
-                let mut entries = WaitEntries {
-                    data,
-                    types,
-                    ages: ages.as_deref(),
-                    len: 0,
-                    owner,
-                    foreign: false,
-                    exceptions: false,
-                };
-                fill(&mut entries)?;
-                let (len, foreign, exceptions) = (entries.len, entries.foreign, entries.exceptions);
-                if foreign {
-                    return Ok(Err(EventError::ForeignEvent));
+        with_wait_arrays(n, |data, types| {
+            let mut entries = WaitEntries {
+                data,
+                types,
+                ages: ages.as_deref(),
+                len: 0,
+                owner,
+                foreign: false,
+                exceptions: false,
+            };
+            fill(&mut entries)?;
+            let (len, foreign, exceptions) = (entries.len, entries.foreign, entries.exceptions);
+            if foreign {
+                return Ok(Err(EventError::ForeignEvent));
+            }
+            let (data, types) = (&mut data[..len], &types[..len]);
+            let result = self.wait_data(data, types, mode, timeout_ms, ages);
+            if exceptions && result == Ok(WaitOutcome::Signaled) {
+                if let Err(e) = self.exceptions(types, data, exception) {
+                    return Ok(Err(e));
                 }
-                let (data, types) = (&mut data[..len], &types[..len]);
-                let result = self.wait_data(data, types, mode, timeout_ms, ages);
-                if exceptions && result == Ok(WaitOutcome::Signaled) {
-                    if let Err(e) = self.exceptions(types, data, exception) {
-                        return Ok(Err(e));
-                    }
-                }
-                Ok(result)
-            })
+            }
+            Ok(result)
         })
     }
 
@@ -767,35 +765,27 @@ impl WaitEntries<'_> {
     }
 }
 
-/// Runs `f` on an array of `n` event types: on the stack up to
-/// [`EVENT_DATA_ON_STACK`] (beside the event data), allocated beyond.
-fn with_types<R>(n: usize, f: impl FnOnce(&mut [EventType]) -> R) -> R {
+/// Runs `f` on the arrays of an `n`-event wait: the kernel's event data
+/// (zeroed) and the events' types. On the stack for up to
+/// [`EVENT_DATA_ON_STACK`] events (8-entry arrays for small waits, so a
+/// single wait zeroes 320 bytes, not 2.5 KiB); beyond, the data is the
+/// thread's spare vector (allocated by its first such wait).
+fn with_wait_arrays<R>(
+    n: usize,
+    f: impl FnOnce(&mut [kfd_event_data], &mut [EventType]) -> R,
+) -> R {
     if n <= SMALL_WAIT {
-        let mut stack = [EventType::Signal; SMALL_WAIT];
-        f(&mut stack[..n])
+        let mut data = [kfd_event_data::default(); SMALL_WAIT];
+        let mut types = [EventType::Signal; SMALL_WAIT];
+        f(&mut data[..n], &mut types[..n])
     } else if n <= EVENT_DATA_ON_STACK {
-        let mut stack = [EventType::Signal; EVENT_DATA_ON_STACK];
-        f(&mut stack[..n])
-    } else {
-        f(&mut vec![EventType::Signal; n])
-    }
-}
-
-/// Runs `f` on a zeroed event-data array of `n` entries: on the stack for
-/// small waits, beyond [`EVENT_DATA_ON_STACK`] in the thread's spare
-/// vector (allocated by its first such wait).
-fn with_event_data<R>(n: usize, f: impl FnOnce(&mut [kfd_event_data]) -> R) -> R {
-    if n <= SMALL_WAIT {
-        // Single and small waits zero 320 bytes, not 2.5 KiB.
-        let mut stack = [kfd_event_data::default(); SMALL_WAIT];
-        f(&mut stack[..n])
-    } else if n <= EVENT_DATA_ON_STACK {
-        let mut stack = [kfd_event_data::default(); EVENT_DATA_ON_STACK];
-        f(&mut stack[..n])
+        let mut data = [kfd_event_data::default(); EVENT_DATA_ON_STACK];
+        let mut types = [EventType::Signal; EVENT_DATA_ON_STACK];
+        f(&mut data[..n], &mut types[..n])
     } else {
         let mut data = spare::take(&EVENT_DATA, n);
         data.resize(n, kfd_event_data::default());
-        let r = f(&mut data);
+        let r = f(&mut data, &mut vec![EventType::Signal; n]);
         spare::give_back(&EVENT_DATA, data);
         r
     }
@@ -816,14 +806,14 @@ mod tests {
     /// for each wait; a small wait's is on the stack.
     #[test]
     fn long_waits_reuse_zeroed_event_data() {
-        let first = with_event_data(200, |d| {
+        let first = with_wait_arrays(200, |d, _| {
             for e in d.iter_mut() {
                 e.event_id = 7;
                 e.kfd_event_data_ext = 9;
             }
             d.as_ptr()
         });
-        with_event_data(100, |d| {
+        with_wait_arrays(100, |d, _| {
             assert_eq!(d.len(), 100);
             assert_eq!(d.as_ptr(), first, "the same array");
             assert!(
@@ -832,8 +822,8 @@ mod tests {
                 "zeroed"
             );
         });
-        with_event_data(3, |d| assert_ne!(d.as_ptr(), first, "on the stack"));
-        with_event_data(EVENT_DATA_ON_STACK, |d| {
+        with_wait_arrays(3, |d, _| assert_ne!(d.as_ptr(), first, "on the stack"));
+        with_wait_arrays(EVENT_DATA_ON_STACK, |d, _| {
             assert_ne!(d.as_ptr(), first, "64 events: on the stack")
         });
     }

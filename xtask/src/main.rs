@@ -201,24 +201,21 @@ fn ci_steps(steps: &mut Steps) -> Result<(), String> {
     // (libdtif.so): about 85 s cold (the sid-hip rootfs), 3 s each cached.
     steps.run("hip", || hip::run(&[]))?;
     steps.run("hip-ours", || hip::run(&["--ours".to_string()]))?;
-    // The same HIP program on the mi210 preset (gfx90a code): the
-    // data and launch runs are the mi300x ones again, so only the kernels.
-    let mi210 = ["--preset", "mi210", "--kernels-only"].map(String::from);
-    steps.run("hip-mi210", || hip::run(&mi210))?;
-    steps.run("hip-ours-mi210", || {
-        let mut a = mi210.to_vec();
-        a.push("--ours".into());
-        hip::run(&a)
-    })?;
-    // And on navi31: the gfx1100 code of the same kernels on the gfx11
-    // shader machine (wave32, WMMA for the matrix test).
-    let navi31 = ["--preset", "navi31", "--kernels-only"].map(String::from);
-    steps.run("hip-navi31", || hip::run(&navi31))?;
-    steps.run("hip-ours-navi31", || {
-        let mut a = navi31.to_vec();
-        a.push("--ours".into());
-        hip::run(&a)
-    })
+    // The same HIP program on mi210 (gfx90a code) and on navi31 (the
+    // gfx1100 code on the gfx11 shader machine: wave32, WMMA for the
+    // matrix test): the data and launch runs are the mi300x ones again,
+    // so only the kernels.
+    for (thunk_step, ours_step, preset) in [
+        ("hip-mi210", "hip-ours-mi210", "mi210"),
+        ("hip-navi31", "hip-ours-navi31", "navi31"),
+    ] {
+        let args = ["--preset", preset, "--kernels-only"].map(String::from);
+        steps.run(thunk_step, || hip::run(&args))?;
+        let mut ours = args.to_vec();
+        ours.push("--ours".into());
+        steps.run(ours_step, || hip::run(&ours))?;
+    }
+    Ok(())
 }
 
 /// The steps of `cargo xtask ci` that ran and how long each took.
