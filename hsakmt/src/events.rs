@@ -38,7 +38,15 @@ fn store(c: &Context) -> KmtResult<MutexGuard<'_, EventViews>> {
 /// dereferenced): NULL or unknown → `INVALID_HANDLE`.
 #[inline(always)]
 pub(crate) fn event(c: &Context, e: *mut abi::HsaEvent) -> KmtResult<Event> {
-    store(c)?.get(e).map(|ce| ce.event.clone()).kmt()
+    store(c)?.get(e).cloned().kmt()
+}
+
+/// A C event pointer as a wait entry, copied out under the store's lock
+/// (set and reset need no reference to the event): NULL or unknown →
+/// `INVALID_HANDLE`.
+#[inline(always)]
+fn waitable(c: &Context, e: *mut abi::HsaEvent) -> KmtResult<Waitable> {
+    store(c)?.resolve(e).map(|(w, _)| w).kmt()
 }
 
 /// The descriptor a C caller passed; an unknown type is
@@ -116,8 +124,15 @@ fn wait_direct(
     let fill = |entries: &mut WaitEntries<'_>| -> KmtResult {
         // Owned here: the store's lock ends when the entries are in.
         let s = s;
-        for (i, &p) in ptrs.iter().enumerate() {
-            entries.push(&resolve_one(&s, i, p, &mut held)?).kmt()?;
+        for &p in ptrs {
+            match s.entry(p) {
+                Some(w) => entries.push(w).kmt()?,
+                None => return unresolved(&s, p),
+            }
+        }
+        // Rare: a second pass, so that the common loop stays short.
+        if entries.has_exception_events() {
+            hold_exceptional(&s, ptrs, &mut held);
         }
         Ok(())
     };
@@ -132,24 +147,30 @@ fn wait_direct(
     Ok(o)
 }
 
-/// The wait entry of `p`, the `i`th C event pointer of a wait; a memory
-/// or hardware exception event's C struct goes into `held`, to receive
-/// what the wait reports ([`report`]).
-#[inline(always)]
-fn resolve_one(
+/// The status of a C event pointer that names no event of the store
+/// (NULL or unknown: `INVALID_HANDLE`).
+#[cold]
+fn unresolved(s: &EventViews, p: *const abi::HsaEvent) -> KmtResult {
+    s.resolve(p).kmt()?;
+    Err(st::INVALID_HANDLE)
+}
+
+/// Puts into `held` the C struct of each memory or hardware exception
+/// event among `ptrs` (resolved already), with its index, to receive what
+/// the wait reports ([`report`]).
+#[cold]
+fn hold_exceptional(
     s: &EventViews,
-    i: usize,
-    p: *const abi::HsaEvent,
+    ptrs: &[*const abi::HsaEvent],
     held: &mut Vec<(usize, ViewRef)>,
-) -> KmtResult<Waitable> {
-    let (ce, slot) = s.find(p).kmt()?;
-    if matches!(
-        ce.waitable.event_type(),
-        EventType::Memory | EventType::HwException
-    ) {
-        held.push((i, s.view(slot)));
+) {
+    for (i, &p) in ptrs.iter().enumerate() {
+        if let Ok((w, slot)) = s.resolve(p) {
+            if w.event_type().has_exception_data() {
+                held.push((i, s.view(slot)));
+            }
+        }
     }
-    Ok(ce.waitable)
 }
 
 /// Puts what a wait reported into the C structs of the `held` events (by
@@ -184,8 +205,14 @@ fn resolve_list(c: &Context, ptrs: &[*const abi::HsaEvent]) -> KmtResult<Resolve
     let mut list = WaitList::with_capacity(ptrs.len());
     let mut held = Vec::new();
     let s = store(c)?;
-    for (i, &p) in ptrs.iter().enumerate() {
-        list.push(resolve_one(&s, i, p, &mut held)?);
+    let mut exceptional = false;
+    for &p in ptrs {
+        let w = s.resolve(p).kmt()?.0;
+        exceptional |= w.event_type().has_exception_data();
+        list.push(w);
+    }
+    if exceptional {
+        hold_exceptional(&s, ptrs, &mut held);
     }
     Ok(Resolved { list, held })
 }
@@ -352,8 +379,7 @@ export! {
         // The store stays locked over the kernel request, so that two
         // destroys of one pointer are one success and one unknown event.
         let mut s = store(&c)?;
-        let ce = s.get(Event).kmt()?.clone();
-        let r = events.destroy(&ce.event);
+        let r = events.destroy(s.get(Event).kmt()?);
         if r.is_ok() || r == Err(EventError::UnknownEvent) {
             s.remove(Event);
         }
@@ -364,16 +390,14 @@ export! {
     ctx fn hsaKmtSetEventCtx(ctx: *mut HsaKFDContext, Event: *mut abi::HsaEvent) {
         let c = ctx::resolve(ctx)?;
         let events = c.events().kmt()?;
-        let e = event(&c, Event)?;
-        events.set(&e).kmt()
+        events.set_resolved(&waitable(&c, Event)?).kmt()
     }
 
     /// `hsaKmtResetEventCtx`: 20; NULL or unknown → 4; system event → 1.
     ctx fn hsaKmtResetEventCtx(ctx: *mut HsaKFDContext, Event: *mut abi::HsaEvent) {
         let c = ctx::resolve(ctx)?;
         let events = c.events().kmt()?;
-        let e = event(&c, Event)?;
-        events.reset(&e).kmt()
+        events.reset_resolved(&waitable(&c, Event)?).kmt()
     }
 
     /// `hsaKmtQueryEventStateCtx`: 20; NULL or unknown → 4.

@@ -59,6 +59,12 @@ impl EventType {
     pub fn is_system(self) -> bool {
         !matches!(self, EventType::Signal | EventType::Debug)
     }
+
+    /// True for the kinds whose completed waits report data: memory
+    /// faults and hardware exceptions.
+    pub fn has_exception_data(self) -> bool {
+        matches!(self, EventType::Memory | EventType::HwException)
+    }
 }
 
 /// What event to create (`HsaEventDescriptor`, with the two flags that

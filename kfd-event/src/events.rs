@@ -380,33 +380,55 @@ impl Events {
     /// Signals an event (`hsaKmtSetEvent`): wakes every thread waiting on
     /// it. System event types cannot be set ([`EventError::SystemEvent`]).
     pub fn set(&self, e: &Event) -> Result<(), EventError> {
-        let mut a = kfd_ioctl_set_event_args {
-            event_id: e.id(),
-            pad: 0,
-        };
-        self.user_signal(e, AMDKFD_IOC_SET_EVENT, &mut a)
+        self.check(e)?;
+        self.set_resolved(&e.waitable())
     }
 
     /// Resets an event to unsignaled (`hsaKmtResetEvent`). System event
     /// types cannot be reset ([`EventError::SystemEvent`]).
     pub fn reset(&self, e: &Event) -> Result<(), EventError> {
-        let mut a = kfd_ioctl_reset_event_args {
-            event_id: e.id(),
-            pad: 0,
-        };
-        self.user_signal(e, AMDKFD_IOC_RESET_EVENT, &mut a)
+        self.check(e)?;
+        self.reset_resolved(&e.waitable())
     }
 
-    /// Set and reset: checks that `e` is a live event of this context of a
-    /// type user space may signal, then issues `request`.
+    /// [`Events::set`] of an event resolved ahead ([`Event::waitable`]),
+    /// as the C border does: without a reference to the event, so a
+    /// border that maps its caller's pointers under a lock of its own
+    /// copies the entry out and drops the lock before the kernel request.
+    /// Another context's entry is [`EventError::ForeignEvent`]; an entry
+    /// of an event destroyed since it was resolved makes the kernel fail
+    /// the request (or, if the kernel has reused the id, signal the event
+    /// that now has it, as a C caller racing a destroy does).
+    pub fn set_resolved(&self, w: &Waitable) -> Result<(), EventError> {
+        let mut a = kfd_ioctl_set_event_args {
+            event_id: w.id,
+            pad: 0,
+        };
+        self.user_signal(w, AMDKFD_IOC_SET_EVENT, &mut a)
+    }
+
+    /// [`Events::reset`] of an event resolved ahead, as
+    /// [`Events::set_resolved`].
+    pub fn reset_resolved(&self, w: &Waitable) -> Result<(), EventError> {
+        let mut a = kfd_ioctl_reset_event_args {
+            event_id: w.id,
+            pad: 0,
+        };
+        self.user_signal(w, AMDKFD_IOC_RESET_EVENT, &mut a)
+    }
+
+    /// Set and reset: checks that `w` is this context's, of a type user
+    /// space may signal, then issues `request`.
     fn user_signal<A: PlainArgs>(
         &self,
-        e: &Event,
+        w: &Waitable,
         request: Ioctl<A>,
         args: &mut A,
     ) -> Result<(), EventError> {
-        self.check(e)?;
-        if e.event_type().is_system() {
+        if w.owner != Arc::as_ptr(&self.shared) as usize {
+            return Err(EventError::ForeignEvent);
+        }
+        if w.ty.is_system() {
             return Err(EventError::SystemEvent);
         }
         self.shared
@@ -549,20 +571,25 @@ impl Events {
             let mut entries = WaitEntries {
                 data,
                 types,
-                ages: ages.as_deref(),
                 len: 0,
                 owner,
                 foreign: false,
-                exceptions: false,
             };
             fill(&mut entries)?;
-            let (len, foreign, exceptions) = (entries.len, entries.foreign, entries.exceptions);
+            let (len, foreign) = (entries.len, entries.foreign);
             if foreign {
                 return Ok(Err(EventError::ForeignEvent));
             }
             let (data, types) = (&mut data[..len], &types[..len]);
+            if let Some(a) = ages.as_deref() {
+                for ((d, t), &age) in data.iter_mut().zip(types).zip(a) {
+                    if *t == EventType::Signal {
+                        *d = kfd_event_data::for_event_age(d.event_id, age);
+                    }
+                }
+            }
             let result = self.wait_data(data, types, mode, timeout_ms, ages);
-            if exceptions && result == Ok(WaitOutcome::Signaled) {
+            if result == Ok(WaitOutcome::Signaled) && types.iter().any(|t| t.has_exception_data()) {
                 if let Err(e) = self.exceptions(types, data, exception) {
                     return Ok(Err(e));
                 }
@@ -724,11 +751,9 @@ fn ages_cover(ages: &[u64], events: usize) -> Result<(), EventError> {
 pub struct WaitEntries<'a> {
     data: &'a mut [kfd_event_data],
     types: &'a mut [EventType],
-    ages: Option<&'a [u64]>,
     len: usize,
     owner: usize,
     foreign: bool,
-    exceptions: bool,
 }
 
 impl WaitEntries<'_> {
@@ -743,15 +768,21 @@ impl WaitEntries<'_> {
                 capacity: self.data.len(),
             });
         };
-        *d = match self.ages {
-            Some(a) if w.ty == EventType::Signal => kfd_event_data::for_event_age(w.id, a[i]),
-            _ => kfd_event_data::for_event(w.id),
-        };
+        // The arrays come zeroed: only the id differs (a signal's age is
+        // added after the last push, so that this stays short).
+        d.event_id = w.id;
         *t = w.ty;
         self.foreign |= w.owner != self.owner;
-        self.exceptions |= matches!(w.ty, EventType::Memory | EventType::HwException);
         self.len = i + 1;
         Ok(())
+    }
+
+    /// True if an entry pushed so far has exception data to report
+    /// ([`EventType::has_exception_data`]).
+    pub fn has_exception_events(&self) -> bool {
+        self.types[..self.len]
+            .iter()
+            .any(|t| t.has_exception_data())
     }
 
     /// Entries pushed so far.

@@ -175,6 +175,14 @@ fn events_of_another_context_are_rejected() {
     // Same kernel ids in the two processes, but never confused.
     assert_eq!(e.id(), f.id());
     assert_eq!(eb.set(&e).unwrap_err(), EventError::ForeignEvent);
+    assert_eq!(
+        eb.set_resolved(&e.waitable()).unwrap_err(),
+        EventError::ForeignEvent
+    );
+    assert_eq!(
+        eb.reset_resolved(&e.waitable()).unwrap_err(),
+        EventError::ForeignEvent
+    );
     assert_eq!(st(eb.destroy(&e).unwrap_err()), "ForeignEvent");
     assert_eq!(
         st(eb
@@ -190,6 +198,14 @@ fn events_of_another_context_are_rejected() {
     );
     // Nothing happened to either event.
     assert_eq!(ea.wait_one(&e, 0).unwrap(), WaitOutcome::TimedOut);
+    // A resolved entry outlives its event: the kernel refuses the id.
+    let gone = signal(&eb, false);
+    let w = gone.waitable();
+    eb.destroy(&gone).unwrap();
+    assert_eq!(st(eb.set_resolved(&w).unwrap_err()), "Kernel");
+    eb.set_resolved(&f.waitable()).unwrap();
+    eb.reset_resolved(&f.waitable()).unwrap();
+    assert_eq!(eb.wait_one(&f, 0).unwrap(), WaitOutcome::TimedOut);
     eb.set(&f).unwrap();
     assert_eq!(ea.wait_one(&e, 0).unwrap(), WaitOutcome::TimedOut);
     assert_eq!(eb.wait_one(&f, 0).unwrap(), WaitOutcome::Signaled);

@@ -128,17 +128,6 @@ impl CView {
     }
 }
 
-/// One event the border handed to C (its C struct is in the store's
-/// arena, [`EventViews`]).
-#[derive(Debug)]
-pub(crate) struct CEvent {
-    /// The kfd-event handle.
-    pub(crate) event: Event,
-    /// The event as a wait-list entry, made once (a wait on many events
-    /// reads it from the store's record instead of the event's own).
-    pub(crate) waitable: Waitable,
-}
-
 /// A C struct in the store's arena: 64 bytes, so that a pointer into a
 /// chunk becomes a slot number with a subtraction and a shift.
 #[derive(Debug)]
@@ -176,7 +165,8 @@ impl ViewRef {
 
 /// The C events of one context: their C structs in an arena of slots
 /// that are never freed while the store lives (a slot is reused after
-/// its event is destroyed), and per slot the event it holds.
+/// its event is destroyed), and per slot the event it holds and that
+/// event as a wait entry.
 ///
 /// Not a [`HandleTable`](super::handles::HandleTable): C reads the
 /// struct an `HsaEvent *` points at (ROCr takes the event id and the
@@ -193,18 +183,33 @@ pub(crate) struct EventViews {
     /// `FIRST_CHUNK << k` slots long.
     chunks: Vec<Arc<[Slot]>>,
     /// Per slot number, the live event it holds.
-    events: Vec<Option<Arc<CEvent>>>,
+    events: Vec<Option<Event>>,
+    /// Per slot number, the live event as a wait entry (made once; 16
+    /// bytes each, so that a wait, set or reset reads one compact array
+    /// and never the event itself).
+    waits: Vec<Option<Waitable>>,
     /// Slot numbers free for the next event, lowest last.
     free: Vec<u32>,
 }
 
 impl EventViews {
     /// The slot number of the C struct at `e`, if `e` is the start of
-    /// one of the arena's slots.
-    #[inline]
+    /// one of the arena's slots: one range check for the first chunk.
+    #[inline(always)]
     fn slot_of(&self, e: *const abi::HsaEvent) -> Option<usize> {
         let p = e as usize;
-        for (k, chunk) in self.chunks.iter().enumerate() {
+        let first = self.chunks.first()?;
+        let off = p.wrapping_sub(first.as_ptr() as usize);
+        if off < FIRST_CHUNK * SLOT_BYTES {
+            return (off % SLOT_BYTES == 0).then_some(off / SLOT_BYTES);
+        }
+        self.slot_in_later_chunk(p)
+    }
+
+    /// [`EventViews::slot_of`] past the first chunk.
+    #[cold]
+    fn slot_in_later_chunk(&self, p: usize) -> Option<usize> {
+        for (k, chunk) in self.chunks.iter().enumerate().skip(1) {
             let off = p.wrapping_sub(chunk.as_ptr() as usize);
             if off < chunk.len() * SLOT_BYTES {
                 return (off % SLOT_BYTES == 0).then(|| chunk_start(k) + off / SLOT_BYTES);
@@ -219,28 +224,48 @@ impl EventViews {
         (&self.chunks[k], n - chunk_start(k))
     }
 
-    /// The event a C pointer names: NULL is [`EventError::NullEvent`],
-    /// anything that is not a live event of this context (destroyed,
-    /// another context's, garbage) [`EventError::UnknownEvent`].
-    #[inline]
-    pub(crate) fn get(&self, e: *const abi::HsaEvent) -> Result<&Arc<CEvent>, EventError> {
-        self.find(e).map(|(ce, _)| ce)
-    }
-
-    /// [`EventViews::get`] with the slot number (for [`EventViews::view`]).
-    #[inline]
-    pub(crate) fn find(
-        &self,
-        e: *const abi::HsaEvent,
-    ) -> Result<(&Arc<CEvent>, usize), EventError> {
+    /// The slot number of the live event a C pointer names: NULL is
+    /// [`EventError::NullEvent`], anything that is not a live event of
+    /// this context (destroyed, another context's, garbage)
+    /// [`EventError::UnknownEvent`].
+    #[inline(always)]
+    fn live_slot(&self, e: *const abi::HsaEvent) -> Result<usize, EventError> {
         if e.is_null() {
             return Err(EventError::NullEvent);
         }
-        let n = self.slot_of(e).ok_or(EventError::UnknownEvent)?;
-        match self.events.get(n) {
-            Some(Some(ce)) => Ok((ce, n)),
+        match self.slot_of(e) {
+            Some(n) if matches!(self.waits.get(n), Some(Some(_))) => Ok(n),
             _ => Err(EventError::UnknownEvent),
         }
+    }
+
+    /// The event a C pointer names (errors as [`EventViews::resolve`]).
+    #[inline]
+    pub(crate) fn get(&self, e: *const abi::HsaEvent) -> Result<&Event, EventError> {
+        let n = self.live_slot(e)?;
+        self.events[n].as_ref().ok_or(EventError::UnknownEvent)
+    }
+
+    /// The wait entry of the event a C pointer names, with its slot
+    /// number (for [`EventViews::view`]): NULL is
+    /// [`EventError::NullEvent`], anything that is not a live event of
+    /// this context [`EventError::UnknownEvent`]. Reads only the arena's
+    /// first chunk address and the compact entry array.
+    #[inline(always)]
+    pub(crate) fn resolve(&self, e: *const abi::HsaEvent) -> Result<(Waitable, usize), EventError> {
+        let n = self.live_slot(e)?;
+        match self.waits[n] {
+            Some(w) => Ok((w, n)),
+            None => Err(EventError::UnknownEvent),
+        }
+    }
+
+    /// The stored wait entry of the live event a C pointer names, by
+    /// reference (a wait pushes it from here, with no copy in between);
+    /// `None` where [`EventViews::resolve`] fails.
+    #[inline(always)]
+    pub(crate) fn entry(&self, e: *const abi::HsaEvent) -> Option<&Waitable> {
+        self.waits.get(self.slot_of(e)?)?.as_ref()
     }
 
     /// The C struct of slot `n`, to keep past the store's lock.
@@ -263,10 +288,8 @@ impl EventViews {
         let view = &chunk[index].0;
         view.fill(&e);
         let ptr = view.addr() as *mut abi::HsaEvent;
-        self.events[n] = Some(Arc::new(CEvent {
-            waitable: e.waitable(),
-            event: e,
-        }));
+        self.waits[n] = Some(e.waitable());
+        self.events[n] = Some(e);
         ptr
     }
 
@@ -280,6 +303,7 @@ impl EventViews {
         self.chunks.push(chunk);
         let first = chunk_start(k);
         self.events.resize_with(first + len, || None);
+        self.waits.resize(first + len, None);
         self.free
             .extend((first + 1..first + len).rev().map(|n| n as u32));
         first
@@ -288,8 +312,9 @@ impl EventViews {
     /// Forgets the event `e` names (nothing if none); its slot is free
     /// for a later event.
     pub(crate) fn remove(&mut self, e: *const abi::HsaEvent) {
-        if let Ok((_, n)) = self.find(e) {
+        if let Ok(n) = self.live_slot(e) {
             self.events[n] = None;
+            self.waits[n] = None;
             self.free.push(n as u32);
         }
     }
@@ -427,7 +452,10 @@ mod tests {
             .collect();
         assert_eq!(views.chunks.len(), 2);
         for &(p, id) in &made {
-            assert_eq!(views.get(p).unwrap().event.id(), id);
+            assert_eq!(views.get(p).unwrap().id(), id);
+            let w = views.get(p).unwrap().waitable();
+            assert_eq!(views.entry(p), Some(&w));
+            assert_eq!(views.resolve(p).unwrap().0, w);
             // SAFETY: a live slot's C struct, as C reads it.
             assert_eq!(unsafe { (*p).EventId }, id);
         }
@@ -438,16 +466,22 @@ mod tests {
         let past = (last.as_ptr() as usize + last.len() * SLOT_BYTES) as *const abi::HsaEvent;
         for bad in [inside, before, past] {
             assert_eq!(views.get(bad).unwrap_err(), EventError::UnknownEvent);
+            assert_eq!(views.entry(bad), None);
         }
         assert_eq!(
             views.get(std::ptr::null()).unwrap_err(),
             EventError::NullEvent
         );
         let (second, _) = made[1070];
-        let gone = views.get(second).unwrap().event.clone();
+        let gone = views.get(second).unwrap().clone();
         events.destroy(&gone).unwrap();
         views.remove(second);
         assert_eq!(views.get(second).unwrap_err(), EventError::UnknownEvent);
+        assert_eq!(views.entry(second), None, "a freed slot has no entry");
+        assert_eq!(
+            views.resolve(second).unwrap_err(),
+            EventError::UnknownEvent
+        );
         let e = events
             .create(&EventDescriptor::new(EventType::Signal))
             .unwrap();
@@ -456,7 +490,7 @@ mod tests {
         // SAFETY: as above.
         assert_eq!(unsafe { (*second).EventId }, id);
         for (p, _) in made {
-            let ce = views.get(p).unwrap().event.clone();
+            let ce = views.get(p).unwrap().clone();
             events.destroy(&ce).unwrap();
             views.remove(p);
         }
