@@ -56,7 +56,7 @@ pub struct ChildConfig {
     pub live: Live,
     /// Sampling budget.
     pub budget: Budget,
-    /// Measure only this operation id (for profiling one operation).
+    /// Measure only these operation ids, comma-separated (for profiling).
     pub only: Option<String>,
 }
 
@@ -224,7 +224,11 @@ impl<W: Write> Meter<W> {
         per: f64,
         mut f: impl FnMut() -> Result<Duration, Fail>,
     ) -> Option<f64> {
-        if self.only.as_deref().is_some_and(|o| o != op) {
+        if self
+            .only
+            .as_deref()
+            .is_some_and(|o| !o.split(',').any(|x| x == op))
+        {
             return None;
         }
         if let Err(e) = f() {

@@ -614,21 +614,32 @@ impl Shard {
         self.slab.get(slot.0 as usize)?.as_ref()
     }
 
+    /// Adds `obj`; its pointer-query answer is made by the first query.
+    #[cfg(test)]
     pub fn insert(&mut self, obj: VmObject) {
+        self.place(obj, Kept::NONE);
+    }
+
+    /// Adds `obj`, with `answer` (its pointer-query answer) kept.
+    pub fn insert_answered(&mut self, obj: VmObject, answer: &PointerInfo) {
+        self.place(obj, Kept::of(answer));
+    }
+
+    fn place(&mut self, obj: VmObject, kept: Kept) {
         self.span.last.clear();
         self.span.widen(obj.span());
         let (start, size, userptr) = (obj.start, obj.size, obj.userptr());
         let slot = match self.vacant.pop() {
             Some(slot) => {
                 self.slab[slot.0 as usize] = Some(obj);
-                self.kept[slot.0 as usize] = Kept::NONE;
+                self.kept[slot.0 as usize] = kept;
                 slot
             }
             None => {
                 // 2^31 objects would need hundreds of GiB of VmObjects.
                 let slot = Slot(self.slab.len() as u32);
                 self.slab.push(Some(obj));
-                self.kept.push(Kept::NONE);
+                self.kept.push(kept);
                 slot
             }
         };
@@ -1078,5 +1089,44 @@ mod tests {
         assert_eq!(at(&s, 0x7000_0020, Lookup::Exact { size: 0 }), None);
         assert_eq!(s.drain().len(), 1);
         assert_eq!(at(&s, 0x5555_0010, Lookup::Containing), None);
+    }
+
+    /// An object added with its answer is answered without being read
+    /// (the first query of a new buffer); a change forgets the answer, and
+    /// the next query makes a new one.
+    #[test]
+    fn an_answer_given_at_insert_is_kept_until_a_change() {
+        let mut s = Shard::default();
+        let given = PointerInfo {
+            kind: PointerType::Allocated,
+            node: 3,
+            mem_flags: MemFlags::empty(),
+            cpu_address: 0x10000,
+            gpu_address: 0x10000,
+            size: 0x1000,
+            user_data: 7,
+            registered_count: 0,
+            mapped_count: 0,
+            object: 0x10000,
+            generation: 41,
+        };
+        s.insert_answered(obj(0x10000, 0x1000), &given);
+        let slot = s.find(0x10800, Lookup::Containing).unwrap();
+        let never = |_: &VmObject| -> PointerInfo { panic!("the kept answer was not used") };
+        assert_eq!(s.answer_for(0x10800, slot, never), Some(given));
+        s.get_mut(slot).unwrap().user_data = 9;
+        let remade = PointerInfo {
+            user_data: 9,
+            generation: 42,
+            ..given
+        };
+        assert_eq!(
+            s.answer(slot, |o| PointerInfo {
+                user_data: o.user_data,
+                ..remade
+            }),
+            Some(remade)
+        );
+        assert_eq!(s.answer(slot, never), Some(remade), "kept again");
     }
 }

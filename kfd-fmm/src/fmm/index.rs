@@ -5,6 +5,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use super::PointerInfo;
 use crate::lock;
 use crate::objects::{Lookup, Shard, Slot, Span, VmObject};
 
@@ -44,9 +45,10 @@ impl ObjectIndex {
         lock(&self.shards[shard])
     }
 
-    /// Adds `obj` to shard `shard`.
-    pub fn insert(&self, shard: usize, obj: VmObject) {
-        self.shard(shard).insert(obj);
+    /// Adds `obj` to shard `shard`, with `answer` as its kept
+    /// pointer-query answer.
+    pub fn insert(&self, shard: usize, obj: VmObject, answer: &PointerInfo) {
+        self.shard(shard).insert_answered(obj, answer);
     }
 
     /// How many objects the shards hold.

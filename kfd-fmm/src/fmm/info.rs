@@ -149,7 +149,7 @@ impl Fmm {
     }
 
     /// The pointer info of `o`, as a new generation of it.
-    fn describe(&self, o: &VmObject) -> PointerInfo {
+    pub(super) fn describe(&self, o: &VmObject) -> PointerInfo {
         let kind = match o.kind {
             Kind::Shared => PointerType::RegisteredShared,
             Kind::Graphics { .. } => PointerType::RegisteredGraphics,

@@ -505,7 +505,16 @@ impl Fmm {
     /// Adds `obj` to the index, in the shard of the GPU it was made
     /// through.
     fn insert(&self, obj: VmObject) {
-        self.objects.insert(self.gpus.shard_of(obj.gpu_id), obj);
+        self.insert_in(self.gpus.shard_of(obj.gpu_id), obj);
+    }
+
+    /// Adds `obj` to shard `shard` with its pointer-query answer made now,
+    /// while the object is in the cache: the first query of a new buffer
+    /// then reads the page index and the kept answer only, as every later
+    /// one does, instead of the object itself.
+    fn insert_in(&self, shard: usize, obj: VmObject) {
+        let answer = self.describe(&obj);
+        self.objects.insert(shard, obj, &answer);
     }
 }
 

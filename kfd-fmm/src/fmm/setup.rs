@@ -300,7 +300,7 @@ impl Fmm {
             return Err(e);
         }
         obj.mapping_count = 1;
-        self.objects.insert(gi + 1, obj);
+        self.insert_in(gi + 1, obj);
         Ok(addr)
     }
 }

@@ -90,6 +90,7 @@ impl Fmm {
             return Ok(());
         }
         let obj = self.create_userptr(addr, size, ids, coarse, ext)?;
+        let answer = self.describe(&obj);
         let mut s = self.objects.shard(self.gpus.shard_of(obj.gpu_id));
         if let Some(start) = s.find(addr, Lookup::Exact { size }) {
             // Another thread registered the same range meanwhile.
@@ -100,7 +101,7 @@ impl Fmm {
             self.destroy(obj);
             return Ok(());
         }
-        s.insert(obj);
+        s.insert_answered(obj, &answer);
         Ok(())
     }
 
