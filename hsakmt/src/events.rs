@@ -15,7 +15,7 @@ use std::sync::MutexGuard;
 use hsakmt_sys::common::HsaEventDescriptor;
 use kfd_context::Context;
 use kfd_event::{
-    Event, EventDescriptor, EventError, EventType, Events, ExceptionData, MemoryFault, WaitEntries,
+    EventDescriptor, EventError, EventType, Events, ExceptionData, MemoryFault, WaitEntries,
     WaitList, WaitMode, WaitOutcome, Waitable,
 };
 use kfd_fmm::{PointerNodes, PointerType, SvmAttr};
@@ -35,17 +35,11 @@ fn store(c: &Context) -> KmtResult<MutexGuard<'_, EventViews>> {
 }
 
 /// Maps a C event pointer back to this context's event (never
-/// dereferenced): NULL or unknown → `INVALID_HANDLE`.
-#[inline(always)]
-pub(crate) fn event(c: &Context, e: *mut abi::HsaEvent) -> KmtResult<Event> {
-    store(c)?.get(e).cloned().kmt()
-}
-
-/// A C event pointer as a wait entry, copied out under the store's lock
-/// (set and reset need no reference to the event): NULL or unknown →
+/// dereferenced), as its wait entry copied out under the store's lock
+/// (which names the event to kfd-event): NULL or unknown →
 /// `INVALID_HANDLE`.
 #[inline(always)]
-fn waitable(c: &Context, e: *mut abi::HsaEvent) -> KmtResult<Waitable> {
+pub(crate) fn waitable(c: &Context, e: *mut abi::HsaEvent) -> KmtResult<Waitable> {
     store(c)?.resolve(e).map(|(w, _)| w).kmt()
 }
 
@@ -366,8 +360,8 @@ export! {
         let out = check_mut(Event, st::INVALID_PARAMETER)?;
         let desc = EventDescriptor { manual_reset: ManualReset, signaled: IsSignaled, ..descriptor(&desc).kmt()? };
         let kept = state::kept(&c)?;
-        let e = events.create(&desc).kmt()?;
-        let ptr = lock(&kept.events).insert(e);
+        let e = events.create_record(&desc).kmt()?;
+        let ptr = lock(&kept.events).insert(&e);
         // SAFETY: checked above; an OUT argument.
         unsafe { write_out(out, ptr, st::INVALID_PARAMETER) }
     }
@@ -379,7 +373,7 @@ export! {
         // The store stays locked over the kernel request, so that two
         // destroys of one pointer are one success and one unknown event.
         let mut s = store(&c)?;
-        let r = events.destroy(s.get(Event).kmt()?);
+        let r = events.destroy_resolved(&s.resolve(Event).kmt()?.0);
         if r.is_ok() || r == Err(EventError::UnknownEvent) {
             s.remove(Event);
         }
@@ -403,9 +397,9 @@ export! {
     /// `hsaKmtQueryEventStateCtx`: 20; NULL or unknown → 4.
     ctx fn hsaKmtQueryEventStateCtx(ctx: *mut HsaKFDContext, Event: *mut abi::HsaEvent) {
         let c = ctx::resolve(ctx)?;
-        let events = c.events().kmt()?;
-        let e = event(&c, Event)?;
-        events.query(&e).kmt()
+        c.events().kmt()?;
+        // Resolved under the store's lock: a live event of this context.
+        waitable(&c, Event).map(drop)
     }
 
     /// `hsaKmtWaitOnEventCtx`: NULL → 4 (before the open check); 20;

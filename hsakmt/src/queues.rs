@@ -51,7 +51,7 @@ fn create(
         // The C library ignores the event argument; a live event of this
         // context is reported in the save-area header on queue errors.
         c.events().kmt()?;
-        if let Ok(e) = crate::events::event(&c, event) {
+        if let Ok(e) = crate::events::waitable(&c, event) {
             req.error_event_id = e.id();
         }
     }

@@ -193,15 +193,71 @@ pub enum ExceptionData {
 /// Identity of the [`crate::Events`] that owns an event.
 pub(crate) type Owner = Weak<crate::events::Shared>;
 
-/// The state of one event.
-pub(crate) struct EventObj {
-    pub(crate) owner: Owner,
-    pub(crate) id: u32,
+/// What the kernel made for one event: everything about it but a handle
+/// ([`crate::Events::create_record`]). A border that keeps its own record
+/// per event (the C library's `HsaEvent`) holds this instead of an
+/// [`Event`], and names the event to [`crate::Events`] by its
+/// [`EventRecord::waitable`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventRecord {
+    pub(crate) waitable: Waitable,
     pub(crate) desc: EventDescriptor,
-    pub(crate) auto_reset: bool,
     pub(crate) slot: Option<u32>,
     pub(crate) slot_addr: u64,
     pub(crate) trigger: u32,
+}
+
+impl EventRecord {
+    /// The kernel event id (C's `EventId`).
+    pub fn id(&self) -> u32 {
+        self.waitable.id
+    }
+
+    /// The event's kind.
+    pub fn event_type(&self) -> EventType {
+        self.desc.event_type
+    }
+
+    /// The descriptor the event was created with (its kind, node, user
+    /// sync variable and reset and signaled flags).
+    pub fn descriptor(&self) -> &EventDescriptor {
+        &self.desc
+    }
+
+    /// True for auto-reset events (created with `ManualReset == false`).
+    pub fn auto_reset(&self) -> bool {
+        !self.desc.manual_reset
+    }
+
+    /// The event's slot in the event page, if it has one (signal and debug
+    /// events).
+    pub fn slot(&self) -> Option<u32> {
+        self.slot
+    }
+
+    /// The address of the event's 64-bit slot in the event page (C's
+    /// `EventData.HWData2`), 0 if it has none.
+    pub fn slot_address(&self) -> u64 {
+        self.slot_addr
+    }
+
+    /// The kernel's trigger data for the event (C's
+    /// `EventData.HWData3`).
+    pub fn trigger_data(&self) -> u32 {
+        self.trigger
+    }
+
+    /// The event as an entry of a wait list, and as the name of the event
+    /// for [`crate::Events::set_resolved`] and the other `_resolved` calls.
+    pub fn waitable(&self) -> Waitable {
+        self.waitable
+    }
+}
+
+/// The state of one event.
+pub(crate) struct EventObj {
+    pub(crate) owner: Owner,
+    pub(crate) record: EventRecord,
     /// Until the event is destroyed (set under the registry lock).
     pub(crate) live: AtomicBool,
     /// What the last completed wait reported for it.
@@ -233,41 +289,41 @@ pub struct Event {
 impl Event {
     /// The kernel event id (C's `EventId`).
     pub fn id(&self) -> u32 {
-        self.obj.id
+        self.obj.record.id()
     }
 
     /// The event's kind.
     pub fn event_type(&self) -> EventType {
-        self.obj.desc.event_type
+        self.obj.record.event_type()
     }
 
     /// The descriptor the event was created with (its kind, node and
     /// user sync variable).
     pub fn descriptor(&self) -> &EventDescriptor {
-        &self.obj.desc
+        self.obj.record.descriptor()
     }
 
     /// True for auto-reset events (created with `ManualReset == false`).
     pub fn auto_reset(&self) -> bool {
-        self.obj.auto_reset
+        self.obj.record.auto_reset()
     }
 
     /// The event's slot in the event page, if it has one (signal and debug
     /// events).
     pub fn slot(&self) -> Option<u32> {
-        self.obj.slot
+        self.obj.record.slot()
     }
 
     /// The address of the event's 64-bit slot in the event page (C's
     /// `EventData.HWData2`), 0 if it has none.
     pub fn slot_address(&self) -> u64 {
-        self.obj.slot_addr
+        self.obj.record.slot_address()
     }
 
     /// The kernel's trigger data for the event (C's
     /// `EventData.HWData3`).
     pub fn trigger_data(&self) -> u32 {
-        self.obj.trigger
+        self.obj.record.trigger_data()
     }
 
     /// The exception data the last completed wait stored in the event,
@@ -298,11 +354,7 @@ impl Event {
     /// The event as an entry of a wait list resolved ahead of the wait
     /// ([`crate::Events::wait_resolved`]).
     pub fn waitable(&self) -> Waitable {
-        Waitable {
-            owner: self.obj.owner.as_ptr() as usize,
-            id: self.obj.id,
-            ty: self.obj.desc.event_type,
-        }
+        self.obj.record.waitable
     }
 
     /// True if both handles name the same event.
@@ -314,10 +366,10 @@ impl Event {
 impl fmt::Debug for Event {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Event")
-            .field("id", &self.obj.id)
-            .field("type", &self.obj.desc.event_type)
-            .field("auto_reset", &self.obj.auto_reset)
-            .field("slot", &self.obj.slot)
+            .field("id", &self.id())
+            .field("type", &self.event_type())
+            .field("auto_reset", &self.auto_reset())
+            .field("slot", &self.slot())
             .finish()
     }
 }

@@ -23,8 +23,8 @@ use kfd_topology::Topology;
 
 use crate::error::EventError;
 use crate::event::{
-    AccessFailure, Event, EventDescriptor, EventObj, EventType, ExceptionData, HwException,
-    MemoryFault, Waitable,
+    AccessFailure, Event, EventDescriptor, EventObj, EventRecord, EventType, ExceptionData,
+    HwException, MemoryFault, Waitable,
 };
 use crate::lock;
 use crate::spare;
@@ -79,14 +79,19 @@ impl EventPage {
     }
 }
 
-/// Every live event, keyed by the address of its state. Only creation,
-/// destruction and teardown use it: whether a handle is live is a flag
-/// of the event.
-/// Every live event of a context, by the address of its shared state.
-type Registry = HashMap<usize, Event, OwnKeys>;
+/// Every live event of a context, by kernel id (unique among a process's
+/// live events): its handle's state when it was made as an [`Event`],
+/// nothing when it was made as an [`EventRecord`] (whose holder names it
+/// by id). Only creation, destruction and teardown use it: whether a
+/// handle is live is a flag of the event.
+type Registry = HashMap<u32, Option<Event>, OwnKeys>;
 
-fn key(e: &Event) -> usize {
-    Arc::as_ptr(&e.obj) as usize
+/// The event page and the registry, under one lock: it serialises
+/// CREATE_EVENT (as the C library's global mutex does) and DESTROY_EVENT.
+#[derive(Default)]
+struct State {
+    page: PageState,
+    registry: Registry,
 }
 
 #[derive(Default)]
@@ -106,20 +111,21 @@ pub(crate) struct Shared {
     file: Arc<DeviceFile>,
     topology: Option<Arc<Topology>>,
     fmm: Option<Arc<Fmm>>,
-    /// The event page; its lock also serialises CREATE_EVENT, as the C
-    /// library's global mutex does.
-    page: Mutex<PageState>,
-    /// Every live event.
-    registry: Mutex<Registry>,
+    /// Any dGPU in the topology (the event page is then a buffer of ours).
+    dgpu: bool,
+    /// The event page and every live event.
+    state: Mutex<State>,
 }
 
 impl Shared {
     fn destroy_all(&self) {
-        let events: Vec<Event> = lock(&self.registry).drain().map(|(_, e)| e).collect();
-        for e in events {
-            e.obj.live.store(false, Ordering::Release);
+        let events: Vec<(u32, Option<Event>)> = lock(&self.state).registry.drain().collect();
+        for (id, e) in events {
+            if let Some(e) = e {
+                e.obj.live.store(false, Ordering::Release);
+            }
             let mut a = kfd_ioctl_destroy_event_args {
-                event_id: e.id(),
+                event_id: id,
                 pad: 0,
             };
             let _ = self.file.ioctl_plain(AMDKFD_IOC_DESTROY_EVENT, &mut a);
@@ -174,10 +180,10 @@ impl Events {
         Events {
             shared: Arc::new(Shared {
                 file,
+                dgpu: topology.as_ref().is_some_and(|t| t.is_dgpu()),
                 topology,
                 fmm,
-                page: Mutex::new(PageState::default()),
-                registry: Mutex::new(Registry::default()),
+                state: Mutex::new(State::default()),
             }),
         }
     }
@@ -189,36 +195,63 @@ impl Events {
 
     /// Number of live events.
     pub fn live_count(&self) -> usize {
-        lock(&self.shared.registry).len()
+        lock(&self.shared.state).registry.len()
     }
 
     /// The address of the event page and its number of slots, once it has
     /// been set up.
     pub fn event_page(&self) -> Option<(u64, u32)> {
-        lock(&self.shared.page)
+        lock(&self.shared.state)
+            .page
             .page
             .as_ref()
             .map(|p| (p.base(), p.slots()))
     }
 
-    fn is_dgpu(&self) -> bool {
-        self.shared.topology.as_ref().is_some_and(|t| t.is_dgpu())
-    }
-
     /// Creates an event (`hsaKmtCreateEvent`): auto- or manual-reset and
     /// initially signaled or not as `desc` says.
     pub fn create(&self, desc: &EventDescriptor) -> Result<Event, EventError> {
-        let (manual_reset, signaled) = (desc.manual_reset, desc.signaled);
+        self.create_with(desc, |record| {
+            let event = Event {
+                obj: Arc::new(EventObj {
+                    owner: Arc::downgrade(&self.shared),
+                    record,
+                    live: AtomicBool::new(true),
+                    exception: Mutex::new(None),
+                }),
+            };
+            (Some(event.clone()), event)
+        })
+    }
+
+    /// [`Events::create`] without a handle: the kernel's event as a record,
+    /// for a border that keeps one of its own per event (the C library's
+    /// `HsaEvent`) and names the event by [`EventRecord::waitable`] to
+    /// [`Events::destroy_resolved`], [`Events::set_resolved`] and the
+    /// waits. Allocates nothing (but the event page, on the first event).
+    pub fn create_record(&self, desc: &EventDescriptor) -> Result<EventRecord, EventError> {
+        self.create_with(desc, |record| (None, record))
+    }
+
+    /// CREATE_EVENT (and SET_EVENT for a signaled one) under the state's
+    /// lock; `make` turns the record into what the registry keeps and what
+    /// the caller gets.
+    fn create_with<R>(
+        &self,
+        desc: &EventDescriptor,
+        make: impl FnOnce(EventRecord) -> (Option<Event>, R),
+    ) -> Result<R, EventError> {
         let sh = &self.shared;
         let mut args = kfd_ioctl_create_event_args {
             event_type: desc.event_type.raw(),
             node_id: desc.node_id,
-            auto_reset: (!manual_reset) as u32,
+            auto_reset: (!desc.manual_reset) as u32,
             ..Default::default()
         };
-        let mut page = lock(&sh.page);
+        let mut st = lock(&sh.state);
+        let page = &mut st.page;
         let mut offered = None;
-        if self.is_dgpu() && page.page.is_none() && !page.no_buffer {
+        if sh.dgpu && page.page.is_none() && !page.no_buffer {
             if page.pending.is_none() {
                 page.pending = self.alloc_page_buffer()?;
                 page.no_buffer = page.pending.is_none();
@@ -251,7 +284,7 @@ impl Events {
             match self.map_kernel_page(args.event_page_offset) {
                 Ok(p) => page.page = Some(p),
                 Err(e) => {
-                    drop(page);
+                    drop(st);
                     self.destroy_id(args.event_id);
                     return Err(e);
                 }
@@ -263,27 +296,13 @@ impl Events {
                 slot_addr = p.base() + args.event_slot_index as u64 * 8;
             }
         }
-        drop(page);
-
-        let slot = (!desc.event_type.is_system()).then_some(args.event_slot_index);
-        let obj = EventObj {
-            owner: Arc::downgrade(sh),
-            id: args.event_id,
-            desc: *desc,
-            auto_reset: !manual_reset,
-            slot,
-            slot_addr,
-            trigger: args.event_trigger_data,
-            live: AtomicBool::new(true),
-            exception: Mutex::new(None),
-        };
-        let event = Event { obj: Arc::new(obj) };
-        if signaled && !desc.event_type.is_system() {
+        if desc.signaled && !desc.event_type.is_system() {
             let mut s = kfd_ioctl_set_event_args {
                 event_id: args.event_id,
                 pad: 0,
             };
             if let Err(errno) = sh.file.ioctl_plain(AMDKFD_IOC_SET_EVENT, &mut s) {
+                drop(st);
                 self.destroy_id(args.event_id);
                 return Err(EventError::Kernel {
                     request: AMDKFD_IOC_SET_EVENT.info(),
@@ -291,8 +310,20 @@ impl Events {
                 });
             }
         }
-        lock(&sh.registry).insert(key(&event), event.clone());
-        Ok(event)
+        let record = EventRecord {
+            waitable: Waitable {
+                owner: Arc::as_ptr(sh) as usize,
+                id: args.event_id,
+                ty: desc.event_type,
+            },
+            desc: *desc,
+            slot: (!desc.event_type.is_system()).then_some(args.event_slot_index),
+            slot_addr,
+            trigger: args.event_trigger_data,
+        };
+        let (kept, made) = make(record);
+        st.registry.insert(args.event_id, kept);
+        Ok(made)
     }
 
     /// Allocates the dGPU event page: uncached, pinned system memory for
@@ -360,20 +391,45 @@ impl Events {
     /// return with an error.
     pub fn destroy(&self, e: &Event) -> Result<(), EventError> {
         self.check(e)?;
-        let mut reg = lock(&self.shared.registry);
-        if !e.obj.is_live() || !reg.contains_key(&key(e)) {
+        let mut st = lock(&self.shared.state);
+        match st.registry.get(&e.id()) {
+            Some(Some(h)) if h.same(e) && e.obj.is_live() => {}
+            _ => return Err(EventError::UnknownEvent),
+        }
+        self.destroy_locked(&mut st, e.id())
+    }
+
+    /// [`Events::destroy`] of an event named by its entry
+    /// ([`EventRecord::waitable`], [`Event::waitable`]): another context's
+    /// is [`EventError::ForeignEvent`], an id no live event has
+    /// [`EventError::UnknownEvent`]. A stale entry whose id the kernel has
+    /// given to a newer event names that one, as a C caller's stale
+    /// `HsaEvent` does.
+    pub fn destroy_resolved(&self, w: &Waitable) -> Result<(), EventError> {
+        if w.owner != Arc::as_ptr(&self.shared) as usize {
+            return Err(EventError::ForeignEvent);
+        }
+        let mut st = lock(&self.shared.state);
+        if !st.registry.contains_key(&w.id) {
             return Err(EventError::UnknownEvent);
         }
+        self.destroy_locked(&mut st, w.id)
+    }
+
+    /// DESTROY_EVENT of `id`, a live event; on success it leaves the
+    /// registry and its handles, if any, are dead.
+    fn destroy_locked(&self, st: &mut State, id: u32) -> Result<(), EventError> {
         let mut a = kfd_ioctl_destroy_event_args {
-            event_id: e.id(),
+            event_id: id,
             pad: 0,
         };
         self.shared
             .file
             .ioctl_plain(AMDKFD_IOC_DESTROY_EVENT, &mut a)
             .map_err(EventError::kernel(AMDKFD_IOC_DESTROY_EVENT.info()))?;
-        e.obj.live.store(false, Ordering::Release);
-        reg.remove(&key(e));
+        if let Some(Some(e)) = st.registry.remove(&id) {
+            e.obj.live.store(false, Ordering::Release);
+        }
         Ok(())
     }
 
@@ -450,8 +506,8 @@ impl Events {
     /// the event has no slot.
     pub fn slot_value(&self, e: &Event) -> Result<Option<u64>, EventError> {
         self.check(e)?;
-        let page = lock(&self.shared.page);
-        let (Some(p), Some(slot)) = (page.page.as_ref(), e.slot()) else {
+        let st = lock(&self.shared.state);
+        let (Some(p), Some(slot)) = (st.page.page.as_ref(), e.slot()) else {
             return Ok(None);
         };
         if slot >= p.slots() {

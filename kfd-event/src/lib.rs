@@ -80,8 +80,8 @@ mod spare;
 
 pub use error::EventError;
 pub use event::{
-    AccessFailure, Event, EventDescriptor, EventType, ExceptionData, HwException, MemoryFault,
-    WaitList, Waitable,
+    AccessFailure, Event, EventDescriptor, EventRecord, EventType, ExceptionData, HwException,
+    MemoryFault, WaitList, Waitable,
 };
 pub use events::{Events, WaitEntries, WaitMode, WaitOutcome, TIMEOUT_IMMEDIATE, TIMEOUT_INFINITE};
 pub use signal::{Condition, Signal};

@@ -778,3 +778,63 @@ fn smi_descriptors_for_gpus_only() {
     // A CPU node's gpu_id (0) is no device of the process: ERROR.
     assert_eq!(st(kfd_event::open_smi(&ctx.file, 0).unwrap_err()), "Kernel");
 }
+
+/// Events made as records (the C border's way) are named by their entries:
+/// set, waited on and destroyed without a handle; a destroyed record's
+/// entry is an unknown event, another context's a foreign one, and
+/// teardown destroys the records still live as it does handles.
+#[test]
+fn records_are_named_by_their_entries() {
+    let sim = Sim::preset("mi210").unwrap();
+    let ctx = Ctx::primary(&sim);
+    let ev = events(&ctx);
+    let desc = EventDescriptor::new(EventType::Signal);
+    let r = ev.create_record(&desc).unwrap();
+    assert!(r.auto_reset());
+    assert_eq!(r.event_type(), EventType::Signal);
+    assert_ne!(r.slot_address(), 0, "a signal event has a slot");
+    let handle = signal(&ev, false);
+    assert_ne!(r.id(), handle.id());
+    assert_eq!(ev.live_count(), 2);
+
+    let w = r.waitable();
+    ev.set_resolved(&w).unwrap();
+    assert_eq!(
+        ev.wait_resolved(&[w], WaitMode::All, 0, None, |_, _| ())
+            .unwrap(),
+        WaitOutcome::Signaled
+    );
+    ev.destroy_resolved(&w).unwrap();
+    assert_eq!(
+        ev.destroy_resolved(&w).unwrap_err(),
+        EventError::UnknownEvent
+    );
+    assert_eq!(ev.live_count(), 1);
+
+    // A handle's entry destroys it too, and the handle is then dead.
+    ev.destroy_resolved(&handle.waitable()).unwrap();
+    assert_eq!(ev.set(&handle).unwrap_err(), EventError::UnknownEvent);
+    assert_eq!(ev.destroy(&handle).unwrap_err(), EventError::UnknownEvent);
+
+    let other = Ctx::secondary(&sim);
+    let theirs = events(&other);
+    let r2 = theirs
+        .create_record(&desc.manual_reset().signaled())
+        .unwrap();
+    assert!(!r2.auto_reset());
+    assert_eq!(
+        ev.destroy_resolved(&r2.waitable()).unwrap_err(),
+        EventError::ForeignEvent
+    );
+    assert_eq!(
+        theirs
+            .wait_resolved(&[r2.waitable()], WaitMode::Any, 0, None, |_, _| ())
+            .unwrap(),
+        WaitOutcome::Signaled,
+        "created signaled"
+    );
+    let _kept = theirs.create_record(&desc).unwrap();
+    assert_eq!(theirs.live_count(), 2);
+    drop((ev, theirs, ctx, other));
+    assert_no_leaks(&sim);
+}

@@ -10,7 +10,7 @@ use hsakmt_sys::common::{
     HsaAccessAttributeFailure, HsaMemoryAccessFault, HsaSyncVar, HSA_EVENTID_MEMORYFLAGS,
 };
 use hsakmt_sys::since_6_2::HsaHwException;
-use kfd_event::{Event, EventError, ExceptionData, Waitable};
+use kfd_event::{EventError, EventRecord, ExceptionData, Waitable};
 
 use crate::generation::abi;
 
@@ -71,7 +71,7 @@ impl CView {
     /// Makes this the C struct of `e`: its id and type, the descriptor's
     /// sync variable in the union, then id, slot address and trigger data
     /// in `HWData1..3`, as the C library fills it (every other word 0).
-    pub(crate) fn fill(&self, e: &Event) {
+    pub(crate) fn fill(&self, e: &EventRecord) {
         for w in &self.words {
             w.store(0, Ordering::Relaxed);
         }
@@ -165,8 +165,8 @@ impl ViewRef {
 
 /// The C events of one context: their C structs in an arena of slots
 /// that are never freed while the store lives (a slot is reused after
-/// its event is destroyed), and per slot the event it holds and that
-/// event as a wait entry.
+/// its event is destroyed), and per slot the event it holds, as its wait
+/// entry (which names it to kfd-event).
 ///
 /// Not a [`HandleTable`](super::handles::HandleTable): C reads the
 /// struct an `HsaEvent *` points at (ROCr takes the event id and the
@@ -182,11 +182,8 @@ pub(crate) struct EventViews {
     /// The arena: chunk `k` holds slots `chunk_start(k)..` and is
     /// `FIRST_CHUNK << k` slots long.
     chunks: Vec<Arc<[Slot]>>,
-    /// Per slot number, the live event it holds.
-    events: Vec<Option<Event>>,
-    /// Per slot number, the live event as a wait entry (made once; 16
-    /// bytes each, so that a wait, set or reset reads one compact array
-    /// and never the event itself).
+    /// Per slot number, the live event it holds as a wait entry (16 bytes
+    /// each, so that a wait, set or reset reads one compact array).
     waits: Vec<Option<Waitable>>,
     /// Slot numbers free for the next event, lowest last.
     free: Vec<u32>,
@@ -224,39 +221,21 @@ impl EventViews {
         (&self.chunks[k], n - chunk_start(k))
     }
 
-    /// The slot number of the live event a C pointer names: NULL is
-    /// [`EventError::NullEvent`], anything that is not a live event of
-    /// this context (destroyed, another context's, garbage)
-    /// [`EventError::UnknownEvent`].
-    #[inline(always)]
-    fn live_slot(&self, e: *const abi::HsaEvent) -> Result<usize, EventError> {
-        if e.is_null() {
-            return Err(EventError::NullEvent);
-        }
-        match self.slot_of(e) {
-            Some(n) if matches!(self.waits.get(n), Some(Some(_))) => Ok(n),
-            _ => Err(EventError::UnknownEvent),
-        }
-    }
-
-    /// The event a C pointer names (errors as [`EventViews::resolve`]).
-    #[inline]
-    pub(crate) fn get(&self, e: *const abi::HsaEvent) -> Result<&Event, EventError> {
-        let n = self.live_slot(e)?;
-        self.events[n].as_ref().ok_or(EventError::UnknownEvent)
-    }
-
     /// The wait entry of the event a C pointer names, with its slot
     /// number (for [`EventViews::view`]): NULL is
     /// [`EventError::NullEvent`], anything that is not a live event of
-    /// this context [`EventError::UnknownEvent`]. Reads only the arena's
-    /// first chunk address and the compact entry array.
+    /// this context (destroyed, another context's, garbage)
+    /// [`EventError::UnknownEvent`]. Reads only the arena's first chunk
+    /// address and the compact entry array.
     #[inline(always)]
     pub(crate) fn resolve(&self, e: *const abi::HsaEvent) -> Result<(Waitable, usize), EventError> {
-        let n = self.live_slot(e)?;
-        match self.waits[n] {
-            Some(w) => Ok((w, n)),
-            None => Err(EventError::UnknownEvent),
+        if e.is_null() {
+            return Err(EventError::NullEvent);
+        }
+        let n = self.slot_of(e).ok_or(EventError::UnknownEvent)?;
+        match self.waits.get(n) {
+            Some(&Some(w)) => Ok((w, n)),
+            _ => Err(EventError::UnknownEvent),
         }
     }
 
@@ -279,17 +258,16 @@ impl EventViews {
 
     /// Keeps `e` in a free slot, its C struct filled; returns the
     /// `HsaEvent *` that names it.
-    pub(crate) fn insert(&mut self, e: Event) -> *mut abi::HsaEvent {
+    pub(crate) fn insert(&mut self, e: &EventRecord) -> *mut abi::HsaEvent {
         let n = match self.free.pop() {
             Some(n) => n as usize,
             None => self.grow(),
         };
         let (chunk, index) = self.locate(n);
         let view = &chunk[index].0;
-        view.fill(&e);
+        view.fill(e);
         let ptr = view.addr() as *mut abi::HsaEvent;
         self.waits[n] = Some(e.waitable());
-        self.events[n] = Some(e);
         ptr
     }
 
@@ -302,7 +280,6 @@ impl EventViews {
         let chunk: Arc<[Slot]> = (0..len).map(|_| Slot(CView::empty())).collect();
         self.chunks.push(chunk);
         let first = chunk_start(k);
-        self.events.resize_with(first + len, || None);
         self.waits.resize(first + len, None);
         self.free
             .extend((first + 1..first + len).rev().map(|n| n as u32));
@@ -312,8 +289,7 @@ impl EventViews {
     /// Forgets the event `e` names (nothing if none); its slot is free
     /// for a later event.
     pub(crate) fn remove(&mut self, e: *const abi::HsaEvent) {
-        if let Ok(n) = self.live_slot(e) {
-            self.events[n] = None;
+        if let Ok((_, n)) = self.resolve(e) {
             self.waits[n] = None;
             self.free.push(n as u32);
         }
@@ -387,7 +363,7 @@ mod tests {
             sync_var_size: 8,
             ..EventDescriptor::new(EventType::Signal)
         };
-        let e = events.create(&desc).unwrap();
+        let e = events.create_record(&desc).unwrap();
         let v = CView::empty();
         v.fill(&e);
         let c = read(&v);
@@ -426,7 +402,7 @@ mod tests {
             m.Flags,
             HSA_EVENTID_MEMORYFLAGS::HSA_EVENTID_MEMORY_FATAL_PROCESS
         );
-        events.destroy(&e).unwrap();
+        events.destroy_resolved(&e.waitable()).unwrap();
     }
 
     /// Pointers go back to their events across chunks; anything else
@@ -444,18 +420,16 @@ mod tests {
         let made: Vec<(*mut abi::HsaEvent, u32)> = (0..1100)
             .map(|_| {
                 let e = events
-                    .create(&EventDescriptor::new(EventType::Signal))
+                    .create_record(&EventDescriptor::new(EventType::Signal))
                     .unwrap();
-                let id = e.id();
-                (views.insert(e), id)
+                (views.insert(&e), e.id())
             })
             .collect();
         assert_eq!(views.chunks.len(), 2);
         for &(p, id) in &made {
-            assert_eq!(views.get(p).unwrap().id(), id);
-            let w = views.get(p).unwrap().waitable();
+            let (w, _) = views.resolve(p).unwrap();
+            assert_eq!(w.id(), id);
             assert_eq!(views.entry(p), Some(&w));
-            assert_eq!(views.resolve(p).unwrap().0, w);
             // SAFETY: a live slot's C struct, as C reads it.
             assert_eq!(unsafe { (*p).EventId }, id);
         }
@@ -465,34 +439,31 @@ mod tests {
         let last = views.chunks.last().unwrap();
         let past = (last.as_ptr() as usize + last.len() * SLOT_BYTES) as *const abi::HsaEvent;
         for bad in [inside, before, past] {
-            assert_eq!(views.get(bad).unwrap_err(), EventError::UnknownEvent);
+            assert_eq!(views.resolve(bad).unwrap_err(), EventError::UnknownEvent);
             assert_eq!(views.entry(bad), None);
         }
         assert_eq!(
-            views.get(std::ptr::null()).unwrap_err(),
+            views.resolve(std::ptr::null()).unwrap_err(),
             EventError::NullEvent
         );
         let (second, _) = made[1070];
-        let gone = views.get(second).unwrap().clone();
-        events.destroy(&gone).unwrap();
+        let (gone, _) = views.resolve(second).unwrap();
+        events.destroy_resolved(&gone).unwrap();
         views.remove(second);
-        assert_eq!(views.get(second).unwrap_err(), EventError::UnknownEvent);
         assert_eq!(views.entry(second), None, "a freed slot has no entry");
-        assert_eq!(
-            views.resolve(second).unwrap_err(),
-            EventError::UnknownEvent
-        );
+        assert_eq!(views.resolve(second).unwrap_err(), EventError::UnknownEvent);
         let e = events
-            .create(&EventDescriptor::new(EventType::Signal))
+            .create_record(&EventDescriptor::new(EventType::Signal))
             .unwrap();
         let id = e.id();
-        assert_eq!(views.insert(e), second, "the freed slot is taken first");
+        assert_eq!(views.insert(&e), second, "the freed slot is taken first");
         // SAFETY: as above.
         assert_eq!(unsafe { (*second).EventId }, id);
         for (p, _) in made {
-            let ce = views.get(p).unwrap().clone();
-            events.destroy(&ce).unwrap();
+            let (w, _) = views.resolve(p).unwrap();
+            events.destroy_resolved(&w).unwrap();
             views.remove(p);
         }
+        assert_eq!(events.live_count(), 0);
     }
 }
