@@ -57,9 +57,12 @@
 //! [`Event`] handles tied to their context: using one with another
 //! context, or after it was destroyed, is an error, never undefined
 //! behaviour. The crate knows nothing of the C structs: the `hsakmt` C
-//! border keeps the C event struct it hands to C callers for each event
-//! (filled from [`Event`]'s typed data), maps their pointers back to
-//! events itself, and waits on them with [`Events::wait_resolved`].
+//! border keeps the C event struct it hands to C callers for each event,
+//! filled from the [`EventRecord`] of [`Events::create_record`] (an event
+//! without a handle), maps their pointers back to the records'
+//! [`Waitable`] entries itself, and names the events by them
+//! ([`Events::destroy_resolved`], [`Events::set_resolved`],
+//! [`Events::wait_filled`]).
 //!
 //! The dGPU event page is a [`kfd_fmm::Buffer`] of the context's memory
 //! manager, held by the [`Events`]; without a memory manager the crate
