@@ -84,7 +84,68 @@ impl EventPage {
 /// nothing when it was made as an [`EventRecord`] (whose holder names it
 /// by id). Only creation, destruction and teardown use it: whether a
 /// handle is live is a flag of the event.
-type Registry = HashMap<u32, Option<Event>, OwnKeys>;
+///
+/// The kernel gives signal events the ids of their event-page slots
+/// (below [`KFD_SIGNAL_EVENT_LIMIT`]) and every other kind ids from
+/// 2^30 up: the first are an array indexed by id, the others a map.
+#[derive(Default)]
+struct Registry {
+    /// Ids below [`KFD_SIGNAL_EVENT_LIMIT`], by id.
+    slots: Vec<Option<Option<Event>>>,
+    /// Every other id.
+    others: HashMap<u32, Option<Event>, OwnKeys>,
+    len: usize,
+}
+
+impl Registry {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The entry of `id`, if it is live.
+    fn get(&self, id: u32) -> Option<&Option<Event>> {
+        if id < KFD_SIGNAL_EVENT_LIMIT {
+            self.slots.get(id as usize)?.as_ref()
+        } else {
+            self.others.get(&id)
+        }
+    }
+
+    /// Keeps `id`'s entry (an id the kernel just gave out: never live).
+    fn insert(&mut self, id: u32, e: Option<Event>) {
+        if id < KFD_SIGNAL_EVENT_LIMIT {
+            let i = id as usize;
+            if self.slots.len() <= i {
+                self.slots.resize_with(i + 1, || None);
+            }
+            self.slots[i] = Some(e);
+        } else {
+            self.others.insert(id, e);
+        }
+        self.len += 1;
+    }
+
+    /// Takes `id`'s entry out.
+    fn remove(&mut self, id: u32) -> Option<Option<Event>> {
+        let e = if id < KFD_SIGNAL_EVENT_LIMIT {
+            self.slots.get_mut(id as usize)?.take()
+        } else {
+            self.others.remove(&id)
+        }?;
+        self.len -= 1;
+        Some(e)
+    }
+
+    /// Takes every entry out.
+    fn drain(&mut self) -> Vec<(u32, Option<Event>)> {
+        self.len = 0;
+        let slots = std::mem::take(&mut self.slots).into_iter().enumerate();
+        slots
+            .filter_map(|(i, e)| Some((i as u32, e?)))
+            .chain(self.others.drain())
+            .collect()
+    }
+}
 
 /// The event page and the registry, under one lock: it serialises
 /// CREATE_EVENT (as the C library's global mutex does) and DESTROY_EVENT.
@@ -119,7 +180,7 @@ pub(crate) struct Shared {
 
 impl Shared {
     fn destroy_all(&self) {
-        let events: Vec<(u32, Option<Event>)> = lock(&self.state).registry.drain().collect();
+        let events: Vec<(u32, Option<Event>)> = lock(&self.state).registry.drain();
         for (id, e) in events {
             if let Some(e) = e {
                 e.obj.live.store(false, Ordering::Release);
@@ -392,7 +453,7 @@ impl Events {
     pub fn destroy(&self, e: &Event) -> Result<(), EventError> {
         self.check(e)?;
         let mut st = lock(&self.shared.state);
-        match st.registry.get(&e.id()) {
+        match st.registry.get(e.id()) {
             Some(Some(h)) if h.same(e) && e.obj.is_live() => {}
             _ => return Err(EventError::UnknownEvent),
         }
@@ -410,7 +471,7 @@ impl Events {
             return Err(EventError::ForeignEvent);
         }
         let mut st = lock(&self.shared.state);
-        if !st.registry.contains_key(&w.id) {
+        if st.registry.get(w.id).is_none() {
             return Err(EventError::UnknownEvent);
         }
         self.destroy_locked(&mut st, w.id)
@@ -427,7 +488,7 @@ impl Events {
             .file
             .ioctl_plain(AMDKFD_IOC_DESTROY_EVENT, &mut a)
             .map_err(EventError::kernel(AMDKFD_IOC_DESTROY_EVENT.info()))?;
-        if let Some(Some(e)) = st.registry.remove(&id) {
+        if let Some(Some(e)) = st.registry.remove(id) {
             e.obj.live.store(false, Ordering::Release);
         }
         Ok(())
@@ -888,6 +949,30 @@ thread_local! {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Signal-slot ids and the others are kept apart, counted together,
+    /// and each is found, removed and drained once.
+    #[test]
+    fn registry_keeps_slot_ids_and_others() {
+        let mut r = Registry::default();
+        let high = 1 << 30;
+        r.insert(5, None);
+        r.insert(high, None);
+        r.insert(KFD_SIGNAL_EVENT_LIMIT - 1, None);
+        assert_eq!(r.len(), 3);
+        assert!(r.get(5).is_some() && r.get(high).is_some());
+        assert!(r.get(4).is_none() && r.get(6).is_none() && r.get(high + 1).is_none());
+        assert!(r.get(KFD_SIGNAL_EVENT_LIMIT).is_none());
+        assert!(matches!(r.remove(5), Some(None)));
+        assert!(r.remove(5).is_none(), "once");
+        assert!(r.get(5).is_none());
+        assert_eq!(r.len(), 2);
+        let mut ids: Vec<u32> = r.drain().into_iter().map(|(id, _)| id).collect();
+        ids.sort_unstable();
+        assert_eq!(ids, [KFD_SIGNAL_EVENT_LIMIT - 1, high]);
+        assert_eq!(r.len(), 0);
+        assert!(r.get(high).is_none());
+    }
 
     /// A long wait's event data is the thread's spare array, zeroed again
     /// for each wait; a small wait's is on the stack.
