@@ -118,11 +118,12 @@ fn wait_direct(
     let fill = |entries: &mut WaitEntries<'_>| -> KmtResult {
         // Owned here: the store's lock ends when the entries are in.
         let s = s;
-        for &p in ptrs {
-            match s.entry(p) {
-                Some(w) => entries.push(w).kmt()?,
-                None => return unresolved(&s, p),
-            }
+        let table = s.entries();
+        if let Err(e) = entries.extend(ptrs.iter().map(|&p| table.get(p))) {
+            return match ptrs.get(entries.len()) {
+                Some(&p) if e == EventError::UnknownEvent => unresolved(&s, p),
+                _ => Err(e).kmt(),
+            };
         }
         // Rare: a second pass, so that the common loop stays short.
         if entries.has_exception_events() {

@@ -879,27 +879,50 @@ impl WaitEntries<'_> {
     /// for.
     #[inline(always)]
     pub fn push(&mut self, w: &Waitable) -> Result<(), EventError> {
-        let i = self.len;
-        let (Some(d), Some(t)) = (self.data.get_mut(i), self.types.get_mut(i)) else {
-            return Err(EventError::WaitEntriesFull {
-                capacity: self.data.len(),
-            });
-        };
-        // The arrays come zeroed: only the id differs (a signal's age is
-        // added after the last push, so that this stays short).
-        d.event_id = w.id;
-        *t = w.ty;
-        self.foreign |= w.owner != self.owner;
-        self.len = i + 1;
-        Ok(())
+        self.extend([Some(w)])
+    }
+
+    /// Adds each entry `items` yields, in one loop
+    /// that keeps the arrays and the count in registers (a border
+    /// resolving a long list of C pointers); a `None` item ends it with
+    /// [`EventError::UnknownEvent`], the entries before it pushed (so
+    /// [`WaitEntries::len`] is the failing item's index).
+    #[inline(always)]
+    pub fn extend<'w>(
+        &mut self,
+        items: impl IntoIterator<Item = Option<&'w Waitable>>,
+    ) -> Result<(), EventError> {
+        let (data, types, owner) = (&mut *self.data, &mut *self.types, self.owner);
+        let (mut len, mut foreign) = (self.len, false);
+        let mut r = Ok(());
+        for item in items {
+            let Some(w) = item else {
+                r = Err(EventError::UnknownEvent);
+                break;
+            };
+            let (Some(d), Some(t)) = (data.get_mut(len), types.get_mut(len)) else {
+                r = Err(EventError::WaitEntriesFull {
+                    capacity: data.len(),
+                });
+                break;
+            };
+            d.event_id = w.id;
+            *t = w.ty;
+            foreign |= w.owner != owner;
+            len += 1;
+        }
+        self.len = len;
+        self.foreign |= foreign;
+        r
     }
 
     /// True if an entry pushed so far has exception data to report
     /// ([`EventType::has_exception_data`]).
     pub fn has_exception_events(&self) -> bool {
+        // A fold, not `any`: no early exit, so the scan is vectorised.
         self.types[..self.len]
             .iter()
-            .any(|t| t.has_exception_data())
+            .fold(false, |a, t| a | t.has_exception_data())
     }
 
     /// Entries pushed so far.

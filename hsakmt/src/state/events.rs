@@ -239,12 +239,17 @@ impl EventViews {
         }
     }
 
-    /// The stored wait entry of the live event a C pointer names, by
-    /// reference (a wait pushes it from here, with no copy in between);
-    /// `None` where [`EventViews::resolve`] fails.
+    /// The stored wait entries of the live events C pointers name, by
+    /// reference (a wait pushes them from here, with no copy in between):
+    /// what a lookup reads of the store, copied out once, so that a long
+    /// wait list resolves with every value in registers.
     #[inline(always)]
-    pub(crate) fn entry(&self, e: *const abi::HsaEvent) -> Option<&Waitable> {
-        self.waits.get(self.slot_of(e)?)?.as_ref()
+    pub(crate) fn entries(&self) -> Entries<'_> {
+        Entries {
+            base: self.chunks.first().map_or(0, |c| c.as_ptr() as usize),
+            first: &self.waits[..self.waits.len().min(FIRST_CHUNK)],
+            views: self,
+        }
     }
 
     /// The C struct of slot `n`, to keep past the store's lock.
@@ -293,6 +298,30 @@ impl EventViews {
             self.waits[n] = None;
             self.free.push(n as u32);
         }
+    }
+}
+
+/// [`EventViews::entries`]: the first chunk's address and its entries.
+/// [`Entries::get`] is `None` where [`EventViews::resolve`] fails.
+pub(crate) struct Entries<'a> {
+    base: usize,
+    first: &'a [Option<Waitable>],
+    views: &'a EventViews,
+}
+
+impl<'a> Entries<'a> {
+    /// The entry of the event `e` names, if live.
+    #[inline(always)]
+    pub(crate) fn get(&self, e: *const abi::HsaEvent) -> Option<&'a Waitable> {
+        let off = (e as usize).wrapping_sub(self.base);
+        if off < FIRST_CHUNK * SLOT_BYTES {
+            if off % SLOT_BYTES != 0 {
+                return None;
+            }
+            return self.first.get(off / SLOT_BYTES)?.as_ref();
+        }
+        let n = self.views.slot_in_later_chunk(e as usize)?;
+        self.views.waits.get(n)?.as_ref()
     }
 }
 
@@ -429,7 +458,7 @@ mod tests {
         for &(p, id) in &made {
             let (w, _) = views.resolve(p).unwrap();
             assert_eq!(w.id(), id);
-            assert_eq!(views.entry(p), Some(&w));
+            assert_eq!(views.entries().get(p), Some(&w));
             // SAFETY: a live slot's C struct, as C reads it.
             assert_eq!(unsafe { (*p).EventId }, id);
         }
@@ -440,7 +469,7 @@ mod tests {
         let past = (last.as_ptr() as usize + last.len() * SLOT_BYTES) as *const abi::HsaEvent;
         for bad in [inside, before, past] {
             assert_eq!(views.resolve(bad).unwrap_err(), EventError::UnknownEvent);
-            assert_eq!(views.entry(bad), None);
+            assert_eq!(views.entries().get(bad), None);
         }
         assert_eq!(
             views.resolve(std::ptr::null()).unwrap_err(),
@@ -450,7 +479,11 @@ mod tests {
         let (gone, _) = views.resolve(second).unwrap();
         events.destroy_resolved(&gone).unwrap();
         views.remove(second);
-        assert_eq!(views.entry(second), None, "a freed slot has no entry");
+        assert_eq!(
+            views.entries().get(second),
+            None,
+            "a freed slot has no entry"
+        );
         assert_eq!(views.resolve(second).unwrap_err(), EventError::UnknownEvent);
         let e = events
             .create_record(&EventDescriptor::new(EventType::Signal))
