@@ -171,7 +171,16 @@ fn hold_exceptional(
 /// Puts what a wait reported into the C structs of the `held` events (by
 /// index), then describes each memory fault in the log, as C does (see
 /// [`diagnose_fault`]).
+#[inline(always)]
 fn report(c: &Context, held: &[(usize, ViewRef)], reported: Vec<(usize, ExceptionData)>) {
+    if !reported.is_empty() {
+        report_all(c, held, reported);
+    }
+}
+
+/// [`report`] of a wait that reported something (rare: out of line).
+#[cold]
+fn report_all(c: &Context, held: &[(usize, ViewRef)], reported: Vec<(usize, ExceptionData)>) {
     for (i, x) in reported {
         if let Ok(k) = held.binary_search_by_key(&i, |(j, _)| *j) {
             held[k].1.view().write_exception(&x);

@@ -691,9 +691,10 @@ impl Events {
                 len: 0,
                 owner,
                 foreign: false,
+                exceptions: false,
             };
             fill(&mut entries)?;
-            let (len, foreign) = (entries.len, entries.foreign);
+            let (len, foreign, exceptions) = (entries.len, entries.foreign, entries.exceptions);
             if foreign {
                 return Ok(Err(EventError::ForeignEvent));
             }
@@ -706,7 +707,7 @@ impl Events {
                 }
             }
             let result = self.wait_data(data, types, mode, timeout_ms, ages);
-            if result == Ok(WaitOutcome::Signaled) && types.iter().any(|t| t.has_exception_data()) {
+            if result == Ok(WaitOutcome::Signaled) && exceptions {
                 if let Err(e) = self.exceptions(types, data, exception) {
                     return Ok(Err(e));
                 }
@@ -871,6 +872,7 @@ pub struct WaitEntries<'a> {
     len: usize,
     owner: usize,
     foreign: bool,
+    exceptions: bool,
 }
 
 impl WaitEntries<'_> {
@@ -893,7 +895,7 @@ impl WaitEntries<'_> {
         items: impl IntoIterator<Item = Option<&'w Waitable>>,
     ) -> Result<(), EventError> {
         let (data, types, owner) = (&mut *self.data, &mut *self.types, self.owner);
-        let (mut len, mut foreign) = (self.len, false);
+        let (mut len, mut foreign, mut exceptions) = (self.len, false, false);
         let mut r = Ok(());
         for item in items {
             let Some(w) = item else {
@@ -909,20 +911,19 @@ impl WaitEntries<'_> {
             d.event_id = w.id;
             *t = w.ty;
             foreign |= w.owner != owner;
+            exceptions |= w.ty.has_exception_data();
             len += 1;
         }
         self.len = len;
         self.foreign |= foreign;
+        self.exceptions |= exceptions;
         r
     }
 
     /// True if an entry pushed so far has exception data to report
     /// ([`EventType::has_exception_data`]).
     pub fn has_exception_events(&self) -> bool {
-        // A fold, not `any`: no early exit, so the scan is vectorised.
-        self.types[..self.len]
-            .iter()
-            .fold(false, |a, t| a | t.has_exception_data())
+        self.exceptions
     }
 
     /// Entries pushed so far.
