@@ -17,6 +17,11 @@
 //! made from, with the method and [`machine`]) and `scaling.svg`
 //! ([`svg`]).
 //!
+//! `kfd-bench instructions` ([`instr`]) counts instructions per call
+//! instead of timing: each operation's child runs under callgrind at two
+//! batch sizes, and the per-object counts ([`callgrind`]) show the
+//! library's own cost apart from the simulated kernel's.
+//!
 //! An operation whose first call answers `HSAKMT_STATUS_NOT_SUPPORTED`
 //! (11), or whose symbol is missing, is reported as "unsupported" and never
 //! timed.
@@ -48,7 +53,9 @@
 //! .unwrap();
 //! ```
 
+pub mod callgrind;
 pub mod child;
+pub mod instr;
 pub mod machine;
 pub mod ops;
 pub mod parent;

@@ -1,5 +1,6 @@
-//! `kfd-bench`: the benchmark parent (`run`) and per-library child
-//! (`child`). Normally started by `cargo xtask bench`.
+//! `kfd-bench`: the benchmark parent (`run`), the per-library child
+//! (`child`) and the instruction counts under callgrind
+//! (`instructions`). Normally started by `cargo xtask bench`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -8,7 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use conformance::abi::AbiKind;
 use kfd_bench::child::{self, Budget, ChildConfig, Live};
 use kfd_bench::parent::{self, Config};
-use kfd_bench::{machine, report, svg};
+use kfd_bench::{instr, machine, report, svg};
 
 const USAGE: &str = "usage:
   kfd-bench run --reference LIB --ours LIB [--ours-newest LIB] --sim LIBKFD_SIM
@@ -20,20 +21,28 @@ const USAGE: &str = "usage:
   kfd-bench child --abi ABI --lib LIB --group NAME [--preset NAME] [--levels ..]
                 [--live vram|sys]
                 [--per-op-ms N] [--max-samples N] [--min-samples N] [--batch N]
-                [--count-ioctls] [--only OP]
+                [--count-ioctls] [--only OP,..]
+  kfd-bench instructions --reference LIB --ours LIB --sim LIBKFD_SIM
+                [--ops a,b,..] [--out DIR] [--preset NAME] [--valgrind PATH]
+                [--timeout SECS]
   (--count-ioctls: count each operation's ioctls in KFD_SIM_TRACE instead
    of timing it)
   (--markdown FILE: also write the report page (method, machine, table) to
    FILE; --commit, --toolchain and --command fill in what it says was run)
   (--batch N: exactly N calls per sample and --max-samples samples, for
    instruction counts under valgrind --tool=callgrind; --only OP measures
-   just that operation id of the group)";
+   just those operation ids of the group)
+  (instructions: each operation's child under valgrind --tool=callgrind
+   at two batch sizes, per library; prints instructions per call of the
+   library and of the system code it called, writes instructions.json,
+   instructions.txt and instructions.md to --out (default target/bench))";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let r = match args.first().map(String::as_str) {
         Some("run") => run(&args[1..]),
         Some("child") => child_main(&args[1..]),
+        Some("instructions") => instructions(&args[1..]),
         _ => Err(USAGE.to_string()),
     };
     match r {
@@ -218,4 +227,60 @@ fn run(v: &[String]) -> Result<(), String> {
         out_dir.display()
     );
     Ok(())
+}
+
+fn instructions(v: &[String]) -> Result<(), String> {
+    let a = Args(v);
+    let out_dir = PathBuf::from(a.one("--out").unwrap_or("target/bench"));
+    let cfg = instr::Config {
+        reference: a.need("--reference")?.into(),
+        ours: a.need("--ours")?.into(),
+        sim: a.need("--sim")?.into(),
+        runner: std::env::current_exe().map_err(|e| e.to_string())?,
+        valgrind: a.one("--valgrind").unwrap_or("valgrind").into(),
+        ops: a.list("--ops", &instr::DEFAULT_OPS.join(",")),
+        preset: a.one("--preset").unwrap_or("mi210").into(),
+        out_dir: out_dir.clone(),
+        child_timeout: Duration::from_secs(a.num("--timeout", 600u64)?),
+    };
+    for p in [&cfg.reference, &cfg.ours, &cfg.sim] {
+        if !p.exists() {
+            return Err(format!("{}: no such file", p.display()));
+        }
+    }
+    println!(
+        "kfd-bench instructions: C {} vs ours {} (rocm-5.2), on kfd-sim ({}), under callgrind",
+        cfg.reference.display(),
+        cfg.ours.display(),
+        cfg.sim.display()
+    );
+    let rep = instr::run(&cfg, |line| eprintln!("kfd-bench: {line}"))?;
+    let table = instr::table(&rep);
+    println!("\n{table}");
+    std::fs::create_dir_all(&out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
+    let write = |name: &str, text: &str| {
+        let p = out_dir.join(name);
+        std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))
+    };
+    write("instructions.json", &instr::json(&rep))?;
+    write("instructions.txt", &table)?;
+    write("instructions.md", &instr::markdown(&rep))?;
+    println!(
+        "counted in {:.0} s; wrote {}/instructions.json, instructions.txt, instructions.md \
+         (callgrind files in {}/instructions/)",
+        rep.elapsed.as_secs_f64(),
+        out_dir.display(),
+        out_dir.display()
+    );
+    let failed = rep.failures();
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} of {} runs failed:\n  {}",
+            failed.len(),
+            rep.rows.len() * 2,
+            failed.join("\n  ")
+        ))
+    }
 }

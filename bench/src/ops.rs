@@ -48,14 +48,18 @@ pub struct OpInfo {
     pub unit: Unit,
     /// Measured with our `newest` build only (the C 5.2.3 lacks the API).
     pub ours_only: bool,
+    /// The child group that measures it (see [`GROUPS`]; `floor` is
+    /// measured by every child, listed as `events`).
+    pub group: &'static str,
 }
 
-const fn op(id: &'static str, title: &'static str) -> OpInfo {
+const fn op(group: &'static str, id: &'static str, title: &'static str) -> OpInfo {
     OpInfo {
         id,
         title,
         unit: Unit::Ns,
         ours_only: false,
+        group,
     }
 }
 
@@ -65,30 +69,47 @@ const fn ours(id: &'static str, title: &'static str, unit: Unit) -> OpInfo {
         title,
         unit,
         ours_only: true,
+        group: "ctx",
     }
 }
 
 /// Every operation, in table order.
 pub const OPS: &[OpInfo] = &[
-    op("floor", "floor: bare GET_VERSION ioctl"),
-    op("topology", "open+topology read+close"),
-    op("reacquire", "release+acquire+node props"),
-    op("fill", "grow live set, per 4K alloc"),
-    op("alloc-free-sys4k", "alloc+free 4K system"),
-    op("alloc-map-free-sys4k", "alloc+map+unmap+free 4K sys"),
-    op("alloc-free-vram2m", "alloc+free 2M VRAM"),
-    op("alloc-map-free-vram2m", "alloc+map+unmap+free 2M VRAM"),
-    op("pointer-info", "QueryPointerInfo, random live ptr"),
-    op("pointer-info-mapped", "QueryPointerInfo, GPU-mapped buffer"),
-    op("open-nested", "nested OpenKFD+CloseKFD"),
-    op("event-create", "event create+destroy"),
-    op("event-set-wait", "SetEvent+WaitOnEvent, 1 thread"),
-    op("event-wake", "event set->wait wake-up (1 way)"),
-    op("event-wait-all-64", "wait all of 64 (all set)"),
-    op("event-wait-any-64", "wait any of 64 (one set)"),
-    op("queue", "AQL queue create+destroy"),
-    op("threads-1", "alloc+free 4K sys, 1 thread"),
-    op("threads-2", "alloc+free 4K sys, 2 threads"),
+    op("events", "floor", "floor: bare GET_VERSION ioctl"),
+    op("topology", "topology", "open+topology read+close"),
+    op("topology", "reacquire", "release+acquire+node props"),
+    op("scaling", "fill", "grow live set, per 4K alloc"),
+    op("scaling", "alloc-free-sys4k", "alloc+free 4K system"),
+    op(
+        "scaling",
+        "alloc-map-free-sys4k",
+        "alloc+map+unmap+free 4K sys",
+    ),
+    op("scaling", "alloc-free-vram2m", "alloc+free 2M VRAM"),
+    op(
+        "scaling",
+        "alloc-map-free-vram2m",
+        "alloc+map+unmap+free 2M VRAM",
+    ),
+    op(
+        "scaling",
+        "pointer-info",
+        "QueryPointerInfo, random live ptr",
+    ),
+    op(
+        "scaling",
+        "pointer-info-mapped",
+        "QueryPointerInfo, GPU-mapped buffer",
+    ),
+    op("events", "open-nested", "nested OpenKFD+CloseKFD"),
+    op("events", "event-create", "event create+destroy"),
+    op("events", "event-set-wait", "SetEvent+WaitOnEvent, 1 thread"),
+    op("events", "event-wake", "event set->wait wake-up (1 way)"),
+    op("events", "event-wait-all-64", "wait all of 64 (all set)"),
+    op("events", "event-wait-any-64", "wait any of 64 (one set)"),
+    op("queues", "queue", "AQL queue create+destroy"),
+    op("threads", "threads-1", "alloc+free 4K sys, 1 thread"),
+    op("threads", "threads-2", "alloc+free 4K sys, 2 threads"),
     ours("ctx-open-close", "secondary ctx open+close", Unit::Ns),
     ours("ctx-rss-bare", "RSS per live secondary ctx", Unit::Bytes),
     ours("ctx-rss-used", "  ... after topology+4K alloc", Unit::Bytes),

@@ -5,7 +5,10 @@
 //! runs `kfd-bench run`, which prints the table and writes
 //! `<target>/bench/report.{json,txt,md}` and `scaling.svg`; with
 //! `--markdown` also `docs/benchmarks.md` (method, machine, commit, date
-//! and table, generated whole).
+//! and table, generated whole). With `--instructions` it runs `kfd-bench
+//! instructions` instead (after the same builds): instruction counts per
+//! call under callgrind, installing Debian's `valgrind` when it is
+//! missing, into `<target>/bench/instructions.{json,txt,md}`.
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -13,7 +16,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use xshell::{cmd, Shell};
 
 use crate::build::{self, check_args, find_reference, value};
-use crate::{abi_named, project_root, shell, target_dir};
+use crate::{abi_named, deps, project_root, shell, target_dir};
 
 const HELP: &str = "cargo xtask bench [flags]
 
@@ -38,7 +41,111 @@ flags:
   --reference PATH   the C library (default: the system's libhsakmt.so.1,
                      installed with apt when root and missing)
   --markdown         also rewrite docs/benchmarks.md from this run (the
-                     method, the machine, the commit, the date, the table)";
+                     method, the machine, the commit, the date, the table)
+  --instructions     instead of timing, count instructions per call under
+                     callgrind (kfd-bench instructions): each operation at
+                     two batch sizes, per library; the library's own
+                     instructions and the system code it called, apart from
+                     the simulator's; writes target/bench/instructions.json,
+                     instructions.txt and instructions.md (installs Debian's
+                     valgrind when root and missing). Takes --reference
+                     and --ops only
+  --ops a,b,..       with --instructions: only these operations (default:
+                     nested open, event create, set+wait, the waits on 64
+                     events, the pointer look-ups and allocations at
+                     live=0, queue create+destroy; the ids are in
+                     docs/benchmarks.md)";
+
+/// What `--instructions` takes besides itself.
+const INSTRUCTION_FLAGS: &[&str] = &["--reference", "--ops"];
+
+/// What [`build_all`] made.
+struct Built {
+    /// Our libhsakmt, rocm-5.2 build.
+    rocm52: PathBuf,
+    /// Our libhsakmt, newest build (the context API).
+    newest: PathBuf,
+    /// `libkfd_sim.so`.
+    sim: PathBuf,
+    /// The `kfd-bench` runner.
+    runner: PathBuf,
+}
+
+/// The release builds of every bench run, in `<target>/bench/build`:
+/// kfd-sim, our libhsakmt of both generations (each copied to
+/// `<target>/bench/lib/<abi>/libhsakmt.so.1`) and the runner.
+fn build_all(sh: &Shell, out: &Path) -> Result<Built, String> {
+    let build = out.join("build");
+    let _env = sh.push_env("CARGO_TARGET_DIR", &build);
+    build::sim(sh, true)?;
+    let mut libs = Vec::new();
+    for dir in ["rocm-5.2", "newest"] {
+        let abi = abi_named(dir).ok_or_else(|| format!("no ABI generation `{dir}`"))?;
+        build::library(sh, abi)?;
+        libs.push(install(
+            &build.join("release/libhsakmt.so"),
+            &out.join("lib").join(dir),
+        )?);
+    }
+    build::runner(sh, "kfd-bench", "kfd-bench", true)?;
+    let newest = libs.pop().ok_or("no newest build")?;
+    let rocm52 = libs.pop().ok_or("no rocm-5.2 build")?;
+    Ok(Built {
+        sim: build.join("release/libkfd_sim.so"),
+        runner: build.join("release/kfd-bench"),
+        rocm52,
+        newest,
+    })
+}
+
+/// Runs the runner with `args`, outside any preload.
+fn run_runner(runner: &Path, args: &[String]) -> Result<(), String> {
+    let status = std::process::Command::new(runner)
+        .args(args)
+        .env_remove("LD_PRELOAD")
+        .status()
+        .map_err(|e| format!("{}: {e}", runner.display()))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("kfd-bench failed ({status})"))
+    }
+}
+
+/// `--instructions`: the builds, valgrind, then `kfd-bench instructions`.
+fn instructions(args: &[String]) -> Result<(), String> {
+    for a in args {
+        if a.starts_with("--") && a != "--instructions" && !INSTRUCTION_FLAGS.contains(&a.as_str())
+        {
+            return Err(format!(
+                "`{a}` is a flag of the timed run; --instructions takes {} only",
+                INSTRUCTION_FLAGS.join(" and ")
+            ));
+        }
+    }
+    let reference = find_reference(value(args, "--reference")?, None)?;
+    if !deps::on_path("valgrind") {
+        deps::ensure(&["valgrind"], false)?;
+    }
+    let out = target_dir().join("bench");
+    let sh = shell()?;
+    let built = build_all(&sh, &out)?;
+    let mut run: Vec<String> = vec![
+        "instructions".into(),
+        "--reference".into(),
+        reference.display().to_string(),
+        "--ours".into(),
+        built.rocm52.display().to_string(),
+        "--sim".into(),
+        built.sim.display().to_string(),
+        "--out".into(),
+        out.display().to_string(),
+    ];
+    if let Some(ops) = value(args, "--ops")? {
+        run.extend(["--ops".to_string(), ops.to_string()]);
+    }
+    run_runner(&built.runner, &run)
+}
 
 /// Entry point: `args` are the words after `bench`.
 pub fn run(args: &[String]) -> Result<(), String> {
@@ -53,9 +160,21 @@ pub fn run(args: &[String]) -> Result<(), String> {
         "--group",
         "--per-op-ms",
         "--reference",
+        "--ops",
     ];
-    if !check_args(args, &flags, &["--quick", "--markdown"], HELP)? {
+    if !check_args(
+        args,
+        &flags,
+        &["--quick", "--markdown", "--instructions"],
+        HELP,
+    )? {
         return Ok(());
+    }
+    if args.iter().any(|a| a == "--instructions") {
+        return instructions(args);
+    }
+    if args.iter().any(|a| a == "--ops") {
+        return Err("--ops goes with --instructions".into());
     }
     let quick = args.iter().any(|a| a == "--quick");
     let groups: Vec<&str> = args
@@ -71,33 +190,20 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     let reference = find_reference(value(args, "--reference")?, None)?;
 
-    let target = target_dir();
-    let out = target.join("bench");
-    let build = out.join("build");
+    let out = target_dir().join("bench");
     let sh = shell()?;
-    let _env = sh.push_env("CARGO_TARGET_DIR", &build);
-    build::sim(&sh, true)?;
-    let mut libs = Vec::new();
-    for dir in ["rocm-5.2", "newest"] {
-        let abi = abi_named(dir).ok_or_else(|| format!("no ABI generation `{dir}`"))?;
-        build::library(&sh, abi)?;
-        libs.push(install(
-            &build.join("release/libhsakmt.so"),
-            &out.join("lib").join(dir),
-        )?);
-    }
-    build::runner(&sh, "kfd-bench", "kfd-bench", true)?;
+    let built = build_all(&sh, &out)?;
 
     let mut run: Vec<String> = vec![
         "run".into(),
         "--reference".into(),
         reference.display().to_string(),
         "--ours".into(),
-        libs[0].display().to_string(),
+        built.rocm52.display().to_string(),
         "--ours-newest".into(),
-        libs[1].display().to_string(),
+        built.newest.display().to_string(),
         "--sim".into(),
-        build.join("release/libkfd_sim.so").display().to_string(),
+        built.sim.display().to_string(),
         "--out".into(),
         out.display().to_string(),
         "--since".into(),
@@ -148,17 +254,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 .join(" "),
         ]);
     }
-    let runner = build.join("release/kfd-bench");
-    let status = std::process::Command::new(&runner)
-        .args(&run)
-        .env_remove("LD_PRELOAD")
-        .status()
-        .map_err(|e| format!("{}: {e}", runner.display()))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("kfd-bench failed ({status})"))
-    }
+    run_runner(&built.runner, &run)
 }
 
 /// Copies a built `libhsakmt.so` to `dir/libhsakmt.so.1` (a copy, so a

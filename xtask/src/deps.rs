@@ -60,7 +60,8 @@ fn installed(pkg: &str) -> bool {
         .unwrap_or(false)
 }
 
-fn on_path(tool: &str) -> bool {
+/// Whether `tool` is a command on `PATH`.
+pub fn on_path(tool: &str) -> bool {
     Command::new("sh")
         .args(["-c", &format!("command -v {tool}")])
         .output()
