@@ -224,10 +224,10 @@ impl Fmm {
                     .apertures
                     .get(ap)
                     .ok_or(FmmError::NotSupported("no SVM aperture"))?;
-                let space = aperture.allocate(fixed, va_size, align)?;
+                let mut space = aperture.allocate(fixed, va_size, align)?;
                 let addr = space.addr;
                 let memory = space
-                    .map_anonymous(addr, va_size, Prot::READ | Prot::WRITE)
+                    .map_anonymous_whole(Prot::READ | Prot::WRITE)
                     .map_err(|errno| FmmError::Mmap {
                         what: "system memory",
                         errno,
