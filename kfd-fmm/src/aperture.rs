@@ -14,7 +14,7 @@
 use std::os::fd::BorrowedFd;
 use std::sync::{Arc, Mutex};
 
-use kfd_sys::mapping::{Mapping, Reservation};
+use kfd_sys::mapping::{Mapping, Reservation, SharedReservation};
 use kfd_sys::mman::Prot;
 use kfd_sys::Errno;
 
@@ -33,7 +33,7 @@ enum Mode {
         va: Arc<Mutex<VaAllocator>>,
         /// The reservation the aperture lies in, where the CPU can map
         /// (the SVM apertures); `None` for GPU-only ranges.
-        cpu: Option<Arc<Reservation>>,
+        cpu: Option<Arc<SharedReservation>>,
     },
     /// Each allocation is a reservation of its own, exactly its size: the
     /// guard pages are placed around it and given back with the alignment
@@ -44,15 +44,23 @@ enum Mode {
 /// Where an object's addresses come from, given back when it drops.
 #[derive(Debug)]
 enum Backing {
-    /// A reservation of its own (mmap-managed apertures, APU scratch).
-    Own(Arc<Reservation>),
+    /// A reservation of its own (mmap-managed apertures, APU scratch),
+    /// no CPU mapping in it yet: held by value, so a space that is mapped
+    /// whole ([`Space::map_file_whole`]) never allocates an `Arc`.
+    Own(Reservation),
+    /// A reservation of its own with CPU mappings in parts of it, shared
+    /// with them.
+    Shared(Arc<SharedReservation>),
+    /// A reservation of its own that one CPU mapping took over whole
+    /// ([`Space::map_file_whole`]): the mapping gives the range back.
+    Mapped,
     /// A range of an aperture's allocator, returned (with its guard
     /// bytes) on drop; `cpu` is the reservation below it where the CPU
     /// can map.
     Leased {
         va: Arc<Mutex<VaAllocator>>,
         guard: u64,
-        cpu: Option<Arc<Reservation>>,
+        cpu: Option<Arc<SharedReservation>>,
     },
     /// Nothing to give back (the range belongs to something else: APU
     /// host memory's own mapping, a scratch aperture's sub-range).
@@ -87,7 +95,7 @@ impl Space {
         Space {
             addr: res.addr(),
             size: res.len(),
-            backing: Backing::Own(Arc::new(res)),
+            backing: Backing::Own(res),
         }
     }
 
@@ -98,24 +106,53 @@ impl Space {
     /// keeps its order (mappings first, then the range goes back to the
     /// aperture's allocator, where another object may take it).
     pub fn release_own(&mut self) {
-        if matches!(self.backing, Backing::Own(_)) {
+        if matches!(
+            self.backing,
+            Backing::Own(_) | Backing::Shared(_) | Backing::Mapped
+        ) {
             self.backing = Backing::Borrowed;
         }
     }
 
-    /// The reservation a CPU mapping at `[addr, addr + len)` goes into,
-    /// with the offset of `addr` in it.
-    fn reservation(&self, addr: u64, len: u64) -> Result<(&Arc<Reservation>, u64)> {
-        let res = match &self.backing {
-            Backing::Own(r) | Backing::Leased { cpu: Some(r), .. } => r,
-            _ => return Err(FmmError::NotSupported("no CPU mappings in this range")),
-        };
-        let inside = addr >= self.addr
+    /// Whether `[addr, addr + len)` lies inside this space.
+    fn holds(&self, addr: u64, len: u64) -> bool {
+        addr >= self.addr
             && addr
                 .checked_add(len)
-                .is_some_and(|end| end <= self.addr + self.size);
-        if !inside || addr < res.addr() {
-            return Err(FmmError::RangeOutsideObject { addr, size: len });
+                .is_some_and(|end| end <= self.addr + self.size)
+    }
+
+    /// The reservation a CPU mapping at `[addr, addr + len)` goes into,
+    /// with the offset of `addr` in it. A reservation of its own held by
+    /// value is shared from here on (the mapping holds it too).
+    fn reservation(
+        &mut self,
+        addr: u64,
+        len: u64,
+    ) -> std::result::Result<(&Arc<SharedReservation>, u64), Errno> {
+        if matches!(self.backing, Backing::Own(_)) {
+            let Backing::Own(res) = std::mem::replace(&mut self.backing, Backing::Borrowed) else {
+                unreachable!("checked");
+            };
+            self.backing = Backing::Shared(Arc::new(SharedReservation::new(res)));
+        }
+        let res = match &self.backing {
+            Backing::Shared(r) | Backing::Leased { cpu: Some(r), .. } => r,
+            // The mapping that took the range over covers all of it, as a
+            // live mapping of the shared reservation would: a request the
+            // reservation would check and find covered is busy.
+            Backing::Mapped
+                if len != 0
+                    && self.holds(addr, len)
+                    && addr % PAGE_SIZE == 0
+                    && len % PAGE_SIZE == 0 =>
+            {
+                return Err(Errno::EBUSY)
+            }
+            _ => return Err(Errno::EINVAL),
+        };
+        if !self.holds(addr, len) || addr < res.addr() {
+            return Err(Errno::EINVAL);
         }
         Ok((res, addr - res.addr()))
     }
@@ -123,27 +160,70 @@ impl Space {
     /// Maps `len` bytes of `fd` at `offset` over `[addr, addr + len)`
     /// (inside this space), with `prot`.
     pub fn map_file(
-        &self,
+        &mut self,
         addr: u64,
         len: u64,
         prot: Prot,
         fd: BorrowedFd<'_>,
         offset: u64,
     ) -> std::result::Result<Mapping, Errno> {
-        let (res, off) = self.reservation(addr, len).map_err(|_| Errno::EINVAL)?;
+        let (res, off) = self.reservation(addr, len)?;
         res.map_file(off, len, prot, fd, offset)
     }
 
     /// Maps private anonymous memory over `[addr, addr + len)` (inside
     /// this space), with `prot`.
     pub fn map_anonymous(
-        &self,
+        &mut self,
         addr: u64,
         len: u64,
         prot: Prot,
     ) -> std::result::Result<Mapping, Errno> {
-        let (res, off) = self.reservation(addr, len).map_err(|_| Errno::EINVAL)?;
+        let (res, off) = self.reservation(addr, len)?;
         res.map_anonymous(off, len, prot)
+    }
+
+    /// [`Space::map_file`] of the whole space, for the one CPU view of an
+    /// object that lives as long as the object: over a reservation of its
+    /// own with nothing mapped yet, the mapping takes the reservation over
+    /// (no shared reservation to allocate; the mapping unmaps the range
+    /// when it drops, as the last mapping of a shared one does).
+    pub fn map_file_whole(
+        &mut self,
+        prot: Prot,
+        fd: BorrowedFd<'_>,
+        offset: u64,
+    ) -> std::result::Result<Mapping, Errno> {
+        self.map_whole(
+            |res| res.into_file_mapping(prot, fd, offset),
+            |s| s.map_file(s.addr, s.size, prot, fd, offset),
+        )
+    }
+
+    /// [`Space::map_anonymous`] of the whole space, taking a reservation
+    /// of its own over as [`Space::map_file_whole`] does.
+    pub fn map_anonymous_whole(&mut self, prot: Prot) -> std::result::Result<Mapping, Errno> {
+        self.map_whole(
+            |res| res.into_anonymous_mapping(prot),
+            |s| s.map_anonymous(s.addr, s.size, prot),
+        )
+    }
+
+    fn map_whole(
+        &mut self,
+        take: impl FnOnce(Reservation) -> std::result::Result<Mapping, (Reservation, Errno)>,
+        part: impl FnOnce(&mut Space) -> std::result::Result<Mapping, Errno>,
+    ) -> std::result::Result<Mapping, Errno> {
+        if !matches!(self.backing, Backing::Own(_)) {
+            return part(self);
+        }
+        let Backing::Own(res) = std::mem::replace(&mut self.backing, Backing::Mapped) else {
+            unreachable!("checked");
+        };
+        take(res).map_err(|(res, e)| {
+            self.backing = Backing::Own(res);
+            e
+        })
     }
 }
 
@@ -182,7 +262,7 @@ impl Aperture {
         limit: u64,
         align: u64,
         guard_pages: u32,
-        cpu: Option<Arc<Reservation>>,
+        cpu: Option<Arc<SharedReservation>>,
     ) -> Self {
         Aperture {
             base,
@@ -387,7 +467,7 @@ mod tests {
     #[test]
     fn mmap_aperture_allocates_aligned_ranges() {
         let ap = Aperture::mmap(0x20_0000, (1 << 47) - 1, PAGE_SIZE, 1, 9);
-        let a = ap.allocate(None, 4 << 20, 0).unwrap();
+        let mut a = ap.allocate(None, 4 << 20, 0).unwrap();
         assert_eq!(a.addr % (2 << 20), 0, "big buffers are 2 MiB aligned");
         let b = ap.allocate(None, PAGE_SIZE, 0).unwrap();
         assert!(a.addr >= ap.base && b.addr >= ap.base && a.addr < ap.limit && b.addr < ap.limit);
@@ -399,6 +479,43 @@ mod tests {
             a.map_anonymous(b.addr, PAGE_SIZE, Prot::READ).is_err(),
             "outside the space"
         );
+    }
+
+    /// A space of its own mapped whole: the mapping owns the range (it
+    /// goes with the mapping, not with the space), and nothing more can
+    /// be mapped in it; mapped in parts, the parts share it.
+    #[test]
+    fn a_space_of_its_own_mapped_whole_or_in_parts() {
+        let rw = Prot::READ | Prot::WRITE;
+        let ap = Aperture::mmap(0x20_0000, (1 << 47) - 1, PAGE_SIZE, 0, 9);
+        let mut a = ap.allocate(None, 2 * PAGE_SIZE, 0).unwrap();
+        let at = a.addr;
+        let m = a.map_anonymous_whole(rw).unwrap();
+        assert_eq!((m.addr(), m.len()), (at, 2 * PAGE_SIZE));
+        assert_eq!(
+            a.map_anonymous(at, PAGE_SIZE, rw).unwrap_err(),
+            Errno::EBUSY
+        );
+        assert_eq!(
+            a.map_anonymous(at + 1, PAGE_SIZE, rw).unwrap_err(),
+            Errno::EINVAL
+        );
+        drop(a);
+        m.write(0, b"still mapped").unwrap();
+        assert!(
+            ap.allocate(Some(at), PAGE_SIZE, 0).is_err(),
+            "the mapping holds it"
+        );
+        drop(m);
+        assert_eq!(ap.allocate(Some(at), PAGE_SIZE, 0).unwrap().addr, at);
+        let mut b = ap.allocate(None, 2 * PAGE_SIZE, 0).unwrap();
+        let first = b.map_anonymous(b.addr, PAGE_SIZE, rw).unwrap();
+        let whole = b.map_anonymous_whole(rw);
+        assert_eq!(whole.unwrap_err(), Errno::EBUSY, "a part is mapped");
+        let second = b.map_anonymous(b.addr + PAGE_SIZE, PAGE_SIZE, rw).unwrap();
+        b.release_own();
+        drop((first, b));
+        second.write(0, b"x").unwrap();
     }
 
     #[test]
@@ -414,7 +531,9 @@ mod tests {
 
     #[test]
     fn reserved_aperture_with_guard_pages() {
-        let res = Arc::new(Reservation::new(64 * PAGE_SIZE).unwrap());
+        let res = Arc::new(SharedReservation::new(
+            Reservation::new(64 * PAGE_SIZE).unwrap(),
+        ));
         let base = res.addr();
         let ap = Aperture::reserved(
             AddressSpace::Svm,
@@ -424,7 +543,7 @@ mod tests {
             1,
             Some(res),
         );
-        let a = ap.allocate(None, PAGE_SIZE, 0).unwrap();
+        let mut a = ap.allocate(None, PAGE_SIZE, 0).unwrap();
         let b = ap.allocate(None, PAGE_SIZE, 0).unwrap();
         assert!(
             a.addr.abs_diff(b.addr) >= 2 * PAGE_SIZE,
@@ -444,7 +563,7 @@ mod tests {
             0,
             None,
         );
-        let g = gpu.allocate(None, PAGE_SIZE, 0).unwrap();
+        let mut g = gpu.allocate(None, PAGE_SIZE, 0).unwrap();
         assert!(g.map_anonymous(g.addr, PAGE_SIZE, Prot::READ).is_err());
     }
 }

@@ -763,28 +763,44 @@ impl Shard {
         Some(a)
     }
 
+    /// Takes the object in `slot` out of the shard.
+    ///
+    /// The object is read in place and moved once, as the last step, so a
+    /// caller that inlines this writes it straight where it wants it.
+    #[inline]
     pub fn remove(&mut self, slot: Slot) -> Option<VmObject> {
+        let i = slot.0 as usize;
+        let o = self.slab.get(i)?.as_ref()?;
+        let (start, size, userptr) = (o.start, o.size, o.userptr());
         self.span.last.clear();
-        let o = self.slab.get_mut(slot.0 as usize)?.take()?;
-        self.kept[slot.0 as usize] = Kept::NONE;
+        self.kept[i] = Kept::NONE;
         self.vacant.push(slot);
-        if let Some((addr, _)) = o.userptr() {
+        if let Some((addr, _)) = userptr {
             self.userptrs.remove(&addr);
         }
-        if self.large.get(&o.start) == Some(&slot) {
-            self.large.remove(&o.start);
-        } else if let Some((first, last)) = small_pages(o.start, o.size) {
+        if self.large.get(&start) == Some(&slot) {
+            self.large.remove(&start);
+        } else if let Some((first, last)) = small_pages(start, size) {
             for p in first..=last {
                 self.pages.remove(p);
             }
         }
         if self.len() == 0 {
-            self.span.clear();
-            self.slab.clear();
-            self.kept.clear();
-            self.vacant.clear();
+            return self.remove_last(i);
         }
-        Some(o)
+        self.slab[i].take()
+    }
+
+    /// [`Shard::remove`] of the last object (in slot `i`): the shard is
+    /// emptied, its vectors too.
+    #[cold]
+    fn remove_last(&mut self, i: usize) -> Option<VmObject> {
+        let o = self.slab[i].take();
+        self.span.clear();
+        self.slab.clear();
+        self.kept.clear();
+        self.vacant.clear();
+        o
     }
 
     /// Removes the object that starts at `start` (a GPU address).

@@ -81,13 +81,22 @@ fn reserve_raw(at: Option<(u64, bool)>, len: u64) -> Result<u64, Errno> {
 /// An owned range of inaccessible address space (`PROT_NONE`, private,
 /// anonymous, no swap reserved), unmapped when the reservation drops.
 ///
-/// Parts of it become accessible as [`Mapping`]s ([`Reservation::map_file`],
-/// [`Reservation::map_anonymous`]) and turn back into reserved space when
-/// those drop. A reservation is shared (`Arc`) with the mappings made in
-/// it, so it outlives them.
+/// Held by value it has no mapping in it: it can be trimmed, or taken
+/// over whole by one [`Mapping`] ([`Reservation::into_file_mapping`],
+/// [`Reservation::into_anonymous_mapping`]). To map parts of it, share it
+/// ([`SharedReservation`]).
 pub struct Reservation {
     base: NonNull<u8>,
     len: u64,
+}
+
+/// A [`Reservation`] whose parts become accessible as [`Mapping`]s
+/// ([`SharedReservation::map_file`], [`SharedReservation::map_anonymous`])
+/// and turn back into reserved space when those drop. It is shared
+/// (`Arc`) with the mappings made in it, so it outlives them.
+#[derive(Debug)]
+pub struct SharedReservation {
+    res: Reservation,
     /// The live mappings inside.
     live: Mutex<Live>,
 }
@@ -131,8 +140,8 @@ impl Live {
 }
 
 // SAFETY: the reservation only holds the range's address; every access
-// of the memory goes through `Mapping`'s atomic accessors, and the table
-// of live mappings is behind a mutex.
+// of the memory goes through `Mapping`'s atomic accessors (the table of
+// live mappings of a shared reservation is behind a mutex).
 unsafe impl Send for Reservation {}
 // SAFETY: as for `Send`: `&Reservation` allows no unsynchronised access.
 unsafe impl Sync for Reservation {}
@@ -151,7 +160,6 @@ impl Reservation {
         Reservation {
             base: NonNull::new(addr as usize as *mut u8).expect("mmap never returns NULL"),
             len,
-            live: Mutex::new(Live::default()),
         }
     }
 
@@ -207,6 +215,88 @@ impl Reservation {
         Ok(Reservation::from_raw(base + off, len))
     }
 
+    /// Maps `fd` at `file_offset` (`MAP_SHARED`) with `prot` over the
+    /// whole reservation, which the returned mapping takes over: it owns
+    /// the range and unmaps it when it drops, as the last mapping of a
+    /// shared reservation does with its reservation. No `Arc`, no table
+    /// of live mappings: a reservation held by value has no mapping in
+    /// it. On failure the reservation comes back unchanged.
+    pub fn into_file_mapping(
+        self,
+        prot: Prot,
+        fd: BorrowedFd<'_>,
+        file_offset: u64,
+    ) -> Result<Mapping, (Reservation, Errno)> {
+        self.into_mapping(prot, MapFlags::SHARED, Some(fd), file_offset)
+    }
+
+    /// Maps private anonymous memory (zero-filled) with `prot` over the
+    /// whole reservation, which the returned mapping takes over (see
+    /// [`Reservation::into_file_mapping`]).
+    pub fn into_anonymous_mapping(self, prot: Prot) -> Result<Mapping, (Reservation, Errno)> {
+        self.into_mapping(prot, MapFlags::PRIVATE | MapFlags::ANONYMOUS, None, 0)
+    }
+
+    fn into_mapping(
+        self,
+        prot: Prot,
+        flags: MapFlags,
+        fd: Option<BorrowedFd<'_>>,
+        file_offset: u64,
+    ) -> Result<Mapping, (Reservation, Errno)> {
+        let (addr, len) = (self.addr(), self.len);
+        let Ok(size) = usize::try_from(len) else {
+            return Err((self, Errno::EINVAL));
+        };
+        // SAFETY: the whole range is this reservation's, held by value, so
+        // no `Mapping` (which holds an `Arc` of its reservation) covers
+        // any of it and nothing refers to its pages (see the module docs).
+        let got = unsafe {
+            mman::mmap(
+                addr as usize,
+                size,
+                prot,
+                flags | MapFlags::FIXED,
+                fd,
+                file_offset,
+            )
+        };
+        match got {
+            Ok(got) => {
+                debug_assert_eq!(got as u64, addr);
+                // The mapping owns the range from here on.
+                std::mem::forget(self);
+                Ok(Mapping::own(addr as usize, len, prot))
+            }
+            Err(e) => Err((self, e)),
+        }
+    }
+}
+
+impl SharedReservation {
+    /// `res`, to map parts of.
+    pub fn new(res: Reservation) -> SharedReservation {
+        SharedReservation {
+            res,
+            live: Mutex::new(Live::default()),
+        }
+    }
+
+    /// The first address.
+    pub fn addr(&self) -> u64 {
+        self.res.addr()
+    }
+
+    /// The size in bytes.
+    pub fn len(&self) -> u64 {
+        self.res.len
+    }
+
+    /// True for an empty reservation (never made by the constructors).
+    pub fn is_empty(&self) -> bool {
+        self.res.len == 0
+    }
+
     /// Maps `len` bytes of `fd` at `file_offset` over `[off, off + len)`
     /// (`MAP_SHARED`), with `prot`. The range must be page aligned, inside
     /// and not covered by a live [`Mapping`] (`EINVAL`, `EBUSY`).
@@ -248,7 +338,7 @@ impl Reservation {
         fd: Option<BorrowedFd<'_>>,
         file_offset: u64,
     ) -> Result<Mapping, Errno> {
-        if len == 0 || !inside(off, len, self.len) || !page_aligned(off) || !page_aligned(len) {
+        if len == 0 || !inside(off, len, self.res.len) || !page_aligned(off) || !page_aligned(len) {
             return Err(Errno::EINVAL);
         }
         let mut live = lock(&self.live);
@@ -310,7 +400,7 @@ impl Reservation {
     /// reservation (`MADV_DONTFORK`: device mappings would pin their
     /// buffers in the child after the parent frees them).
     pub fn dont_fork(&self, off: u64, len: u64) -> Result<(), Errno> {
-        if !inside(off, len, self.len) {
+        if !inside(off, len, self.res.len) {
             return Err(Errno::EINVAL);
         }
         mman::dont_fork(self.addr() + off, len)
@@ -331,7 +421,7 @@ enum Owner {
     Own,
     /// Part of a reservation, reserved again on drop.
     Reserved {
-        reservation: Arc<Reservation>,
+        reservation: Arc<SharedReservation>,
         off: u64,
     },
 }
@@ -587,9 +677,33 @@ mod tests {
 
     const PAGE: u64 = crate::PAGE_SIZE;
 
+    /// A mapping that takes a whole reservation over owns the range:
+    /// usable at once, unmapped when it drops.
+    #[test]
+    fn a_reservation_taken_over_whole() {
+        let rw = Prot::READ | Prot::WRITE;
+        let r = Reservation::new(2 * PAGE).unwrap();
+        let addr = r.addr();
+        let m = r.into_anonymous_mapping(rw).unwrap();
+        assert_eq!((m.addr(), m.len()), (addr, 2 * PAGE));
+        m.write(PAGE + 5, b"whole").unwrap();
+        let mut out = [0u8; 5];
+        m.read(PAGE + 5, &mut out).unwrap();
+        assert_eq!(&out, b"whole");
+        drop(m);
+        // The range is free again: an exact reservation gets it.
+        let again = Reservation::at(addr, 2 * PAGE).unwrap();
+        assert_eq!(again.addr(), addr);
+        let f = std::fs::File::open("/dev/zero").unwrap();
+        let m = again
+            .into_file_mapping(Prot::READ, std::os::fd::AsFd::as_fd(&f), 0)
+            .unwrap();
+        assert_eq!(m.load_u64(8), Ok(0));
+    }
+
     #[test]
     fn mappings_in_a_reservation_come_and_go() {
-        let r = Arc::new(Reservation::new(8 * PAGE).unwrap());
+        let r = Arc::new(SharedReservation::new(Reservation::new(8 * PAGE).unwrap()));
         assert_eq!(r.len(), 8 * PAGE);
         let rw = Prot::READ | Prot::WRITE;
         let m = r.map_anonymous(PAGE, 2 * PAGE, rw).unwrap();
@@ -645,7 +759,7 @@ mod tests {
     #[test]
     fn the_last_mapping_unmaps_its_whole_reservation() {
         freed_ranges_are_free(|| {
-            let r = Arc::new(Reservation::new(4 * PAGE).unwrap());
+            let r = Arc::new(SharedReservation::new(Reservation::new(4 * PAGE).unwrap()));
             let addr = r.addr();
             let m = r
                 .map_anonymous(PAGE, PAGE, Prot::READ | Prot::WRITE)
@@ -680,7 +794,7 @@ mod tests {
     /// refused to the others, and freed for reuse when it drops.
     #[test]
     fn several_mappings_in_one_reservation() {
-        let r = Arc::new(Reservation::new(8 * PAGE).unwrap());
+        let r = Arc::new(SharedReservation::new(Reservation::new(8 * PAGE).unwrap()));
         let rw = Prot::READ | Prot::WRITE;
         let a = r.map_anonymous(0, 2 * PAGE, rw).unwrap();
         let b = r.map_anonymous(4 * PAGE, PAGE, rw).unwrap();

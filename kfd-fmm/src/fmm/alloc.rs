@@ -224,10 +224,10 @@ impl Fmm {
                     .apertures
                     .get(ap)
                     .ok_or(FmmError::NotSupported("no SVM aperture"))?;
-                let space = aperture.allocate(fixed, va_size, align)?;
+                let mut space = aperture.allocate(fixed, va_size, align)?;
                 let addr = space.addr;
                 let memory = space
-                    .map_anonymous(addr, va_size, Prot::READ | Prot::WRITE)
+                    .map_anonymous_whole(Prot::READ | Prot::WRITE)
                     .map_err(|errno| FmmError::Mmap {
                         what: "system memory",
                         errno,
@@ -328,27 +328,30 @@ impl Fmm {
         if let Some(gi) = self.scratch_gpu(addr) {
             return self.free_scratch(gi, as_owner);
         }
-        let taken = self
+        // The object taken out lands here, moved once (see `Shard::remove`).
+        let mut taken = None;
+        let found = self
             .objects
-            .with_shard(addr, Lookup::Exact { size: 0 }, |s, start| {
-                let o = s.get_mut(start).expect("found");
+            .with_shard(addr, Lookup::Exact { size: 0 }, |s, slot| {
+                let o = s.get(slot).expect("found");
                 if o.owned && !as_owner {
                     return Err(FmmError::OwnedByHandle(addr));
                 }
-                if let Kind::Userptr { count, .. } = &mut o.kind {
-                    if *count > 1 {
+                if matches!(o.kind, Kind::Userptr { count, .. } if count > 1) {
+                    if let Some(Kind::Userptr { count, .. }) = s.get_mut(slot).map(|o| &mut o.kind)
+                    {
                         *count -= 1;
-                        return Ok(None);
                     }
+                    return Ok(());
                 }
-                Ok(s.remove(start))
+                taken = s.remove(slot);
+                Ok(())
             });
-        match taken {
+        match found {
             None if self.unknown_is_svm() => Ok(()),
             None => Err(FmmError::NotRegistered(addr)),
             Some(Err(e)) => Err(e),
-            Some(Ok(None)) => Ok(()),
-            Some(Ok(Some(obj))) => self.release_object(obj),
+            Some(Ok(())) => self.release_object(&mut taken),
         }
     }
 
@@ -366,32 +369,37 @@ impl Fmm {
             .with_object(addr, Lookup::Exact { size: 0 }, |o| o.owned = owned);
     }
 
-    /// Frees the BO of an object already removed from its shard; on
+    /// Frees the BO of the object `taken` from its shard, if any; on
     /// failure the object goes back (marked kernel-held if the kernel
-    /// refused with `EPERM`).
-    fn release_object(&self, mut obj: VmObject) -> Result<()> {
-        if let Some(h) = obj.handle {
-            if let Err(e) = self.free_bo(h) {
-                obj.kernel_held |= is_eperm(&e);
-                let still_mapped = matches!(
-                    e,
-                    FmmError::Ioctl {
-                        errno: Errno::EBUSY,
-                        ..
-                    }
-                );
-                let start = obj.start;
-                self.insert(obj);
-                return Err(if still_mapped {
-                    FmmError::StillMapped(start)
-                } else {
-                    e
-                });
+    /// refused with `EPERM`). Otherwise the caller drops it, in place:
+    /// its CPU views and address range go.
+    fn release_object(&self, taken: &mut Option<VmObject>) -> Result<()> {
+        let Some(obj) = taken else {
+            return Ok(());
+        };
+        let Some(h) = obj.handle else {
+            return Ok(());
+        };
+        let Err(e) = self.free_bo(h) else {
+            return Ok(());
+        };
+        obj.kernel_held |= is_eperm(&e);
+        let still_mapped = matches!(
+            e,
+            FmmError::Ioctl {
+                errno: Errno::EBUSY,
+                ..
             }
+        );
+        let start = obj.start;
+        if let Some(obj) = taken.take() {
+            self.insert(obj);
         }
-        // Dropping the object gives back its CPU views and address range.
-        drop(obj);
-        Ok(())
+        Err(if still_mapped {
+            FmmError::StillMapped(start)
+        } else {
+            e
+        })
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use kfd_sys::mapping::Reservation;
+use kfd_sys::mapping::SharedReservation;
 
 use super::{FmmOptions, Range};
 use crate::aperture::{reserve_svm_range, Aperture, GPU_HUGE_PAGE_SIZE};
@@ -39,7 +39,7 @@ pub(super) struct Apertures {
     svm_alt: Option<Aperture>,
     /// The SVM range this manager reserved (GPUs that do not address
     /// the whole canonical range); the apertures inside share it.
-    svm_reservation: Option<Arc<Reservation>>,
+    svm_reservation: Option<Arc<SharedReservation>>,
     mem_handle: Aperture,
     gpu: Vec<GpuApertures>,
 }
@@ -141,7 +141,7 @@ impl Apertures {
                 return Ok(());
             }
         }
-        let res = Arc::new(reserve_svm_range(base, limit)?);
+        let res = Arc::new(SharedReservation::new(reserve_svm_range(base, limit)?));
         let (b, l) = (res.addr(), res.addr() + res.len() - 1);
         // The first quarter (64 KiB aligned) is the coherent alternate
         // aperture, the rest the default (non-coherent) one.

@@ -44,18 +44,30 @@ pub(super) struct FileView<'a> {
 /// Maps `view` over `[addr, addr + view.len)` of `space` (which the
 /// manager reserved for the object being created), not inherited by a
 /// forked child.
-pub(super) fn map_file(space: &Space, addr: u64, view: FileView<'_>) -> Result<Arc<Mapping>> {
-    let prot = if view.host_access {
+pub(super) fn map_file(space: &mut Space, addr: u64, view: FileView<'_>) -> Result<Arc<Mapping>> {
+    let mapped = space.map_file(addr, view.len, view_prot(&view), view.fd, view.offset);
+    kept_view(mapped, &view)
+}
+
+/// The protection of `view`'s mapping.
+fn view_prot(view: &FileView<'_>) -> Prot {
+    if view.host_access {
         Prot::READ | Prot::WRITE
     } else {
         Prot::empty()
-    };
-    let map = space
-        .map_file(addr, view.len, prot, view.fd, view.offset)
-        .map_err(|errno| FmmError::Mmap {
-            what: view.what,
-            errno,
-        })?;
+    }
+}
+
+/// The CPU view `mapped` of `view` as an object keeps it, not inherited
+/// by a forked child.
+fn kept_view(
+    mapped: std::result::Result<Mapping, kfd_sys::Errno>,
+    view: &FileView<'_>,
+) -> Result<Arc<Mapping>> {
+    let map = mapped.map_err(|errno| FmmError::Mmap {
+        what: view.what,
+        errno,
+    })?;
     // As the C library, a failure to keep the mapping from a child is
     // not an error of the allocation.
     let _ = map.dont_fork();
@@ -69,14 +81,23 @@ pub(super) fn map_file(space: &Space, addr: u64, view: FileView<'_>) -> Result<A
 /// the first mapping is in place, so [`Fmm::destroy`] undoes a half-done
 /// mirror too.
 pub(super) fn map_bo_cpu(obj: &mut VmObject, view: FileView<'_>) -> Result<()> {
-    obj.views.push(map_file(&obj.space, obj.start, view)?);
+    if obj.size == view.len {
+        // The usual case: one view over the whole object, which takes
+        // a reservation of the object's own over.
+        let mapped = obj
+            .space
+            .map_file_whole(view_prot(&view), view.fd, view.offset);
+        obj.views.push(kept_view(mapped, &view)?);
+        return Ok(());
+    }
+    obj.views.push(map_file(&mut obj.space, obj.start, view)?);
     if view.host_access && obj.size > view.len {
         let mirror = FileView {
             what: "AQL mirror",
             ..view
         };
         obj.views
-            .push(map_file(&obj.space, obj.start + view.len, mirror)?);
+            .push(map_file(&mut obj.space, obj.start + view.len, mirror)?);
     }
     Ok(())
 }

@@ -47,6 +47,7 @@ impl ObjectIndex {
 
     /// Adds `obj` to shard `shard`, with `answer` as its kept
     /// pointer-query answer.
+    #[inline]
     pub fn insert(&self, shard: usize, obj: VmObject, answer: &PointerInfo) {
         self.shard(shard).insert_answered(obj, answer);
     }

@@ -504,6 +504,7 @@ impl Fmm {
 
     /// Adds `obj` to the index, in the shard of the GPU it was made
     /// through.
+    #[inline]
     fn insert(&self, obj: VmObject) {
         self.insert_in(self.gpus.shard_of(obj.gpu_id), obj);
     }
@@ -512,6 +513,7 @@ impl Fmm {
     /// while the object is in the cache: the first query of a new buffer
     /// then reads the page index and the kept answer only, as every later
     /// one does, instead of the object itself.
+    #[inline]
     fn insert_in(&self, shard: usize, obj: VmObject) {
         let answer = self.describe(&obj);
         self.objects.insert(shard, obj, &answer);

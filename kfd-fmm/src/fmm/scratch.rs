@@ -185,7 +185,7 @@ impl Fmm {
             host_access: false,
             what: "scratch",
         };
-        match map_file(&st.space, addr, view) {
+        match map_file(&mut st.space, addr, view) {
             Ok(view) => obj.views.push(view),
             Err(e) => {
                 let _ = self.free_bo(handle);
@@ -294,7 +294,7 @@ impl Fmm {
             host_access: true,
             what: page.what,
         };
-        match map_file(&obj.space, obj.start, view) {
+        match map_file(&mut obj.space, obj.start, view) {
             Ok(view) => obj.views.push(view),
             Err(e) => {
                 self.destroy(obj);

@@ -298,7 +298,7 @@ impl Fmm {
                 host_access: true,
                 what: "shared memory",
             };
-            match map_file(&obj.space, addr, view) {
+            match map_file(&mut obj.space, addr, view) {
                 Ok(view) => obj.views.push(view),
                 Err(e) => self.warn(format!("shared memory at {addr:#x} has no CPU view: {e}")),
             }
