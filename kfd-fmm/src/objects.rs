@@ -280,9 +280,15 @@ impl Span {
         addr >= self.lo.load(Ordering::Acquire) && addr < self.hi.load(Ordering::Acquire)
     }
 
+    /// Covers `lo..hi` too. Only the shard writes its span, under its
+    /// lock: a load and a store, not a read-modify-write, suffice.
     fn widen(&self, (lo, hi): (u64, u64)) {
-        self.lo.fetch_min(lo, Ordering::AcqRel);
-        self.hi.fetch_max(hi, Ordering::AcqRel);
+        if lo < self.lo.load(Ordering::Relaxed) {
+            self.lo.store(lo, Ordering::Release);
+        }
+        if hi > self.hi.load(Ordering::Relaxed) {
+            self.hi.store(hi, Ordering::Release);
+        }
     }
 
     fn clear(&self) {
@@ -506,9 +512,57 @@ impl PageIndex {
         }
     }
 
+    /// Puts `slot`, the object of `start` and `size`, on each of the
+    /// pages `first..=last` if none of them has an object yet; `false`
+    /// (nothing changed) otherwise. An object of one page (the common
+    /// case) costs one look at its leaf.
+    fn insert_free(
+        &mut self,
+        (first, last): (u64, u64),
+        start: u64,
+        size: u64,
+        slot: Slot,
+    ) -> bool {
+        let end = start.saturating_add(size);
+        let whole = |p: u64| start <= p * PAGE_SIZE && end >= (p + 1) * PAGE_SIZE;
+        if first == last {
+            let leaf = self.leaf_for(first / LEAF_PAGES);
+            let leaf = &mut self.leaves[leaf as usize];
+            let entry = &mut leaf.slots[(first % LEAF_PAGES) as usize];
+            if *entry != 0 {
+                return false;
+            }
+            leaf.used += 1;
+            *entry = Self::entry(slot, whole(first));
+            return true;
+        }
+        if !(first..=last).all(|p| self.get(p).is_none()) {
+            return false;
+        }
+        for p in first..=last {
+            self.insert(p, slot, whole(p));
+        }
+        true
+    }
+
+    /// The entry of `slot` in a leaf.
+    fn entry(slot: Slot, whole: bool) -> u32 {
+        (slot.0 + 1) | if whole { WHOLE_PAGE } else { 0 }
+    }
+
     fn insert(&mut self, page: u64, slot: Slot, whole: bool) {
-        let key = page / LEAF_PAGES;
-        let leaf = match self.dir.get(&key) {
+        let leaf = self.leaf_for(page / LEAF_PAGES);
+        let leaf = &mut self.leaves[leaf as usize];
+        let entry = &mut leaf.slots[(page % LEAF_PAGES) as usize];
+        if *entry == 0 {
+            leaf.used += 1;
+        }
+        *entry = Self::entry(slot, whole);
+    }
+
+    /// The index of leaf `key` in `leaves`, made (empty) if it has none.
+    fn leaf_for(&mut self, key: u64) -> u32 {
+        match self.dir.get(&key) {
             Some(&i) => i,
             None => {
                 let empty = Leaf {
@@ -528,13 +582,7 @@ impl PageIndex {
                 self.dir.insert(key, i);
                 i
             }
-        };
-        let leaf = &mut self.leaves[leaf as usize];
-        let entry = &mut leaf.slots[(page % LEAF_PAGES) as usize];
-        if *entry == 0 {
-            leaf.used += 1;
         }
-        *entry = (slot.0 + 1) | if whole { WHOLE_PAGE } else { 0 };
     }
 
     fn remove(&mut self, page: u64) {
@@ -646,17 +694,10 @@ impl Shard {
         if let Some((addr, _)) = userptr {
             self.userptrs.insert(addr, slot);
         }
-        match small_pages(start, size) {
-            Some((first, last)) if (first..=last).all(|p| self.pages.get(p).is_none()) => {
-                let end = start.saturating_add(size);
-                for p in first..=last {
-                    let whole = start <= p * PAGE_SIZE && end >= (p + 1) * PAGE_SIZE;
-                    self.pages.insert(p, slot, whole);
-                }
-            }
-            _ => {
-                self.large.insert(start, slot);
-            }
+        let paged = small_pages(start, size)
+            .is_some_and(|pages| self.pages.insert_free(pages, start, size, slot));
+        if !paged {
+            self.large.insert(start, slot);
         }
     }
 
