@@ -312,7 +312,7 @@ impl SharedReservation {
     }
 
     /// Maps private anonymous memory over `[off, off + len)` with `prot`
-    /// (zero-filled); the checks of [`Reservation::map_file`].
+    /// (zero-filled); the checks of [`SharedReservation::map_file`].
     pub fn map_anonymous(
         self: &Arc<Self>,
         off: u64,
