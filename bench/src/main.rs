@@ -160,14 +160,11 @@ fn run(v: &[String]) -> Result<(), String> {
         runner,
         child_timeout: Duration::from_secs(a.num("--timeout", 300u64)?),
     };
-    for p in [&cfg.reference, &cfg.ours, &cfg.sim]
-        .into_iter()
-        .chain(cfg.ours_newest.as_ref())
-    {
-        if !p.exists() {
-            return Err(format!("{}: no such file", p.display()));
-        }
-    }
+    files_exist(
+        [&cfg.reference, &cfg.ours, &cfg.sim]
+            .into_iter()
+            .chain(cfg.ours_newest.as_ref()),
+    )?;
     println!(
         "kfd-bench: C {} vs ours {} (rocm-5.2){}, on kfd-sim ({}), {} reps, alternating",
         cfg.reference.display(),
@@ -243,11 +240,7 @@ fn instructions(v: &[String]) -> Result<(), String> {
         out_dir: out_dir.clone(),
         child_timeout: Duration::from_secs(a.num("--timeout", 600u64)?),
     };
-    for p in [&cfg.reference, &cfg.ours, &cfg.sim] {
-        if !p.exists() {
-            return Err(format!("{}: no such file", p.display()));
-        }
-    }
+    files_exist([&cfg.reference, &cfg.ours, &cfg.sim])?;
     println!(
         "kfd-bench instructions: C {} vs ours {} (rocm-5.2), on kfd-sim ({}), under callgrind",
         cfg.reference.display(),
@@ -282,5 +275,13 @@ fn instructions(v: &[String]) -> Result<(), String> {
             rep.rows.len() * 2,
             failed.join("\n  ")
         ))
+    }
+}
+
+/// An error naming the first of `paths` that does not exist.
+fn files_exist<'a>(paths: impl IntoIterator<Item = &'a PathBuf>) -> Result<(), String> {
+    match paths.into_iter().find(|p| !p.exists()) {
+        Some(p) => Err(format!("{}: no such file", p.display())),
+        None => Ok(()),
     }
 }

@@ -373,7 +373,7 @@ impl Events {
         }
         let record = EventRecord {
             waitable: Waitable {
-                owner: Arc::as_ptr(sh) as usize,
+                owner: self.owner(),
                 id: args.event_id,
                 ty: desc.event_type,
             },
@@ -437,6 +437,21 @@ impl Events {
             .ioctl_plain(AMDKFD_IOC_DESTROY_EVENT, &mut a);
     }
 
+    /// This context's mark in the entries it makes ([`Waitable`]).
+    fn owner(&self) -> usize {
+        Arc::as_ptr(&self.shared) as usize
+    }
+
+    /// [`EventError::ForeignEvent`] unless `w` is an entry of this
+    /// context.
+    fn check_owner(&self, w: &Waitable) -> Result<(), EventError> {
+        if w.owner == self.owner() {
+            Ok(())
+        } else {
+            Err(EventError::ForeignEvent)
+        }
+    }
+
     /// Checks that `e` is a live event of this context.
     pub fn check(&self, e: &Event) -> Result<(), EventError> {
         if !std::ptr::eq(e.obj.owner.as_ptr(), Arc::as_ptr(&self.shared)) {
@@ -467,9 +482,7 @@ impl Events {
     /// given to a newer event names that one, as a C caller's stale
     /// `HsaEvent` does.
     pub fn destroy_resolved(&self, w: &Waitable) -> Result<(), EventError> {
-        if w.owner != Arc::as_ptr(&self.shared) as usize {
-            return Err(EventError::ForeignEvent);
-        }
+        self.check_owner(w)?;
         let mut st = lock(&self.shared.state);
         if st.registry.get(w.id).is_none() {
             return Err(EventError::UnknownEvent);
@@ -542,9 +555,7 @@ impl Events {
         request: Ioctl<A>,
         args: &mut A,
     ) -> Result<(), EventError> {
-        if w.owner != Arc::as_ptr(&self.shared) as usize {
-            return Err(EventError::ForeignEvent);
-        }
+        self.check_owner(w)?;
         if w.ty.is_system() {
             return Err(EventError::SystemEvent);
         }
@@ -683,7 +694,7 @@ impl Events {
                 return Ok(Err(e));
             }
         }
-        let owner = Arc::as_ptr(&self.shared) as usize;
+        let owner = self.owner();
         with_wait_arrays(n, |data, types| {
             let mut entries = WaitEntries {
                 data,

@@ -310,7 +310,10 @@ pub(crate) struct Entries<'a> {
 }
 
 impl<'a> Entries<'a> {
-    /// The entry of the event `e` names, if live.
+    /// The entry of the event `e` names, if live. The first chunk's
+    /// range check is [`EventViews::slot_of`]'s, repeated on purpose: built
+    /// on `slot_of` (an `Option` of the slot, then a second bound check)
+    /// a 64-event wait ran ~260 instructions more.
     #[inline(always)]
     pub(crate) fn get(&self, e: *const abi::HsaEvent) -> Option<&'a Waitable> {
         let off = (e as usize).wrapping_sub(self.base);
